@@ -1,0 +1,127 @@
+//! Persistence of games: the only module that talks to Redis.
+//!
+//! A store keeps, per game, one opaque blob (the service's stored form of the game) with a
+//! version number, plus the game's idempotency records and its recent public events. It
+//! knows nothing of rules or HTTP: the service decides what the bytes mean.
+//!
+//! Every write of a game goes through [`GameStore::save`], a compare-and-set on the
+//! version: it succeeds only when the stored version is still the one the caller loaded,
+//! and it writes the new blob, the optional idempotency record and the optional public
+//! event in one atomic step (one Lua script on Redis), so a crash can never leave a move
+//! stored without its idempotency record or its event.
+//!
+//! Two implementations share this contract and the same tests: [`redis::RedisStore`]
+//! (when `REDIS_URL` is set; any number of server processes can share it) and
+//! [`memory::MemoryStore`] (one process, the default).
+
+pub mod memory;
+pub mod redis;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use futures_util::Stream;
+
+/// A game's identifier as the store sees it (the service uses UUIDs, written as text).
+pub type GameId = str;
+
+/// The stored blob of one game and the version it carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    pub version: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// What a retried request must get back: the request's fingerprint (a hash of its seat
+/// and body) and the first answer, both opaque to the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyRecord {
+    pub key: String,
+    pub fingerprint: Vec<u8>,
+    pub response: Vec<u8>,
+}
+
+/// One public event of a game, numbered by the version that produced it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub version: u64,
+    pub payload: Vec<u8>,
+}
+
+/// The result of a compare-and-set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SaveOutcome {
+    /// Written; the game now carries `expected + 1`.
+    Saved { version: u64 },
+    /// Someone else wrote first; nothing was written.
+    Conflict { current: u64 },
+    /// The game does not exist (never created, or expired).
+    Missing,
+}
+
+/// A save: the new blob, and what must be written atomically with it.
+#[derive(Debug, Clone)]
+pub struct Save {
+    /// The version the caller loaded; the save succeeds only if it is still current.
+    pub expected: u64,
+    pub bytes: Vec<u8>,
+    /// Stored only if no record exists yet under that key (first answer wins).
+    pub idempotency: Option<IdempotencyRecord>,
+    /// Appended to the game's event history (numbered `expected + 1`) and published to
+    /// every subscriber on every server process.
+    pub event: Option<Vec<u8>>,
+    /// True when the game leaves the lobby's list of open games with this save.
+    pub unlist: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The backing store did not answer in time or refused the connection.
+    #[error("the game store is unavailable: {0}")]
+    Unavailable(String),
+    /// A game with this id exists already.
+    #[error("a game with this id exists already")]
+    Exists,
+}
+
+pub type EventStream = Pin<Box<dyn Stream<Item = Event> + Send>>;
+
+/// The contract both stores keep. All keys of one game live under one Redis hash tag
+/// (`{game_id}`), so the same code runs on Redis Cluster.
+pub trait GameStore: Send + Sync + 'static {
+    /// Stores a new game at version 1; `listed` puts it in the lobby's list of open games
+    /// (newest first, by `created_ms`).
+    fn create(
+        &self,
+        id: &GameId,
+        bytes: Vec<u8>,
+        listed: bool,
+        created_ms: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Loads a game; `None` when it does not exist or has expired.
+    fn load(&self, id: &GameId) -> impl Future<Output = Result<Option<Stored>, StoreError>> + Send;
+
+    /// Compare-and-set on the version; also refreshes the game's idle expiry.
+    fn save(&self, id: &GameId, save: Save) -> impl Future<Output = Result<SaveOutcome, StoreError>> + Send;
+
+    /// The idempotency record stored under `key` for this game, if any.
+    fn idempotency(
+        &self,
+        id: &GameId,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<IdempotencyRecord>, StoreError>> + Send;
+
+    /// Open games, newest first: ids from `offset`, at most `limit`.
+    fn list_open(&self, offset: usize, limit: usize) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Stored events with a version greater than `after`, oldest first (the history is
+    /// capped; older events are gone).
+    fn events_since(&self, id: &GameId, after: u64) -> impl Future<Output = Result<Vec<Event>, StoreError>> + Send;
+
+    /// Live events of one game as they are saved, from any server process.
+    fn subscribe(&self, id: &GameId) -> impl Future<Output = Result<EventStream, StoreError>> + Send;
+
+    /// Answers when the store is reachable (for `/readyz`).
+    fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
