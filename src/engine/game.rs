@@ -1,0 +1,646 @@
+//! A match: rounds, turns, legal moves, and applying a move.
+//!
+//! Legality has one source: [`Game::check`] accepts exactly the moves [`Game::legal_moves`]
+//! lists (plus two shorthands: a play without `end` when only one end fits, and `claim: 0`
+//! for a play that scores nothing), and [`Game::play`] changes nothing unless `check`
+//! accepted. The property tests hold the two to each other.
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use super::deal::{Deal, Seed, draw_lots, round_rng};
+use super::error::MoveError;
+use super::event::{EndReason, Event, Outcome, RoundResult};
+use super::layout::{End, Layout};
+use super::moves::Move;
+use super::rules::{DrawRule, NextLeader, Opening, Rules, RulesError, Scoring, WhenStuck};
+use super::scoring;
+use super::tile::{Tile, TileSet};
+
+/// Points a player made but did not claim (muggins rules), open to the opponents until
+/// the next move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unclaimed {
+    pub seat: u8,
+    pub points: u16,
+}
+
+/// The round in play.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Round {
+    pub(crate) number: u16,
+    pub(crate) leader: u8,
+    pub(crate) turn: u8,
+    pub(crate) hands: [TileSet; 4],
+    /// Bottom first: the top tile is the last, so a draw is a `pop`.
+    pub(crate) boneyard: Vec<Tile>,
+    pub(crate) layout: Layout,
+    pub(crate) must_lead: Option<Tile>,
+    pub(crate) start_tile: Option<Tile>,
+    /// The seat to move has drawn this turn (`draw = one` allows one draw).
+    pub(crate) drew: bool,
+    /// Per seat, pips it is publicly known not to hold (bit `p` = pip `p`).
+    pub(crate) voids: [u16; 4],
+}
+
+/// A whole match, from the first deal to the result. Pure: no I/O, no clock, and the only
+/// randomness comes from the seed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Game {
+    pub(crate) rules: Rules,
+    pub(crate) seats: u8,
+    pub(crate) seed: Seed,
+    pub(crate) first_deal: Option<Deal>,
+    /// Per side (seat, or team); penalty points under penalty scoring.
+    pub(crate) scores: [i32; 4],
+    pub(crate) rounds_done: u16,
+    pub(crate) round: Round,
+    pub(crate) unclaimed: Option<Unclaimed>,
+    pub(crate) last_round: Option<RoundResult>,
+    /// Every applied move, in order: with the rules, seed and first deal, enough to replay.
+    pub(crate) history: Vec<(u8, Move)>,
+}
+
+impl Game {
+    /// A new match, its first round dealt: from `first_deal` if given, else from the seed.
+    pub fn new(rules: Rules, seats: u8, seed: Seed, first_deal: Option<Deal>) -> Result<Game, RulesError> {
+        Game::start(rules, seats, seed, first_deal, &mut Vec::new())
+    }
+
+    /// Like [`Game::new`], collecting the events of the start (the first round's deal).
+    pub fn start(
+        rules: Rules,
+        seats: u8,
+        seed: Seed,
+        first_deal: Option<Deal>,
+        events: &mut Vec<Event>,
+    ) -> Result<Game, RulesError> {
+        rules.validate(seats)?;
+        if let Some(deal) = &first_deal {
+            deal.validate(&rules, seats)?;
+        }
+        let mut game = Game {
+            rules,
+            seats,
+            seed,
+            first_deal,
+            scores: [0; 4],
+            rounds_done: 0,
+            round: Round {
+                number: 0,
+                leader: 0,
+                turn: 0,
+                hands: [TileSet::EMPTY; 4],
+                boneyard: Vec::new(),
+                layout: Layout::default(),
+                must_lead: None,
+                start_tile: None,
+                drew: false,
+                voids: [0; 4],
+            },
+            unclaimed: None,
+            last_round: None,
+            history: Vec::new(),
+        };
+        game.start_round(1, events);
+        Ok(game)
+    }
+
+    /// Replays a recorded match: the game after every move, and each move's events.
+    pub fn replay(
+        rules: Rules,
+        seats: u8,
+        seed: Seed,
+        first_deal: Option<Deal>,
+        moves: &[(u8, Move)],
+    ) -> Result<(Game, Vec<Vec<Event>>), (usize, MoveError)> {
+        let mut start = Vec::new();
+        let mut game =
+            Game::start(rules, seats, seed, first_deal, &mut start).map_err(|_| (0, MoveError::GameOver))?;
+        let mut all = vec![start];
+        for (i, &(seat, mv)) in moves.iter().enumerate() {
+            let mut events = Vec::new();
+            game.play_into(seat, mv, &mut events).map_err(|e| (i, e))?;
+            all.push(events);
+        }
+        Ok((game, all))
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    pub fn seats(&self) -> u8 {
+        self.seats
+    }
+
+    pub fn seed(&self) -> Seed {
+        self.seed
+    }
+
+    pub fn first_deal(&self) -> Option<&Deal> {
+        self.first_deal.as_ref()
+    }
+
+    pub fn history(&self) -> &[(u8, Move)] {
+        &self.history
+    }
+
+    /// Scores per side (seat, or team under `teams`).
+    pub fn scores(&self) -> &[i32] {
+        &self.scores[..self.rules.sides(self.seats) as usize]
+    }
+
+    pub fn round_number(&self) -> u16 {
+        self.round.number
+    }
+
+    pub fn rounds_done(&self) -> u16 {
+        self.rounds_done
+    }
+
+    /// The seat to move; `None` once the match is over.
+    pub fn turn(&self) -> Option<u8> {
+        if self.is_over() { None } else { Some(self.round.turn) }
+    }
+
+    pub fn leader(&self) -> u8 {
+        self.round.leader
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.round.layout
+    }
+
+    pub fn hand(&self, seat: u8) -> TileSet {
+        self.round.hands[seat as usize]
+    }
+
+    pub fn boneyard_count(&self) -> usize {
+        self.round.boneyard.len()
+    }
+
+    pub fn unclaimed(&self) -> Option<Unclaimed> {
+        self.unclaimed
+    }
+
+    pub fn last_round(&self) -> Option<&RoundResult> {
+        self.last_round.as_ref()
+    }
+
+    /// The deal of round `number` as it was (or will be) dealt.
+    pub fn deal_of_round(&self, number: u16) -> Deal {
+        match (&self.first_deal, number) {
+            (Some(deal), 1) => deal.clone(),
+            _ => {
+                let mut rng = round_rng(&self.seed, number);
+                if self.opening_applies(number) && self.rules.opening == Opening::DrawLots {
+                    draw_lots(&self.rules, self.seats, &mut rng);
+                }
+                Deal::shuffled(&self.rules, self.seats, &mut rng)
+            }
+        }
+    }
+
+    /// The match's result, computed from the scores: a side reaching the target ends it
+    /// (the best total wins; equal best totals draw), as does the last of `rounds`.
+    pub fn outcome(&self) -> Option<Outcome> {
+        let scores = self.scores();
+        let penalty = self.rules.scoring == Scoring::Penalty;
+        let reached = self.rules.target.is_some_and(|t| scores.iter().any(|&s| s >= t as i32));
+        let all_rounds = self.rules.rounds.is_some_and(|r| self.rounds_done >= r);
+        if !reached && !all_rounds {
+            return None;
+        }
+        let best = if penalty { scores.iter().min() } else { scores.iter().max() }.copied()?;
+        let mut leaders = (0..scores.len() as u8).filter(|&s| scores[s as usize] == best);
+        match (leaders.next(), leaders.next()) {
+            (Some(side), None) => Some(Outcome::Won { side }),
+            _ => Some(Outcome::Drawn),
+        }
+    }
+
+    pub fn is_over(&self) -> bool {
+        self.outcome().is_some()
+    }
+
+    // ----- move generation -----
+
+    fn can_draw_now(&self, seat: u8, can_play: bool) -> Result<(), &'static str> {
+        let r = &self.round;
+        if self.rules.draw == DrawRule::Block {
+            return Err("this game has no drawing");
+        }
+        if r.layout.is_empty() {
+            return Err("the lead comes first");
+        }
+        if r.boneyard.len() <= self.rules.boneyard_reserve as usize {
+            return Err("the boneyard is empty");
+        }
+        if can_play && !self.rules.draw_anytime {
+            return Err("you can play");
+        }
+        if self.rules.draw == DrawRule::One && r.drew && r.turn == seat {
+            return Err("you have drawn your one tile this turn");
+        }
+        Ok(())
+    }
+
+    /// The boneyard still gives tiles under these rules.
+    fn boneyard_open(&self) -> bool {
+        self.rules.draw != DrawRule::Block && self.round.boneyard.len() > self.rules.boneyard_reserve as usize
+    }
+
+    fn playable(&self, seat: u8) -> TileSet {
+        let r = &self.round;
+        let hand = r.hands[seat as usize];
+        if r.layout.is_empty() {
+            return match r.must_lead {
+                Some(t) => [t].into_iter().collect::<TileSet>().intersect(hand),
+                None => hand,
+            };
+        }
+        hand.with_any_pip(r.layout.tips().end_pips())
+    }
+
+    /// Points a play scores under fives (0 otherwise).
+    pub fn points_of(&self, tile: Tile, end: Option<End>) -> u16 {
+        if self.rules.scoring != Scoring::Fives {
+            return 0;
+        }
+        let count = self.round.layout.count_after(tile, end, &self.rules);
+        if count > 0 && count % 5 == 0 { count as u16 } else { 0 }
+    }
+
+    fn is_opponent(&self, seat: u8, of: u8) -> bool {
+        self.rules.side_of(seat) != self.rules.side_of(of)
+    }
+
+    /// Every move `seat` may make now (empty when it may do nothing).
+    pub fn legal_moves(&self, seat: u8) -> Vec<Move> {
+        let mut out = Vec::new();
+        self.legal_moves_into(seat, &mut out);
+        out
+    }
+
+    /// [`Game::legal_moves`] into a reused buffer (cleared first): no allocation in playouts.
+    pub fn legal_moves_into(&self, seat: u8, out: &mut Vec<Move>) {
+        out.clear();
+        if self.is_over() || seat >= self.seats {
+            return;
+        }
+        if let Some(u) = self.unclaimed
+            && self.is_opponent(seat, u.seat)
+        {
+            out.push(Move::Muggins);
+        }
+        let r = &self.round;
+        if seat != r.turn {
+            return;
+        }
+        let playable = self.playable(seat);
+        if r.layout.is_empty() {
+            for tile in playable.iter() {
+                self.push_play(out, tile, None);
+            }
+            return;
+        }
+        for (end, value) in r.layout.tips().open_ends() {
+            for tile in playable.intersect(TileSet::with_pip(value)).iter() {
+                self.push_play(out, tile, Some(end));
+            }
+        }
+        let can_play = !playable.is_empty();
+        if self.can_draw_now(seat, can_play).is_ok() {
+            out.push(Move::Draw);
+        } else if !can_play {
+            out.push(Move::Pass);
+        }
+    }
+
+    fn push_play(&self, out: &mut Vec<Move>, tile: Tile, end: Option<End>) {
+        out.push(Move::Play { tile, end, claim: None });
+        if self.rules.muggins {
+            let points = self.points_of(tile, end);
+            if points > 0 {
+                out.push(Move::Play { tile, end, claim: Some(points) });
+            }
+        }
+    }
+
+    /// Accepts a legal move, returning it in canonical form (the end filled in when it was
+    /// left out, a zero claim dropped), or says why it is refused.
+    pub fn check(&self, seat: u8, mv: Move) -> Result<Move, MoveError> {
+        if self.is_over() {
+            return Err(MoveError::GameOver);
+        }
+        if seat >= self.seats {
+            return Err(MoveError::NoSuchSeat(seat));
+        }
+        let r = &self.round;
+        if mv == Move::Muggins {
+            let u = self.unclaimed.ok_or(MoveError::NothingToTake)?;
+            return if self.is_opponent(seat, u.seat) { Ok(mv) } else { Err(MoveError::OwnSide) };
+        }
+        if seat != r.turn {
+            return Err(MoveError::NotYourTurn { turn: r.turn });
+        }
+        let can_play = !self.playable(seat).is_empty();
+        match mv {
+            Move::Muggins => unreachable!("handled above"),
+            Move::Draw => self.can_draw_now(seat, can_play).map(|_| mv).map_err(MoveError::CannotDraw),
+            Move::Pass => {
+                if can_play {
+                    Err(MoveError::MustPlay)
+                } else if self.can_draw_now(seat, can_play).is_ok() {
+                    Err(MoveError::MustDraw)
+                } else {
+                    Ok(mv)
+                }
+            }
+            Move::Play { tile, end, claim } => {
+                if !r.hands[seat as usize].contains(tile) {
+                    return Err(MoveError::NotInHand(tile));
+                }
+                let end = if r.layout.is_empty() {
+                    if end.is_some() {
+                        return Err(MoveError::LeadTakesNoEnd);
+                    }
+                    if let Some(must) = r.must_lead
+                        && must != tile
+                    {
+                        return Err(MoveError::MustLeadWith(must));
+                    }
+                    None
+                } else {
+                    let tips = r.layout.tips();
+                    Some(match end {
+                        Some(e) => {
+                            let value = tips.value_at(e).ok_or(MoveError::EndNotOpen(e))?;
+                            if !tile.has(value) {
+                                return Err(MoveError::DoesNotFit { tile, end: e, value });
+                            }
+                            e
+                        }
+                        None => {
+                            let mut fits = tips.open_ends().filter(|&(_, v)| tile.has(v));
+                            match (fits.next(), fits.next()) {
+                                (Some((e, _)), None) => e,
+                                (None, _) => return Err(MoveError::FitsNowhere(tile)),
+                                (Some(_), Some(_)) => return Err(MoveError::EndRequired(tile)),
+                            }
+                        }
+                    })
+                };
+                let points = self.points_of(tile, end);
+                let claim = match claim {
+                    None => None,
+                    Some(_) if !self.rules.muggins => return Err(MoveError::ClaimWithoutMuggins),
+                    Some(0) if points == 0 => None,
+                    Some(c) if c == points => Some(c),
+                    Some(c) => return Err(MoveError::WrongClaim { claim: c, points }),
+                };
+                Ok(Move::Play { tile, end, claim })
+            }
+        }
+    }
+
+    // ----- applying moves -----
+
+    /// Applies a move for `seat`, returning what it caused. A refused move changes nothing.
+    pub fn play(&mut self, seat: u8, mv: Move) -> Result<Vec<Event>, MoveError> {
+        let mut events = Vec::new();
+        self.play_into(seat, mv, &mut events)?;
+        Ok(events)
+    }
+
+    /// [`Game::play`] appending the events to a reused buffer.
+    pub fn play_into(&mut self, seat: u8, mv: Move, events: &mut Vec<Event>) -> Result<(), MoveError> {
+        let mv = self.check(seat, mv)?;
+        self.history.push((seat, mv));
+        let taken = self.unclaimed.take();
+        match mv {
+            Move::Muggins => {
+                let u = taken.expect("checked");
+                self.award(seat, u.points as i32);
+                events.push(Event::MugginsTaken { seat, from: u.seat, points: u.points });
+                self.end_match_if_over(events);
+            }
+            Move::Play { tile, end, claim } => self.apply_play(seat, tile, end, claim, events),
+            Move::Draw => {
+                let r = &mut self.round;
+                let tile = r.boneyard.pop().expect("checked: the boneyard gives tiles");
+                r.hands[seat as usize].insert(tile);
+                r.drew = true;
+                // A draw made because the seat could not play shows it holds none of the
+                // open numbers; the tile drawn is then either played at once or shown not
+                // to fit by the next move, so the knowledge stays true. Under draw_anytime
+                // a draw shows nothing, and the new tile may hold anything.
+                r.voids[seat as usize] = if self.rules.draw_anytime { 0 } else { r.layout.tips().end_pips() };
+                events.push(Event::Drew { seat, tile: Some(tile) });
+                self.settle(events);
+            }
+            Move::Pass => {
+                let r = &mut self.round;
+                r.voids[seat as usize] |= r.layout.tips().end_pips();
+                events.push(Event::Passed { seat });
+                self.next_turn();
+                self.settle(events);
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_play(&mut self, seat: u8, tile: Tile, end: Option<End>, claim: Option<u16>, events: &mut Vec<Event>) {
+        let points = self.points_of(tile, end);
+        let r = &mut self.round;
+        r.hands[seat as usize].remove(tile);
+        match end {
+            None => r.layout.lead_with(tile, &self.rules),
+            Some(e) => r.layout.place(tile, e, &self.rules),
+        }
+        r.must_lead = None;
+        let credited = !self.rules.muggins || claim == Some(points);
+        events.push(Event::Played { seat, tile, end, points, credited });
+        if points > 0 {
+            if credited {
+                self.award(seat, points as i32);
+                if self.end_match_if_over(events) {
+                    return;
+                }
+            } else {
+                self.unclaimed = Some(Unclaimed { seat, points });
+            }
+        }
+        if self.round.hands[seat as usize].is_empty() {
+            self.end_round(EndReason::Domino, Some(seat), events);
+        } else {
+            self.next_turn();
+            self.settle(events);
+        }
+    }
+
+    fn award(&mut self, seat: u8, points: i32) {
+        self.scores[self.rules.side_of(seat) as usize] += points;
+    }
+
+    fn end_match_if_over(&self, events: &mut Vec<Event>) -> bool {
+        match self.outcome() {
+            Some(outcome) => {
+                events.push(Event::MatchEnded { outcome, scores: self.scores });
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn next_turn(&mut self) {
+        let r = &mut self.round;
+        r.turn = (r.turn + 1) % self.seats;
+        r.drew = false;
+    }
+
+    /// After a move: ends the round if the table is blocked or the seat to move is stuck
+    /// under `when_stuck = end_round`. Otherwise the seat to move has a legal move.
+    fn settle(&mut self, events: &mut Vec<Event>) {
+        let turn = self.round.turn;
+        if !self.playable(turn).is_empty() || self.boneyard_open() {
+            return;
+        }
+        // Nobody can draw; if nobody can play either, the round is blocked.
+        if (0..self.seats).all(|s| self.playable(s).is_empty()) {
+            self.end_round(EndReason::Blocked, None, events);
+        } else if self.rules.when_stuck == WhenStuck::EndRound {
+            self.end_round(EndReason::Stuck, None, events);
+        }
+    }
+
+    fn end_round(&mut self, reason: EndReason, went_out: Option<u8>, events: &mut Vec<Event>) {
+        let boneyard: TileSet = self.round.boneyard.iter().copied().collect();
+        let (winner, awards) =
+            scoring::round_awards(&self.rules, self.seats, &self.round.hands, boneyard, reason, went_out);
+        for (score, award) in self.scores.iter_mut().zip(awards) {
+            *score += award;
+        }
+        self.rounds_done += 1;
+        let result = RoundResult {
+            number: self.round.number,
+            reason,
+            went_out,
+            winner,
+            hands: self.round.hands,
+            awards,
+            scores: self.scores,
+        };
+        self.last_round = Some(result);
+        events.push(Event::RoundEnded(result));
+        if !self.end_match_if_over(events) {
+            self.start_round(self.round.number + 1, events);
+        }
+    }
+
+    /// Whether round `number`'s leader comes from the opening rule.
+    fn opening_applies(&self, number: u16) -> bool {
+        number == 1
+            || match self.rules.next_leader {
+                NextLeader::Opening => true,
+                NextLeader::Winner => self.last_round.is_none_or(|r| r.went_out.is_none()),
+                NextLeader::Alternate => false,
+            }
+    }
+
+    fn start_round(&mut self, number: u16, events: &mut Vec<Event>) {
+        let rules = self.rules;
+        let seats = self.seats;
+        let mut rng = round_rng(&self.seed, number);
+        let by_opening = self.opening_applies(number);
+        let lots = (by_opening && rules.opening == Opening::DrawLots).then(|| draw_lots(&rules, seats, &mut rng));
+        let mut deal = match (&self.first_deal, number) {
+            (Some(d), 1) => d.clone(),
+            _ => Deal::shuffled(&rules, seats, &mut rng),
+        };
+        // A start tile is never a double: reshuffle the rare stock whose boneyard holds
+        // only doubles (an explicit deal like that was refused when the game was made).
+        while rules.opening == Opening::StartTile && deal.boneyard.iter().all(|t| t.is_double()) {
+            deal = Deal::shuffled(&rules, seats, &mut rng);
+        }
+        let mut hands = [TileSet::EMPTY; 4];
+        for (h, tiles) in hands.iter_mut().zip(&deal.hands) {
+            *h = tiles.iter().copied().collect();
+        }
+        let mut boneyard = deal.boneyard;
+        let mut layout = Layout::default();
+        // Every round of a start_tile game begins with a start tile: the first non-double
+        // from the top; the next_leader rule picks who plays onto it.
+        let start_tile = (rules.opening == Opening::StartTile).then(|| {
+            let i = boneyard.iter().position(|t| !t.is_double()).expect("checked above");
+            let tile = boneyard.remove(i);
+            layout.lead_with(tile, &rules);
+            tile
+        });
+        boneyard.reverse();
+        let holder = |tile: Tile| (0..seats).find(|&s| hands[s as usize].contains(tile)).unwrap_or(0);
+        let all: TileSet = hands.iter().fold(TileSet::EMPTY, |a, h| a.union(*h));
+        let (leader, must_lead) = if by_opening {
+            match rules.opening {
+                Opening::HighestDouble => match all.highest_double().or_else(|| all.heaviest()) {
+                    Some(t) => (holder(t), Some(t)),
+                    None => (0, None),
+                },
+                Opening::HeaviestTile => match all.heaviest() {
+                    Some(t) => (holder(t), Some(t)),
+                    None => (0, None),
+                },
+                Opening::DrawLots => (lots.unwrap_or(0), None),
+                Opening::Random => (rng.random_range(0..seats), None),
+                Opening::StartTile | Opening::SeatZero => (0, None),
+            }
+        } else {
+            match self.rules.next_leader {
+                NextLeader::Winner => (self.last_round.and_then(|r| r.went_out).unwrap_or(0), None),
+                _ => ((self.round.leader + 1) % seats, None),
+            }
+        };
+        self.round = Round {
+            number,
+            leader,
+            turn: leader,
+            hands,
+            boneyard,
+            layout,
+            must_lead,
+            start_tile,
+            drew: false,
+            voids: [0; 4],
+        };
+        events.push(Event::RoundStarted { number, leader, start_tile });
+        self.settle(events);
+    }
+
+    /// Tiles conserved and the round consistent: every tile of the set is in exactly one
+    /// hand, the boneyard or the layout. The service checks this on every load.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut seen = TileSet::EMPTY;
+        let mut count = 0usize;
+        let r = &self.round;
+        let places = r.hands[..self.seats as usize]
+            .iter()
+            .flat_map(|h| h.iter())
+            .chain(r.boneyard.iter().copied())
+            .chain(r.layout.tiles());
+        for t in places {
+            if seen.contains(t) {
+                return Err(format!("{t} is in two places"));
+            }
+            seen.insert(t);
+            count += 1;
+        }
+        if seen != TileSet::full(self.rules.max_pip) || count != super::tile::set_size(self.rules.max_pip) {
+            return Err("tiles are missing".into());
+        }
+        if r.turn >= self.seats || r.leader >= self.seats {
+            return Err("the turn names no seat".into());
+        }
+        Ok(())
+    }
+}

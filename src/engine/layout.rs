@@ -1,0 +1,321 @@
+//! The line of play: the lead, its arms, the spinner and the count of the open ends.
+//!
+//! Only the tips matter to the rules, so they live in a small `Copy` [`Tips`] that move
+//! generation can try a placement on without touching the list of placed tiles; that list
+//! is kept only so a view can draw the arms.
+
+use serde::{Deserialize, Serialize};
+
+use super::rules::{LeadDoubleCount, Rules, Spinner as SpinnerRule};
+use super::tile::Tile;
+
+/// An arm of the layout. `Left` and `Right` grow from the lead; `Up` and `Down` grow from
+/// the spinner's sides once both its long ends are covered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum End {
+    Left,
+    Right,
+    Up,
+    Down,
+}
+
+impl End {
+    pub const ALL: [End; 4] = [End::Left, End::Right, End::Up, End::Down];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            End::Left => "left",
+            End::Right => "right",
+            End::Up => "up",
+            End::Down => "down",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl std::str::FromStr for End {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<End, ()> {
+        End::ALL.into_iter().find(|e| e.as_str() == s).ok_or(())
+    }
+}
+
+/// The outer end of one arm.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Arm {
+    /// The number open at this end.
+    value: u8,
+    /// The tip is a crosswise double (counts both halves).
+    double: bool,
+    /// Tiles on this arm, not counting the lead.
+    len: u8,
+}
+
+/// Where the spinner lies: on the lead (`arm == None`) or at `index` on an arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct SpinnerAt {
+    arm: Option<End>,
+    index: u8,
+}
+
+/// The rule-relevant state of the layout: `Copy`, so a placement can be tried cheaply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tips {
+    lead: Option<Tile>,
+    arms: [Arm; 4],
+    spinner: Option<SpinnerAt>,
+}
+
+impl Tips {
+    pub fn lead(&self) -> Option<Tile> {
+        self.lead
+    }
+
+    /// Whether the spinner's `up` and `down` sides are open: tiles lie on both its long
+    /// ends (for a spinner inside an arm, one long end faces the lead already).
+    pub fn sides_open(&self) -> bool {
+        match self.spinner {
+            None => false,
+            Some(SpinnerAt { arm: None, .. }) => self.arms[0].len > 0 && self.arms[1].len > 0,
+            Some(SpinnerAt { arm: Some(a), index }) => self.arms[a.index()].len > index + 1,
+        }
+    }
+
+    /// The open ends and their numbers, in the order left, right, up, down.
+    pub fn open_ends(&self) -> impl Iterator<Item = (End, u8)> + '_ {
+        let n = if self.lead.is_none() {
+            0
+        } else if self.sides_open() {
+            4
+        } else {
+            2
+        };
+        End::ALL[..n].iter().map(move |&e| (e, self.arms[e.index()].value))
+    }
+
+    /// Bit `p` set when some open end shows `p`.
+    pub fn end_pips(&self) -> u16 {
+        self.open_ends().fold(0, |acc, (_, v)| acc | (1 << v))
+    }
+
+    /// The number open at `end`, if that end is open.
+    pub fn value_at(&self, end: End) -> Option<u8> {
+        self.open_ends().find(|&(e, _)| e == end).map(|(_, v)| v)
+    }
+
+    /// Whether the tip at `end` shows as a crosswise double (both halves face out).
+    pub fn tip_is_double(&self, end: End) -> bool {
+        let arm = self.arms[end.index()];
+        if arm.len == 0 {
+            matches!(end, End::Left | End::Right) && self.lead.is_some_and(|l| l.is_double())
+        } else {
+            arm.double
+        }
+    }
+
+    /// Lays the lead.
+    pub fn lead_with(&mut self, tile: Tile, rules: &Rules) {
+        self.lead = Some(tile);
+        let double = tile.is_double();
+        self.arms[0] = Arm { value: tile.lo(), double, len: 0 };
+        self.arms[1] = Arm { value: tile.hi(), double, len: 0 };
+        if double && rules.spinner == SpinnerRule::FirstDouble {
+            self.become_spinner(tile.lo(), None, 0);
+        }
+    }
+
+    /// Places `tile` at `end`, which must be open and show a number the tile carries.
+    pub fn place(&mut self, tile: Tile, end: End, rules: &Rules) {
+        let arm = &mut self.arms[end.index()];
+        let value = tile.other(arm.value);
+        *arm = Arm { value, double: tile.is_double(), len: arm.len + 1 };
+        let index = arm.len - 1;
+        if tile.is_double() && self.spinner.is_none() && rules.spinner == SpinnerRule::FirstDouble {
+            self.become_spinner(value, Some(end), index);
+        }
+    }
+
+    fn become_spinner(&mut self, pip: u8, arm: Option<End>, index: u8) {
+        self.spinner = Some(SpinnerAt { arm, index });
+        self.arms[2] = Arm { value: pip, double: false, len: 0 };
+        self.arms[3] = Arm { value: pip, double: false, len: 0 };
+    }
+
+    /// The count under fives: the sum of the open ends, a crosswise double counting both
+    /// halves. A lone lead counts all its pips; a lead double with one long side covered
+    /// counts per `lead_double_count`; an empty spinner side counts nothing.
+    pub fn count(&self, rules: &Rules, placed_any: bool) -> u32 {
+        let Some(lead) = self.lead else { return 0 };
+        if !placed_any {
+            return lead.weight() as u32;
+        }
+        let mut sum = 0u32;
+        for (end, value) in self.open_ends() {
+            let arm = self.arms[end.index()];
+            let v = value as u32;
+            sum += if arm.len > 0 {
+                if arm.double { 2 * v } else { v }
+            } else if matches!(end, End::Up | End::Down) {
+                0
+            } else if lead.is_double() && rules.lead_double_count == LeadDoubleCount::Both {
+                2 * v
+            } else {
+                v
+            };
+        }
+        sum
+    }
+}
+
+/// The whole layout: the tips plus every placed tile, in order, for drawing the arms.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    tips: Tips,
+    placed: Vec<(End, Tile)>,
+}
+
+impl Layout {
+    pub fn tips(&self) -> &Tips {
+        &self.tips
+    }
+
+    pub fn lead(&self) -> Option<Tile> {
+        self.tips.lead
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tips.lead.is_none()
+    }
+
+    pub fn lead_with(&mut self, tile: Tile, rules: &Rules) {
+        self.tips.lead_with(tile, rules);
+    }
+
+    pub fn place(&mut self, tile: Tile, end: End, rules: &Rules) {
+        self.tips.place(tile, end, rules);
+        self.placed.push((end, tile));
+    }
+
+    pub fn count(&self, rules: &Rules) -> u32 {
+        self.tips.count(rules, !self.placed.is_empty())
+    }
+
+    /// The count if `tile` were placed at `end` (or led, with `end == None`).
+    pub fn count_after(&self, tile: Tile, end: Option<End>, rules: &Rules) -> u32 {
+        let mut tips = self.tips;
+        match end {
+            None => {
+                tips.lead_with(tile, rules);
+                tips.count(rules, false)
+            }
+            Some(end) => {
+                tips.place(tile, end, rules);
+                tips.count(rules, true)
+            }
+        }
+    }
+
+    /// Tiles on the table (lead included).
+    pub fn tiles(&self) -> impl Iterator<Item = Tile> + '_ {
+        self.tips.lead.into_iter().chain(self.placed.iter().map(|&(_, t)| t))
+    }
+
+    /// Each arm's tiles from the lead (or spinner) outward, each as `(facing in, facing
+    /// out)`: the order a client draws them in.
+    pub fn arms(&self) -> [Vec<(u8, u8)>; 4] {
+        let mut arms: [Vec<(u8, u8)>; 4] = Default::default();
+        let Some(lead) = self.tips.lead else { return arms };
+        let mut open = [lead.lo(), lead.hi(), 0, 0];
+        let mut spinner_seen = lead.is_double() && self.tips.spinner.is_some_and(|s| s.arm.is_none());
+        if spinner_seen {
+            open[2] = lead.lo();
+            open[3] = lead.lo();
+        }
+        for &(end, tile) in &self.placed {
+            let i = end.index();
+            let inner = open[i];
+            let outer = tile.other(inner);
+            arms[i].push((inner, outer));
+            open[i] = outer;
+            if tile.is_double() && !spinner_seen && self.tips.spinner.is_some() {
+                spinner_seen = true;
+                open[2] = outer;
+                open[3] = outer;
+            }
+        }
+        arms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rules::Preset;
+
+    fn t(s: &str) -> Tile {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn spinner_count_sequence_of_all_fives() {
+        let rules = Preset::AllFives.rules();
+        let mut l = Layout::default();
+        l.lead_with(t("5-5"), &rules);
+        assert_eq!(l.count(&rules), 10);
+        l.place(t("5-2"), End::Right, &rules);
+        assert_eq!(l.count(&rules), 12, "the uncovered side of the lead double still counts both halves");
+        assert!(!l.tips().sides_open());
+        l.place(t("5-3"), End::Left, &rules);
+        assert_eq!(l.count(&rules), 5, "an unopened spinner side counts nothing");
+        assert!(l.tips().sides_open(), "both long ends are covered");
+        assert_eq!(l.tips().value_at(End::Up), Some(5));
+        l.place(t("5-1"), End::Up, &rules);
+        assert_eq!(l.count(&rules), 3 + 2 + 1);
+        assert_eq!(l.arms()[2], vec![(5, 1)]);
+    }
+
+    #[test]
+    fn lone_lead_double_counts_both_halves_and_one_side_counts_once_under_lead_double_one() {
+        let rules = Preset::Muggins.rules();
+        let mut l = Layout::default();
+        l.lead_with(t("4-4"), &rules);
+        assert_eq!(l.count(&rules), 8);
+        l.place(t("4-1"), End::Right, &rules);
+        assert_eq!(l.count(&rules), 5);
+        l.place(t("6-1"), End::Right, &rules);
+        assert_eq!(l.count(&rules), 10);
+    }
+
+    #[test]
+    fn a_double_at_a_tip_counts_both_halves_and_a_later_first_double_spins() {
+        let rules = Preset::AllFives.rules();
+        let mut l = Layout::default();
+        l.lead_with(t("3-6"), &rules);
+        l.place(t("6-6"), End::Right, &rules);
+        assert_eq!(l.count(&rules), 3 + 12);
+        assert!(!l.tips().sides_open());
+        l.place(t("6-2"), End::Right, &rules);
+        assert!(l.tips().sides_open(), "a spinner inside an arm opens once covered beyond");
+        assert_eq!(l.count(&rules), 3 + 2);
+        l.place(t("6-4"), End::Down, &rules);
+        assert_eq!(l.count(&rules), 3 + 2 + 4);
+        assert_eq!(l.arms()[1], vec![(6, 6), (6, 2)]);
+        assert_eq!(l.arms()[3], vec![(6, 4)]);
+    }
+
+    #[test]
+    fn without_a_spinner_the_layout_keeps_two_ends() {
+        let rules = Preset::Block.rules();
+        let mut l = Layout::default();
+        l.lead_with(t("5-5"), &rules);
+        l.place(t("5-2"), End::Right, &rules);
+        l.place(t("5-3"), End::Left, &rules);
+        assert_eq!(l.tips().open_ends().count(), 2);
+        assert_eq!(l.tips().end_pips(), (1 << 3) | (1 << 2));
+    }
+}

@@ -1,0 +1,65 @@
+//! The rules engine: every game of `RULES.md`, exact and impossible to cheat.
+//!
+//! Pure: no I/O, no async, no clock, no global RNG. It knows nothing of HTTP or Redis; the
+//! service stores a [`Game`] in its compact serde form and asks it for [`Projection`]s.
+//!
+//! - [`tile`]: tiles (one byte) and tile sets (bitsets, so move generation is a few ANDs).
+//! - [`rules`]: the rule set, the six presets, overrides and validation.
+//! - [`layout`]: the lead, the arms, the spinner and the fives count.
+//! - [`deal`]: seeds and deals; each round draws from its own `(seed, round)` stream.
+//! - [`moves`], [`event`], [`error`]: what a seat asks, what it causes, why it is refused.
+//! - [`game`]: the match — legal moves, checking and applying a move, rounds and results.
+//! - [`scoring`]: round awards (pips, fives, penalty; ties; teams; the boneyard).
+//! - [`projection`]: what one seat or a spectator may know.
+//! - [`storage`]: the versioned byte form a store keeps.
+//!
+//! # Decisions RULES.md leaves open
+//! - **Blocked** is detected as soon as no seat can play and nobody can draw, rather than
+//!   after every seat has passed once more: the outcome is the same and clients need not
+//!   send passes that change nothing. A seat that cannot play but another can must pass.
+//! - **Stuck** (`when_stuck = end_round`): when the table is blocked as well the round is
+//!   reported `blocked`; otherwise `stuck`. Under `draw = one`, a seat that drew its one
+//!   tile and cannot play passes (it is not stuck: the boneyard still had tiles).
+//! - **Start tile**: every round of a `start_tile` game begins with one (the first
+//!   non-double from the top of the shuffled boneyard, which is as random as any); the
+//!   `next_leader` rule picks who plays onto it.
+//! - **Draw lots** uses the total "heaviest" order of RULES.md, so lots never tie.
+//! - **`highest_double`** with no double dealt anywhere: the heaviest tile leads, and must
+//!   be the lead (seed 002). `heaviest_tile` likewise forces that tile.
+//! - **Muggins**: legal moves list each scoring play twice, with the exact claim and
+//!   without (not claiming is a legal, if poor, choice). Unclaimed points stay open until
+//!   the next move of any seat, even across the end of a round. `claim: 0` on a play that
+//!   scores nothing is accepted as "no claim". A claim under other rules is refused.
+//! - **The end of a play** may be left out when exactly one open end fits; a tile that fits
+//!   two ends needs its end named, even when the two placements look alike.
+//! - **The target** is checked after every award; when a play's count reaches it, the
+//!   match ends at once and that round is not scored further. Equal best totals at the end
+//!   are a drawn match, under target and rounds alike; under penalty scoring the lowest
+//!   total is best, and a `target` ends the match when any side's penalty reaches it.
+//! - **Known voids**: a pass shows the seat holds none of the open numbers; so does a draw
+//!   made because it could not play (not under `draw_anytime`, where a draw shows
+//!   nothing). A draw replaces what was known: the new tile may carry the old numbers.
+//! - **Round winner** under teams is a team index, like the scores.
+//! - See [`scoring`] for blocked-round awards with three or four sides.
+
+pub mod deal;
+pub mod error;
+pub mod event;
+pub mod game;
+pub mod layout;
+pub mod moves;
+pub mod projection;
+pub mod rules;
+pub mod scoring;
+pub mod storage;
+pub mod tile;
+
+pub use deal::{Deal, Seed};
+pub use error::MoveError;
+pub use event::{EndReason, Event, Outcome, RoundResult};
+pub use game::{Game, Unclaimed};
+pub use layout::{End, Layout};
+pub use moves::Move;
+pub use projection::{LegalMove, Projection};
+pub use rules::{Preset, Rules, RulesError, RulesPatch};
+pub use tile::{Tile, TileSet};

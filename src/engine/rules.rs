@@ -1,0 +1,493 @@
+//! Rule sets: every option of RULES.md as a field, the six presets, overrides on top of a
+//! preset, and validation that names the offending field.
+//!
+//! The serde names are the API's (`rules` in a view, overrides when a game is created), so
+//! this module is the one place where those words are spelled.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::tile::set_size;
+
+macro_rules! word_enum {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $word:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $word),+ }
+            }
+        }
+    };
+}
+
+word_enum!(
+    /// Who leads the first round.
+    Opening { HighestDouble = "highest_double", HeaviestTile = "heaviest_tile", DrawLots = "draw_lots", Random = "random", StartTile = "start_tile", SeatZero = "seat_zero" }
+);
+word_enum!(
+    /// Who leads later rounds.
+    NextLeader { Opening = "opening", Winner = "winner", Alternate = "alternate" }
+);
+word_enum!(
+    /// Whether the first double becomes a four-way spinner.
+    Spinner { None = "none", FirstDouble = "first_double" }
+);
+word_enum!(
+    /// What a seat that cannot play does.
+    DrawRule { Block = "block", UntilPlayable = "until_playable", One = "one" }
+);
+word_enum!(
+    /// What a seat that can neither play nor draw does.
+    WhenStuck { Pass = "pass", EndRound = "end_round" }
+);
+word_enum!(
+    /// How rounds are scored.
+    Scoring { Pips = "pips", Fives = "fives", Penalty = "penalty" }
+);
+word_enum!(
+    /// What the lightest hand scores in a blocked round.
+    BlockedAward { Others = "others", Difference = "difference" }
+);
+word_enum!(
+    /// Who wins a blocked round when the lightest hands tie.
+    BlockedTie { Split = "split", LowestTile = "lowest_tile", None = "none" }
+);
+word_enum!(
+    /// What a double counts in a hand.
+    DoubleValue { BothHalves = "both_halves", OneHalf = "one_half" }
+);
+word_enum!(
+    /// What a lead double with one long side covered counts under fives.
+    LeadDoubleCount { Both = "both", One = "one" }
+);
+
+/// A complete rule set. `Copy`; stored with every game and shown in every view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Rules {
+    pub max_pip: u8,
+    pub hand_size: u8,
+    pub teams: bool,
+    pub opening: Opening,
+    pub next_leader: NextLeader,
+    pub spinner: Spinner,
+    pub draw: DrawRule,
+    pub draw_anytime: bool,
+    pub boneyard_reserve: u8,
+    pub when_stuck: WhenStuck,
+    pub scoring: Scoring,
+    pub blocked_award: BlockedAward,
+    pub blocked_tie: BlockedTie,
+    pub muggins: bool,
+    pub boneyard_to_winner: bool,
+    pub double_value: DoubleValue,
+    pub double_blank_value: u8,
+    pub lead_double_count: LeadDoubleCount,
+    pub target: Option<u16>,
+    pub rounds: Option<u16>,
+}
+
+/// The documented default hand for each set: 7 with double-6, 9 with double-9 (seed 001),
+/// and for the larger sets, which no sheet covers, one tile per pip of the set (12 and 15),
+/// which keeps a boneyard for four seats.
+pub fn default_hand_size(max_pip: u8) -> u8 {
+    match max_pip {
+        6 => 7,
+        9 => 9,
+        other => other,
+    }
+}
+
+/// The six presets, one per rule sheet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    Classic,
+    Block,
+    Draw,
+    AllFives,
+    Muggins,
+    Penalty,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 6] = [
+        Preset::Classic,
+        Preset::Block,
+        Preset::Draw,
+        Preset::AllFives,
+        Preset::Muggins,
+        Preset::Penalty,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Classic => "classic",
+            Preset::Block => "block",
+            Preset::Draw => "draw",
+            Preset::AllFives => "all_fives",
+            Preset::Muggins => "muggins",
+            Preset::Penalty => "penalty",
+        }
+    }
+
+    /// The rule sheet it follows, for people reading the preset list.
+    pub fn description(self) -> &'static str {
+        match self {
+            Preset::Classic => "The classic block game (seed 000): highest double leads, no drawing, blocked rounds scored by difference, ties to the lowest tile; 100 points.",
+            Preset::Block => "Block game (seed 002): no drawing; the lightest hand takes all others when blocked, ties split; 100 points.",
+            Preset::Draw => "Draw game (seed 002): draw until you can play; otherwise as block; 100 points.",
+            Preset::AllFives => "All Fives (seed 001): score the open ends when they make a multiple of 5; the first double is a spinner; the winner leads next; 100 points.",
+            Preset::Muggins => "Muggins (seed 002): All Fives where you must claim your points or an opponent takes them; draw any time; 200 points.",
+            Preset::Penalty => "Penalty game (seed 003): a start tile is turned up, 2 tiles stay in the boneyard, a stuck seat ends the round, fewest penalty points after 4 rounds wins.",
+        }
+    }
+
+    pub fn rules(self) -> Rules {
+        let block = Rules {
+            max_pip: 6,
+            hand_size: 7,
+            teams: false,
+            opening: Opening::HighestDouble,
+            next_leader: NextLeader::Opening,
+            spinner: Spinner::None,
+            draw: DrawRule::Block,
+            draw_anytime: false,
+            boneyard_reserve: 0,
+            when_stuck: WhenStuck::Pass,
+            scoring: Scoring::Pips,
+            blocked_award: BlockedAward::Others,
+            blocked_tie: BlockedTie::Split,
+            muggins: false,
+            boneyard_to_winner: false,
+            double_value: DoubleValue::BothHalves,
+            double_blank_value: 0,
+            lead_double_count: LeadDoubleCount::Both,
+            target: Some(100),
+            rounds: None,
+        };
+        let all_fives = Rules {
+            next_leader: NextLeader::Winner,
+            spinner: Spinner::FirstDouble,
+            draw: DrawRule::UntilPlayable,
+            scoring: Scoring::Fives,
+            blocked_award: BlockedAward::Difference,
+            ..block
+        };
+        match self {
+            Preset::Classic => Rules {
+                blocked_award: BlockedAward::Difference,
+                blocked_tie: BlockedTie::LowestTile,
+                ..block
+            },
+            Preset::Block => block,
+            Preset::Draw => Rules { draw: DrawRule::UntilPlayable, ..block },
+            Preset::AllFives => all_fives,
+            Preset::Muggins => Rules {
+                draw_anytime: true,
+                lead_double_count: LeadDoubleCount::One,
+                muggins: true,
+                target: Some(200),
+                ..all_fives
+            },
+            Preset::Penalty => Rules {
+                opening: Opening::StartTile,
+                next_leader: NextLeader::Alternate,
+                draw: DrawRule::UntilPlayable,
+                boneyard_reserve: 2,
+                when_stuck: WhenStuck::EndRound,
+                scoring: Scoring::Penalty,
+                target: None,
+                rounds: Some(4),
+                ..block
+            },
+        }
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Preset {
+    type Err = RulesError;
+
+    fn from_str(s: &str) -> Result<Preset, RulesError> {
+        Preset::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| RulesError {
+            field: "preset",
+            message: format!(
+                "unknown preset \"{s}\"; the presets are {}",
+                Preset::ALL.map(|p| p.name()).join(", ")
+            ),
+        })
+    }
+}
+
+/// A rule set refused: `field` names the option at fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RulesError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for RulesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for RulesError {}
+
+fn refuse(field: &'static str, message: impl Into<String>) -> Result<(), RulesError> {
+    Err(RulesError { field, message: message.into() })
+}
+
+/// Accepts an explicit `null` as `Some(None)` ("set to nothing"), unlike a missing field.
+fn explicit<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// Partial overrides on top of a preset (every field optional; unknown fields refused).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesPatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pip: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hand_size: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teams: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opening: Option<Opening>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_leader: Option<NextLeader>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spinner: Option<Spinner>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw: Option<DrawRule>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw_anytime: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boneyard_reserve: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when_stuck: Option<WhenStuck>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scoring: Option<Scoring>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_award: Option<BlockedAward>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_tie: Option<BlockedTie>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub muggins: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boneyard_to_winner: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub double_value: Option<DoubleValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub double_blank_value: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead_double_count: Option<LeadDoubleCount>,
+    #[serde(default, deserialize_with = "explicit", skip_serializing_if = "Option::is_none")]
+    pub target: Option<Option<u16>>,
+    #[serde(default, deserialize_with = "explicit", skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<Option<u16>>,
+}
+
+impl Rules {
+    /// This rule set with `patch` applied. Changing `max_pip` without `hand_size` moves the
+    /// hand to that set's default, so `{"max_pip": 9}` gives the double-9 game of seed 001.
+    pub fn with(self, patch: &RulesPatch) -> Rules {
+        let mut r = self;
+        macro_rules! take {
+            ($($f:ident),*) => { $( if let Some(v) = patch.$f { r.$f = v; } )* };
+        }
+        take!(
+            max_pip, hand_size, teams, opening, next_leader, spinner, draw, draw_anytime,
+            boneyard_reserve, when_stuck, scoring, blocked_award, blocked_tie, muggins,
+            boneyard_to_winner, double_value, double_blank_value, lead_double_count, target, rounds
+        );
+        if patch.max_pip.is_some() && patch.hand_size.is_none() {
+            r.hand_size = default_hand_size(r.max_pip);
+        }
+        r
+    }
+
+    /// Refuses a rule set that contradicts itself or cannot be dealt to `seats` seats.
+    pub fn validate(&self, seats: u8) -> Result<(), RulesError> {
+        if !(2..=4).contains(&seats) {
+            return refuse("seats", format!("a game has 2 to 4 seats, not {seats}"));
+        }
+        if ![6, 9, 12, 15].contains(&self.max_pip) {
+            return refuse("max_pip", "the supported sets are double-6, double-9, double-12 and double-15");
+        }
+        if self.hand_size == 0 {
+            return refuse("hand_size", "a hand holds at least one tile");
+        }
+        let tiles = set_size(self.max_pip);
+        let start_tile = usize::from(self.opening == Opening::StartTile);
+        let needed = seats as usize * self.hand_size as usize + start_tile + self.boneyard_reserve as usize;
+        if needed > tiles {
+            return refuse(
+                "hand_size",
+                format!(
+                    "{seats} hands of {} tiles{}{} need {needed} tiles, but double-{} has only {tiles}",
+                    self.hand_size,
+                    if start_tile == 1 { " plus a start tile" } else { "" },
+                    if self.boneyard_reserve > 0 {
+                        format!(" plus a reserve of {}", self.boneyard_reserve)
+                    } else {
+                        String::new()
+                    },
+                    self.max_pip
+                ),
+            );
+        }
+        if self.teams && seats != 4 {
+            return refuse("teams", format!("teams (seats 0+2 against 1+3) need 4 seats, not {seats}"));
+        }
+        if self.muggins && self.scoring != Scoring::Fives {
+            return refuse("muggins", "muggins claims exist only under fives scoring");
+        }
+        if self.draw_anytime && self.draw == DrawRule::Block {
+            return refuse("draw_anytime", "a block game has no drawing, so it cannot allow drawing any time");
+        }
+        if self.boneyard_to_winner && self.scoring == Scoring::Penalty {
+            return refuse("boneyard_to_winner", "penalty scoring has no winner's award to add the boneyard to");
+        }
+        if self.double_blank_value != 0 && self.double_blank_value != 14 {
+            return refuse("double_blank_value", "the double blank counts 0 or 14");
+        }
+        if self.target.is_none() && self.rounds.is_none() {
+            return refuse("target", "a match needs a target, a number of rounds, or both");
+        }
+        if self.target == Some(0) {
+            return refuse("target", "a target is at least 1 point");
+        }
+        if self.rounds == Some(0) {
+            return refuse("rounds", "a match has at least one round");
+        }
+        Ok(())
+    }
+
+    /// Scores are kept per team under `teams`, else per seat.
+    pub fn sides(&self, seats: u8) -> u8 {
+        if self.teams { 2 } else { seats }
+    }
+
+    /// The side (seat, or team) a seat plays for.
+    pub fn side_of(&self, seat: u8) -> u8 {
+        if self.teams { seat % 2 } else { seat }
+    }
+
+    /// A tile's value in a hand (double_value, double_blank_value).
+    pub fn tile_value(&self, tile: super::Tile) -> u32 {
+        if tile.is_double() {
+            if tile.hi() == 0 {
+                return self.double_blank_value as u32;
+            }
+            if self.double_value == DoubleValue::OneHalf {
+                return tile.hi() as u32;
+            }
+        }
+        tile.weight() as u32
+    }
+
+    pub fn hand_value(&self, hand: super::TileSet) -> u32 {
+        hand.iter().map(|t| self.tile_value(t)).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_valid_for_every_seat_count_its_set_can_deal() {
+        for p in Preset::ALL {
+            for seats in 2..=4 {
+                let r = p.rules();
+                if p == Preset::Penalty && seats == 4 {
+                    // 4 x 7 + a start tile + a reserve of 2 = 31 tiles: does not fit double-6.
+                    assert_eq!(r.validate(seats).unwrap_err().field, "hand_size");
+                    assert_eq!(Rules { hand_size: 6, ..r }.validate(seats), Ok(()));
+                } else {
+                    assert_eq!(r.validate(seats), Ok(()), "{p} with {seats} seats");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn presets_follow_the_table_of_rules_md() {
+        let c = Preset::Classic.rules();
+        assert_eq!((c.blocked_award, c.blocked_tie, c.target), (BlockedAward::Difference, BlockedTie::LowestTile, Some(100)));
+        let m = Preset::Muggins.rules();
+        assert!(m.muggins && m.draw_anytime);
+        assert_eq!((m.lead_double_count, m.target), (LeadDoubleCount::One, Some(200)));
+        let p = Preset::Penalty.rules();
+        assert_eq!((p.opening, p.next_leader, p.boneyard_reserve, p.rounds), (Opening::StartTile, NextLeader::Alternate, 2, Some(4)));
+        assert_eq!(p.when_stuck, WhenStuck::EndRound);
+    }
+
+    #[test]
+    fn overriding_the_set_moves_the_hand_to_that_sets_default() {
+        let patch: RulesPatch = serde_json::from_str(r#"{"max_pip": 9}"#).unwrap();
+        let r = Preset::AllFives.rules().with(&patch);
+        assert_eq!((r.max_pip, r.hand_size), (9, 9));
+        let patch: RulesPatch = serde_json::from_str(r#"{"max_pip": 9, "hand_size": 7}"#).unwrap();
+        assert_eq!(Preset::AllFives.rules().with(&patch).hand_size, 7);
+    }
+
+    #[test]
+    fn an_explicit_null_clears_the_target_but_a_missing_field_keeps_it() {
+        let patch: RulesPatch = serde_json::from_str(r#"{"target": null, "rounds": 3}"#).unwrap();
+        let r = Preset::Classic.rules().with(&patch);
+        assert_eq!((r.target, r.rounds), (None, Some(3)));
+        let patch: RulesPatch = serde_json::from_str(r#"{"rounds": 3}"#).unwrap();
+        assert_eq!(Preset::Classic.rules().with(&patch).target, Some(100));
+    }
+
+    #[test]
+    fn unknown_override_fields_are_refused() {
+        assert!(serde_json::from_str::<RulesPatch>(r#"{"spinners": "none"}"#).is_err());
+    }
+
+    #[test]
+    fn contradictions_are_refused_naming_the_field() {
+        let field = |r: Rules, seats| r.validate(seats).unwrap_err().field;
+        let block = Preset::Block.rules();
+        assert_eq!(field(Rules { muggins: true, ..block }, 2), "muggins");
+        assert_eq!(field(Rules { teams: true, ..block }, 3), "teams");
+        assert_eq!(field(Rules { hand_size: 8, ..block }, 4), "hand_size");
+        assert_eq!(field(Rules { draw_anytime: true, ..block }, 2), "draw_anytime");
+        assert_eq!(field(Rules { target: None, rounds: None, ..block }, 2), "target");
+        assert_eq!(field(Rules { max_pip: 7, ..block }, 2), "max_pip");
+        assert_eq!(field(Rules { double_blank_value: 3, ..block }, 2), "double_blank_value");
+        assert_eq!(field(Preset::Penalty.rules(), 5), "seats");
+        // 2 x 13 + start tile + reserve 2 = 29 > 28
+        let msg = Rules { hand_size: 13, ..Preset::Penalty.rules() }.validate(2).unwrap_err().message;
+        assert!(msg.contains("start tile") && msg.contains("29"), "{msg}");
+    }
+
+    #[test]
+    fn doubles_count_per_the_double_value_options() {
+        let r = Preset::Classic.rules();
+        let t = |s: &str| s.parse().unwrap();
+        assert_eq!(r.tile_value(t("6-6")), 12);
+        assert_eq!(Rules { double_value: DoubleValue::OneHalf, ..r }.tile_value(t("6-6")), 6);
+        assert_eq!(r.tile_value(t("0-0")), 0);
+        assert_eq!(Rules { double_blank_value: 14, ..r }.tile_value(t("0-0")), 14);
+    }
+}
