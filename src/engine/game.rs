@@ -126,6 +126,63 @@ impl Game {
         Ok((game, all))
     }
 
+    /// A game consistent with what `view`'s seat knows, with the hidden tiles placed as
+    /// given: `hands` for every seat (the viewer's own hand must be its real one) and the
+    /// boneyard, top last. This is how a bot searches: it samples the hidden tiles and
+    /// plays the game forward, never looking at the real one. Later rounds deal from
+    /// `seed`. Fails when the tiles given are not the ones `view` cannot see.
+    pub fn determinise(
+        view: &super::Projection,
+        hands: [TileSet; 4],
+        boneyard_top_last: Vec<Tile>,
+        seed: Seed,
+    ) -> Result<Game, String> {
+        let mut scores = [0; 4];
+        scores[..view.scores.len()].copy_from_slice(&view.scores);
+        let game = Game {
+            rules: view.rules,
+            seats: view.seats,
+            seed,
+            first_deal: None,
+            scores,
+            rounds_done: view.rounds_done,
+            round: Round {
+                number: view.round,
+                leader: view.leader,
+                turn: view.turn.ok_or("the match is over")?,
+                hands,
+                boneyard: boneyard_top_last,
+                layout: view.layout.clone(),
+                must_lead: view.must_lead,
+                start_tile: view.start_tile,
+                drew: view.drew,
+                voids: {
+                    let mut v = [0; 4];
+                    v[..view.voids.len()].copy_from_slice(&view.voids);
+                    v
+                },
+            },
+            unclaimed: view.unclaimed,
+            last_round: view.last_round,
+            history: Vec::new(),
+        };
+        if let (Some(seat), Some(hand)) = (view.viewer, view.hand)
+            && game.round.hands[seat as usize] != hand
+        {
+            return Err("the viewer's hand differs from its real hand".into());
+        }
+        for seat in 0..view.seats as usize {
+            if game.round.hands[seat].len() != view.hand_counts[seat] as usize {
+                return Err(format!("seat {seat} must hold {} tiles", view.hand_counts[seat]));
+            }
+        }
+        if game.round.boneyard.len() != view.boneyard_count as usize {
+            return Err(format!("the boneyard must hold {} tiles", view.boneyard_count));
+        }
+        game.check_invariants()?;
+        Ok(game)
+    }
+
     pub fn rules(&self) -> &Rules {
         &self.rules
     }
