@@ -14,6 +14,7 @@
 //! (when `REDIS_URL` is set; any number of server processes can share it) and
 //! [`memory::MemoryStore`] (one process, the default).
 
+pub mod any;
 pub mod memory;
 pub mod redis;
 
