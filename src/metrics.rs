@@ -117,14 +117,25 @@ impl Metrics {
         let store_conflicts = Counter::default();
         let game = registry.sub_registry_with_prefix("domino");
         game.register("games_created", "Games created", games_created.clone());
-        game.register("moves_applied", "Moves stored, bots' included", moves_applied.clone());
+        game.register(
+            "moves_applied",
+            "Moves stored, bots' included",
+            moves_applied.clone(),
+        );
         game.register(
             "store_conflicts",
             "Saves that lost a compare-and-set race and were retried",
             store_conflicts.clone(),
         );
 
-        Metrics { registry, http_requests, http_request_duration, games_created, moves_applied, store_conflicts }
+        Metrics {
+            registry,
+            http_requests,
+            http_request_duration,
+            games_created,
+            moves_applied,
+            store_conflicts,
+        }
     }
 
     /// The registry in the text exposition format.
@@ -145,8 +156,19 @@ impl Metrics {
             400..=499 => "4xx",
             _ => "5xx",
         };
-        self.http_request_duration.get_or_create(&RouteLabels { method, route: route.clone() }).observe(seconds);
-        self.http_requests.get_or_create(&RequestLabels { method, route, status: class }).inc();
+        self.http_request_duration
+            .get_or_create(&RouteLabels {
+                method,
+                route: route.clone(),
+            })
+            .observe(seconds);
+        self.http_requests
+            .get_or_create(&RequestLabels {
+                method,
+                route,
+                status: class,
+            })
+            .inc();
     }
 }
 
@@ -159,14 +181,26 @@ pub async fn record_http(
     let metrics = req.app_data::<web::Data<Metrics>>().cloned();
     let method = MethodLabel::from(req.method());
     let started = Instant::now();
-    let res = next.call(req).await?;
+    let outcome = next.call(req).await;
     if let Some(metrics) = metrics {
-        // The pattern, not the path: a path holds game ids, which would make one series
-        // per game.
-        let route = res.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
-        metrics.observe(method, route, res.status().as_u16(), started.elapsed().as_secs_f64());
+        let seconds = started.elapsed().as_secs_f64();
+        match &outcome {
+            // The pattern, not the path: a path holds game ids, which would make one
+            // series per game.
+            Ok(res) => {
+                let route = res
+                    .request()
+                    .match_pattern()
+                    .unwrap_or_else(|| "unmatched".to_owned());
+                metrics.observe(method, route, res.status().as_u16(), seconds);
+            }
+            Err(err) => {
+                let status = err.as_response_error().status_code().as_u16();
+                metrics.observe(method, "unmatched".to_owned(), status, seconds);
+            }
+        }
     }
-    Ok(res)
+    outcome
 }
 
 #[cfg(test)]

@@ -115,10 +115,13 @@ impl Settings {
 
         let settings = Settings {
             bind_addr: env.parse("BIND_ADDR", defaults.bind_addr, |s| {
-                s.parse().map_err(|_| "expected ip:port, e.g. 0.0.0.0:8080 or [::]:8080".to_owned())
+                s.parse()
+                    .map_err(|_| "expected ip:port, e.g. 0.0.0.0:8080 or [::]:8080".to_owned())
             })?,
             redis_url: env.get("REDIS_URL")?,
-            redis_key_prefix: env.get("REDIS_KEY_PREFIX")?.unwrap_or(defaults.redis_key_prefix),
+            redis_key_prefix: env
+                .get("REDIS_KEY_PREFIX")?
+                .unwrap_or(defaults.redis_key_prefix),
             game_idle_ttl: env.parse("GAME_IDLE_TTL_SECS", defaults.game_idle_ttl, |s| {
                 positive(s).map(Duration::from_secs)
             })?,
@@ -133,12 +136,16 @@ impl Settings {
             long_poll_max: env.parse("LONG_POLL_MAX_SECS", defaults.long_poll_max, |s| {
                 positive(s).map(Duration::from_secs)
             })?,
-            shutdown_timeout: env.parse("SHUTDOWN_TIMEOUT_SECS", defaults.shutdown_timeout, |s| {
-                s.trim()
-                    .parse::<u64>()
-                    .map(Duration::from_secs)
-                    .map_err(|_| "expected a whole number of seconds".to_owned())
-            })?,
+            shutdown_timeout: env.parse(
+                "SHUTDOWN_TIMEOUT_SECS",
+                defaults.shutdown_timeout,
+                |s| {
+                    s.trim()
+                        .parse::<u64>()
+                        .map(Duration::from_secs)
+                        .map_err(|_| "expected a whole number of seconds".to_owned())
+                },
+            )?,
         };
         Ok(settings)
     }
@@ -171,7 +178,11 @@ impl Env<'_> {
     ) -> Result<T, SettingsError> {
         match self.get(var)? {
             None => Ok(default),
-            Some(value) => parse(&value).map_err(|problem| SettingsError { var, value, problem }),
+            Some(value) => parse(&value).map_err(|problem| SettingsError {
+                var,
+                value,
+                problem,
+            }),
         }
     }
 }
@@ -251,7 +262,10 @@ mod tests {
             let err = settings(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);
             let message = err.to_string();
-            assert!(message.starts_with(var) && message.contains(value), "{message}");
+            assert!(
+                message.starts_with(var) && message.contains(value),
+                "{message}"
+            );
         }
     }
 }

@@ -24,7 +24,10 @@ use crate::telemetry;
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
     #[error("BIND_ADDR: cannot listen on {addr}: {error}")]
-    Bind { addr: std::net::SocketAddr, error: std::io::Error },
+    Bind {
+        addr: std::net::SocketAddr,
+        error: std::io::Error,
+    },
     // The URL is not repeated: it may hold a password.
     #[error("REDIS_URL: cannot use this Redis: {0}")]
     Store(StoreError),
@@ -43,12 +46,18 @@ impl Application {
     /// [`Application::port`]) and prepares the server.
     pub async fn build(settings: Settings) -> Result<Application, StartupError> {
         let store = build_store(&settings).await?;
-        let listener = TcpListener::bind(settings.bind_addr)
-            .map_err(|error| StartupError::Bind { addr: settings.bind_addr, error })?;
+        let listener =
+            TcpListener::bind(settings.bind_addr).map_err(|error| StartupError::Bind {
+                addr: settings.bind_addr,
+                error,
+            })?;
         let addr = listener.local_addr().map_err(StartupError::Server)?;
         let server = serve(listener, settings, store, Arc::new(Metrics::new()))?;
         tracing::info!(%addr, "listening");
-        Ok(Application { port: addr.port(), server })
+        Ok(Application {
+            port: addr.port(),
+            server,
+        })
     }
 
     /// The port actually bound.
@@ -71,7 +80,9 @@ impl Application {
 async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
     match &settings.redis_url {
         None => {
-            tracing::info!("no REDIS_URL: games live in this process's memory and are lost when it stops");
+            tracing::info!(
+                "no REDIS_URL: games live in this process's memory and are lost when it stops"
+            );
             Ok(MemoryStore::new(settings.game_idle_ttl).into())
         }
         #[cfg(any())] // PENDING-REDIS
@@ -88,7 +99,9 @@ async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
             Ok(store.into())
         }
         #[cfg(all())] // PENDING-REDIS
-        Some(_) => Err(StartupError::Store(StoreError::Unavailable("RedisStore not merged yet".into()))),
+        Some(_) => Err(StartupError::Store(StoreError::Unavailable(
+            "RedisStore not merged yet".into(),
+        ))),
     }
 }
 

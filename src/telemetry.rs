@@ -14,8 +14,9 @@ use std::io::IsTerminal;
 use std::time::Instant;
 
 use actix_web::HttpMessage;
-use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::error::InternalError;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
@@ -48,11 +49,15 @@ where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
     let filter = EnvFilter::builder().parse(filter)?;
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer);
     let installed = match format {
         // The default formatter rather than `.pretty()`: one line per event stays
         // greppable, and it still shows the span (so the request id) in front.
-        LogFormat::Pretty => builder.with_ansi(std::io::stdout().is_terminal()).try_init(),
+        LogFormat::Pretty => builder
+            .with_ansi(std::io::stdout().is_terminal())
+            .try_init(),
         LogFormat::Json => builder
             .json()
             .flatten_event(true)
@@ -72,7 +77,9 @@ pub struct RequestId(pub String);
 /// An incoming id is kept only if it cannot surprise a log reader or a header parser.
 fn is_sane_request_id(id: &str) -> bool {
     (1..=MAX_REQUEST_ID_LEN).contains(&id.len())
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// Middleware: request id, request span, `X-Request-Id` on every answer, one `debug`
@@ -80,7 +87,7 @@ fn is_sane_request_id(id: &str) -> bool {
 pub async fn request_telemetry(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static, BoxBody>>, actix_web::Error> {
+) -> Result<ServiceResponse<impl MessageBody + 'static>, actix_web::Error> {
     let id = req
         .headers()
         .get(&REQUEST_ID_HEADER)
@@ -92,35 +99,56 @@ pub async fn request_telemetry(
     // and every such line carries the id.
     let span = tracing::error_span!("request", request_id = %id, method = %req.method(), path = %req.path());
     req.extensions_mut().insert(RequestId(id.clone()));
-    let http_req = req.request().clone();
     let started = Instant::now();
-
-    let mut res = match next.call(req).instrument(span.clone()).await {
-        Ok(res) => res.map_into_left_body(),
-        Err(err) => ServiceResponse::from_err(err, http_req).map_into_right_body(),
-    };
     // The id is a UUID or passed `is_sane_request_id`, so always a valid header value.
-    if let Ok(value) = HeaderValue::from_str(&id) {
-        res.headers_mut().insert(REQUEST_ID_HEADER, value);
-    }
+    let header = HeaderValue::from_str(&id).ok();
 
-    span.in_scope(|| {
-        let status = res.status();
-        let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-        if status.is_server_error() {
-            let cause = res.response().error().map(ToString::to_string);
-            let cause = cause.as_deref().unwrap_or("(no cause recorded)");
-            // A store that does not answer is an outage to watch, not a bug.
-            if status == StatusCode::SERVICE_UNAVAILABLE {
-                tracing::warn!(status = status.as_u16(), latency_ms, cause, "request failed");
-            } else {
-                tracing::error!(status = status.as_u16(), latency_ms, cause, "request failed");
+    let outcome = next.call(req).instrument(span.clone()).await;
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    match outcome {
+        Ok(mut res) => {
+            if let Some(header) = header {
+                res.headers_mut().insert(REQUEST_ID_HEADER, header);
             }
-        } else {
-            tracing::debug!(status = status.as_u16(), latency_ms, "request served");
+            span.in_scope(|| log_answer(res.status(), res.response().error(), latency_ms));
+            Ok(res)
         }
-    });
-    Ok(res)
+        // Inner services answer their own errors, so this is an inner middleware's
+        // failure; its answer travels inside the error, and gets the id all the same.
+        Err(err) => {
+            let mut answer = err.error_response();
+            if let Some(header) = header {
+                answer.headers_mut().insert(REQUEST_ID_HEADER, header);
+            }
+            span.in_scope(|| log_answer(answer.status(), Some(&err), latency_ms));
+            Err(InternalError::from_response(err, answer).into())
+        }
+    }
+}
+
+fn log_answer(status: StatusCode, error: Option<&actix_web::Error>, latency_ms: f64) {
+    if status.is_server_error() {
+        let cause = error.map(ToString::to_string);
+        let cause = cause.as_deref().unwrap_or("(no cause recorded)");
+        // A store that does not answer is an outage to watch, not a bug.
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            tracing::warn!(
+                status = status.as_u16(),
+                latency_ms,
+                cause,
+                "request failed"
+            );
+        } else {
+            tracing::error!(
+                status = status.as_u16(),
+                latency_ms,
+                cause,
+                "request failed"
+            );
+        }
+    } else {
+        tracing::debug!(status = status.as_u16(), latency_ms, "request served");
+    }
 }
 
 #[cfg(test)]

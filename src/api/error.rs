@@ -24,7 +24,9 @@ use std::borrow::Cow;
 
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::error::{JsonPayloadError, PathError, PayloadError, QueryPayloadError};
+use actix_web::error::{
+    InternalError, JsonPayloadError, PathError, PayloadError, QueryPayloadError,
+};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::middleware::Next;
@@ -79,7 +81,10 @@ pub enum ApiError {
     PayloadTooLarge { limit: Option<usize> },
     /// `legal_moves` is the wire form of the moves the seat may make (a JSON array).
     #[error("illegal move: {detail}")]
-    IllegalMove { detail: String, legal_moves: serde_json::Value },
+    IllegalMove {
+        detail: String,
+        legal_moves: serde_json::Value,
+    },
     #[error("invalid rules: {0}")]
     InvalidRules(String),
     #[error("idempotency key reused: {0}")]
@@ -176,9 +181,8 @@ impl ProblemCode {
             Unauthorized => StatusCode::UNAUTHORIZED,
             NotFound => StatusCode::NOT_FOUND,
             MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            NotYourTurn | VersionConflict | GameNotStarted | GameFinished | SeatTaken | GameFull => {
-                StatusCode::CONFLICT
-            }
+            NotYourTurn | VersionConflict | GameNotStarted | GameFinished | SeatTaken
+            | GameFull => StatusCode::CONFLICT,
             PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             IllegalMove | InvalidRules | IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
@@ -196,8 +200,10 @@ impl ProblemCode {
 
 /// An RFC 9457 problem: the body of every error answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[schema(description = "RFC 9457 problem details: the body of every error answer \
-    (`Content-Type: application/problem+json`). Branch on `code`, not on `title` or `detail`.")]
+#[schema(
+    description = "RFC 9457 problem details: the body of every error answer \
+    (`Content-Type: application/problem+json`). Branch on `code`, not on `title` or `detail`."
+)]
 pub struct Problem {
     /// A URI identifying the kind of problem: `https://domino.example/problems/<code>`.
     #[serde(rename = "type")]
@@ -261,21 +267,28 @@ impl ApiError {
             | E::InvalidRules(d)
             | E::IdempotencyKeyReused(d)
             | E::IllegalMove { detail: d, .. } => Cow::Borrowed(d),
-            E::MethodNotAllowed => "this resource does not answer that method; see the Allow header".into(),
+            E::MethodNotAllowed => {
+                "this resource does not answer that method; see the Allow header".into()
+            }
             E::VersionConflict { current_version } => {
-                format!("the game is at version {current_version}; fetch it and decide again").into()
+                format!("the game is at version {current_version}; fetch it and decide again")
+                    .into()
             }
             E::PayloadTooLarge { limit: Some(limit) } => {
                 format!("the body is larger than the {limit} bytes this server accepts").into()
             }
-            E::PayloadTooLarge { limit: None } => "the body is larger than this server accepts".into(),
+            E::PayloadTooLarge { limit: None } => {
+                "the body is larger than this server accepts".into()
+            }
             E::RateLimited { retry_after_secs } => {
                 format!("too many requests; retry in {retry_after_secs} s").into()
             }
             E::StoreUnavailable(_) => {
                 format!("the game store did not answer; retry in {STORE_RETRY_AFTER_SECS} s").into()
             }
-            E::Internal(_) => "something went wrong on our side; the request changed nothing".into(),
+            E::Internal(_) => {
+                "something went wrong on our side; the request changed nothing".into()
+            }
         }
     }
 
@@ -310,7 +323,9 @@ impl ApiError {
     /// The generic problem for a bare status produced outside our handlers.
     pub fn from_status(status: StatusCode) -> ApiError {
         match status {
-            StatusCode::UNAUTHORIZED => ApiError::Unauthorized("a valid seat token is required".into()),
+            StatusCode::UNAUTHORIZED => {
+                ApiError::Unauthorized("a valid seat token is required".into())
+            }
             StatusCode::NOT_FOUND => ApiError::NotFound("no such resource".into()),
             StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed,
             StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge { limit: None },
@@ -346,7 +361,9 @@ impl From<StoreError> for ApiError {
         match err {
             StoreError::Unavailable(cause) => ApiError::StoreUnavailable(cause),
             // Ids are random UUIDs: a clash is a bug, not something the client can fix.
-            StoreError::Exists => ApiError::Internal("store: a game with this id exists already".into()),
+            StoreError::Exists => {
+                ApiError::Internal("store: a game with this id exists already".into())
+            }
         }
     }
 }
@@ -354,16 +371,19 @@ impl From<StoreError> for ApiError {
 /// Refusals of a JSON body: malformed, unknown field, wrong type, not JSON, too large.
 pub fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
     let api = match err {
-        JsonPayloadError::OverflowKnownLength { limit, .. } | JsonPayloadError::Overflow { limit } => {
-            ApiError::PayloadTooLarge { limit: Some(limit) }
+        JsonPayloadError::OverflowKnownLength { limit, .. }
+        | JsonPayloadError::Overflow { limit } => ApiError::PayloadTooLarge { limit: Some(limit) },
+        JsonPayloadError::Payload(PayloadError::Overflow) => {
+            ApiError::PayloadTooLarge { limit: None }
         }
-        JsonPayloadError::Payload(PayloadError::Overflow) => ApiError::PayloadTooLarge { limit: None },
-        JsonPayloadError::ContentType => {
-            ApiError::BadRequest("the body must be JSON, sent with Content-Type: application/json".into())
-        }
+        JsonPayloadError::ContentType => ApiError::BadRequest(
+            "the body must be JSON, sent with Content-Type: application/json".into(),
+        ),
         // serde's message names the field, the expected type and the position, and
         // holds nothing the client did not send.
-        JsonPayloadError::Deserialize(e) => ApiError::BadRequest(format!("the body is not acceptable: {e}")),
+        JsonPayloadError::Deserialize(e) => {
+            ApiError::BadRequest(format!("the body is not acceptable: {e}"))
+        }
         JsonPayloadError::Serialize(e) => ApiError::Internal(format!("serialising JSON: {e}")),
         other => ApiError::BadRequest(format!("the body could not be read: {other}")),
     };
@@ -404,26 +424,45 @@ pub async fn problem_fallback(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static, BoxBody>>, actix_web::Error> {
-    let http_req = req.request().clone();
+    // Inner services turn their errors into answers, so `Err` is rare (an inner
+    // middleware's failure). It carries no request to build a `ServiceResponse` from
+    // (holding a clone of the request would break routing), so its answer travels
+    // inside the error instead.
     let res = match next.call(req).await {
-        Ok(res) => res.map_into_left_body(),
-        Err(err) => ServiceResponse::from_err(err, http_req).map_into_right_body(),
+        Ok(res) => res,
+        Err(err) => {
+            let answer = err.error_response();
+            if is_problem(&answer) {
+                return Err(err);
+            }
+            let answer = problem_like(answer.status(), answer.headers());
+            return Err(InternalError::from_response(err, answer).into());
+        }
     };
-    let status = res.status();
-    let is_problem = res
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|ct| ct.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
-    if !(status.is_client_error() || status.is_server_error()) || is_problem {
+    if is_problem(res.response()) {
         return Ok(res.map_into_left_body());
     }
-    let allow = res.headers().get(header::ALLOW).cloned();
+    let answer = problem_like(res.status(), res.headers());
     let (req, _) = res.into_parts();
-    let mut answer = ApiError::from_status(status).error_response();
-    if let Some(allow) = allow {
-        answer.headers_mut().insert(header::ALLOW, allow);
-    }
     Ok(ServiceResponse::new(req, answer).map_into_right_body())
+}
+
+/// True for answers that need no rewriting: successes, redirects, and problems.
+fn is_problem<B>(res: &HttpResponse<B>) -> bool {
+    let status = res.status();
+    !(status.is_client_error() || status.is_server_error())
+        || res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|ct| ct.as_bytes().starts_with(PROBLEM_JSON.as_bytes()))
+}
+
+fn problem_like(status: StatusCode, headers: &header::HeaderMap) -> HttpResponse {
+    let mut answer = ApiError::from_status(status).error_response();
+    if let Some(allow) = headers.get(header::ALLOW) {
+        answer.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    answer
 }
 
 // ---- OpenAPI: the schema and the reusable problem responses ----
@@ -451,26 +490,43 @@ impl ToSchema for ApiError {
 fn problem_response(description: &str, samples: &[ApiError]) -> RefOr<Response> {
     let examples = samples.iter().map(|err| {
         let value = serde_json::to_value(err.problem()).expect("a problem serialises");
-        (err.code().as_str(), ExampleBuilder::new().summary(err.code().title()).value(Some(value)).build())
+        (
+            err.code().as_str(),
+            ExampleBuilder::new()
+                .summary(err.code().title())
+                .value(Some(value))
+                .build(),
+        )
     });
     let content = ContentBuilder::new()
         .schema(Some(Ref::from_schema_name(Problem::name())))
         .examples_from_iter(examples)
         .build();
-    let mut response = ResponseBuilder::new().description(description).content(PROBLEM_JSON, content);
+    let mut response = ResponseBuilder::new()
+        .description(description)
+        .content(PROBLEM_JSON, content);
     if samples.iter().any(|err| err.retry_after_secs().is_some()) {
         response = response.header(
             "Retry-After",
             HeaderBuilder::new()
-                .schema(Some(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(0))))
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::Integer)
+                        .minimum(Some(0)),
+                ))
                 .description(Some("Seconds to wait before retrying."))
                 .build(),
         );
     }
-    if samples.iter().any(|err| matches!(err, ApiError::MethodNotAllowed)) {
+    if samples
+        .iter()
+        .any(|err| matches!(err, ApiError::MethodNotAllowed))
+    {
         response = response.header(
             "Allow",
-            HeaderBuilder::new().description(Some("The methods this resource answers.")).build(),
+            HeaderBuilder::new()
+                .description(Some("The methods this resource answers."))
+                .build(),
         );
     }
     response.build().into()
@@ -573,17 +629,24 @@ mod tests {
 
     #[test]
     fn a_version_conflict_carries_the_current_version() {
-        let body = serde_json::to_value(ApiError::VersionConflict { current_version: 7 }.problem()).unwrap();
+        let body = serde_json::to_value(ApiError::VersionConflict { current_version: 7 }.problem())
+            .unwrap();
         assert_eq!(body["code"], "version_conflict");
         assert_eq!(body["status"], 409);
         assert_eq!(body["current_version"], 7);
-        assert_eq!(body["type"], "https://domino.example/problems/version_conflict");
+        assert_eq!(
+            body["type"],
+            "https://domino.example/problems/version_conflict"
+        );
         assert!(body.get("legal_moves").is_none());
     }
 
     #[test]
     fn an_illegal_move_carries_the_legal_moves() {
-        let err = ApiError::IllegalMove { detail: "no".into(), legal_moves: serde_json::json!([{"type": "draw"}]) };
+        let err = ApiError::IllegalMove {
+            detail: "no".into(),
+            legal_moves: serde_json::json!([{"type": "draw"}]),
+        };
         let body = serde_json::to_value(err.problem()).unwrap();
         assert_eq!(body["legal_moves"], serde_json::json!([{"type": "draw"}]));
         assert!(body.get("current_version").is_none());
@@ -591,13 +654,21 @@ mod tests {
 
     #[test]
     fn store_errors_never_reach_the_client() {
-        let err = ApiError::from(StoreError::Unavailable("connection refused at 10.0.0.7:6379".into()));
+        let err = ApiError::from(StoreError::Unavailable(
+            "connection refused at 10.0.0.7:6379".into(),
+        ));
         let res = err.error_response();
         assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(res.headers().get(header::RETRY_AFTER).unwrap(), "1");
-        assert_eq!(res.headers().get(header::CONTENT_TYPE).unwrap(), PROBLEM_JSON);
+        assert_eq!(
+            res.headers().get(header::CONTENT_TYPE).unwrap(),
+            PROBLEM_JSON
+        );
         assert!(!err.problem().detail.contains("10.0.0.7"));
-        assert!(err.to_string().contains("10.0.0.7"), "the cause stays for the logs");
+        assert!(
+            err.to_string().contains("10.0.0.7"),
+            "the cause stays for the logs"
+        );
 
         let err = ApiError::from(StoreError::Exists);
         assert_eq!(err.problem().status, 500);

@@ -86,10 +86,16 @@ mod tests {
         let res = test::call_service(&app, req.to_request()).await;
         let status = res.status();
         if status.is_client_error() {
-            assert_eq!(res.headers().get(header::CONTENT_TYPE).unwrap(), error::PROBLEM_JSON);
+            assert_eq!(
+                res.headers().get(header::CONTENT_TYPE).unwrap(),
+                error::PROBLEM_JSON
+            );
         }
         let body = test::read_body(res).await;
-        (status, serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null))
+        (
+            status,
+            serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
+        )
     }
 
     fn post_json(body: &str) -> test::TestRequest {
@@ -116,7 +122,10 @@ mod tests {
     async fn an_unknown_field_is_a_bad_request_naming_it() {
         let (status, body) = call(post_json(r#"{"tile":"5-3","colour":"red"}"#)).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
-        assert!(body["detail"].as_str().unwrap().contains("colour"), "{body}");
+        assert!(
+            body["detail"].as_str().unwrap().contains("colour"),
+            "{body}"
+        );
     }
 
     #[actix_web::test]
@@ -128,7 +137,9 @@ mod tests {
 
     #[actix_web::test]
     async fn a_body_that_is_not_declared_json_is_a_bad_request() {
-        let req = test::TestRequest::post().uri("/play").set_payload(r#"{"tile":"5-3"}"#);
+        let req = test::TestRequest::post()
+            .uri("/play")
+            .set_payload(r#"{"tile":"5-3"}"#);
         let (status, body) = call(req).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(body["detail"].as_str().unwrap().contains("Content-Type"));

@@ -85,16 +85,24 @@ impl Modify for Frame {
         components.headers.insert(
             REQUEST_ID_HEADER.to_owned(),
             HeaderBuilder::new()
-                .description(Some("The request's id, as it appears in the server's logs."))
+                .description(Some(
+                    "The request's id, as it appears in the server's logs.",
+                ))
                 .example(Some("0b9f3a52-8f0e-4a55-9f0c-5c8d9c4e7b21".into()))
                 .build()
                 .into(),
         );
 
-        let request_id = || RefOr::Ref(Ref::new(format!("#/components/headers/{REQUEST_ID_HEADER}")));
+        let request_id = || {
+            RefOr::Ref(Ref::new(format!(
+                "#/components/headers/{REQUEST_ID_HEADER}"
+            )))
+        };
         let with_request_id = |response: &mut RefOr<Response>| {
             if let RefOr::T(response) = response {
-                response.headers.insert(REQUEST_ID_HEADER.to_owned(), request_id());
+                response
+                    .headers
+                    .insert(REQUEST_ID_HEADER.to_owned(), request_id());
             }
         };
         components.responses.values_mut().for_each(with_request_id);
@@ -110,7 +118,11 @@ impl Modify for Frame {
                 &mut item.trace,
             ];
             for operation in operations.into_iter().flatten() {
-                operation.responses.responses.values_mut().for_each(with_request_id);
+                operation
+                    .responses
+                    .responses
+                    .values_mut()
+                    .for_each(with_request_id);
             }
         }
     }

@@ -54,7 +54,9 @@ fn no_store() -> CacheControl {
     responses((status = 200, description = "The process is alive.", body = Health)),
 )]
 pub async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().insert_header(no_store()).json(Health { status: "ok" })
+    HttpResponse::Ok()
+        .insert_header(no_store())
+        .json(Health { status: "ok" })
 }
 
 /// Readiness: answers 200 when the store answers a ping within `STORE_TIMEOUT_MS`.
@@ -68,13 +70,19 @@ pub async fn healthz() -> HttpResponse {
         (status = 503, response = problems::StoreUnavailable),
     ),
 )]
-pub async fn readyz(store: web::Data<AnyStore>, settings: web::Data<Settings>) -> Result<HttpResponse, ApiError> {
+pub async fn readyz(
+    store: web::Data<AnyStore>,
+    settings: web::Data<Settings>,
+) -> Result<HttpResponse, ApiError> {
     // The store bounds its own calls; this bound holds even if one misbehaves, so the
     // probe's answer time never exceeds what the orchestrator was promised.
     match tokio::time::timeout(settings.store_timeout, store.ping()).await {
         Ok(Ok(())) => Ok(HttpResponse::Ok()
             .insert_header(no_store())
-            .json(Readiness { status: "ready", store: store.kind() })),
+            .json(Readiness {
+                status: "ready",
+                store: store.kind(),
+            })),
         Ok(Err(err)) => Err(err.into()),
         Err(_) => Err(ApiError::StoreUnavailable(format!(
             "{} store did not answer a ping within {:?}",

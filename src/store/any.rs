@@ -7,7 +7,9 @@
 use super::memory::MemoryStore;
 #[cfg(any())] // PENDING-REDIS
 use super::redis::RedisStore;
-use super::{EventStream, GameId, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError, Stored};
+use super::{
+    EventStream, GameId, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError, Stored,
+};
 
 /// Either store; built by the startup code from the settings.
 pub enum AnyStore {
@@ -51,7 +53,13 @@ macro_rules! delegate {
 }
 
 impl GameStore for AnyStore {
-    async fn create(&self, id: &GameId, bytes: Vec<u8>, listed: bool, created_ms: u64) -> Result<(), StoreError> {
+    async fn create(
+        &self,
+        id: &GameId,
+        bytes: Vec<u8>,
+        listed: bool,
+        created_ms: u64,
+    ) -> Result<(), StoreError> {
         delegate!(self, s => s.create(id, bytes, listed, created_ms))
     }
 
@@ -63,7 +71,11 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.save(id, save))
     }
 
-    async fn idempotency(&self, id: &GameId, key: &str) -> Result<Option<IdempotencyRecord>, StoreError> {
+    async fn idempotency(
+        &self,
+        id: &GameId,
+        key: &str,
+    ) -> Result<Option<IdempotencyRecord>, StoreError> {
         delegate!(self, s => s.idempotency(id, key))
     }
 
