@@ -5,7 +5,8 @@
 //! whoever else is using it. The save script does the compare-and-set on the version, the
 //! idempotency record, the event history and the PUBLISH in one step, so a crash never
 //! leaves a move stored without its record or its event. Scripts are sent with EVALSHA
-//! (falling back to EVAL once after a Redis restart), so the move path is one round trip.
+//! (re-sent once with SCRIPT LOAD when Redis has forgotten them, e.g. after a restart),
+//! so the move path is one round trip.
 //!
 //! **Keys.** Every key of one game carries the hash tag `{<id>}`, so a Redis Cluster puts
 //! them in one slot and the script may touch them all:
@@ -165,6 +166,9 @@ impl RedisStore {
     /// Builds the store without waiting for Redis beyond one bounded PING: if Redis is
     /// down, the store is still returned (a warning is logged) and each call answers
     /// [`StoreError::Unavailable`] until Redis is back. Only a malformed URL fails here.
+    ///
+    /// Call it on the runtime that outlives the store (the server's main one): the
+    /// connection's background tasks and the pub/sub listener are spawned there.
     pub async fn connect(
         url: &str,
         key_prefix: &str,
@@ -216,7 +220,21 @@ impl RedisStore {
         what: &str,
         fut: impl Future<Output = Result<T, RedisError>>,
     ) -> Result<T, StoreError> {
-        match tokio::time::timeout(self.op_timeout, fut).await {
+        self.bounded_until(self.deadline(), what, fut).await
+    }
+
+    fn deadline(&self) -> tokio::time::Instant {
+        tokio::time::Instant::now() + self.op_timeout
+    }
+
+    /// Like [`Self::bounded`], for calls made of several exchanges sharing one deadline.
+    async fn bounded_until<T>(
+        &self,
+        deadline: tokio::time::Instant,
+        what: &str,
+        fut: impl Future<Output = Result<T, RedisError>>,
+    ) -> Result<T, StoreError> {
+        match tokio::time::timeout_at(deadline, fut).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(unavailable(e)),
             Err(_) => Err(StoreError::Unavailable(format!(
@@ -357,9 +375,11 @@ impl GameStore for RedisStore {
             Some(record) => ("1", record.key.as_str(), encode_record(record)),
             None => ("0", "", Vec::new()),
         };
+        let deadline = self.deadline();
         let mut conn = self.conn.clone();
         let reply: Vec<i64> = self
-            .bounded(
+            .bounded_until(
+                deadline,
                 "save",
                 self.save_script
                     .key(self.keys.game(id))
@@ -390,7 +410,8 @@ impl GameStore for RedisStore {
         };
         if save.unlist && matches!(outcome, SaveOutcome::Saved { .. }) {
             let unlisted = self
-                .bounded(
+                .bounded_until(
+                    deadline,
                     "unlist",
                     redis::cmd("ZREM")
                         .arg(self.keys.open())
