@@ -44,8 +44,9 @@ pub struct MemoryStore {
 
 struct Inner {
     games: HashMap<String, Game>,
-    /// The lobby: open games ordered newest first (ties broken by id, for a stable order).
-    open: BTreeSet<(Reverse<u64>, String)>,
+    /// The lobby: open games newest first, ties broken by id descending, which is the
+    /// order Redis's ZREVRANGE gives, so both stores list alike.
+    open: BTreeSet<(Reverse<u64>, Reverse<String>)>,
     channels: HashMap<String, broadcast::Sender<Event>>,
     last_sweep: Instant,
 }
@@ -102,7 +103,7 @@ impl Inner {
         games.retain(|id, game| {
             let alive = game.expires_at > now;
             if !alive && let Some(created_ms) = game.listed {
-                open.remove(&(Reverse(created_ms), id.clone()));
+                open.remove(&(Reverse(created_ms), Reverse(id.clone())));
             }
             alive
         });
@@ -126,7 +127,8 @@ impl Inner {
         if let Some(game) = self.games.remove(id)
             && let Some(created_ms) = game.listed
         {
-            self.open.remove(&(Reverse(created_ms), id.to_owned()));
+            self.open
+                .remove(&(Reverse(created_ms), Reverse(id.to_owned())));
         }
     }
 }
@@ -155,7 +157,9 @@ impl GameStore for MemoryStore {
             },
         );
         if listed {
-            inner.open.insert((Reverse(created_ms), id.to_owned()));
+            inner
+                .open
+                .insert((Reverse(created_ms), Reverse(id.to_owned())));
         }
         Ok(())
     }
@@ -198,7 +202,9 @@ impl GameStore for MemoryStore {
             None
         };
         if let Some(created_ms) = unlisted {
-            inner.open.remove(&(Reverse(created_ms), id.to_owned()));
+            inner
+                .open
+                .remove(&(Reverse(created_ms), Reverse(id.to_owned())));
         }
         if let Some(event) = event
             && let Some(tx) = inner.channels.get(id)
@@ -225,7 +231,7 @@ impl GameStore for MemoryStore {
         Ok(inner
             .open
             .iter()
-            .filter(|(_, id)| {
+            .filter(|(_, Reverse(id))| {
                 inner
                     .games
                     .get(id)
@@ -233,7 +239,7 @@ impl GameStore for MemoryStore {
             })
             .skip(offset)
             .take(limit)
-            .map(|(_, id)| id.clone())
+            .map(|(_, Reverse(id))| id.clone())
             .collect())
     }
 
