@@ -17,7 +17,6 @@ use crate::settings::Settings;
 use crate::store::StoreError;
 use crate::store::any::AnyStore;
 use crate::store::memory::MemoryStore;
-#[cfg(any())] // PENDING-REDIS
 use crate::store::redis::RedisStore;
 use crate::telemetry;
 
@@ -85,7 +84,6 @@ async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
             );
             Ok(MemoryStore::new(settings.game_idle_ttl).into())
         }
-        #[cfg(any())] // PENDING-REDIS
         Some(url) => {
             let store = RedisStore::connect(
                 url,
@@ -98,10 +96,6 @@ async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
             tracing::info!(key_prefix = %settings.redis_key_prefix, "games live in Redis");
             Ok(store.into())
         }
-        #[cfg(all())] // PENDING-REDIS
-        Some(_) => Err(StartupError::Store(StoreError::Unavailable(
-            "RedisStore not merged yet".into(),
-        ))),
     }
 }
 

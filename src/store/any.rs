@@ -5,7 +5,6 @@
 //! the server name a single type. It adds no behaviour of its own.
 
 use super::memory::MemoryStore;
-#[cfg(any())] // PENDING-REDIS
 use super::redis::RedisStore;
 use super::{
     EventStream, GameId, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError, Stored,
@@ -14,7 +13,6 @@ use super::{
 /// Either store; built by the startup code from the settings.
 pub enum AnyStore {
     Memory(MemoryStore),
-    #[cfg(any())] // PENDING-REDIS
     Redis(RedisStore),
 }
 
@@ -23,7 +21,6 @@ impl AnyStore {
     pub fn kind(&self) -> &'static str {
         match self {
             AnyStore::Memory(_) => "memory",
-            #[cfg(any())] // PENDING-REDIS
             AnyStore::Redis(_) => "redis",
         }
     }
@@ -35,7 +32,6 @@ impl From<MemoryStore> for AnyStore {
     }
 }
 
-#[cfg(any())] // PENDING-REDIS
 impl From<RedisStore> for AnyStore {
     fn from(store: RedisStore) -> Self {
         AnyStore::Redis(store)
@@ -46,7 +42,6 @@ macro_rules! delegate {
     ($self:ident, $store:ident => $call:expr) => {
         match $self {
             AnyStore::Memory($store) => $call.await,
-            #[cfg(any())] // PENDING-REDIS
             AnyStore::Redis($store) => $call.await,
         }
     };
