@@ -40,9 +40,11 @@ FROM debian:${DEBIAN_RELEASE}-slim AS runtime
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin domino
+    && groupadd --system --gid 10001 domino \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin domino
 COPY --from=build /usr/local/bin/domino-server /usr/local/bin/domino-server
-USER domino
+# Numeric, so Kubernetes' runAsNonRoot can verify it without reading /etc/passwd.
+USER 10001:10001
 # Logs as JSON lines for collectors; every other setting keeps the default documented in
 # src/settings.rs (REDIS_URL unset means games live in memory and die with the container).
 ENV BIND_ADDR=0.0.0.0:8080 \
