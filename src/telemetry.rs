@@ -20,9 +20,10 @@ use actix_web::error::InternalError;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
-use tracing::Instrument;
+use tracing::{Instrument, Subscriber};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::util::SubscriberInitExt;
 use uuid::Uuid;
 
 use crate::settings::LogFormat;
@@ -48,25 +49,39 @@ pub fn init<W>(format: LogFormat, filter: &str, writer: W) -> Result<(), Telemet
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
+    subscriber(format, filter, writer)?
+        .try_init()
+        .map_err(|e| TelemetryError::AlreadyInstalled(e.to_string()))
+}
+
+/// The subscriber [`init`] installs, for a caller that installs it otherwise (a test
+/// that captures lines with `tracing::subscriber::set_default`).
+pub fn subscriber<W>(
+    format: LogFormat,
+    filter: &str,
+    writer: W,
+) -> Result<Box<dyn Subscriber + Send + Sync>, TelemetryError>
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
     let filter = EnvFilter::builder().parse(filter)?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(writer);
-    let installed = match format {
+    Ok(match format {
         // The default formatter rather than `.pretty()`: one line per event stays
         // greppable, and it still shows the span (so the request id) in front.
-        LogFormat::Pretty => builder
-            .with_ansi(std::io::stdout().is_terminal())
-            .try_init(),
-        LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            // The request span is the only one that matters; the list would repeat it.
-            .with_span_list(false)
-            .try_init(),
-    };
-    installed.map_err(|e| TelemetryError::AlreadyInstalled(e.to_string()))
+        LogFormat::Pretty => Box::new(builder.with_ansi(std::io::stdout().is_terminal()).finish()),
+        LogFormat::Json => Box::new(
+            builder
+                .json()
+                .flatten_event(true)
+                .with_current_span(true)
+                // The request span is the only one that matters; the list would repeat it.
+                .with_span_list(false)
+                .finish(),
+        ),
+    })
 }
 
 /// The id of the request being served, in the request's extensions for handlers that
@@ -153,6 +168,12 @@ fn log_answer(status: StatusCode, error: Option<&actix_web::Error>, latency_ms: 
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use actix_web::middleware::from_fn;
+    use actix_web::test as actix_test;
+    use actix_web::{App, HttpResponse, web};
+
     use super::*;
 
     #[test]
@@ -168,7 +189,79 @@ mod tests {
 
     #[test]
     fn a_bad_filter_names_rust_log() {
-        let err = init(LogFormat::Json, "info,=[", std::io::sink).unwrap_err();
+        let err = init(LogFormat::Json, "info,x=nonsense", std::io::sink).unwrap_err();
         assert!(err.to_string().starts_with("RUST_LOG:"), "{err}");
+    }
+
+    /// Lines written by a subscriber, kept for inspection.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> MakeWriter<'a> for Captured {
+        type Writer = Captured;
+        fn make_writer(&'a self) -> Self::Writer {
+            self.clone()
+        }
+    }
+
+    #[actix_web::test]
+    async fn every_line_of_a_request_carries_its_id_and_no_secret() {
+        let captured = Captured::default();
+        // `actix_web::test` serves on this thread, so a thread-local subscriber sees it.
+        let _guard = tracing::subscriber::set_default(
+            subscriber(LogFormat::Json, "warn", captured.clone()).unwrap(),
+        );
+        let app = actix_test::init_service(App::new().wrap(from_fn(request_telemetry)).route(
+            "/fail",
+            web::post().to(|_: String| async {
+                tracing::warn!("the handler warns");
+                HttpResponse::InternalServerError().finish()
+            }),
+        ))
+        .await;
+        let req = actix_test::TestRequest::post()
+            .uri("/fail")
+            .insert_header(("Authorization", "Bearer seat-secret-token"))
+            .set_payload("hand: 6-6 5-5")
+            .to_request();
+        let res = actix_test::call_service(&app, req).await;
+        let id = res
+            .headers()
+            .get(&REQUEST_ID_HEADER)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(
+            lines.len(),
+            2,
+            "the handler's warning and the 5xx line:\n{text}"
+        );
+        for line in &lines {
+            assert_eq!(line["span"]["request_id"], id.as_str(), "{line}");
+            assert_eq!(line["span"]["path"], "/fail", "{line}");
+        }
+        assert_eq!(lines[1]["level"], "ERROR");
+        assert_eq!(lines[1]["status"], 500);
+        assert!(
+            !text.contains("seat-secret-token") && !text.contains("6-6"),
+            "{text}"
+        );
     }
 }
