@@ -3,6 +3,18 @@
 //! Module map (each owns one thing and says what it may not touch):
 //! - [`engine`]: the rules (RULES.md); pure, knows nothing of HTTP or Redis.
 //! - [`store`]: persistence of games (Redis or memory); the only module that talks to Redis.
+//!   [`store::any::AnyStore`] is the one the server holds, chosen at startup.
+//! - [`api`]: HTTP handlers (one file per resource), the problem+json error type, the
+//!   OpenAPI document; knows no game rules.
+//! - [`metrics`]: the Prometheus registry, the HTTP metrics middleware, the game counters.
+//! - [`settings`]: typed settings from the environment; the only reader of it.
+//! - [`startup`]: builds the store, binds the listener, wires middleware and state.
+//! - [`telemetry`]: the tracing subscriber (pretty or JSON) and per-request ids.
 
+pub mod api;
 pub mod engine;
-// pub mod store; (merged from branch store)
+pub mod metrics;
+pub mod settings;
+pub mod startup;
+pub mod store;
+pub mod telemetry;

@@ -21,7 +21,14 @@ fn configurations() -> Vec<(Preset, Rules, u8)> {
             }
             out.push((preset, rules, seats));
             if seats == 4 && matches!(preset, Preset::AllFives | Preset::Muggins) {
-                out.push((preset, Rules { teams: true, ..rules }, seats));
+                out.push((
+                    preset,
+                    Rules {
+                        teams: true,
+                        ..rules
+                    },
+                    seats,
+                ));
             }
         }
     }
@@ -31,7 +38,13 @@ fn configurations() -> Vec<(Preset, Rules, u8)> {
 /// Every move that could be written for `seat` (legal or not), over the whole set.
 fn move_universe(game: &Game) -> Vec<Move> {
     let mut out = vec![Move::Draw, Move::Pass, Move::Muggins];
-    let ends = [None, Some(End::Left), Some(End::Right), Some(End::Up), Some(End::Down)];
+    let ends = [
+        None,
+        Some(End::Left),
+        Some(End::Right),
+        Some(End::Up),
+        Some(End::Down),
+    ];
     for tile in Tile::all(game.rules().max_pip) {
         for end in ends {
             for claim in [None, Some(0), Some(5), Some(10), Some(15), Some(20)] {
@@ -52,7 +65,11 @@ fn play_random_game(rules: Rules, seats: u8, seed: u64, exhaustive: bool) {
     let mut moves = 0usize;
     while !game.is_over() {
         game.check_invariants().unwrap();
-        assert_eq!(Game::from_bytes(&game.to_bytes()).unwrap(), game, "the stored form round-trips");
+        assert_eq!(
+            Game::from_bytes(&game.to_bytes()).unwrap(),
+            game,
+            "the stored form round-trips"
+        );
         check_projections(&game);
 
         // Every seat's legal moves apply; everything else is refused without change.
@@ -61,7 +78,8 @@ fn play_random_game(rules: Rules, seats: u8, seed: u64, exhaustive: bool) {
             let legal = game.legal_moves(seat);
             for &mv in &legal {
                 let mut copy = game.clone();
-                copy.play(seat, mv).unwrap_or_else(|e| panic!("legal {mv:?} by {seat} refused: {e}"));
+                copy.play(seat, mv)
+                    .unwrap_or_else(|e| panic!("legal {mv:?} by {seat} refused: {e}"));
                 assert_ne!(copy, game, "a legal move changes the game");
                 options.push((seat, mv));
             }
@@ -70,7 +88,10 @@ fn play_random_game(rules: Rules, seats: u8, seed: u64, exhaustive: bool) {
                     let accepted = game.check(seat, mv);
                     match accepted {
                         Ok(canonical) => {
-                            assert!(legal.contains(&canonical), "{mv:?} accepted as {canonical:?} but not listed")
+                            assert!(
+                                legal.contains(&canonical),
+                                "{mv:?} accepted as {canonical:?} but not listed"
+                            )
                         }
                         Err(_) => {
                             let mut copy = game.clone();
@@ -89,7 +110,12 @@ fn play_random_game(rules: Rules, seats: u8, seed: u64, exhaustive: bool) {
         let &(seat, mv) = options.choose(&mut rng).expect("some move");
         // Muggins calls are rare in random play; mostly follow the turn.
         let (seat, mv) = if seat != turn && rng.random_range(0..4) != 0 {
-            **options.iter().filter(|&&(s, _)| s == turn).collect::<Vec<_>>().choose(&mut rng).unwrap()
+            **options
+                .iter()
+                .filter(|&&(s, _)| s == turn)
+                .collect::<Vec<_>>()
+                .choose(&mut rng)
+                .unwrap()
         } else {
             (seat, mv)
         };
@@ -98,7 +124,10 @@ fn play_random_game(rules: Rules, seats: u8, seed: u64, exhaustive: bool) {
         moves += 1;
         assert!(moves < 20_000, "the game ends");
     }
-    assert!(game.legal_moves(0).is_empty(), "nothing is legal after the end");
+    assert!(
+        game.legal_moves(0).is_empty(),
+        "nothing is legal after the end"
+    );
     // Same seed, same moves: same game.
     let (replayed, _) =
         Game::replay(rules, seats, game_seed, None, game.history()).expect("the history replays");
@@ -116,7 +145,9 @@ fn check_projections(game: &Game) {
     for seat in 0..seats {
         let view = game.project(Some(seat));
         assert_eq!(view.hand, Some(game.hand(seat)));
-        let others = (0..seats).filter(|&s| s != seat).fold(TileSet::EMPTY, |a, s| a.union(game.hand(s)));
+        let others = (0..seats)
+            .filter(|&s| s != seat)
+            .fold(TileSet::EMPTY, |a, s| a.union(game.hand(s)));
         // What the seat cannot see is exactly the other hands and the boneyard.
         assert_eq!(view.unseen(), others.union(boneyard));
         for lm in &view.legal_moves {
@@ -131,8 +162,10 @@ fn check_projections(game: &Game) {
         for s in 0..seats {
             assert_eq!(view.hand_counts[s as usize] as usize, game.hand(s).len());
             let void_tiles = game.hand(s).with_any_pip(view.voids[s as usize]);
-            assert!(void_tiles.is_empty() || (s == game.turn().unwrap() && view.drew),
-                "seat {s} holds {void_tiles:?} of pips it is known not to hold");
+            assert!(
+                void_tiles.is_empty() || (s == game.turn().unwrap() && view.drew),
+                "seat {s} holds {void_tiles:?} of pips it is known not to hold"
+            );
         }
     }
 }
@@ -143,7 +176,10 @@ fn check_events(events: &[Event], seats: u8) {
             assert!(tile.is_some());
             for viewer in (0..seats).map(Some).chain([None]) {
                 let seen = e.visible_to(viewer);
-                assert_eq!(matches!(seen, Event::Drew { tile: Some(_), .. }), viewer == Some(seat));
+                assert_eq!(
+                    matches!(seen, Event::Drew { tile: Some(_), .. }),
+                    viewer == Some(seat)
+                );
             }
         }
     }
@@ -157,7 +193,10 @@ fn thousands_of_random_games_of_every_preset_and_seat_count_keep_every_property(
         for i in 0..per_config {
             play_random_game(*rules, *seats, i * 7919 + *seats as u64, false);
         }
-        eprintln!("{preset} {seats} seats (teams: {}): {per_config} games", rules.teams);
+        eprintln!(
+            "{preset} {seats} seats (teams: {}): {per_config} games",
+            rules.teams
+        );
     }
 }
 
@@ -174,7 +213,9 @@ fn every_written_move_is_refused_unless_listed_in_sampled_games_of_every_preset(
 fn larger_sets_play_to_the_end() {
     for max_pip in [9u8, 12, 15] {
         for preset in [Preset::Draw, Preset::AllFives, Preset::Muggins] {
-            let rules = preset.rules().with(&serde_json::from_str(&format!(r#"{{"max_pip": {max_pip}}}"#)).unwrap());
+            let rules = preset
+                .rules()
+                .with(&serde_json::from_str(&format!(r#"{{"max_pip": {max_pip}}}"#)).unwrap());
             for seats in 2..=4 {
                 play_random_game(rules, seats, max_pip as u64 * 100 + seats as u64, false);
             }

@@ -57,14 +57,21 @@ impl Deal {
         let mut stock: Vec<Tile> = Tile::all(rules.max_pip).collect();
         stock.shuffle(rng);
         let n = rules.hand_size as usize;
-        let hands = (0..seats as usize).map(|s| stock[s * n..(s + 1) * n].to_vec()).collect();
+        let hands = (0..seats as usize)
+            .map(|s| stock[s * n..(s + 1) * n].to_vec())
+            .collect();
         let boneyard = stock[seats as usize * n..].to_vec();
         Deal { hands, boneyard }
     }
 
     /// Refuses a deal that is not a permutation of the set dealt as the rules say.
     pub fn validate(&self, rules: &Rules, seats: u8) -> Result<(), RulesError> {
-        let refuse = |message: String| Err(RulesError { field: "deal", message });
+        let refuse = |message: String| {
+            Err(RulesError {
+                field: "deal",
+                message,
+            })
+        };
         if self.hands.len() != seats as usize {
             return refuse(format!("{} hands for {seats} seats", self.hands.len()));
         }
@@ -72,7 +79,11 @@ impl Deal {
         let all = TileSet::full(rules.max_pip);
         for (seat, hand) in self.hands.iter().enumerate() {
             if hand.len() != rules.hand_size as usize {
-                return refuse(format!("seat {seat} holds {} tiles, the rules deal {}", hand.len(), rules.hand_size));
+                return refuse(format!(
+                    "seat {seat} holds {} tiles, the rules deal {}",
+                    hand.len(),
+                    rules.hand_size
+                ));
             }
         }
         for &t in self.hands.iter().flatten().chain(&self.boneyard) {
@@ -86,7 +97,10 @@ impl Deal {
         }
         if seen.len() != set_size(rules.max_pip) {
             let missing: Vec<String> = all.without(seen).iter().map(|t| t.to_string()).collect();
-            return refuse(format!("the deal must use every tile of the set; missing {}", missing.join(", ")));
+            return refuse(format!(
+                "the deal must use every tile of the set; missing {}",
+                missing.join(", ")
+            ));
         }
         if rules.opening == Opening::StartTile && self.boneyard.iter().all(|t| t.is_double()) {
             return refuse("the boneyard holds no non-double to turn up as the start tile".into());
@@ -100,7 +114,9 @@ impl Deal {
 pub(crate) fn draw_lots(rules: &Rules, seats: u8, rng: &mut ChaCha8Rng) -> u8 {
     let mut stock: Vec<Tile> = Tile::all(rules.max_pip).collect();
     stock.shuffle(rng);
-    (0..seats).max_by_key(|&s| stock[s as usize].heaviness()).unwrap_or(0)
+    (0..seats)
+        .max_by_key(|&s| stock[s as usize].heaviness())
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -125,9 +141,19 @@ mod tests {
         let rules = Preset::Classic.rules();
         let mut deal = Deal::shuffled(&rules, 2, &mut round_rng(&Seed::from_text("x"), 1));
         deal.boneyard.pop();
-        assert!(deal.validate(&rules, 2).unwrap_err().message.contains("missing"));
+        assert!(
+            deal.validate(&rules, 2)
+                .unwrap_err()
+                .message
+                .contains("missing")
+        );
         let mut deal = Deal::shuffled(&rules, 2, &mut round_rng(&Seed::from_text("x"), 1));
         deal.boneyard[0] = deal.hands[0][0];
-        assert!(deal.validate(&rules, 2).unwrap_err().message.contains("twice"));
+        assert!(
+            deal.validate(&rules, 2)
+                .unwrap_err()
+                .message
+                .contains("twice")
+        );
     }
 }

@@ -10,17 +10,26 @@ pub enum MoveError {
     /// The match is over.
     GameOver,
     /// Only a muggins call may be made out of turn.
-    NotYourTurn { turn: u8 },
+    NotYourTurn {
+        turn: u8,
+    },
     NotInHand(Tile),
     MustLeadWith(Tile),
     LeadTakesNoEnd,
     /// The tile fits more than one end: the end must be named.
     EndRequired(Tile),
     EndNotOpen(End),
-    DoesNotFit { tile: Tile, end: End, value: u8 },
+    DoesNotFit {
+        tile: Tile,
+        end: End,
+        value: u8,
+    },
     FitsNowhere(Tile),
     ClaimWithoutMuggins,
-    WrongClaim { claim: u16, points: u16 },
+    WrongClaim {
+        claim: u16,
+        points: u16,
+    },
     CannotDraw(&'static str),
     MustPlay,
     MustDraw,
@@ -40,10 +49,16 @@ impl fmt::Display for MoveError {
             MoveError::EndRequired(t) => write!(f, "{t} fits more than one end: name the end"),
             MoveError::EndNotOpen(e) => write!(f, "the {} end is not open", e.as_str()),
             MoveError::DoesNotFit { tile, end, value } => {
-                write!(f, "{tile} does not fit the {} end, which shows {value}", end.as_str())
+                write!(
+                    f,
+                    "{tile} does not fit the {} end, which shows {value}",
+                    end.as_str()
+                )
             }
             MoveError::FitsNowhere(t) => write!(f, "{t} fits no open end"),
-            MoveError::ClaimWithoutMuggins => write!(f, "points are claimed only under muggins rules"),
+            MoveError::ClaimWithoutMuggins => {
+                write!(f, "points are claimed only under muggins rules")
+            }
             MoveError::WrongClaim { claim, points } => {
                 write!(f, "you claimed {claim} but the play scores {points}")
             }

@@ -61,16 +61,38 @@ impl Outcome {
 /// One consequence of a move. `Copy`, so a playout can collect events without allocating.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Event {
-    RoundStarted { number: u16, leader: u8, start_tile: Option<Tile> },
+    RoundStarted {
+        number: u16,
+        leader: u8,
+        start_tile: Option<Tile>,
+    },
     /// `points`: what the play counted under fives; `credited`: whether they were scored
     /// (false when a muggins player did not claim them).
-    Played { seat: u8, tile: Tile, end: Option<End>, points: u16, credited: bool },
+    Played {
+        seat: u8,
+        tile: Tile,
+        end: Option<End>,
+        points: u16,
+        credited: bool,
+    },
     /// `tile` is `None` in the public form: only the drawer sees it.
-    Drew { seat: u8, tile: Option<Tile> },
-    Passed { seat: u8 },
-    MugginsTaken { seat: u8, from: u8, points: u16 },
+    Drew {
+        seat: u8,
+        tile: Option<Tile>,
+    },
+    Passed {
+        seat: u8,
+    },
+    MugginsTaken {
+        seat: u8,
+        from: u8,
+        points: u16,
+    },
     RoundEnded(RoundResult),
-    MatchEnded { outcome: Outcome, scores: [i32; 4] },
+    MatchEnded {
+        outcome: Outcome,
+        scores: [i32; 4],
+    },
 }
 
 impl Event {
@@ -79,7 +101,10 @@ impl Event {
     /// every hand by the rules).
     pub fn visible_to(self, viewer: Option<u8>) -> Event {
         match self {
-            Event::Drew { seat, tile } if viewer != Some(seat) => Event::Drew { seat, tile: tile.and(None) },
+            Event::Drew { seat, tile } if viewer != Some(seat) => Event::Drew {
+                seat,
+                tile: tile.and(None),
+            },
             other => other,
         }
     }

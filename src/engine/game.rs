@@ -63,7 +63,12 @@ pub struct Game {
 
 impl Game {
     /// A new match, its first round dealt: from `first_deal` if given, else from the seed.
-    pub fn new(rules: Rules, seats: u8, seed: Seed, first_deal: Option<Deal>) -> Result<Game, RulesError> {
+    pub fn new(
+        rules: Rules,
+        seats: u8,
+        seed: Seed,
+        first_deal: Option<Deal>,
+    ) -> Result<Game, RulesError> {
         Game::start(rules, seats, seed, first_deal, &mut Vec::new())
     }
 
@@ -115,8 +120,8 @@ impl Game {
         moves: &[(u8, Move)],
     ) -> Result<(Game, Vec<Vec<Event>>), (usize, MoveError)> {
         let mut start = Vec::new();
-        let mut game =
-            Game::start(rules, seats, seed, first_deal, &mut start).map_err(|_| (0, MoveError::GameOver))?;
+        let mut game = Game::start(rules, seats, seed, first_deal, &mut start)
+            .map_err(|_| (0, MoveError::GameOver))?;
         let mut all = vec![start];
         for (i, &(seat, mv)) in moves.iter().enumerate() {
             let mut events = Vec::new();
@@ -173,11 +178,17 @@ impl Game {
         }
         for seat in 0..view.seats as usize {
             if game.round.hands[seat].len() != view.hand_counts[seat] as usize {
-                return Err(format!("seat {seat} must hold {} tiles", view.hand_counts[seat]));
+                return Err(format!(
+                    "seat {seat} must hold {} tiles",
+                    view.hand_counts[seat]
+                ));
             }
         }
         if game.round.boneyard.len() != view.boneyard_count as usize {
-            return Err(format!("the boneyard must hold {} tiles", view.boneyard_count));
+            return Err(format!(
+                "the boneyard must hold {} tiles",
+                view.boneyard_count
+            ));
         }
         game.check_invariants()?;
         Ok(game)
@@ -218,7 +229,11 @@ impl Game {
 
     /// The seat to move; `None` once the match is over.
     pub fn turn(&self) -> Option<u8> {
-        if self.is_over() { None } else { Some(self.round.turn) }
+        if self.is_over() {
+            None
+        } else {
+            Some(self.round.turn)
+        }
     }
 
     pub fn leader(&self) -> u8 {
@@ -264,12 +279,20 @@ impl Game {
     pub fn outcome(&self) -> Option<Outcome> {
         let scores = self.scores();
         let penalty = self.rules.scoring == Scoring::Penalty;
-        let reached = self.rules.target.is_some_and(|t| scores.iter().any(|&s| s >= t as i32));
+        let reached = self
+            .rules
+            .target
+            .is_some_and(|t| scores.iter().any(|&s| s >= t as i32));
         let all_rounds = self.rules.rounds.is_some_and(|r| self.rounds_done >= r);
         if !reached && !all_rounds {
             return None;
         }
-        let best = if penalty { scores.iter().min() } else { scores.iter().max() }.copied()?;
+        let best = if penalty {
+            scores.iter().min()
+        } else {
+            scores.iter().max()
+        }
+        .copied()?;
         let mut leaders = (0..scores.len() as u8).filter(|&s| scores[s as usize] == best);
         match (leaders.next(), leaders.next()) {
             (Some(side), None) => Some(Outcome::Won { side }),
@@ -305,7 +328,8 @@ impl Game {
 
     /// The boneyard still gives tiles under these rules.
     fn boneyard_open(&self) -> bool {
-        self.rules.draw != DrawRule::Block && self.round.boneyard.len() > self.rules.boneyard_reserve as usize
+        self.rules.draw != DrawRule::Block
+            && self.round.boneyard.len() > self.rules.boneyard_reserve as usize
     }
 
     fn playable(&self, seat: u8) -> TileSet {
@@ -326,7 +350,11 @@ impl Game {
             return 0;
         }
         let count = self.round.layout.count_after(tile, end, &self.rules);
-        if count > 0 && count % 5 == 0 { count as u16 } else { 0 }
+        if count > 0 && count % 5 == 0 {
+            count as u16
+        } else {
+            0
+        }
     }
 
     fn is_opponent(&self, seat: u8, of: u8) -> bool {
@@ -376,11 +404,19 @@ impl Game {
     }
 
     fn push_play(&self, out: &mut Vec<Move>, tile: Tile, end: Option<End>) {
-        out.push(Move::Play { tile, end, claim: None });
+        out.push(Move::Play {
+            tile,
+            end,
+            claim: None,
+        });
         if self.rules.muggins {
             let points = self.points_of(tile, end);
             if points > 0 {
-                out.push(Move::Play { tile, end, claim: Some(points) });
+                out.push(Move::Play {
+                    tile,
+                    end,
+                    claim: Some(points),
+                });
             }
         }
     }
@@ -397,7 +433,11 @@ impl Game {
         let r = &self.round;
         if mv == Move::Muggins {
             let u = self.unclaimed.ok_or(MoveError::NothingToTake)?;
-            return if self.is_opponent(seat, u.seat) { Ok(mv) } else { Err(MoveError::OwnSide) };
+            return if self.is_opponent(seat, u.seat) {
+                Ok(mv)
+            } else {
+                Err(MoveError::OwnSide)
+            };
         }
         if seat != r.turn {
             return Err(MoveError::NotYourTurn { turn: r.turn });
@@ -405,7 +445,10 @@ impl Game {
         let can_play = !self.playable(seat).is_empty();
         match mv {
             Move::Muggins => unreachable!("handled above"),
-            Move::Draw => self.can_draw_now(seat, can_play).map(|_| mv).map_err(MoveError::CannotDraw),
+            Move::Draw => self
+                .can_draw_now(seat, can_play)
+                .map(|_| mv)
+                .map_err(MoveError::CannotDraw),
             Move::Pass => {
                 if can_play {
                     Err(MoveError::MustPlay)
@@ -435,7 +478,11 @@ impl Game {
                         Some(e) => {
                             let value = tips.value_at(e).ok_or(MoveError::EndNotOpen(e))?;
                             if !tile.has(value) {
-                                return Err(MoveError::DoesNotFit { tile, end: e, value });
+                                return Err(MoveError::DoesNotFit {
+                                    tile,
+                                    end: e,
+                                    value,
+                                });
                             }
                             e
                         }
@@ -472,7 +519,12 @@ impl Game {
     }
 
     /// [`Game::play`] appending the events to a reused buffer.
-    pub fn play_into(&mut self, seat: u8, mv: Move, events: &mut Vec<Event>) -> Result<(), MoveError> {
+    pub fn play_into(
+        &mut self,
+        seat: u8,
+        mv: Move,
+        events: &mut Vec<Event>,
+    ) -> Result<(), MoveError> {
         let mv = self.check(seat, mv)?;
         self.history.push((seat, mv));
         let taken = self.unclaimed.take();
@@ -480,7 +532,11 @@ impl Game {
             Move::Muggins => {
                 let u = taken.expect("checked");
                 self.award(seat, u.points as i32);
-                events.push(Event::MugginsTaken { seat, from: u.seat, points: u.points });
+                events.push(Event::MugginsTaken {
+                    seat,
+                    from: u.seat,
+                    points: u.points,
+                });
                 self.end_match_if_over(events);
             }
             Move::Play { tile, end, claim } => self.apply_play(seat, tile, end, claim, events),
@@ -493,8 +549,15 @@ impl Game {
                 // open numbers; the tile drawn is then either played at once or shown not
                 // to fit by the next move, so the knowledge stays true. Under draw_anytime
                 // a draw shows nothing, and the new tile may hold anything.
-                r.voids[seat as usize] = if self.rules.draw_anytime { 0 } else { r.layout.tips().end_pips() };
-                events.push(Event::Drew { seat, tile: Some(tile) });
+                r.voids[seat as usize] = if self.rules.draw_anytime {
+                    0
+                } else {
+                    r.layout.tips().end_pips()
+                };
+                events.push(Event::Drew {
+                    seat,
+                    tile: Some(tile),
+                });
                 self.settle(events);
             }
             Move::Pass => {
@@ -508,7 +571,14 @@ impl Game {
         Ok(())
     }
 
-    fn apply_play(&mut self, seat: u8, tile: Tile, end: Option<End>, claim: Option<u16>, events: &mut Vec<Event>) {
+    fn apply_play(
+        &mut self,
+        seat: u8,
+        tile: Tile,
+        end: Option<End>,
+        claim: Option<u16>,
+        events: &mut Vec<Event>,
+    ) {
         let points = self.points_of(tile, end);
         let r = &mut self.round;
         r.hands[seat as usize].remove(tile);
@@ -518,7 +588,13 @@ impl Game {
         }
         r.must_lead = None;
         let credited = !self.rules.muggins || claim == Some(points);
-        events.push(Event::Played { seat, tile, end, points, credited });
+        events.push(Event::Played {
+            seat,
+            tile,
+            end,
+            points,
+            credited,
+        });
         if points > 0 {
             if credited {
                 self.award(seat, points as i32);
@@ -544,7 +620,10 @@ impl Game {
     fn end_match_if_over(&self, events: &mut Vec<Event>) -> bool {
         match self.outcome() {
             Some(outcome) => {
-                events.push(Event::MatchEnded { outcome, scores: self.scores });
+                events.push(Event::MatchEnded {
+                    outcome,
+                    scores: self.scores,
+                });
                 true
             }
             None => false,
@@ -574,8 +653,14 @@ impl Game {
 
     fn end_round(&mut self, reason: EndReason, went_out: Option<u8>, events: &mut Vec<Event>) {
         let boneyard: TileSet = self.round.boneyard.iter().copied().collect();
-        let (winner, awards) =
-            scoring::round_awards(&self.rules, self.seats, &self.round.hands, boneyard, reason, went_out);
+        let (winner, awards) = scoring::round_awards(
+            &self.rules,
+            self.seats,
+            &self.round.hands,
+            boneyard,
+            reason,
+            went_out,
+        );
         for (score, award) in self.scores.iter_mut().zip(awards) {
             *score += award;
         }
@@ -611,7 +696,8 @@ impl Game {
         let seats = self.seats;
         let mut rng = round_rng(&self.seed, number);
         let by_opening = self.opening_applies(number);
-        let lots = (by_opening && rules.opening == Opening::DrawLots).then(|| draw_lots(&rules, seats, &mut rng));
+        let lots = (by_opening && rules.opening == Opening::DrawLots)
+            .then(|| draw_lots(&rules, seats, &mut rng));
         let mut deal = match (&self.first_deal, number) {
             (Some(d), 1) => d.clone(),
             _ => Deal::shuffled(&rules, seats, &mut rng),
@@ -630,13 +716,20 @@ impl Game {
         // Every round of a start_tile game begins with a start tile: the first non-double
         // from the top; the next_leader rule picks who plays onto it.
         let start_tile = (rules.opening == Opening::StartTile).then(|| {
-            let i = boneyard.iter().position(|t| !t.is_double()).expect("checked above");
+            let i = boneyard
+                .iter()
+                .position(|t| !t.is_double())
+                .expect("checked above");
             let tile = boneyard.remove(i);
             layout.lead_with(tile, &rules);
             tile
         });
         boneyard.reverse();
-        let holder = |tile: Tile| (0..seats).find(|&s| hands[s as usize].contains(tile)).unwrap_or(0);
+        let holder = |tile: Tile| {
+            (0..seats)
+                .find(|&s| hands[s as usize].contains(tile))
+                .unwrap_or(0)
+        };
         let all: TileSet = hands.iter().fold(TileSet::EMPTY, |a, h| a.union(*h));
         let (leader, must_lead) = if by_opening {
             match rules.opening {
@@ -670,7 +763,11 @@ impl Game {
             drew: false,
             voids: [0; 4],
         };
-        events.push(Event::RoundStarted { number, leader, start_tile });
+        events.push(Event::RoundStarted {
+            number,
+            leader,
+            start_tile,
+        });
         self.settle(events);
     }
 
@@ -692,7 +789,9 @@ impl Game {
             seen.insert(t);
             count += 1;
         }
-        if seen != TileSet::full(self.rules.max_pip) || count != super::tile::set_size(self.rules.max_pip) {
+        if seen != TileSet::full(self.rules.max_pip)
+            || count != super::tile::set_size(self.rules.max_pip)
+        {
             return Err("tiles are missing".into());
         }
         if r.turn >= self.seats || r.leader >= self.seats {

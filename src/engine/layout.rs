@@ -82,7 +82,10 @@ impl Tips {
         match self.spinner {
             None => false,
             Some(SpinnerAt { arm: None, .. }) => self.arms[0].len > 0 && self.arms[1].len > 0,
-            Some(SpinnerAt { arm: Some(a), index }) => self.arms[a.index()].len > index + 1,
+            Some(SpinnerAt {
+                arm: Some(a),
+                index,
+            }) => self.arms[a.index()].len > index + 1,
         }
     }
 
@@ -95,7 +98,9 @@ impl Tips {
         } else {
             2
         };
-        End::ALL[..n].iter().map(move |&e| (e, self.arms[e.index()].value))
+        End::ALL[..n]
+            .iter()
+            .map(move |&e| (e, self.arms[e.index()].value))
     }
 
     /// Bit `p` set when some open end shows `p`.
@@ -122,8 +127,16 @@ impl Tips {
     pub fn lead_with(&mut self, tile: Tile, rules: &Rules) {
         self.lead = Some(tile);
         let double = tile.is_double();
-        self.arms[0] = Arm { value: tile.lo(), double, len: 0 };
-        self.arms[1] = Arm { value: tile.hi(), double, len: 0 };
+        self.arms[0] = Arm {
+            value: tile.lo(),
+            double,
+            len: 0,
+        };
+        self.arms[1] = Arm {
+            value: tile.hi(),
+            double,
+            len: 0,
+        };
         if double && rules.spinner == SpinnerRule::FirstDouble {
             self.become_spinner(tile.lo(), None, 0);
         }
@@ -133,7 +146,11 @@ impl Tips {
     pub fn place(&mut self, tile: Tile, end: End, rules: &Rules) {
         let arm = &mut self.arms[end.index()];
         let value = tile.other(arm.value);
-        *arm = Arm { value, double: tile.is_double(), len: arm.len + 1 };
+        *arm = Arm {
+            value,
+            double: tile.is_double(),
+            len: arm.len + 1,
+        };
         let index = arm.len - 1;
         if tile.is_double() && self.spinner.is_none() && rules.spinner == SpinnerRule::FirstDouble {
             self.become_spinner(value, Some(end), index);
@@ -142,8 +159,16 @@ impl Tips {
 
     fn become_spinner(&mut self, pip: u8, arm: Option<End>, index: u8) {
         self.spinner = Some(SpinnerAt { arm, index });
-        self.arms[2] = Arm { value: pip, double: false, len: 0 };
-        self.arms[3] = Arm { value: pip, double: false, len: 0 };
+        self.arms[2] = Arm {
+            value: pip,
+            double: false,
+            len: 0,
+        };
+        self.arms[3] = Arm {
+            value: pip,
+            double: false,
+            len: 0,
+        };
     }
 
     /// The count under fives: the sum of the open ends, a crosswise double counting both
@@ -222,16 +247,22 @@ impl Layout {
 
     /// Tiles on the table (lead included).
     pub fn tiles(&self) -> impl Iterator<Item = Tile> + '_ {
-        self.tips.lead.into_iter().chain(self.placed.iter().map(|&(_, t)| t))
+        self.tips
+            .lead
+            .into_iter()
+            .chain(self.placed.iter().map(|&(_, t)| t))
     }
 
     /// Each arm's tiles from the lead (or spinner) outward, each as `(facing in, facing
     /// out)`: the order a client draws them in.
     pub fn arms(&self) -> [Vec<(u8, u8)>; 4] {
         let mut arms: [Vec<(u8, u8)>; 4] = Default::default();
-        let Some(lead) = self.tips.lead else { return arms };
+        let Some(lead) = self.tips.lead else {
+            return arms;
+        };
         let mut open = [lead.lo(), lead.hi(), 0, 0];
-        let mut spinner_seen = lead.is_double() && self.tips.spinner.is_some_and(|s| s.arm.is_none());
+        let mut spinner_seen =
+            lead.is_double() && self.tips.spinner.is_some_and(|s| s.arm.is_none());
         if spinner_seen {
             open[2] = lead.lo();
             open[3] = lead.lo();
@@ -268,10 +299,18 @@ mod tests {
         l.lead_with(t("5-5"), &rules);
         assert_eq!(l.count(&rules), 10);
         l.place(t("5-2"), End::Right, &rules);
-        assert_eq!(l.count(&rules), 12, "the uncovered side of the lead double still counts both halves");
+        assert_eq!(
+            l.count(&rules),
+            12,
+            "the uncovered side of the lead double still counts both halves"
+        );
         assert!(!l.tips().sides_open());
         l.place(t("5-3"), End::Left, &rules);
-        assert_eq!(l.count(&rules), 5, "an unopened spinner side counts nothing");
+        assert_eq!(
+            l.count(&rules),
+            5,
+            "an unopened spinner side counts nothing"
+        );
         assert!(l.tips().sides_open(), "both long ends are covered");
         assert_eq!(l.tips().value_at(End::Up), Some(5));
         l.place(t("5-1"), End::Up, &rules);
@@ -300,7 +339,10 @@ mod tests {
         assert_eq!(l.count(&rules), 3 + 12);
         assert!(!l.tips().sides_open());
         l.place(t("6-2"), End::Right, &rules);
-        assert!(l.tips().sides_open(), "a spinner inside an arm opens once covered beyond");
+        assert!(
+            l.tips().sides_open(),
+            "a spinner inside an arm opens once covered beyond"
+        );
         assert_eq!(l.count(&rules), 3 + 2);
         l.place(t("6-4"), End::Down, &rules);
         assert_eq!(l.count(&rules), 3 + 2 + 4);

@@ -11,7 +11,11 @@ use super::tile::Tile;
 pub enum Move {
     /// Play `tile` at `end` (`None` for the lead, or as a shorthand when only one end
     /// fits), claiming `claim` points under muggins rules.
-    Play { tile: Tile, end: Option<End>, claim: Option<u16> },
+    Play {
+        tile: Tile,
+        end: Option<End>,
+        claim: Option<u16>,
+    },
     Draw,
     Pass,
     /// Take the points an opponent made but did not claim.
@@ -20,10 +24,18 @@ pub enum Move {
 
 impl Move {
     pub fn play(tile: Tile, end: End) -> Move {
-        Move::Play { tile, end: Some(end), claim: None }
+        Move::Play {
+            tile,
+            end: Some(end),
+            claim: None,
+        }
     }
 
     pub fn lead(tile: Tile) -> Move {
-        Move::Play { tile, end: None, claim: None }
+        Move::Play {
+            tile,
+            end: None,
+            claim: None,
+        }
     }
 }

@@ -55,10 +55,13 @@ pub struct Projection {
 impl Projection {
     /// Every tile the viewer cannot see: the other hands and the boneyard together.
     pub fn unseen(&self) -> TileSet {
-        let seen = self.layout.tiles().fold(self.hand.unwrap_or_default(), |mut s, t| {
-            s.insert(t);
-            s
-        });
+        let seen = self
+            .layout
+            .tiles()
+            .fold(self.hand.unwrap_or_default(), |mut s, t| {
+                s.insert(t);
+                s
+            });
         TileSet::full(self.rules.max_pip).without(seen)
     }
 }
@@ -92,7 +95,9 @@ impl Game {
             leader: r.leader,
             turn: self.turn(),
             hand: viewer.map(|s| r.hands[s as usize]),
-            hand_counts: (0..self.seats).map(|s| r.hands[s as usize].len() as u8).collect(),
+            hand_counts: (0..self.seats)
+                .map(|s| r.hands[s as usize].len() as u8)
+                .collect(),
             boneyard_count: r.boneyard.len() as u8,
             layout: r.layout.clone(),
             count: r.layout.count(&self.rules),

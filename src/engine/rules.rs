@@ -140,12 +140,24 @@ impl Preset {
     /// The rule sheet it follows, for people reading the preset list.
     pub fn description(self) -> &'static str {
         match self {
-            Preset::Classic => "The classic block game (seed 000): highest double leads, no drawing, blocked rounds scored by difference, ties to the lowest tile; 100 points.",
-            Preset::Block => "Block game (seed 002): no drawing; the lightest hand takes all others when blocked, ties split; 100 points.",
-            Preset::Draw => "Draw game (seed 002): draw until you can play; otherwise as block; 100 points.",
-            Preset::AllFives => "All Fives (seed 001): score the open ends when they make a multiple of 5; the first double is a spinner; the winner leads next; 100 points.",
-            Preset::Muggins => "Muggins (seed 002): All Fives where you must claim your points or an opponent takes them; draw any time; 200 points.",
-            Preset::Penalty => "Penalty game (seed 003): a start tile is turned up, 2 tiles stay in the boneyard, a stuck seat ends the round, fewest penalty points after 4 rounds wins.",
+            Preset::Classic => {
+                "The classic block game (seed 000): highest double leads, no drawing, blocked rounds scored by difference, ties to the lowest tile; 100 points."
+            }
+            Preset::Block => {
+                "Block game (seed 002): no drawing; the lightest hand takes all others when blocked, ties split; 100 points."
+            }
+            Preset::Draw => {
+                "Draw game (seed 002): draw until you can play; otherwise as block; 100 points."
+            }
+            Preset::AllFives => {
+                "All Fives (seed 001): score the open ends when they make a multiple of 5; the first double is a spinner; the winner leads next; 100 points."
+            }
+            Preset::Muggins => {
+                "Muggins (seed 002): All Fives where you must claim your points or an opponent takes them; draw any time; 200 points."
+            }
+            Preset::Penalty => {
+                "Penalty game (seed 003): a start tile is turned up, 2 tiles stay in the boneyard, a stuck seat ends the round, fewest penalty points after 4 rounds wins."
+            }
         }
     }
 
@@ -187,7 +199,10 @@ impl Preset {
                 ..block
             },
             Preset::Block => block,
-            Preset::Draw => Rules { draw: DrawRule::UntilPlayable, ..block },
+            Preset::Draw => Rules {
+                draw: DrawRule::UntilPlayable,
+                ..block
+            },
             Preset::AllFives => all_fives,
             Preset::Muggins => Rules {
                 draw_anytime: true,
@@ -221,13 +236,16 @@ impl FromStr for Preset {
     type Err = RulesError;
 
     fn from_str(s: &str) -> Result<Preset, RulesError> {
-        Preset::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| RulesError {
-            field: "preset",
-            message: format!(
-                "unknown preset \"{s}\"; the presets are {}",
-                Preset::ALL.map(|p| p.name()).join(", ")
-            ),
-        })
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| RulesError {
+                field: "preset",
+                message: format!(
+                    "unknown preset \"{s}\"; the presets are {}",
+                    Preset::ALL.map(|p| p.name()).join(", ")
+                ),
+            })
     }
 }
 
@@ -247,7 +265,10 @@ impl fmt::Display for RulesError {
 impl std::error::Error for RulesError {}
 
 fn refuse(field: &'static str, message: impl Into<String>) -> Result<(), RulesError> {
-    Err(RulesError { field, message: message.into() })
+    Err(RulesError {
+        field,
+        message: message.into(),
+    })
 }
 
 /// Accepts an explicit `null` as `Some(None)` ("set to nothing"), unlike a missing field.
@@ -299,9 +320,17 @@ pub struct RulesPatch {
     pub double_blank_value: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lead_double_count: Option<LeadDoubleCount>,
-    #[serde(default, deserialize_with = "explicit", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "explicit",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub target: Option<Option<u16>>,
-    #[serde(default, deserialize_with = "explicit", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "explicit",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub rounds: Option<Option<u16>>,
 }
 
@@ -314,9 +343,26 @@ impl Rules {
             ($($f:ident),*) => { $( if let Some(v) = patch.$f { r.$f = v; } )* };
         }
         take!(
-            max_pip, hand_size, teams, opening, next_leader, spinner, draw, draw_anytime,
-            boneyard_reserve, when_stuck, scoring, blocked_award, blocked_tie, muggins,
-            boneyard_to_winner, double_value, double_blank_value, lead_double_count, target, rounds
+            max_pip,
+            hand_size,
+            teams,
+            opening,
+            next_leader,
+            spinner,
+            draw,
+            draw_anytime,
+            boneyard_reserve,
+            when_stuck,
+            scoring,
+            blocked_award,
+            blocked_tie,
+            muggins,
+            boneyard_to_winner,
+            double_value,
+            double_blank_value,
+            lead_double_count,
+            target,
+            rounds
         );
         if patch.max_pip.is_some() && patch.hand_size.is_none() {
             r.hand_size = default_hand_size(r.max_pip);
@@ -330,21 +376,29 @@ impl Rules {
             return refuse("seats", format!("a game has 2 to 4 seats, not {seats}"));
         }
         if ![6, 9, 12, 15].contains(&self.max_pip) {
-            return refuse("max_pip", "the supported sets are double-6, double-9, double-12 and double-15");
+            return refuse(
+                "max_pip",
+                "the supported sets are double-6, double-9, double-12 and double-15",
+            );
         }
         if self.hand_size == 0 {
             return refuse("hand_size", "a hand holds at least one tile");
         }
         let tiles = set_size(self.max_pip);
         let start_tile = usize::from(self.opening == Opening::StartTile);
-        let needed = seats as usize * self.hand_size as usize + start_tile + self.boneyard_reserve as usize;
+        let needed =
+            seats as usize * self.hand_size as usize + start_tile + self.boneyard_reserve as usize;
         if needed > tiles {
             return refuse(
                 "hand_size",
                 format!(
                     "{seats} hands of {} tiles{}{} need {needed} tiles, but double-{} has only {tiles}",
                     self.hand_size,
-                    if start_tile == 1 { " plus a start tile" } else { "" },
+                    if start_tile == 1 {
+                        " plus a start tile"
+                    } else {
+                        ""
+                    },
                     if self.boneyard_reserve > 0 {
                         format!(" plus a reserve of {}", self.boneyard_reserve)
                     } else {
@@ -355,22 +409,34 @@ impl Rules {
             );
         }
         if self.teams && seats != 4 {
-            return refuse("teams", format!("teams (seats 0+2 against 1+3) need 4 seats, not {seats}"));
+            return refuse(
+                "teams",
+                format!("teams (seats 0+2 against 1+3) need 4 seats, not {seats}"),
+            );
         }
         if self.muggins && self.scoring != Scoring::Fives {
             return refuse("muggins", "muggins claims exist only under fives scoring");
         }
         if self.draw_anytime && self.draw == DrawRule::Block {
-            return refuse("draw_anytime", "a block game has no drawing, so it cannot allow drawing any time");
+            return refuse(
+                "draw_anytime",
+                "a block game has no drawing, so it cannot allow drawing any time",
+            );
         }
         if self.boneyard_to_winner && self.scoring == Scoring::Penalty {
-            return refuse("boneyard_to_winner", "penalty scoring has no winner's award to add the boneyard to");
+            return refuse(
+                "boneyard_to_winner",
+                "penalty scoring has no winner's award to add the boneyard to",
+            );
         }
         if self.double_blank_value != 0 && self.double_blank_value != 14 {
             return refuse("double_blank_value", "the double blank counts 0 or 14");
         }
         if self.target.is_none() && self.rounds.is_none() {
-            return refuse("target", "a match needs a target, a number of rounds, or both");
+            return refuse(
+                "target",
+                "a match needs a target, a number of rounds, or both",
+            );
         }
         if self.target == Some(0) {
             return refuse("target", "a target is at least 1 point");
@@ -432,12 +498,21 @@ mod tests {
     #[test]
     fn presets_follow_the_table_of_rules_md() {
         let c = Preset::Classic.rules();
-        assert_eq!((c.blocked_award, c.blocked_tie, c.target), (BlockedAward::Difference, BlockedTie::LowestTile, Some(100)));
+        assert_eq!(
+            (c.blocked_award, c.blocked_tie, c.target),
+            (BlockedAward::Difference, BlockedTie::LowestTile, Some(100))
+        );
         let m = Preset::Muggins.rules();
         assert!(m.muggins && m.draw_anytime);
-        assert_eq!((m.lead_double_count, m.target), (LeadDoubleCount::One, Some(200)));
+        assert_eq!(
+            (m.lead_double_count, m.target),
+            (LeadDoubleCount::One, Some(200))
+        );
         let p = Preset::Penalty.rules();
-        assert_eq!((p.opening, p.next_leader, p.boneyard_reserve, p.rounds), (Opening::StartTile, NextLeader::Alternate, 2, Some(4)));
+        assert_eq!(
+            (p.opening, p.next_leader, p.boneyard_reserve, p.rounds),
+            (Opening::StartTile, NextLeader::Alternate, 2, Some(4))
+        );
         assert_eq!(p.when_stuck, WhenStuck::EndRound);
     }
 
@@ -468,16 +543,86 @@ mod tests {
     fn contradictions_are_refused_naming_the_field() {
         let field = |r: Rules, seats| r.validate(seats).unwrap_err().field;
         let block = Preset::Block.rules();
-        assert_eq!(field(Rules { muggins: true, ..block }, 2), "muggins");
-        assert_eq!(field(Rules { teams: true, ..block }, 3), "teams");
-        assert_eq!(field(Rules { hand_size: 8, ..block }, 4), "hand_size");
-        assert_eq!(field(Rules { draw_anytime: true, ..block }, 2), "draw_anytime");
-        assert_eq!(field(Rules { target: None, rounds: None, ..block }, 2), "target");
-        assert_eq!(field(Rules { max_pip: 7, ..block }, 2), "max_pip");
-        assert_eq!(field(Rules { double_blank_value: 3, ..block }, 2), "double_blank_value");
+        assert_eq!(
+            field(
+                Rules {
+                    muggins: true,
+                    ..block
+                },
+                2
+            ),
+            "muggins"
+        );
+        assert_eq!(
+            field(
+                Rules {
+                    teams: true,
+                    ..block
+                },
+                3
+            ),
+            "teams"
+        );
+        assert_eq!(
+            field(
+                Rules {
+                    hand_size: 8,
+                    ..block
+                },
+                4
+            ),
+            "hand_size"
+        );
+        assert_eq!(
+            field(
+                Rules {
+                    draw_anytime: true,
+                    ..block
+                },
+                2
+            ),
+            "draw_anytime"
+        );
+        assert_eq!(
+            field(
+                Rules {
+                    target: None,
+                    rounds: None,
+                    ..block
+                },
+                2
+            ),
+            "target"
+        );
+        assert_eq!(
+            field(
+                Rules {
+                    max_pip: 7,
+                    ..block
+                },
+                2
+            ),
+            "max_pip"
+        );
+        assert_eq!(
+            field(
+                Rules {
+                    double_blank_value: 3,
+                    ..block
+                },
+                2
+            ),
+            "double_blank_value"
+        );
         assert_eq!(field(Preset::Penalty.rules(), 5), "seats");
         // 2 x 13 + start tile + reserve 2 = 29 > 28
-        let msg = Rules { hand_size: 13, ..Preset::Penalty.rules() }.validate(2).unwrap_err().message;
+        let msg = Rules {
+            hand_size: 13,
+            ..Preset::Penalty.rules()
+        }
+        .validate(2)
+        .unwrap_err()
+        .message;
         assert!(msg.contains("start tile") && msg.contains("29"), "{msg}");
     }
 
@@ -486,8 +631,22 @@ mod tests {
         let r = Preset::Classic.rules();
         let t = |s: &str| s.parse().unwrap();
         assert_eq!(r.tile_value(t("6-6")), 12);
-        assert_eq!(Rules { double_value: DoubleValue::OneHalf, ..r }.tile_value(t("6-6")), 6);
+        assert_eq!(
+            Rules {
+                double_value: DoubleValue::OneHalf,
+                ..r
+            }
+            .tile_value(t("6-6")),
+            6
+        );
         assert_eq!(r.tile_value(t("0-0")), 0);
-        assert_eq!(Rules { double_blank_value: 14, ..r }.tile_value(t("0-0")), 14);
+        assert_eq!(
+            Rules {
+                double_blank_value: 14,
+                ..r
+            }
+            .tile_value(t("0-0")),
+            14
+        );
     }
 }

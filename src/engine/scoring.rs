@@ -49,12 +49,25 @@ pub(crate) fn round_awards(
         return (out.map(|s| s as u8), awards);
     }
 
-    let bonus = if rules.boneyard_to_winner { rules.hand_value(boneyard) as i32 } else { 0 };
+    let bonus = if rules.boneyard_to_winner {
+        rules.hand_value(boneyard) as i32
+    } else {
+        0
+    };
     let finish = |points: i32| {
         let p = points.max(0);
-        if rules.scoring == Scoring::Fives { round_to_five(p) } else { p }
+        if rules.scoring == Scoring::Fives {
+            round_to_five(p)
+        } else {
+            p
+        }
     };
-    let opposing = |winners: &[usize]| (0..sides).filter(|s| !winners.contains(s)).map(value).sum::<i32>();
+    let opposing = |winners: &[usize]| {
+        (0..sides)
+            .filter(|s| !winners.contains(s))
+            .map(value)
+            .sum::<i32>()
+    };
 
     if reason == EndReason::Domino {
         let w = rules.side_of(went_out.expect("a domino has a seat that went out")) as usize;
@@ -64,7 +77,13 @@ pub(crate) fn round_awards(
 
     let lightest = (0..sides).map(value).min().unwrap_or(0);
     let tied: Vec<usize> = (0..sides).filter(|&s| value(s) == lightest).collect();
-    let own = |w: usize| if rules.blocked_award == BlockedAward::Difference { value(w) } else { 0 };
+    let own = |w: usize| {
+        if rules.blocked_award == BlockedAward::Difference {
+            value(w)
+        } else {
+            0
+        }
+    };
     if let [w] = tied[..] {
         awards[w] = finish(opposing(&[w]) - own(w) + bonus);
         return (Some(w as u8), awards);
@@ -81,7 +100,10 @@ pub(crate) fn round_awards(
         BlockedTie::LowestTile => {
             let key = |t: Tile| (rules.tile_value(t), t.heaviness());
             let lightest_tile = |s: usize| side_hand[s].iter().map(key).min();
-            let w = *tied.iter().min_by_key(|&&s| lightest_tile(s)).expect("a tie has two sides");
+            let w = *tied
+                .iter()
+                .min_by_key(|&&s| lightest_tile(s))
+                .expect("a tie has two sides");
             awards[w] = finish(opposing(&[w]) - own(w) + bonus);
             (Some(w as u8), awards)
         }
@@ -109,7 +131,12 @@ mod tests {
     #[test]
     fn classic_blocked_round_scores_the_difference() {
         let rules = Preset::Classic.rules();
-        let hands = [hand(&["1-2", "0-3"]), hand(&["6-6"]), TileSet::EMPTY, TileSet::EMPTY];
+        let hands = [
+            hand(&["1-2", "0-3"]),
+            hand(&["6-6"]),
+            TileSet::EMPTY,
+            TileSet::EMPTY,
+        ];
         let (w, awards) = round_awards(&rules, 2, &hands, TileSet::EMPTY, EndReason::Blocked, None);
         assert_eq!((w, awards[0], awards[1]), (Some(0), 12 - 6, 0));
     }
@@ -118,7 +145,12 @@ mod tests {
     fn classic_tie_goes_to_the_holder_of_the_lowest_tile() {
         let rules = Preset::Classic.rules();
         // both hands weigh 6; seat 1 holds 0-1, lighter than anything of seat 0
-        let hands = [hand(&["1-2", "0-3"]), hand(&["0-1", "2-3"]), TileSet::EMPTY, TileSet::EMPTY];
+        let hands = [
+            hand(&["1-2", "0-3"]),
+            hand(&["0-1", "2-3"]),
+            TileSet::EMPTY,
+            TileSet::EMPTY,
+        ];
         let (w, awards) = round_awards(&rules, 2, &hands, TileSet::EMPTY, EndReason::Blocked, None);
         assert_eq!(w, Some(1));
         assert_eq!(awards[1], 0, "difference of equal hands");
@@ -127,7 +159,12 @@ mod tests {
     #[test]
     fn three_seat_split_tie_shares_the_others_rounded_down() {
         let rules = Preset::Block.rules();
-        let hands = [hand(&["2-3"]), hand(&["1-4"]), hand(&["6-5", "0-0"]), TileSet::EMPTY];
+        let hands = [
+            hand(&["2-3"]),
+            hand(&["1-4"]),
+            hand(&["6-5", "0-0"]),
+            TileSet::EMPTY,
+        ];
         let (w, awards) = round_awards(&rules, 3, &hands, TileSet::EMPTY, EndReason::Blocked, None);
         assert_eq!(w, None);
         assert_eq!(&awards[..3], &[5, 5, 0], "11 split two ways, rounded down");
@@ -135,31 +172,78 @@ mod tests {
 
     #[test]
     fn teams_add_partners_hands() {
-        let rules = crate::engine::Rules { teams: true, ..Preset::Block.rules() };
-        let hands = [hand(&["0-1"]), hand(&["0-2"]), hand(&["0-3"]), hand(&["6-6"])];
+        let rules = crate::engine::Rules {
+            teams: true,
+            ..Preset::Block.rules()
+        };
+        let hands = [
+            hand(&["0-1"]),
+            hand(&["0-2"]),
+            hand(&["0-3"]),
+            hand(&["6-6"]),
+        ];
         // team 0: 1 + 3 = 4, team 1: 2 + 12 = 14
         let (w, awards) = round_awards(&rules, 4, &hands, TileSet::EMPTY, EndReason::Blocked, None);
         assert_eq!((w, awards[0], awards[1]), (Some(0), 14, 0));
-        let (w, awards) = round_awards(&rules, 4, &hands, TileSet::EMPTY, EndReason::Domino, Some(1));
+        let (w, awards) = round_awards(
+            &rules,
+            4,
+            &hands,
+            TileSet::EMPTY,
+            EndReason::Domino,
+            Some(1),
+        );
         assert_eq!((w, awards[1]), (Some(1), 4));
     }
 
     #[test]
     fn penalty_adds_every_hand_and_five_for_being_dominoed() {
         let rules = Preset::Penalty.rules();
-        let hands = [TileSet::EMPTY, hand(&["3-4", "1-1"]), TileSet::EMPTY, TileSet::EMPTY];
-        let (w, awards) = round_awards(&rules, 2, &hands, TileSet::EMPTY, EndReason::Domino, Some(0));
+        let hands = [
+            TileSet::EMPTY,
+            hand(&["3-4", "1-1"]),
+            TileSet::EMPTY,
+            TileSet::EMPTY,
+        ];
+        let (w, awards) = round_awards(
+            &rules,
+            2,
+            &hands,
+            TileSet::EMPTY,
+            EndReason::Domino,
+            Some(0),
+        );
         assert_eq!((w, awards[0], awards[1]), (Some(0), 0, 9 + 5));
-        let hands = [hand(&["0-1"]), hand(&["3-4"]), TileSet::EMPTY, TileSet::EMPTY];
+        let hands = [
+            hand(&["0-1"]),
+            hand(&["3-4"]),
+            TileSet::EMPTY,
+            TileSet::EMPTY,
+        ];
         let (w, awards) = round_awards(&rules, 2, &hands, TileSet::EMPTY, EndReason::Stuck, None);
         assert_eq!((w, awards[0], awards[1]), (None, 1, 7));
     }
 
     #[test]
     fn fives_awards_round_and_the_boneyard_goes_to_the_winner() {
-        let rules = crate::engine::Rules { boneyard_to_winner: true, ..Preset::AllFives.rules() };
-        let hands = [TileSet::EMPTY, hand(&["3-4", "1-1"]), TileSet::EMPTY, TileSet::EMPTY];
-        let (_, awards) = round_awards(&rules, 2, &hands, hand(&["0-4"]), EndReason::Domino, Some(0));
+        let rules = crate::engine::Rules {
+            boneyard_to_winner: true,
+            ..Preset::AllFives.rules()
+        };
+        let hands = [
+            TileSet::EMPTY,
+            hand(&["3-4", "1-1"]),
+            TileSet::EMPTY,
+            TileSet::EMPTY,
+        ];
+        let (_, awards) = round_awards(
+            &rules,
+            2,
+            &hands,
+            hand(&["0-4"]),
+            EndReason::Domino,
+            Some(0),
+        );
         assert_eq!(awards[0], 15, "9 + 4 = 13 rounds to 15");
     }
 }

@@ -37,7 +37,9 @@ impl Game {
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Game, StorageError> {
         match bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest).map_err(|e| StorageError::Corrupt(e.to_string())),
+            Some((&FORMAT, rest)) => {
+                postcard::from_bytes(rest).map_err(|e| StorageError::Corrupt(e.to_string()))
+            }
             Some((&other, _)) => Err(StorageError::UnknownFormat(other)),
             None => Err(StorageError::Corrupt("empty".into())),
         }

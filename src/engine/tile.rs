@@ -141,7 +141,11 @@ impl FromStr for Tile {
                 return Err(ParseTileError);
             }
             let v: u8 = t.parse().map_err(|_| ParseTileError)?;
-            if v > MAX_PIP { Err(ParseTileError) } else { Ok(v) }
+            if v > MAX_PIP {
+                Err(ParseTileError)
+            } else {
+                Ok(v)
+            }
         };
         Ok(Tile::new(pip(a)?, pip(b)?))
     }
@@ -203,15 +207,27 @@ impl TileSet {
     }
 
     pub fn intersect(self, other: TileSet) -> TileSet {
-        TileSet([self.0[0] & other.0[0], self.0[1] & other.0[1], self.0[2] & other.0[2]])
+        TileSet([
+            self.0[0] & other.0[0],
+            self.0[1] & other.0[1],
+            self.0[2] & other.0[2],
+        ])
     }
 
     pub fn union(self, other: TileSet) -> TileSet {
-        TileSet([self.0[0] | other.0[0], self.0[1] | other.0[1], self.0[2] | other.0[2]])
+        TileSet([
+            self.0[0] | other.0[0],
+            self.0[1] | other.0[1],
+            self.0[2] | other.0[2],
+        ])
     }
 
     pub fn without(self, other: TileSet) -> TileSet {
-        TileSet([self.0[0] & !other.0[0], self.0[1] & !other.0[1], self.0[2] & !other.0[2]])
+        TileSet([
+            self.0[0] & !other.0[0],
+            self.0[1] & !other.0[1],
+            self.0[2] & !other.0[2],
+        ])
     }
 
     /// Tiles of this set that carry any pip of `pips` (bit `p` set = pip `p`).
@@ -228,7 +244,10 @@ impl TileSet {
 
     /// Tiles in index order.
     pub fn iter(&self) -> TileSetIter {
-        TileSetIter { words: self.0, word: 0 }
+        TileSetIter {
+            words: self.0,
+            word: 0,
+        }
     }
 
     /// The heaviest tile (RULES.md order), if any.
@@ -320,8 +339,15 @@ mod tests {
 
     #[test]
     fn pip_masks_select_exactly_the_tiles_carrying_the_pip() {
-        let hand: TileSet = ["1-5", "2-3", "5-5", "0-6"].iter().map(|s| s.parse().unwrap()).collect();
-        let fives: Vec<String> = hand.intersect(TileSet::with_pip(5)).iter().map(|t| t.to_string()).collect();
+        let hand: TileSet = ["1-5", "2-3", "5-5", "0-6"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let fives: Vec<String> = hand
+            .intersect(TileSet::with_pip(5))
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
         assert_eq!(fives, ["1-5", "5-5"]);
         assert_eq!(hand.with_any_pip((1 << 2) | (1 << 6)).len(), 2);
         assert_eq!(TileSet::full(15).len(), 136);

@@ -14,6 +14,7 @@
 //! (when `REDIS_URL` is set; any number of server processes can share it) and
 //! [`memory::MemoryStore`] (one process, the default).
 
+pub mod any;
 pub mod memory;
 pub mod redis;
 
@@ -103,7 +104,11 @@ pub trait GameStore: Send + Sync + 'static {
     fn load(&self, id: &GameId) -> impl Future<Output = Result<Option<Stored>, StoreError>> + Send;
 
     /// Compare-and-set on the version; also refreshes the game's idle expiry.
-    fn save(&self, id: &GameId, save: Save) -> impl Future<Output = Result<SaveOutcome, StoreError>> + Send;
+    fn save(
+        &self,
+        id: &GameId,
+        save: Save,
+    ) -> impl Future<Output = Result<SaveOutcome, StoreError>> + Send;
 
     /// The idempotency record stored under `key` for this game, if any.
     fn idempotency(
@@ -113,14 +118,25 @@ pub trait GameStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<IdempotencyRecord>, StoreError>> + Send;
 
     /// Open games, newest first: ids from `offset`, at most `limit`.
-    fn list_open(&self, offset: usize, limit: usize) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+    fn list_open(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 
     /// Stored events with a version greater than `after`, oldest first (the history is
     /// capped; older events are gone).
-    fn events_since(&self, id: &GameId, after: u64) -> impl Future<Output = Result<Vec<Event>, StoreError>> + Send;
+    fn events_since(
+        &self,
+        id: &GameId,
+        after: u64,
+    ) -> impl Future<Output = Result<Vec<Event>, StoreError>> + Send;
 
     /// Live events of one game as they are saved, from any server process.
-    fn subscribe(&self, id: &GameId) -> impl Future<Output = Result<EventStream, StoreError>> + Send;
+    fn subscribe(
+        &self,
+        id: &GameId,
+    ) -> impl Future<Output = Result<EventStream, StoreError>> + Send;
 
     /// Answers when the store is reachable (for `/readyz`).
     fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;

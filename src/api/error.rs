@@ -1,0 +1,677 @@
+//! The one error type of the HTTP layer, and its wire form: RFC 9457 problem details.
+//!
+//! Every refused request answers `application/problem+json` with
+//! `{type, title, status, detail, code}` (plus `current_version` or `legal_moves` where the
+//! contract says so). `code` is the machine-readable part clients branch on; it is one of
+//! the codes of API.md's table, plus two the table leaves implicit: `method_not_allowed`
+//! (405) and `internal_error` (500).
+//!
+//! `type` is `https://domino.example/problems/<code>`: one URI per code, as RFC 9457 asks
+//! when a problem has its own semantics and extension members (so not `about:blank`).
+//! The URIs are identifiers; clients must not expect to dereference them (RFC 9457
+//! §3.1.1), and they never change once published.
+//!
+//! An answer never carries internal details: store errors and internal errors keep their
+//! cause in the `Display` form, which only reaches the logs (the request middleware logs
+//! every 5xx with it), while the body says something generic.
+//!
+//! Also here: the extractor error handlers (JSON body, query string, path) and a
+//! middleware that turns the few bare errors actix produces by itself (405 from a
+//! resource, 413 from a raw payload, 404 from a static file service) into problems, so
+//! that "every error is problem+json" holds by construction rather than by care.
+
+use std::borrow::Cow;
+
+use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::error::{
+    InternalError, JsonPayloadError, PathError, PayloadError, QueryPayloadError,
+};
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::{HttpRequest, HttpResponse, ResponseError};
+use serde::{Deserialize, Serialize};
+use utoipa::openapi::example::ExampleBuilder;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
+use utoipa::{PartialSchema, ToResponse, ToSchema};
+
+use crate::store::StoreError;
+
+/// The media type of every error answer.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// Prefix of every problem's `type` URI; the code follows.
+pub const PROBLEM_TYPE_BASE: &str = "https://domino.example/problems/";
+
+/// Seconds a client should wait before retrying when the store is unavailable: long
+/// enough for a Redis failover's reconnect, short enough that a player barely notices.
+pub const STORE_RETRY_AFTER_SECS: u32 = 1;
+
+/// Why a request was refused. Handlers and the service return this; actix turns it into
+/// the problem+json answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("unauthorized: {0}")]
+    Unauthorized(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("not your turn: {0}")]
+    NotYourTurn(String),
+    #[error("version conflict: the game is at version {current_version}")]
+    VersionConflict { current_version: u64 },
+    #[error("game not started: {0}")]
+    GameNotStarted(String),
+    #[error("game finished: {0}")]
+    GameFinished(String),
+    #[error("seat taken: {0}")]
+    SeatTaken(String),
+    #[error("game full: {0}")]
+    GameFull(String),
+    #[error("precondition failed: {0}")]
+    PreconditionFailed(String),
+    /// `limit` is `None` when the refusal came from somewhere that does not know it.
+    #[error("payload too large (limit {limit:?} bytes)")]
+    PayloadTooLarge { limit: Option<usize> },
+    /// `legal_moves` is the wire form of the moves the seat may make (a JSON array).
+    #[error("illegal move: {detail}")]
+    IllegalMove {
+        detail: String,
+        legal_moves: serde_json::Value,
+    },
+    #[error("invalid rules: {0}")]
+    InvalidRules(String),
+    #[error("idempotency key reused: {0}")]
+    IdempotencyKeyReused(String),
+    #[error("rate limited (retry after {retry_after_secs} s)")]
+    RateLimited { retry_after_secs: u32 },
+    /// The cause is for the logs only.
+    #[error("store unavailable: {0}")]
+    StoreUnavailable(String),
+    /// The cause is for the logs only.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// The machine-readable code of a problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemCode {
+    BadRequest,
+    Unauthorized,
+    NotFound,
+    MethodNotAllowed,
+    NotYourTurn,
+    VersionConflict,
+    GameNotStarted,
+    GameFinished,
+    SeatTaken,
+    GameFull,
+    PreconditionFailed,
+    PayloadTooLarge,
+    IllegalMove,
+    InvalidRules,
+    IdempotencyKeyReused,
+    RateLimited,
+    StoreUnavailable,
+    InternalError,
+}
+
+impl ProblemCode {
+    /// The code as it appears on the wire.
+    pub fn as_str(self) -> &'static str {
+        use ProblemCode::*;
+        match self {
+            BadRequest => "bad_request",
+            Unauthorized => "unauthorized",
+            NotFound => "not_found",
+            MethodNotAllowed => "method_not_allowed",
+            NotYourTurn => "not_your_turn",
+            VersionConflict => "version_conflict",
+            GameNotStarted => "game_not_started",
+            GameFinished => "game_finished",
+            SeatTaken => "seat_taken",
+            GameFull => "game_full",
+            PreconditionFailed => "precondition_failed",
+            PayloadTooLarge => "payload_too_large",
+            IllegalMove => "illegal_move",
+            InvalidRules => "invalid_rules",
+            IdempotencyKeyReused => "idempotency_key_reused",
+            RateLimited => "rate_limited",
+            StoreUnavailable => "store_unavailable",
+            InternalError => "internal_error",
+        }
+    }
+
+    /// A short summary that does not change between occurrences (RFC 9457 `title`).
+    pub fn title(self) -> &'static str {
+        use ProblemCode::*;
+        match self {
+            BadRequest => "The request is malformed",
+            Unauthorized => "A valid seat token is required",
+            NotFound => "No such resource",
+            MethodNotAllowed => "Method not allowed on this resource",
+            NotYourTurn => "It is not your turn",
+            VersionConflict => "The game has moved on",
+            GameNotStarted => "The game has not started",
+            GameFinished => "The game is finished",
+            SeatTaken => "The seat is taken",
+            GameFull => "Every seat is taken",
+            PreconditionFailed => "A precondition failed",
+            PayloadTooLarge => "The request body is too large",
+            IllegalMove => "The move is not legal",
+            InvalidRules => "The rules are not valid",
+            IdempotencyKeyReused => "The idempotency key was used for another request",
+            RateLimited => "Too many requests",
+            StoreUnavailable => "The game store is unavailable",
+            InternalError => "Internal error",
+        }
+    }
+
+    pub fn status(self) -> StatusCode {
+        use ProblemCode::*;
+        match self {
+            BadRequest => StatusCode::BAD_REQUEST,
+            Unauthorized => StatusCode::UNAUTHORIZED,
+            NotFound => StatusCode::NOT_FOUND,
+            MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            NotYourTurn | VersionConflict | GameNotStarted | GameFinished | SeatTaken
+            | GameFull => StatusCode::CONFLICT,
+            PreconditionFailed => StatusCode::PRECONDITION_FAILED,
+            PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            IllegalMove | InvalidRules | IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The problem's `type` URI.
+    pub fn type_uri(self) -> String {
+        format!("{PROBLEM_TYPE_BASE}{}", self.as_str())
+    }
+}
+
+/// An RFC 9457 problem: the body of every error answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[schema(
+    description = "RFC 9457 problem details: the body of every error answer \
+    (`Content-Type: application/problem+json`). Branch on `code`, not on `title` or `detail`."
+)]
+pub struct Problem {
+    /// A URI identifying the kind of problem: `https://domino.example/problems/<code>`.
+    #[serde(rename = "type")]
+    #[schema(format = "uri", example = "https://domino.example/problems/not_found")]
+    pub type_uri: String,
+    /// A short summary that is the same for every occurrence of this code.
+    pub title: String,
+    /// The HTTP status code of the answer.
+    #[schema(minimum = 400, maximum = 599)]
+    pub status: u16,
+    /// What went wrong with this request, for humans.
+    pub detail: String,
+    pub code: ProblemCode,
+    /// With `version_conflict`: the game's version now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_version: Option<u64>,
+    /// With `illegal_move`: every move the seat may make now, in request body form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub legal_moves: Option<serde_json::Value>,
+}
+
+impl ApiError {
+    pub fn code(&self) -> ProblemCode {
+        use ApiError as E;
+        match self {
+            E::BadRequest(_) => ProblemCode::BadRequest,
+            E::Unauthorized(_) => ProblemCode::Unauthorized,
+            E::NotFound(_) => ProblemCode::NotFound,
+            E::MethodNotAllowed => ProblemCode::MethodNotAllowed,
+            E::NotYourTurn(_) => ProblemCode::NotYourTurn,
+            E::VersionConflict { .. } => ProblemCode::VersionConflict,
+            E::GameNotStarted(_) => ProblemCode::GameNotStarted,
+            E::GameFinished(_) => ProblemCode::GameFinished,
+            E::SeatTaken(_) => ProblemCode::SeatTaken,
+            E::GameFull(_) => ProblemCode::GameFull,
+            E::PreconditionFailed(_) => ProblemCode::PreconditionFailed,
+            E::PayloadTooLarge { .. } => ProblemCode::PayloadTooLarge,
+            E::IllegalMove { .. } => ProblemCode::IllegalMove,
+            E::InvalidRules(_) => ProblemCode::InvalidRules,
+            E::IdempotencyKeyReused(_) => ProblemCode::IdempotencyKeyReused,
+            E::RateLimited { .. } => ProblemCode::RateLimited,
+            E::StoreUnavailable(_) => ProblemCode::StoreUnavailable,
+            E::Internal(_) => ProblemCode::InternalError,
+        }
+    }
+
+    /// The text a client sees. Never includes the cause of a 5xx.
+    fn detail(&self) -> Cow<'_, str> {
+        use ApiError as E;
+        match self {
+            E::BadRequest(d)
+            | E::Unauthorized(d)
+            | E::NotFound(d)
+            | E::NotYourTurn(d)
+            | E::GameNotStarted(d)
+            | E::GameFinished(d)
+            | E::SeatTaken(d)
+            | E::GameFull(d)
+            | E::PreconditionFailed(d)
+            | E::InvalidRules(d)
+            | E::IdempotencyKeyReused(d)
+            | E::IllegalMove { detail: d, .. } => Cow::Borrowed(d),
+            E::MethodNotAllowed => {
+                "this resource does not answer that method; see the Allow header".into()
+            }
+            E::VersionConflict { current_version } => {
+                format!("the game is at version {current_version}; fetch it and decide again")
+                    .into()
+            }
+            E::PayloadTooLarge { limit: Some(limit) } => {
+                format!("the body is larger than the {limit} bytes this server accepts").into()
+            }
+            E::PayloadTooLarge { limit: None } => {
+                "the body is larger than this server accepts".into()
+            }
+            E::RateLimited { retry_after_secs } => {
+                format!("too many requests; retry in {retry_after_secs} s").into()
+            }
+            E::StoreUnavailable(_) => {
+                format!("the game store did not answer; retry in {STORE_RETRY_AFTER_SECS} s").into()
+            }
+            E::Internal(_) => {
+                "something went wrong on our side; the request changed nothing".into()
+            }
+        }
+    }
+
+    /// The body of the answer.
+    pub fn problem(&self) -> Problem {
+        let code = self.code();
+        Problem {
+            type_uri: code.type_uri(),
+            title: code.title().to_owned(),
+            status: code.status().as_u16(),
+            detail: self.detail().into_owned(),
+            code,
+            current_version: match self {
+                ApiError::VersionConflict { current_version } => Some(*current_version),
+                _ => None,
+            },
+            legal_moves: match self {
+                ApiError::IllegalMove { legal_moves, .. } => Some(legal_moves.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    fn retry_after_secs(&self) -> Option<u32> {
+        match self {
+            ApiError::RateLimited { retry_after_secs } => Some(*retry_after_secs),
+            ApiError::StoreUnavailable(_) => Some(STORE_RETRY_AFTER_SECS),
+            _ => None,
+        }
+    }
+
+    /// The generic problem for a bare status produced outside our handlers.
+    pub fn from_status(status: StatusCode) -> ApiError {
+        match status {
+            StatusCode::UNAUTHORIZED => {
+                ApiError::Unauthorized("a valid seat token is required".into())
+            }
+            StatusCode::NOT_FOUND => ApiError::NotFound("no such resource".into()),
+            StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed,
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge { limit: None },
+            s if s.is_server_error() => ApiError::Internal(format!("bare {s} answer")),
+            _ => ApiError::BadRequest("the request is malformed".into()),
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.code().status()
+    }
+
+    fn error_response(&self) -> HttpResponse<BoxBody> {
+        let mut answer = HttpResponse::build(self.status_code());
+        answer.insert_header((header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON)));
+        if let Some(secs) = self.retry_after_secs() {
+            answer.insert_header((header::RETRY_AFTER, secs));
+        }
+        // Serialising a struct of strings and numbers cannot fail; the fallback keeps
+        // the answer well-formed anyway rather than panicking in an error path.
+        let body = serde_json::to_vec(&self.problem()).unwrap_or_else(|_| {
+            br#"{"type":"about:blank","title":"Internal error","status":500,"detail":"","code":"internal_error"}"#
+                .to_vec()
+        });
+        answer.body(body)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::Unavailable(cause) => ApiError::StoreUnavailable(cause),
+            // Ids are random UUIDs: a clash is a bug, not something the client can fix.
+            StoreError::Exists => {
+                ApiError::Internal("store: a game with this id exists already".into())
+            }
+        }
+    }
+}
+
+/// Refusals of a JSON body: malformed, unknown field, wrong type, not JSON, too large.
+pub fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
+    let api = match err {
+        JsonPayloadError::OverflowKnownLength { limit, .. }
+        | JsonPayloadError::Overflow { limit } => ApiError::PayloadTooLarge { limit: Some(limit) },
+        JsonPayloadError::Payload(PayloadError::Overflow) => {
+            ApiError::PayloadTooLarge { limit: None }
+        }
+        JsonPayloadError::ContentType => ApiError::BadRequest(
+            "the body must be JSON, sent with Content-Type: application/json".into(),
+        ),
+        // serde's message names the field, the expected type and the position, and
+        // holds nothing the client did not send.
+        JsonPayloadError::Deserialize(e) => {
+            ApiError::BadRequest(format!("the body is not acceptable: {e}"))
+        }
+        JsonPayloadError::Serialize(e) => ApiError::Internal(format!("serialising JSON: {e}")),
+        other => ApiError::BadRequest(format!("the body could not be read: {other}")),
+    };
+    api.into()
+}
+
+/// Refusals of a query string.
+pub fn query_error(err: QueryPayloadError, _req: &HttpRequest) -> actix_web::Error {
+    let detail = match err {
+        QueryPayloadError::Deserialize(e) => format!("bad query string: {e}"),
+        other => format!("bad query string: {other}"),
+    };
+    ApiError::BadRequest(detail).into()
+}
+
+/// A path that matched a route's shape but not its types (say, an id that is not a UUID)
+/// names nothing that exists: 404, like any unknown path.
+pub fn path_error(_err: PathError, _req: &HttpRequest) -> actix_web::Error {
+    ApiError::NotFound("no such resource".into()).into()
+}
+
+/// The default service: a path no route matches.
+pub async fn unknown_route() -> ApiError {
+    ApiError::NotFound("no such resource".into())
+}
+
+impl actix_web::Responder for ApiError {
+    type Body = BoxBody;
+
+    fn respond_to(self, _req: &HttpRequest) -> HttpResponse<BoxBody> {
+        HttpResponse::from_error(self)
+    }
+}
+
+/// Middleware: an error answer that is not a problem yet (made by actix itself, or by a
+/// library's service) becomes one. Headers that mean something (`Allow`) are kept.
+pub async fn problem_fallback(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static, BoxBody>>, actix_web::Error> {
+    // Inner services turn their errors into answers, so `Err` is rare (an inner
+    // middleware's failure). It carries no request to build a `ServiceResponse` from
+    // (holding a clone of the request would break routing), so its answer travels
+    // inside the error instead.
+    let res = match next.call(req).await {
+        Ok(res) => res,
+        Err(err) => {
+            let answer = err.error_response();
+            if is_problem(&answer) {
+                return Err(err);
+            }
+            let answer = problem_like(answer.status(), answer.headers());
+            return Err(InternalError::from_response(err, answer).into());
+        }
+    };
+    if is_problem(res.response()) {
+        return Ok(res.map_into_left_body());
+    }
+    let answer = problem_like(res.status(), res.headers());
+    let (req, _) = res.into_parts();
+    Ok(ServiceResponse::new(req, answer).map_into_right_body())
+}
+
+/// True for answers that need no rewriting: successes, redirects, and problems.
+fn is_problem<B>(res: &HttpResponse<B>) -> bool {
+    let status = res.status();
+    !(status.is_client_error() || status.is_server_error())
+        || res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|ct| ct.as_bytes().starts_with(PROBLEM_JSON.as_bytes()))
+}
+
+fn problem_like(status: StatusCode, headers: &header::HeaderMap) -> HttpResponse {
+    let mut answer = ApiError::from_status(status).error_response();
+    if let Some(allow) = headers.get(header::ALLOW) {
+        answer.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    answer
+}
+
+// ---- OpenAPI: the schema and the reusable problem responses ----
+
+// `body = ApiError` in a path documents the problem body.
+impl PartialSchema for ApiError {
+    fn schema() -> RefOr<utoipa::openapi::schema::Schema> {
+        Problem::schema()
+    }
+}
+
+impl ToSchema for ApiError {
+    fn name() -> Cow<'static, str> {
+        Problem::name()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<utoipa::openapi::schema::Schema>)>) {
+        schemas.push((ProblemCode::name().into_owned(), ProblemCode::schema()));
+        Problem::schemas(schemas);
+    }
+}
+
+/// A problem response for the OpenAPI document, its examples made by the real
+/// serialisation so the document cannot drift from what the server sends.
+fn problem_response(description: &str, samples: &[ApiError]) -> RefOr<Response> {
+    let examples = samples.iter().map(|err| {
+        let value = serde_json::to_value(err.problem()).expect("a problem serialises");
+        (
+            err.code().as_str(),
+            ExampleBuilder::new()
+                .summary(err.code().title())
+                .value(Some(value))
+                .build(),
+        )
+    });
+    let content = ContentBuilder::new()
+        .schema(Some(Ref::from_schema_name(Problem::name())))
+        .examples_from_iter(examples)
+        .build();
+    let mut response = ResponseBuilder::new()
+        .description(description)
+        .content(PROBLEM_JSON, content);
+    if samples.iter().any(|err| err.retry_after_secs().is_some()) {
+        response = response.header(
+            "Retry-After",
+            HeaderBuilder::new()
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::Integer)
+                        .minimum(Some(0)),
+                ))
+                .description(Some("Seconds to wait before retrying."))
+                .build(),
+        );
+    }
+    if samples
+        .iter()
+        .any(|err| matches!(err, ApiError::MethodNotAllowed))
+    {
+        response = response.header(
+            "Allow",
+            HeaderBuilder::new()
+                .description(Some("The methods this resource answers."))
+                .build(),
+        );
+    }
+    response.build().into()
+}
+
+/// Reusable responses for `#[utoipa::path(responses(...))]`: `(status = 404, response =
+/// problems::NotFound)`. Each is listed once in the document's components.
+pub mod problems {
+    use super::*;
+
+    macro_rules! problem_responses {
+        ($($name:ident => $description:literal, [$($sample:expr),+ $(,)?];)+) => {$(
+            #[doc = $description]
+            pub struct $name;
+
+            impl<'r> ToResponse<'r> for $name {
+                fn response() -> (&'r str, RefOr<Response>) {
+                    (stringify!($name), problem_response($description, &[$($sample),+]))
+                }
+            }
+        )+};
+    }
+
+    problem_responses! {
+        BadRequest => "Malformed request: bad JSON, an unknown field, a wrong type, bad tile text.",
+            [ApiError::BadRequest(
+                "the body is not acceptable: unknown field `colour`, expected one of `type`, `tile`, `end`, `claim`, `expected_version` at line 1 column 9".into(),
+            )];
+        Unauthorized => "No seat token, or not a valid one for this game.",
+            [ApiError::Unauthorized("send the seat's token as `Authorization: Bearer <token>`".into())];
+        NotFound => "No such resource (or the game expired).",
+            [ApiError::NotFound("no such resource".into())];
+        MethodNotAllowed => "The resource exists but does not answer this method.",
+            [ApiError::MethodNotAllowed];
+        Conflict => "The request clashes with the game's state.",
+            [
+                ApiError::NotYourTurn("it is seat 2's turn".into()),
+                ApiError::VersionConflict { current_version: 18 },
+                ApiError::GameNotStarted("the game waits for 2 more players".into()),
+                ApiError::GameFinished("the match is over".into()),
+                ApiError::SeatTaken("seat 2 is taken".into()),
+                ApiError::GameFull("every seat is taken".into()),
+            ];
+        PreconditionFailed => "A conditional request's precondition did not hold.",
+            [ApiError::PreconditionFailed("the game is not at the version given in If-Match".into())];
+        PayloadTooLarge => "The request body is larger than the server accepts (`MAX_BODY_BYTES`).",
+            [ApiError::PayloadTooLarge { limit: Some(16_384) }];
+        UnprocessableContent => "Well-formed, but the game cannot accept it.",
+            [
+                ApiError::IllegalMove {
+                    detail: "5-3 fits neither end".into(),
+                    legal_moves: serde_json::json!([
+                        {"type": "play", "tile": "6-4", "end": "left", "points": 0},
+                        {"type": "draw"}
+                    ]),
+                },
+                ApiError::InvalidRules("hand_size 20 does not fit 4 seats in a double-six set".into()),
+                ApiError::IdempotencyKeyReused("this Idempotency-Key was used with another body".into()),
+            ];
+        RateLimited => "Too many requests: wait `Retry-After` seconds.",
+            [ApiError::RateLimited { retry_after_secs: 2 }];
+        StoreUnavailable => "The game store did not answer in time: retry after `Retry-After` seconds.",
+            [ApiError::StoreUnavailable(String::new())];
+        InternalError => "A bug on the server's side; the request changed nothing.",
+            [ApiError::Internal(String::new())];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_its_contract_status() {
+        use ProblemCode::*;
+        let table = [
+            (BadRequest, 400),
+            (Unauthorized, 401),
+            (NotFound, 404),
+            (NotYourTurn, 409),
+            (VersionConflict, 409),
+            (GameNotStarted, 409),
+            (GameFinished, 409),
+            (SeatTaken, 409),
+            (GameFull, 409),
+            (PreconditionFailed, 412),
+            (PayloadTooLarge, 413),
+            (IllegalMove, 422),
+            (InvalidRules, 422),
+            (IdempotencyKeyReused, 422),
+            (RateLimited, 429),
+            (StoreUnavailable, 503),
+        ];
+        for (code, status) in table {
+            assert_eq!(code.status().as_u16(), status, "{code:?}");
+            let wire = serde_json::to_value(code).unwrap();
+            assert_eq!(wire, code.as_str());
+        }
+    }
+
+    #[test]
+    fn a_version_conflict_carries_the_current_version() {
+        let body = serde_json::to_value(ApiError::VersionConflict { current_version: 7 }.problem())
+            .unwrap();
+        assert_eq!(body["code"], "version_conflict");
+        assert_eq!(body["status"], 409);
+        assert_eq!(body["current_version"], 7);
+        assert_eq!(
+            body["type"],
+            "https://domino.example/problems/version_conflict"
+        );
+        assert!(body.get("legal_moves").is_none());
+    }
+
+    #[test]
+    fn an_illegal_move_carries_the_legal_moves() {
+        let err = ApiError::IllegalMove {
+            detail: "no".into(),
+            legal_moves: serde_json::json!([{"type": "draw"}]),
+        };
+        let body = serde_json::to_value(err.problem()).unwrap();
+        assert_eq!(body["legal_moves"], serde_json::json!([{"type": "draw"}]));
+        assert!(body.get("current_version").is_none());
+    }
+
+    #[test]
+    fn store_errors_never_reach_the_client() {
+        let err = ApiError::from(StoreError::Unavailable(
+            "connection refused at 10.0.0.7:6379".into(),
+        ));
+        let res = err.error_response();
+        assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(res.headers().get(header::RETRY_AFTER).unwrap(), "1");
+        assert_eq!(
+            res.headers().get(header::CONTENT_TYPE).unwrap(),
+            PROBLEM_JSON
+        );
+        assert!(!err.problem().detail.contains("10.0.0.7"));
+        assert!(
+            err.to_string().contains("10.0.0.7"),
+            "the cause stays for the logs"
+        );
+
+        let err = ApiError::from(StoreError::Exists);
+        assert_eq!(err.problem().status, 500);
+        assert!(!err.problem().detail.contains("exists"));
+    }
+}

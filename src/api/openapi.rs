@@ -1,0 +1,165 @@
+//! The OpenAPI document (3.1), served at `/openapi.json`, and the Swagger UI over it at
+//! `/swagger-ui/` (vendored assets: no network needed).
+//!
+//! Owns the document's frame: info, tags, the reusable problem responses, the seat-token
+//! security scheme and the `X-Request-Id` header on every answer. Each resource's paths
+//! and schemas are listed in [`ApiDoc`]; a test compares the document with the committed
+//! `openapi/openapi.json`, so code and document cannot drift apart unnoticed.
+
+use std::sync::LazyLock;
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{Ref, RefOr, Response};
+use utoipa::{Modify, OpenApi};
+use utoipa_swagger_ui::{Config, SwaggerUi};
+
+use crate::api::error::{Problem, ProblemCode, problems};
+use crate::api::ops;
+
+/// Where the document is served.
+pub const OPENAPI_PATH: &str = "/openapi.json";
+
+/// The name of the bearer scheme the game endpoints use (`security(("seat_token" = []))`).
+pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Domino server",
+        description = "A headless REST domino game server: every rule variant, enforced, over HTTP.\n\n\
+            Every error answer is `application/problem+json` (RFC 9457) with a machine-readable \
+            `code`; see the `Problem` schema. Every answer carries `X-Request-Id` (a sane incoming \
+            one of at most 64 characters `[A-Za-z0-9_-]` is kept, otherwise one is made); quote it \
+            when reporting a problem.",
+    ),
+    paths(ops::healthz, ops::readyz, ops::metrics, openapi_json),
+    components(
+        schemas(Problem, ProblemCode),
+        responses(
+            problems::BadRequest,
+            problems::Unauthorized,
+            problems::NotFound,
+            problems::MethodNotAllowed,
+            problems::Conflict,
+            problems::PreconditionFailed,
+            problems::PayloadTooLarge,
+            problems::UnprocessableContent,
+            problems::RateLimited,
+            problems::StoreUnavailable,
+            problems::InternalError,
+        ),
+    ),
+    tags(
+        (name = "lobby", description = "Presets, creating games, taking seats, open games."),
+        (name = "play", description = "Views, moves, events, logs and exports of one game."),
+        (name = "ops", description = "Liveness, readiness and metrics, for orchestrators and scrapers."),
+        (name = "docs", description = "This document."),
+    ),
+    modifiers(&Frame),
+)]
+pub struct ApiDoc;
+
+/// What the derive cannot express: the seat-token scheme and the request-id header on
+/// every response (components' included).
+struct Frame;
+
+const REQUEST_ID_HEADER: &str = "X-Request-Id";
+
+impl Modify for Frame {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            SEAT_TOKEN_SCHEME,
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "The seat token given once when taking a seat: `Authorization: Bearer <token>`.",
+                    ))
+                    .build(),
+            ),
+        );
+        components.headers.insert(
+            REQUEST_ID_HEADER.to_owned(),
+            HeaderBuilder::new()
+                .description(Some(
+                    "The request's id, as it appears in the server's logs.",
+                ))
+                .example(Some("0b9f3a52-8f0e-4a55-9f0c-5c8d9c4e7b21".into()))
+                .build()
+                .into(),
+        );
+
+        let request_id = || {
+            RefOr::Ref(Ref::new(format!(
+                "#/components/headers/{REQUEST_ID_HEADER}"
+            )))
+        };
+        let with_request_id = |response: &mut RefOr<Response>| {
+            if let RefOr::T(response) = response {
+                response
+                    .headers
+                    .insert(REQUEST_ID_HEADER.to_owned(), request_id());
+            }
+        };
+        components.responses.values_mut().for_each(with_request_id);
+        for item in doc.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.options,
+                &mut item.head,
+                &mut item.patch,
+                &mut item.trace,
+            ];
+            for operation in operations.into_iter().flatten() {
+                operation
+                    .responses
+                    .responses
+                    .values_mut()
+                    .for_each(with_request_id);
+            }
+        }
+    }
+}
+
+/// The document as served and as committed: pretty JSON, built once.
+pub fn document() -> &'static str {
+    static DOCUMENT: LazyLock<String> = LazyLock::new(|| {
+        ApiDoc::openapi()
+            .to_pretty_json()
+            .expect("the OpenAPI document serialises")
+    });
+    &DOCUMENT
+}
+
+/// The OpenAPI document of this server.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "docs",
+    operation_id = "openapi",
+    responses((status = 200, description = "This document (OpenAPI 3.1).", content_type = "application/json", body = Object)),
+)]
+pub async fn openapi_json() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(document())
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource(OPENAPI_PATH).route(web::get().to(openapi_json)))
+        // The UI fetches the document from the route above rather than from a copy the UI
+        // service would serve itself, so there is one document and one route.
+        .service(SwaggerUi::new("/swagger-ui/{_:.*}").config(Config::new([OPENAPI_PATH])))
+        .service(web::resource("/swagger-ui").route(web::get().to(|| async {
+            HttpResponse::MovedPermanently()
+                .insert_header((header::LOCATION, "/swagger-ui/"))
+                .finish()
+        })));
+}

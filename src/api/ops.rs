@@ -1,0 +1,114 @@
+//! Operations endpoints: liveness, readiness, metrics.
+//!
+//! These answer orchestrators and scrapers, not players. They must stay cheap and must not
+//! depend on anything but the process itself (`/healthz`) or the store's `ping`
+//! (`/readyz`): a readiness check that loaded games would turn a slow store into a
+//! restart loop.
+
+use actix_web::http::header::{CacheControl, CacheDirective};
+use actix_web::{HttpResponse, web};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::api::error::{ApiError, problems};
+use crate::metrics::{self, Metrics};
+use crate::settings::Settings;
+use crate::store::GameStore;
+use crate::store::any::AnyStore;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    // `web::resource` rather than the method macros: a wrong method then answers 405
+    // with `Allow` instead of falling through to the 404.
+    cfg.service(web::resource("/healthz").route(web::get().to(healthz)))
+        .service(web::resource("/readyz").route(web::get().to(readyz)))
+        .service(web::resource("/metrics").route(web::get().to(metrics)));
+}
+
+/// The process is alive.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    #[schema(example = "ok")]
+    pub status: &'static str,
+}
+
+/// The server can serve games: its store answers.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Readiness {
+    #[schema(example = "ready")]
+    pub status: &'static str,
+    /// Which store keeps the games: `memory` or `redis`.
+    #[schema(example = "redis")]
+    pub store: &'static str,
+}
+
+fn no_store() -> CacheControl {
+    CacheControl(vec![CacheDirective::NoStore])
+}
+
+/// Liveness: answers as long as the process serves HTTP.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "ops",
+    operation_id = "healthz",
+    responses((status = 200, description = "The process is alive.", body = Health)),
+)]
+pub async fn healthz() -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header(no_store())
+        .json(Health { status: "ok" })
+}
+
+/// Readiness: answers 200 when the store answers a ping within `STORE_TIMEOUT_MS`.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "ops",
+    operation_id = "readyz",
+    responses(
+        (status = 200, description = "The store answers: the server can serve games.", body = Readiness),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn readyz(
+    store: web::Data<AnyStore>,
+    settings: web::Data<Settings>,
+) -> Result<HttpResponse, ApiError> {
+    // The store bounds its own calls; this bound holds even if one misbehaves, so the
+    // probe's answer time never exceeds what the orchestrator was promised.
+    match tokio::time::timeout(settings.store_timeout, store.ping()).await {
+        Ok(Ok(())) => Ok(HttpResponse::Ok()
+            .insert_header(no_store())
+            .json(Readiness {
+                status: "ready",
+                store: store.kind(),
+            })),
+        Ok(Err(err)) => Err(err.into()),
+        Err(_) => Err(ApiError::StoreUnavailable(format!(
+            "{} store did not answer a ping within {:?}",
+            store.kind(),
+            settings.store_timeout
+        ))),
+    }
+}
+
+/// Prometheus metrics in the OpenMetrics text format.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "ops",
+    operation_id = "metrics",
+    responses((
+        status = 200,
+        description = "Every metric of this process: HTTP requests by method, route pattern and \
+            status class, request latency, and the game counters.",
+        body = String,
+        content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8",
+    )),
+)]
+pub async fn metrics(metrics: web::Data<Metrics>) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header(no_store())
+        .content_type(metrics::CONTENT_TYPE)
+        .body(metrics.encode())
+}

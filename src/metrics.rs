@@ -1,0 +1,227 @@
+//! Prometheus metrics: the registry, the HTTP middleware that feeds it, and the game
+//! counters the service increments.
+//!
+//! Owns metric names, labels and buckets. Labels are bounded by construction (a method
+//! from a fixed list, the route *pattern* rather than the path, a status class), so no
+//! client can grow the registry. A new metric is added here, as a field of [`Metrics`]
+//! registered in [`Metrics::new`], so every name lives in one file.
+
+use std::fmt::Write;
+use std::time::Instant;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::middleware::Next;
+use actix_web::web;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+
+/// What `/metrics` answers with: prometheus-client writes OpenMetrics text, which
+/// Prometheus reads natively.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Latency buckets, in seconds: most answers take well under a millisecond with the
+/// memory store and a few with Redis; the top buckets catch long polls (up to 30 s).
+const LATENCY_BUCKETS: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0,
+];
+
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
+#[allow(clippy::upper_case_acronyms)] // the label values are the methods as spelled in HTTP
+pub enum MethodLabel {
+    GET,
+    HEAD,
+    POST,
+    PUT,
+    PATCH,
+    DELETE,
+    OPTIONS,
+    OTHER,
+}
+
+impl From<&Method> for MethodLabel {
+    fn from(method: &Method) -> Self {
+        match *method {
+            Method::GET => MethodLabel::GET,
+            Method::HEAD => MethodLabel::HEAD,
+            Method::POST => MethodLabel::POST,
+            Method::PUT => MethodLabel::PUT,
+            Method::PATCH => MethodLabel::PATCH,
+            Method::DELETE => MethodLabel::DELETE,
+            Method::OPTIONS => MethodLabel::OPTIONS,
+            _ => MethodLabel::OTHER,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    pub method: MethodLabel,
+    /// The matched route pattern (`/v1/games/{id}`), or `unmatched`.
+    pub route: String,
+    /// `2xx`, `3xx`, `4xx` or `5xx`.
+    pub status: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RouteLabels {
+    pub method: MethodLabel,
+    pub route: String,
+}
+
+type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
+
+/// Every metric of the process. Handles are cheap clones of what the registry holds.
+pub struct Metrics {
+    registry: Registry,
+    pub http_requests: Family<RequestLabels, Counter>,
+    pub http_request_duration: HistogramFamily,
+    /// Games created (`domino_games_created_total`).
+    pub games_created: Counter,
+    /// Moves stored, bots' included (`domino_moves_applied_total`).
+    pub moves_applied: Counter,
+    /// Saves that lost a compare-and-set race and were retried (`domino_store_conflicts_total`).
+    pub store_conflicts: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::default();
+        let http_requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests answered, by method, route pattern and status class",
+            http_requests.clone(),
+        );
+        let http_request_duration: HistogramFamily =
+            Family::new_with_constructor(|| Histogram::new(LATENCY_BUCKETS));
+        registry.register_with_unit(
+            "http_request_duration",
+            "Time to answer an HTTP request (until the body starts), by method and route pattern",
+            Unit::Seconds,
+            http_request_duration.clone(),
+        );
+
+        let games_created = Counter::default();
+        let moves_applied = Counter::default();
+        let store_conflicts = Counter::default();
+        let game = registry.sub_registry_with_prefix("domino");
+        game.register("games_created", "Games created", games_created.clone());
+        game.register(
+            "moves_applied",
+            "Moves stored, bots' included",
+            moves_applied.clone(),
+        );
+        game.register(
+            "store_conflicts",
+            "Saves that lost a compare-and-set race and were retried",
+            store_conflicts.clone(),
+        );
+
+        Metrics {
+            registry,
+            http_requests,
+            http_request_duration,
+            games_created,
+            moves_applied,
+            store_conflicts,
+        }
+    }
+
+    /// The registry in the text exposition format.
+    pub fn encode(&self) -> String {
+        let mut text = String::with_capacity(4096);
+        // Writing into a String cannot fail.
+        if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
+            let _ = writeln!(text, "# EOF");
+        }
+        text
+    }
+
+    fn observe(&self, method: MethodLabel, route: String, status: u16, seconds: f64) {
+        let class = match status {
+            100..=199 => "1xx",
+            200..=299 => "2xx",
+            300..=399 => "3xx",
+            400..=499 => "4xx",
+            _ => "5xx",
+        };
+        self.http_request_duration
+            .get_or_create(&RouteLabels {
+                method,
+                route: route.clone(),
+            })
+            .observe(seconds);
+        self.http_requests
+            .get_or_create(&RequestLabels {
+                method,
+                route,
+                status: class,
+            })
+            .inc();
+    }
+}
+
+/// Middleware: counts and times every request. It sits inside the problem fallback's
+/// caller chain, so it sees the final status of every answer.
+pub async fn record_http(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody + 'static>, actix_web::Error> {
+    let metrics = req.app_data::<web::Data<Metrics>>().cloned();
+    let method = MethodLabel::from(req.method());
+    let started = Instant::now();
+    let outcome = next.call(req).await;
+    if let Some(metrics) = metrics {
+        let seconds = started.elapsed().as_secs_f64();
+        match &outcome {
+            // The pattern, not the path: a path holds game ids, which would make one
+            // series per game.
+            Ok(res) => {
+                let route = res
+                    .request()
+                    .match_pattern()
+                    .unwrap_or_else(|| "unmatched".to_owned());
+                metrics.observe(method, route, res.status().as_u16(), seconds);
+            }
+            Err(err) => {
+                let status = err.as_response_error().status_code().as_u16();
+                metrics.observe(method, "unmatched".to_owned(), status, seconds);
+            }
+        }
+    }
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_names_every_metric() {
+        let metrics = Metrics::new();
+        metrics.observe(MethodLabel::GET, "/healthz".into(), 200, 0.001);
+        metrics.games_created.inc();
+        let text = metrics.encode();
+        for name in [
+            r#"http_requests_total{method="GET",route="/healthz",status="2xx"} 1"#,
+            "# TYPE http_request_duration_seconds histogram",
+            "domino_games_created_total 1",
+            "domino_moves_applied_total 0",
+            "domino_store_conflicts_total 0",
+            "# EOF",
+        ] {
+            assert!(text.contains(name), "{name} missing from\n{text}");
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! Typed settings, read once from the environment at startup.
+//!
+//! Owns the names, defaults and validation of every variable the server reads. A bad
+//! value stops the server before it binds anything, with an error naming the variable:
+//! a typo in production should fail loudly, not fall back to a default. Nothing else in
+//! the crate reads the environment.
+//!
+//! | variable | default | meaning |
+//! |---|---|---|
+//! | `BIND_ADDR` | `0.0.0.0:8080` | `ip:port` to listen on (port 0: any free port) |
+//! | `REDIS_URL` | unset | Redis to keep games in; unset or empty: this process's memory |
+//! | `REDIS_KEY_PREFIX` | `domino:` | prefix of every Redis key, so servers can share a Redis |
+//! | `GAME_IDLE_TTL_SECS` | `86400` | a game without a write for this long is forgotten |
+//! | `STORE_TIMEOUT_MS` | `1000` | longest wait for one store operation before a 503 |
+//! | `LOG_FORMAT` | `pretty` | `pretty` (human, one line per event) or `json` (one object per line) |
+//! | `RUST_LOG` | `info` | tracing filter directives, e.g. `info,domino_server=debug` |
+//! | `MAX_BODY_BYTES` | `16384` | largest request body accepted (413 beyond) |
+//! | `LONG_POLL_MAX_SECS` | `30` | cap on a long poll's `wait` |
+//! | `SHUTDOWN_TIMEOUT_SECS` | `8` | grace for in-flight requests on SIGTERM/SIGINT |
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable, one line per event, colours when stdout is a terminal.
+    Pretty,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+impl FromStr for LogFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "pretty" => Ok(LogFormat::Pretty),
+            "json" => Ok(LogFormat::Json),
+            _ => Err("expected `pretty` or `json`".to_owned()),
+        }
+    }
+}
+
+/// Every setting of the server. `Settings::default()` holds the documented defaults, so a
+/// test can override only what it cares about with struct update syntax.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub bind_addr: SocketAddr,
+    /// `None`: games live in this process's memory.
+    pub redis_url: Option<String>,
+    pub redis_key_prefix: String,
+    pub game_idle_ttl: Duration,
+    pub store_timeout: Duration,
+    pub log_format: LogFormat,
+    /// Tracing filter directives (the value of `RUST_LOG`), parsed by the telemetry.
+    pub log_filter: String,
+    pub max_body_bytes: usize,
+    pub long_poll_max: Duration,
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            bind_addr: SocketAddr::from(([0, 0, 0, 0], 8080)),
+            redis_url: None,
+            redis_key_prefix: "domino:".to_owned(),
+            game_idle_ttl: Duration::from_secs(86_400),
+            store_timeout: Duration::from_millis(1000),
+            log_format: LogFormat::Pretty,
+            log_filter: "info".to_owned(),
+            max_body_bytes: 16_384,
+            long_poll_max: Duration::from_secs(30),
+            // Docker and Kubernetes kill a container 10 s after SIGTERM by default:
+            // finishing a little before that lets the server close cleanly.
+            shutdown_timeout: Duration::from_secs(8),
+        }
+    }
+}
+
+/// A variable that is set to something the server cannot use.
+#[derive(Debug, thiserror::Error)]
+#[error("{var}: {problem} (got {value:?})")]
+pub struct SettingsError {
+    pub var: &'static str,
+    pub value: String,
+    pub problem: String,
+}
+
+impl Settings {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Settings, SettingsError> {
+        Settings::from_vars(std::env::vars_os())
+    }
+
+    /// Reads the given variables instead of the environment (tests use this: changing
+    /// the process environment is racy between threads, hence `unsafe` since 2024).
+    /// Variables that are not set take their default; an empty value counts as unset.
+    pub fn from_vars<I, K, V>(vars: I) -> Result<Settings, SettingsError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        let vars: HashMap<String, OsString> = vars
+            .into_iter()
+            .filter_map(|(k, v)| k.into().into_string().ok().map(|k| (k, v.into())))
+            .collect();
+        let env = Env(&vars);
+        let defaults = Settings::default();
+
+        let settings = Settings {
+            bind_addr: env.parse("BIND_ADDR", defaults.bind_addr, |s| {
+                s.parse()
+                    .map_err(|_| "expected ip:port, e.g. 0.0.0.0:8080 or [::]:8080".to_owned())
+            })?,
+            redis_url: env.get("REDIS_URL")?,
+            redis_key_prefix: env
+                .get("REDIS_KEY_PREFIX")?
+                .unwrap_or(defaults.redis_key_prefix),
+            game_idle_ttl: env.parse("GAME_IDLE_TTL_SECS", defaults.game_idle_ttl, |s| {
+                positive(s).map(Duration::from_secs)
+            })?,
+            store_timeout: env.parse("STORE_TIMEOUT_MS", defaults.store_timeout, |s| {
+                positive(s).map(Duration::from_millis)
+            })?,
+            log_format: env.parse("LOG_FORMAT", defaults.log_format, str::parse)?,
+            log_filter: env.get("RUST_LOG")?.unwrap_or(defaults.log_filter),
+            max_body_bytes: env.parse("MAX_BODY_BYTES", defaults.max_body_bytes, |s| {
+                positive(s).and_then(|n| usize::try_from(n).map_err(|_| "too large".to_owned()))
+            })?,
+            long_poll_max: env.parse("LONG_POLL_MAX_SECS", defaults.long_poll_max, |s| {
+                positive(s).map(Duration::from_secs)
+            })?,
+            shutdown_timeout: env.parse(
+                "SHUTDOWN_TIMEOUT_SECS",
+                defaults.shutdown_timeout,
+                |s| {
+                    s.trim()
+                        .parse::<u64>()
+                        .map(Duration::from_secs)
+                        .map_err(|_| "expected a whole number of seconds".to_owned())
+                },
+            )?,
+        };
+        Ok(settings)
+    }
+}
+
+struct Env<'a>(&'a HashMap<String, OsString>);
+
+impl Env<'_> {
+    /// The value of `var`, `None` when unset or empty.
+    fn get(&self, var: &'static str) -> Result<Option<String>, SettingsError> {
+        match self.0.get(var) {
+            None => Ok(None),
+            Some(raw) => match raw.to_str() {
+                Some(s) if s.trim().is_empty() => Ok(None),
+                Some(s) => Ok(Some(s.to_owned())),
+                None => Err(SettingsError {
+                    var,
+                    value: raw.to_string_lossy().into_owned(),
+                    problem: "not valid UTF-8".to_owned(),
+                }),
+            },
+        }
+    }
+
+    fn parse<T>(
+        &self,
+        var: &'static str,
+        default: T,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<T, SettingsError> {
+        match self.get(var)? {
+            None => Ok(default),
+            Some(value) => parse(&value).map_err(|problem| SettingsError {
+                var,
+                value,
+                problem,
+            }),
+        }
+    }
+}
+
+fn positive(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) | Err(_) => Err("expected a whole number greater than 0".to_owned()),
+        Ok(n) => Ok(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(vars: &[(&str, &str)]) -> Result<Settings, SettingsError> {
+        Settings::from_vars(vars.iter().copied())
+    }
+
+    #[test]
+    fn no_variables_gives_the_documented_defaults() {
+        let s = settings(&[]).unwrap();
+        assert_eq!(s.bind_addr.to_string(), "0.0.0.0:8080");
+        assert_eq!(s.redis_url, None);
+        assert_eq!(s.redis_key_prefix, "domino:");
+        assert_eq!(s.game_idle_ttl, Duration::from_secs(86_400));
+        assert_eq!(s.store_timeout, Duration::from_millis(1000));
+        assert_eq!(s.log_format, LogFormat::Pretty);
+        assert_eq!(s.log_filter, "info");
+        assert_eq!(s.max_body_bytes, 16_384);
+        assert_eq!(s.long_poll_max, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn every_variable_is_read() {
+        let s = settings(&[
+            ("BIND_ADDR", "127.0.0.1:0"),
+            ("REDIS_URL", "redis://db:6379/2"),
+            ("REDIS_KEY_PREFIX", "t:"),
+            ("GAME_IDLE_TTL_SECS", "60"),
+            ("STORE_TIMEOUT_MS", "250"),
+            ("LOG_FORMAT", "JSON"),
+            ("RUST_LOG", "debug"),
+            ("MAX_BODY_BYTES", "100"),
+            ("LONG_POLL_MAX_SECS", "5"),
+            ("SHUTDOWN_TIMEOUT_SECS", "0"),
+        ])
+        .unwrap();
+        assert_eq!(s.bind_addr.port(), 0);
+        assert_eq!(s.redis_url.as_deref(), Some("redis://db:6379/2"));
+        assert_eq!(s.redis_key_prefix, "t:");
+        assert_eq!(s.game_idle_ttl, Duration::from_secs(60));
+        assert_eq!(s.store_timeout, Duration::from_millis(250));
+        assert_eq!(s.log_format, LogFormat::Json);
+        assert_eq!(s.log_filter, "debug");
+        assert_eq!(s.max_body_bytes, 100);
+        assert_eq!(s.long_poll_max, Duration::from_secs(5));
+        assert_eq!(s.shutdown_timeout, Duration::ZERO);
+    }
+
+    #[test]
+    fn an_empty_redis_url_means_the_memory_store() {
+        assert_eq!(settings(&[("REDIS_URL", "")]).unwrap().redis_url, None);
+    }
+
+    #[test]
+    fn a_bad_value_is_an_error_naming_the_variable() {
+        for (var, value) in [
+            ("BIND_ADDR", "localhost"),
+            ("GAME_IDLE_TTL_SECS", "0"),
+            ("STORE_TIMEOUT_MS", "soon"),
+            ("LOG_FORMAT", "xml"),
+            ("MAX_BODY_BYTES", "-1"),
+            ("LONG_POLL_MAX_SECS", "1.5"),
+            ("SHUTDOWN_TIMEOUT_SECS", "x"),
+        ] {
+            let err = settings(&[(var, value)]).unwrap_err();
+            assert_eq!(err.var, var);
+            let message = err.to_string();
+            assert!(
+                message.starts_with(var) && message.contains(value),
+                "{message}"
+            );
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! The store chosen at startup: memory or Redis, behind one concrete type.
+//!
+//! [`GameStore`] returns `impl Future`, so it cannot be a trait object; an enum that
+//! delegates keeps static dispatch (one predictable branch per call) and lets the rest of
+//! the server name a single type. It adds no behaviour of its own.
+
+use super::memory::MemoryStore;
+use super::redis::RedisStore;
+use super::{
+    EventStream, GameId, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError, Stored,
+};
+
+/// Either store; built by the startup code from the settings.
+pub enum AnyStore {
+    Memory(MemoryStore),
+    Redis(RedisStore),
+}
+
+impl AnyStore {
+    /// `memory` or `redis`, for logs and `/readyz`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnyStore::Memory(_) => "memory",
+            AnyStore::Redis(_) => "redis",
+        }
+    }
+}
+
+impl From<MemoryStore> for AnyStore {
+    fn from(store: MemoryStore) -> Self {
+        AnyStore::Memory(store)
+    }
+}
+
+impl From<RedisStore> for AnyStore {
+    fn from(store: RedisStore) -> Self {
+        AnyStore::Redis(store)
+    }
+}
+
+macro_rules! delegate {
+    ($self:ident, $store:ident => $call:expr) => {
+        match $self {
+            AnyStore::Memory($store) => $call.await,
+            AnyStore::Redis($store) => $call.await,
+        }
+    };
+}
+
+impl GameStore for AnyStore {
+    async fn create(
+        &self,
+        id: &GameId,
+        bytes: Vec<u8>,
+        listed: bool,
+        created_ms: u64,
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.create(id, bytes, listed, created_ms))
+    }
+
+    async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+        delegate!(self, s => s.load(id))
+    }
+
+    async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome, StoreError> {
+        delegate!(self, s => s.save(id, save))
+    }
+
+    async fn idempotency(
+        &self,
+        id: &GameId,
+        key: &str,
+    ) -> Result<Option<IdempotencyRecord>, StoreError> {
+        delegate!(self, s => s.idempotency(id, key))
+    }
+
+    async fn list_open(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.list_open(offset, limit))
+    }
+
+    async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<super::Event>, StoreError> {
+        delegate!(self, s => s.events_since(id, after))
+    }
+
+    async fn subscribe(&self, id: &GameId) -> Result<EventStream, StoreError> {
+        delegate!(self, s => s.subscribe(id))
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        delegate!(self, s => s.ping())
+    }
+}

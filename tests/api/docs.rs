@@ -1,0 +1,69 @@
+use crate::helpers::spawn_app;
+
+#[tokio::test]
+async fn openapi_document_is_served_as_openapi_3_1() {
+    let app = spawn_app().await;
+    let res = app.get("/openapi.json").await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.headers()["content-type"], "application/json");
+    let doc: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
+        assert!(
+            doc["paths"][path]["get"].is_object(),
+            "{path} is documented"
+        );
+    }
+    assert!(doc["components"]["schemas"]["Problem"].is_object());
+    let conflict =
+        &doc["components"]["responses"]["Conflict"]["content"]["application/problem+json"];
+    assert_eq!(
+        conflict["examples"]["version_conflict"]["value"]["current_version"],
+        18
+    );
+}
+
+#[tokio::test]
+async fn swagger_ui_is_served_without_network() {
+    let app = spawn_app().await;
+    let res = app.get("/swagger-ui/").await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let page = res.text().await.unwrap();
+    // Every script and stylesheet the page loads is served by the binary itself.
+    assert!(
+        !page.contains("http://") && !page.contains("https://") && !page.contains("//cdn"),
+        "{page}"
+    );
+    for asset in [
+        "swagger-ui-bundle.js",
+        "swagger-ui.css",
+        "swagger-initializer.js",
+    ] {
+        let res = app.get(&format!("/swagger-ui/{asset}")).await;
+        assert_eq!(res.status().as_u16(), 200, "{asset}");
+    }
+    let init = app
+        .get("/swagger-ui/swagger-initializer.js")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        init.contains("/openapi.json"),
+        "the UI loads our document:\n{init}"
+    );
+}
+
+#[tokio::test]
+async fn swagger_ui_without_slash_redirects() {
+    let app = spawn_app().await;
+    let res = app.get("/swagger-ui").await;
+    assert_eq!(res.status().as_u16(), 301);
+    assert_eq!(res.headers()["location"], "/swagger-ui/");
+}

@@ -1,0 +1,876 @@
+//! The `GameStore` contract, written once and run against both stores.
+//!
+//! Every contract test is a generic function over a [`Backend`]; the `contract_tests!`
+//! macro instantiates each one as `memory::<name>` and `redis::<name>`, so the two stores
+//! cannot drift apart unnoticed. Redis tests use `REDIS_URL` (default
+//! `redis://127.0.0.1:6379`; `scripts/test.sh` provides one) and a fresh key prefix per
+//! test, so they run in parallel on one Redis without seeing each other's keys.
+//!
+//! The last tests are Redis-only: what happens when Redis is down, and that the store
+//! (including its pub/sub fan-out) recovers after the connection is cut. They go through
+//! a small TCP proxy that the test can stop and restart, so they never disturb the shared
+//! Redis or the other tests.
+
+use std::collections::HashSet;
+use std::io;
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use domino_server::store::memory::MemoryStore;
+use domino_server::store::redis::RedisStore;
+use domino_server::store::{
+    Event, EventStream, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError, Stored,
+};
+use futures_util::StreamExt;
+
+const LONG_TTL: Duration = Duration::from_secs(600);
+const OP_TIMEOUT: Duration = Duration::from_secs(2);
+/// A shorter timeout where Redis is known to be down: those calls wait it out.
+const OP_TIMEOUT_DOWN: Duration = Duration::from_millis(500);
+/// How long a test waits for something that should happen promptly.
+const PROMPTLY: Duration = Duration::from_secs(5);
+
+trait Backend {
+    type Store: GameStore;
+    async fn open(idle_ttl: Duration) -> Self::Store;
+}
+
+struct Memory;
+impl Backend for Memory {
+    type Store = MemoryStore;
+    async fn open(idle_ttl: Duration) -> MemoryStore {
+        MemoryStore::new(idle_ttl)
+    }
+}
+
+struct Redis;
+impl Backend for Redis {
+    type Store = RedisStore;
+    async fn open(idle_ttl: Duration) -> RedisStore {
+        let url = redis_url();
+        let store = RedisStore::connect(&url, &test_prefix(), idle_ttl, OP_TIMEOUT)
+            .await
+            .expect("connect");
+        if let Err(e) = store.ping().await {
+            panic!("no Redis at {url} ({e}); run scripts/test.sh, which provides one");
+        }
+        store
+    }
+}
+
+fn redis_url() -> String {
+    std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+}
+
+fn test_prefix() -> String {
+    format!("test:{}:", uuid::Uuid::new_v4())
+}
+
+fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+fn plain(expected: u64, bytes: &[u8]) -> Save {
+    Save {
+        expected,
+        bytes: bytes.to_vec(),
+        idempotency: None,
+        event: None,
+        unlist: false,
+    }
+}
+
+fn record(key: &str, fingerprint: &[u8], response: &[u8]) -> IdempotencyRecord {
+    IdempotencyRecord {
+        key: key.to_owned(),
+        fingerprint: fingerprint.to_vec(),
+        response: response.to_vec(),
+    }
+}
+
+async fn next_event(stream: &mut EventStream) -> Event {
+    tokio::time::timeout(PROMPTLY, stream.next())
+        .await
+        .expect("an event in time")
+        .expect("the stream is still open")
+}
+
+macro_rules! contract_tests {
+    ($($test:ident),* $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    super::$test::<super::Memory>().await;
+                }
+            )*
+        }
+        mod redis {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    super::$test::<super::Redis>().await;
+                }
+            )*
+        }
+    };
+}
+
+contract_tests!(
+    create_then_load,
+    create_twice_is_exists,
+    save_with_the_current_version_bumps_it,
+    stale_save_conflicts_and_changes_nothing,
+    save_on_a_missing_game_is_missing,
+    idempotency_record_only_with_a_save_and_first_writer_wins,
+    events_since_is_ordered_and_capped,
+    subscribe_receives_events_saved_afterwards,
+    list_open_is_newest_first_and_unlist_removes,
+    idle_games_expire_whole,
+    concurrent_saves_exactly_one_wins,
+);
+
+async fn create_then_load<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    assert_eq!(store.load(&id).await.unwrap(), None);
+    store
+        .create(&id, b"first".to_vec(), false, now_ms())
+        .await
+        .unwrap();
+    let expected = Stored {
+        version: 1,
+        bytes: b"first".to_vec(),
+    };
+    assert_eq!(store.load(&id).await.unwrap(), Some(expected));
+    // Binary blobs survive untouched (postcard bytes are arbitrary).
+    let other = new_id();
+    let blob: Vec<u8> = (0..=255).collect();
+    store.create(&other, blob.clone(), false, 0).await.unwrap();
+    assert_eq!(store.load(&other).await.unwrap().unwrap().bytes, blob);
+}
+
+async fn create_twice_is_exists<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    store
+        .create(&id, b"first".to_vec(), true, now_ms())
+        .await
+        .unwrap();
+    let again = store.create(&id, b"second".to_vec(), true, now_ms()).await;
+    assert!(matches!(again, Err(StoreError::Exists)), "{again:?}");
+    let loaded = store.load(&id).await.unwrap().unwrap();
+    assert_eq!(loaded.bytes, b"first");
+    assert_eq!(store.list_open(0, 10).await.unwrap(), vec![id]);
+}
+
+async fn save_with_the_current_version_bumps_it<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
+    assert_eq!(
+        store.save(&id, plain(1, b"v2")).await.unwrap(),
+        SaveOutcome::Saved { version: 2 }
+    );
+    assert_eq!(
+        store.load(&id).await.unwrap(),
+        Some(Stored {
+            version: 2,
+            bytes: b"v2".to_vec()
+        })
+    );
+    assert_eq!(
+        store.save(&id, plain(2, b"v3")).await.unwrap(),
+        SaveOutcome::Saved { version: 3 }
+    );
+    assert_eq!(store.load(&id).await.unwrap().unwrap().bytes, b"v3");
+}
+
+async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    store
+        .create(&id, b"v1".to_vec(), true, now_ms())
+        .await
+        .unwrap();
+    let first = Save {
+        event: Some(b"e2".to_vec()),
+        ..plain(1, b"v2")
+    };
+    assert_eq!(
+        store.save(&id, first).await.unwrap(),
+        SaveOutcome::Saved { version: 2 }
+    );
+    let stale = Save {
+        expected: 1,
+        bytes: b"stale".to_vec(),
+        idempotency: Some(record("k", b"fp", b"answer")),
+        event: Some(b"stale event".to_vec()),
+        unlist: true,
+    };
+    assert_eq!(
+        store.save(&id, stale).await.unwrap(),
+        SaveOutcome::Conflict { current: 2 }
+    );
+    // A version from the future is stale too.
+    assert_eq!(
+        store.save(&id, plain(7, b"future")).await.unwrap(),
+        SaveOutcome::Conflict { current: 2 }
+    );
+    assert_eq!(
+        store.load(&id).await.unwrap(),
+        Some(Stored {
+            version: 2,
+            bytes: b"v2".to_vec()
+        })
+    );
+    assert_eq!(store.idempotency(&id, "k").await.unwrap(), None);
+    assert_eq!(
+        store.events_since(&id, 0).await.unwrap(),
+        vec![Event {
+            version: 2,
+            payload: b"e2".to_vec()
+        }]
+    );
+    assert_eq!(store.list_open(0, 10).await.unwrap(), vec![id]);
+}
+
+async fn save_on_a_missing_game_is_missing<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    let save = Save {
+        idempotency: Some(record("k", b"fp", b"answer")),
+        event: Some(b"e".to_vec()),
+        ..plain(1, b"bytes")
+    };
+    assert_eq!(store.save(&id, save).await.unwrap(), SaveOutcome::Missing);
+    assert_eq!(store.load(&id).await.unwrap(), None);
+    assert_eq!(store.idempotency(&id, "k").await.unwrap(), None);
+    assert_eq!(store.events_since(&id, 0).await.unwrap(), vec![]);
+}
+
+async fn idempotency_record_only_with_a_save_and_first_writer_wins<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    let other = new_id();
+    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
+    store
+        .create(&other, b"v1".to_vec(), false, 0)
+        .await
+        .unwrap();
+    assert_eq!(store.idempotency(&id, "k").await.unwrap(), None);
+
+    let first = record("k", b"fp-1", b"first answer");
+    let save = Save {
+        idempotency: Some(first.clone()),
+        ..plain(1, b"v2")
+    };
+    assert_eq!(
+        store.save(&id, save).await.unwrap(),
+        SaveOutcome::Saved { version: 2 }
+    );
+    assert_eq!(
+        store.idempotency(&id, "k").await.unwrap(),
+        Some(first.clone())
+    );
+    // Records belong to one game.
+    assert_eq!(store.idempotency(&other, "k").await.unwrap(), None);
+
+    // A later successful save under the same key does not replace the first answer.
+    let second = Save {
+        idempotency: Some(record("k", b"fp-2", b"second answer")),
+        ..plain(2, b"v3")
+    };
+    assert_eq!(
+        store.save(&id, second).await.unwrap(),
+        SaveOutcome::Saved { version: 3 }
+    );
+    assert_eq!(store.idempotency(&id, "k").await.unwrap(), Some(first));
+
+    // A refused save stores no record.
+    let refused = Save {
+        idempotency: Some(record("k2", b"fp", b"never")),
+        ..plain(1, b"stale")
+    };
+    assert_eq!(
+        store.save(&id, refused).await.unwrap(),
+        SaveOutcome::Conflict { current: 3 }
+    );
+    assert_eq!(store.idempotency(&id, "k2").await.unwrap(), None);
+
+    // Empty fingerprint and response are still records.
+    let empty = record("", b"", b"");
+    let save = Save {
+        idempotency: Some(empty.clone()),
+        ..plain(3, b"v4")
+    };
+    assert_eq!(
+        store.save(&id, save).await.unwrap(),
+        SaveOutcome::Saved { version: 4 }
+    );
+    assert_eq!(store.idempotency(&id, "").await.unwrap(), Some(empty));
+}
+
+async fn events_since_is_ordered_and_capped<B: Backend>() {
+    const CAP: usize = 256;
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
+    let mut expected = Vec::new();
+    // Versions 2..=301; every tenth save carries no event (not every version has one).
+    for version in 2..=301u64 {
+        let event = (version % 10 != 0).then(|| format!("event {version}").into_bytes());
+        if let Some(payload) = &event {
+            expected.push(Event {
+                version,
+                payload: payload.clone(),
+            });
+        }
+        let save = Save {
+            event,
+            ..plain(version - 1, b"blob")
+        };
+        assert_eq!(
+            store.save(&id, save).await.unwrap(),
+            SaveOutcome::Saved { version }
+        );
+    }
+    let kept = expected.split_off(expected.len() - CAP);
+    let all = store.events_since(&id, 0).await.unwrap();
+    assert_eq!(all.len(), CAP);
+    assert_eq!(all, kept);
+    assert_eq!(
+        store.events_since(&id, 297).await.unwrap(),
+        kept[kept.len() - 3..].to_vec()
+    );
+    assert_eq!(store.events_since(&id, 301).await.unwrap(), vec![]);
+    // An empty payload is still an event.
+    let save = Save {
+        event: Some(Vec::new()),
+        ..plain(301, b"blob")
+    };
+    store.save(&id, save).await.unwrap();
+    assert_eq!(
+        store.events_since(&id, 301).await.unwrap(),
+        vec![Event {
+            version: 302,
+            payload: vec![]
+        }]
+    );
+}
+
+async fn subscribe_receives_events_saved_afterwards<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    let quiet = new_id();
+    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
+    store
+        .create(&quiet, b"v1".to_vec(), false, 0)
+        .await
+        .unwrap();
+    let mut first = store.subscribe(&id).await.unwrap();
+    let mut second = store.subscribe(&id).await.unwrap();
+    let mut elsewhere = store.subscribe(&quiet).await.unwrap();
+
+    let save = Save {
+        event: Some(b"e2".to_vec()),
+        ..plain(1, b"v2")
+    };
+    store.save(&id, save).await.unwrap();
+    store.save(&id, plain(2, b"v3")).await.unwrap(); // no event: nothing published
+    let save = Save {
+        event: Some(b"e4".to_vec()),
+        ..plain(3, b"v4")
+    };
+    store.save(&id, save).await.unwrap();
+    // A refused save publishes nothing either.
+    let stale = Save {
+        event: Some(b"stale".to_vec()),
+        ..plain(1, b"x")
+    };
+    store.save(&id, stale).await.unwrap();
+
+    for stream in [&mut first, &mut second] {
+        assert_eq!(
+            next_event(stream).await,
+            Event {
+                version: 2,
+                payload: b"e2".to_vec()
+            }
+        );
+        assert_eq!(
+            next_event(stream).await,
+            Event {
+                version: 4,
+                payload: b"e4".to_vec()
+            }
+        );
+    }
+    let save = Save {
+        event: Some(b"e5".to_vec()),
+        ..plain(4, b"v5")
+    };
+    store.save(&id, save).await.unwrap();
+    assert_eq!(next_event(&mut first).await.version, 5);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), elsewhere.next())
+            .await
+            .is_err(),
+        "another game's subscriber got an event"
+    );
+    // A dropped subscriber does not disturb the others.
+    drop(second);
+    let save = Save {
+        event: Some(b"e6".to_vec()),
+        ..plain(5, b"v6")
+    };
+    store.save(&id, save).await.unwrap();
+    assert_eq!(next_event(&mut first).await.version, 6);
+}
+
+async fn list_open_is_newest_first_and_unlist_removes<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let base = now_ms() - 10_000;
+    let (a, b, c, d) = (new_id(), new_id(), new_id(), new_id());
+    store.create(&a, b"a".to_vec(), true, base).await.unwrap();
+    store
+        .create(&b, b"b".to_vec(), true, base + 3000)
+        .await
+        .unwrap();
+    store
+        .create(&c, b"c".to_vec(), false, base + 4000)
+        .await
+        .unwrap();
+    store
+        .create(&d, b"d".to_vec(), true, base + 1500)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.list_open(0, 10).await.unwrap(),
+        vec![b.clone(), d.clone(), a.clone()]
+    );
+    assert_eq!(store.list_open(1, 1).await.unwrap(), vec![d.clone()]);
+    assert_eq!(
+        store.list_open(1, 5).await.unwrap(),
+        vec![d.clone(), a.clone()]
+    );
+    assert_eq!(store.list_open(0, 0).await.unwrap(), Vec::<String>::new());
+    assert_eq!(store.list_open(3, 10).await.unwrap(), Vec::<String>::new());
+
+    // A save that does not unlist keeps the game listed; one that does removes it.
+    store.save(&d, plain(1, b"d2")).await.unwrap();
+    assert_eq!(store.list_open(0, 10).await.unwrap().len(), 3);
+    let unlist = Save {
+        unlist: true,
+        ..plain(2, b"d3")
+    };
+    assert_eq!(
+        store.save(&d, unlist).await.unwrap(),
+        SaveOutcome::Saved { version: 3 }
+    );
+    assert_eq!(
+        store.list_open(0, 10).await.unwrap(),
+        vec![b.clone(), a.clone()]
+    );
+    // A refused save does not unlist.
+    let stale = Save {
+        unlist: true,
+        ..plain(5, b"x")
+    };
+    assert_eq!(
+        store.save(&b, stale).await.unwrap(),
+        SaveOutcome::Conflict { current: 1 }
+    );
+    assert_eq!(store.list_open(0, 10).await.unwrap(), vec![b, a]);
+}
+
+async fn idle_games_expire_whole<B: Backend>() {
+    let ttl = Duration::from_millis(1500);
+    let store = B::open(ttl).await;
+    let (idle, busy) = (new_id(), new_id());
+    let start = Instant::now();
+    store
+        .create(&idle, b"idle".to_vec(), true, now_ms())
+        .await
+        .unwrap();
+    store
+        .create(&busy, b"busy".to_vec(), false, now_ms())
+        .await
+        .unwrap();
+    let save = Save {
+        idempotency: Some(record("k", b"fp", b"answer")),
+        event: Some(b"e2".to_vec()),
+        ..plain(1, b"idle2")
+    };
+    store.save(&idle, save).await.unwrap();
+
+    tokio::time::sleep_until((start + Duration::from_millis(800)).into()).await;
+    // A save refreshes the idle expiry.
+    assert_eq!(
+        store.save(&busy, plain(1, b"busy2")).await.unwrap(),
+        SaveOutcome::Saved { version: 2 }
+    );
+    tokio::time::sleep_until((start + Duration::from_millis(1900)).into()).await;
+    assert_eq!(store.load(&idle).await.unwrap(), None);
+    assert_eq!(store.idempotency(&idle, "k").await.unwrap(), None);
+    assert_eq!(store.events_since(&idle, 0).await.unwrap(), vec![]);
+    assert_eq!(store.list_open(0, 10).await.unwrap(), Vec::<String>::new());
+    assert_eq!(
+        store.save(&idle, plain(2, b"late")).await.unwrap(),
+        SaveOutcome::Missing
+    );
+    assert_eq!(store.load(&busy).await.unwrap().unwrap().version, 2);
+    // An expired id may be created afresh, with nothing left over from before.
+    store
+        .create(&idle, b"again".to_vec(), false, now_ms())
+        .await
+        .unwrap();
+    assert_eq!(store.load(&idle).await.unwrap().unwrap().version, 1);
+    assert_eq!(store.idempotency(&idle, "k").await.unwrap(), None);
+
+    tokio::time::sleep_until((start + Duration::from_millis(3200)).into()).await;
+    assert_eq!(store.load(&busy).await.unwrap(), None);
+}
+
+async fn concurrent_saves_exactly_one_wins<B: Backend>() {
+    const WRITERS: usize = 32;
+    let store = Arc::new(B::open(LONG_TTL).await);
+    let id = new_id();
+    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
+    let barrier = Arc::new(tokio::sync::Barrier::new(WRITERS));
+    let tasks: Vec<_> = (0..WRITERS)
+        .map(|n| {
+            let (store, barrier, id) = (store.clone(), barrier.clone(), id.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                let save = Save {
+                    expected: 1,
+                    bytes: format!("writer {n}").into_bytes(),
+                    idempotency: Some(record("same-key", b"fp", format!("{n}").as_bytes())),
+                    event: Some(format!("event {n}").into_bytes()),
+                    unlist: false,
+                };
+                (n, store.save(&id, save).await.unwrap())
+            })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for task in tasks {
+        match task.await.unwrap() {
+            (n, SaveOutcome::Saved { version: 2 }) => winners.push(n),
+            (_, SaveOutcome::Conflict { current: 2 }) => {}
+            (n, other) => panic!("writer {n}: {other:?}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "winners: {winners:?}");
+    let winner = winners[0];
+    assert_eq!(
+        store.load(&id).await.unwrap(),
+        Some(Stored {
+            version: 2,
+            bytes: format!("writer {winner}").into_bytes()
+        })
+    );
+    assert_eq!(
+        store
+            .idempotency(&id, "same-key")
+            .await
+            .unwrap()
+            .unwrap()
+            .response,
+        format!("{winner}").into_bytes()
+    );
+    assert_eq!(
+        store.events_since(&id, 0).await.unwrap(),
+        vec![Event {
+            version: 2,
+            payload: format!("event {winner}").into_bytes()
+        }]
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Redis only: outages.
+
+/// Asserts that `result` is `Unavailable` and came back within the operation timeout
+/// (plus scheduling slack).
+fn assert_unavailable<T: std::fmt::Debug>(
+    what: &str,
+    started: Instant,
+    op_timeout: Duration,
+    result: Result<T, StoreError>,
+) {
+    assert!(
+        matches!(result, Err(StoreError::Unavailable(_))),
+        "{what}: {result:?}"
+    );
+    let took = started.elapsed();
+    assert!(
+        took < op_timeout + Duration::from_secs(1),
+        "{what} took {took:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_down_answers_unavailable_promptly() {
+    let port = free_port();
+    let url = format!("redis://127.0.0.1:{port}");
+    let started = Instant::now();
+    let store = RedisStore::connect(&url, &test_prefix(), LONG_TTL, OP_TIMEOUT_DOWN)
+        .await
+        .expect("connect succeeds even when Redis is down");
+    assert!(started.elapsed() < OP_TIMEOUT_DOWN + Duration::from_secs(1));
+    let id = new_id();
+    let t = Instant::now();
+    assert_unavailable("ping", t, OP_TIMEOUT_DOWN, store.ping().await);
+    let t = Instant::now();
+    assert_unavailable("load", t, OP_TIMEOUT_DOWN, store.load(&id).await);
+    let t = Instant::now();
+    assert_unavailable(
+        "create",
+        t,
+        OP_TIMEOUT_DOWN,
+        store.create(&id, vec![1], true, 0).await,
+    );
+    let t = Instant::now();
+    assert_unavailable(
+        "save",
+        t,
+        OP_TIMEOUT_DOWN,
+        store.save(&id, plain(1, b"x")).await,
+    );
+    let t = Instant::now();
+    assert_unavailable(
+        "list_open",
+        t,
+        OP_TIMEOUT_DOWN,
+        store.list_open(0, 10).await,
+    );
+    let t = Instant::now();
+    assert_unavailable(
+        "subscribe",
+        t,
+        OP_TIMEOUT_DOWN,
+        store.subscribe(&id).await.map(|_| ()),
+    );
+}
+
+#[tokio::test]
+async fn redis_malformed_url_fails_clearly() {
+    let result = RedisStore::connect("not a url", "p:", LONG_TTL, OP_TIMEOUT).await;
+    assert!(
+        matches!(&result, Err(StoreError::Unavailable(m)) if m.contains("URL")),
+        "{:?}",
+        result.err()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_recovers_from_outages_including_subscriptions() {
+    let (proxy, url) = Proxy::to_redis();
+    // Down at start: the store is built anyway and says Unavailable.
+    proxy.stop();
+    let store = RedisStore::connect(&url, &test_prefix(), LONG_TTL, OP_TIMEOUT)
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.ping().await,
+        Err(StoreError::Unavailable(_))
+    ));
+    proxy.start();
+    eventually("ping after Redis came up", || store.ping()).await;
+
+    let id = new_id();
+    store
+        .create(&id, b"v1".to_vec(), true, now_ms())
+        .await
+        .unwrap();
+    let mut events = store.subscribe(&id).await.unwrap();
+    let save = Save {
+        event: Some(b"e2".to_vec()),
+        ..plain(1, b"v2")
+    };
+    store.save(&id, save).await.unwrap();
+    assert_eq!(next_event(&mut events).await.version, 2);
+
+    // The connection is cut: live streams end (events published meanwhile are lost, so
+    // the client must resume from the history), and calls answer Unavailable.
+    proxy.stop();
+    let ended = tokio::time::timeout(PROMPTLY, events.next()).await;
+    assert!(
+        matches!(ended, Ok(None)),
+        "the stream should end: {ended:?}"
+    );
+    assert!(matches!(
+        store.load(&id).await,
+        Err(StoreError::Unavailable(_))
+    ));
+
+    // Back again: every call works without rebuilding the store, including pub/sub.
+    proxy.start();
+    eventually("load after Redis came back", || async {
+        store.load(&id).await.map(|_| ())
+    })
+    .await;
+    let mut events =
+        eventually_value("subscribe after Redis came back", || store.subscribe(&id)).await;
+    let save = Save {
+        event: Some(b"e3".to_vec()),
+        ..plain(2, b"v3")
+    };
+    assert_eq!(
+        store.save(&id, save).await.unwrap(),
+        SaveOutcome::Saved { version: 3 }
+    );
+    assert_eq!(next_event(&mut events).await.version, 3);
+    assert_eq!(store.list_open(0, 10).await.unwrap(), vec![id]);
+}
+
+async fn eventually<F, Fut>(what: &str, f: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<(), StoreError>>,
+{
+    eventually_value(what, f).await
+}
+
+async fn eventually_value<T, F, Fut>(what: &str, f: F) -> T
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        match f().await {
+            Ok(value) => return value,
+            Err(e) if Instant::now() > deadline => panic!("{what}: still failing: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A TCP proxy to the test Redis that can be stopped (listener closed, every connection
+/// cut) and started again on the same port: a Redis outage confined to one test.
+struct Proxy {
+    addr: SocketAddr,
+    target: SocketAddr,
+    running: Arc<AtomicBool>,
+    conns: Arc<Mutex<Vec<TcpStream>>>,
+    acceptor: Mutex<Option<thread::JoinHandle<()>>>,
+}
+
+impl Proxy {
+    /// A running proxy to `REDIS_URL`'s server, and the URL to reach Redis through it.
+    fn to_redis() -> (Proxy, String) {
+        let url = redis_url();
+        let rest = url
+            .strip_prefix("redis://")
+            .expect("the outage test needs a redis:// URL");
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let (userinfo, hostport) = match authority.rfind('@') {
+            Some(at) => (&authority[..=at], &authority[at + 1..]),
+            None => ("", authority),
+        };
+        let hostport = if hostport.contains(':') {
+            hostport.to_owned()
+        } else {
+            format!("{hostport}:6379")
+        };
+        let target = hostport.to_socket_addrs().unwrap().next().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let proxy = Proxy {
+            addr: listener.local_addr().unwrap(),
+            target,
+            running: Arc::new(AtomicBool::new(false)),
+            conns: Arc::new(Mutex::new(Vec::new())),
+            acceptor: Mutex::new(None),
+        };
+        proxy.serve(listener);
+        let url = format!("redis://{userinfo}{}{path}", proxy.addr);
+        (proxy, url)
+    }
+
+    fn start(&self) {
+        // std sets SO_REUSEADDR on Unix, so the port can be bound again at once.
+        self.serve(TcpListener::bind(self.addr).unwrap());
+    }
+
+    fn serve(&self, listener: TcpListener) {
+        listener.set_nonblocking(true).unwrap();
+        self.running.store(true, Ordering::SeqCst);
+        let (running, conns, target) = (self.running.clone(), self.conns.clone(), self.target);
+        let acceptor = thread::spawn(move || {
+            while running.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((client, _)) => {
+                        client.set_nonblocking(false).unwrap();
+                        let Ok(server) = TcpStream::connect(target) else {
+                            continue;
+                        };
+                        let mut list = conns.lock().unwrap();
+                        list.push(client.try_clone().unwrap());
+                        list.push(server.try_clone().unwrap());
+                        pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
+                        pipe(server, client);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(e) => panic!("proxy accept: {e}"),
+                }
+            }
+        });
+        *self.acceptor.lock().unwrap() = Some(acceptor);
+    }
+
+    fn stop(&self) {
+        self.running.store(false, Ordering::SeqCst);
+        if let Some(acceptor) = self.acceptor.lock().unwrap().take() {
+            acceptor.join().unwrap();
+        }
+        for conn in self.conns.lock().unwrap().drain(..) {
+            let _ = conn.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn pipe(mut from: TcpStream, mut to: TcpStream) {
+    thread::spawn(move || {
+        let _ = io::copy(&mut from, &mut to);
+        let _ = to.shutdown(Shutdown::Both);
+        let _ = from.shutdown(Shutdown::Both);
+    });
+}
+
+#[test]
+fn test_prefixes_are_unique() {
+    let prefixes: HashSet<_> = (0..100).map(|_| test_prefix()).collect();
+    assert_eq!(prefixes.len(), 100);
+}
