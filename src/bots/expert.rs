@@ -192,9 +192,9 @@ pub(crate) fn sample_hidden<R: Rng + ?Sized>(
     let mut hands = [TileSet::EMPTY; 4];
     hands[seat as usize] = view.hand.unwrap_or_default();
     let mut need = [0usize; 4];
-    for s in 0..seats {
+    for (s, (n, &count)) in need.iter_mut().zip(&view.hand_counts).enumerate() {
         if s != seat as usize {
-            need[s] = view.hand_counts[s] as usize;
+            *n = count as usize;
         }
     }
     let mut pool: Vec<Tile> = view.unseen().iter().collect();
@@ -301,14 +301,14 @@ mod tests {
                 assert_eq!(hands[seat as usize], view.hand.unwrap());
                 let mut all: TileSet = boneyard.iter().copied().collect();
                 assert_eq!(boneyard.len(), view.boneyard_count as usize);
-                for s in 0..seats as usize {
-                    assert_eq!(hands[s].len(), view.hand_counts[s] as usize);
+                for (s, hand) in hands.iter().enumerate().take(seats as usize) {
+                    assert_eq!(hand.len(), view.hand_counts[s] as usize);
                     if s != seat as usize {
                         assert!(
-                            hands[s].with_any_pip(view.voids[s]).is_empty(),
+                            hand.with_any_pip(view.voids[s]).is_empty(),
                             "seat {s} got a void pip"
                         );
-                        all = all.union(hands[s]);
+                        all = all.union(*hand);
                     }
                 }
                 assert_eq!(all, view.unseen());
