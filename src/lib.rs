@@ -2,6 +2,7 @@
 //!
 //! Module map (each owns one thing and says what it may not touch):
 //! - [`engine`]: the rules (RULES.md); pure, knows nothing of HTTP or Redis.
+//! - [`bots`]: the built-in players (random, greedy, expert); they see only a seat's projection.
 //! - [`store`]: persistence of games (Redis or memory); the only module that talks to Redis.
 //!   [`store::any::AnyStore`] is the one the server holds, chosen at startup.
 //! - [`api`]: HTTP handlers (one file per resource), the problem+json error type, the
@@ -12,6 +13,7 @@
 //! - [`telemetry`]: the tracing subscriber (pretty or JSON) and per-request ids.
 
 pub mod api;
+pub mod bots;
 pub mod engine;
 pub mod metrics;
 pub mod settings;

@@ -1,0 +1,241 @@
+//! Arena: two bot levels play whole matches against each other on duplicate deals.
+//!
+//! `cargo run --release --example arena -- --preset all_fives --a expert --b greedy --matches 2000`
+//!
+//! `--matches N` is the number of games (matches) played. Deals come in pairs: games `2k`
+//! and `2k + 1` use the same seed, so the same deals, with the two bots swapping seats (A
+//! at the even seats in game `2k`, at the odd seats in game `2k + 1`); an odd N plays the
+//! last deal once. A match is a whole game to the preset's target or number of rounds.
+//! With more than two seats A holds every even seat and B every odd one, and A wins a
+//! game when any of its seats (or its team) wins it.
+//!
+//! The last line is `A vs B: <rate>% [<low>, <high>] over N matches`: A's share of the
+//! games won, a drawn game counting half, with its 95% Wilson interval. When an expert
+//! plays, earlier lines give its time per move (measured here, around the bot's call).
+
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use domino_server::bots::{self, Level, expert};
+use domino_server::engine::{Game, Move, Outcome, Preset, Seed};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+#[derive(Parser, Debug)]
+#[command(about = "Two bot levels play duplicate matches; prints A's win rate with a 95% interval")]
+struct Args {
+    /// Preset (classic, block, draw, all_fives, muggins, penalty).
+    #[arg(long, value_parser = |s: &str| Preset::from_str(s).map_err(|e| e.message))]
+    preset: Preset,
+    /// Level of bot A.
+    #[arg(long)]
+    a: Level,
+    /// Level of bot B.
+    #[arg(long)]
+    b: Level,
+    /// Games to play (each deal is played twice, the bots swapping seats).
+    #[arg(long, default_value_t = 200)]
+    matches: usize,
+    /// Seats at the table (2 to 4).
+    #[arg(long, default_value_t = 2)]
+    seats: u8,
+    /// Seed text for the deals and the bots' randomness.
+    #[arg(long, default_value = "arena")]
+    seed: String,
+    /// Worker threads (timings are cleanest with 1).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Expert: rollouts per decision (default: the built-in budget).
+    #[arg(long)]
+    rollouts: Option<u32>,
+    /// Expert: bonus for a rollout that wins the match (default: the built-in one).
+    #[arg(long)]
+    match_bonus: Option<f64>,
+}
+
+/// One game's result for A (1, 0.5 or 0) and the expert's decision times.
+struct GameResult {
+    score_a: f64,
+    expert_times: Vec<Duration>,
+    /// Times of the decisions that had more than one legal move.
+    expert_choice_times: Vec<Duration>,
+}
+
+fn play_game(args: &Args, config: &expert::Config, index: usize) -> GameResult {
+    let mut rules = args.preset.rules();
+    if args.preset == Preset::Penalty && args.seats == 4 {
+        rules.hand_size = 6;
+    }
+    let deal_seed = Seed::from_text(&format!("{}/deal/{}", args.seed, index / 2));
+    let mut game =
+        Game::new(rules, args.seats, deal_seed, None).expect("valid rules for this table");
+    let bot_seed = Seed::from_text(&format!("{}/bots/{index}", args.seed));
+    let mut rng = ChaCha8Rng::from_seed(bot_seed.0);
+    let a_parity = (index % 2) as u8;
+    let level_of = |seat: u8| if seat % 2 == a_parity { args.a } else { args.b };
+    let mut result = GameResult {
+        score_a: 0.0,
+        expert_times: Vec::new(),
+        expert_choice_times: Vec::new(),
+    };
+    while let Some(turn) = game.turn() {
+        // Seats out of turn first (they may only take points), the seat to move last.
+        let (seat, view) = (1..=args.seats)
+            .map(|k| (turn + k) % args.seats)
+            .map(|s| (s, game.project(Some(s))))
+            .find(|(s, v)| *s == turn || !v.legal_moves.is_empty())
+            .expect("the seat to move is among them");
+        let level = level_of(seat);
+        let started = Instant::now();
+        let mv = match level {
+            Level::Expert if !view.legal_moves.iter().any(|m| m.mv == Move::Muggins) => {
+                Some(expert::choose_with(&view, config, &mut rng))
+            }
+            _ => bots::choose(level, &view, &mut rng),
+        };
+        let took = started.elapsed();
+        if level == Level::Expert {
+            result.expert_times.push(took);
+            if view.legal_moves.len() > 1 {
+                result.expert_choice_times.push(took);
+            }
+        }
+        let mv = mv.expect("a seat with legal moves moves");
+        game.play(seat, mv).expect("bots make legal moves");
+    }
+    result.score_a = match game.outcome() {
+        Some(Outcome::Won { side }) => {
+            if side % 2 == a_parity {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        _ => 0.5,
+    };
+    result
+}
+
+/// The 95% Wilson score interval of a proportion.
+fn wilson(p: f64, n: f64) -> (f64, f64) {
+    let z = 1.959_964f64;
+    let denom = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denom;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
+    (centre - half, centre + half)
+}
+
+fn percentile(sorted: &[Duration], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+fn report_times(label: &str, times: &mut [Duration]) {
+    times.sort();
+    println!(
+        "expert time per move ({label}): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms over {} moves",
+        percentile(times, 0.50),
+        percentile(times, 0.99),
+        times.last().map_or(0.0, |d| d.as_secs_f64() * 1000.0),
+        times.len()
+    );
+}
+
+fn main() {
+    let args = Args::parse();
+    assert!((2..=4).contains(&args.seats), "2 to 4 seats");
+    if let Err(e) = args.preset.rules().validate(args.seats)
+        && !(args.preset == Preset::Penalty && args.seats == 4)
+    {
+        eprintln!("{}: {}", e.field, e.message);
+        std::process::exit(2);
+    }
+    let mut config = expert::Config::default();
+    if let Some(r) = args.rollouts {
+        config.rollouts = r;
+    }
+    if let Some(b) = args.match_bonus {
+        config.match_bonus = b;
+    }
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<GameResult>>> =
+        Mutex::new((0..args.matches).map(|_| None).collect());
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..args.threads.max(1) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= args.matches {
+                        break;
+                    }
+                    let r = play_game(&args, &config, i);
+                    let mut all = results.lock().unwrap();
+                    all[i] = Some(r);
+                    let done = all.iter().filter(|r| r.is_some()).count();
+                    if done % 100 == 0 {
+                        eprintln!(
+                            "{done}/{} games, {:.0} s",
+                            args.matches,
+                            started.elapsed().as_secs_f64()
+                        );
+                    }
+                }
+            });
+        }
+    });
+    let results: Vec<GameResult> = results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect();
+    let n = results.len() as f64;
+    let score: f64 = results.iter().map(|r| r.score_a).sum();
+    let mut times: Vec<Duration> = results
+        .iter()
+        .flat_map(|r| r.expert_times.iter().copied())
+        .collect();
+    let mut choice: Vec<Duration> = results
+        .iter()
+        .flat_map(|r| r.expert_choice_times.iter().copied())
+        .collect();
+    println!(
+        "preset {}, {} seats, seed {:?}, {} games in {:.1} s ({} threads){}",
+        args.preset.name(),
+        args.seats,
+        args.seed,
+        results.len(),
+        started.elapsed().as_secs_f64(),
+        args.threads.max(1),
+        if args.a == Level::Expert || args.b == Level::Expert {
+            format!(
+                ", expert rollouts {} (min samples {}), match bonus {}",
+                config.rollouts, config.min_samples, config.match_bonus
+            )
+        } else {
+            String::new()
+        }
+    );
+    if !times.is_empty() {
+        report_times("every decision", &mut times);
+        report_times("decisions with more than one legal move", &mut choice);
+    }
+    let p = if n > 0.0 { score / n } else { 0.0 };
+    let (lo, hi) = wilson(p, n.max(1.0));
+    println!(
+        "{} vs {}: {:.1}% [{:.1}, {:.1}] over {} matches",
+        args.a.as_str(),
+        args.b.as_str(),
+        p * 100.0,
+        lo * 100.0,
+        hi * 100.0,
+        results.len()
+    );
+}
