@@ -7,6 +7,8 @@
 //!   [`store::any::AnyStore`] is the one the server holds, chosen at startup.
 //! - [`api`]: HTTP handlers (one file per resource), the problem+json error type, the
 //!   OpenAPI document; knows no game rules.
+//! - [`service`]: the one place that joins engine, bots and store: load, check the seat,
+//!   run the engine and the bots, compare-and-set, answer.
 //! - [`metrics`]: the Prometheus registry, the HTTP metrics middleware, the game counters.
 //! - [`settings`]: typed settings from the environment; the only reader of it.
 //! - [`startup`]: builds the store, binds the listener, wires middleware and state.
@@ -16,6 +18,7 @@ pub mod api;
 pub mod bots;
 pub mod engine;
 pub mod metrics;
+pub mod service;
 pub mod settings;
 pub mod startup;
 pub mod store;

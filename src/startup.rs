@@ -107,8 +107,14 @@ fn serve(
 ) -> Result<Server, StartupError> {
     let shutdown_timeout = settings.shutdown_timeout.as_secs();
     let max_body_bytes = settings.max_body_bytes;
+    let store = Arc::new(store);
+    let games = web::Data::new(crate::service::GameService::new(
+        store.clone(),
+        metrics.clone(),
+        settings.long_poll_max,
+    ));
     let settings = web::Data::new(settings);
-    let store = web::Data::new(store);
+    let store = web::Data::from(store);
     let metrics = web::Data::from(metrics);
     let server = HttpServer::new(move || {
         App::new()
@@ -119,6 +125,7 @@ fn serve(
             .wrap(from_fn(telemetry::request_telemetry))
             .app_data(settings.clone())
             .app_data(store.clone())
+            .app_data(games.clone())
             .app_data(metrics.clone())
             .configure(|cfg| api::configure(cfg, max_body_bytes))
     })

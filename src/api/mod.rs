@@ -11,8 +11,10 @@
 //! paths and schemas in [`openapi::ApiDoc`].
 
 pub mod error;
+pub mod games;
 pub mod openapi;
 pub mod ops;
+pub mod wire;
 
 use actix_web::web;
 
@@ -32,6 +34,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     .app_data(web::QueryConfig::default().error_handler(error::query_error))
     .app_data(web::PathConfig::default().error_handler(error::path_error))
     .configure(ops::configure)
+    .configure(games::configure)
     .configure(openapi::configure)
     .default_service(web::to(error::unknown_route));
 }

@@ -17,7 +17,7 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::api::error::{Problem, ProblemCode, problems};
-use crate::api::ops;
+use crate::api::{games, ops, wire};
 
 /// Where the document is served.
 pub const OPENAPI_PATH: &str = "/openapi.json";
@@ -35,9 +35,13 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
             one of at most 64 characters `[A-Za-z0-9_-]` is kept, otherwise one is made); quote it \
             when reporting a problem.",
     ),
-    paths(ops::healthz, ops::readyz, ops::metrics, openapi_json),
+    paths(
+        games::list_presets, games::create_game, games::list_games, games::take_seat, games::get_game,
+        games::make_move, games::game_events, games::game_log, games::export_game,
+        ops::healthz, ops::readyz, ops::metrics, openapi_json,
+    ),
     components(
-        schemas(Problem, ProblemCode),
+        schemas(Problem, ProblemCode, wire::RulesDoc, wire::RulesOverridesDoc),
         responses(
             problems::BadRequest,
             problems::Unauthorized,

@@ -260,18 +260,28 @@ impl Game {
         self.last_round.as_ref()
     }
 
-    /// The deal of round `number` as it was (or will be) dealt.
+    /// The deal of round `number` as it was (or will be) dealt: the seed's stream for that
+    /// round gives the lots (when drawn), the shuffle, and then the round's other chances.
     pub fn deal_of_round(&self, number: u16) -> Deal {
-        match (&self.first_deal, number) {
-            (Some(deal), 1) => deal.clone(),
-            _ => {
-                let mut rng = round_rng(&self.seed, number);
-                if self.opening_applies(number) && self.rules.opening == Opening::DrawLots {
-                    draw_lots(&self.rules, self.seats, &mut rng);
-                }
-                Deal::shuffled(&self.rules, self.seats, &mut rng)
-            }
+        self.deal_with(number, &mut round_rng(&self.seed, number)).1
+    }
+
+    /// The lots' leader (when the opening draws lots) and the deal of round `number`,
+    /// drawing from `rng`, the round's stream.
+    fn deal_with(&self, number: u16, rng: &mut rand_chacha::ChaCha8Rng) -> (Option<u8>, Deal) {
+        let (rules, seats) = (&self.rules, self.seats);
+        let lots = (self.opening_applies(number) && rules.opening == Opening::DrawLots)
+            .then(|| draw_lots(rules, seats, rng));
+        let mut deal = match (&self.first_deal, number) {
+            (Some(d), 1) => d.clone(),
+            _ => Deal::shuffled(rules, seats, rng),
+        };
+        // A start tile is never a double: reshuffle the rare stock whose boneyard holds
+        // only doubles (an explicit deal like that was refused when the game was made).
+        while rules.opening == Opening::StartTile && deal.boneyard.iter().all(|t| t.is_double()) {
+            deal = Deal::shuffled(rules, seats, rng);
         }
+        (lots, deal)
     }
 
     /// The match's result, computed from the scores: a side reaching the target ends it
@@ -696,17 +706,7 @@ impl Game {
         let seats = self.seats;
         let mut rng = round_rng(&self.seed, number);
         let by_opening = self.opening_applies(number);
-        let lots = (by_opening && rules.opening == Opening::DrawLots)
-            .then(|| draw_lots(&rules, seats, &mut rng));
-        let mut deal = match (&self.first_deal, number) {
-            (Some(d), 1) => d.clone(),
-            _ => Deal::shuffled(&rules, seats, &mut rng),
-        };
-        // A start tile is never a double: reshuffle the rare stock whose boneyard holds
-        // only doubles (an explicit deal like that was refused when the game was made).
-        while rules.opening == Opening::StartTile && deal.boneyard.iter().all(|t| t.is_double()) {
-            deal = Deal::shuffled(&rules, seats, &mut rng);
-        }
+        let (lots, deal) = self.deal_with(number, &mut rng);
         let mut hands = [TileSet::EMPTY; 4];
         for (h, tiles) in hands.iter_mut().zip(&deal.hands) {
             *h = tiles.iter().copied().collect();

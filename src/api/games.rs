@@ -1,0 +1,671 @@
+//! The game resources of API.md: presets, lobby, view, moves, events, log, export.
+//!
+//! Handlers are thin: they parse the request into domain types (a bad tile, an unknown
+//! field or a malformed token stops here), call one [`GameService`] function and turn its
+//! answer into a view. They know no rules.
+
+use std::time::Duration;
+
+use actix_web::http::header::{self, HeaderMap, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, web};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use utoipa::IntoParams;
+
+use crate::api::error::{ApiError, problems};
+use crate::api::wire::*;
+use crate::engine::{Game, Preset};
+use crate::service::{self, GameService, MoveRequest, NewGame, PublicEvent, Snapshot};
+use crate::store::GameStore;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/v1/presets").route(web::get().to(list_presets)))
+        .service(
+            web::resource("/v1/games")
+                .route(web::post().to(create_game))
+                .route(web::get().to(list_games)),
+        )
+        .service(web::resource("/v1/games/{id}").route(web::get().to(get_game)))
+        .service(web::resource("/v1/games/{id}/seats").route(web::post().to(take_seat)))
+        .service(web::resource("/v1/games/{id}/moves").route(web::post().to(make_move)))
+        .service(web::resource("/v1/games/{id}/events").route(web::get().to(game_events)))
+        .service(web::resource("/v1/games/{id}/log").route(web::get().to(game_log)))
+        .service(web::resource("/v1/games/{id}/export").route(web::get().to(export_game)));
+}
+
+impl From<service::Error> for ApiError {
+    fn from(e: service::Error) -> ApiError {
+        use service::Error as E;
+        match e {
+            E::NotFound => ApiError::NotFound("no such game (or it expired)".into()),
+            E::Unauthorized(why) => ApiError::Unauthorized(why.into()),
+            E::NotYourTurn(why) => ApiError::NotYourTurn(why),
+            E::VersionConflict { current } => ApiError::VersionConflict {
+                current_version: current,
+            },
+            E::NotStarted => ApiError::GameNotStarted(e.to_string()),
+            E::Finished => ApiError::GameFinished(e.to_string()),
+            E::SeatTaken(why) => ApiError::SeatTaken(why),
+            E::GameFull => ApiError::GameFull(e.to_string()),
+            E::IllegalMove { message, legal } => ApiError::IllegalMove {
+                detail: message,
+                legal_moves: serde_json::to_value(
+                    legal.iter().map(MoveView::legal).collect::<Vec<_>>(),
+                )
+                .unwrap_or_default(),
+            },
+            E::InvalidRules(why) => ApiError::InvalidRules(why),
+            E::IdempotencyKeyReused => ApiError::IdempotencyKeyReused(e.to_string()),
+            E::BadRequest(why) => ApiError::BadRequest(why),
+            E::NotFinished => ApiError::PreconditionFailed(
+                "the export is available once the match is finished".into(),
+            ),
+            E::Store(store) => store.into(),
+            E::Internal(why) => ApiError::Internal(why),
+        }
+    }
+}
+
+/// The bearer token, if the request carries one. A malformed `Authorization` is refused
+/// rather than treated as a spectator, so a client's mistake does not go unnoticed.
+fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(None);
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| ApiError::Unauthorized("malformed Authorization header".into()))?;
+    match text.split_once(' ') {
+        Some((scheme, token))
+            if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
+        {
+            Ok(Some(token.trim()))
+        }
+        _ => Err(ApiError::Unauthorized(
+            "send the seat's token as `Authorization: Bearer <token>`".into(),
+        )),
+    }
+}
+
+fn etag(s: &Snapshot) -> String {
+    match s.viewer {
+        Some(seat) => format!("\"{}-s{seat}\"", s.version),
+        None => format!("\"{}\"", s.version),
+    }
+}
+
+fn view_response(
+    status: actix_web::http::StatusCode,
+    s: &Snapshot,
+    body: impl serde::Serialize,
+) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::ETAG, etag(s)))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(body)
+}
+
+fn game_id(path: &web::Path<uuid::Uuid>) -> String {
+    path.to_string()
+}
+
+/// Every preset of RULES.md with its full rule set.
+#[utoipa::path(
+    get,
+    path = "/v1/presets",
+    tag = "lobby",
+    operation_id = "list_presets",
+    responses((status = 200, description = "The six presets.", body = [PresetInfo])),
+)]
+pub async fn list_presets() -> HttpResponse {
+    HttpResponse::Ok().json(Preset::ALL.map(PresetInfo::from))
+}
+
+/// Creates a game from a preset plus overrides; seats may be filled with bots.
+#[utoipa::path(
+    post,
+    path = "/v1/games",
+    tag = "lobby",
+    operation_id = "create_game",
+    request_body = CreateGame,
+    responses(
+        (status = 201, description = "Created: the spectator view; `Location` names the game.", body = GameView,
+            headers(("Location" = String, description = "/v1/games/{id}"))),
+        (status = 400, response = problems::BadRequest),
+        (status = 413, response = problems::PayloadTooLarge),
+        (status = 422, response = problems::UnprocessableContent),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn create_game(
+    games: web::Data<GameService>,
+    body: web::Json<CreateGame>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    let preset: Preset = body
+        .preset
+        .parse()
+        .map_err(|e: crate::engine::RulesError| ApiError::InvalidRules(e.to_string()))?;
+    let deal = body
+        .deal
+        .as_ref()
+        .map(DealBody::parse)
+        .transpose()
+        .map_err(ApiError::BadRequest)?;
+    let new = NewGame {
+        preset,
+        overrides: body.rules.unwrap_or_default(),
+        seats: body.seats.unwrap_or(2),
+        bots: body.bots.iter().map(|b| (b.seat, b.level.into())).collect(),
+        seed: body.seed,
+        deal,
+    };
+    let snapshot = games.create(new).await?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/games/{}", snapshot.id)))
+        .insert_header((header::ETAG, etag(&snapshot)))
+        .json(GameView::of(&snapshot)))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Only `waiting` (games with free seats) is listed.
+    status: Option<String>,
+    /// From 1.
+    page: Option<usize>,
+    /// 1 to 100; default 20.
+    per_page: Option<usize>,
+}
+
+/// Open games, newest first, paginated.
+#[utoipa::path(
+    get,
+    path = "/v1/games",
+    tag = "lobby",
+    operation_id = "list_games",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "A page of open games.", body = GameList),
+        (status = 400, response = problems::BadRequest),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn list_games(
+    games: web::Data<GameService>,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    if query.status.as_deref().is_some_and(|s| s != "waiting") {
+        return Err(ApiError::BadRequest(
+            "status: only `waiting` games are listed".into(),
+        ));
+    }
+    let page = query.page.unwrap_or(1);
+    let per_page = query.per_page.unwrap_or(20);
+    if page == 0 || !(1..=100).contains(&per_page) {
+        return Err(ApiError::BadRequest(
+            "page starts at 1; per_page is 1 to 100".into(),
+        ));
+    }
+    let found = games.list_open((page - 1) * per_page, per_page).await?;
+    let list = GameList {
+        games: found
+            .iter()
+            .map(|s| GameSummary {
+                game_id: s.id.clone(),
+                preset: s.record.preset.name(),
+                seats: s.record.seats.len() as u8,
+                free_seats: (0..s.record.seats.len() as u8)
+                    .filter(|&i| !s.record.seats[i as usize].is_taken())
+                    .collect(),
+                created_ms: s.record.created_ms,
+            })
+            .collect(),
+        page,
+        per_page,
+    };
+    Ok(HttpResponse::Ok().json(list))
+}
+
+/// Takes a seat. The last seat taken starts the game.
+#[utoipa::path(
+    post,
+    path = "/v1/games/{id}/seats",
+    tag = "lobby",
+    operation_id = "take_seat",
+    params(("id" = uuid::Uuid, Path, description = "The game")),
+    request_body = JoinGame,
+    responses(
+        (status = 201, description = "The seat, its token (shown once) and its view.", body = SeatGranted),
+        (status = 400, response = problems::BadRequest),
+        (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn take_seat(
+    games: web::Data<GameService>,
+    path: web::Path<uuid::Uuid>,
+    body: web::Json<JoinGame>,
+) -> Result<HttpResponse, ApiError> {
+    let (seat, token, snapshot) = games.join(&game_id(&path), &body.name, body.seat).await?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::ETAG, etag(&snapshot)))
+        .json(SeatGranted {
+            seat,
+            token,
+            view: GameView::of(&snapshot),
+        }))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ViewQuery {
+    /// Long poll: answer as soon as the version is greater than this.
+    after: Option<u64>,
+    /// Long poll: seconds to wait at most (up to 30).
+    wait: Option<u64>,
+}
+
+/// The game as the caller may see it.
+#[utoipa::path(
+    get,
+    path = "/v1/games/{id}",
+    tag = "play",
+    operation_id = "get_game",
+    params(("id" = uuid::Uuid, Path, description = "The game"), ViewQuery,
+        ("If-None-Match" = Option<String>, Header, description = "An ETag from an earlier answer: 304 if unchanged.")),
+    security((), ("seat_token" = [])),
+    responses(
+        (status = 200, description = "Your seat's view with a token, else the spectator's.", body = GameView,
+            headers(("ETag" = String, description = "The version (and seat) of this view."))),
+        (status = 304, description = "Unchanged since the ETag given."),
+        (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn get_game(
+    games: web::Data<GameService>,
+    request: HttpRequest,
+    path: web::Path<uuid::Uuid>,
+    query: web::Query<ViewQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let id = game_id(&path);
+    let token = bearer(request.headers())?;
+    let snapshot = match (query.after, query.wait) {
+        (Some(after), wait) => {
+            games
+                .view_after(
+                    &id,
+                    token,
+                    after,
+                    Duration::from_secs(wait.unwrap_or(30).min(30)),
+                )
+                .await?
+        }
+        (None, Some(_)) => {
+            return Err(ApiError::BadRequest(
+                "wait goes with after=<version>".into(),
+            ));
+        }
+        (None, None) => games.view(&id, token).await?,
+    };
+    let tag = etag(&snapshot);
+    if let Some(inm) = request
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        && inm.split(',').any(|t| t.trim() == tag || t.trim() == "*")
+    {
+        return Ok(HttpResponse::NotModified()
+            .insert_header((header::ETAG, tag))
+            .finish());
+    }
+    Ok(view_response(
+        actix_web::http::StatusCode::OK,
+        &snapshot,
+        GameView::of(&snapshot),
+    ))
+}
+
+/// Makes a move. Built-in bots whose turn follows move before the answer.
+#[utoipa::path(
+    post,
+    path = "/v1/games/{id}/moves",
+    tag = "play",
+    operation_id = "make_move",
+    params(("id" = uuid::Uuid, Path, description = "The game"),
+        ("Idempotency-Key" = Option<String>, Header, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.")),
+    security(("seat_token" = [])),
+    request_body = MoveBody,
+    responses(
+        (status = 200, description = "Your new view and what the move caused.", body = MoveResult),
+        (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
+        (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
+        (status = 413, response = problems::PayloadTooLarge),
+        (status = 422, response = problems::UnprocessableContent),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn make_move(
+    games: web::Data<GameService>,
+    request: HttpRequest,
+    path: web::Path<uuid::Uuid>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let id = game_id(&path);
+    let token = bearer(request.headers())?.ok_or_else(|| {
+        ApiError::Unauthorized(
+            "a move needs the seat's token: `Authorization: Bearer <token>`".into(),
+        )
+    })?;
+    let parsed: MoveBody = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::BadRequest(format!("the body is not acceptable: {e}")))?;
+    let mv = parsed.to_move().map_err(ApiError::BadRequest)?;
+    let idempotency = match request.headers().get("idempotency-key") {
+        None => None,
+        Some(value) => {
+            let key = value
+                .to_str()
+                .ok()
+                .filter(|k| (1..=128).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
+                .ok_or_else(|| {
+                    ApiError::BadRequest(
+                        "Idempotency-Key: 1 to 128 visible ASCII characters".into(),
+                    )
+                })?;
+            // The same key is the same request only from the same seat with the same body.
+            let mut fingerprint = Sha256::new();
+            fingerprint.update(Sha256::digest(token.as_bytes()));
+            fingerprint.update(&body);
+            Some((key.to_string(), fingerprint.finalize().to_vec()))
+        }
+    };
+    let render = |s: &Snapshot, events: &[crate::engine::Event]| {
+        let seats = s.record.game.seats() as usize;
+        let sides = s.record.game.scores().len();
+        let answer = MoveResult {
+            view: GameView::of(s),
+            events: events
+                .iter()
+                .map(|e| EventView::of(e, seats, sides))
+                .collect(),
+        };
+        serde_json::to_vec(&answer).expect("views serialise")
+    };
+    let answer = games
+        .make_move(
+            &id,
+            token,
+            MoveRequest {
+                mv,
+                expected_version: parsed.expected_version,
+            },
+            idempotency,
+            &render,
+        )
+        .await?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(answer.body))
+}
+
+/// One Server-Sent Event per stored version, public facts only.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct VersionEvent {
+    pub version: u64,
+    pub status: GameStatus,
+    pub turn: Option<u8>,
+    /// The moves stored with this version, in public form.
+    pub moves: Vec<ExportedMove>,
+}
+
+fn sse_frame(payload: &[u8]) -> Option<(u64, bool, web::Bytes)> {
+    let event: PublicEvent = serde_json::from_slice(payload).ok()?;
+    let finished = event.status == service::Status::Finished;
+    let wire = VersionEvent {
+        version: event.version,
+        status: event.status.into(),
+        turn: event.turn,
+        moves: event
+            .moves
+            .iter()
+            .map(|&(seat, mv)| ExportedMove {
+                seat,
+                mv: MoveView::of(mv),
+            })
+            .collect(),
+    };
+    let json = serde_json::to_string(&wire).ok()?;
+    Some((
+        event.version,
+        finished,
+        web::Bytes::from(format!(
+            "id: {}\nevent: version\ndata: {json}\n\n",
+            event.version
+        )),
+    ))
+}
+
+/// Server-Sent Events: one event per new version (`id:` = version); `Last-Event-ID`
+/// resumes. Public facts only, so no token is needed.
+#[utoipa::path(
+    get,
+    path = "/v1/games/{id}/events",
+    tag = "play",
+    operation_id = "game_events",
+    params(("id" = uuid::Uuid, Path, description = "The game"),
+        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this version.")),
+    responses(
+        (status = 200, description = "`text/event-stream` of `version` events, each a VersionEvent in `data`; a comment every 15 s keeps it alive.",
+            content_type = "text/event-stream", body = VersionEvent),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn game_events(
+    games: web::Data<GameService>,
+    request: HttpRequest,
+    path: web::Path<uuid::Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = game_id(&path);
+    let after = match request.headers().get("last-event-id") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .ok_or_else(|| ApiError::BadRequest("Last-Event-ID is a version number".into()))?,
+        ),
+    };
+    let store = games.store();
+    // Subscribe first, then read the history: nothing stored in between is missed, and
+    // anything seen twice is skipped by version.
+    let live = store.subscribe(&id).await.map_err(service::Error::from)?;
+    let current = games.view(&id, None).await?;
+    let backlog = match after {
+        Some(after) => store
+            .events_since(&id, after)
+            .await
+            .map_err(service::Error::from)?,
+        None => Vec::new(),
+    };
+    let hello = web::Bytes::from(format!(
+        ": game {id} at version {}\nretry: 2000\n\n",
+        current.version
+    ));
+    let already_finished = current.record.status() == service::Status::Finished
+        && after.is_some_and(|a| a >= current.version);
+    struct State {
+        backlog: std::vec::IntoIter<crate::store::Event>,
+        live: crate::store::EventStream,
+        last: u64,
+        done: bool,
+    }
+    let state = State {
+        backlog: backlog.into_iter(),
+        live,
+        last: after.unwrap_or(0),
+        done: already_finished,
+    };
+    let stream = futures_util::stream::once(async move { Ok::<_, actix_web::Error>(hello) }).chain(
+        futures_util::stream::unfold(state, |mut st| async move {
+            loop {
+                if st.done {
+                    return None;
+                }
+                let next = match st.backlog.next() {
+                    Some(e) => Some(e),
+                    None => tokio::select! {
+                        e = st.live.next() => match e { Some(e) => Some(e), None => return None },
+                        _ = tokio::time::sleep(Duration::from_secs(15)) => None,
+                    },
+                };
+                let Some(event) = next else {
+                    return Some((Ok(web::Bytes::from_static(b": keep-alive\n\n")), st));
+                };
+                if event.version <= st.last {
+                    continue;
+                }
+                if let Some((version, finished, frame)) = sse_frame(&event.payload) {
+                    st.last = version;
+                    st.done = finished;
+                    return Some((Ok(frame), st));
+                }
+            }
+        }),
+    );
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, "text/event-stream"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header(("X-Accel-Buffering", HeaderValue::from_static("no")))
+        .streaming(stream))
+}
+
+/// The move history as the caller may see it (another seat's draws show no tile).
+#[utoipa::path(
+    get,
+    path = "/v1/games/{id}/log",
+    tag = "play",
+    operation_id = "game_log",
+    params(("id" = uuid::Uuid, Path, description = "The game")),
+    security((), ("seat_token" = [])),
+    responses(
+        (status = 200, description = "Every move and what it caused.", body = GameLog),
+        (status = 401, response = problems::Unauthorized),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn game_log(
+    games: web::Data<GameService>,
+    request: HttpRequest,
+    path: web::Path<uuid::Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = game_id(&path);
+    let snapshot = games.view(&id, bearer(request.headers())?).await?;
+    let game = &snapshot.record.game;
+    let (_, events) = Game::replay(
+        *game.rules(),
+        game.seats(),
+        game.seed(),
+        game.first_deal().cloned(),
+        game.history(),
+    )
+    .map_err(|(i, e)| {
+        ApiError::Internal(format!(
+            "the stored history does not replay at move {i}: {e}"
+        ))
+    })?;
+    let seats = game.seats() as usize;
+    let sides = game.scores().len();
+    let show = |list: &[crate::engine::Event]| {
+        list.iter()
+            .map(|e| EventView::of(&e.visible_to(snapshot.viewer), seats, sides))
+            .collect::<Vec<_>>()
+    };
+    let log = GameLog {
+        game_id: id,
+        version: snapshot.version,
+        start: show(&events[0]),
+        moves: game
+            .history()
+            .iter()
+            .zip(&events[1..])
+            .enumerate()
+            .map(|(i, (&(seat, mv), caused))| LogEntry {
+                index: i + 1,
+                seat,
+                mv: MoveView::of(mv),
+                events: show(caused),
+            })
+            .collect(),
+    };
+    Ok(view_response(
+        actix_web::http::StatusCode::OK,
+        &snapshot,
+        log,
+    ))
+}
+
+/// Once the match is finished: rules, seed, every deal and every move.
+#[utoipa::path(
+    get,
+    path = "/v1/games/{id}/export",
+    tag = "play",
+    operation_id = "export_game",
+    params(("id" = uuid::Uuid, Path, description = "The game")),
+    responses(
+        (status = 200, description = "Enough to replay the game exactly.", body = GameExport),
+        (status = 404, response = problems::NotFound),
+        (status = 412, response = problems::PreconditionFailed),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn export_game(
+    games: web::Data<GameService>,
+    path: web::Path<uuid::Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let snapshot = games.export(&game_id(&path)).await?;
+    let game = &snapshot.record.game;
+    let export = GameExport {
+        game_id: snapshot.id.clone(),
+        preset: snapshot.record.preset.name(),
+        rules: *game.rules(),
+        seats: game.seats(),
+        names: snapshot
+            .record
+            .seats
+            .iter()
+            .map(|s| s.name.clone())
+            .collect(),
+        seed: game.seed().to_hex(),
+        deals: (1..=game.round_number())
+            .map(|n| DealBody::from_deal(&game.deal_of_round(n)))
+            .collect(),
+        moves: game
+            .history()
+            .iter()
+            .map(|&(seat, mv)| ExportedMove {
+                seat,
+                mv: MoveView::of(mv),
+            })
+            .collect(),
+        result: game.outcome().map(|o| MatchResult {
+            winner: o.winner(),
+            scores: game.scores().to_vec(),
+        }),
+    };
+    Ok(view_response(
+        actix_web::http::StatusCode::OK,
+        &snapshot,
+        export,
+    ))
+}

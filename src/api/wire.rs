@@ -1,0 +1,875 @@
+//! Wire types: the JSON shapes of API.md, with their OpenAPI schemas.
+//!
+//! Kept apart from the engine's types so the engine knows nothing of HTTP; the
+//! conversions from a [`Snapshot`] (a loaded game and who looks) live here too, so every
+//! answer is built one way. Nothing here decides a rule: a view shows what the engine's
+//! projection for the caller holds, and nothing else.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::{RefOr, Schema};
+
+use crate::bots::Level;
+use crate::engine::rules::{
+    BlockedAward, BlockedTie, DoubleValue, DrawRule, LeadDoubleCount, NextLeader, Opening, Scoring,
+    Spinner, WhenStuck,
+};
+use crate::engine::{
+    Deal, End, EndReason, Event, LegalMove, Move, Outcome, Preset, Projection, RoundResult, Rules,
+    RulesPatch, Tile,
+};
+use crate::service::{Snapshot, Status};
+
+// ----- the rules object (engine's serde, documented here) -----
+
+fn words(values: impl IntoIterator<Item = &'static str>, description: &str) -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(values))
+        .description(Some(description))
+        .into()
+}
+
+macro_rules! word_schemas {
+    ($($fn:ident: $ty:ty, $doc:literal;)+) => {$(
+        fn $fn() -> RefOr<Schema> {
+            words(<$ty>::ALL.iter().map(|w| w.as_str()), $doc)
+        }
+    )+};
+}
+
+word_schemas! {
+    opening_schema: Opening, "Who leads the first round.";
+    next_leader_schema: NextLeader, "Who leads later rounds.";
+    spinner_schema: Spinner, "Whether the first double is a four-way spinner.";
+    draw_schema: DrawRule, "What a seat that cannot play does.";
+    when_stuck_schema: WhenStuck, "What a seat that can neither play nor draw does.";
+    scoring_schema: Scoring, "How rounds are scored.";
+    blocked_award_schema: BlockedAward, "What the lightest hand scores in a blocked round.";
+    blocked_tie_schema: BlockedTie, "Who wins a blocked round when the lightest hands tie.";
+    double_value_schema: DoubleValue, "What a double counts in a hand.";
+    lead_double_count_schema: LeadDoubleCount, "What a lead double with one side covered counts under fives.";
+}
+
+/// A complete rule set (RULES.md "Rule set fields"). Shown in every view and preset.
+#[derive(ToSchema)]
+#[schema(as = Rules)]
+#[allow(dead_code)] // documentation only: the engine's `Rules` is what is serialised
+pub struct RulesDoc {
+    /// The set: double-6, -9, -12 or -15.
+    #[schema(minimum = 6, maximum = 15, example = 6)]
+    max_pip: u8,
+    #[schema(example = 7)]
+    hand_size: u8,
+    /// Seats 0+2 against 1+3 (4 seats only).
+    teams: bool,
+    #[schema(schema_with = opening_schema)]
+    opening: String,
+    #[schema(schema_with = next_leader_schema)]
+    next_leader: String,
+    #[schema(schema_with = spinner_schema)]
+    spinner: String,
+    #[schema(schema_with = draw_schema)]
+    draw: String,
+    draw_anytime: bool,
+    /// Tiles never drawn from the bottom of the boneyard (0 or 2).
+    boneyard_reserve: u8,
+    #[schema(schema_with = when_stuck_schema)]
+    when_stuck: String,
+    #[schema(schema_with = scoring_schema)]
+    scoring: String,
+    #[schema(schema_with = blocked_award_schema)]
+    blocked_award: String,
+    #[schema(schema_with = blocked_tie_schema)]
+    blocked_tie: String,
+    /// Points must be claimed with the play (fives only).
+    muggins: bool,
+    boneyard_to_winner: bool,
+    #[schema(schema_with = double_value_schema)]
+    double_value: String,
+    /// 0 or 14.
+    double_blank_value: u8,
+    #[schema(schema_with = lead_double_count_schema)]
+    lead_double_count: String,
+    /// Points that end the match, or null.
+    target: Option<u16>,
+    /// Rounds that end the match, or null.
+    rounds: Option<u16>,
+}
+
+/// Overrides on top of a preset: any field of `Rules`; unknown fields are refused.
+#[derive(ToSchema)]
+#[schema(as = RulesOverrides, example = json!({"max_pip": 9, "target": 250}))]
+#[allow(dead_code)] // documentation only: the engine's `RulesPatch` parses it
+pub struct RulesOverridesDoc {
+    max_pip: Option<u8>,
+    hand_size: Option<u8>,
+    teams: Option<bool>,
+    #[schema(schema_with = opening_schema)]
+    opening: Option<String>,
+    #[schema(schema_with = next_leader_schema)]
+    next_leader: Option<String>,
+    #[schema(schema_with = spinner_schema)]
+    spinner: Option<String>,
+    #[schema(schema_with = draw_schema)]
+    draw: Option<String>,
+    draw_anytime: Option<bool>,
+    boneyard_reserve: Option<u8>,
+    #[schema(schema_with = when_stuck_schema)]
+    when_stuck: Option<String>,
+    #[schema(schema_with = scoring_schema)]
+    scoring: Option<String>,
+    #[schema(schema_with = blocked_award_schema)]
+    blocked_award: Option<String>,
+    #[schema(schema_with = blocked_tie_schema)]
+    blocked_tie: Option<String>,
+    muggins: Option<bool>,
+    boneyard_to_winner: Option<bool>,
+    #[schema(schema_with = double_value_schema)]
+    double_value: Option<String>,
+    double_blank_value: Option<u8>,
+    #[schema(schema_with = lead_double_count_schema)]
+    lead_double_count: Option<String>,
+    /// `null` clears the target.
+    target: Option<u16>,
+    /// `null` clears the round limit.
+    rounds: Option<u16>,
+}
+
+// ----- lobby -----
+
+/// A preset of RULES.md with its full rule set.
+#[derive(Serialize, ToSchema)]
+pub struct PresetInfo {
+    #[schema(example = "all_fives")]
+    pub name: &'static str,
+    pub description: &'static str,
+    #[schema(value_type = RulesDoc)]
+    pub rules: Rules,
+}
+
+impl From<Preset> for PresetInfo {
+    fn from(p: Preset) -> PresetInfo {
+        PresetInfo {
+            name: p.name(),
+            description: p.description(),
+            rules: p.rules(),
+        }
+    }
+}
+
+/// A bot level.
+#[derive(Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BotLevel {
+    Random,
+    Greedy,
+    Expert,
+}
+
+impl From<BotLevel> for Level {
+    fn from(l: BotLevel) -> Level {
+        match l {
+            BotLevel::Random => Level::Random,
+            BotLevel::Greedy => Level::Greedy,
+            BotLevel::Expert => Level::Expert,
+        }
+    }
+}
+
+impl From<Level> for BotLevel {
+    fn from(l: Level) -> BotLevel {
+        match l {
+            Level::Random => BotLevel::Random,
+            Level::Greedy => BotLevel::Greedy,
+            Level::Expert => BotLevel::Expert,
+        }
+    }
+}
+
+/// A built-in player for one seat.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BotSeat {
+    pub seat: u8,
+    pub level: BotLevel,
+}
+
+/// A fixed first deal: hands by seat and the boneyard, top first. Together they must be a
+/// permutation of the set.
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DealBody {
+    #[schema(example = json!([["6-6", "5-5", "1-2", "0-3", "4-4", "2-6", "1-1"], ["3-3", "0-0", "2-2", "0-1", "1-3", "2-3", "5-6"]]))]
+    pub hands: Vec<Vec<String>>,
+    #[schema(example = json!(["0-2", "0-4", "0-5", "0-6", "1-4", "1-5", "1-6", "2-4", "2-5", "3-4", "3-5", "3-6", "4-5", "4-6"]))]
+    pub boneyard: Vec<String>,
+}
+
+impl DealBody {
+    pub fn parse(&self) -> Result<Deal, String> {
+        let tiles = |list: &[String]| {
+            list.iter()
+                .map(|t| parse_tile(t))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(Deal {
+            hands: self
+                .hands
+                .iter()
+                .map(|h| tiles(h))
+                .collect::<Result<_, _>>()?,
+            boneyard: tiles(&self.boneyard)?,
+        })
+    }
+
+    pub fn from_deal(deal: &Deal) -> DealBody {
+        let tiles = |list: &[Tile]| list.iter().map(|t| t.to_string()).collect();
+        DealBody {
+            hands: deal.hands.iter().map(|h| tiles(h)).collect(),
+            boneyard: tiles(&deal.boneyard),
+        }
+    }
+}
+
+pub fn parse_tile(text: &str) -> Result<Tile, String> {
+    text.parse().map_err(|e| format!("bad tile {text:?}: {e}"))
+}
+
+/// `POST /v1/games`. Only `preset` is required.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"preset": "all_fives", "seats": 2, "bots": [{"seat": 1, "level": "greedy"}]}))]
+pub struct CreateGame {
+    /// classic, block, draw, all_fives, muggins or penalty.
+    #[schema(example = "all_fives")]
+    pub preset: String,
+    #[serde(default)]
+    #[schema(value_type = Option<RulesOverridesDoc>)]
+    pub rules: Option<RulesPatch>,
+    /// 2 to 4; default 2.
+    #[schema(minimum = 2, maximum = 4)]
+    pub seats: Option<u8>,
+    #[serde(default)]
+    pub bots: Vec<BotSeat>,
+    /// Any text: the same rules and seed give the same deals.
+    pub seed: Option<String>,
+    pub deal: Option<DealBody>,
+}
+
+/// `POST /v1/games/{id}/seats`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"name": "alice"}))]
+pub struct JoinGame {
+    /// 1 to 32 characters.
+    pub name: String,
+    /// The seat wanted; default the lowest free one.
+    pub seat: Option<u8>,
+}
+
+/// The answer to taking a seat. The token is shown this once.
+#[derive(Serialize, ToSchema)]
+pub struct SeatGranted {
+    pub seat: u8,
+    /// The seat's bearer secret: send it as `Authorization: Bearer <token>`.
+    pub token: String,
+    pub view: GameView,
+}
+
+/// An open game in the lobby.
+#[derive(Serialize, ToSchema)]
+pub struct GameSummary {
+    pub game_id: String,
+    pub preset: &'static str,
+    pub seats: u8,
+    pub free_seats: Vec<u8>,
+    /// Milliseconds since the Unix epoch.
+    pub created_ms: u64,
+}
+
+/// A page of open games, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct GameList {
+    pub games: Vec<GameSummary>,
+    pub page: usize,
+    pub per_page: usize,
+}
+
+// ----- moves -----
+
+/// Which move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MoveType {
+    Play,
+    Draw,
+    Pass,
+    Muggins,
+}
+
+/// An end of the layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EndName {
+    Left,
+    Right,
+    Up,
+    Down,
+}
+
+impl From<End> for EndName {
+    fn from(e: End) -> EndName {
+        match e {
+            End::Left => EndName::Left,
+            End::Right => EndName::Right,
+            End::Up => EndName::Up,
+            End::Down => EndName::Down,
+        }
+    }
+}
+
+impl From<EndName> for End {
+    fn from(e: EndName) -> End {
+        match e {
+            EndName::Left => End::Left,
+            EndName::Right => End::Right,
+            EndName::Up => End::Up,
+            EndName::Down => End::Down,
+        }
+    }
+}
+
+/// `POST /v1/games/{id}/moves`. An entry of `legal_moves` may be posted back as it is
+/// (its `points` is ignored).
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"type": "play", "tile": "5-3", "end": "right"}))]
+pub struct MoveBody {
+    #[serde(rename = "type")]
+    pub kind: MoveType,
+    /// The tile to play (`play` only), `"a-b"` in either order.
+    pub tile: Option<String>,
+    /// Omitted for the lead, or when only one end fits.
+    pub end: Option<EndName>,
+    /// Points claimed with the play (muggins rules only); must equal the count.
+    pub claim: Option<u16>,
+    /// Ignored: present so a legal move can be sent back verbatim.
+    pub points: Option<u16>,
+    /// Refuse the move (409) unless the game is still at this version.
+    pub expected_version: Option<u64>,
+}
+
+impl MoveBody {
+    pub fn to_move(&self) -> Result<Move, String> {
+        let no_tile = self.tile.is_none() && self.end.is_none() && self.claim.is_none();
+        Ok(match self.kind {
+            MoveType::Play => Move::Play {
+                tile: parse_tile(self.tile.as_deref().ok_or("a play names its tile")?)?,
+                end: self.end.map(End::from),
+                claim: self.claim,
+            },
+            MoveType::Draw if no_tile => Move::Draw,
+            MoveType::Pass if no_tile => Move::Pass,
+            MoveType::Muggins if no_tile => Move::Muggins,
+            _ => return Err("only a play takes tile, end or claim".into()),
+        })
+    }
+}
+
+/// A move in its public form (a draw never names its tile), and as listed in
+/// `legal_moves` with the points a play would score.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct MoveView {
+    #[serde(rename = "type")]
+    pub kind: MoveType,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tile: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end: Option<EndName>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claim: Option<u16>,
+    /// In `legal_moves`: the points the move would score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub points: Option<u16>,
+}
+
+impl MoveView {
+    pub fn of(mv: Move) -> MoveView {
+        let bare = |kind| MoveView {
+            kind,
+            tile: None,
+            end: None,
+            claim: None,
+            points: None,
+        };
+        match mv {
+            Move::Play { tile, end, claim } => MoveView {
+                kind: MoveType::Play,
+                tile: Some(tile.to_string()),
+                end: end.map(EndName::from),
+                claim,
+                points: None,
+            },
+            Move::Draw => bare(MoveType::Draw),
+            Move::Pass => bare(MoveType::Pass),
+            Move::Muggins => bare(MoveType::Muggins),
+        }
+    }
+
+    pub fn legal(lm: &LegalMove) -> MoveView {
+        MoveView {
+            points: Some(lm.points),
+            ..MoveView::of(lm.mv)
+        }
+    }
+}
+
+/// What a move caused, as the caller may see it.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventView {
+    RoundStarted {
+        round: u16,
+        leader: u8,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        start_tile: Option<String>,
+    },
+    /// `points`: what the play counted; `credited`: whether they were scored (false when
+    /// not claimed under muggins rules).
+    Played {
+        seat: u8,
+        tile: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        end: Option<EndName>,
+        points: u16,
+        credited: bool,
+    },
+    /// `tile` only for the seat that drew.
+    Drew {
+        seat: u8,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tile: Option<String>,
+    },
+    Passed {
+        seat: u8,
+    },
+    MugginsTaken {
+        seat: u8,
+        from: u8,
+        points: u16,
+    },
+    RoundEnded {
+        result: RoundResultView,
+    },
+    MatchEnded {
+        result: MatchResult,
+    },
+}
+
+impl EventView {
+    /// `event` must already be in the caller's visible form.
+    pub fn of(event: &Event, seats: usize, sides: usize) -> EventView {
+        match *event {
+            Event::RoundStarted {
+                number,
+                leader,
+                start_tile,
+            } => EventView::RoundStarted {
+                round: number,
+                leader,
+                start_tile: start_tile.map(|t| t.to_string()),
+            },
+            Event::Played {
+                seat,
+                tile,
+                end,
+                points,
+                credited,
+            } => EventView::Played {
+                seat,
+                tile: tile.to_string(),
+                end: end.map(EndName::from),
+                points,
+                credited,
+            },
+            Event::Drew { seat, tile } => EventView::Drew {
+                seat,
+                tile: tile.map(|t| t.to_string()),
+            },
+            Event::Passed { seat } => EventView::Passed { seat },
+            Event::MugginsTaken { seat, from, points } => {
+                EventView::MugginsTaken { seat, from, points }
+            }
+            Event::RoundEnded(r) => EventView::RoundEnded {
+                result: RoundResultView::of(&r, seats, sides),
+            },
+            Event::MatchEnded { outcome, scores } => EventView::MatchEnded {
+                result: MatchResult::of(outcome, &scores[..sides]),
+            },
+        }
+    }
+}
+
+// ----- the view -----
+
+/// One seat as everyone sees it.
+#[derive(Serialize, ToSchema)]
+pub struct SeatView {
+    pub seat: u8,
+    pub name: Option<String>,
+    pub bot: Option<BotLevel>,
+    pub hand_count: u8,
+    /// The seat's team under `rules.teams` (0: seats 0+2, 1: seats 1+3), else null.
+    pub team: Option<u8>,
+    /// Numbers this seat is publicly known not to hold (from its passes and forced
+    /// draws), so every player starts from the same information.
+    pub known_missing: Vec<u8>,
+}
+
+/// An open end of the layout.
+#[derive(Serialize, ToSchema)]
+pub struct EndView {
+    pub end: EndName,
+    pub value: u8,
+    /// The tip is a crosswise double (it counts both halves under fives).
+    pub double: bool,
+}
+
+/// The arms' tiles from the lead (or, for up and down, the spinner) outward; each tile's
+/// first half faces the lead.
+#[derive(Serialize, ToSchema, Default)]
+pub struct Arms {
+    pub left: Vec<String>,
+    pub right: Vec<String>,
+    pub up: Vec<String>,
+    pub down: Vec<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct LayoutView {
+    pub lead: Option<String>,
+    pub arms: Arms,
+    pub ends: Vec<EndView>,
+    /// The sum of the open ends as fives scoring counts it.
+    pub count: u32,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct UnclaimedView {
+    pub seat: u8,
+    pub points: u16,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RoundView {
+    pub number: u16,
+    pub leader: u8,
+    /// The seat to move; null once the match is over.
+    pub turn: Option<u8>,
+    pub boneyard_count: u8,
+    /// Points made but not claimed (muggins), open to the opponents until the next move.
+    pub unclaimed: Option<UnclaimedView>,
+    pub layout: LayoutView,
+    /// The tile turned up to start the round (`opening: start_tile`).
+    pub start_tile: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundEndReason {
+    Domino,
+    Blocked,
+    Stuck,
+}
+
+/// A finished round: every hand revealed.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct RoundResultView {
+    pub number: u16,
+    pub reason: RoundEndReason,
+    /// The winning seat (a team under `rules.teams`), or null.
+    pub winner: Option<u8>,
+    /// The seat that played its last tile, for a domino.
+    pub went_out: Option<u8>,
+    pub hands: Vec<Vec<String>>,
+    /// Per seat, or per team.
+    pub awards: Vec<i32>,
+    pub scores: Vec<i32>,
+}
+
+impl RoundResultView {
+    pub fn of(r: &RoundResult, seats: usize, sides: usize) -> RoundResultView {
+        RoundResultView {
+            number: r.number,
+            reason: match r.reason {
+                EndReason::Domino => RoundEndReason::Domino,
+                EndReason::Blocked => RoundEndReason::Blocked,
+                EndReason::Stuck => RoundEndReason::Stuck,
+            },
+            winner: r.winner,
+            went_out: r.went_out,
+            hands: r.hands[..seats]
+                .iter()
+                .map(|h| h.iter().map(|t| t.to_string()).collect())
+                .collect(),
+            awards: r.awards[..sides].to_vec(),
+            scores: r.scores[..sides].to_vec(),
+        }
+    }
+}
+
+/// The match's result.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct MatchResult {
+    /// The winning seat (team under `rules.teams`); null for a drawn match.
+    pub winner: Option<u8>,
+    pub scores: Vec<i32>,
+}
+
+impl MatchResult {
+    fn of(outcome: Outcome, scores: &[i32]) -> MatchResult {
+        MatchResult {
+            winner: outcome.winner(),
+            scores: scores.to_vec(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GameStatus {
+    Waiting,
+    Playing,
+    Finished,
+}
+
+impl From<Status> for GameStatus {
+    fn from(s: Status) -> GameStatus {
+        match s {
+            Status::Waiting => GameStatus::Waiting,
+            Status::Playing => GameStatus::Playing,
+            Status::Finished => GameStatus::Finished,
+        }
+    }
+}
+
+/// The game as the caller may see it: a seat's view with its token, else the spectator's.
+#[derive(Serialize, ToSchema)]
+pub struct GameView {
+    pub game_id: String,
+    /// Grows by one with every stored change; the `ETag`.
+    pub version: u64,
+    pub status: GameStatus,
+    pub preset: &'static str,
+    #[schema(value_type = RulesDoc)]
+    pub rules: Rules,
+    /// Made with a seed or a fixed deal.
+    pub prearranged: bool,
+    /// Your seat, or null for a spectator.
+    pub you: Option<u8>,
+    pub seats: Vec<SeatView>,
+    /// Per seat, or per team under `rules.teams`; penalty points under penalty scoring.
+    pub scores: Vec<i32>,
+    /// Null while the game waits for players.
+    pub round: Option<RoundView>,
+    /// Your tiles; null for a spectator (and while waiting).
+    pub hand: Option<Vec<String>>,
+    pub your_turn: bool,
+    /// Every move you may make now, in the body form of `POST .../moves`.
+    pub legal_moves: Vec<MoveView>,
+    pub last_round: Option<RoundResultView>,
+    pub result: Option<MatchResult>,
+}
+
+/// The answer to a move: your new view plus what the move (and the bots after it) caused.
+#[derive(Serialize, ToSchema)]
+pub struct MoveResult {
+    #[serde(flatten)]
+    pub view: GameView,
+    pub events: Vec<EventView>,
+}
+
+fn pips(mask: u16) -> Vec<u8> {
+    (0..16).filter(|p| mask & (1 << p) != 0).collect()
+}
+
+impl GameView {
+    pub fn of(s: &Snapshot) -> GameView {
+        let record = &s.record;
+        let status = record.status();
+        let rules = *record.game.rules();
+        // While the game waits nobody sees a hand or a move: the deal is made, not shown.
+        let p: Projection = record.game.project(if status == Status::Waiting {
+            None
+        } else {
+            s.viewer
+        });
+        let sides = p.scores.len();
+        let seats = record
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(i, seat)| SeatView {
+                seat: i as u8,
+                name: seat.name.clone(),
+                bot: seat.bot.map(BotLevel::from),
+                hand_count: if status == Status::Waiting {
+                    0
+                } else {
+                    p.hand_counts[i]
+                },
+                team: rules.teams.then_some(i as u8 % 2),
+                known_missing: pips(p.voids[i]),
+            })
+            .collect();
+        let round = (status != Status::Waiting).then(|| {
+            let arms = p.layout.arms();
+            let strings = |arm: &Vec<(u8, u8)>| {
+                arm.iter()
+                    .map(|(a, b)| format!("{a}-{b}"))
+                    .collect::<Vec<_>>()
+            };
+            let tips = p.layout.tips();
+            RoundView {
+                number: p.round,
+                leader: p.leader,
+                turn: p.turn,
+                boneyard_count: p.boneyard_count,
+                unclaimed: p.unclaimed.map(|u| UnclaimedView {
+                    seat: u.seat,
+                    points: u.points,
+                }),
+                layout: LayoutView {
+                    lead: p.layout.lead().map(|t| t.to_string()),
+                    arms: Arms {
+                        left: strings(&arms[0]),
+                        right: strings(&arms[1]),
+                        up: strings(&arms[2]),
+                        down: strings(&arms[3]),
+                    },
+                    ends: tips
+                        .open_ends()
+                        .map(|(end, value)| EndView {
+                            end: end.into(),
+                            value,
+                            double: tips.tip_is_double(end),
+                        })
+                        .collect(),
+                    count: p.count,
+                },
+                start_tile: p.start_tile.map(|t| t.to_string()),
+            }
+        });
+        GameView {
+            game_id: s.id.clone(),
+            version: s.version,
+            status: status.into(),
+            preset: record.preset.name(),
+            rules,
+            prearranged: record.prearranged,
+            you: s.viewer,
+            seats,
+            scores: p.scores.clone(),
+            round,
+            hand: p.hand.map(|h| h.iter().map(|t| t.to_string()).collect()),
+            your_turn: s.viewer.is_some() && p.turn == s.viewer && status == Status::Playing,
+            legal_moves: p.legal_moves.iter().map(MoveView::legal).collect(),
+            last_round: p
+                .last_round
+                .map(|r| RoundResultView::of(&r, p.seats as usize, sides)),
+            result: p.outcome.map(|o| MatchResult::of(o, &p.scores)),
+        }
+    }
+}
+
+/// One entry of the move log.
+#[derive(Serialize, ToSchema)]
+pub struct LogEntry {
+    /// 1-based position in the match's history.
+    pub index: usize,
+    pub seat: u8,
+    #[serde(rename = "move")]
+    pub mv: MoveView,
+    /// What it caused, as the caller may see it (another seat's draws are "drew a tile").
+    pub events: Vec<EventView>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct GameLog {
+    pub game_id: String,
+    pub version: u64,
+    /// The first round's deal events (who leads, the start tile).
+    pub start: Vec<EventView>,
+    pub moves: Vec<LogEntry>,
+}
+
+/// A finished game, complete: enough to replay it exactly.
+#[derive(Serialize, ToSchema)]
+pub struct GameExport {
+    pub game_id: String,
+    pub preset: &'static str,
+    #[schema(value_type = RulesDoc)]
+    pub rules: Rules,
+    pub seats: u8,
+    pub names: Vec<Option<String>>,
+    /// The seed of every shuffle, hex (32 bytes); a text seed is hashed with SHA-256.
+    pub seed: String,
+    /// Every round's deal, in order.
+    pub deals: Vec<DealBody>,
+    pub moves: Vec<ExportedMove>,
+    pub result: Option<MatchResult>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ExportedMove {
+    pub seat: u8,
+    #[serde(rename = "move")]
+    pub mv: MoveView,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use utoipa::PartialSchema;
+
+    /// The documented rules object names exactly the fields the engine serialises.
+    #[test]
+    fn the_rules_schema_names_exactly_the_engines_fields() {
+        let json = serde_json::to_value(Preset::Classic.rules()).unwrap();
+        let mut engine: Vec<String> = json.as_object().unwrap().keys().cloned().collect();
+        let schema = serde_json::to_value(RulesDoc::schema()).unwrap();
+        let mut doc: Vec<String> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        let overrides = serde_json::to_value(RulesOverridesDoc::schema()).unwrap();
+        let mut over: Vec<String> = overrides["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        engine.sort();
+        doc.sort();
+        over.sort();
+        assert_eq!(engine, doc);
+        assert_eq!(engine, over);
+    }
+
+    #[test]
+    fn a_legal_move_posted_back_verbatim_parses_to_the_same_move() {
+        let mv = Move::Play {
+            tile: "3-5".parse().unwrap(),
+            end: Some(End::Right),
+            claim: Some(10),
+        };
+        let listed = MoveView::legal(&LegalMove { mv, points: 10 });
+        let body: MoveBody =
+            serde_json::from_value(serde_json::to_value(&listed).unwrap()).unwrap();
+        assert_eq!(body.to_move().unwrap(), mv);
+    }
+}
