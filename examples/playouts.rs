@@ -23,6 +23,10 @@ struct Args {
     /// Override the hand size (when the preset's hand does not fit this many seats)
     #[arg(long)]
     hand: Option<u8>,
+    /// Stop after this many rounds instead of after `--seconds` (for instruction counts
+    /// under callgrind, which are repeatable on a busy machine).
+    #[arg(long)]
+    rounds: Option<u64>,
 }
 
 fn main() {
@@ -79,7 +83,11 @@ fn main() {
             for e in &events {
                 if let Event::RoundEnded(_) = e {
                     rounds += 1;
-                    if rounds % 4096 == 0 && start.elapsed() >= budget {
+                    if args.rounds.is_some_and(|n| rounds >= n)
+                        || (rounds % 4096 == 0
+                            && args.rounds.is_none()
+                            && start.elapsed() >= budget)
+                    {
                         break 'outer;
                     }
                 }

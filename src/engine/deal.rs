@@ -52,16 +52,25 @@ pub struct Deal {
 }
 
 impl Deal {
-    /// A shuffled deal.
+    /// A shuffled deal (the engine deals through [`shuffle_into`] into a reused buffer).
+    #[cfg(test)]
     pub(crate) fn shuffled(rules: &Rules, seats: u8, rng: &mut ChaCha8Rng) -> Deal {
-        let mut stock: Vec<Tile> = Tile::all(rules.max_pip).collect();
-        stock.shuffle(rng);
+        let mut stock = Vec::new();
+        shuffle_into(rules, rng, &mut stock);
+        Deal::from_stock(rules, seats, &stock)
+    }
+
+    /// Splits a stock in deal order: the hands one after the other, then the boneyard,
+    /// top first.
+    pub(crate) fn from_stock(rules: &Rules, seats: u8, stock: &[Tile]) -> Deal {
         let n = rules.hand_size as usize;
         let hands = (0..seats as usize)
             .map(|s| stock[s * n..(s + 1) * n].to_vec())
             .collect();
-        let boneyard = stock[seats as usize * n..].to_vec();
-        Deal { hands, boneyard }
+        Deal {
+            hands,
+            boneyard: stock[seats as usize * n..].to_vec(),
+        }
     }
 
     /// Refuses a deal that is not a permutation of the set dealt as the rules say.
@@ -107,6 +116,13 @@ impl Deal {
         }
         Ok(())
     }
+}
+
+/// Fills `stock` with the whole set, shuffled: the deal order of [`Deal::from_stock`].
+pub(crate) fn shuffle_into(rules: &Rules, rng: &mut ChaCha8Rng, stock: &mut Vec<Tile>) {
+    stock.clear();
+    stock.extend(Tile::all(rules.max_pip));
+    stock.shuffle(rng);
 }
 
 /// Draw lots: each seat draws from the shuffled stock, the heaviest tile leads. Tiles are

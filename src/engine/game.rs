@@ -8,7 +8,7 @@
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::deal::{Deal, Seed, draw_lots, round_rng};
+use super::deal::{Deal, Seed, draw_lots, round_rng, shuffle_into};
 use super::error::MoveError;
 use super::event::{EndReason, Event, Outcome, RoundResult};
 use super::layout::{End, Layout};
@@ -263,25 +263,37 @@ impl Game {
     /// The deal of round `number` as it was (or will be) dealt: the seed's stream for that
     /// round gives the lots (when drawn), the shuffle, and then the round's other chances.
     pub fn deal_of_round(&self, number: u16) -> Deal {
-        self.deal_with(number, &mut round_rng(&self.seed, number)).1
+        let mut stock = Vec::new();
+        self.deal_into(number, &mut round_rng(&self.seed, number), &mut stock);
+        Deal::from_stock(&self.rules, self.seats, &stock)
     }
 
-    /// The lots' leader (when the opening draws lots) and the deal of round `number`,
-    /// drawing from `rng`, the round's stream.
-    fn deal_with(&self, number: u16, rng: &mut rand_chacha::ChaCha8Rng) -> (Option<u8>, Deal) {
+    /// Fills `stock` with round `number`'s deal in deal order (hands, then the boneyard
+    /// top first), drawing from `rng`, the round's stream; returns the lots' leader when
+    /// the opening draws lots. A reused `stock` keeps playouts free of allocation.
+    fn deal_into(
+        &self,
+        number: u16,
+        rng: &mut rand_chacha::ChaCha8Rng,
+        stock: &mut Vec<Tile>,
+    ) -> Option<u8> {
         let (rules, seats) = (&self.rules, self.seats);
         let lots = (self.opening_applies(number) && rules.opening == Opening::DrawLots)
             .then(|| draw_lots(rules, seats, rng));
-        let mut deal = match (&self.first_deal, number) {
-            (Some(d), 1) => d.clone(),
-            _ => Deal::shuffled(rules, seats, rng),
-        };
+        match (&self.first_deal, number) {
+            (Some(d), 1) => {
+                stock.clear();
+                stock.extend(d.hands.iter().flatten().chain(&d.boneyard));
+            }
+            _ => shuffle_into(rules, rng, stock),
+        }
         // A start tile is never a double: reshuffle the rare stock whose boneyard holds
         // only doubles (an explicit deal like that was refused when the game was made).
-        while rules.opening == Opening::StartTile && deal.boneyard.iter().all(|t| t.is_double()) {
-            deal = Deal::shuffled(rules, seats, rng);
+        let dealt = seats as usize * rules.hand_size as usize;
+        while rules.opening == Opening::StartTile && stock[dealt..].iter().all(|t| t.is_double()) {
+            shuffle_into(rules, rng, stock);
         }
-        (lots, deal)
+        lots
     }
 
     /// The match's result, computed from the scores: a side reaching the target ends it
@@ -310,8 +322,14 @@ impl Game {
         }
     }
 
+    /// Whether the match is over: [`Game::outcome`] without working out who won (asked on
+    /// every move, so kept to a comparison or two).
     pub fn is_over(&self) -> bool {
-        self.outcome().is_some()
+        self.rules.rounds.is_some_and(|r| self.rounds_done >= r)
+            || self
+                .rules
+                .target
+                .is_some_and(|t| self.scores().iter().any(|&s| s >= t as i32))
     }
 
     // ----- move generation -----
@@ -351,7 +369,7 @@ impl Game {
                 None => hand,
             };
         }
-        hand.with_any_pip(r.layout.tips().end_pips())
+        hand.intersect(r.layout.tips().fits())
     }
 
     /// Points a play scores under fives (0 otherwise).
@@ -628,6 +646,9 @@ impl Game {
     }
 
     fn end_match_if_over(&self, events: &mut Vec<Event>) -> bool {
+        if !self.is_over() {
+            return false;
+        }
         match self.outcome() {
             Some(outcome) => {
                 events.push(Event::MatchEnded {
@@ -706,13 +727,17 @@ impl Game {
         let seats = self.seats;
         let mut rng = round_rng(&self.seed, number);
         let by_opening = self.opening_applies(number);
-        let (lots, deal) = self.deal_with(number, &mut rng);
+        let mut stock = std::mem::take(&mut self.round.boneyard);
+        let lots = self.deal_into(number, &mut rng, &mut stock);
+        let n = rules.hand_size as usize;
         let mut hands = [TileSet::EMPTY; 4];
-        for (h, tiles) in hands.iter_mut().zip(&deal.hands) {
-            *h = tiles.iter().copied().collect();
+        for (s, h) in hands.iter_mut().enumerate().take(seats as usize) {
+            *h = stock[s * n..(s + 1) * n].iter().copied().collect();
         }
-        let mut boneyard = deal.boneyard;
-        let mut layout = Layout::default();
+        stock.drain(..seats as usize * n);
+        let mut boneyard = stock;
+        let mut layout = std::mem::take(&mut self.round.layout);
+        layout.clear();
         // Every round of a start_tile game begins with a start tile: the first non-double
         // from the top; the next_leader rule picks who plays onto it.
         let start_tile = (rules.opening == Opening::StartTile).then(|| {

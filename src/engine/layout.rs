@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::rules::{LeadDoubleCount, Rules, Spinner as SpinnerRule};
-use super::tile::Tile;
+use super::tile::{Tile, TileSet};
 
 /// An arm of the layout. `Left` and `Right` grow from the lead; `Up` and `Down` grow from
 /// the spinner's sides once both its long ends are covered.
@@ -69,6 +69,9 @@ pub struct Tips {
     lead: Option<Tile>,
     arms: [Arm; 4],
     spinner: Option<SpinnerAt>,
+    /// Every tile that fits some open end. Derivable from the ends, but move generation
+    /// asks for it several times per move, so it is kept up to date on each placement.
+    fits: TileSet,
 }
 
 impl Tips {
@@ -108,6 +111,15 @@ impl Tips {
         self.open_ends().fold(0, |acc, (_, v)| acc | (1 << v))
     }
 
+    /// Every tile (of any set) that fits some open end.
+    pub fn fits(&self) -> TileSet {
+        self.fits
+    }
+
+    fn refresh_fits(&mut self) {
+        self.fits = TileSet::carrying_any(self.end_pips());
+    }
+
     /// The number open at `end`, if that end is open.
     pub fn value_at(&self, end: End) -> Option<u8> {
         self.open_ends().find(|&(e, _)| e == end).map(|(_, v)| v)
@@ -140,6 +152,7 @@ impl Tips {
         if double && rules.spinner == SpinnerRule::FirstDouble {
             self.become_spinner(tile.lo(), None, 0);
         }
+        self.refresh_fits();
     }
 
     /// Places `tile` at `end`, which must be open and show a number the tile carries.
@@ -155,6 +168,7 @@ impl Tips {
         if tile.is_double() && self.spinner.is_none() && rules.spinner == SpinnerRule::FirstDouble {
             self.become_spinner(value, Some(end), index);
         }
+        self.refresh_fits();
     }
 
     fn become_spinner(&mut self, pip: u8, arm: Option<End>, index: u8) {
@@ -219,6 +233,12 @@ impl Layout {
 
     pub fn lead_with(&mut self, tile: Tile, rules: &Rules) {
         self.tips.lead_with(tile, rules);
+    }
+
+    /// Empties the layout, keeping its allocation for the next round.
+    pub fn clear(&mut self) {
+        self.tips = Tips::default();
+        self.placed.clear();
     }
 
     pub fn place(&mut self, tile: Tile, end: End, rules: &Rules) {

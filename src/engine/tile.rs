@@ -170,6 +170,19 @@ const fn build_pip_masks() -> [TileSet; MAX_PIP as usize + 1] {
 
 static PIP_MASKS: [TileSet; MAX_PIP as usize + 1] = build_pip_masks();
 
+const fn build_doubles() -> TileSet {
+    let mut set = TileSet([0; 3]);
+    let mut d = 0usize;
+    while d <= MAX_PIP as usize {
+        let i = d * (d + 1) / 2 + d;
+        set.0[i / 64] |= 1 << (i % 64);
+        d += 1;
+    }
+    set
+}
+
+static DOUBLES: TileSet = build_doubles();
+
 impl TileSet {
     pub const EMPTY: TileSet = TileSet([0; 3]);
 
@@ -232,14 +245,18 @@ impl TileSet {
 
     /// Tiles of this set that carry any pip of `pips` (bit `p` set = pip `p`).
     pub fn with_any_pip(self, pips: u16) -> TileSet {
+        self.intersect(TileSet::carrying_any(pips))
+    }
+
+    /// Every tile (of any set) that carries some pip of `pips`.
+    pub fn carrying_any(pips: u16) -> TileSet {
         let mut mask = TileSet::EMPTY;
         let mut rest = pips;
         while rest != 0 {
-            let p = rest.trailing_zeros() as usize;
-            mask = mask.union(PIP_MASKS[p]);
+            mask = mask.union(PIP_MASKS[rest.trailing_zeros() as usize]);
             rest &= rest - 1;
         }
-        self.intersect(mask)
+        mask
     }
 
     /// Tiles in index order.
@@ -255,9 +272,18 @@ impl TileSet {
         self.iter().max_by_key(|t| t.heaviness())
     }
 
-    /// The highest double, if any.
+    /// The highest double, if any: the highest index among the doubles, since a higher
+    /// double always has a higher index.
     pub fn highest_double(&self) -> Option<Tile> {
-        self.iter().filter(|t| t.is_double()).max_by_key(|t| t.hi())
+        self.intersect(DOUBLES).last()
+    }
+
+    /// The tile with the highest index.
+    pub fn last(&self) -> Option<Tile> {
+        (0..3)
+            .rev()
+            .find(|&w| self.0[w] != 0)
+            .map(|w| Tile((w * 64 + 63 - self.0[w].leading_zeros() as usize) as u8))
     }
 }
 
@@ -335,6 +361,18 @@ mod tests {
         assert!(five_one.heaviness() > four_two.heaviness());
         let set: TileSet = [four_two, six_zero, five_one].into_iter().collect();
         assert_eq!(set.heaviest(), Some(six_zero));
+        let doubles: TileSet = ["2-2", "9-9", "1-5", "15-15", "3-3"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        assert_eq!(doubles.highest_double(), Some(Tile::new(15, 15)));
+        assert_eq!(
+            doubles
+                .without([Tile::new(15, 15)].into_iter().collect())
+                .highest_double(),
+            Some(Tile::new(9, 9))
+        );
+        assert_eq!(TileSet::EMPTY.highest_double(), None);
     }
 
     #[test]
