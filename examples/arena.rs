@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use domino_server::bots::{self, Level, expert};
-use domino_server::engine::{Game, Move, Outcome, Preset, Seed};
+use domino_server::engine::rules::default_hand_size;
+use domino_server::engine::{Game, Move, Outcome, Preset, Rules, Seed};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -45,6 +46,9 @@ struct Args {
     /// Seed text for the deals and the bots' randomness.
     #[arg(long, default_value = "arena")]
     seed: String,
+    /// Play with the double-N set instead of the preset's (hand size: that set's default).
+    #[arg(long)]
+    max_pip: Option<u8>,
     /// Worker threads (timings are cleanest with 1).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -64,11 +68,21 @@ struct GameResult {
     expert_choice_times: Vec<Duration>,
 }
 
-fn play_game(args: &Args, config: &expert::Config, index: usize) -> GameResult {
+/// The preset's rules for this table: penalty with four seats deals six tiles each.
+fn table_rules(args: &Args) -> Rules {
     let mut rules = args.preset.rules();
+    if let Some(max_pip) = args.max_pip {
+        rules.max_pip = max_pip;
+        rules.hand_size = default_hand_size(max_pip);
+    }
     if args.preset == Preset::Penalty && args.seats == 4 {
         rules.hand_size = 6;
     }
+    rules
+}
+
+fn play_game(args: &Args, config: &expert::Config, index: usize) -> GameResult {
+    let rules = table_rules(args);
     let deal_seed = Seed::from_text(&format!("{}/deal/{}", args.seed, index / 2));
     let mut game =
         Game::new(rules, args.seats, deal_seed, None).expect("valid rules for this table");
@@ -150,9 +164,7 @@ fn report_times(label: &str, times: &mut [Duration]) {
 fn main() {
     let args = Args::parse();
     assert!((2..=4).contains(&args.seats), "2 to 4 seats");
-    if let Err(e) = args.preset.rules().validate(args.seats)
-        && !(args.preset == Preset::Penalty && args.seats == 4)
-    {
+    if let Err(e) = table_rules(&args).validate(args.seats) {
         eprintln!("{}: {}", e.field, e.message);
         std::process::exit(2);
     }
@@ -207,8 +219,9 @@ fn main() {
         .flat_map(|r| r.expert_choice_times.iter().copied())
         .collect();
     println!(
-        "preset {}, {} seats, seed {:?}, {} games in {:.1} s ({} threads){}",
+        "preset {}, double-{}, {} seats, seed {:?}, {} games in {:.1} s ({} threads){}",
         args.preset.name(),
+        table_rules(&args).max_pip,
         args.seats,
         args.seed,
         results.len(),

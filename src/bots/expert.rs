@@ -18,12 +18,14 @@ use rand::seq::SliceRandom;
 
 use super::greedy;
 use crate::engine::rules::Scoring;
+use crate::engine::tile::set_size;
 use crate::engine::{Event, Game, Move, Projection, Seed, Tile, TileSet};
 
 /// The search's budget and evaluation.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Config {
-    /// Rollouts per decision, shared among the candidate moves.
+    /// Rollouts per decision with double-6, shared among the candidate moves; larger sets
+    /// get proportionally fewer (a rollout's length grows with the set).
     pub rollouts: u32,
     /// Sampled deals at least, however many candidates there are.
     pub min_samples: u32,
@@ -34,7 +36,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
-            rollouts: 1200,
+            rollouts: 2500,
             min_samples: 40,
             match_bonus: 50.0,
         }
@@ -59,7 +61,8 @@ pub fn choose_with<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mu
             .copied()
             .unwrap_or_else(|| greedy::choose(view));
     }
-    let samples = (config.rollouts / candidates.len() as u32).max(config.min_samples);
+    let rollouts = config.rollouts as usize * set_size(6) / set_size(view.rules.max_pip);
+    let samples = (rollouts / candidates.len()).max(config.min_samples as usize);
     let mut seed = [0u8; 32];
     rng.fill_bytes(&mut seed);
     let seed = Seed(seed);
