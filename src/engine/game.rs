@@ -25,6 +25,10 @@ pub struct Unclaimed {
     pub points: u16,
 }
 
+/// A replayed match: the game after the last move, and the events of the start followed
+/// by those of each move.
+pub type Replayed = (Game, Vec<Vec<Event>>);
+
 /// The round in play.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Round {
@@ -118,7 +122,7 @@ impl Game {
         seed: Seed,
         first_deal: Option<Deal>,
         moves: &[(u8, Move)],
-    ) -> Result<(Game, Vec<Vec<Event>>), (usize, MoveError)> {
+    ) -> Result<Replayed, (usize, MoveError)> {
         let mut start = Vec::new();
         let mut game = Game::start(rules, seats, seed, first_deal, &mut start)
             .map_err(|_| (0, MoveError::GameOver))?;
