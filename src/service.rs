@@ -389,6 +389,9 @@ impl GameService {
             let free: Vec<u8> = (0..record.seats.len() as u8)
                 .filter(|&s| !record.seats[s as usize].is_taken())
                 .collect();
+            if free.is_empty() {
+                return Err(Error::GameFull);
+            }
             let seat = match wanted {
                 Some(s) if s as usize >= record.seats.len() => {
                     return Err(Error::BadRequest(format!(
@@ -400,11 +403,8 @@ impl GameService {
                     return Err(Error::SeatTaken(format!("seat {s} is taken")));
                 }
                 Some(s) => s,
-                None => *free.first().ok_or(Error::GameFull)?,
+                None => free[0],
             };
-            if free.is_empty() {
-                return Err(Error::GameFull);
-            }
             record.seats[seat as usize] = SeatRecord {
                 name: Some(name.to_string()),
                 token_hash: Some(token_hash(&token)),

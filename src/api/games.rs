@@ -501,19 +501,21 @@ pub async fn game_events(
         ": game {id} at version {}\nretry: 2000\n\n",
         current.version
     ));
-    let already_finished = current.record.status() == service::Status::Finished
-        && after.is_some_and(|a| a >= current.version);
+    // A finished game has nothing more to say once its history is sent.
+    let finished = current.record.status() == service::Status::Finished;
     struct State {
         backlog: std::vec::IntoIter<crate::store::Event>,
         live: crate::store::EventStream,
         last: u64,
         done: bool,
+        finished: bool,
     }
     let state = State {
         backlog: backlog.into_iter(),
         live,
         last: after.unwrap_or(0),
-        done: already_finished,
+        done: false,
+        finished,
     };
     let stream = futures_util::stream::once(async move { Ok::<_, actix_web::Error>(hello) }).chain(
         futures_util::stream::unfold(state, |mut st| async move {
@@ -523,6 +525,7 @@ pub async fn game_events(
                 }
                 let next = match st.backlog.next() {
                     Some(e) => Some(e),
+                    None if st.finished => return None,
                     None => tokio::select! {
                         e = st.live.next() => match e { Some(e) => Some(e), None => return None },
                         _ = tokio::time::sleep(Duration::from_secs(15)) => None,
