@@ -461,16 +461,8 @@ impl GameService {
         idempotency: Option<(String, Vec<u8>)>,
         render: Render<'_>,
     ) -> Result<MoveAnswer, Error> {
-        if let Some((key, fingerprint)) = &idempotency
-            && let Some(previous) = self.store.idempotency(id, key).await?
-        {
-            return if &previous.fingerprint == fingerprint {
-                Ok(MoveAnswer {
-                    body: previous.response,
-                })
-            } else {
-                Err(Error::IdempotencyKeyReused)
-            };
+        if let Some(first) = self.first_answer(id, idempotency.as_ref()).await? {
+            return first;
         }
         for _ in 0..MAX_ATTEMPTS {
             let (version, mut record) = self.load(id).await?;
@@ -534,21 +526,13 @@ impl GameService {
                 }
                 SaveOutcome::Conflict { current } => {
                     self.metrics.store_conflicts.inc();
+                    // Another request of this game won. If it was this very request
+                    // (a retry with the same key), its answer is the answer.
+                    if let Some(first) = self.first_answer(id, idempotency.as_ref()).await? {
+                        return first;
+                    }
                     if request.expected_version.is_some() {
                         return Err(Error::VersionConflict { current });
-                    }
-                    // Another request of this game won: look again. If it stored this
-                    // very key, the retry loop above is not re-run, so check it here.
-                    if let Some((key, fingerprint)) = &idempotency
-                        && let Some(previous) = self.store.idempotency(id, key).await?
-                    {
-                        return if &previous.fingerprint == fingerprint {
-                            Ok(MoveAnswer {
-                                body: previous.response,
-                            })
-                        } else {
-                            Err(Error::IdempotencyKeyReused)
-                        };
                     }
                 }
                 SaveOutcome::Missing => return Err(Error::NotFound),
@@ -557,6 +541,27 @@ impl GameService {
         Err(Error::Internal(
             "too many concurrent moves in this game; try again".into(),
         ))
+    }
+
+    /// The answer already stored under this request's idempotency key: the first answer
+    /// again for the same request, a refusal for another request under the same key.
+    async fn first_answer(
+        &self,
+        id: &str,
+        idempotency: Option<&(String, Vec<u8>)>,
+    ) -> Result<Option<Result<MoveAnswer, Error>>, Error> {
+        let Some((key, fingerprint)) = idempotency else {
+            return Ok(None);
+        };
+        Ok(self.store.idempotency(id, key).await?.map(|previous| {
+            if &previous.fingerprint == fingerprint {
+                Ok(MoveAnswer {
+                    body: previous.response,
+                })
+            } else {
+                Err(Error::IdempotencyKeyReused)
+            }
+        }))
     }
 
     /// Open games, newest first.
