@@ -212,6 +212,17 @@ pub struct PublicEvent {
     pub moves: Vec<(u8, Move)>,
 }
 
+impl PublicEvent {
+    /// The stored form (postcard: a few bytes a move, since a game keeps a history of them).
+    pub fn encode(&self) -> Vec<u8> {
+        postcard::to_allocvec(self).expect("events serialise")
+    }
+
+    pub fn decode(bytes: &[u8]) -> Option<PublicEvent> {
+        postcard::from_bytes(bytes).ok()
+    }
+}
+
 /// The answer to a move: rendered once, stored with the move for idempotent retries.
 pub struct MoveAnswer {
     pub body: Vec<u8>,
@@ -422,7 +433,7 @@ impl GameService {
                 expected: version,
                 bytes: record.encode(),
                 idempotency: None,
-                event: Some(serde_json::to_vec(&event).expect("events serialise")),
+                event: Some(event.encode()),
                 unlist: started,
             };
             match self.store.save(id, save).await? {
@@ -510,7 +521,7 @@ impl GameService {
                         fingerprint: fingerprint.clone(),
                         response: body.clone(),
                     }),
-                event: Some(serde_json::to_vec(&event).expect("events serialise")),
+                event: Some(event.encode()),
                 unlist: false,
             };
             match self.store.save(id, save).await? {

@@ -427,9 +427,7 @@ pub struct VersionEvent {
     pub moves: Vec<ExportedMove>,
 }
 
-fn sse_frame(payload: &[u8]) -> Option<(u64, bool, web::Bytes)> {
-    let event: PublicEvent = serde_json::from_slice(payload).ok()?;
-    let finished = event.status == service::Status::Finished;
+fn sse_frame(event: &PublicEvent) -> web::Bytes {
     let wire = VersionEvent {
         version: event.version,
         status: event.status.into(),
@@ -443,14 +441,10 @@ fn sse_frame(payload: &[u8]) -> Option<(u64, bool, web::Bytes)> {
             })
             .collect(),
     };
-    let json = serde_json::to_string(&wire).ok()?;
-    Some((
-        event.version,
-        finished,
-        web::Bytes::from(format!(
-            "id: {}\nevent: version\ndata: {json}\n\n",
-            event.version
-        )),
+    let json = serde_json::to_string(&wire).expect("events serialise");
+    web::Bytes::from(format!(
+        "id: {}\nevent: version\ndata: {json}\n\n",
+        event.version
     ))
 }
 
@@ -462,9 +456,9 @@ fn sse_frame(payload: &[u8]) -> Option<(u64, bool, web::Bytes)> {
     tag = "play",
     operation_id = "game_events",
     params(("id" = uuid::Uuid, Path, description = "The game"),
-        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this version.")),
+        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this version: the stored events after it follow (when the capped history no longer reaches back, one event for the current version stands for the missed ones).")),
     responses(
-        (status = 200, description = "`text/event-stream` of `version` events, each a VersionEvent in `data`; a comment every 15 s keeps it alive.",
+        (status = 200, description = "`text/event-stream` of `version` events, each a VersionEvent in `data`, starting with the current version; a comment every 15 s keeps it alive; the stream ends after a finished game's last event.",
             content_type = "text/event-stream", body = VersionEvent),
         (status = 404, response = problems::NotFound),
         (status = 503, response = problems::StoreUnavailable),
@@ -509,6 +503,9 @@ pub async fn game_events(
         last: u64,
         done: bool,
         finished: bool,
+        /// The version the game was at on connecting: sent (without its moves) when the
+        /// history does not reach it, so a client always learns the latest version.
+        current: PublicEvent,
     }
     let state = State {
         backlog: backlog.into_iter(),
@@ -516,6 +513,12 @@ pub async fn game_events(
         last: after.unwrap_or(0),
         done: false,
         finished,
+        current: PublicEvent {
+            version: current.version,
+            status: current.record.status(),
+            turn: current.record.game.turn(),
+            moves: Vec::new(),
+        },
     };
     let stream = futures_util::stream::once(async move { Ok::<_, actix_web::Error>(hello) }).chain(
         futures_util::stream::unfold(state, |mut st| async move {
@@ -525,6 +528,11 @@ pub async fn game_events(
                 }
                 let next = match st.backlog.next() {
                     Some(e) => Some(e),
+                    None if st.last < st.current.version => {
+                        st.last = st.current.version;
+                        st.done = st.finished;
+                        return Some((Ok(sse_frame(&st.current)), st));
+                    }
                     None if st.finished => return None,
                     None => tokio::select! {
                         e = st.live.next() => match e { Some(e) => Some(e), None => return None },
@@ -537,10 +545,10 @@ pub async fn game_events(
                 if event.version <= st.last {
                     continue;
                 }
-                if let Some((version, finished, frame)) = sse_frame(&event.payload) {
-                    st.last = version;
-                    st.done = finished;
-                    return Some((Ok(frame), st));
+                if let Some(event) = PublicEvent::decode(&event.payload) {
+                    st.last = event.version;
+                    st.done = event.status == service::Status::Finished;
+                    return Some((Ok(sse_frame(&event)), st));
                 }
             }
         }),
