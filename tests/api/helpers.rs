@@ -334,6 +334,20 @@ impl TestApp {
                 view["version"].as_u64().unwrap() + 1,
                 "one move, one version"
             );
+            // What the move caused, the bots' moves after it included: a draw shows its
+            // tile to the drawer only.
+            for event in answer["events"]
+                .as_array()
+                .expect("a move answer has events")
+            {
+                if event["type"] == "drew" {
+                    assert_eq!(
+                        event.get("tile").is_some(),
+                        event["seat"] == turn,
+                        "{event} in the answer to seat {turn}"
+                    );
+                }
+            }
             posted += 1;
             current = answer;
         }

@@ -24,9 +24,20 @@ on_both_stores!(
 /// Returns the export.
 async fn play_out(app: &TestApp, create: Value, seed: u64) -> Value {
     let (id, players) = app.start_game(create.clone()).await;
+    let mut first_hands = Vec::new();
+    for p in &players {
+        first_hands.push(sorted(&app.view(&id, Some(&p.token)).await["hand"]));
+    }
     let played = app.play_match(&id, &players, seed).await;
     check_finished(app, &id, &players, &played.last).await;
     let export = export_of(app, &id).await;
+    for (p, hand) in players.iter().zip(&first_hands) {
+        assert_eq!(
+            sorted(&export["deals"][0]["hands"][p.seat as usize]),
+            *hand,
+            "the export's first deal is the one dealt"
+        );
+    }
     let bots = create["bots"].as_array().map_or(0, Vec::len);
     if bots == 0 {
         assert_eq!(
@@ -38,6 +49,17 @@ async fn play_out(app: &TestApp, create: Value, seed: u64) -> Value {
         assert!(export["moves"].as_array().unwrap().len() > played.posted);
     }
     export
+}
+
+fn sorted(tiles: &Value) -> Vec<String> {
+    let mut tiles: Vec<String> = tiles
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect();
+    tiles.sort();
+    tiles
 }
 
 async fn export_of(app: &TestApp, id: &str) -> Value {
@@ -70,6 +92,18 @@ async fn check_finished(app: &TestApp, id: &str, players: &[Player], last: &Valu
     }
     assert_eq!(spectator["round"]["turn"], Value::Null);
     assert!(spectator["last_round"].is_object(), "{spectator}");
+    // The last move's answer told what it caused: the end of the match, and of a round
+    // if it ended one, as the views now show them.
+    if let Some(events) = last.get("events").and_then(Value::as_array) {
+        let ended = events
+            .iter()
+            .rfind(|e| e["type"] == "match_ended")
+            .unwrap_or_else(|| panic!("the last answer ends the match: {last}"));
+        assert_eq!(ended["result"], *result);
+        if let Some(round) = events.iter().rfind(|e| e["type"] == "round_ended") {
+            assert_eq!(round["result"], spectator["last_round"]);
+        }
+    }
     for p in players {
         let view = app.view(id, Some(&p.token)).await;
         assert_eq!(view["result"], *result);
@@ -193,6 +227,15 @@ async fn an_all_fives_match_of_two_teams_with_two_bots_is_played_to_the_end(app:
     )
     .await;
     assert_eq!(export["rules"]["teams"], true);
+    let id = export["game_id"].as_str().unwrap();
+    let view = app.view(id, None).await;
+    let teams: Vec<&Value> = view["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["team"])
+        .collect();
+    assert_eq!(teams, [&json!(0), &json!(1), &json!(0), &json!(1)]);
     assert_eq!(export["result"]["scores"].as_array().unwrap().len(), 2);
     let seats_that_moved: std::collections::BTreeSet<u64> = export["moves"]
         .as_array()

@@ -119,3 +119,58 @@ async fn a_long_poll_on_one_server_wakes_when_the_other_stores_a_move() {
     assert!(answered.duration_since(moved) < Duration::from_secs(4));
     assert_eq!(seen["version"], version + 1);
 }
+
+#[tokio::test]
+async fn copies_of_a_move_sent_through_two_servers_at_once_are_applied_once() {
+    let (a, b) = two_servers().await;
+    let (id, players) = a
+        .start_game(json!({"preset": "block", "seed": "race across"}))
+        .await;
+    let spectator = a.view(&id, None).await;
+    let version = spectator["version"].as_u64().unwrap();
+    let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
+    let token = &players[turn].token;
+    let id = id.as_str();
+    let view = a.view(id, Some(token)).await;
+    let mv = &view["legal_moves"][0];
+    let sends = (0..20).map(|i| {
+        let server = if i % 2 == 0 { &a } else { &b };
+        async move { server.post_move(id, token, mv).await.status().as_u16() }
+    });
+    let statuses = futures_util::future::join_all(sends).await;
+    assert_eq!(
+        statuses.iter().filter(|&&s| s == 200).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.iter().all(|&s| s == 200 || s == 409 || s == 422),
+        "{statuses:?}"
+    );
+    assert_eq!(b.view(id, None).await["version"], version + 1);
+    // And with one Idempotency-Key, every copy gets the one answer.
+    let other = &players[1 - turn].token;
+    let view = b.view(id, Some(other)).await;
+    let mv = &view["legal_moves"][0];
+    let sends = (0..20).map(|i| {
+        let server = if i % 2 == 0 { &a } else { &b };
+        async move {
+            let res = server
+                .client
+                .post(server.url(&format!("/v1/games/{id}/moves")))
+                .bearer_auth(other)
+                .header("idempotency-key", "across")
+                .json(mv)
+                .send()
+                .await
+                .unwrap();
+            (res.status().as_u16(), res.text().await.unwrap())
+        }
+    });
+    let answers = futures_util::future::join_all(sends).await;
+    for answer in &answers {
+        assert_eq!(answer, &answers[0]);
+    }
+    assert_eq!(answers[0].0, 200);
+    assert_eq!(a.view(id, None).await["version"], version + 2);
+}
