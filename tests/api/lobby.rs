@@ -18,6 +18,7 @@ on_both_stores!(
     a_name_that_is_empty_or_too_long_is_a_bad_request,
     a_seat_that_does_not_exist_is_a_bad_request,
     only_waiting_games_can_be_listed,
+    a_page_far_past_the_end_is_empty_and_one_past_any_list_is_a_bad_request,
 );
 
 const RULE_FIELDS: [&str; 20] = [
@@ -421,4 +422,29 @@ async fn only_waiting_games_can_be_listed(app: TestApp) {
     assert_problem(res, 400, "bad_request").await;
     let res = app.get("/v1/games?colour=red").await;
     assert_problem(res, 400, "bad_request").await;
+}
+
+async fn a_page_far_past_the_end_is_empty_and_one_past_any_list_is_a_bad_request(app: TestApp) {
+    app.create_game(json!({"preset": "classic"})).await;
+    let res = app
+        .get("/v1/games?status=waiting&page=1000000000000000&per_page=100")
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.json::<Value>().await.unwrap()["games"], json!([]));
+    // Positions no store can name: refused, neither a crash nor a 503.
+    for page in ["18446744073709551615", "92233720368547759"] {
+        let res = app
+            .get(&format!("/v1/games?page={page}&per_page=100"))
+            .await;
+        assert_problem(res, 400, "bad_request").await;
+    }
+    // The list still answers.
+    let res = app.get("/v1/games").await;
+    assert_eq!(
+        res.json::<Value>().await.unwrap()["games"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 }
