@@ -472,11 +472,15 @@ impl GameService {
         idempotency: Option<(String, Vec<u8>)>,
         render: Render<'_>,
     ) -> Result<MoveAnswer, Error> {
-        if let Some(first) = self.first_answer(id, idempotency.as_ref()).await? {
-            return first;
-        }
         for _ in 0..MAX_ATTEMPTS {
             let (version, mut record) = self.load(id).await?;
+            // Looked up after the load, never before: the record is saved with the game,
+            // so a copy of this request stored in a state at or before the one just
+            // loaded is seen here, and a retry never meets the game it already changed
+            // (which would refuse it, say as not your turn).
+            if let Some(answer) = self.earlier_answer(id, &idempotency).await? {
+                return Ok(answer);
+            }
             let seat = record
                 .seat_of(token)
                 .ok_or(Error::Unauthorized("the token is not a seat of this game"))?;
@@ -537,14 +541,15 @@ impl GameService {
                 }
                 SaveOutcome::Conflict { current } => {
                     self.metrics.store_conflicts.inc();
-                    // Another request of this game won. If it was this very request
-                    // (a retry with the same key), its answer is the answer.
-                    if let Some(first) = self.first_answer(id, idempotency.as_ref()).await? {
-                        return first;
+                    // Another request of this game won. If it was a copy of this one
+                    // (same key), its answer is this one's too, pinned version or not.
+                    if let Some(answer) = self.earlier_answer(id, &idempotency).await? {
+                        return Ok(answer);
                     }
                     if request.expected_version.is_some() {
                         return Err(Error::VersionConflict { current });
                     }
+                    // Otherwise look again.
                 }
                 SaveOutcome::Missing => return Err(Error::NotFound),
             }
@@ -554,25 +559,23 @@ impl GameService {
         ))
     }
 
-    /// The answer already stored under this request's idempotency key: the first answer
-    /// again for the same request, a refusal for another request under the same key.
-    async fn first_answer(
+    /// The first answer stored under this request's idempotency key, if any: the same
+    /// answer again for the same request, a refusal for another one.
+    async fn earlier_answer(
         &self,
         id: &str,
-        idempotency: Option<&(String, Vec<u8>)>,
-    ) -> Result<Option<Result<MoveAnswer, Error>>, Error> {
+        idempotency: &Option<(String, Vec<u8>)>,
+    ) -> Result<Option<MoveAnswer>, Error> {
         let Some((key, fingerprint)) = idempotency else {
             return Ok(None);
         };
-        Ok(self.store.idempotency(id, key).await?.map(|previous| {
-            if &previous.fingerprint == fingerprint {
-                Ok(MoveAnswer {
-                    body: previous.response,
-                })
-            } else {
-                Err(Error::IdempotencyKeyReused)
-            }
-        }))
+        match self.store.idempotency(id, key).await? {
+            Some(previous) if &previous.fingerprint == fingerprint => Ok(Some(MoveAnswer {
+                body: previous.response,
+            })),
+            Some(_) => Err(Error::IdempotencyKeyReused),
+            None => Ok(None),
+        }
     }
 
     /// Open games, newest first.

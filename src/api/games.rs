@@ -209,6 +209,16 @@ pub async fn list_games(
             "page starts at 1; per_page is 1 to 100".into(),
         ));
     }
+    // The page's end must be a position a store can name (Redis ranges are i64): a
+    // client's page number must neither overflow here nor reach the store as a 503.
+    if page
+        .checked_mul(per_page)
+        .is_none_or(|end| i64::try_from(end).is_err())
+    {
+        return Err(ApiError::BadRequest(
+            "page: too large for any list of games".into(),
+        ));
+    }
     let found = games.list_open((page - 1) * per_page, per_page).await?;
     let list = GameList {
         games: found

@@ -7,6 +7,7 @@ use actix_web::dev::ServerHandle;
 use domino_server::settings::{LogFormat, Settings};
 use domino_server::startup::Application;
 use domino_server::telemetry;
+use serde_json::{Value, json};
 
 /// Longest any test request may take: generous for a loaded CI machine, short enough that
 /// a hang fails the test instead of the run.
@@ -128,4 +129,331 @@ pub async fn assert_problem(res: reqwest::Response, status: u16, code: &str) -> 
         "{body}"
     );
     body
+}
+
+// ----- game clients -----
+
+/// The real server on Redis under a key prefix the caller chooses, so that two servers
+/// built with the same prefix share their games (as two processes behind one Redis do).
+pub async fn spawn_app_with_redis_prefix(prefix: &str) -> TestApp {
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
+    spawn_app_with(Settings {
+        redis_url: Some(url),
+        redis_key_prefix: prefix.to_owned(),
+        ..test_settings()
+    })
+    .await
+}
+
+/// A fresh Redis key prefix of its own.
+pub fn unique_prefix() -> String {
+    format!("test:{}:", uuid::Uuid::new_v4())
+}
+
+/// Writes the same test functions (each `async fn name(app: TestApp)`) once and runs them
+/// against both stores: `memory::name` on the in-memory store, `redis::name` on Redis.
+macro_rules! on_both_stores {
+    ($($name:ident),+ $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(crate::helpers::spawn_app().await).await
+                }
+            )+
+        }
+        mod redis {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(crate::helpers::spawn_app_with_redis().await).await
+                }
+            )+
+        }
+    };
+}
+pub(crate) use on_both_stores;
+
+/// A seat taken by a test client: its number and its bearer token.
+#[derive(Debug, Clone)]
+pub struct Player {
+    pub seat: u8,
+    pub token: String,
+}
+
+/// What `TestApp::play_match` saw.
+#[derive(Debug)]
+pub struct PlayedMatch {
+    /// The last answer: the finished game as the last mover saw it.
+    pub last: Value,
+    /// Moves posted by the test client (bots' moves not counted).
+    pub posted: usize,
+}
+
+impl TestApp {
+    pub async fn post_json(&self, path: &str, body: &Value) -> reqwest::Response {
+        self.client
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .expect("the request is answered")
+    }
+
+    /// `GET` with a seat's token (or none: a spectator).
+    pub async fn get_as(&self, path: &str, token: Option<&str>) -> reqwest::Response {
+        let mut req = self.client.get(self.url(path));
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
+        }
+        req.send().await.expect("the request is answered")
+    }
+
+    /// `POST /v1/games`, answered 201; returns the game's id and the spectator view.
+    pub async fn create_game(&self, body: Value) -> (String, Value) {
+        let res = self.post_json("/v1/games", &body).await;
+        assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+        let location = res.headers()["location"].to_str().unwrap().to_owned();
+        let view: Value = res.json().await.unwrap();
+        let id = view["game_id"].as_str().expect("a game id").to_owned();
+        assert_eq!(location, format!("/v1/games/{id}"));
+        (id, view)
+    }
+
+    pub async fn join(&self, id: &str, body: Value) -> reqwest::Response {
+        self.post_json(&format!("/v1/games/{id}/seats"), &body)
+            .await
+    }
+
+    /// Takes a seat (the lowest free one), answered 201.
+    pub async fn take_seat(&self, id: &str, name: &str) -> Player {
+        let res = self.join(id, json!({ "name": name })).await;
+        assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+        let granted: Value = res.json().await.unwrap();
+        Player {
+            seat: granted["seat"].as_u64().unwrap() as u8,
+            token: granted["token"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    /// Creates a game and takes every seat no bot holds, so it is playing (or over).
+    pub async fn start_game(&self, body: Value) -> (String, Vec<Player>) {
+        let (id, view) = self.create_game(body).await;
+        let free = view["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["bot"].is_null())
+            .count();
+        let mut players = Vec::new();
+        for i in 0..free {
+            players.push(self.take_seat(&id, &format!("player {i}")).await);
+        }
+        players.sort_by_key(|p| p.seat);
+        (id, players)
+    }
+
+    /// The game as `token`'s seat (or a spectator) sees it, answered 200.
+    pub async fn view(&self, id: &str, token: Option<&str>) -> Value {
+        let res = self.get_as(&format!("/v1/games/{id}"), token).await;
+        assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+        res.json().await.unwrap()
+    }
+
+    pub async fn log(&self, id: &str, token: Option<&str>) -> Value {
+        let res = self.get_as(&format!("/v1/games/{id}/log"), token).await;
+        assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+        res.json().await.unwrap()
+    }
+
+    pub async fn post_move(&self, id: &str, token: &str, body: &Value) -> reqwest::Response {
+        self.client
+            .post(self.url(&format!("/v1/games/{id}/moves")))
+            .bearer_auth(token)
+            .json(body)
+            .send()
+            .await
+            .expect("the request is answered")
+    }
+
+    /// Posts a move that must be accepted; returns the answer (the view plus `events`).
+    pub async fn play(&self, id: &str, token: &str, body: &Value) -> Value {
+        let res = self.post_move(id, token, body).await;
+        assert_eq!(
+            res.status().as_u16(),
+            200,
+            "{body} refused: {}",
+            res.text().await.unwrap()
+        );
+        res.json().await.unwrap()
+    }
+
+    /// Plays until the match is over, always posting one of the legal moves listed in the
+    /// view of the seat to move (chosen by a small PRNG from `seed`, so a run repeats).
+    /// Checks on the way that every move adds exactly one version.
+    pub async fn play_match(&self, id: &str, players: &[Player], seed: u64) -> PlayedMatch {
+        self.play_moves(id, players, seed, usize::MAX).await
+    }
+
+    /// As `play_match`, but stops after `limit` moves if the match lasts longer.
+    pub async fn play_moves(
+        &self,
+        id: &str,
+        players: &[Player],
+        seed: u64,
+        limit: usize,
+    ) -> PlayedMatch {
+        let mut rng = seed | 1;
+        let mut current = self.view(id, None).await;
+        let mut posted = 0;
+        while current["status"] == "playing" && posted < limit {
+            let turn = current["round"]["turn"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("a playing game has a turn: {current}"))
+                as u8;
+            let player = players
+                .iter()
+                .find(|p| p.seat == turn)
+                .unwrap_or_else(|| panic!("seat {turn} is no test client's: {current}"));
+            let view = if current["you"] == turn {
+                current
+            } else {
+                self.view(id, Some(&player.token)).await
+            };
+            assert_eq!(view["your_turn"], true, "{view}");
+            let legal = view["legal_moves"].as_array().unwrap();
+            assert!(!legal.is_empty(), "the seat to move has no move: {view}");
+            // xorshift64
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let chosen = &legal[(rng % legal.len() as u64) as usize];
+            let answer = self.play(id, &player.token, chosen).await;
+            assert_eq!(
+                answer["version"].as_u64().unwrap(),
+                view["version"].as_u64().unwrap() + 1,
+                "one move, one version"
+            );
+            // What the move caused, the bots' moves after it included: a draw shows its
+            // tile to the drawer only.
+            for event in answer["events"]
+                .as_array()
+                .expect("a move answer has events")
+            {
+                if event["type"] == "drew" {
+                    assert_eq!(
+                        event.get("tile").is_some(),
+                        event["seat"] == turn,
+                        "{event} in the answer to seat {turn}"
+                    );
+                }
+            }
+            posted += 1;
+            current = answer;
+        }
+        PlayedMatch {
+            last: current,
+            posted,
+        }
+    }
+
+    /// The spectator's view and every player's view: what "nothing changed" compares.
+    pub async fn views(&self, id: &str, players: &[Player]) -> Vec<Value> {
+        let mut all = vec![self.view(id, None).await];
+        for p in players {
+            all.push(self.view(id, Some(&p.token)).await);
+        }
+        all
+    }
+}
+
+/// Strings that are tiles: the canonical form and the reversed one (layout arms write a
+/// tile with the half facing the lead first).
+pub fn tile_texts(tiles: &[Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in tiles {
+        let t = t.as_str().unwrap();
+        let (a, b) = t.split_once('-').unwrap();
+        out.push(format!("\"{a}-{b}\""));
+        out.push(format!("\"{b}-{a}\""));
+    }
+    out
+}
+
+/// A Server-Sent Events stream read chunk by chunk.
+pub struct EventStream {
+    res: reqwest::Response,
+    buf: String,
+    /// The comments seen so far (lines starting with `:`).
+    pub comments: Vec<String>,
+    /// The server closed the stream.
+    pub ended: bool,
+}
+
+/// One SSE event: its `id`, `event` name and `data` (parsed as JSON).
+#[derive(Debug, Clone)]
+pub struct SseEvent {
+    pub id: Option<u64>,
+    pub event: Option<String>,
+    pub data: Value,
+}
+
+impl EventStream {
+    /// Opens `GET /v1/games/{id}/events`, optionally resuming after `last_event_id`.
+    pub async fn open(app: &TestApp, id: &str, last_event_id: Option<u64>) -> EventStream {
+        let mut req = app.client.get(app.url(&format!("/v1/games/{id}/events")));
+        if let Some(last) = last_event_id {
+            req = req.header("last-event-id", last.to_string());
+        }
+        let res = req.send().await.expect("the stream opens");
+        assert_eq!(res.status().as_u16(), 200);
+        assert_eq!(res.headers()["content-type"], "text/event-stream");
+        EventStream {
+            res,
+            buf: String::new(),
+            comments: Vec::new(),
+            ended: false,
+        }
+    }
+
+    /// The next event, or `None` when the stream ends or nothing comes within `within`.
+    pub async fn next(&mut self, within: Duration) -> Option<SseEvent> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            while let Some(end) = self.buf.find("\n\n") {
+                let frame: String = self.buf.drain(..end + 2).collect();
+                let mut event = SseEvent {
+                    id: None,
+                    event: None,
+                    data: Value::Null,
+                };
+                let mut data = String::new();
+                for line in frame.lines() {
+                    if let Some(comment) = line.strip_prefix(':') {
+                        self.comments.push(comment.trim().to_owned());
+                    } else if let Some(id) = line.strip_prefix("id:") {
+                        event.id = Some(id.trim().parse().expect("a numeric id"));
+                    } else if let Some(name) = line.strip_prefix("event:") {
+                        event.event = Some(name.trim().to_owned());
+                    } else if let Some(d) = line.strip_prefix("data:") {
+                        data.push_str(d.trim_start());
+                    }
+                }
+                if !data.is_empty() {
+                    event.data = serde_json::from_str(&data).expect("data is JSON");
+                    return Some(event);
+                }
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.res.chunk())
+                .await
+                .ok()?
+                .expect("the stream reads");
+            let Some(chunk) = chunk else {
+                self.ended = true;
+                return None;
+            };
+            self.buf
+                .push_str(std::str::from_utf8(&chunk).expect("the stream is UTF-8"));
+        }
+    }
 }

@@ -1,8 +1,18 @@
 //! Black-box tests of the HTTP service: each starts the real server on a free port and
-//! talks to it over HTTP, as a client would.
+//! talks to it over HTTP, as a client would. Game tests run on both stores
+//! (`<area>::memory::…` and `<area>::redis::…`, see `helpers::on_both_stores`).
 
+mod concurrency;
 mod docs;
 mod errors;
 mod helpers;
+mod idempotency;
+mod lobby;
+mod long_poll;
+mod matches;
 mod ops;
+mod problems;
+mod redaction;
 mod request_ids;
+mod sse;
+mod two_servers;

@@ -1,0 +1,101 @@
+//! Idempotent retries: the same key and body get the first answer and change nothing.
+
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, on_both_stores};
+
+on_both_stores!(
+    a_retry_with_the_same_key_and_body_gets_the_same_answer_and_moves_once,
+    a_retry_after_the_game_moved_on_still_gets_the_first_answer,
+    keys_are_separate_per_game,
+);
+
+async fn post_with_key(
+    app: &TestApp,
+    id: &str,
+    token: &str,
+    key: &str,
+    body: &Value,
+) -> (u16, String) {
+    let res = app
+        .client
+        .post(app.url(&format!("/v1/games/{id}/moves")))
+        .bearer_auth(token)
+        .header("idempotency-key", key)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    (status, res.text().await.unwrap())
+}
+
+async fn a_retry_with_the_same_key_and_body_gets_the_same_answer_and_moves_once(app: TestApp) {
+    // A bot answers in the same request, so the answer carries its moves too.
+    let (id, players) = app
+        .start_game(json!({"preset": "all_fives", "seed": "retry",
+                           "bots": [{"seat": 1, "level": "greedy"}]}))
+        .await;
+    let me = &players[0];
+    let view = app.view(&id, Some(&me.token)).await;
+    let version = view["version"].as_u64().unwrap();
+    let mv = view["legal_moves"][0].clone();
+    let first = post_with_key(&app, &id, &me.token, "k-1", &mv).await;
+    assert_eq!(first.0, 200, "{}", first.1);
+    let after = app.views(&id, &players).await;
+    let second = post_with_key(&app, &id, &me.token, "k-1", &mv).await;
+    assert_eq!(second, first, "the very same answer");
+    assert_eq!(app.views(&id, &players).await, after, "nothing changed");
+    let answer: Value = serde_json::from_str(&first.1).unwrap();
+    assert_eq!(answer["version"], version + 1);
+    assert_eq!(after[0]["version"], version + 1);
+    // A new key is a new move.
+    let mv = after[1]["legal_moves"][0].clone();
+    if after[0]["status"] == "playing" {
+        let third = post_with_key(&app, &id, &me.token, "k-2", &mv).await;
+        assert_eq!(third.0, 200, "{}", third.1);
+        assert_eq!(app.view(&id, None).await["version"], version + 2);
+    }
+}
+
+async fn a_retry_after_the_game_moved_on_still_gets_the_first_answer(app: TestApp) {
+    let (id, players) = app
+        .start_game(json!({"preset": "block", "seed": "later"}))
+        .await;
+    let spectator = app.view(&id, None).await;
+    let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
+    let view = app.view(&id, Some(&players[turn].token)).await;
+    let mv = view["legal_moves"][0].clone();
+    let first = post_with_key(&app, &id, &players[turn].token, "lead", &mv).await;
+    assert_eq!(first.0, 200);
+    // The other seat moves: the game is two versions on.
+    let other = &players[1 - turn];
+    let theirs = app.view(&id, Some(&other.token)).await;
+    app.play(&id, &other.token, &theirs["legal_moves"][0]).await;
+    let before = app.views(&id, &players).await;
+    let retry = post_with_key(&app, &id, &players[turn].token, "lead", &mv).await;
+    assert_eq!(retry, first);
+    assert_eq!(app.views(&id, &players).await, before);
+}
+
+async fn keys_are_separate_per_game(app: TestApp) {
+    let mut answers = Vec::new();
+    for seed in ["a", "b"] {
+        let (id, players) = app
+            .start_game(json!({"preset": "block", "seed": seed}))
+            .await;
+        let turn = app.view(&id, None).await["round"]["turn"].as_u64().unwrap() as usize;
+        let view = app.view(&id, Some(&players[turn].token)).await;
+        let res = post_with_key(
+            &app,
+            &id,
+            &players[turn].token,
+            "same",
+            &view["legal_moves"][0],
+        )
+        .await;
+        assert_eq!(res.0, 200, "{}", res.1);
+        answers.push(res.1);
+    }
+    assert_ne!(answers[0], answers[1]);
+}

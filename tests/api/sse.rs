@@ -1,0 +1,134 @@
+//! The event stream: one event per version, public facts only, resumable.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::helpers::{EventStream, TestApp, on_both_stores};
+
+on_both_stores!(
+    the_event_stream_sends_an_event_with_the_new_version_after_a_move,
+    last_event_id_resumes_with_the_later_versions_from_history,
+    the_event_stream_shows_a_draw_without_its_tile,
+    the_event_stream_ends_after_the_match_ends,
+);
+
+const WITHIN: Duration = Duration::from_secs(4);
+
+async fn the_event_stream_sends_an_event_with_the_new_version_after_a_move(app: TestApp) {
+    let (id, players) = app
+        .start_game(json!({"preset": "block", "seed": "sse"}))
+        .await;
+    let spectator = app.view(&id, None).await;
+    let version = spectator["version"].as_u64().unwrap();
+    let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
+    let mut stream = EventStream::open(&app, &id, None).await;
+    let view = app.view(&id, Some(&players[turn].token)).await;
+    let mv = view["legal_moves"][0].clone();
+    let answer = app.play(&id, &players[turn].token, &mv).await;
+
+    let event = stream.next(WITHIN).await.expect("an event after the move");
+    assert_eq!(event.id, Some(version + 1));
+    assert_eq!(event.event.as_deref(), Some("version"));
+    assert_eq!(event.data["version"], version + 1);
+    assert_eq!(event.data["status"], "playing");
+    assert_eq!(event.data["turn"], answer["round"]["turn"]);
+    assert_eq!(
+        event.data["moves"],
+        json!([{"seat": turn, "move": {"type": "play", "tile": mv["tile"]}}])
+    );
+    assert!(
+        stream
+            .comments
+            .iter()
+            .any(|c| c.contains(&format!("version {version}"))),
+        "the greeting names the version: {:?}",
+        stream.comments
+    );
+    // The next move, the next event.
+    let other = &players[1 - turn];
+    let theirs = app.view(&id, Some(&other.token)).await;
+    app.play(&id, &other.token, &theirs["legal_moves"][0]).await;
+    let event = stream.next(WITHIN).await.expect("a second event");
+    assert_eq!(event.id, Some(version + 2));
+}
+
+async fn last_event_id_resumes_with_the_later_versions_from_history(app: TestApp) {
+    let (id, players) = app
+        .start_game(json!({"preset": "classic", "seed": "resume"}))
+        .await;
+    app.play_moves(&id, &players, 9, 3).await;
+    let version = app.view(&id, None).await["version"].as_u64().unwrap();
+    assert_eq!(version, 6, "created, two seats, three moves");
+
+    let mut stream = EventStream::open(&app, &id, Some(1)).await;
+    let mut ids = Vec::new();
+    for _ in 2..=version {
+        let event = stream.next(WITHIN).await.expect("an event from history");
+        assert_eq!(event.data["version"], event.id.unwrap());
+        ids.push(event.id.unwrap());
+    }
+    assert_eq!(ids, (2..=version).collect::<Vec<_>>());
+
+    // Resuming at the last version sends nothing old, then the next one live.
+    let mut stream = EventStream::open(&app, &id, Some(version)).await;
+    assert!(stream.next(Duration::from_millis(300)).await.is_none());
+    app.play_moves(&id, &players, 10, 1).await;
+    let event = stream.next(WITHIN).await.expect("the live event");
+    assert_eq!(event.id, Some(version + 1));
+}
+
+async fn the_event_stream_shows_a_draw_without_its_tile(app: TestApp) {
+    let deal = json!({
+        "hands": [
+            ["6-6", "5-5", "4-4", "3-3", "2-2", "1-1", "0-0"],
+            ["0-1", "0-2", "0-3", "0-4", "0-5", "1-2", "1-3"]
+        ],
+        "boneyard": ["1-4", "0-6", "1-5", "1-6", "2-3", "2-4", "2-5", "2-6", "3-4", "3-5",
+                     "3-6", "4-5", "4-6", "5-6"]
+    });
+    let (id, players) = app
+        .start_game(json!({"preset": "draw", "deal": deal}))
+        .await;
+    app.play(
+        &id,
+        &players[0].token,
+        &json!({"type": "play", "tile": "6-6"}),
+    )
+    .await;
+    let mut stream = EventStream::open(&app, &id, Some(4)).await;
+    app.play(&id, &players[1].token, &json!({"type": "draw"}))
+        .await;
+    let event = stream.next(WITHIN).await.expect("the draw's event");
+    assert_eq!(event.id, Some(5));
+    assert_eq!(
+        event.data,
+        json!({"version": 5, "status": "playing", "turn": 1,
+               "moves": [{"seat": 1, "move": {"type": "draw"}}]})
+    );
+}
+
+async fn the_event_stream_ends_after_the_match_ends(app: TestApp) {
+    let (id, players) = app
+        .start_game(
+            json!({"preset": "block", "rules": {"target": 1}, "seed": "end",
+                           "bots": [{"seat": 1, "level": "random"}]}),
+        )
+        .await;
+    let mut stream = EventStream::open(&app, &id, Some(1)).await;
+    let played = app.play_match(&id, &players, 4).await;
+    let last_version = played.last["version"].as_u64().unwrap();
+    let mut last: Option<Value> = None;
+    while let Some(event) = stream.next(WITHIN).await {
+        last = Some(event.data);
+    }
+    assert!(stream.ended, "the server closed the stream");
+    let last = last.expect("events");
+    assert_eq!(last["version"], last_version);
+    assert_eq!(last["status"], "finished");
+    assert_eq!(last["turn"], Value::Null);
+    // Asked again after the end, the stream has nothing more and closes.
+    let mut stream = EventStream::open(&app, &id, Some(last_version)).await;
+    assert!(stream.next(WITHIN).await.is_none());
+    assert!(stream.ended, "closed at once");
+}

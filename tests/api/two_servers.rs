@@ -1,0 +1,176 @@
+//! Two server processes on one Redis (the same key prefix): either serves any game, and
+//! news of a move made through one reaches clients of the other.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::helpers::{EventStream, TestApp, spawn_app_with_redis_prefix, unique_prefix};
+
+async fn two_servers() -> (TestApp, TestApp) {
+    let prefix = unique_prefix();
+    (
+        spawn_app_with_redis_prefix(&prefix).await,
+        spawn_app_with_redis_prefix(&prefix).await,
+    )
+}
+
+#[tokio::test]
+async fn a_match_played_alternately_through_two_servers_on_one_redis_completes() {
+    let (a, b) = two_servers().await;
+    let servers = [&a, &b];
+    let (id, _) = a
+        .create_game(
+            json!({"preset": "all_fives", "seats": 3, "seed": "two servers",
+                            "bots": [{"seat": 2, "level": "greedy"}]}),
+        )
+        .await;
+    // The game is listed by both.
+    for server in servers {
+        let list: Value = server.get("/v1/games").await.json().await.unwrap();
+        assert_eq!(list["games"][0]["game_id"], id.as_str());
+    }
+    let ann = b.take_seat(&id, "ann").await;
+    let bob = a.take_seat(&id, "bob").await;
+    let tokens = [ann.token, bob.token];
+    let mut request = 0;
+    let mut moves = 0;
+    let mut rng: u64 = 99;
+    loop {
+        let server = servers[request % 2];
+        request += 1;
+        let spectator = server.view(&id, None).await;
+        if spectator["status"] == "finished" {
+            break;
+        }
+        let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
+        let server = servers[request % 2];
+        request += 1;
+        let view = server.view(&id, Some(&tokens[turn])).await;
+        assert_eq!(
+            view["version"], spectator["version"],
+            "both see the same game"
+        );
+        let legal = view["legal_moves"].as_array().unwrap();
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let mv = &legal[((rng >> 33) % legal.len() as u64) as usize];
+        let server = servers[request % 2];
+        request += 1;
+        let answer = server.play(&id, &tokens[turn], mv).await;
+        assert_eq!(answer["version"], view["version"].as_u64().unwrap() + 1);
+        moves += 1;
+        assert!(moves < 2_000, "the match ends");
+    }
+    let exports: Vec<Value> = futures_util::future::join_all(servers.map(|s| async {
+        let res = s.get(&format!("/v1/games/{id}/export")).await;
+        assert_eq!(res.status().as_u16(), 200);
+        res.json::<Value>().await.unwrap()
+    }))
+    .await;
+    assert_eq!(exports[0], exports[1]);
+    assert!(exports[0]["result"].is_object());
+    assert!(exports[0]["moves"].as_array().unwrap().len() > moves);
+}
+
+#[tokio::test]
+async fn an_event_stream_on_one_server_sees_a_move_made_through_the_other() {
+    let (a, b) = two_servers().await;
+    let (id, players) = a
+        .start_game(json!({"preset": "block", "seed": "fan out"}))
+        .await;
+    let spectator = b.view(&id, None).await;
+    let version = spectator["version"].as_u64().unwrap();
+    let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
+    let mut stream = EventStream::open(&a, &id, None).await;
+    let view = b.view(&id, Some(&players[turn].token)).await;
+    b.play(&id, &players[turn].token, &view["legal_moves"][0])
+        .await;
+    let event = stream
+        .next(Duration::from_secs(4))
+        .await
+        .expect("the move made through the other server");
+    assert_eq!(event.id, Some(version + 1));
+    assert_eq!(event.data["moves"][0]["seat"], turn);
+}
+
+#[tokio::test]
+async fn a_long_poll_on_one_server_wakes_when_the_other_stores_a_move() {
+    let (a, b) = two_servers().await;
+    let (id, players) = a
+        .start_game(json!({"preset": "draw", "seed": "poll across"}))
+        .await;
+    let spectator = a.view(&id, None).await;
+    let version = spectator["version"].as_u64().unwrap();
+    let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
+    let view = b.view(&id, Some(&players[turn].token)).await;
+    let poll = async {
+        let res = a
+            .get(&format!("/v1/games/{id}?after={version}&wait=5"))
+            .await;
+        (Instant::now(), res.json::<Value>().await.unwrap())
+    };
+    let mv = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        b.play(&id, &players[turn].token, &view["legal_moves"][0])
+            .await;
+        Instant::now()
+    };
+    let ((answered, seen), moved) = tokio::join!(poll, mv);
+    assert!(answered.duration_since(moved) < Duration::from_secs(4));
+    assert_eq!(seen["version"], version + 1);
+}
+
+#[tokio::test]
+async fn copies_of_a_move_sent_through_two_servers_at_once_are_applied_once() {
+    let (a, b) = two_servers().await;
+    let (id, players) = a
+        .start_game(json!({"preset": "block", "seed": "race across"}))
+        .await;
+    let spectator = a.view(&id, None).await;
+    let version = spectator["version"].as_u64().unwrap();
+    let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
+    let token = &players[turn].token;
+    let id = id.as_str();
+    let view = a.view(id, Some(token)).await;
+    let mv = &view["legal_moves"][0];
+    let sends = (0..20).map(|i| {
+        let server = if i % 2 == 0 { &a } else { &b };
+        async move { server.post_move(id, token, mv).await.status().as_u16() }
+    });
+    let statuses = futures_util::future::join_all(sends).await;
+    assert_eq!(
+        statuses.iter().filter(|&&s| s == 200).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.iter().all(|&s| s == 200 || s == 409 || s == 422),
+        "{statuses:?}"
+    );
+    assert_eq!(b.view(id, None).await["version"], version + 1);
+    // And with one Idempotency-Key, every copy gets the one answer.
+    let other = &players[1 - turn].token;
+    let view = b.view(id, Some(other)).await;
+    let mv = &view["legal_moves"][0];
+    let sends = (0..20).map(|i| {
+        let server = if i % 2 == 0 { &a } else { &b };
+        async move {
+            let res = server
+                .client
+                .post(server.url(&format!("/v1/games/{id}/moves")))
+                .bearer_auth(other)
+                .header("idempotency-key", "across")
+                .json(mv)
+                .send()
+                .await
+                .unwrap();
+            (res.status().as_u16(), res.text().await.unwrap())
+        }
+    });
+    let answers = futures_util::future::join_all(sends).await;
+    for answer in &answers {
+        assert_eq!(answer, &answers[0]);
+    }
+    assert_eq!(answers[0].0, 200);
+    assert_eq!(a.view(id, None).await["version"], version + 2);
+}
