@@ -354,9 +354,10 @@ async fn a_third_player_in_a_two_seat_game_is_refused_as_game_full(app: TestApp)
     let before = app.views(&id, &players).await;
     let res = app.join(&id, json!({"name": "carol"})).await;
     assert_problem(res, 409, "game_full").await;
-    // Asking for a seat by number in a full game: that seat is taken.
+    // Asking for a seat by number in a full game: the game is full (the more useful
+    // reason; seat_taken is for a game that still has another free seat).
     let res = app.join(&id, json!({"name": "carol", "seat": 0})).await;
-    assert_problem(res, 409, "seat_taken").await;
+    assert_problem(res, 409, "game_full").await;
     assert_eq!(app.views(&id, &players).await, before, "nothing changed");
 
     // A seat held by a bot is taken too.

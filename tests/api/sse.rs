@@ -23,6 +23,13 @@ async fn the_event_stream_sends_an_event_with_the_new_version_after_a_move(app: 
     let version = spectator["version"].as_u64().unwrap();
     let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
     let mut stream = EventStream::open(&app, &id, None).await;
+    // A new stream starts with the version the game is at, so a client knows where it is.
+    let opening = stream
+        .next(WITHIN)
+        .await
+        .expect("the current version first");
+    assert_eq!(opening.id, Some(version));
+    assert_eq!(opening.data["moves"], json!([]));
     let view = app.view(&id, Some(&players[turn].token)).await;
     let mv = view["legal_moves"][0].clone();
     let answer = app.play(&id, &players[turn].token, &mv).await;

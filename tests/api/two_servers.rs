@@ -82,6 +82,11 @@ async fn an_event_stream_on_one_server_sees_a_move_made_through_the_other() {
     let version = spectator["version"].as_u64().unwrap();
     let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
     let mut stream = EventStream::open(&a, &id, None).await;
+    let opening = stream
+        .next(Duration::from_secs(4))
+        .await
+        .expect("the current version first");
+    assert_eq!(opening.id, Some(version));
     let view = b.view(&id, Some(&players[turn].token)).await;
     b.play(&id, &players[turn].token, &view["legal_moves"][0])
         .await;
