@@ -235,6 +235,7 @@ impl Bot {
         loop {
             let req = || self.http.get(&url).header("Last-Event-ID", seen);
             let mut res = ok(send(req).await?).await?;
+            let resumed_at = seen;
             let mut buf: Vec<u8> = Vec::new(); // bytes received, not yet a whole line
             let mut data = String::new(); // the `data:` of the event being read
             // `chunk()` gives the body piece by piece, as the server sends it. A piece may
@@ -282,8 +283,11 @@ impl Bot {
             if view.status == "finished" {
                 return Ok(view);
             }
+            if seen == resumed_at {
+                // Nothing came through this time: pause rather than hammer the server.
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
             seen = seen.max(view.version);
-            tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
 }
