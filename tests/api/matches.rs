@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Player, TestApp, on_both_stores};
+use crate::helpers::{Player, TestApp, assert_problem, on_both_stores};
 
 on_both_stores!(
     a_classic_match_between_two_players_is_played_to_the_end,
@@ -17,6 +17,7 @@ on_both_stores!(
     a_draw_match_of_four_seats_against_three_bots_is_played_to_the_end,
     a_muggins_match_against_a_greedy_bot_is_played_to_the_end,
     a_game_of_bots_only_is_over_when_it_is_created,
+    a_game_of_bots_only_too_long_to_finish_in_the_request_is_refused,
     the_same_seed_and_the_same_choices_give_the_same_match,
 );
 
@@ -281,6 +282,30 @@ async fn a_game_of_bots_only_is_over_when_it_is_created(app: TestApp) {
     // It never was an open game.
     let list: Value = app.get("/v1/games").await.json().await.unwrap();
     assert_eq!(list["games"], json!([]));
+}
+
+async fn a_game_of_bots_only_too_long_to_finish_in_the_request_is_refused(app: TestApp) {
+    // Thousands of rounds to 65535 points: far more moves than a request plays.
+    let res = app
+        .post_json(
+            "/v1/games",
+            &json!({"preset": "classic", "rules": {"target": 65535}, "seed": "forever",
+                    "bots": [{"seat": 0, "level": "random"}, {"seat": 1, "level": "random"}]}),
+        )
+        .await;
+    let problem = assert_problem(res, 422, "invalid_rules").await;
+    assert!(
+        problem["detail"].as_str().unwrap().contains("bots"),
+        "{problem}"
+    );
+    let list: Value = app.get("/v1/games").await.json().await.unwrap();
+    assert_eq!(list["games"], json!([]));
+    // With a human seat the same rules are fine: the match goes on between requests.
+    let (_, view) = app
+        .create_game(json!({"preset": "classic", "rules": {"target": 65535},
+                            "bots": [{"seat": 0, "level": "random"}]}))
+        .await;
+    assert_eq!(view["status"], "waiting");
 }
 
 async fn the_same_seed_and_the_same_choices_give_the_same_match(app: TestApp) {
