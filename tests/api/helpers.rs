@@ -323,6 +323,14 @@ impl TestApp {
             assert_eq!(view["your_turn"], true, "{view}");
             let legal = view["legal_moves"].as_array().unwrap();
             assert!(!legal.is_empty(), "the seat to move has no move: {view}");
+            // Listed plays name their end (but the lead's), and a claim is their points.
+            let lead = !view["round"]["layout"]["lead"].is_null();
+            for m in legal.iter().filter(|m| m["type"] == "play") {
+                assert_eq!(m.get("end").is_some(), lead, "{m} in {view}");
+                if let Some(claim) = m.get("claim") {
+                    assert_eq!(claim, &m["points"], "{m}");
+                }
+            }
             // xorshift64
             rng ^= rng << 13;
             rng ^= rng >> 7;
