@@ -72,13 +72,7 @@ pub async fn spawn_app() -> TestApp {
 /// The real server on Redis (`REDIS_URL`, or a local one), with a key prefix of its own
 /// so tests never see each other's games.
 pub async fn spawn_app_with_redis() -> TestApp {
-    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
-    spawn_app_with(Settings {
-        redis_url: Some(url),
-        redis_key_prefix: format!("test:{}:", uuid::Uuid::new_v4()),
-        ..test_settings()
-    })
-    .await
+    spawn_app_with_redis_prefix(&unique_prefix()).await
 }
 
 pub async fn spawn_app_with(settings: Settings) -> TestApp {
@@ -140,6 +134,8 @@ pub async fn spawn_app_with_redis_prefix(prefix: &str) -> TestApp {
     spawn_app_with(Settings {
         redis_url: Some(url),
         redis_key_prefix: prefix.to_owned(),
+        // Long enough for any test, short enough that a run leaves no litter behind.
+        game_idle_ttl: Duration::from_secs(600),
         ..test_settings()
     })
     .await
