@@ -306,6 +306,14 @@ impl GameService {
         let id = uuid::Uuid::new_v4().to_string();
         // A game of bots only starts at once: the bots play it inside this request.
         let bot_moves = run_bots(&mut record, &mut Vec::new());
+        // Nobody could ever move in a game of bots only that they did not finish here
+        // (the safety net stopped them): refuse it rather than store it stuck forever.
+        if record.status() == Status::Playing && record.seats.iter().all(|s| s.bot.is_some()) {
+            return Err(Error::InvalidRules(format!(
+                "bots: a game of bots only is played inside this request and must end within \
+                 {MAX_BOT_MOVES} moves; this one did not (lower the target or the rounds)"
+            )));
+        }
         let listed = record.status() == Status::Waiting;
         self.store
             .create(&id, record.encode(), listed, record.created_ms)

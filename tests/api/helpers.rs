@@ -72,13 +72,7 @@ pub async fn spawn_app() -> TestApp {
 /// The real server on Redis (`REDIS_URL`, or a local one), with a key prefix of its own
 /// so tests never see each other's games.
 pub async fn spawn_app_with_redis() -> TestApp {
-    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
-    spawn_app_with(Settings {
-        redis_url: Some(url),
-        redis_key_prefix: format!("test:{}:", uuid::Uuid::new_v4()),
-        ..test_settings()
-    })
-    .await
+    spawn_app_with_redis_prefix(&unique_prefix()).await
 }
 
 pub async fn spawn_app_with(settings: Settings) -> TestApp {
@@ -140,6 +134,8 @@ pub async fn spawn_app_with_redis_prefix(prefix: &str) -> TestApp {
     spawn_app_with(Settings {
         redis_url: Some(url),
         redis_key_prefix: prefix.to_owned(),
+        // Long enough for any test, short enough that a run leaves no litter behind.
+        game_idle_ttl: Duration::from_secs(600),
         ..test_settings()
     })
     .await
@@ -323,6 +319,14 @@ impl TestApp {
             assert_eq!(view["your_turn"], true, "{view}");
             let legal = view["legal_moves"].as_array().unwrap();
             assert!(!legal.is_empty(), "the seat to move has no move: {view}");
+            // Listed plays name their end (but the lead's), and a claim is their points.
+            let lead = !view["round"]["layout"]["lead"].is_null();
+            for m in legal.iter().filter(|m| m["type"] == "play") {
+                assert_eq!(m.get("end").is_some(), lead, "{m} in {view}");
+                if let Some(claim) = m.get("claim") {
+                    assert_eq!(claim, &m["points"], "{m}");
+                }
+            }
             // xorshift64
             rng ^= rng << 13;
             rng ^= rng >> 7;

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Player, TestApp, on_both_stores};
+use crate::helpers::{Player, TestApp, assert_problem, on_both_stores};
 
 on_both_stores!(
     a_classic_match_between_two_players_is_played_to_the_end,
@@ -17,7 +17,9 @@ on_both_stores!(
     a_draw_match_of_four_seats_against_three_bots_is_played_to_the_end,
     a_muggins_match_against_a_greedy_bot_is_played_to_the_end,
     a_game_of_bots_only_is_over_when_it_is_created,
+    a_game_of_bots_only_too_long_to_finish_in_the_request_is_refused,
     the_same_seed_and_the_same_choices_give_the_same_match,
+    points_not_claimed_under_muggins_are_taken_by_the_opponents_muggins_move,
 );
 
 /// Starts a game, plays it out and checks the finished game as every client sees it.
@@ -283,6 +285,30 @@ async fn a_game_of_bots_only_is_over_when_it_is_created(app: TestApp) {
     assert_eq!(list["games"], json!([]));
 }
 
+async fn a_game_of_bots_only_too_long_to_finish_in_the_request_is_refused(app: TestApp) {
+    // Thousands of rounds to 65535 points: far more moves than a request plays.
+    let res = app
+        .post_json(
+            "/v1/games",
+            &json!({"preset": "classic", "rules": {"target": 65535}, "seed": "forever",
+                    "bots": [{"seat": 0, "level": "random"}, {"seat": 1, "level": "random"}]}),
+        )
+        .await;
+    let problem = assert_problem(res, 422, "invalid_rules").await;
+    assert!(
+        problem["detail"].as_str().unwrap().contains("bots"),
+        "{problem}"
+    );
+    let list: Value = app.get("/v1/games").await.json().await.unwrap();
+    assert_eq!(list["games"], json!([]));
+    // With a human seat the same rules are fine: the match goes on between requests.
+    let (_, view) = app
+        .create_game(json!({"preset": "classic", "rules": {"target": 65535},
+                            "bots": [{"seat": 0, "level": "random"}]}))
+        .await;
+    assert_eq!(view["status"], "waiting");
+}
+
 async fn the_same_seed_and_the_same_choices_give_the_same_match(app: TestApp) {
     let create = json!({"preset": "muggins", "seed": "again",
                         "bots": [{"seat": 1, "level": "greedy"}]});
@@ -291,4 +317,91 @@ async fn the_same_seed_and_the_same_choices_give_the_same_match(app: TestApp) {
     for field in ["seed", "deals", "moves", "result", "rules"] {
         assert_eq!(first[field], second[field], "{field}");
     }
+}
+
+async fn points_not_claimed_under_muggins_are_taken_by_the_opponents_muggins_move(app: TestApp) {
+    let (id, players) = app
+        .start_game(json!({"preset": "muggins", "seed": "take them"}))
+        .await;
+    // Play on until the seat to move could claim points, then let it forget to.
+    let mut rng = 5usize;
+    let (mover, points) = loop {
+        let spectator = app.view(&id, None).await;
+        assert_eq!(
+            spectator["status"], "playing",
+            "no claim came up: {spectator}"
+        );
+        let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
+        let view = app.view(&id, Some(&players[turn].token)).await;
+        let legal = view["legal_moves"].as_array().unwrap();
+        let claimable = legal.iter().find(|m| m["claim"].is_u64());
+        if let Some(claim) = claimable
+            && view["hand"].as_array().unwrap().len() > 1
+        {
+            let mut unclaimed = claim.clone();
+            unclaimed.as_object_mut().unwrap().remove("claim");
+            assert!(legal.contains(&unclaimed), "{legal:?}");
+            let answer = app.play(&id, &players[turn].token, &unclaimed).await;
+            let played = &answer["events"][0];
+            assert_eq!(played["type"], "played");
+            assert_eq!(played["credited"], false, "{played}");
+            break (turn, claim["claim"].as_u64().unwrap());
+        }
+        let plain: Vec<&Value> = legal.iter().filter(|m| m["type"] != "muggins").collect();
+        rng = rng.wrapping_mul(31).wrapping_add(7);
+        app.play(&id, &players[turn].token, plain[rng % plain.len()])
+            .await;
+    };
+    let taker = 1 - mover;
+    let spectator = app.view(&id, None).await;
+    assert_eq!(
+        spectator["round"]["unclaimed"],
+        json!({"seat": mover, "points": points})
+    );
+    let scores = spectator["scores"].clone();
+    // Not the mover's to take.
+    let mine = app.view(&id, Some(&players[mover].token)).await;
+    assert!(
+        mine["legal_moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["type"] != "muggins")
+    );
+    let res = app
+        .post_move(&id, &players[mover].token, &json!({"type": "muggins"}))
+        .await;
+    assert_problem(res, 422, "illegal_move").await;
+    // The opponent's to take.
+    let theirs = app.view(&id, Some(&players[taker].token)).await;
+    assert!(
+        theirs["legal_moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["type"] == "muggins"),
+        "{theirs}"
+    );
+    let answer = app
+        .play(&id, &players[taker].token, &json!({"type": "muggins"}))
+        .await;
+    assert_eq!(
+        answer["events"][0],
+        json!({"type": "muggins_taken", "seat": taker, "from": mover, "points": points})
+    );
+    assert_eq!(
+        answer["scores"][taker].as_u64().unwrap(),
+        scores[taker].as_u64().unwrap() + points
+    );
+    assert_eq!(answer["scores"][mover], scores[mover]);
+    assert_eq!(
+        answer["round"]["turn"], taker,
+        "a muggins call keeps the turn"
+    );
+    assert_eq!(answer["round"]["unclaimed"], Value::Null);
+    // Taken once only.
+    let res = app
+        .post_move(&id, &players[taker].token, &json!({"type": "muggins"}))
+        .await;
+    assert_problem(res, 422, "illegal_move").await;
 }

@@ -28,6 +28,7 @@ on_both_stores!(
     a_body_over_16_kib_is_payload_too_large,
     an_illegal_move_is_refused_with_the_legal_moves,
     contradictory_rules_are_refused_with_the_field_named,
+    a_deal_that_is_not_a_permutation_of_the_set_is_refused_naming_the_deal,
     an_idempotency_key_reused_with_another_body_is_refused,
     a_bad_idempotency_key_or_long_poll_query_is_a_bad_request,
 );
@@ -501,6 +502,43 @@ async fn contradictory_rules_are_refused_with_the_field_named(app: TestApp) {
         assert!(
             problem["detail"].as_str().unwrap().contains(field),
             "{body}: {problem}"
+        );
+    }
+    let list: Value = app.get("/v1/games").await.json().await.unwrap();
+    assert_eq!(list["games"], json!([]), "no game was created");
+}
+
+async fn a_deal_that_is_not_a_permutation_of_the_set_is_refused_naming_the_deal(app: TestApp) {
+    let boneyard = json!([
+        "0-2", "0-4", "0-5", "0-6", "1-4", "1-5", "1-6", "2-4", "2-5", "3-4", "3-5", "3-6", "4-5",
+        "4-6"
+    ]);
+    let seat0 = json!(["6-6", "5-5", "1-2", "0-3", "4-4", "2-6", "1-1"]);
+    for deal in [
+        // 6-6 twice, 5-6 missing
+        json!({"hands": [seat0, ["3-3", "0-0", "2-2", "0-1", "1-3", "2-3", "6-6"]],
+               "boneyard": boneyard}),
+        // a hand short, the other long
+        json!({"hands": [["6-6", "5-5", "1-2", "0-3", "4-4", "2-6"],
+                         ["3-3", "0-0", "2-2", "0-1", "1-3", "2-3", "5-6", "1-1"]],
+               "boneyard": boneyard}),
+        // one hand for two seats
+        json!({"hands": [seat0], "boneyard": boneyard}),
+        // a tile of another set
+        json!({"hands": [["9-9", "5-5", "1-2", "0-3", "4-4", "2-6", "1-1"],
+                         ["3-3", "0-0", "2-2", "0-1", "1-3", "2-3", "5-6"]],
+               "boneyard": boneyard}),
+        // the boneyard left out
+        json!({"hands": [seat0, ["3-3", "0-0", "2-2", "0-1", "1-3", "2-3", "5-6"]],
+               "boneyard": []}),
+    ] {
+        let res = app
+            .post_json("/v1/games", &json!({"preset": "classic", "deal": deal}))
+            .await;
+        let problem = assert_problem(res, 422, "invalid_rules").await;
+        assert!(
+            problem["detail"].as_str().unwrap().contains("deal"),
+            "{problem}"
         );
     }
     let list: Value = app.get("/v1/games").await.json().await.unwrap();
