@@ -388,6 +388,15 @@ impl Rules {
         let start_tile = usize::from(self.opening == Opening::StartTile);
         let needed =
             seats as usize * self.hand_size as usize + start_tile + self.boneyard_reserve as usize;
+        if seats as usize + start_tile + self.boneyard_reserve as usize > tiles {
+            return refuse(
+                "boneyard_reserve",
+                format!(
+                    "a reserve of {} leaves no tile for {seats} hands in double-{} ({tiles} tiles)",
+                    self.boneyard_reserve, self.max_pip
+                ),
+            );
+        }
         if needed > tiles {
             return refuse(
                 "hand_size",
@@ -615,6 +624,16 @@ mod tests {
             "double_blank_value"
         );
         assert_eq!(field(Preset::Penalty.rules(), 5), "seats");
+        assert_eq!(
+            field(
+                Rules {
+                    boneyard_reserve: 200,
+                    ..block
+                },
+                2
+            ),
+            "boneyard_reserve"
+        );
         // 2 x 13 + start tile + reserve 2 = 29 > 28
         let msg = Rules {
             hand_size: 13,
