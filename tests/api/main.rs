@@ -5,4 +5,5 @@ mod docs;
 mod errors;
 mod helpers;
 mod ops;
+mod ratelimit;
 mod request_ids;
