@@ -4,6 +4,7 @@
 mod docs;
 mod errors;
 mod helpers;
+mod logs;
 mod ops;
 mod ratelimit;
 mod request_ids;
