@@ -17,10 +17,23 @@
 //! | `MAX_BODY_BYTES` | `16384` | largest request body accepted (413 beyond) |
 //! | `LONG_POLL_MAX_SECS` | `30` | cap on a long poll's `wait` |
 //! | `SHUTDOWN_TIMEOUT_SECS` | `8` | grace for in-flight requests on SIGTERM/SIGINT |
+//! | `RATE_LIMIT_PER_IP` | `2000` | requests per second from one client address (IPv6: per /64); `0`: no limit |
+//! | `RATE_LIMIT_PER_IP_BURST` | the rate | requests one address may send at once before the rate applies |
+//! | `RATE_LIMIT_PER_TOKEN` | `200` | requests per second carrying one seat token; `0`: no limit |
+//! | `RATE_LIMIT_PER_TOKEN_BURST` | the rate | requests one token may send at once before the rate applies |
+//! | `RATE_LIMIT_PROXY_HOPS` | `0` | trusted proxies in front: `0` takes the client address from the connection; `N` takes the `N`-th address from the right of `X-Forwarded-For` |
+//!
+//! The rate limits answer 429 `rate_limited` with `Retry-After`. Their defaults are far
+//! above what a person playing (or a bot) sends, yet cap what one client can make the
+//! server do: 2000 requests per second is roughly what this server serves on one core.
+//! `/healthz`, `/readyz` and `/metrics` are never limited. Behind a proxy, set
+//! `RATE_LIMIT_PROXY_HOPS` (else every client shares the proxy's address), and only then:
+//! `X-Forwarded-For` is written by whoever sends the request.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -61,6 +74,29 @@ pub struct Settings {
     pub max_body_bytes: usize,
     pub long_poll_max: Duration,
     pub shutdown_timeout: Duration,
+    /// `None`: requests are not limited per client address.
+    pub rate_limit_per_ip: Option<RateLimit>,
+    /// `None`: requests are not limited per seat token.
+    pub rate_limit_per_token: Option<RateLimit>,
+    /// Trusted proxies in front of the server (0: use the peer address).
+    pub proxy_hops: u8,
+}
+
+/// A rate limit: a sustained rate, and how many requests may come at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    pub per_second: NonZeroU32,
+    pub burst: NonZeroU32,
+}
+
+impl RateLimit {
+    /// `per_second` with a burst of one second's worth.
+    pub const fn per_second(per_second: NonZeroU32) -> RateLimit {
+        RateLimit {
+            per_second,
+            burst: per_second,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -78,6 +114,9 @@ impl Default for Settings {
             // Docker and Kubernetes kill a container 10 s after SIGTERM by default:
             // finishing a little before that lets the server close cleanly.
             shutdown_timeout: Duration::from_secs(8),
+            rate_limit_per_ip: Some(RateLimit::per_second(NonZeroU32::new(2000).unwrap())),
+            rate_limit_per_token: Some(RateLimit::per_second(NonZeroU32::new(200).unwrap())),
+            proxy_hops: 0,
         }
     }
 }
@@ -146,6 +185,21 @@ impl Settings {
                         .map_err(|_| "expected a whole number of seconds".to_owned())
                 },
             )?,
+            rate_limit_per_ip: env.rate_limit(
+                "RATE_LIMIT_PER_IP",
+                "RATE_LIMIT_PER_IP_BURST",
+                defaults.rate_limit_per_ip,
+            )?,
+            rate_limit_per_token: env.rate_limit(
+                "RATE_LIMIT_PER_TOKEN",
+                "RATE_LIMIT_PER_TOKEN_BURST",
+                defaults.rate_limit_per_token,
+            )?,
+            proxy_hops: env.parse("RATE_LIMIT_PROXY_HOPS", defaults.proxy_hops, |s| {
+                s.trim()
+                    .parse::<u8>()
+                    .map_err(|_| "expected a whole number from 0 to 255".to_owned())
+            })?,
         };
         Ok(settings)
     }
@@ -185,6 +239,36 @@ impl Env<'_> {
             }),
         }
     }
+
+    /// A rate (`0`: no limit) and its burst (default: the rate).
+    fn rate_limit(
+        &self,
+        rate_var: &'static str,
+        burst_var: &'static str,
+        default: Option<RateLimit>,
+    ) -> Result<Option<RateLimit>, SettingsError> {
+        let whole = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .map_err(|_| "expected a whole number of requests per second".to_owned())
+        };
+        let rate = match self.parse(rate_var, default.map(|r| r.per_second.get()), |s| {
+            whole(s).map(Some)
+        })? {
+            None | Some(0) => return Ok(None),
+            Some(rate) => NonZeroU32::new(rate).expect("not 0"),
+        };
+        let burst = self.parse(burst_var, rate, |s| {
+            whole(s).and_then(|n| {
+                NonZeroU32::new(n)
+                    .ok_or_else(|| "expected a whole number greater than 0".to_owned())
+            })
+        })?;
+        Ok(Some(RateLimit {
+            per_second: rate,
+            burst,
+        }))
+    }
 }
 
 fn positive(s: &str) -> Result<u64, String> {
@@ -214,6 +298,16 @@ mod tests {
         assert_eq!(s.log_filter, "info");
         assert_eq!(s.max_body_bytes, 16_384);
         assert_eq!(s.long_poll_max, Duration::from_secs(30));
+        assert_eq!(s.rate_limit_per_ip, Some(limit(2000, 2000)));
+        assert_eq!(s.rate_limit_per_token, Some(limit(200, 200)));
+        assert_eq!(s.proxy_hops, 0);
+    }
+
+    fn limit(per_second: u32, burst: u32) -> RateLimit {
+        RateLimit {
+            per_second: NonZeroU32::new(per_second).unwrap(),
+            burst: NonZeroU32::new(burst).unwrap(),
+        }
     }
 
     #[test]
@@ -229,6 +323,11 @@ mod tests {
             ("MAX_BODY_BYTES", "100"),
             ("LONG_POLL_MAX_SECS", "5"),
             ("SHUTDOWN_TIMEOUT_SECS", "0"),
+            ("RATE_LIMIT_PER_IP", "50"),
+            ("RATE_LIMIT_PER_IP_BURST", "80"),
+            ("RATE_LIMIT_PER_TOKEN", "5"),
+            ("RATE_LIMIT_PER_TOKEN_BURST", "1"),
+            ("RATE_LIMIT_PROXY_HOPS", "2"),
         ])
         .unwrap();
         assert_eq!(s.bind_addr.port(), 0);
@@ -241,6 +340,16 @@ mod tests {
         assert_eq!(s.max_body_bytes, 100);
         assert_eq!(s.long_poll_max, Duration::from_secs(5));
         assert_eq!(s.shutdown_timeout, Duration::ZERO);
+        assert_eq!(s.rate_limit_per_ip, Some(limit(50, 80)));
+        assert_eq!(s.rate_limit_per_token, Some(limit(5, 1)));
+        assert_eq!(s.proxy_hops, 2);
+    }
+
+    #[test]
+    fn a_rate_limit_of_zero_is_no_limit_and_the_burst_follows_the_rate() {
+        let s = settings(&[("RATE_LIMIT_PER_IP", "0"), ("RATE_LIMIT_PER_TOKEN", "30")]).unwrap();
+        assert_eq!(s.rate_limit_per_ip, None);
+        assert_eq!(s.rate_limit_per_token, Some(limit(30, 30)));
     }
 
     #[test]
@@ -258,6 +367,10 @@ mod tests {
             ("MAX_BODY_BYTES", "-1"),
             ("LONG_POLL_MAX_SECS", "1.5"),
             ("SHUTDOWN_TIMEOUT_SECS", "x"),
+            ("RATE_LIMIT_PER_IP", "-5"),
+            ("RATE_LIMIT_PER_TOKEN", "fast"),
+            ("RATE_LIMIT_PER_TOKEN_BURST", "0"),
+            ("RATE_LIMIT_PROXY_HOPS", "300"),
         ] {
             let err = settings(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);

@@ -113,13 +113,16 @@ fn serve(
         metrics.clone(),
         settings.long_poll_max,
     ));
+    let limits = web::Data::new(api::ratelimit::RateLimits::new(&settings));
     let settings = web::Data::new(settings);
     let store = web::Data::from(store);
     let metrics = web::Data::from(metrics);
     let server = HttpServer::new(move || {
         App::new()
             // Outermost last: the request span and id wrap everything, metrics see the
-            // final status, and the fallback turns actix's bare errors into problems.
+            // final status, and the fallback turns actix's bare errors into problems. Rate
+            // limits are innermost: a refused request is still logged and counted.
+            .wrap(from_fn(api::ratelimit::limit))
             .wrap(from_fn(api::error::problem_fallback))
             .wrap(from_fn(metrics::record_http))
             .wrap(from_fn(telemetry::request_telemetry))
@@ -127,6 +130,7 @@ fn serve(
             .app_data(store.clone())
             .app_data(games.clone())
             .app_data(metrics.clone())
+            .app_data(limits.clone())
             .configure(|cfg| api::configure(cfg, max_body_bytes))
     })
     // actix's own handling makes SIGINT a forced stop; both signals should drain.

@@ -14,6 +14,7 @@ pub mod error;
 pub mod games;
 pub mod openapi;
 pub mod ops;
+pub mod ratelimit;
 pub mod wire;
 
 use actix_web::web;
@@ -21,7 +22,7 @@ use actix_web::web;
 pub use error::{ApiError, Problem, ProblemCode};
 
 /// Every route, the extractor limits and error handlers, and the 404 for unknown paths.
-/// Middleware (request ids, metrics, the problem fallback) is wrapped by the caller,
+/// Middleware (request ids, metrics, the problem fallback, rate limits) is wrapped by the caller,
 /// since a `ServiceConfig` cannot wrap.
 pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     cfg.app_data(

@@ -2,7 +2,8 @@
 //! `/swagger-ui/` (vendored assets: no network needed).
 //!
 //! Owns the document's frame: info, tags, the reusable problem responses, the seat-token
-//! security scheme and the `X-Request-Id` header on every answer. Each resource's paths
+//! security scheme, the `X-Request-Id` header on every answer and the 429 of the rate
+//! limits on every limited path. Each resource's paths
 //! and schemas are listed in [`ApiDoc`]; a test compares the document with the committed
 //! `openapi/openapi.json`, so code and document cannot drift apart unnoticed.
 
@@ -17,7 +18,7 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::api::error::{Problem, ProblemCode, problems};
-use crate::api::{games, ops, wire};
+use crate::api::{games, ops, ratelimit, wire};
 
 /// Where the document is served.
 pub const OPENAPI_PATH: &str = "/openapi.json";
@@ -110,7 +111,8 @@ impl Modify for Frame {
             }
         };
         components.responses.values_mut().for_each(with_request_id);
-        for item in doc.paths.paths.values_mut() {
+        for (path, item) in doc.paths.paths.iter_mut() {
+            let limited = !ratelimit::EXEMPT_PATHS.contains(&path.as_str());
             let operations = [
                 &mut item.get,
                 &mut item.put,
@@ -127,6 +129,13 @@ impl Modify for Frame {
                     .responses
                     .values_mut()
                     .for_each(with_request_id);
+                // The rate limits answer before any handler, on every limited path.
+                if limited {
+                    operation.responses.responses.insert(
+                        "429".to_owned(),
+                        RefOr::Ref(Ref::from_response_name("RateLimited")),
+                    );
+                }
             }
         }
     }

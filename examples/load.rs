@@ -1,0 +1,603 @@
+//! Load: many HTTP clients play whole games against a running server, and the figures
+//! that say whether the server or Redis is the limit.
+//!
+//! `scripts/bench-load.sh` builds the server, finds or starts a Redis, starts the server
+//! and runs this; by hand:
+//!
+//! `cargo run --release --example load -- --url http://127.0.0.1:8080 --seconds 20
+//!  --redis-url redis://127.0.0.1:6379 --key-prefix domino:`
+//!
+//! **The load.** `--clients` tasks (one keep-alive connection each) each play complete
+//! games, one after another: create a 2-seat game with a seed, take both seats, then post
+//! the moves of both seats in turn until the match is over. One request per move: the
+//! client keeps a replica of the game (the engine, dealt from the same seed), picks a
+//! random legal move there, posts it in its wire form, and checks the answer against the
+//! replica (the new version, and the mover's hand), so a server that answered wrongly
+//! would be caught. Moves per second and the latency of the move requests (send to
+//! last byte) are counted after `--warmup` seconds, until `--seconds` or `--max-moves`.
+//!
+//! **Redis's ceiling** (with `--redis-url`): what Redis alone allows for the two calls a
+//! move makes, `HMGET` of the game (the load) and `EVALSHA` of the store's save script (the
+//! compare-and-set, run here exactly as the store sends it, with a 400-byte blob and a
+//! public event), each measured by `redis-benchmark` with `--redis-clients` connections.
+//! A move needs one of each, so the ceiling is `1 / (1/hmget + 1/evalsha)` moves/s.
+//!
+//! **Bytes stored per game** (with `--redis-url` and `--key-prefix`, the server's
+//! `REDIS_KEY_PREFIX`): one classic 2-seat game is played to the end, and `MEMORY USAGE`
+//! of its keys (the game hash, the events list, the idempotency hash) is read during the
+//! game and at its end; then again with an `Idempotency-Key` on every move.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use domino_server::api::wire::MoveView;
+use domino_server::engine::{Game, Move, Preset, Seed};
+use rand::SeedableRng;
+use rand::seq::IndexedRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
+
+#[derive(Parser, Debug)]
+#[command(about = "HTTP load of whole games, Redis's ceiling, and bytes stored per game")]
+struct Args {
+    /// Base URL of the running server.
+    #[arg(long)]
+    url: String,
+    /// Concurrent clients (each one game at a time, one request in flight).
+    #[arg(long, default_value_t = 64)]
+    clients: usize,
+    /// Length of the load, warm-up included.
+    #[arg(long, default_value_t = 20)]
+    seconds: u64,
+    /// Seconds at the start not counted (connections, allocator, caches).
+    #[arg(long, default_value_t = 2)]
+    warmup: u64,
+    /// Stop after this many counted moves (whichever comes first with --seconds).
+    #[arg(long, default_value_t = 10_000_000)]
+    max_moves: u64,
+    /// Preset of the games played.
+    #[arg(long, default_value = "classic", value_parser = |s: &str| Preset::from_str(s).map_err(|e| e.message))]
+    preset: Preset,
+    /// Send an `Idempotency-Key` with every move of the load.
+    #[arg(long)]
+    idempotency: bool,
+    /// Worker threads of the client's runtime.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// The server's Redis: measure its ceiling and the bytes stored per game.
+    #[arg(long)]
+    redis_url: Option<String>,
+    /// The server's REDIS_KEY_PREFIX (for the bytes stored per game).
+    #[arg(long)]
+    key_prefix: Option<String>,
+    /// redis-benchmark: connections.
+    #[arg(long, default_value_t = 64)]
+    redis_clients: usize,
+    /// redis-benchmark: requests per command.
+    #[arg(long, default_value_t = 200_000)]
+    redis_requests: usize,
+}
+
+type Failure = String;
+
+/// The few fields of an answer the client checks.
+#[derive(Deserialize)]
+struct Answer {
+    game_id: Option<String>,
+    version: u64,
+    hand: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+struct Seat {
+    seat: u8,
+    token: String,
+}
+
+/// Counters shared by the clients.
+struct Shared {
+    started: Instant,
+    counted_from: Instant,
+    deadline: Instant,
+    max_moves: u64,
+    counted: AtomicU64,
+    stop: AtomicBool,
+}
+
+impl Shared {
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    /// Move latencies in the counted window, microseconds.
+    latencies: Vec<u32>,
+    games: u64,
+    failures: Vec<Failure>,
+    /// When the last counted move completed.
+    last: Option<Instant>,
+}
+
+struct Client {
+    http: reqwest::Client,
+    base: String,
+    preset: Preset,
+    idempotency: bool,
+}
+
+/// One game in play, as the client knows it.
+struct Table {
+    id: String,
+    tokens: [String; 2],
+    replica: Game,
+    version: u64,
+    rng: ChaCha8Rng,
+    moves: u64,
+}
+
+impl Client {
+    async fn post(
+        &self,
+        path: &str,
+        token: Option<&str>,
+        key: Option<&str>,
+        body: Vec<u8>,
+    ) -> Result<(u16, actix_web::web::Bytes), Failure> {
+        let mut req = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
+        }
+        if let Some(key) = key {
+            req = req.header("idempotency-key", key);
+        }
+        let res = req.send().await.map_err(|e| format!("POST {path}: {e}"))?;
+        let status = res.status().as_u16();
+        let body = res
+            .bytes()
+            .await
+            .map_err(|e| format!("POST {path}: body: {e}"))?;
+        Ok((status, body))
+    }
+
+    /// Creates a game with this seed and takes both seats.
+    async fn open(&self, seed: &str) -> Result<Table, Failure> {
+        let body = serde_json::json!({"preset": self.preset.name(), "seats": 2, "seed": seed});
+        let (status, answer) = self
+            .post("/v1/games", None, None, serde_json::to_vec(&body).unwrap())
+            .await?;
+        if status != 201 {
+            return Err(format!(
+                "create: {status} {}",
+                String::from_utf8_lossy(&answer)
+            ));
+        }
+        let created: Answer = serde_json::from_slice(&answer).map_err(|e| e.to_string())?;
+        let id = created.game_id.ok_or("create: no game_id")?;
+        let mut tokens = [String::new(), String::new()];
+        for name in ["north", "south"] {
+            let (status, answer) = self
+                .post(
+                    &format!("/v1/games/{id}/seats"),
+                    None,
+                    None,
+                    format!(r#"{{"name":"{name}"}}"#).into_bytes(),
+                )
+                .await?;
+            if status != 201 {
+                return Err(format!(
+                    "seat: {status} {}",
+                    String::from_utf8_lossy(&answer)
+                ));
+            }
+            let seat: Seat = serde_json::from_slice(&answer).map_err(|e| e.to_string())?;
+            tokens[seat.seat as usize] = seat.token;
+        }
+        let replica = Game::new(self.preset.rules(), 2, Seed::from_text(seed), None)
+            .map_err(|e| e.to_string())?;
+        Ok(Table {
+            id,
+            tokens,
+            replica,
+            version: 3,
+            rng: ChaCha8Rng::from_seed(Seed::from_text(seed).0),
+            moves: 0,
+        })
+    }
+
+    /// Posts one random legal move of the seat to move; checks the answer.
+    async fn step(&self, t: &mut Table) -> Result<(), Failure> {
+        let seat = t.replica.turn().ok_or("the replica's game is over")?;
+        let legal = t.replica.legal_moves(seat);
+        let mv: Move = *legal.choose(&mut t.rng).ok_or("no legal move")?;
+        let body = serde_json::to_vec(&MoveView::of(mv)).unwrap();
+        let key = self.idempotency.then(|| format!("{}-{}", t.id, t.moves));
+        let (status, answer) = self
+            .post(
+                &format!("/v1/games/{}/moves", t.id),
+                Some(&t.tokens[seat as usize]),
+                key.as_deref(),
+                body,
+            )
+            .await?;
+        if status != 200 {
+            return Err(format!(
+                "move: {status} {}",
+                String::from_utf8_lossy(&answer)
+            ));
+        }
+        t.replica
+            .play(seat, mv)
+            .map_err(|e| format!("replica refused {mv:?}: {e}"))?;
+        t.version += 1;
+        t.moves += 1;
+        let answer: Answer = serde_json::from_slice(&answer).map_err(|e| e.to_string())?;
+        let hand: Vec<String> = t.replica.hand(seat).iter().map(|t| t.to_string()).collect();
+        if answer.version != t.version || answer.hand.as_ref() != Some(&hand) {
+            return Err(format!(
+                "desync: server at version {} with hand {:?}, replica at {} with {hand:?}",
+                answer.version, answer.hand, t.version
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One client: games one after another until the load stops.
+async fn run_client(client: Arc<Client>, shared: Arc<Shared>, index: usize) -> Tally {
+    let mut tally = Tally::default();
+    let mut n = 0u64;
+    'games: while !shared.stopping() {
+        n += 1;
+        let mut table = match client.open(&format!("load-{index}-{n}")).await {
+            Ok(t) => t,
+            Err(e) => {
+                tally.failures.push(e);
+                continue;
+            }
+        };
+        while !table.replica.is_over() {
+            if shared.stopping() {
+                break 'games;
+            }
+            let sent = Instant::now();
+            if let Err(e) = client.step(&mut table).await {
+                tally.failures.push(e);
+                continue 'games;
+            }
+            let done = Instant::now();
+            if sent >= shared.counted_from && done <= shared.deadline {
+                if shared.counted.fetch_add(1, Ordering::Relaxed) + 1 >= shared.max_moves {
+                    shared.stop.store(true, Ordering::Relaxed);
+                }
+                tally
+                    .latencies
+                    .push(u32::try_from(done.duration_since(sent).as_micros()).unwrap_or(u32::MAX));
+                tally.last = Some(done);
+            }
+        }
+        tally.games += 1;
+    }
+    tally
+}
+
+fn percentile(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    f64::from(sorted[rank.clamp(1, sorted.len()) - 1]) / 1000.0
+}
+
+async fn load(args: &Args) -> Result<(), Failure> {
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.clients)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let client = Arc::new(Client {
+        http,
+        base: args.url.trim_end_matches('/').to_owned(),
+        preset: args.preset,
+        idempotency: args.idempotency,
+    });
+    let started = Instant::now();
+    let shared = Arc::new(Shared {
+        started,
+        counted_from: started + Duration::from_secs(args.warmup),
+        deadline: started + Duration::from_secs(args.seconds.max(args.warmup + 1)),
+        max_moves: args.max_moves,
+        counted: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+    });
+    let tasks: Vec<_> = (0..args.clients)
+        .map(|i| tokio::spawn(run_client(client.clone(), shared.clone(), i)))
+        .collect();
+    let mut latencies = Vec::new();
+    let mut games = 0;
+    let mut failures = Vec::new();
+    let mut last = shared.counted_from;
+    for task in tasks {
+        let tally = task.await.map_err(|e| e.to_string())?;
+        latencies.extend(tally.latencies);
+        games += tally.games;
+        failures.extend(tally.failures);
+        if let Some(t) = tally.last {
+            last = last.max(t);
+        }
+    }
+    let window = last.duration_since(shared.counted_from).as_secs_f64();
+    latencies.sort_unstable();
+    let moves = latencies.len();
+    println!(
+        "load: {} clients, preset {}, {} s ({} s warm-up not counted){}, {:.1} s in all",
+        args.clients,
+        args.preset.name(),
+        args.seconds,
+        args.warmup,
+        if args.idempotency {
+            ", Idempotency-Key on every move"
+        } else {
+            ""
+        },
+        shared.started.elapsed().as_secs_f64()
+    );
+    println!(
+        "moves: {moves} in {window:.1} s = {:.0} moves/s ({games} games finished)",
+        moves as f64 / window.max(1e-9)
+    );
+    println!(
+        "move latency: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        percentile(&latencies, 50.0),
+        percentile(&latencies, 99.0),
+        percentile(&latencies, 100.0),
+    );
+    println!("failures: {}", failures.len());
+    for f in failures.iter().take(5) {
+        println!("  {f}");
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} requests failed", failures.len()))
+    }
+}
+
+/// The store's save script, read from its source so the benchmark runs exactly it.
+fn save_script() -> &'static str {
+    let source = include_str!("../src/store/redis.rs");
+    let start = source
+        .find("const SAVE_LUA: &str = r\"")
+        .expect("src/store/redis.rs defines SAVE_LUA")
+        + "const SAVE_LUA: &str = r\"".len();
+    let len = source[start..].find("\";").expect("SAVE_LUA ends");
+    &source[start..start + len]
+}
+
+/// Requests per second of one command under redis-benchmark.
+fn redis_benchmark(args: &Args, url: &str, command: &[&str]) -> Result<f64, Failure> {
+    let out = std::process::Command::new("redis-benchmark")
+        .args(["-u", url, "-c", &args.redis_clients.to_string()])
+        .args(["-n", &args.redis_requests.to_string(), "--csv"])
+        .args(command)
+        .output()
+        .map_err(|e| format!("redis-benchmark: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "test","rps",...  then  "<command>","<rps>",...
+    text.lines()
+        .nth(1)
+        .and_then(|line| line.split("\",\"").nth(1))
+        .and_then(|rps| rps.trim_matches('"').parse().ok())
+        .ok_or_else(|| {
+            format!(
+                "redis-benchmark said: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+}
+
+/// A real game's blob and last public event, for the benchmarked save.
+struct Sample {
+    blob: Vec<u8>,
+    event: Vec<u8>,
+}
+
+async fn redis_ceiling(
+    args: &Args,
+    url: &str,
+    prefix: &str,
+    sample: &Sample,
+) -> Result<(), Failure> {
+    let client = redis::Client::open(url).map_err(|e| e.to_string())?;
+    let mut conn = client
+        .get_multiplexed_async_connection()
+        .await
+        .map_err(|e| e.to_string())?;
+    let id = format!("ceiling-{}", std::process::id());
+    let game = format!("{prefix}game:{{{id}}}");
+    let (events, idem) = (format!("{game}:events"), format!("{game}:idem"));
+    let channel = format!("{prefix}events:{{{id}}}");
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(save_script())
+        .query_async(&mut conn)
+        .await
+        .map_err(|e| e.to_string())?;
+    // The version stays at 7 (expected 7, new 7): every call passes the check and writes
+    // everything a real save writes.
+    let _: () = redis::cmd("HSET")
+        .arg(&game)
+        .arg("v")
+        .arg("7")
+        .arg("d")
+        .arg(&sample.blob)
+        .query_async(&mut conn)
+        .await
+        .map_err(|e| e.to_string())?;
+    // redis-benchmark takes its arguments as text: the blob (binary postcard) is stood in
+    // for by as many bytes of text; the event is JSON after an 8-byte version, kept as
+    // text here too.
+    let blob = "b".repeat(sample.blob.len());
+    let event = format!(
+        "00000007{}",
+        String::from_utf8_lossy(sample.event.get(8..).unwrap_or_default())
+    );
+    let hmget = redis_benchmark(args, url, &["HMGET", &game, "v", "d"])?;
+    let evalsha = redis_benchmark(
+        args,
+        url,
+        &[
+            "EVALSHA", &sha, "3", &game, &events, &idem, "7", "7", &blob, "86400000", "256",
+            &channel, &event, "0", "", "",
+        ],
+    )?;
+    let _: () = redis::cmd("DEL")
+        .arg(&game)
+        .arg(&events)
+        .arg(&idem)
+        .query_async(&mut conn)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "redis-benchmark, {} connections, {} requests each: HMGET of a game {hmget:.0} req/s, \
+         EVALSHA of the store's save script ({} B blob, {} B event) {evalsha:.0} req/s",
+        args.redis_clients,
+        args.redis_requests,
+        blob.len(),
+        event.len()
+    );
+    println!(
+        "redis ceiling: {:.0} moves/s (one HMGET + one EVALSHA per move)",
+        1.0 / (1.0 / hmget + 1.0 / evalsha)
+    );
+    Ok(())
+}
+
+/// `MEMORY USAGE` of a game's keys: game hash, events list, idempotency hash.
+async fn usage(
+    conn: &mut redis::aio::MultiplexedConnection,
+    prefix: &str,
+    id: &str,
+) -> Result<[u64; 3], Failure> {
+    let mut out = [0; 3];
+    for (i, suffix) in ["", ":events", ":idem"].iter().enumerate() {
+        let bytes: Option<u64> = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(format!("{prefix}game:{{{id}}}{suffix}"))
+            .arg("SAMPLES")
+            .arg(0)
+            .query_async(conn)
+            .await
+            .map_err(|e| e.to_string())?;
+        out[i] = bytes.unwrap_or(0);
+    }
+    Ok(out)
+}
+
+/// Plays one game to the end and reports what its keys take in Redis; returns the blob
+/// and the last event as they were halfway through the game.
+async fn stored_size(
+    args: &Args,
+    url: &str,
+    prefix: &str,
+    idempotency: bool,
+) -> Result<Sample, Failure> {
+    let client = Client {
+        http: reqwest::Client::new(),
+        base: args.url.trim_end_matches('/').to_owned(),
+        preset: args.preset,
+        idempotency,
+    };
+    let redis = redis::Client::open(url).map_err(|e| e.to_string())?;
+    let mut conn = redis
+        .get_multiplexed_async_connection()
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut table = client.open("stored-size").await?;
+    let key = format!("{prefix}game:{{{}}}", table.id);
+    let mut during = vec![usage(&mut conn, prefix, &table.id).await?];
+    let mut samples = Vec::new();
+    while !table.replica.is_over() {
+        client.step(&mut table).await?;
+        during.push(usage(&mut conn, prefix, &table.id).await?);
+        let (blob, event): (Vec<u8>, Vec<u8>) = redis::pipe()
+            .cmd("HGET")
+            .arg(&key)
+            .arg("d")
+            .cmd("LINDEX")
+            .arg(format!("{key}:events"))
+            .arg(-1)
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| e.to_string())?;
+        samples.push(Sample { blob, event });
+    }
+    let blob = samples.last().map_or(0, |s| s.blob.len());
+    let total = |u: &[u64; 3]| u.iter().sum::<u64>();
+    let end = during.last().expect("measured");
+    let half = &during[during.len() / 2];
+    let peak = during.iter().map(total).max().unwrap_or(0);
+    let rounds = table.replica.round_number();
+    let how = if idempotency {
+        "with an Idempotency-Key on every move"
+    } else {
+        "no Idempotency-Key"
+    };
+    println!(
+        "stored per finished {} game: {} bytes (game hash {}, events list {}, idempotency hash {}; {} moves in {rounds} rounds, blob {blob} B, {how})",
+        args.preset.name(),
+        total(end),
+        end[0],
+        end[1],
+        end[2],
+        table.moves,
+    );
+    println!(
+        "stored per {} game in progress: {} bytes after {} of {} moves (game hash {}, events list {}, idempotency hash {}), at most {} bytes during the game",
+        args.preset.name(),
+        total(half),
+        during.len() / 2,
+        table.moves,
+        half[0],
+        half[1],
+        half[2],
+        peak
+    );
+    let half = samples.len() / 2;
+    Ok(samples.swap_remove(half))
+}
+
+async fn run(args: Args) -> Result<(), Failure> {
+    let loaded = load(&args).await;
+    if let Some(url) = &args.redis_url {
+        let prefix = args.key_prefix.as_deref().unwrap_or("domino:");
+        let sample = stored_size(&args, url, prefix, false).await?;
+        stored_size(&args, url, prefix, true).await?;
+        redis_ceiling(&args, url, prefix, &sample).await?;
+    }
+    loaded
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.threads.max(1))
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    match runtime.block_on(run(args)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("load: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

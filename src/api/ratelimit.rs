@@ -1,0 +1,386 @@
+//! Rate limits: per client address and per seat token, answered 429 `rate_limited` with
+//! `Retry-After` before any handler runs.
+//!
+//! Two keyed GCRA limiters (the `governor` crate), each a sustained rate and a burst
+//! (`RATE_LIMIT_PER_IP*`, `RATE_LIMIT_PER_TOKEN*` in [`crate::settings`]):
+//! - **per client address**: every request, keyed by the peer address of the connection
+//!   (IPv6 by its /64, which one host commonly owns whole). `X-Forwarded-For` is believed
+//!   only when `RATE_LIMIT_PROXY_HOPS` says how many proxies in front append to it, and
+//!   then only the entry the outermost trusted proxy wrote: anything to its left was
+//!   written by the client.
+//! - **per seat token**: requests carrying `Authorization: Bearer <token>`, keyed by a hash
+//!   of the token (the map holds no secrets). The token is not checked here (that needs
+//!   the game): a made-up token is limited like a real one, and costs the address as well.
+//!
+//! The address is checked first, so a refused address spends none of a token's budget.
+//! `/healthz`, `/readyz` and `/metrics` are never limited: an orchestrator or a scraper
+//! must always be able to look at the process.
+//!
+//! **Memory** stays bounded: a key whose bucket is full again is indistinguishable from a
+//! new one, and such keys are dropped every [`SWEEP_EVERY`] by the request that notices
+//! it is due (no background task). So the maps hold the keys seen in the last few seconds
+//! (at most the sweep interval plus the time a bucket takes to refill), whatever the
+//! number of clients over a day.
+//!
+//! Nothing here logs an address or a token.
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::middleware::Next;
+use actix_web::{ResponseError, web};
+use governor::clock::Clock;
+use governor::{DefaultKeyedRateLimiter, NotUntil, Quota, RateLimiter};
+use sha2::{Digest, Sha256};
+
+use crate::api::ApiError;
+use crate::settings::{RateLimit, Settings};
+
+/// Paths never limited (operations endpoints).
+pub const EXEMPT_PATHS: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
+
+/// How often keys whose bucket has refilled are dropped.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(10);
+
+/// A client address as a limiter key: IPv4, or the /64 prefix of an IPv6 address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AddressKey {
+    V4(u32),
+    V6Prefix(u64),
+}
+
+impl From<IpAddr> for AddressKey {
+    fn from(ip: IpAddr) -> AddressKey {
+        match ip {
+            IpAddr::V4(v4) => AddressKey::V4(v4.into()),
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => AddressKey::V4(v4.into()),
+                None => AddressKey::V6Prefix((u128::from(v6) >> 64) as u64),
+            },
+        }
+    }
+}
+
+/// A seat token as a limiter key: the first half of its SHA-256.
+type TokenKey = [u8; 16];
+
+/// Which limit refused a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    Address { retry_after_secs: u32 },
+    Token { retry_after_secs: u32 },
+}
+
+impl Refusal {
+    pub fn retry_after_secs(self) -> u32 {
+        match self {
+            Refusal::Address { retry_after_secs } | Refusal::Token { retry_after_secs } => {
+                retry_after_secs
+            }
+        }
+    }
+}
+
+/// The server's limiters, shared by every worker.
+pub struct RateLimits {
+    per_address: Option<DefaultKeyedRateLimiter<AddressKey>>,
+    per_token: Option<DefaultKeyedRateLimiter<TokenKey>>,
+    proxy_hops: u8,
+    born: Instant,
+    /// Milliseconds after `born` of the last sweep.
+    last_sweep_ms: AtomicU64,
+}
+
+fn quota(limit: RateLimit) -> Quota {
+    Quota::per_second(limit.per_second).allow_burst(limit.burst)
+}
+
+/// Whole seconds to wait, at least 1 (a `Retry-After` of 0 invites a tight loop).
+fn retry_after<P: governor::clock::Reference>(not_until: &NotUntil<P>, now: P) -> u32 {
+    let wait = not_until.wait_time_from(now);
+    u32::try_from(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
+        .unwrap_or(u32::MAX)
+        .max(1)
+}
+
+impl RateLimits {
+    pub fn new(settings: &Settings) -> RateLimits {
+        RateLimits {
+            per_address: settings
+                .rate_limit_per_ip
+                .map(|l| RateLimiter::keyed(quota(l))),
+            per_token: settings
+                .rate_limit_per_token
+                .map(|l| RateLimiter::keyed(quota(l))),
+            proxy_hops: settings.proxy_hops,
+            born: Instant::now(),
+            last_sweep_ms: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts one request of this address (if known) and token (if any); refuses it when
+    /// either is over its limit.
+    pub fn check(&self, address: Option<IpAddr>, token: Option<&str>) -> Result<(), Refusal> {
+        self.sweep_if_due();
+        if let (Some(limiter), Some(address)) = (&self.per_address, address) {
+            limiter
+                .check_key(&AddressKey::from(address))
+                .map_err(|n| Refusal::Address {
+                    retry_after_secs: retry_after(&n, limiter.clock().now()),
+                })?;
+        }
+        if let (Some(limiter), Some(token)) = (&self.per_token, token) {
+            let hash = Sha256::digest(token.as_bytes());
+            let mut key = [0u8; 16];
+            key.copy_from_slice(&hash[..16]);
+            limiter.check_key(&key).map_err(|n| Refusal::Token {
+                retry_after_secs: retry_after(&n, limiter.clock().now()),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Keys tracked now (addresses, tokens): what the sweep keeps bounded.
+    pub fn tracked(&self) -> (usize, usize) {
+        (
+            self.per_address.as_ref().map_or(0, |l| l.len()),
+            self.per_token.as_ref().map_or(0, |l| l.len()),
+        )
+    }
+
+    /// Drops every key whose bucket has refilled, now.
+    pub fn sweep(&self) {
+        if let Some(l) = &self.per_address {
+            l.retain_recent();
+            l.shrink_to_fit();
+        }
+        if let Some(l) = &self.per_token {
+            l.retain_recent();
+            l.shrink_to_fit();
+        }
+    }
+
+    /// One request in [`SWEEP_EVERY`] sweeps; the others only read an atomic.
+    fn sweep_if_due(&self) {
+        let now = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let last = self.last_sweep_ms.load(Ordering::Relaxed);
+        if now.saturating_sub(last) >= SWEEP_EVERY.as_millis() as u64
+            && self
+                .last_sweep_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.sweep();
+        }
+    }
+
+    /// The client's address: the peer's, or with trusted proxies the entry of
+    /// `X-Forwarded-For` the outermost of them appended (the peer's when there is none).
+    pub fn client_address(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
+        if self.proxy_hops == 0 {
+            return peer;
+        }
+        let entries: Vec<&str> = headers
+            .get_all("x-forwarded-for")
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .collect();
+        let hops = usize::from(self.proxy_hops);
+        if entries.len() < hops {
+            return peer;
+        }
+        parse_forwarded(entries[entries.len() - hops]).or(peer)
+    }
+}
+
+/// An `X-Forwarded-For` entry: an address, possibly with a port (`1.2.3.4:5`, `[::1]:5`).
+fn parse_forwarded(entry: &str) -> Option<IpAddr> {
+    if let Ok(ip) = entry.parse() {
+        return Some(ip);
+    }
+    if let Some(rest) = entry.strip_prefix('[') {
+        return rest.split(']').next()?.parse().ok();
+    }
+    entry.rsplit_once(':')?.0.parse().ok()
+}
+
+/// The bearer token of a request, if it carries one (a malformed header carries none:
+/// the handler refuses it).
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Middleware: refuses a request over a limit with 429 `rate_limited` and `Retry-After`.
+/// Needs `web::Data<RateLimits>` in the app; without it, limits nothing.
+pub async fn limit(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static, BoxBody>>, actix_web::Error> {
+    if let Some(limits) = req.app_data::<web::Data<RateLimits>>()
+        && !EXEMPT_PATHS.contains(&req.path())
+    {
+        let address = limits.client_address(req.peer_addr().map(|a| a.ip()), req.headers());
+        if let Err(refusal) = limits.check(address, bearer(req.headers())) {
+            let which = match refusal {
+                Refusal::Address { .. } => "client address",
+                Refusal::Token { .. } => "seat token",
+            };
+            tracing::debug!(limit = which, "rate limited");
+            let answer = ApiError::RateLimited {
+                retry_after_secs: refusal.retry_after_secs(),
+            }
+            .error_response();
+            return Ok(req.into_response(answer).map_into_right_body());
+        }
+    }
+    next.call(req)
+        .await
+        .map(ServiceResponse::map_into_left_body)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroU32;
+
+    use actix_web::http::header::HeaderValue;
+
+    use super::*;
+
+    fn limits(per_ip: Option<(u32, u32)>, per_token: Option<(u32, u32)>, hops: u8) -> RateLimits {
+        let limit = |(rate, burst): (u32, u32)| RateLimit {
+            per_second: NonZeroU32::new(rate).unwrap(),
+            burst: NonZeroU32::new(burst).unwrap(),
+        };
+        RateLimits::new(&Settings {
+            rate_limit_per_ip: per_ip.map(limit),
+            rate_limit_per_token: per_token.map(limit),
+            proxy_hops: hops,
+            ..Settings::default()
+        })
+    }
+
+    fn ip(text: &str) -> Option<IpAddr> {
+        Some(text.parse().unwrap())
+    }
+
+    #[test]
+    fn a_token_gets_its_burst_then_waits_and_others_are_unaffected() {
+        let l = limits(None, Some((1, 3)), 0);
+        for _ in 0..3 {
+            assert_eq!(l.check(None, Some("alice")), Ok(()));
+        }
+        assert_eq!(
+            l.check(None, Some("alice")),
+            Err(Refusal::Token {
+                retry_after_secs: 1
+            })
+        );
+        assert_eq!(l.check(None, Some("bob")), Ok(()));
+        assert_eq!(l.check(ip("10.0.0.1"), None), Ok(()), "no address limit");
+    }
+
+    #[test]
+    fn retry_after_rounds_up_the_wait() {
+        // One request per 10 s: the next is due in 10 s.
+        let l = RateLimits {
+            per_address: Some(RateLimiter::keyed(
+                Quota::with_period(Duration::from_secs(10)).unwrap(),
+            )),
+            ..limits(None, None, 0)
+        };
+        assert_eq!(l.check(ip("10.0.0.1"), None), Ok(()));
+        assert_eq!(
+            l.check(ip("10.0.0.1"), None),
+            Err(Refusal::Address {
+                retry_after_secs: 10
+            })
+        );
+    }
+
+    #[test]
+    fn an_address_over_its_limit_spends_no_token_budget() {
+        let l = limits(Some((1, 1)), Some((1, 1)), 0);
+        assert_eq!(l.check(ip("10.0.0.1"), Some("t")), Ok(()));
+        assert!(matches!(
+            l.check(ip("10.0.0.1"), Some("t")),
+            Err(Refusal::Address { .. })
+        ));
+        // The token is refused only for its own sake, from another address.
+        assert!(matches!(
+            l.check(ip("10.0.0.2"), Some("t")),
+            Err(Refusal::Token { .. })
+        ));
+    }
+
+    #[test]
+    fn ipv6_addresses_share_their_64_and_mapped_ipv4_is_ipv4() {
+        let l = limits(Some((1, 1)), None, 0);
+        assert_eq!(l.check(ip("2001:db8:1:2::1"), None), Ok(()));
+        assert!(l.check(ip("2001:db8:1:2:ffff::9"), None).is_err());
+        assert_eq!(l.check(ip("2001:db8:1:3::1"), None), Ok(()));
+        assert_eq!(l.check(ip("192.0.2.7"), None), Ok(()));
+        assert!(l.check(ip("::ffff:192.0.2.7"), None).is_err());
+    }
+
+    #[test]
+    fn forwarded_for_is_believed_only_as_far_as_the_trusted_hops() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::HeaderName::from_static("x-forwarded-for"),
+            HeaderValue::from_static("6.6.6.6, 203.0.113.9, 10.0.0.2"),
+        );
+        let peer = ip("10.0.0.1");
+        assert_eq!(limits(None, None, 0).client_address(peer, &headers), peer);
+        assert_eq!(
+            limits(None, None, 1).client_address(peer, &headers),
+            ip("10.0.0.2")
+        );
+        assert_eq!(
+            limits(None, None, 2).client_address(peer, &headers),
+            ip("203.0.113.9")
+        );
+        assert_eq!(
+            limits(None, None, 4).client_address(peer, &headers),
+            peer,
+            "fewer entries than hops: the peer"
+        );
+        assert_eq!(parse_forwarded("[2001:db8::1]:443"), ip("2001:db8::1"));
+        assert_eq!(parse_forwarded("192.0.2.1:80"), ip("192.0.2.1"));
+        assert_eq!(parse_forwarded("unknown"), None);
+    }
+
+    #[test]
+    fn the_sweep_drops_refilled_keys() {
+        let l = limits(Some((1000, 1)), Some((1000, 1)), 0);
+        for i in 0..100u8 {
+            l.check(Some(IpAddr::from([10, 0, 0, i])), Some(&format!("t{i}")))
+                .unwrap();
+        }
+        assert_eq!(l.tracked(), (100, 100));
+        std::thread::sleep(Duration::from_millis(20));
+        l.sweep();
+        assert_eq!(l.tracked(), (0, 0));
+    }
+
+    #[test]
+    fn only_a_well_formed_bearer_counts_as_a_token() {
+        let with = |v: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::AUTHORIZATION, HeaderValue::from_static(v));
+            h
+        };
+        assert_eq!(bearer(&with("Bearer abc")), Some("abc"));
+        assert_eq!(bearer(&with("bearer  abc ")), Some("abc"));
+        assert_eq!(bearer(&with("Basic abc")), None);
+        assert_eq!(bearer(&with("Bearer ")), None);
+        assert_eq!(bearer(&HeaderMap::new()), None);
+    }
+}
