@@ -141,7 +141,11 @@ async fn a_burst_over_the_per_address_limit_is_refused_but_health_checks_are_not
 
 #[tokio::test]
 async fn the_default_limits_let_a_game_be_played_briskly() {
-    let app = spawn_app_with(test_settings()).await;
+    let app = spawn_app_with(Settings {
+        bind_addr: "127.0.0.1:0".parse().unwrap(),
+        ..Settings::default()
+    })
+    .await;
     let (id, [ann, _]) = started_game(&app).await;
     for _ in 0..150 {
         assert_eq!(view(&app, &id, &ann).await.status().as_u16(), 200);
