@@ -428,7 +428,7 @@ pub struct VersionEvent {
 }
 
 fn sse_frame(payload: &[u8]) -> Option<(u64, bool, web::Bytes)> {
-    let event: PublicEvent = serde_json::from_slice(payload).ok()?;
+    let event = PublicEvent::decode(payload)?;
     let finished = event.status == service::Status::Finished;
     let wire = VersionEvent {
         version: event.version,
