@@ -395,7 +395,7 @@ fn redis_benchmark(args: &Args, url: &str, command: &[&str]) -> Result<f64, Fail
     // commas and quotes (the event is JSON), so the figures are read from the right.
     text.lines()
         .nth(1)
-        .and_then(|line| line.rsplitn(8, ',').nth(6))
+        .and_then(|line| line.rsplit(',').nth(6))
         .and_then(|rps| rps.trim_matches('"').parse().ok())
         .ok_or_else(|| {
             format!(
