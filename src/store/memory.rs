@@ -30,7 +30,13 @@ use super::{
 };
 
 /// How many events of one game are kept for `events_since` (the Redis store keeps the same).
-pub const EVENT_HISTORY: usize = 256;
+///
+/// Enough for an event stream that lost its connection to resume exactly after anything
+/// short of a long outage (32 versions are 16 moves of each player of a 2-seat game); a
+/// client further behind sees a gap in the versions and fetches its view, as it would
+/// anyway. Every game keeps this many in Redis for its whole idle ttl, so the cap is most
+/// of what a finished game costs there: 256 events were about 30 KB per game.
+pub const EVENT_HISTORY: usize = 32;
 
 /// How many live events a subscriber may fall behind before its stream ends.
 const SUBSCRIBER_BUFFER: usize = 64;
