@@ -316,6 +316,14 @@ impl GameService {
         let id = uuid::Uuid::new_v4().to_string();
         // A game of bots only starts at once: the bots play it inside this request.
         let bot_moves = run_bots(&mut record, &mut Vec::new());
+        // Nobody could ever move in a game of bots only that they did not finish here
+        // (the safety net stopped them): refuse it rather than store it stuck forever.
+        if record.status() == Status::Playing && record.seats.iter().all(|s| s.bot.is_some()) {
+            return Err(Error::InvalidRules(format!(
+                "bots: a game of bots only is played inside this request and must end within \
+                 {MAX_BOT_MOVES} moves; this one did not (lower the target or the rounds)"
+            )));
+        }
         let listed = record.status() == Status::Waiting;
         self.store
             .create(&id, record.encode(), listed, record.created_ms)
@@ -482,19 +490,15 @@ impl GameService {
         idempotency: Option<(String, Vec<u8>)>,
         render: Render<'_>,
     ) -> Result<MoveAnswer, Error> {
-        if let Some((key, fingerprint)) = &idempotency
-            && let Some(previous) = self.store.idempotency(id, key).await?
-        {
-            return if &previous.fingerprint == fingerprint {
-                Ok(MoveAnswer {
-                    body: previous.response,
-                })
-            } else {
-                Err(Error::IdempotencyKeyReused)
-            };
-        }
         for _ in 0..MAX_ATTEMPTS {
             let (version, mut record) = self.load(id).await?;
+            // Looked up after the load, never before: the record is saved with the game,
+            // so a copy of this request stored in a state at or before the one just
+            // loaded is seen here, and a retry never meets the game it already changed
+            // (which would refuse it, say as not your turn).
+            if let Some(answer) = self.earlier_answer(id, &idempotency).await? {
+                return Ok(answer);
+            }
             let seat = record
                 .seat_of(token)
                 .ok_or(Error::Unauthorized("the token is not a seat of this game"))?;
@@ -555,22 +559,15 @@ impl GameService {
                 }
                 SaveOutcome::Conflict { current } => {
                     self.metrics.store_conflicts.inc();
+                    // Another request of this game won. If it was a copy of this one
+                    // (same key), its answer is this one's too, pinned version or not.
+                    if let Some(answer) = self.earlier_answer(id, &idempotency).await? {
+                        return Ok(answer);
+                    }
                     if request.expected_version.is_some() {
                         return Err(Error::VersionConflict { current });
                     }
-                    // Another request of this game won: look again. If it stored this
-                    // very key, the retry loop above is not re-run, so check it here.
-                    if let Some((key, fingerprint)) = &idempotency
-                        && let Some(previous) = self.store.idempotency(id, key).await?
-                    {
-                        return if &previous.fingerprint == fingerprint {
-                            Ok(MoveAnswer {
-                                body: previous.response,
-                            })
-                        } else {
-                            Err(Error::IdempotencyKeyReused)
-                        };
-                    }
+                    // Otherwise look again.
                 }
                 SaveOutcome::Missing => return Err(Error::NotFound),
             }
@@ -578,6 +575,25 @@ impl GameService {
         Err(Error::Internal(
             "too many concurrent moves in this game; try again".into(),
         ))
+    }
+
+    /// The first answer stored under this request's idempotency key, if any: the same
+    /// answer again for the same request, a refusal for another one.
+    async fn earlier_answer(
+        &self,
+        id: &str,
+        idempotency: &Option<(String, Vec<u8>)>,
+    ) -> Result<Option<MoveAnswer>, Error> {
+        let Some((key, fingerprint)) = idempotency else {
+            return Ok(None);
+        };
+        match self.store.idempotency(id, key).await? {
+            Some(previous) if &previous.fingerprint == fingerprint => Ok(Some(MoveAnswer {
+                body: previous.response,
+            })),
+            Some(_) => Err(Error::IdempotencyKeyReused),
+            None => Ok(None),
+        }
     }
 
     /// Open games, newest first.
