@@ -466,6 +466,7 @@ fn sse_frame(payload: &[u8]) -> Option<(u64, bool, web::Bytes)> {
     responses(
         (status = 200, description = "`text/event-stream` of `version` events, each a VersionEvent in `data`; a comment every 15 s keeps it alive.",
             content_type = "text/event-stream", body = VersionEvent),
+        (status = 400, response = problems::BadRequest),
         (status = 404, response = problems::NotFound),
         (status = 503, response = problems::StoreUnavailable),
     ),
