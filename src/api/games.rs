@@ -209,7 +209,10 @@ pub async fn list_games(
             "page starts at 1; per_page is 1 to 100".into(),
         ));
     }
-    let found = games.list_open((page - 1) * per_page, per_page).await?;
+    // Saturating: a page far past the end is an empty page, not an overflow.
+    let found = games
+        .list_open((page - 1).saturating_mul(per_page), per_page)
+        .await?;
     let list = GameList {
         games: found
             .iter()

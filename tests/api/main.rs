@@ -4,5 +4,6 @@
 mod docs;
 mod errors;
 mod helpers;
+mod hostile;
 mod ops;
 mod request_ids;
