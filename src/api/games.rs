@@ -173,11 +173,22 @@ pub async fn create_game(
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only `waiting` (games with free seats) is listed.
+    #[param(schema_with = waiting_only)]
     status: Option<String>,
     /// From 1.
+    #[param(minimum = 1)]
     page: Option<usize>,
     /// 1 to 100; default 20.
+    #[param(minimum = 1, maximum = 100)]
     per_page: Option<usize>,
+}
+
+fn waiting_only() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .enum_values(Some(["waiting"]))
+        .description(Some("Only `waiting` (games with free seats) is listed."))
+        .build()
 }
 
 /// Open games, newest first, paginated.
@@ -343,7 +354,8 @@ pub async fn get_game(
     tag = "play",
     operation_id = "make_move",
     params(("id" = uuid::Uuid, Path, description = "The game"),
-        ("Idempotency-Key" = Option<String>, Header, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.")),
+        ("Idempotency-Key" = Option<String>, Header, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.",
+            min_length = 1, max_length = 128, pattern = "^[!-~]+$")),
     security(("seat_token" = [])),
     request_body = MoveBody,
     responses(
