@@ -291,7 +291,7 @@ pub struct ViewQuery {
     tag = "play",
     operation_id = "get_game",
     params(("id" = uuid::Uuid, Path, description = "The game"), ViewQuery,
-        ("If-None-Match" = Option<String>, Header, description = "An ETag from an earlier answer: 304 if unchanged.")),
+        ("If-None-Match" = Option<String>, Header, nullable = false, description = "An ETag from an earlier answer: 304 if unchanged.")),
     security((), ("seat_token" = [])),
     responses(
         (status = 200, description = "Your seat's view with a token, else the spectator's.", body = GameView,
@@ -354,7 +354,7 @@ pub async fn get_game(
     tag = "play",
     operation_id = "make_move",
     params(("id" = uuid::Uuid, Path, description = "The game"),
-        ("Idempotency-Key" = Option<String>, Header, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.",
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.",
             min_length = 1, max_length = 128, pattern = "^[!-~]+$")),
     security(("seat_token" = [])),
     request_body = MoveBody,
@@ -477,7 +477,7 @@ fn sse_frame(payload: &[u8]) -> Option<(u64, bool, web::Bytes)> {
     tag = "play",
     operation_id = "game_events",
     params(("id" = uuid::Uuid, Path, description = "The game"),
-        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this version.")),
+        ("Last-Event-ID" = Option<u64>, Header, nullable = false, description = "Resume after this version.")),
     responses(
         (status = 200, description = "`text/event-stream` of `version` events, each a VersionEvent in `data`; a comment every 15 s keeps it alive.",
             content_type = "text/event-stream", body = VersionEvent),

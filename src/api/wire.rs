@@ -245,13 +245,19 @@ pub fn parse_tile(text: &str) -> Result<Tile, String> {
     text.parse().map_err(|e| format!("bad tile {text:?}: {e}"))
 }
 
+fn preset_schema() -> RefOr<Schema> {
+    words(
+        Preset::ALL.map(Preset::name),
+        "The preset the rules start from (RULES.md).",
+    )
+}
+
 /// `POST /v1/games`. Only `preset` is required.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"preset": "all_fives", "seats": 2, "bots": [{"seat": 1, "level": "greedy"}]}))]
 pub struct CreateGame {
-    /// classic, block, draw, all_fives, muggins or penalty.
-    #[schema(example = "all_fives")]
+    #[schema(schema_with = preset_schema)]
     pub preset: String,
     #[serde(default)]
     #[schema(value_type = Option<RulesOverridesDoc>)]
