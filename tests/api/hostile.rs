@@ -8,7 +8,11 @@ use crate::helpers::{spawn_app, spawn_app_with_redis};
 #[tokio::test]
 async fn a_page_far_past_the_end_is_an_empty_page() {
     for app in [spawn_app().await, spawn_app_with_redis().await] {
-        for page in ["18446744073709551615", "184467440737095516", "92233720368547759"] {
+        for page in [
+            "18446744073709551615",
+            "184467440737095516",
+            "92233720368547759",
+        ] {
             let res = app
                 .get(&format!("/v1/games?page={page}&per_page=100"))
                 .await;
