@@ -3,7 +3,10 @@
 
 mod docs;
 mod errors;
+mod faults;
 mod helpers;
 mod hostile;
 mod ops;
+#[path = "../support/proxy.rs"]
+mod proxy;
 mod request_ids;
