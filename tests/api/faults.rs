@@ -316,17 +316,12 @@ async fn a_server_killed_under_load_loses_no_acknowledged_move() {
     for (id, token) in games.clone() {
         let (client, acked) = (client.clone(), acked.clone());
         clients.push(tokio::spawn(async move {
-            loop {
-                match client.play_one(&id, &token).await {
-                    Ok(Some(version)) => {
-                        let mut acked = acked.lock().unwrap();
-                        let last = acked.entry(id.clone()).or_default();
-                        assert!(version > *last, "versions only grow");
-                        *last = version;
-                    }
-                    // Finished, or the server is gone.
-                    Ok(None) | Err(_) => break,
-                }
+            // Until the match is over or the server is gone.
+            while let Ok(Some(version)) = client.play_one(&id, &token).await {
+                let mut acked = acked.lock().unwrap();
+                let last = acked.entry(id.clone()).or_default();
+                assert!(version > *last, "versions only grow");
+                *last = version;
             }
         }));
     }
