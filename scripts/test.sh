@@ -8,7 +8,8 @@
 #   3. a throwaway redis-server started here on a free port (no persistence), stopped on
 #      exit; Debian's redis-server package is installed with apt-get if the binary is
 #      missing.
-# Arguments are passed to `cargo test --all-targets` (e.g. `scripts/test.sh redis::`).
+# Arguments are passed to `cargo test --all-targets` (e.g. `scripts/test.sh redis::`);
+# with none, schemathesis then runs against the OpenAPI document (scripts/schemathesis.sh).
 #
 # Knob (for testing this script itself): DOMINO_TEST_REDIS_PORT_PROBE=<port> probes that
 # port instead of 6379 in step 2; point it at a closed port to force step 3.
@@ -120,3 +121,9 @@ export REDIS_URL
 
 cargo test --all-targets "$@"
 cargo test --doc
+# Generated requests against the committed OpenAPI document (PyPI's schemathesis, in a
+# venv under target/): no 5xx, no answer outside the document. Skipped only when a
+# filter was given, to run a subset of the cargo tests.
+if [[ $# == 0 ]]; then
+    scripts/schemathesis.sh
+fi

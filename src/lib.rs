@@ -13,10 +13,13 @@
 //! - [`settings`]: typed settings from the environment; the only reader of it.
 //! - [`startup`]: builds the store, binds the listener, wires middleware and state.
 //! - [`telemetry`]: the tracing subscriber (pretty or JSON) and per-request ids.
+//! - `fuzz` (hidden): the fuzzing harnesses that `fuzz/` and the regression test run.
 
 pub mod api;
 pub mod bots;
 pub mod engine;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod metrics;
 pub mod service;
 pub mod settings;

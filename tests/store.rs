@@ -8,15 +8,12 @@
 //!
 //! The last tests are Redis-only: what happens when Redis is down, and that the store
 //! (including its pub/sub fan-out) recovers after the connection is cut. They go through
-//! a small TCP proxy that the test can stop and restart, so they never disturb the shared
-//! Redis or the other tests.
+//! a small TCP proxy that the test can stop and restart (`support/proxy.rs`), so they
+//! never disturb the shared Redis or the other tests.
 
 use std::collections::HashSet;
-use std::io;
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread;
+use std::net::TcpListener;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use domino_server::store::memory::MemoryStore;
@@ -25,6 +22,10 @@ use domino_server::store::{
     Event, EventStream, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError, Stored,
 };
 use futures_util::StreamExt;
+
+#[path = "support/proxy.rs"]
+mod proxy;
+use proxy::{Proxy, redis_url};
 
 const LONG_TTL: Duration = Duration::from_secs(600);
 const OP_TIMEOUT: Duration = Duration::from_secs(2);
@@ -59,10 +60,6 @@ impl Backend for Redis {
         }
         store
     }
-}
-
-fn redis_url() -> String {
-    std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
 }
 
 fn test_prefix() -> String {
@@ -768,105 +765,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// A TCP proxy to the test Redis that can be stopped (listener closed, every connection
-/// cut) and started again on the same port: a Redis outage confined to one test.
-struct Proxy {
-    addr: SocketAddr,
-    target: SocketAddr,
-    running: Arc<AtomicBool>,
-    conns: Arc<Mutex<Vec<TcpStream>>>,
-    acceptor: Mutex<Option<thread::JoinHandle<()>>>,
-}
-
-impl Proxy {
-    /// A running proxy to `REDIS_URL`'s server, and the URL to reach Redis through it.
-    fn to_redis() -> (Proxy, String) {
-        let url = redis_url();
-        let rest = url
-            .strip_prefix("redis://")
-            .expect("the outage test needs a redis:// URL");
-        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        let (userinfo, hostport) = match authority.rfind('@') {
-            Some(at) => (&authority[..=at], &authority[at + 1..]),
-            None => ("", authority),
-        };
-        let hostport = if hostport.contains(':') {
-            hostport.to_owned()
-        } else {
-            format!("{hostport}:6379")
-        };
-        let target = hostport.to_socket_addrs().unwrap().next().unwrap();
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let proxy = Proxy {
-            addr: listener.local_addr().unwrap(),
-            target,
-            running: Arc::new(AtomicBool::new(false)),
-            conns: Arc::new(Mutex::new(Vec::new())),
-            acceptor: Mutex::new(None),
-        };
-        proxy.serve(listener);
-        let url = format!("redis://{userinfo}{}{path}", proxy.addr);
-        (proxy, url)
-    }
-
-    fn start(&self) {
-        // std sets SO_REUSEADDR on Unix, so the port can be bound again at once.
-        self.serve(TcpListener::bind(self.addr).unwrap());
-    }
-
-    fn serve(&self, listener: TcpListener) {
-        listener.set_nonblocking(true).unwrap();
-        self.running.store(true, Ordering::SeqCst);
-        let (running, conns, target) = (self.running.clone(), self.conns.clone(), self.target);
-        let acceptor = thread::spawn(move || {
-            while running.load(Ordering::SeqCst) {
-                match listener.accept() {
-                    Ok((client, _)) => {
-                        client.set_nonblocking(false).unwrap();
-                        let Ok(server) = TcpStream::connect(target) else {
-                            continue;
-                        };
-                        let mut list = conns.lock().unwrap();
-                        list.push(client.try_clone().unwrap());
-                        list.push(server.try_clone().unwrap());
-                        pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
-                        pipe(server, client);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        thread::sleep(Duration::from_millis(5));
-                    }
-                    Err(e) => panic!("proxy accept: {e}"),
-                }
-            }
-        });
-        *self.acceptor.lock().unwrap() = Some(acceptor);
-    }
-
-    fn stop(&self) {
-        self.running.store(false, Ordering::SeqCst);
-        if let Some(acceptor) = self.acceptor.lock().unwrap().take() {
-            acceptor.join().unwrap();
-        }
-        for conn in self.conns.lock().unwrap().drain(..) {
-            let _ = conn.shutdown(Shutdown::Both);
-        }
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-fn pipe(mut from: TcpStream, mut to: TcpStream) {
-    thread::spawn(move || {
-        let _ = io::copy(&mut from, &mut to);
-        let _ = to.shutdown(Shutdown::Both);
-        let _ = from.shutdown(Shutdown::Both);
-    });
 }
 
 #[test]

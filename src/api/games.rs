@@ -173,11 +173,22 @@ pub async fn create_game(
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only `waiting` (games with free seats) is listed.
+    #[param(schema_with = waiting_only)]
     status: Option<String>,
     /// From 1.
+    #[param(minimum = 1)]
     page: Option<usize>,
     /// 1 to 100; default 20.
+    #[param(minimum = 1, maximum = 100)]
     per_page: Option<usize>,
+}
+
+fn waiting_only() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .enum_values(Some(["waiting"]))
+        .description(Some("Only `waiting` (games with free seats) is listed."))
+        .build()
 }
 
 /// Open games, newest first, paginated.
@@ -287,7 +298,7 @@ pub struct ViewQuery {
     tag = "play",
     operation_id = "get_game",
     params(("id" = uuid::Uuid, Path, description = "The game"), ViewQuery,
-        ("If-None-Match" = Option<String>, Header, description = "An ETag from an earlier answer: 304 if unchanged.")),
+        ("If-None-Match" = Option<String>, Header, nullable = false, description = "An ETag from an earlier answer: 304 if unchanged.")),
     security((), ("seat_token" = [])),
     responses(
         (status = 200, description = "Your seat's view with a token, else the spectator's.", body = GameView,
@@ -350,7 +361,8 @@ pub async fn get_game(
     tag = "play",
     operation_id = "make_move",
     params(("id" = uuid::Uuid, Path, description = "The game"),
-        ("Idempotency-Key" = Option<String>, Header, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.")),
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.",
+            min_length = 1, max_length = 128, pattern = "^[!-~]+$")),
     security(("seat_token" = [])),
     request_body = MoveBody,
     responses(
@@ -466,10 +478,11 @@ fn sse_frame(event: &PublicEvent) -> web::Bytes {
     tag = "play",
     operation_id = "game_events",
     params(("id" = uuid::Uuid, Path, description = "The game"),
-        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this version: the stored events after it follow (when the capped history no longer reaches back, one event for the current version stands for the missed ones).")),
+        ("Last-Event-ID" = Option<u64>, Header, nullable = false, description = "Resume after this version: the stored events after it follow (when the capped history no longer reaches back, one event for the current version stands for the missed ones).")),
     responses(
         (status = 200, description = "`text/event-stream` of `version` events, each a VersionEvent in `data`, starting with the current version; a comment every 15 s keeps it alive; the stream ends after a finished game's last event.",
             content_type = "text/event-stream", body = VersionEvent),
+        (status = 400, response = problems::BadRequest),
         (status = 404, response = problems::NotFound),
         (status = 503, response = problems::StoreUnavailable),
     ),

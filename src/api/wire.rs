@@ -103,7 +103,9 @@ pub struct RulesDoc {
 #[schema(as = RulesOverrides, example = json!({"max_pip": 9, "target": 250}))]
 #[allow(dead_code)] // documentation only: the engine's `RulesPatch` parses it
 pub struct RulesOverridesDoc {
+    #[schema(maximum = 255)]
     max_pip: Option<u8>,
+    #[schema(maximum = 255)]
     hand_size: Option<u8>,
     teams: Option<bool>,
     #[schema(schema_with = opening_schema)]
@@ -115,6 +117,7 @@ pub struct RulesOverridesDoc {
     #[schema(schema_with = draw_schema)]
     draw: Option<String>,
     draw_anytime: Option<bool>,
+    #[schema(maximum = 255)]
     boneyard_reserve: Option<u8>,
     #[schema(schema_with = when_stuck_schema)]
     when_stuck: Option<String>,
@@ -128,12 +131,15 @@ pub struct RulesOverridesDoc {
     boneyard_to_winner: Option<bool>,
     #[schema(schema_with = double_value_schema)]
     double_value: Option<String>,
+    #[schema(maximum = 255)]
     double_blank_value: Option<u8>,
     #[schema(schema_with = lead_double_count_schema)]
     lead_double_count: Option<String>,
     /// `null` clears the target.
+    #[schema(maximum = 65535)]
     target: Option<u16>,
     /// `null` clears the round limit.
+    #[schema(maximum = 65535)]
     rounds: Option<u16>,
 }
 
@@ -192,6 +198,8 @@ impl From<Level> for BotLevel {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BotSeat {
+    /// 0 to the game's seats less one.
+    #[schema(maximum = 3)]
     pub seat: u8,
     pub level: BotLevel,
 }
@@ -237,13 +245,19 @@ pub fn parse_tile(text: &str) -> Result<Tile, String> {
     text.parse().map_err(|e| format!("bad tile {text:?}: {e}"))
 }
 
+fn preset_schema() -> RefOr<Schema> {
+    words(
+        Preset::ALL.map(Preset::name),
+        "The preset the rules start from (RULES.md).",
+    )
+}
+
 /// `POST /v1/games`. Only `preset` is required.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"preset": "all_fives", "seats": 2, "bots": [{"seat": 1, "level": "greedy"}]}))]
 pub struct CreateGame {
-    /// classic, block, draw, all_fives, muggins or penalty.
-    #[schema(example = "all_fives")]
+    #[schema(schema_with = preset_schema)]
     pub preset: String,
     #[serde(default)]
     #[schema(value_type = Option<RulesOverridesDoc>)]
@@ -263,9 +277,16 @@ pub struct CreateGame {
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"name": "alice"}))]
 pub struct JoinGame {
-    /// 1 to 32 characters.
+    /// 1 to 32 characters once leading and trailing white space is trimmed; no control
+    /// characters.
+    #[schema(
+        min_length = 1,
+        max_length = 32,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    )]
     pub name: String,
-    /// The seat wanted; default the lowest free one.
+    /// The seat wanted (0 to the game's seats less one); default the lowest free one.
+    #[schema(maximum = 3)]
     pub seat: Option<u8>,
 }
 
@@ -354,8 +375,10 @@ pub struct MoveBody {
     /// Omitted for the lead, or when only one end fits.
     pub end: Option<EndName>,
     /// Points claimed with the play (muggins rules only); must equal the count.
+    #[schema(maximum = 65535)]
     pub claim: Option<u16>,
     /// Ignored: present so a legal move can be sent back verbatim.
+    #[schema(maximum = 65535)]
     pub points: Option<u16>,
     /// Refuse the move (409) unless the game is still at this version.
     pub expected_version: Option<u64>,

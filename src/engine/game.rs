@@ -801,8 +801,16 @@ impl Game {
     }
 
     /// Tiles conserved and the round consistent: every tile of the set is in exactly one
-    /// hand, the boneyard or the layout. The service checks this on every load.
+    /// hand, the boneyard or the layout. The service checks this on every load, so it must
+    /// hold for anything the engine goes on to use, and never panic, whatever was stored:
+    /// the seat count and rules are valid, the layout is the one its tiles make.
     pub fn check_invariants(&self) -> Result<(), String> {
+        if !(2..=4).contains(&self.seats) {
+            return Err(format!("{} seats", self.seats));
+        }
+        self.rules
+            .validate(self.seats)
+            .map_err(|e| format!("the rules: {e}"))?;
         let mut seen = TileSet::EMPTY;
         let mut count = 0usize;
         let r = &self.round;
@@ -825,6 +833,14 @@ impl Game {
         }
         if r.turn >= self.seats || r.leader >= self.seats {
             return Err("the turn names no seat".into());
+        }
+        if r.layout.rebuilt(&self.rules).as_ref() != Some(&r.layout) {
+            return Err("the layout is not the one its tiles make".into());
+        }
+        if self.unclaimed.is_some_and(|u| u.seat >= self.seats)
+            || self.history.iter().any(|&(seat, _)| seat >= self.seats)
+        {
+            return Err("a move names no seat".into());
         }
         Ok(())
     }

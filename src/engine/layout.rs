@@ -265,6 +265,24 @@ impl Layout {
         }
     }
 
+    /// The layout that laying this one's tiles again, from the lead, in order, makes;
+    /// `None` if some placement would not be legal. A layout read from storage must equal
+    /// its rebuild: that is what makes the stored tips trustworthy.
+    pub fn rebuilt(&self, rules: &Rules) -> Option<Layout> {
+        let mut layout = Layout::default();
+        let Some(lead) = self.tips.lead else {
+            return self.placed.is_empty().then_some(layout);
+        };
+        layout.lead_with(lead, rules);
+        for &(end, tile) in &self.placed {
+            if !tile.has(layout.tips.value_at(end)?) {
+                return None;
+            }
+            layout.place(tile, end, rules);
+        }
+        Some(layout)
+    }
+
     /// Tiles on the table (lead included).
     pub fn tiles(&self) -> impl Iterator<Item = Tile> + '_ {
         self.tips

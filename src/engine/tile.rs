@@ -16,10 +16,29 @@ pub const MAX_PIP: u8 = 15;
 /// Tiles in a double-15 set.
 pub const MAX_TILES: usize = 136;
 
-/// One domino, `a-b` with `a <= b`. `Copy`, one byte.
+/// One domino, `a-b` with `a <= b`. `Copy`, one byte. Stored as its index; reading an
+/// index that names no tile fails (stored bytes are not trusted to be well formed).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
+#[serde(into = "u8", try_from = "u8")]
 pub struct Tile(u8);
+
+impl From<Tile> for u8 {
+    fn from(tile: Tile) -> u8 {
+        tile.0
+    }
+}
+
+impl TryFrom<u8> for Tile {
+    type Error = String;
+
+    fn try_from(index: u8) -> Result<Tile, String> {
+        if (index as usize) < MAX_TILES {
+            Ok(Tile(index))
+        } else {
+            Err(format!("no tile has index {index}"))
+        }
+    }
+}
 
 const fn build_halves() -> [(u8, u8); MAX_TILES] {
     let mut out = [(0u8, 0u8); MAX_TILES];
@@ -151,9 +170,30 @@ impl FromStr for Tile {
     }
 }
 
-/// A set of tiles as a bitset over tile indices. `Copy`, 24 bytes.
+/// A set of tiles as a bitset over tile indices. `Copy`, 24 bytes. Reading one with a bit
+/// past the last tile fails, as for [`Tile`].
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "[u64; 3]", try_from = "[u64; 3]")]
 pub struct TileSet([u64; 3]);
+
+impl From<TileSet> for [u64; 3] {
+    fn from(set: TileSet) -> [u64; 3] {
+        set.0
+    }
+}
+
+impl TryFrom<[u64; 3]> for TileSet {
+    type Error = &'static str;
+
+    fn try_from(words: [u64; 3]) -> Result<TileSet, &'static str> {
+        // Tiles 128..136 live in the third word's low bits.
+        if words[2] >> (MAX_TILES - 128) != 0 {
+            Err("a tile set holds an index that names no tile")
+        } else {
+            Ok(TileSet(words))
+        }
+    }
+}
 
 const fn build_pip_masks() -> [TileSet; MAX_PIP as usize + 1] {
     let mut masks = [TileSet([0; 3]); MAX_PIP as usize + 1];

@@ -451,7 +451,13 @@ impl GameStore for RedisStore {
             return Ok(Vec::new());
         }
         let cutoff = now_ms().saturating_sub(self.idle_ttl_ms);
-        let last = offset.saturating_add(limit - 1);
+        // Redis indexes a sorted set with signed 64-bit numbers and refuses larger ones
+        // (which would read as an outage): an offset past that is past every game.
+        const MAX_INDEX: usize = i64::MAX as usize;
+        if offset > MAX_INDEX {
+            return Ok(Vec::new());
+        }
+        let last = offset.saturating_add(limit - 1).min(MAX_INDEX);
         let mut conn = self.conn.clone();
         let (ids,): (Vec<String>,) = self
             .bounded(

@@ -5,7 +5,9 @@
 mod concurrency;
 mod docs;
 mod errors;
+mod faults;
 mod helpers;
+mod hostile;
 mod idempotency;
 mod lobby;
 mod logs;
@@ -13,6 +15,8 @@ mod long_poll;
 mod matches;
 mod ops;
 mod problems;
+#[path = "../support/proxy.rs"]
+mod proxy;
 mod ratelimit;
 mod redaction;
 mod request_ids;

@@ -1,0 +1,371 @@
+//! Faults from outside the request: the store going away, the process being killed.
+//!
+//! - A Redis outage (through a proxy the test takes down: refused connections, and a
+//!   silent partition where only timeouts end a call): every endpoint that needs the
+//!   store answers 503 `store_unavailable` with `Retry-After`, promptly; the process stays
+//!   live (`/healthz`) but not ready (`/readyz`); when Redis is back, service resumes by
+//!   itself.
+//! - SIGKILL under load: the real binary is killed while clients make moves; a new process
+//!   on the same Redis has every acknowledged move (each game loads, which runs the
+//!   engine's invariant check, at a version no older than the last acknowledged one, and
+//!   its log replays the whole history).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use domino_server::settings::Settings;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, assert_problem, spawn_app_with, test_settings};
+use crate::proxy::{Proxy, redis_url};
+
+const STORE_TIMEOUT: Duration = Duration::from_millis(500);
+/// What "promptly" means for a refusal while the store is down.
+const PROMPT: Duration = Duration::from_secs(3);
+/// How long recovery may take once Redis is back.
+const RECOVERY: Duration = Duration::from_secs(15);
+
+fn prefix() -> String {
+    format!("test:{}:", uuid::Uuid::new_v4())
+}
+
+/// A client talking to `base` (`http://127.0.0.1:port`).
+struct Client {
+    base: String,
+    http: reqwest::Client,
+}
+
+impl Client {
+    fn new(base: String) -> Client {
+        Client {
+            base,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(10))
+                .build()
+                .unwrap(),
+        }
+    }
+
+    fn of(app: &TestApp) -> Client {
+        Client {
+            base: app.address.clone(),
+            http: app.client.clone(),
+        }
+    }
+
+    fn get(&self, path: &str, token: Option<&str>) -> reqwest::RequestBuilder {
+        let req = self.http.get(format!("{}{path}", self.base));
+        match token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        }
+    }
+
+    fn post(&self, path: &str, token: Option<&str>, body: Value) -> reqwest::RequestBuilder {
+        let req = self.http.post(format!("{}{path}", self.base)).json(&body);
+        match token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        }
+    }
+
+    /// A game against a random bot, seat 0 taken: `(id, token)`.
+    async fn start_game(&self) -> Result<(String, String), String> {
+        let created = self
+            .post(
+                "/v1/games",
+                None,
+                json!({"preset": "classic", "bots": [{"seat": 1, "level": "random"}]}),
+            )
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        if created.status() != 201 {
+            return Err(format!("create: {}", created.status()));
+        }
+        let id = created.json::<Value>().await.map_err(|e| e.to_string())?["game_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let joined = self
+            .post(
+                &format!("/v1/games/{id}/seats"),
+                None,
+                json!({"name": "alice"}),
+            )
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        if joined.status() != 201 {
+            return Err(format!("join: {}", joined.status()));
+        }
+        let token = joined.json::<Value>().await.map_err(|e| e.to_string())?["token"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        Ok((id, token))
+    }
+
+    /// Plays the seat's first legal move: `Ok(Some(version))` when it was acknowledged,
+    /// `Ok(None)` when the match is over.
+    async fn play_one(&self, id: &str, token: &str) -> Result<Option<u64>, String> {
+        let view = self
+            .get(&format!("/v1/games/{id}"), Some(token))
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        if view.status() != 200 {
+            return Err(format!("view: {}", view.status()));
+        }
+        let view: Value = view.json().await.map_err(|e| e.to_string())?;
+        if view["status"] == "finished" {
+            return Ok(None);
+        }
+        let mv = view["legal_moves"][0].clone();
+        if mv.is_null() {
+            return Err(format!("no legal move in {view}"));
+        }
+        let res = self
+            .post(&format!("/v1/games/{id}/moves"), Some(token), mv)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        if res.status() != 200 {
+            return Err(format!("move: {}", res.status()));
+        }
+        let answer: Value = res.json().await.map_err(|e| e.to_string())?;
+        Ok(Some(answer["version"].as_u64().expect("a version")))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Outage {
+    /// Connections refused at once.
+    Refused,
+    /// Connections accepted and never answered.
+    Silent,
+}
+
+async fn store_outage(outage: Outage) {
+    let (proxy, url) = Proxy::to_redis();
+    let app = spawn_app_with(Settings {
+        redis_url: Some(url),
+        redis_key_prefix: prefix(),
+        store_timeout: STORE_TIMEOUT,
+        ..test_settings()
+    })
+    .await;
+    let client = Client::of(&app);
+    let (id, token) = client.start_game().await.expect("a game before the outage");
+
+    match outage {
+        Outage::Refused => proxy.stop(),
+        Outage::Silent => proxy.hang(),
+    }
+    let game = format!("/v1/games/{id}");
+    let calls = [
+        (
+            "create",
+            client.post("/v1/games", None, json!({"preset": "classic"})),
+        ),
+        ("list", client.get("/v1/games?status=waiting", None)),
+        ("view", client.get(&game, None)),
+        ("seat's view", client.get(&game, Some(&token))),
+        (
+            "long poll",
+            client.get(&format!("{game}?after=99&wait=5"), None),
+        ),
+        (
+            "take a seat",
+            client.post(&format!("{game}/seats"), None, json!({"name": "bob"})),
+        ),
+        (
+            "move",
+            client.post(
+                &format!("{game}/moves"),
+                Some(&token),
+                json!({"type": "draw"}),
+            ),
+        ),
+        ("events", client.get(&format!("{game}/events"), None)),
+        ("log", client.get(&format!("{game}/log"), Some(&token))),
+        ("export", client.get(&format!("{game}/export"), None)),
+        ("readyz", client.get("/readyz", None)),
+    ];
+    for (what, call) in calls {
+        let started = Instant::now();
+        let res = call.send().await.unwrap_or_else(|e| panic!("{what}: {e}"));
+        let took = started.elapsed();
+        eprintln!("{outage:?} {what}: {} in {took:?}", res.status());
+        assert!(took < PROMPT, "{outage:?} {what}: took {took:?}");
+        assert_eq!(
+            res.status().as_u16(),
+            503,
+            "{outage:?} {what}: {:?}",
+            res.text().await
+        );
+        assert_eq!(res.headers()["retry-after"], "1", "{outage:?} {what}");
+        assert_problem(res, 503, "store_unavailable").await;
+    }
+    // The process lives, and what needs no store still answers.
+    for path in ["/healthz", "/v1/presets", "/openapi.json"] {
+        let res = client.get(path, None).send().await.unwrap();
+        assert_eq!(res.status().as_u16(), 200, "{outage:?} {path}");
+    }
+
+    proxy.start();
+    let deadline = Instant::now() + RECOVERY;
+    loop {
+        let attempt = async {
+            let (id, token) = client.start_game().await?;
+            client.play_one(&id, &token).await?;
+            // The game from before the outage is intact and plays on.
+            client.play_one(&id, &token).await
+        };
+        match attempt.await {
+            Ok(_) => break,
+            Err(e) if Instant::now() > deadline => {
+                panic!("{outage:?}: no recovery within {RECOVERY:?}: {e}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+    let ready = client.get("/readyz", None).send().await.unwrap();
+    assert_eq!(ready.status().as_u16(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_refusing_connections_gives_prompt_503s_then_service_resumes() {
+    store_outage(Outage::Refused).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_silent_gives_prompt_503s_then_service_resumes() {
+    store_outage(Outage::Silent).await;
+}
+
+/// The server binary as a child process on Redis, killed with SIGKILL on drop.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start(prefix: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_domino-server"))
+            .env("BIND_ADDR", "127.0.0.1:0")
+            .env("REDIS_URL", redis_url())
+            .env("REDIS_KEY_PREFIX", prefix)
+            .env("LOG_FORMAT", "json")
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the server binary starts");
+        // Find the port in the "listening" line, then keep draining the log so the
+        // server never blocks on a full pipe.
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .expect("the server logs that it listens")
+                .unwrap();
+            if line.contains("\"listening\"") {
+                let log: Value = serde_json::from_str(&line).unwrap();
+                break log["addr"].as_str().expect("an addr").to_owned();
+            }
+        };
+        std::thread::spawn(move || lines.for_each(drop));
+        Server {
+            child,
+            base: format!("http://{addr}"),
+        }
+    }
+
+    fn kill(&mut self) {
+        // `Child::kill` is SIGKILL on Unix: no graceful shutdown, no flush.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_under_load_loses_no_acknowledged_move() {
+    const GAMES: usize = 6;
+    let prefix = prefix();
+    let mut server = Server::start(&prefix);
+    let client = Arc::new(Client::new(server.base.clone()));
+    let mut games = Vec::new();
+    for _ in 0..GAMES {
+        games.push(client.start_game().await.expect("a game"));
+    }
+
+    // One client per game, moving as fast as it can; every acknowledged version is kept.
+    let acked: Arc<Mutex<HashMap<String, u64>>> = Arc::default();
+    let mut clients = Vec::new();
+    for (id, token) in games.clone() {
+        let (client, acked) = (client.clone(), acked.clone());
+        clients.push(tokio::spawn(async move {
+            // Until the match is over or the server is gone.
+            while let Ok(Some(version)) = client.play_one(&id, &token).await {
+                let mut acked = acked.lock().unwrap();
+                let last = acked.entry(id.clone()).or_default();
+                assert!(version > *last, "versions only grow");
+                *last = version;
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let moves_before_kill = acked.lock().unwrap().len();
+    server.kill();
+    for c in clients {
+        c.await.expect("a client task ends cleanly");
+    }
+    let acked = acked.lock().unwrap().clone();
+    eprintln!("acknowledged before the kill: {acked:?}");
+    assert!(
+        moves_before_kill > 0 && !acked.is_empty(),
+        "no move was acknowledged before the kill"
+    );
+
+    let restarted = Server::start(&prefix);
+    let client = Client::new(restarted.base.clone());
+    for (id, token) in &games {
+        let view = client
+            .get(&format!("/v1/games/{id}"), None)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(view.status().as_u16(), 200, "game {id} loads");
+        let view: Value = view.json().await.unwrap();
+        let version = view["version"].as_u64().unwrap();
+        let last = acked.get(id).copied().unwrap_or(0);
+        assert!(
+            version >= last,
+            "game {id}: version {version} after the restart, {last} acknowledged before"
+        );
+        let log = client
+            .get(&format!("/v1/games/{id}/log"), Some(token))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(log.status().as_u16(), 200, "game {id}'s history replays");
+        let log: Value = log.json().await.unwrap();
+        assert_eq!(log["version"], version);
+        // And the game plays on.
+        client
+            .play_one(id, token)
+            .await
+            .unwrap_or_else(|e| panic!("game {id} after the restart: {e}"));
+    }
+}
