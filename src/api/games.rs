@@ -175,7 +175,7 @@ pub struct ListQuery {
     /// Only `waiting` (games with free seats) is listed.
     #[param(schema_with = waiting_only)]
     status: Option<String>,
-    /// From 1.
+    /// From 1; a page no list could reach (page x per_page past 2^63) is a 400.
     #[param(minimum = 1)]
     page: Option<usize>,
     /// 1 to 100; default 20.
@@ -449,6 +449,23 @@ pub struct VersionEvent {
     pub moves: Vec<ExportedMove>,
 }
 
+/// One event of the stream as it travels: the SSE fields, `data` holding a `VersionEvent`
+/// as JSON.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[allow(dead_code)] // documentation of the stream's framing: the frame is written by hand
+pub struct VersionEventFrame {
+    /// The version, as text (what a client sends back in `Last-Event-ID`).
+    #[schema(example = "3")]
+    id: String,
+    #[schema(example = "version")]
+    event: String,
+    /// A `VersionEvent`, as JSON.
+    #[schema(
+        example = r#"{"version":3,"status":"playing","turn":0,"moves":[{"seat":1,"move":{"type":"draw"}}]}"#
+    )]
+    data: String,
+}
+
 fn sse_frame(event: &PublicEvent) -> web::Bytes {
     let wire = VersionEvent {
         version: event.version,
@@ -481,7 +498,7 @@ fn sse_frame(event: &PublicEvent) -> web::Bytes {
         ("Last-Event-ID" = Option<u64>, Header, nullable = false, description = "Resume after this version: the stored events after it follow (when the capped history no longer reaches back, one event for the current version stands for the missed ones).")),
     responses(
         (status = 200, description = "`text/event-stream` of `version` events, each a VersionEvent in `data`, starting with the current version; a comment every 15 s keeps it alive; the stream ends after a finished game's last event.",
-            content_type = "text/event-stream", body = VersionEvent),
+            content_type = "text/event-stream", body = VersionEventFrame),
         (status = 400, response = problems::BadRequest),
         (status = 404, response = problems::NotFound),
         (status = 503, response = problems::StoreUnavailable),
@@ -514,10 +531,7 @@ pub async fn game_events(
             .map_err(service::Error::from)?,
         None => Vec::new(),
     };
-    let hello = web::Bytes::from(format!(
-        ": game {id} at version {}\nretry: 2000\n\n",
-        current.version
-    ));
+    let hello = web::Bytes::from(format!(": game {id} at version {}\n\n", current.version));
     // A finished game has nothing more to say once its history is sent.
     let finished = current.record.status() == service::Status::Finished;
     struct State {

@@ -42,7 +42,7 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(
-        schemas(Problem, ProblemCode, wire::RulesDoc, wire::RulesOverridesDoc),
+        schemas(Problem, ProblemCode, wire::RulesDoc, wire::RulesOverridesDoc, games::VersionEvent),
         responses(
             problems::BadRequest,
             problems::Unauthorized,
