@@ -10,8 +10,10 @@
 # - Bounded and reproducible: a fixed seed, a fixed number of examples per operation.
 #
 # Knobs (environment): SCHEMATHESIS_MAX_EXAMPLES (default 40), SCHEMATHESIS_SEED
-# (default 1), SCHEMATHESIS_VERSION (default the pinned one below). Extra arguments are
-# passed to `schemathesis run` (e.g. `--include-path /v1/games`).
+# (default 1), SCHEMATHESIS_VERSION (default the pinned one below),
+# SCHEMATHESIS_REDIS_URL (the server keeps its games there, under a fresh key prefix,
+# instead of in memory). Extra arguments are passed to `schemathesis run` (e.g.
+# `--include-path /v1/games`).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -54,9 +56,14 @@ cleanup() {
 trap cleanup EXIT
 
 port=$(free_port)
-# The memory store: the run must not depend on (or litter) a Redis. Short long polls so a
-# generated `wait=30` does not stall the run.
-env -u REDIS_URL BIND_ADDR="127.0.0.1:$port" LOG_FORMAT=json RUST_LOG=warn \
+# The memory store by default: the run must not depend on (or litter) a Redis. Short
+# long polls so a generated `wait=30` does not stall the run.
+store=(-u REDIS_URL)
+if [[ -n ${SCHEMATHESIS_REDIS_URL:-} ]]; then
+    store=(REDIS_URL="$SCHEMATHESIS_REDIS_URL" REDIS_KEY_PREFIX="schemathesis:$$:$RANDOM:"
+        GAME_IDLE_TTL_SECS=600)
+fi
+env "${store[@]}" BIND_ADDR="127.0.0.1:$port" LOG_FORMAT=json RUST_LOG=warn \
     LONG_POLL_MAX_SECS=1 "$server_bin" >"$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do

@@ -364,7 +364,7 @@ pub async fn get_game(
         ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.",
             min_length = 1, max_length = 128, pattern = "^[!-~]+$")),
     security(("seat_token" = [])),
-    request_body = MoveBody,
+    request_body = MoveBodyDoc,
     responses(
         (status = 200, description = "Your new view and what the move caused.", body = MoveResult),
         (status = 400, response = problems::BadRequest),

@@ -362,11 +362,92 @@ impl From<EndName> for End {
     }
 }
 
-/// `POST /v1/games/{id}/moves`. An entry of `legal_moves` may be posted back as it is
-/// (its `points` is ignored).
+// `POST /v1/games/{id}/moves` as documented: one shape per move type, so the document
+// says that only a play names a tile, an end and a claim. `MoveBody` parses it.
+/// A move: its `type` says which, and which other fields it may have.
 #[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 #[schema(example = json!({"type": "play", "tile": "5-3", "end": "right"}))]
+#[allow(dead_code)] // documentation only
+enum MoveShapes {
+    /// Play a tile. An entry of `legal_moves` may be posted back as it is (its `points`
+    /// is ignored).
+    Play {
+        /// `"a-b"`, in either order.
+        #[schema(example = "5-3")]
+        tile: String,
+        /// Omitted for the lead, or when only one end fits.
+        end: Option<EndName>,
+        /// Points claimed with the play (muggins rules only); must equal the count.
+        #[schema(maximum = 65535)]
+        claim: Option<u16>,
+        /// Ignored.
+        #[schema(maximum = 65535)]
+        points: Option<u16>,
+        /// Refuse the move (409) unless the game is still at this version.
+        expected_version: Option<u64>,
+    },
+    /// Draw from the boneyard.
+    Draw {
+        /// Ignored.
+        #[schema(maximum = 65535)]
+        points: Option<u16>,
+        /// Refuse the move (409) unless the game is still at this version.
+        expected_version: Option<u64>,
+    },
+    /// Pass.
+    Pass {
+        /// Ignored.
+        #[schema(maximum = 65535)]
+        points: Option<u16>,
+        /// Refuse the move (409) unless the game is still at this version.
+        expected_version: Option<u64>,
+    },
+    /// Take the points an opponent made but did not claim (muggins rules).
+    Muggins {
+        /// Ignored.
+        #[schema(maximum = 65535)]
+        points: Option<u16>,
+        /// Refuse the move (409) unless the game is still at this version.
+        expected_version: Option<u64>,
+    },
+}
+
+/// The schema of a move body: [`MoveShapes`], each shape closed to other fields (which
+/// utoipa does not derive for an enum's variants).
+pub struct MoveBodyDoc;
+
+impl utoipa::PartialSchema for MoveBodyDoc {
+    fn schema() -> RefOr<Schema> {
+        let mut schema = MoveShapes::schema();
+        if let RefOr::T(Schema::OneOf(one_of)) = &mut schema {
+            for shape in &mut one_of.items {
+                if let RefOr::T(Schema::Object(object)) = shape {
+                    object.additional_properties = Some(Box::new(
+                        utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
+                    ));
+                }
+            }
+        }
+        schema
+    }
+}
+
+impl ToSchema for MoveBodyDoc {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "MoveBody".into()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        MoveShapes::schemas(schemas);
+    }
+}
+
+/// `POST /v1/games/{id}/moves` as parsed: every field of every move type, checked
+/// against the type by [`MoveBody::to_move`] (documented as [`MoveBodyDoc`]). An entry of
+/// `legal_moves` may be posted back as it is (its `points` is ignored).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MoveBody {
     #[serde(rename = "type")]
     pub kind: MoveType,
@@ -375,10 +456,8 @@ pub struct MoveBody {
     /// Omitted for the lead, or when only one end fits.
     pub end: Option<EndName>,
     /// Points claimed with the play (muggins rules only); must equal the count.
-    #[schema(maximum = 65535)]
     pub claim: Option<u16>,
     /// Ignored: present so a legal move can be sent back verbatim.
-    #[schema(maximum = 65535)]
     pub points: Option<u16>,
     /// Refuse the move (409) unless the game is still at this version.
     pub expected_version: Option<u64>,

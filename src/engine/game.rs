@@ -837,6 +837,26 @@ impl Game {
         if r.layout.rebuilt(&self.rules).as_ref() != Some(&r.layout) {
             return Err("the layout is not the one its tiles make".into());
         }
+        // Round numbers: the round in play is the one after those done, or, once the match
+        // is over, the last one done; a first deal, when given, is a valid one.
+        let over = r.number == self.rounds_done && self.is_over();
+        if r.number == 0
+            || r.number == u16::MAX
+            || !(u32::from(r.number) == u32::from(self.rounds_done) + 1 || over)
+        {
+            return Err(format!(
+                "round {} with {} rounds done",
+                r.number, self.rounds_done
+            ));
+        }
+        if let Some(deal) = &self.first_deal {
+            deal.validate(&self.rules, self.seats)
+                .map_err(|e| format!("the first deal: {e}"))?;
+        }
+        // Far beyond any real match, and far from overflowing as a round's award is added.
+        if self.scores.iter().any(|s| s.unsigned_abs() > 1 << 30) {
+            return Err("a score out of range".into());
+        }
         if self.unclaimed.is_some_and(|u| u.seat >= self.seats)
             || self.history.iter().any(|&(seat, _)| seat >= self.seats)
         {
