@@ -173,7 +173,8 @@ impl Keys {
 /// The store's connections, one per thread (see the module doc).
 struct Connections {
     client: Client,
-    config: ConnectionManagerConfig,
+    /// Boxed: large, and read only to make a connection.
+    config: Box<ConnectionManagerConfig>,
     /// Tells this store's connections apart from other stores' in a thread's list.
     id: u64,
     /// Alive as long as the store: a thread drops the connections of dropped stores.
@@ -191,7 +192,7 @@ impl Connections {
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Connections {
             client,
-            config,
+            config: Box::new(config),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             alive: Arc::new(()),
         }
@@ -205,9 +206,11 @@ impl Connections {
                 return Ok(conn.clone());
             }
             conns.retain(|(_, alive, _)| alive.strong_count() > 0);
-            let conn =
-                ConnectionManager::new_lazy_with_config(self.client.clone(), self.config.clone())
-                    .map_err(unavailable)?;
+            let conn = ConnectionManager::new_lazy_with_config(
+                self.client.clone(),
+                (*self.config).clone(),
+            )
+            .map_err(unavailable)?;
             conns.push((self.id, Arc::downgrade(&self.alive), conn.clone()));
             Ok(conn)
         })
