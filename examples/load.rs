@@ -304,20 +304,26 @@ fn percentile(sorted: &[u32], p: f64) -> f64 {
 /// moves the server has applied (its metrics): read before and after the load.
 #[derive(Clone, Copy, Default)]
 struct Usage {
+    client_cpu: Option<f64>,
     server_cpu: Option<f64>,
     redis_cpu: Option<f64>,
     moves: Option<f64>,
 }
 
+/// CPU seconds a process has used (user + system), from /proc (Linux).
+fn process_cpu(pid: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces): utime is the 12th.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0) // USER_HZ
+}
+
 async fn usage_now(args: &Args, http: &reqwest::Client) -> Usage {
-    let server_cpu = args.server_pid.and_then(|pid| {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // Fields after the command name (which may hold spaces): utime is the 12th.
-        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-        let ticks: f64 =
-            fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-        Some(ticks / 100.0) // USER_HZ
-    });
+    let client_cpu = process_cpu("self");
+    let server_cpu = args
+        .server_pid
+        .and_then(|pid| process_cpu(&pid.to_string()));
     let redis_cpu = match &args.redis_url {
         None => None,
         Some(url) => {
@@ -354,6 +360,7 @@ async fn usage_now(args: &Args, http: &reqwest::Client) -> Usage {
     }
     .await;
     Usage {
+        client_cpu,
         server_cpu,
         redis_cpu,
         moves,
@@ -435,10 +442,10 @@ async fn load(args: &Args) -> Result<(), Failure> {
             line += &format!(" server {us:.1} us");
         }
         if let Some(us) = per_move(before.redis_cpu, after.redis_cpu) {
-            line += &format!(
-                ", redis {us:.1} us (so one Redis core would carry {:.0} moves/s of this traffic)",
-                1e6 / us.max(1e-9)
-            );
+            line += &format!(", redis {us:.1} us");
+        }
+        if let Some(us) = per_move(before.client_cpu, after.client_cpu) {
+            line += &format!(", this load client {us:.1} us");
         }
         println!("{line}");
     }
