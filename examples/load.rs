@@ -73,6 +73,9 @@ struct Args {
     /// The server's REDIS_KEY_PREFIX (for the bytes stored per game).
     #[arg(long)]
     key_prefix: Option<String>,
+    /// The server's process id: its CPU time per move is printed (Linux).
+    #[arg(long)]
+    server_pid: Option<u32>,
     /// redis-benchmark: connections.
     #[arg(long, default_value_t = 64)]
     redis_clients: usize,
@@ -297,6 +300,73 @@ fn percentile(sorted: &[u32], p: f64) -> f64 {
     f64::from(sorted[rank.clamp(1, sorted.len()) - 1]) / 1000.0
 }
 
+/// CPU seconds used so far by the server (from /proc) and by Redis (INFO cpu), and the
+/// moves the server has applied (its metrics): read before and after the load.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    client_cpu: Option<f64>,
+    server_cpu: Option<f64>,
+    redis_cpu: Option<f64>,
+    moves: Option<f64>,
+}
+
+/// CPU seconds a process has used (user + system), from /proc (Linux).
+fn process_cpu(pid: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces): utime is the 12th.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0) // USER_HZ
+}
+
+async fn usage_now(args: &Args, http: &reqwest::Client) -> Usage {
+    let client_cpu = process_cpu("self");
+    let server_cpu = args
+        .server_pid
+        .and_then(|pid| process_cpu(&pid.to_string()));
+    let redis_cpu = match &args.redis_url {
+        None => None,
+        Some(url) => {
+            async {
+                let client = redis::Client::open(url.as_str()).ok()?;
+                let mut conn = client.get_multiplexed_async_connection().await.ok()?;
+                let info: String = redis::cmd("INFO")
+                    .arg("cpu")
+                    .query_async(&mut conn)
+                    .await
+                    .ok()?;
+                let field = |name: &str| {
+                    info.lines()
+                        .find_map(|l| l.strip_prefix(name))
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                };
+                Some(field("used_cpu_user:")? + field("used_cpu_sys:")?)
+            }
+            .await
+        }
+    };
+    let moves = async {
+        let text = http
+            .get(format!("{}/metrics", args.url.trim_end_matches('/')))
+            .send()
+            .await
+            .ok()?
+            .text()
+            .await
+            .ok()?;
+        text.lines()
+            .find_map(|l| l.strip_prefix("domino_moves_applied_total "))
+            .and_then(|v| v.trim().parse().ok())
+    }
+    .await;
+    Usage {
+        client_cpu,
+        server_cpu,
+        redis_cpu,
+        moves,
+    }
+}
+
 async fn load(args: &Args) -> Result<(), Failure> {
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(args.clients)
@@ -309,6 +379,7 @@ async fn load(args: &Args) -> Result<(), Failure> {
         preset: args.preset,
         idempotency: args.idempotency,
     });
+    let before = usage_now(args, &client.http).await;
     let started = Instant::now();
     let shared = Arc::new(Shared {
         started,
@@ -360,6 +431,24 @@ async fn load(args: &Args) -> Result<(), Failure> {
         percentile(&latencies, 99.0),
         percentile(&latencies, 100.0),
     );
+    let after = usage_now(args, &client.http).await;
+    if let (Some(m0), Some(m1)) = (before.moves, after.moves) {
+        let applied = m1 - m0;
+        let per_move = |a: Option<f64>, b: Option<f64>| {
+            a.zip(b).map(|(a, b)| (b - a) / applied.max(1.0) * 1e6)
+        };
+        let mut line = format!("cpu per move ({applied:.0} moves applied, warm-up included):");
+        if let Some(us) = per_move(before.server_cpu, after.server_cpu) {
+            line += &format!(" server {us:.1} us");
+        }
+        if let Some(us) = per_move(before.redis_cpu, after.redis_cpu) {
+            line += &format!(", redis {us:.1} us");
+        }
+        if let Some(us) = per_move(before.client_cpu, after.client_cpu) {
+            line += &format!(", this load client {us:.1} us");
+        }
+        println!("{line}");
+    }
     println!("failures: {}", failures.len());
     for f in failures.iter().take(5) {
         println!("  {f}");

@@ -128,7 +128,7 @@ echo "versions: $(rustc --version), $(redis-cli -u "$REDIS_URL" info server | gr
 echo "command: scripts/bench-load.sh $*"
 status=0
 "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-url "$REDIS_URL" \
-    --key-prefix "$prefix" "$@" || status=$?
+    --key-prefix "$prefix" --server-pid "$server_pid" "$@" || status=$?
 if grep -q '"level":"\(WARN\|ERROR\)"' "$work_dir/server.log"; then
     log "the server warned during the run:"
     grep '"level":"\(WARN\|ERROR\)"' "$work_dir/server.log" | head -n 5 >&2

@@ -6,6 +6,11 @@ use domino_server::settings::Settings;
 use domino_server::startup::Application;
 use domino_server::telemetry;
 
+// A move allocates many short-lived buffers (the record, the view, its JSON) across two
+// worker threads; mimalloc serves them markedly faster than glibc's malloc.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // Until telemetry is up, stderr is the only place an error can go.
     let settings = match Settings::from_env() {

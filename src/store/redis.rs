@@ -30,6 +30,12 @@
 //! waiting for players after a whole idle ttl therefore drops off the list; the memory
 //! store keeps it listed while it lives.)
 //!
+//! **Connections.** One multiplexed connection per thread that uses the store (each
+//! actix worker, typically), made on its first call there: a request's Redis calls are
+//! written, read and handed back on its own thread. One connection shared by every worker
+//! made each call hop to the thread that owned it and back (two cross-thread wake-ups),
+//! which cost about a fifth of the server's CPU under load.
+//!
 //! **Availability.** Every call is bounded by `op_timeout` and answers
 //! [`StoreError::Unavailable`] instead of hanging when Redis is slow or gone; the
 //! connection manager reconnects on its own. `connect` does not fail when Redis is down,
@@ -48,8 +54,10 @@
 //! Nothing here logs a blob, an event payload or an idempotency record: they hold hidden
 //! tiles and answers meant for one seat.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -109,7 +117,7 @@ return {1, tonumber(ARGV[2])}
 
 /// The shared game store on Redis.
 pub struct RedisStore {
-    conn: ConnectionManager,
+    conns: Connections,
     keys: Keys,
     idle_ttl_ms: u64,
     op_timeout: Duration,
@@ -162,6 +170,53 @@ impl Keys {
     }
 }
 
+/// The store's connections, one per thread (see the module doc).
+struct Connections {
+    client: Client,
+    /// Boxed: large, and read only to make a connection.
+    config: Box<ConnectionManagerConfig>,
+    /// Tells this store's connections apart from other stores' in a thread's list.
+    id: u64,
+    /// Alive as long as the store: a thread drops the connections of dropped stores.
+    alive: Arc<()>,
+}
+
+thread_local! {
+    /// This thread's connections: (store id, the store's liveness, connection).
+    static CONNECTIONS: RefCell<Vec<(u64, Weak<()>, ConnectionManager)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+impl Connections {
+    fn new(client: Client, config: ConnectionManagerConfig) -> Connections {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+        Connections {
+            client,
+            config: Box::new(config),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            alive: Arc::new(()),
+        }
+    }
+
+    /// This thread's connection, made (lazily: it connects on first use) if there is none.
+    /// Must be called on a tokio runtime, which the connection's tasks then live on.
+    fn get(&self) -> Result<ConnectionManager, StoreError> {
+        CONNECTIONS.with_borrow_mut(|conns| {
+            if let Some((_, _, conn)) = conns.iter().find(|(id, _, _)| *id == self.id) {
+                return Ok(conn.clone());
+            }
+            conns.retain(|(_, alive, _)| alive.strong_count() > 0);
+            let conn = ConnectionManager::new_lazy_with_config(
+                self.client.clone(),
+                (*self.config).clone(),
+            )
+            .map_err(unavailable)?;
+            conns.push((self.id, Arc::downgrade(&self.alive), conn.clone()));
+            Ok(conn)
+        })
+    }
+}
+
 impl RedisStore {
     /// Builds the store without waiting for Redis beyond one bounded PING: if Redis is
     /// down, the store is still returned (a warning is logged) and each call answers
@@ -185,13 +240,14 @@ impl RedisStore {
             .set_number_of_retries(1)
             .set_min_delay(Duration::from_millis(50))
             .set_max_delay(Duration::from_millis(500));
-        let conn =
-            ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(unavailable)?;
+        let conns = Connections::new(client.clone(), config);
+        // A bad configuration shows here rather than at the first request.
+        conns.get()?;
         let keys = Keys {
             prefix: key_prefix.to_owned(),
         };
         let store = RedisStore {
-            conn,
+            conns,
             fanout: Arc::new(Fanout {
                 client,
                 keys: keys.clone(),
@@ -312,7 +368,7 @@ impl GameStore for RedisStore {
         listed: bool,
         created_ms: u64,
     ) -> Result<(), StoreError> {
-        let mut conn = self.conn.clone();
+        let mut conn = self.conns.get()?;
         let created: bool = self
             .bounded("create", async {
                 let created: bool = self
@@ -343,7 +399,7 @@ impl GameStore for RedisStore {
     }
 
     async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
-        let mut conn = self.conn.clone();
+        let mut conn = self.conns.get()?;
         let (version, bytes): (Option<String>, Option<Vec<u8>>) = self
             .bounded(
                 "load",
@@ -376,7 +432,7 @@ impl GameStore for RedisStore {
             None => ("0", "", Vec::new()),
         };
         let deadline = self.deadline();
-        let mut conn = self.conn.clone();
+        let mut conn = self.conns.get()?;
         let reply: Vec<i64> = self
             .bounded_until(
                 deadline,
@@ -432,7 +488,7 @@ impl GameStore for RedisStore {
         id: &GameId,
         key: &str,
     ) -> Result<Option<IdempotencyRecord>, StoreError> {
-        let mut conn = self.conn.clone();
+        let mut conn = self.conns.get()?;
         let raw: Option<Vec<u8>> = self
             .bounded(
                 "idempotency",
@@ -458,7 +514,7 @@ impl GameStore for RedisStore {
             return Ok(Vec::new());
         }
         let last = offset.saturating_add(limit - 1).min(MAX_INDEX);
-        let mut conn = self.conn.clone();
+        let mut conn = self.conns.get()?;
         let (ids,): (Vec<String>,) = self
             .bounded(
                 "list_open",
@@ -479,7 +535,7 @@ impl GameStore for RedisStore {
     }
 
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<Event>, StoreError> {
-        let mut conn = self.conn.clone();
+        let mut conn = self.conns.get()?;
         let raw: Vec<Vec<u8>> = self
             .bounded(
                 "events_since",
@@ -505,7 +561,7 @@ impl GameStore for RedisStore {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        let mut conn = self.conn.clone();
+        let mut conn = self.conns.get()?;
         self.bounded("PING", redis::cmd("PING").exec_async(&mut conn))
             .await
     }
