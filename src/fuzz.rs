@@ -228,14 +228,17 @@ pub fn engine(data: &[u8]) {
         }
     }
 
+    let (moves, _) = game
+        .replay_history()
+        .expect("the compact history replays into the game");
     let (replayed, _) = Game::replay(
         *game.rules(),
         game.seats(),
         game.seed(),
         game.first_deal().cloned(),
-        game.history(),
+        &moves,
     )
-    .expect("the history replays");
+    .expect("the moves read back replay");
     assert_eq!(replayed, game, "the replay differs from the game");
 }
 

@@ -106,8 +106,20 @@ pub struct Record {
 
 /// The record's storage format: one byte, then postcard. The engine's game is embedded
 /// directly (not as its own versioned bytes) to keep a move's (de)serialisation to one
-/// pass; bump this whenever `Record` or the engine's `Game` changes shape.
-const RECORD_FORMAT: u8 = 1;
+/// pass; bump this whenever `Record` or the engine's `Game` changes shape, and keep
+/// reading the old one (a Redis shared across a deploy holds games in play).
+/// Format 1 embedded the engine's game format 1 (moves as `(seat, move)`).
+const RECORD_FORMAT: u8 = 2;
+
+/// A record as format 1 stored it.
+#[derive(Deserialize)]
+struct RecordV1 {
+    created_ms: u64,
+    preset: Preset,
+    prearranged: bool,
+    seats: Vec<SeatRecord>,
+    game: crate::engine::storage::GameV1,
+}
 
 impl Record {
     pub fn status(&self) -> Status {
@@ -125,18 +137,29 @@ impl Record {
     }
 
     fn decode(bytes: &[u8]) -> Result<Record, Error> {
-        match bytes.split_first() {
+        let unreadable =
+            |e: &dyn std::fmt::Display| Error::Internal(format!("stored game unreadable: {e}"));
+        let record = match bytes.split_first() {
             Some((&RECORD_FORMAT, rest)) => {
-                let record: Record = postcard::from_bytes(rest)
-                    .map_err(|e| Error::Internal(format!("stored game unreadable: {e}")))?;
-                record
-                    .game
-                    .check_invariants()
-                    .map_err(|e| Error::Internal(format!("stored game invalid: {e}")))?;
-                Ok(record)
+                postcard::from_bytes::<Record>(rest).map_err(|e| unreadable(&e))?
             }
-            _ => Err(Error::Internal("stored game has an unknown format".into())),
-        }
+            Some((&1, rest)) => {
+                let old: RecordV1 = postcard::from_bytes(rest).map_err(|e| unreadable(&e))?;
+                Record {
+                    created_ms: old.created_ms,
+                    preset: old.preset,
+                    prearranged: old.prearranged,
+                    seats: old.seats,
+                    game: Game::try_from(old.game).map_err(|e| unreadable(&e))?,
+                }
+            }
+            _ => return Err(Error::Internal("stored game has an unknown format".into())),
+        };
+        record
+            .game
+            .check_invariants()
+            .map_err(|e| Error::Internal(format!("stored game invalid: {e}")))?;
+        Ok(record)
     }
 
     /// The seat a bearer token belongs to. Every seat's hash is compared, in constant time,
@@ -513,11 +536,11 @@ impl GameService {
                 return Err(Error::VersionConflict { current: version });
             }
             let mut events = Vec::new();
-            record
+            let played = record
                 .game
                 .play_into(seat, request.mv, &mut events)
                 .map_err(|e| refuse(&record.game, seat, e))?;
-            let mut moves = vec![*record.game.history().last().expect("just played")];
+            let mut moves = vec![(seat, played)];
             moves.extend(run_bots(&mut record, &mut events));
             let snapshot = Snapshot {
                 id: id.to_string(),
@@ -679,14 +702,14 @@ fn run_bots(record: &mut Record, events: &mut Vec<Event>) -> Vec<(u8, Move)> {
         let level = record.seats[seat as usize].bot.expect("a bot seat");
         let mut seed = Sha256::new();
         seed.update(record.game.seed().0);
-        seed.update((record.game.history().len() as u64).to_le_bytes());
+        seed.update((record.game.move_count() as u64).to_le_bytes());
         let mut rng = ChaCha8Rng::from_seed(seed.finalize().into());
         let view = record.game.project(Some(seat));
         let Some(mv) = bots::choose(level, &view, &mut rng) else {
             break;
         };
         match record.game.play_into(seat, mv, events) {
-            Ok(()) => moves.push(*record.game.history().last().expect("just played")),
+            Ok(played) => moves.push((seat, played)),
             Err(e) => {
                 // A bot only picks from its legal moves; if it ever did not, stop rather
                 // than loop, and say so.

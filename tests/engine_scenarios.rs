@@ -896,7 +896,12 @@ fn run(name: &str) {
         }
     }
     if runner.failures.is_empty() {
-        let (replayed, _) = Game::replay(rules, sc.seats, seed, deal, runner.game.history())
+        let (moves, _) = runner
+            .game
+            .replay_history()
+            .unwrap_or_else(|e| panic!("{name}: the recorded history does not replay: {e}"));
+        assert_eq!(moves.len(), runner.game.move_count(), "{name}");
+        let (replayed, _) = Game::replay(rules, sc.seats, seed, deal, &moves)
             .unwrap_or_else(|(i, e)| panic!("{name}: replaying move {i} was refused: {e}"));
         assert!(
             replayed == runner.game,

@@ -15,7 +15,7 @@ use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, problems};
 use crate::api::wire::*;
-use crate::engine::{Game, Preset};
+use crate::engine::Preset;
 use crate::service::{self, GameService, MoveRequest, NewGame, PublicEvent, Snapshot};
 use crate::store::GameStore;
 
@@ -620,18 +620,9 @@ pub async fn game_log(
     let id = game_id(&path);
     let snapshot = games.view(&id, bearer(request.headers())?).await?;
     let game = &snapshot.record.game;
-    let (_, events) = Game::replay(
-        *game.rules(),
-        game.seats(),
-        game.seed(),
-        game.first_deal().cloned(),
-        game.history(),
-    )
-    .map_err(|(i, e)| {
-        ApiError::Internal(format!(
-            "the stored history does not replay at move {i}: {e}"
-        ))
-    })?;
+    let (moves, events) = game
+        .replay_history()
+        .map_err(|e| ApiError::Internal(format!("the stored history does not replay: {e}")))?;
     let seats = game.seats() as usize;
     let sides = game.scores().len();
     let show = |list: &[crate::engine::Event]| {
@@ -643,8 +634,7 @@ pub async fn game_log(
         game_id: id,
         version: snapshot.version,
         start: show(&events[0]),
-        moves: game
-            .history()
+        moves: moves
             .iter()
             .zip(&events[1..])
             .enumerate()
@@ -683,6 +673,9 @@ pub async fn export_game(
 ) -> Result<HttpResponse, ApiError> {
     let snapshot = games.export(&game_id(&path)).await?;
     let game = &snapshot.record.game;
+    let (moves, _) = game
+        .replay_history()
+        .map_err(|e| ApiError::Internal(format!("the stored history does not replay: {e}")))?;
     let export = GameExport {
         game_id: snapshot.id.clone(),
         preset: snapshot.record.preset.name(),
@@ -698,8 +691,7 @@ pub async fn export_game(
         deals: (1..=game.round_number())
             .map(|n| DealBody::from_deal(&game.deal_of_round(n)))
             .collect(),
-        moves: game
-            .history()
+        moves: moves
             .iter()
             .map(|&(seat, mv)| ExportedMove {
                 seat,

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::deal::{Deal, Seed, draw_lots, round_rng, shuffle_into};
 use super::error::MoveError;
 use super::event::{EndReason, Event, Outcome, RoundResult};
+use super::history::{Code, History};
 use super::layout::{End, Layout};
 use super::moves::Move;
 use super::rules::{DrawRule, NextLeader, Opening, Rules, RulesError, Scoring, WhenStuck};
@@ -62,7 +63,7 @@ pub struct Game {
     pub(crate) unclaimed: Option<Unclaimed>,
     pub(crate) last_round: Option<RoundResult>,
     /// Every applied move, in order: with the rules, seed and first deal, enough to replay.
-    pub(crate) history: Vec<(u8, Move)>,
+    pub(crate) history: History,
 }
 
 impl Game {
@@ -109,7 +110,7 @@ impl Game {
             },
             unclaimed: None,
             last_round: None,
-            history: Vec::new(),
+            history: History::default(),
         };
         game.start_round(1, events);
         Ok(game)
@@ -173,7 +174,7 @@ impl Game {
             },
             unclaimed: view.unclaimed,
             last_round: view.last_round,
-            history: Vec::new(),
+            history: History::default(),
         };
         if let (Some(seat), Some(hand)) = (view.viewer, view.hand)
             && game.round.hands[seat as usize] != hand
@@ -214,8 +215,52 @@ impl Game {
         self.first_deal.as_ref()
     }
 
-    pub fn history(&self) -> &[(u8, Move)] {
-        &self.history
+    /// How many moves the match has seen.
+    pub fn move_count(&self) -> usize {
+        self.history.len(&self.rules)
+    }
+
+    /// This match's moves, read back from its compact record by replaying it from the
+    /// start, with what each caused (the events of the start first, as [`Game::replay`]).
+    /// Fails when the record does not replay into this very game (a damaged store); a game
+    /// made by [`Game::determinise`] has no record to replay.
+    pub fn replay_history(&self) -> Result<(Vec<(u8, Move)>, Vec<Vec<Event>>), String> {
+        let mut start = Vec::new();
+        let mut game = Game::start(
+            self.rules,
+            self.seats,
+            self.seed,
+            self.first_deal.clone(),
+            &mut start,
+        )
+        .map_err(|e| format!("the game does not start: {e}"))?;
+        let codes = self.history.codes(&self.rules)?;
+        let mut moves = Vec::with_capacity(codes.len());
+        let mut all = Vec::with_capacity(codes.len() + 1);
+        all.push(start);
+        for (i, code) in codes.into_iter().enumerate() {
+            let turn = game.round.turn;
+            let (seat, mv) = match code {
+                Code::Draw => (turn, Move::Draw),
+                Code::Pass => (turn, Move::Pass),
+                Code::Muggins { seat } => (seat, Move::Muggins),
+                Code::Play { tile, end, claimed } => {
+                    let end = (!game.round.layout.is_empty()).then_some(end);
+                    let claim = claimed.then(|| game.points_of(tile, end));
+                    (turn, Move::Play { tile, end, claim })
+                }
+            };
+            let mut events = Vec::new();
+            let mv = game
+                .play_into(seat, mv, &mut events)
+                .map_err(|e| format!("move {} does not replay: {e}", i + 1))?;
+            moves.push((seat, mv));
+            all.push(events);
+        }
+        if game != *self {
+            return Err("the moves do not lead to the stored game".into());
+        }
+        Ok((moves, all))
     }
 
     /// Scores per side (seat, or team under `teams`).
@@ -550,15 +595,16 @@ impl Game {
         Ok(events)
     }
 
-    /// [`Game::play`] appending the events to a reused buffer.
+    /// [`Game::play`] appending the events to a reused buffer; answers the move in
+    /// canonical form (as [`Game::check`] does).
     pub fn play_into(
         &mut self,
         seat: u8,
         mv: Move,
         events: &mut Vec<Event>,
-    ) -> Result<(), MoveError> {
+    ) -> Result<Move, MoveError> {
         let mv = self.check(seat, mv)?;
-        self.history.push((seat, mv));
+        self.history.push(&self.rules, seat, mv);
         let taken = self.unclaimed.take();
         match mv {
             Move::Muggins => {
@@ -600,7 +646,7 @@ impl Game {
                 self.settle(events);
             }
         }
-        Ok(())
+        Ok(mv)
     }
 
     fn apply_play(
@@ -857,11 +903,10 @@ impl Game {
         if self.scores.iter().any(|s| s.unsigned_abs() > 1 << 30) {
             return Err("a score out of range".into());
         }
-        if self.unclaimed.is_some_and(|u| u.seat >= self.seats)
-            || self.history.iter().any(|&(seat, _)| seat >= self.seats)
-        {
+        if self.unclaimed.is_some_and(|u| u.seat >= self.seats) {
             return Err("a move names no seat".into());
         }
+        self.history.validate(&self.rules, self.seats)?;
         Ok(())
     }
 }

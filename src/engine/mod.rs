@@ -9,6 +9,7 @@
 //! - [`deal`]: seeds and deals; each round draws from its own `(seed, round)` stream.
 //! - [`moves`], [`event`], [`error`]: what a seat asks, what it causes, why it is refused.
 //! - [`game`]: the match — legal moves, checking and applying a move, rounds and results.
+//! - [`history`]: the compact record of a match's moves (one byte each with double-six).
 //! - [`scoring`]: round awards (pips, fives, penalty; ties; teams; the boneyard).
 //! - [`projection`]: what one seat or a spectator may know.
 //! - [`storage`]: the versioned byte form a store keeps.
@@ -46,6 +47,7 @@ pub mod deal;
 pub mod error;
 pub mod event;
 pub mod game;
+pub mod history;
 pub mod layout;
 pub mod moves;
 pub mod projection;

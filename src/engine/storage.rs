@@ -1,16 +1,71 @@
 //! The stored form of a game: one format byte, then the postcard encoding of [`Game`].
 //!
-//! Postcard is compact (a classic game with its whole history is a few hundred bytes) and
-//! fast, which matters because (de)serialising is the largest cost of a move on the
-//! server. The format byte lets a later version read games stored by this one: bump it
-//! when `Game`'s fields change, and keep a reader for the old layout.
+//! Postcard is compact (a finished classic game with its whole history is a few hundred
+//! bytes) and fast, which matters because (de)serialising is the largest cost of a move
+//! on the server. The format byte lets a later version read games stored by this one:
+//! bump it when `Game`'s fields change, and keep a reader for the old layout.
+//!
+//! Formats: 1 kept each move as `(seat, move)`, about six bytes; 2 keeps the
+//! [`History`](super::history::History) codes, one byte each with double-six.
 
 use std::fmt;
 
-use super::game::Game;
+use serde::Deserialize;
+
+use super::deal::{Deal, Seed};
+use super::event::RoundResult;
+use super::game::{Game, Round, Unclaimed};
+use super::history::History;
+use super::moves::Move;
+use super::rules::Rules;
 
 /// The current storage format.
-pub const FORMAT: u8 = 1;
+pub const FORMAT: u8 = 2;
+
+/// A game as format 1 stored it, read so that games stored before an upgrade (in a Redis
+/// shared across a deploy) go on being played.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
+pub struct GameV1 {
+    rules: Rules,
+    seats: u8,
+    seed: Seed,
+    first_deal: Option<Deal>,
+    scores: [i32; 4],
+    rounds_done: u16,
+    round: Round,
+    unclaimed: Option<Unclaimed>,
+    last_round: Option<RoundResult>,
+    history: Vec<(u8, Move)>,
+}
+
+impl TryFrom<GameV1> for Game {
+    type Error = StorageError;
+
+    fn try_from(old: GameV1) -> Result<Game, StorageError> {
+        let mut history = History::default();
+        for (seat, mv) in old.history {
+            if !History::encodes(&old.rules, seat, mv) {
+                return Err(StorageError::Corrupt(format!(
+                    "a move no rule allows: {mv:?}"
+                )));
+            }
+            history.push(&old.rules, seat, mv);
+        }
+        Ok(Game {
+            rules: old.rules,
+            seats: old.seats,
+            seed: old.seed,
+            first_deal: old.first_deal,
+            scores: old.scores,
+            rounds_done: old.rounds_done,
+            round: old.round,
+            unclaimed: old.unclaimed,
+            last_round: old.last_round,
+            history,
+        })
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StorageError {
@@ -40,8 +95,46 @@ impl Game {
             Some((&FORMAT, rest)) => {
                 postcard::from_bytes(rest).map_err(|e| StorageError::Corrupt(e.to_string()))
             }
+            Some((&1, rest)) => postcard::from_bytes::<GameV1>(rest)
+                .map_err(|e| StorageError::Corrupt(e.to_string()))
+                .and_then(Game::try_from),
             Some((&other, _)) => Err(StorageError::UnknownFormat(other)),
             None => Err(StorageError::Corrupt("empty".into())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Preset;
+
+    #[test]
+    fn a_game_stored_in_format_1_reads_as_the_same_game() {
+        for preset in Preset::ALL {
+            let mut game = Game::new(preset.rules(), 2, Seed::from_text("v1"), None).unwrap();
+            for _ in 0..12 {
+                let Some(seat) = game.turn() else { break };
+                let mv = game.legal_moves(seat)[0];
+                game.play(seat, mv).unwrap();
+            }
+            let (moves, _) = game.replay_history().unwrap();
+            let g = game.clone();
+            let old = GameV1 {
+                rules: g.rules,
+                seats: g.seats,
+                seed: g.seed,
+                first_deal: g.first_deal,
+                scores: g.scores,
+                rounds_done: g.rounds_done,
+                round: g.round,
+                unclaimed: g.unclaimed,
+                last_round: g.last_round,
+                history: moves,
+            };
+            let bytes = postcard::to_extend(&old, vec![1]).unwrap();
+            assert_eq!(Game::from_bytes(&bytes).unwrap(), game, "{preset:?}");
+            assert!(bytes.len() > game.to_bytes().len(), "format 2 is smaller");
         }
     }
 }
