@@ -261,6 +261,75 @@ pub struct MoveAnswer {
     pub body: Vec<u8>,
 }
 
+/// What an idempotency key says about a request.
+enum Earlier {
+    /// No request was stored under the key.
+    None,
+    /// This request was made before: its first answer.
+    Answer(MoveAnswer),
+    /// This request was made, and stored after the game was loaded.
+    AfterLoad,
+}
+
+/// What the store keeps under an idempotency key: enough to render the first answer again
+/// (see [`GameService::make_move`]). One format byte, then postcard: about 8 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Receipt {
+    seat: u8,
+    /// The version the move made.
+    version: u64,
+    /// The match's move count before the move and after it (and the bots' that followed).
+    from: u32,
+    to: u32,
+}
+
+/// Never `{`, which the whole JSON answers stored by earlier versions begin with.
+const RECEIPT_FORMAT: u8 = 1;
+
+impl Receipt {
+    fn encode(&self) -> Vec<u8> {
+        postcard::to_extend(self, vec![RECEIPT_FORMAT]).expect("a receipt always serialises")
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Receipt> {
+        match bytes.split_first() {
+            Some((&RECEIPT_FORMAT, rest)) => postcard::from_bytes(rest).ok(),
+            _ => None,
+        }
+    }
+
+    /// The answer as it was first rendered: the game replayed to the receipt's moves, seen
+    /// by its seat, with the events those moves caused. `record` is the game as loaded at
+    /// the receipt's version or later.
+    fn answer(self, id: &str, record: &Record, render: Render<'_>) -> Result<MoveAnswer, Error> {
+        let damaged = |why: String| Error::Internal(format!("an idempotency record: {why}"));
+        if self.from > self.to || self.seat >= record.game.seats() {
+            return Err(damaged("it is not from this game's past".into()));
+        }
+        let (game, events) = record.game.after_moves(self.to as usize).map_err(damaged)?;
+        let caused: Vec<Event> = events[self.from as usize + 1..]
+            .iter()
+            .flatten()
+            .map(|e| e.visible_to(Some(self.seat)))
+            .collect();
+        let snapshot = Snapshot {
+            id: id.to_string(),
+            version: self.version,
+            record: Record {
+                created_ms: record.created_ms,
+                preset: record.preset,
+                prearranged: record.prearranged,
+                seats: record.seats.clone(),
+                game,
+            },
+            viewer: Some(self.seat),
+        };
+        Ok(MoveAnswer {
+            body: render(&snapshot, &caused),
+        })
+    }
+}
+
 /// A renderer of the move answer from the state after the move (kept by the API so the
 /// service knows nothing of JSON views).
 pub type Render<'a> = &'a (dyn Fn(&Snapshot, &[Event]) -> Vec<u8> + Sync);
@@ -519,8 +588,14 @@ impl GameService {
             // so a copy of this request stored in a state at or before the one just
             // loaded is seen here, and a retry never meets the game it already changed
             // (which would refuse it, say as not your turn).
-            if let Some(answer) = self.earlier_answer(id, &idempotency).await? {
-                return Ok(answer);
+            match self
+                .earlier_answer(id, version, &record, &idempotency, render)
+                .await?
+            {
+                Earlier::Answer(answer) => return Ok(answer),
+                // The copy was stored after this load: load again to render it.
+                Earlier::AfterLoad => continue,
+                Earlier::None => {}
             }
             let seat = record
                 .seat_of(token)
@@ -536,6 +611,7 @@ impl GameService {
                 return Err(Error::VersionConflict { current: version });
             }
             let mut events = Vec::new();
+            let moves_before = record.game.move_count();
             let played = record
                 .game
                 .play_into(seat, request.mv, &mut events)
@@ -564,7 +640,13 @@ impl GameService {
                     .map(|(key, fingerprint)| IdempotencyRecord {
                         key: key.clone(),
                         fingerprint: fingerprint.clone(),
-                        response: body.clone(),
+                        response: Receipt {
+                            seat,
+                            version: version + 1,
+                            from: moves_before as u32,
+                            to: snapshot.record.game.move_count() as u32,
+                        }
+                        .encode(),
                     }),
                 event: Some(event.encode()),
                 unlist: false,
@@ -580,17 +662,11 @@ impl GameService {
                     }
                     return Ok(MoveAnswer { body });
                 }
-                SaveOutcome::Conflict { current } => {
+                SaveOutcome::Conflict { .. } => {
                     self.metrics.store_conflicts.inc();
-                    // Another request of this game won. If it was a copy of this one
-                    // (same key), its answer is this one's too, pinned version or not.
-                    if let Some(answer) = self.earlier_answer(id, &idempotency).await? {
-                        return Ok(answer);
-                    }
-                    if request.expected_version.is_some() {
-                        return Err(Error::VersionConflict { current });
-                    }
-                    // Otherwise look again.
+                    // Another request of this game won. Look again: if it was a copy of
+                    // this one (same key), its answer is this one's too, pinned version
+                    // or not; else a pinned version is refused as stale after the load.
                 }
                 SaveOutcome::Missing => return Err(Error::NotFound),
             }
@@ -600,23 +676,42 @@ impl GameService {
         ))
     }
 
-    /// The first answer stored under this request's idempotency key, if any: the same
-    /// answer again for the same request, a refusal for another one.
+    /// The answer stored under this request's idempotency key, if any: the same answer
+    /// again for the same request, a refusal for another one. The store keeps a receipt
+    /// (which seat, which version, which moves), not the answer: the answer is rendered
+    /// again from `record` (the game as loaded, at `version` or later) replayed to the
+    /// receipt's version, so a key on every move costs a few dozen bytes each.
     async fn earlier_answer(
         &self,
         id: &str,
+        version: u64,
+        record: &Record,
         idempotency: &Option<(String, Vec<u8>)>,
-    ) -> Result<Option<MoveAnswer>, Error> {
+        render: Render<'_>,
+    ) -> Result<Earlier, Error> {
         let Some((key, fingerprint)) = idempotency else {
-            return Ok(None);
+            return Ok(Earlier::None);
         };
-        match self.store.idempotency(id, key).await? {
-            Some(previous) if &previous.fingerprint == fingerprint => Ok(Some(MoveAnswer {
-                body: previous.response,
-            })),
-            Some(_) => Err(Error::IdempotencyKeyReused),
-            None => Ok(None),
+        let previous = match self.store.idempotency(id, key).await? {
+            Some(previous) if &previous.fingerprint == fingerprint => previous,
+            Some(_) => return Err(Error::IdempotencyKeyReused),
+            None => return Ok(Earlier::None),
+        };
+        let Some(receipt) = Receipt::decode(&previous.response) else {
+            // Stored by an earlier version of the server, which kept the whole answer.
+            if previous.response.first() == Some(&b'{') {
+                return Ok(Earlier::Answer(MoveAnswer {
+                    body: previous.response,
+                }));
+            }
+            return Err(Error::Internal(
+                "an idempotency record is unreadable".into(),
+            ));
+        };
+        if receipt.version > version {
+            return Ok(Earlier::AfterLoad);
         }
+        receipt.answer(id, record, render).map(Earlier::Answer)
     }
 
     /// Open games, newest first.

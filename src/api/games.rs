@@ -407,7 +407,8 @@ pub async fn make_move(
             let mut fingerprint = Sha256::new();
             fingerprint.update(Sha256::digest(token.as_bytes()));
             fingerprint.update(&body);
-            Some((key.to_string(), fingerprint.finalize().to_vec()))
+            // 128 bits tell requests apart as well as 256 and halve what each record keeps.
+            Some((key.to_string(), fingerprint.finalize()[..16].to_vec()))
         }
     };
     let render = |s: &Snapshot, events: &[crate::engine::Event]| {

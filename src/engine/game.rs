@@ -225,6 +225,25 @@ impl Game {
     /// Fails when the record does not replay into this very game (a damaged store); a game
     /// made by [`Game::determinise`] has no record to replay.
     pub fn replay_history(&self) -> Result<(Vec<(u8, Move)>, Vec<Vec<Event>>), String> {
+        let (game, moves, events) = self.replay_first(self.move_count())?;
+        if game != *self {
+            return Err("the moves do not lead to the stored game".into());
+        }
+        Ok((moves, events))
+    }
+
+    /// The game as it was after its first `n` moves, with what each of them caused (the
+    /// events of the start first): how the server answers a retried request again.
+    pub fn after_moves(&self, n: usize) -> Result<(Game, Vec<Vec<Event>>), String> {
+        if n > self.move_count() {
+            return Err(format!("the match has only {} moves", self.move_count()));
+        }
+        let (game, _, events) = self.replay_first(n)?;
+        Ok((game, events))
+    }
+
+    /// Replays the first `n` recorded moves from the start.
+    fn replay_first(&self, n: usize) -> Result<(Game, Vec<(u8, Move)>, Vec<Vec<Event>>), String> {
         let mut start = Vec::new();
         let mut game = Game::start(
             self.rules,
@@ -235,10 +254,10 @@ impl Game {
         )
         .map_err(|e| format!("the game does not start: {e}"))?;
         let codes = self.history.codes(&self.rules)?;
-        let mut moves = Vec::with_capacity(codes.len());
-        let mut all = Vec::with_capacity(codes.len() + 1);
+        let mut moves = Vec::with_capacity(n);
+        let mut all = Vec::with_capacity(n + 1);
         all.push(start);
-        for (i, code) in codes.into_iter().enumerate() {
+        for (i, code) in codes.into_iter().take(n).enumerate() {
             let turn = game.round.turn;
             let (seat, mv) = match code {
                 Code::Draw => (turn, Move::Draw),
@@ -257,10 +276,7 @@ impl Game {
             moves.push((seat, mv));
             all.push(events);
         }
-        if game != *self {
-            return Err("the moves do not lead to the stored game".into());
-        }
-        Ok((moves, all))
+        Ok((game, moves, all))
     }
 
     /// Scores per side (seat, or team under `teams`).

@@ -8,6 +8,7 @@ on_both_stores!(
     a_retry_with_the_same_key_and_body_gets_the_same_answer_and_moves_once,
     a_retry_after_the_game_moved_on_still_gets_the_first_answer,
     keys_are_separate_per_game,
+    every_move_of_a_whole_match_retried_at_its_end_gets_its_first_answer,
 );
 
 async fn post_with_key(
@@ -98,4 +99,41 @@ async fn keys_are_separate_per_game(app: TestApp) {
         answers.push(res.1);
     }
     assert_ne!(answers[0], answers[1]);
+}
+
+async fn every_move_of_a_whole_match_retried_at_its_end_gets_its_first_answer(app: TestApp) {
+    // Draws (whose tile only the drawer sees), bot moves inside the answers, several
+    // rounds and the end of the match: each answer is rendered again from the game's
+    // record, and must come out byte for byte as it was first sent.
+    let (id, players) = app
+        .start_game(json!({"preset": "draw", "seed": "whole match", "seats": 2,
+                           "rules": {"target": 30},
+                           "bots": [{"seat": 1, "level": "greedy"}]}))
+        .await;
+    let me = &players[0];
+    let mut sent = Vec::new();
+    loop {
+        let view = app.view(&id, Some(&me.token)).await;
+        if view["status"] != "playing" {
+            break;
+        }
+        let key = format!("move-{}", sent.len());
+        // The last legal move: a draw when one is offered, so draws are in the match.
+        let mv = view["legal_moves"].as_array().unwrap().last().unwrap().clone();
+        let answer = post_with_key(&app, &id, &me.token, &key, &mv).await;
+        assert_eq!(answer.0, 200, "{}", answer.1);
+        sent.push((key, mv, answer));
+        assert!(sent.len() < 500, "the match ends");
+    }
+    assert!(
+        sent.iter().any(|(_, mv, _)| mv["type"] == "draw"),
+        "the match had draws"
+    );
+    let end = app.views(&id, &players).await;
+    assert_eq!(end[0]["status"], "finished");
+    for (key, mv, first) in &sent {
+        let again = post_with_key(&app, &id, &me.token, key, mv).await;
+        assert_eq!(&again, first, "the answer to {key}");
+    }
+    assert_eq!(app.views(&id, &players).await, end, "nothing changed");
 }
