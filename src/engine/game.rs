@@ -30,6 +30,10 @@ pub struct Unclaimed {
 /// by those of each move.
 pub type Replayed = (Game, Vec<Vec<Event>>);
 
+/// A match's moves read back from its record (each with its seat, in canonical form), and
+/// the events of the start followed by those of each move.
+pub type MovesAndEvents = (Vec<(u8, Move)>, Vec<Vec<Event>>);
+
 /// The round in play.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Round {
@@ -224,8 +228,8 @@ impl Game {
     /// start, with what each caused (the events of the start first, as [`Game::replay`]).
     /// Fails when the record does not replay into this very game (a damaged store); a game
     /// made by [`Game::determinise`] has no record to replay.
-    pub fn replay_history(&self) -> Result<(Vec<(u8, Move)>, Vec<Vec<Event>>), String> {
-        let (game, moves, events) = self.replay_first(self.move_count())?;
+    pub fn replay_history(&self) -> Result<MovesAndEvents, String> {
+        let (game, (moves, events)) = self.replay_first(self.move_count())?;
         if game != *self {
             return Err("the moves do not lead to the stored game".into());
         }
@@ -238,12 +242,12 @@ impl Game {
         if n > self.move_count() {
             return Err(format!("the match has only {} moves", self.move_count()));
         }
-        let (game, _, events) = self.replay_first(n)?;
+        let (game, (_, events)) = self.replay_first(n)?;
         Ok((game, events))
     }
 
     /// Replays the first `n` recorded moves from the start.
-    fn replay_first(&self, n: usize) -> Result<(Game, Vec<(u8, Move)>, Vec<Vec<Event>>), String> {
+    fn replay_first(&self, n: usize) -> Result<(Game, MovesAndEvents), String> {
         let mut start = Vec::new();
         let mut game = Game::start(
             self.rules,
@@ -276,7 +280,7 @@ impl Game {
             moves.push((seat, mv));
             all.push(events);
         }
-        Ok((game, moves, all))
+        Ok((game, (moves, all)))
     }
 
     /// Scores per side (seat, or team under `teams`).

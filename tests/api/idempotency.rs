@@ -119,7 +119,12 @@ async fn every_move_of_a_whole_match_retried_at_its_end_gets_its_first_answer(ap
         }
         let key = format!("move-{}", sent.len());
         // The last legal move: a draw when one is offered, so draws are in the match.
-        let mv = view["legal_moves"].as_array().unwrap().last().unwrap().clone();
+        let mv = view["legal_moves"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
         let answer = post_with_key(&app, &id, &me.token, &key, &mv).await;
         assert_eq!(answer.0, 200, "{}", answer.1);
         sent.push((key, mv, answer));
