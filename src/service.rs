@@ -83,8 +83,10 @@ impl From<RulesError> for Error {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SeatRecord {
     pub name: Option<String>,
-    /// SHA-256 of the seat's token: the token itself is never stored.
-    token_hash: Option<[u8; 32]>,
+    /// The first 128 bits of the token's SHA-256: the token itself is never stored. Tokens
+    /// are 256 random bits, so finding another token with these 128 bits is out of reach,
+    /// and every stored game is 32 bytes smaller than with the whole hash.
+    token_hash: Option<[u8; 16]>,
     pub bot: Option<Level>,
 }
 
@@ -108,7 +110,8 @@ pub struct Record {
 /// directly (not as its own versioned bytes) to keep a move's (de)serialisation to one
 /// pass; bump this whenever `Record` or the engine's `Game` changes shape, and keep
 /// reading the old one (a Redis shared across a deploy holds games in play).
-/// Format 1 embedded the engine's game format 1 (moves as `(seat, move)`).
+/// Format 1 embedded the engine's game format 1 (moves as `(seat, move)`) and whole token
+/// hashes.
 const RECORD_FORMAT: u8 = 2;
 
 /// A record as format 1 stored it.
@@ -117,8 +120,30 @@ struct RecordV1 {
     created_ms: u64,
     preset: Preset,
     prearranged: bool,
-    seats: Vec<SeatRecord>,
+    seats: Vec<SeatRecordV1>,
     game: crate::engine::storage::GameV1,
+}
+
+/// A seat as format 1 stored it: with the token's whole SHA-256.
+#[derive(Deserialize)]
+struct SeatRecordV1 {
+    name: Option<String>,
+    token_hash: Option<[u8; 32]>,
+    bot: Option<Level>,
+}
+
+impl From<SeatRecordV1> for SeatRecord {
+    fn from(old: SeatRecordV1) -> SeatRecord {
+        SeatRecord {
+            name: old.name,
+            token_hash: old.token_hash.map(|h| {
+                let mut hash = [0; 16];
+                hash.copy_from_slice(&h[..16]);
+                hash
+            }),
+            bot: old.bot,
+        }
+    }
 }
 
 impl Record {
@@ -149,7 +174,7 @@ impl Record {
                     created_ms: old.created_ms,
                     preset: old.preset,
                     prearranged: old.prearranged,
-                    seats: old.seats,
+                    seats: old.seats.into_iter().map(SeatRecord::from).collect(),
                     game: Game::try_from(old.game).map_err(|e| unreadable(&e))?,
                 }
             }
@@ -186,8 +211,11 @@ pub enum Status {
     Finished,
 }
 
-fn token_hash(token: &str) -> [u8; 32] {
-    Sha256::digest(token.as_bytes()).into()
+fn token_hash(token: &str) -> [u8; 16] {
+    let digest = Sha256::digest(token.as_bytes());
+    let mut hash = [0; 16];
+    hash.copy_from_slice(&digest[..16]);
+    hash
 }
 
 fn now_ms() -> u64 {
@@ -545,6 +573,7 @@ impl GameService {
                 idempotency: None,
                 event: Some(event.encode()),
                 unlist: started,
+                finished: record.status() == Status::Finished,
             };
             match self.store.save(id, save).await? {
                 SaveOutcome::Saved { version } => {
@@ -650,6 +679,7 @@ impl GameService {
                     }),
                 event: Some(event.encode()),
                 unlist: false,
+                finished: snapshot.record.status() == Status::Finished,
             };
             match self.store.save(id, save).await? {
                 SaveOutcome::Saved { version } => {

@@ -87,6 +87,7 @@ fn plain(expected: u64, bytes: &[u8]) -> Save {
         idempotency: None,
         event: None,
         unlist: false,
+        finished: false,
     }
 }
 
@@ -134,6 +135,7 @@ contract_tests!(
     save_on_a_missing_game_is_missing,
     idempotency_record_only_with_a_save_and_first_writer_wins,
     events_since_is_ordered_and_capped,
+    a_finished_game_keeps_only_its_last_event,
     subscribe_receives_events_saved_afterwards,
     list_open_is_newest_first_and_unlist_removes,
     idle_games_expire_whole,
@@ -217,6 +219,7 @@ async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
         idempotency: Some(record("k", b"fp", b"answer")),
         event: Some(b"stale event".to_vec()),
         unlist: true,
+        finished: false,
     };
     assert_eq!(
         store.save(&id, stale).await.unwrap(),
@@ -369,6 +372,28 @@ async fn events_since_is_ordered_and_capped<B: Backend>() {
     );
 }
 
+async fn a_finished_game_keeps_only_its_last_event<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
+    for version in 2..=10u64 {
+        let save = Save {
+            event: Some(vec![version as u8]),
+            finished: version == 10,
+            ..plain(version - 1, b"blob")
+        };
+        store.save(&id, save).await.unwrap();
+    }
+    assert_eq!(
+        store.events_since(&id, 0).await.unwrap(),
+        vec![Event {
+            version: 10,
+            payload: vec![10]
+        }]
+    );
+    assert_eq!(store.load(&id).await.unwrap().unwrap().version, 10);
+}
+
 async fn subscribe_receives_events_saved_afterwards<B: Backend>() {
     let store = B::open(LONG_TTL).await;
     let id = new_id();
@@ -472,6 +497,7 @@ async fn list_open_is_newest_first_and_unlist_removes<B: Backend>() {
     assert_eq!(store.list_open(0, 10).await.unwrap().len(), 3);
     let unlist = Save {
         unlist: true,
+        finished: false,
         ..plain(2, b"d3")
     };
     assert_eq!(
@@ -485,6 +511,7 @@ async fn list_open_is_newest_first_and_unlist_removes<B: Backend>() {
     // A refused save does not unlist.
     let stale = Save {
         unlist: true,
+        finished: false,
         ..plain(5, b"x")
     };
     assert_eq!(
@@ -559,6 +586,7 @@ async fn concurrent_saves_exactly_one_wins<B: Backend>() {
                     idempotency: Some(record("same-key", b"fp", format!("{n}").as_bytes())),
                     event: Some(format!("event {n}").into_bytes()),
                     unlist: false,
+                    finished: false,
                 };
                 (n, store.save(&id, save).await.unwrap())
             })
@@ -663,6 +691,82 @@ async fn redis_down_answers_unavailable_promptly() {
         OP_TIMEOUT_DOWN,
         store.subscribe(&id).await.map(|_| ()),
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_reads_a_game_an_earlier_version_stored_as_a_hash_and_upgrades_it_on_save() {
+    // Before format 2, a game was a hash (`v` decimal, `d` blob) and each event began with
+    // its version in 8 bytes big-endian: a Redis shared across a deploy still holds them.
+    let prefix = test_prefix();
+    let id = new_id();
+    let client = ::redis::Client::open(redis_url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let key = format!("{prefix}game:{{{id}}}");
+    let events = format!("{key}:events");
+    let mut old_event = 7u64.to_be_bytes().to_vec();
+    old_event.extend_from_slice(b"old");
+    ::redis::pipe()
+        .hset_multiple(&key, &[("v", b"7".as_slice()), ("d", b"old blob")])
+        .rpush(&events, old_event)
+        .pexpire(&key, 60_000)
+        .pexpire(&events, 60_000)
+        .exec_async(&mut conn)
+        .await
+        .unwrap();
+    let store = RedisStore::connect(&redis_url(), &prefix, LONG_TTL, OP_TIMEOUT)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.load(&id).await.unwrap(),
+        Some(Stored {
+            version: 7,
+            bytes: b"old blob".to_vec()
+        })
+    );
+    assert_eq!(
+        store.save(&id, plain(6, b"x")).await.unwrap(),
+        SaveOutcome::Conflict { current: 7 }
+    );
+    let save = Save {
+        event: Some(b"new".to_vec()),
+        ..plain(7, b"new blob")
+    };
+    assert_eq!(
+        store.save(&id, save).await.unwrap(),
+        SaveOutcome::Saved { version: 8 }
+    );
+    let kind: String = ::redis::cmd("TYPE")
+        .arg(&key)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(kind, "string", "the first save rewrites the game in the new form");
+    assert_eq!(
+        store.load(&id).await.unwrap(),
+        Some(Stored {
+            version: 8,
+            bytes: b"new blob".to_vec()
+        })
+    );
+    assert_eq!(
+        store.events_since(&id, 0).await.unwrap(),
+        vec![
+            Event {
+                version: 7,
+                payload: b"old".to_vec()
+            },
+            Event {
+                version: 8,
+                payload: b"new".to_vec()
+            }
+        ]
+    );
+    let _: () = ::redis::cmd("DEL")
+        .arg(&key)
+        .arg(&events)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]

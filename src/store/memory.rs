@@ -32,11 +32,12 @@ use super::{
 /// How many events of one game are kept for `events_since` (the Redis store keeps the same).
 ///
 /// Enough for an event stream that lost its connection to resume exactly after anything
-/// short of a long outage (32 versions are 16 moves of each player of a 2-seat game); a
-/// client further behind sees a gap in the versions and fetches its view, as it would
-/// anyway. Every game keeps this many in Redis for its whole idle ttl, so the cap is most
-/// of what a finished game costs there: 256 events were about 30 KB per game.
-pub const EVENT_HISTORY: usize = 32;
+/// short of a long outage (16 versions are 8 moves of each player of a 2-seat game); a
+/// client further behind gets one event for the current version instead, and fetches its
+/// view, as it would anyway. Every game in play keeps this many in Redis, so the cap is a
+/// large part of what a game costs there: 32 events were about 700 bytes, more than the
+/// game itself, and 256 about 30 KB. A finished game keeps only its last event.
+pub const EVENT_HISTORY: usize = 16;
 
 /// How many live events a subscriber may fall behind before its stream ends.
 const SUBSCRIBER_BUFFER: usize = 64;
@@ -197,7 +198,8 @@ impl GameStore for MemoryStore {
         }
         let event = save.event.map(|payload| Event { version, payload });
         if let Some(event) = &event {
-            if game.events.len() == EVENT_HISTORY {
+            let cap = if save.finished { 1 } else { EVENT_HISTORY };
+            while game.events.len() >= cap {
                 game.events.pop_front();
             }
             game.events.push_back(event.clone());

@@ -73,6 +73,9 @@ pub struct Save {
     pub event: Option<Vec<u8>>,
     /// True when the game leaves the lobby's list of open games with this save.
     pub unlist: bool,
+    /// True when the match is over with this save: its event history keeps only this
+    /// save's event (which says so), as nobody needs to resume far into a finished game.
+    pub finished: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

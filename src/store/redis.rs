@@ -10,9 +10,13 @@
 //!
 //! **Keys.** Every key of one game carries the hash tag `{<id>}`, so a Redis Cluster puts
 //! them in one slot and the script may touch them all:
-//! - `<prefix>game:{<id>}`: a hash, `v` (the version, decimal) and `d` (the blob);
-//! - `<prefix>game:{<id>}:events`: a list of the last [`EVENT_HISTORY`] events, each
-//!   encoded as the version in 8 bytes big-endian followed by the payload;
+//! - `<prefix>game:{<id>}`: a string, the version in ten decimal digits followed by the
+//!   blob. A string rather than a hash of the two: a hash whose value outgrows 64 bytes
+//!   costs Redis about 300 bytes of overhead, as much as the blob of a finished game.
+//!   (Earlier versions stored that hash; it is still read, and replaced by the first save.)
+//! - `<prefix>game:{<id>}:events`: a list of the last [`EVENT_HISTORY`] events (only the
+//!   last one once the match is over), each encoded as the version (LEB128) followed by
+//!   the payload;
 //! - `<prefix>game:{<id>}:idem`: a hash of idempotency records, field = the key, value =
 //!   the fingerprint's length (4 bytes big-endian), the fingerprint, then the response.
 //!   One hash rather than one key per record, so that one PEXPIRE per save keeps every
@@ -83,37 +87,69 @@ const PUBSUB_HEALTH_EVERY: Duration = Duration::from_secs(5);
 const PUBSUB_RETRY_MIN: Duration = Duration::from_millis(100);
 const PUBSUB_RETRY_MAX: Duration = Duration::from_secs(2);
 
-/// KEYS: game, events, idem. ARGV: blob, ttl ms.
+/// KEYS: game, events, idem. ARGV: value (version 1 and blob), ttl ms.
 /// Returns 1 when created, 0 when the game exists. Leftovers of an earlier game with the
 /// same id (possible only if its keys expired at slightly different moments) are cleared.
 const CREATE_LUA: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('HSET', KEYS[1], 'v', '1', 'd', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 ";
 
 /// KEYS: game, events, idem.
-/// ARGV: expected, new version, blob, ttl ms, history cap, channel, event ('' for none;
-/// an encoded event is never empty), has idempotency record ('1'/'0'), its key, its value.
+/// ARGV: expected version (ten digits), new value (new version and blob), ttl ms, history
+/// cap, channel, event ('' for none; an encoded event is never empty), has idempotency
+/// record ('1'/'0'), its key, its value.
 /// Returns {1, new} saved, {0, current} conflict, {-1, 0} missing.
 const SAVE_LUA: &str = r"
-local v = redis.call('HGET', KEYS[1], 'v')
+local v
+if redis.call('TYPE', KEYS[1]).ok == 'hash' then
+  v = redis.call('HGET', KEYS[1], 'v')
+  if v then v = string.format('%010d', tonumber(v)) end
+else
+  v = redis.call('GETRANGE', KEYS[1], 0, 9)
+  if v == '' then v = nil end
+end
 if not v then return {-1, 0} end
 if v ~= ARGV[1] then return {0, tonumber(v)} end
-redis.call('HSET', KEYS[1], 'v', ARGV[2], 'd', ARGV[3])
-if ARGV[8] == '1' then redis.call('HSETNX', KEYS[3], ARGV[9], ARGV[10]) end
-if ARGV[7] ~= '' then
-  redis.call('RPUSH', KEYS[2], ARGV[7])
-  redis.call('LTRIM', KEYS[2], -tonumber(ARGV[5]), -1)
-  redis.call('PUBLISH', ARGV[6], ARGV[7])
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if ARGV[7] == '1' then redis.call('HSETNX', KEYS[3], ARGV[8], ARGV[9]) end
+if ARGV[6] ~= '' then
+  redis.call('RPUSH', KEYS[2], ARGV[6])
+  redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
+  redis.call('PUBLISH', ARGV[5], ARGV[6])
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
-return {1, tonumber(ARGV[2])}
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
+return {1, tonumber(string.sub(ARGV[2], 1, 10))}
 ";
+
+/// Digits of the version at the start of a game's value: ten, far beyond any game's
+/// versions, so the value sorts and compares as text and reads plainly in `redis-cli`.
+const VERSION_DIGITS: usize = 10;
+
+fn version_text(version: u64) -> String {
+    format!("{version:0width$}", width = VERSION_DIGITS)
+}
+
+/// A game's stored value: its version, then its blob.
+fn game_value(version: u64, blob: &[u8]) -> Vec<u8> {
+    let mut value = Vec::with_capacity(VERSION_DIGITS + blob.len());
+    value.extend_from_slice(version_text(version).as_bytes());
+    value.extend_from_slice(blob);
+    value
+}
+
+fn parse_game_value(mut value: Vec<u8>) -> Option<Stored> {
+    let digits = value.get(..VERSION_DIGITS)?;
+    let version = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    value.drain(..VERSION_DIGITS);
+    Some(Stored {
+        version,
+        bytes: value,
+    })
+}
 
 /// The shared game store on Redis.
 pub struct RedisStore {
@@ -318,19 +354,41 @@ fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// The version in LEB128 (seven bits a byte, low first, high bit = more follows), then
+/// the payload: two bytes of version where eight were used before.
 fn encode_event(version: u64, payload: &[u8]) -> Vec<u8> {
-    let mut raw = Vec::with_capacity(8 + payload.len());
-    raw.extend_from_slice(&version.to_be_bytes());
+    let mut raw = Vec::with_capacity(10 + payload.len());
+    let mut v = version;
+    while v >= 0x80 {
+        raw.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
+    raw.push(v as u8);
     raw.extend_from_slice(payload);
     raw
 }
 
 fn decode_event(raw: &[u8]) -> Option<Event> {
-    let (version, payload) = raw.split_first_chunk::<8>()?;
-    Some(Event {
-        version: u64::from_be_bytes(*version),
-        payload: payload.to_vec(),
-    })
+    // Versions start at 1, so a LEB128 version never begins with a zero byte; the eight
+    // big-endian bytes of earlier versions always did.
+    if raw.first() == Some(&0) {
+        let (version, payload) = raw.split_first_chunk::<8>()?;
+        return Some(Event {
+            version: u64::from_be_bytes(*version),
+            payload: payload.to_vec(),
+        });
+    }
+    let mut version = 0u64;
+    for (i, &b) in raw.iter().enumerate().take(10) {
+        version |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some(Event {
+                version,
+                payload: raw[i + 1..].to_vec(),
+            });
+        }
+    }
+    None
 }
 
 fn encode_record(record: &IdempotencyRecord) -> Vec<u8> {
@@ -376,7 +434,7 @@ impl GameStore for RedisStore {
                     .key(self.keys.game(id))
                     .key(self.keys.events(id))
                     .key(self.keys.idem(id))
-                    .arg(bytes)
+                    .arg(game_value(1, &bytes))
                     .arg(self.idle_ttl_ms)
                     .invoke_async(&mut conn)
                     .await?;
@@ -400,23 +458,41 @@ impl GameStore for RedisStore {
 
     async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
         let mut conn = self.conns.get()?;
-        let (version, bytes): (Option<String>, Option<Vec<u8>>) = self
-            .bounded(
-                "load",
-                redis::cmd("HMGET")
-                    .arg(self.keys.game(id))
-                    .arg("v")
-                    .arg("d")
-                    .query_async(&mut conn),
-            )
+        let deadline = self.deadline();
+        let key = self.keys.game(id);
+        // The inner result is inspected, not mapped: WRONGTYPE says the key is an old hash.
+        let value: Result<Option<Vec<u8>>, RedisError> = self
+            .bounded_until(deadline, "load", async {
+                Ok(redis::cmd("GET").arg(&key).query_async(&mut conn).await)
+            })
             .await?;
-        match (version, bytes) {
-            (Some(version), Some(bytes)) => Ok(Some(Stored {
-                version: version.parse().map_err(|_| corrupt("game version"))?,
-                bytes,
-            })),
-            // Expired between the two fields cannot happen (one hash); absent is absent.
-            _ => Ok(None),
+        match value {
+            Ok(Some(value)) => parse_game_value(value)
+                .map(Some)
+                .ok_or_else(|| corrupt("game value")),
+            Ok(None) => Ok(None),
+            Err(e) if e.code() == Some("WRONGTYPE") => {
+                // A hash stored by an earlier version: `v` (decimal) and `d` (the blob).
+                let (version, bytes): (Option<String>, Option<Vec<u8>>) = self
+                    .bounded_until(
+                        deadline,
+                        "load",
+                        redis::cmd("HMGET")
+                            .arg(&key)
+                            .arg("v")
+                            .arg("d")
+                            .query_async(&mut conn),
+                    )
+                    .await?;
+                match (version, bytes) {
+                    (Some(version), Some(bytes)) => Ok(Some(Stored {
+                        version: version.parse().map_err(|_| corrupt("game version"))?,
+                        bytes,
+                    })),
+                    _ => Ok(None),
+                }
+            }
+            Err(e) => Err(unavailable(e)),
         }
     }
 
@@ -441,11 +517,10 @@ impl GameStore for RedisStore {
                     .key(self.keys.game(id))
                     .key(self.keys.events(id))
                     .key(self.keys.idem(id))
-                    .arg(save.expected.to_string())
-                    .arg(version.to_string())
-                    .arg(save.bytes)
+                    .arg(version_text(save.expected))
+                    .arg(game_value(version, &save.bytes))
                     .arg(self.idle_ttl_ms)
-                    .arg(EVENT_HISTORY)
+                    .arg(if save.finished { 1 } else { EVENT_HISTORY })
                     .arg(self.keys.channel(id))
                     .arg(event)
                     .arg(has_record)
