@@ -740,7 +740,10 @@ async fn redis_reads_a_game_an_earlier_version_stored_as_a_hash_and_upgrades_it_
         .query_async(&mut conn)
         .await
         .unwrap();
-    assert_eq!(kind, "string", "the first save rewrites the game in the new form");
+    assert_eq!(
+        kind, "string",
+        "the first save rewrites the game in the new form"
+    );
     assert_eq!(
         store.load(&id).await.unwrap(),
         Some(Stored {

@@ -845,7 +845,25 @@ mod unit {
             }
         );
         assert_eq!(decode_event(&encode_event(9, b"")).unwrap().payload, b"");
-        assert!(decode_event(b"short").is_none());
+        for version in [1, 127, 128, 300, 1 << 35, u64::MAX] {
+            assert_eq!(
+                decode_event(&encode_event(version, b"x")).unwrap().version,
+                version
+            );
+        }
+        assert!(decode_event(b"").is_none());
+        assert!(decode_event(&[0x80, 0x80]).is_none(), "a version cut short");
+        // Eight big-endian bytes, as earlier versions wrote.
+        assert_eq!(
+            decode_event(b"\0\0\0\0\0\0\x01\x02ab").unwrap().version,
+            258
+        );
+        assert!(decode_event(b"\0short").is_none());
+        assert_eq!(
+            parse_game_value(game_value(42, b"blob")).unwrap().version,
+            42
+        );
+        assert!(parse_game_value(b"12345".to_vec()).is_none());
         let record = IdempotencyRecord {
             key: "k".into(),
             fingerprint: vec![1, 2, 3],
