@@ -221,7 +221,7 @@ impl Game {
 
     /// How many moves the match has seen.
     pub fn move_count(&self) -> usize {
-        self.history.len(&self.rules)
+        self.history.len()
     }
 
     /// This match's moves, read back from its compact record by replaying it from the

@@ -1,4 +1,4 @@
-//! The record of a match's moves, one byte per move with the double-six set.
+//! The record of a match's moves: 6 bits a move in a classic game.
 //!
 //! Every move of a match is kept (with the rules, seed and first deal it is enough to
 //! replay the match), and the server stores it with the game on every move, so its size
@@ -14,10 +14,11 @@
 //! | 2 + s | muggins, called by seat `s` |
 //! | 6 + (tile × E + end) × C + claimed | play; E = 4 ends with a spinner, else 2; C = 2 under muggins, else 1; a lead writes end 0 |
 //!
-//! A code takes one byte when every code of the rule set does (double-six: at most
-//! 6 + 28 × 4 × 2 = 230), else two (little-endian). Reading the record back therefore
-//! needs the game it was written in: [`Game::replay_history`](super::Game::replay_history)
-//! replays the match and decodes each code against the state it was written in.
+//! Codes are packed as bits, each as wide as the largest code of the rule set needs:
+//! 6 bits in a classic game (codes below 62), 8 with double-six, a spinner and muggins,
+//! 9 to 11 with the larger sets. Reading the record back therefore needs the game it was
+//! written in: [`Game::replay_history`](super::Game::replay_history) replays the match
+//! and decodes each code against the state it was written in.
 
 use serde::{Deserialize, Serialize};
 
@@ -34,7 +35,10 @@ const FIRST_PLAY: u16 = 6;
 /// The moves of a match, encoded (see the module doc).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct History {
-    bytes: Vec<u8>,
+    /// How many moves.
+    len: u32,
+    /// The codes, `width` bits each, least significant bit first; unused bits are zero.
+    bits: Vec<u8>,
 }
 
 /// The shape of the codes under one rule set.
@@ -59,8 +63,9 @@ impl Codec {
         FIRST_PLAY + self.tiles * self.ends * self.claims
     }
 
+    /// Bits per code.
     fn width(self) -> usize {
-        if self.limit() <= 256 { 1 } else { 2 }
+        (u16::BITS - (self.limit() - 1).leading_zeros()) as usize
     }
 
     fn encode(self, seat: u8, mv: Move) -> u16 {
@@ -98,12 +103,45 @@ impl History {
     /// Appends a move in canonical form (as [`Game::check`](super::Game::check) returns it).
     pub(crate) fn push(&mut self, rules: &Rules, seat: u8, mv: Move) {
         let codec = Codec::of(rules);
-        let code = codec.encode(seat, mv);
-        if codec.width() == 1 {
-            self.bytes.push(code as u8);
-        } else {
-            self.bytes.extend_from_slice(&code.to_le_bytes());
+        let width = codec.width();
+        let mut code = codec.encode(seat, mv);
+        let mut at = self.len as usize * width;
+        self.bits.resize((at + width).div_ceil(8), 0);
+        let mut left = width;
+        while left > 0 {
+            let take = left.min(8 - at % 8);
+            self.bits[at / 8] |= ((code & ((1 << take) - 1)) as u8) << (at % 8);
+            code >>= take;
+            at += take;
+            left -= take;
         }
+        self.len += 1;
+    }
+
+    /// The `i`th code, as written.
+    fn code_at(&self, width: usize, i: usize) -> u16 {
+        let mut at = i * width;
+        let (mut code, mut got) = (0u16, 0);
+        while got < width {
+            let take = (width - got).min(8 - at % 8);
+            let bits = (self.bits[at / 8] >> (at % 8)) & ((1u16 << take) - 1) as u8;
+            code |= u16::from(bits) << got;
+            got += take;
+            at += take;
+        }
+        code
+    }
+
+    /// The bits hold exactly `len` codes, padded with zeros.
+    fn check_shape(&self, width: usize) -> Result<(), String> {
+        let used = self.len as usize * width;
+        if self.bits.len() != used.div_ceil(8) {
+            return Err("the move history has the wrong length".into());
+        }
+        if used % 8 != 0 && self.bits.last().is_some_and(|&b| b >> (used % 8) != 0) {
+            return Err("the move history has stray bits".into());
+        }
+        Ok(())
     }
 
     /// Whether `mv` has a code under these rules (every move the rules allow does; a move
@@ -122,8 +160,8 @@ impl History {
     }
 
     /// How many moves are recorded.
-    pub(crate) fn len(&self, rules: &Rules) -> usize {
-        self.bytes.len() / Codec::of(rules).width()
+    pub(crate) fn len(&self) -> usize {
+        self.len as usize
     }
 
     /// Every code means a move of these rules for one of `seats` (cheap: no allocation, so
@@ -131,26 +169,19 @@ impl History {
     /// in a replay.
     pub(crate) fn validate(&self, rules: &Rules, seats: u8) -> Result<(), String> {
         let codec = Codec::of(rules);
-        if self.bytes.len() % codec.width() != 0 {
-            return Err("the move history is cut short".into());
+        let width = codec.width();
+        self.check_shape(width)?;
+        for i in 0..self.len() {
+            let code = self.code_at(width, i);
+            match decode(codec, code) {
+                None => return Err(format!("move code {code} means nothing here")),
+                Some(Code::Muggins { seat }) if seat >= seats => {
+                    return Err(format!("move code {code} names no seat"));
+                }
+                Some(_) => {}
+            }
         }
-        let bad = |code: u16| match decode(codec, code) {
-            None => true,
-            Some(Code::Muggins { seat }) => seat >= seats,
-            Some(_) => false,
-        };
-        let found = if codec.width() == 1 {
-            self.bytes.iter().map(|&b| u16::from(b)).find(|&c| bad(c))
-        } else {
-            self.bytes
-                .chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                .find(|&c| bad(c))
-        };
-        match found {
-            Some(code) => Err(format!("move code {code} means nothing here")),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     /// The recorded codes in order; fails at the first code no move of these rules has
@@ -158,17 +189,10 @@ impl History {
     pub(crate) fn codes(&self, rules: &Rules) -> Result<Vec<Code>, String> {
         let codec = Codec::of(rules);
         let width = codec.width();
-        if self.bytes.len() % width != 0 {
-            return Err("the move history is cut short".into());
-        }
-        self.bytes
-            .chunks_exact(width)
-            .map(|chunk| {
-                let code = match *chunk {
-                    [b] => u16::from(b),
-                    [lo, hi] => u16::from_le_bytes([lo, hi]),
-                    _ => unreachable!("chunks of the width"),
-                };
+        self.check_shape(width)?;
+        (0..self.len())
+            .map(|i| {
+                let code = self.code_at(width, i);
                 decode(codec, code).ok_or_else(|| format!("move code {code} means nothing"))
             })
             .collect()
@@ -203,77 +227,97 @@ mod tests {
 
     fn round_trip(rules: &Rules, seat: u8, mv: Move) -> Code {
         let mut h = History::default();
+        h.push(rules, 0, Move::Pass);
         h.push(rules, seat, mv);
-        assert_eq!(h.len(rules), 1);
+        h.push(rules, 0, Move::Draw);
+        assert_eq!(h.len(), 3);
+        h.validate(rules, 4).unwrap();
         let codes = h.codes(rules).unwrap();
-        assert_eq!(codes.len(), 1);
-        codes[0]
+        assert_eq!(codes.len(), 3);
+        assert_eq!((codes[0], codes[2]), (Code::Pass, Code::Draw));
+        codes[1]
     }
 
     #[test]
-    fn a_double_six_game_takes_one_byte_per_move_even_with_a_spinner_and_muggins() {
-        for preset in Preset::ALL {
-            let rules = preset.rules();
-            if rules.max_pip == 6 {
-                assert_eq!(Codec::of(&rules).width(), 1, "{preset:?}");
-            }
+    fn codes_are_as_wide_as_the_rules_need() {
+        let width = |preset: Preset, max_pip: u8| {
+            let mut rules = preset.rules();
+            rules.max_pip = max_pip;
+            Codec::of(&rules).width()
+        };
+        assert_eq!(width(Preset::Classic, 6), 6, "6 + 28 x 2 = 62 codes");
+        assert_eq!(width(Preset::AllFives, 6), 7, "6 + 28 x 4 = 118 codes");
+        assert_eq!(width(Preset::Muggins, 6), 8, "6 + 28 x 4 x 2 = 230 codes");
+        assert_eq!(width(Preset::Muggins, 9), 9);
+        assert_eq!(width(Preset::Muggins, 15), 11, "6 + 136 x 4 x 2 = 1094 codes");
+        let mut h = History::default();
+        let rules = Preset::Classic.rules();
+        for _ in 0..4 {
+            h.push(&rules, 0, Move::Pass);
         }
-        let mut rules = Preset::Muggins.rules();
-        rules.max_pip = 9;
-        assert_eq!(Codec::of(&rules).width(), 2);
+        assert_eq!(h.bits.len(), 3, "four 6-bit codes in three bytes");
     }
 
     #[test]
     fn every_move_shape_reads_back() {
-        let mut rules = Preset::Muggins.rules();
-        for max_pip in [6, 9, 12, 15] {
-            rules.max_pip = max_pip;
-            let last = Tile::try_from(set_size(max_pip) as u8 - 1).unwrap();
-            assert_eq!(round_trip(&rules, 1, Move::Draw), Code::Draw);
-            assert_eq!(round_trip(&rules, 1, Move::Pass), Code::Pass);
-            assert_eq!(
-                round_trip(&rules, 3, Move::Muggins),
-                Code::Muggins { seat: 3 }
-            );
-            assert_eq!(
-                round_trip(
-                    &rules,
-                    0,
-                    Move::Play {
-                        tile: last,
-                        end: Some(End::Down),
-                        claim: Some(10)
-                    }
-                ),
-                Code::Play {
+        for preset in Preset::ALL {
+            for max_pip in [6, 9, 12, 15] {
+                let mut rules = preset.rules();
+                rules.max_pip = max_pip;
+                let codec = Codec::of(&rules);
+                let last = Tile::try_from(set_size(max_pip) as u8 - 1).unwrap();
+                let end = End::ALL[codec.ends as usize - 1];
+                let claim = rules.muggins.then_some(10);
+                assert_eq!(round_trip(&rules, 1, Move::Draw), Code::Draw);
+                assert_eq!(round_trip(&rules, 1, Move::Pass), Code::Pass);
+                assert_eq!(
+                    round_trip(&rules, 3, Move::Muggins),
+                    Code::Muggins { seat: 3 }
+                );
+                let play = Move::Play {
                     tile: last,
-                    end: End::Down,
-                    claimed: true
-                }
-            );
-            assert_eq!(
-                round_trip(&rules, 0, Move::lead(Tile::new(0, 0))),
-                Code::Play {
-                    tile: Tile::new(0, 0),
-                    end: End::Left,
-                    claimed: false
-                }
-            );
+                    end: Some(end),
+                    claim,
+                };
+                assert!(History::encodes(&rules, 0, play));
+                assert_eq!(
+                    round_trip(&rules, 0, play),
+                    Code::Play {
+                        tile: last,
+                        end,
+                        claimed: claim.is_some()
+                    }
+                );
+                assert_eq!(
+                    round_trip(&rules, 0, Move::lead(Tile::new(0, 0))),
+                    Code::Play {
+                        tile: Tile::new(0, 0),
+                        end: End::Left,
+                        claimed: false
+                    }
+                );
+            }
         }
     }
 
     #[test]
     fn a_damaged_record_is_refused_not_misread() {
         let rules = Preset::Classic.rules();
-        let limit = Codec::of(&rules).limit();
-        let h = History {
-            bytes: vec![0, limit as u8],
-        };
-        assert!(h.codes(&rules).is_err());
-        let mut rules = rules;
-        rules.max_pip = 15;
-        assert_eq!(Codec::of(&rules).width(), 2);
-        let h = History { bytes: vec![0] };
-        assert!(h.codes(&rules).is_err(), "half a two-byte code");
+        let mut h = History::default();
+        h.push(&rules, 0, Move::Pass);
+        h.push(&rules, 0, Move::Pass);
+        assert!(h.validate(&rules, 2).is_ok());
+        let mut cut = h.clone();
+        cut.bits.pop();
+        assert!(cut.validate(&rules, 2).is_err() && cut.codes(&rules).is_err());
+        let mut stray = h.clone();
+        stray.bits[1] |= 0x80;
+        assert!(stray.validate(&rules, 2).is_err(), "bits past the last code");
+        let mut nothing = h.clone();
+        nothing.bits[0] = 63; // 62 codes in a classic game: 0 to 61
+        assert!(nothing.validate(&rules, 2).is_err());
+        let mut muggins = History::default();
+        muggins.push(&rules, 3, Move::Muggins);
+        assert!(muggins.validate(&rules, 2).is_err(), "seat 3 of 2");
     }
 }

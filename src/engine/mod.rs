@@ -9,7 +9,7 @@
 //! - [`deal`]: seeds and deals; each round draws from its own `(seed, round)` stream.
 //! - [`moves`], [`event`], [`error`]: what a seat asks, what it causes, why it is refused.
 //! - [`game`]: the match — legal moves, checking and applying a move, rounds and results.
-//! - [`history`]: the compact record of a match's moves (one byte each with double-six).
+//! - [`history`]: the compact record of a match's moves (6 bits each in a classic game).
 //! - [`scoring`]: round awards (pips, fives, penalty; ties; teams; the boneyard).
 //! - [`projection`]: what one seat or a spectator may know.
 //! - [`storage`]: the versioned byte form a store keeps.

@@ -6,7 +6,7 @@
 //! bump it when `Game`'s fields change, and keep a reader for the old layout.
 //!
 //! Formats: 1 kept each move as `(seat, move)`, about six bytes; 2 keeps the
-//! [`History`](super::history::History) codes, one byte each with double-six.
+//! [`History`](super::history::History) codes, 6 to 11 bits each (6 in a classic game).
 
 use std::fmt;
 
