@@ -497,7 +497,8 @@ fn redis_benchmark(args: &Args, url: &str, command: &[&str]) -> Result<f64, Fail
 /// A real game's blob and last public event, for the benchmarked save.
 struct Sample {
     blob: Vec<u8>,
-    event: Vec<u8>,
+    /// Bytes of the last public event as stored (version and payload).
+    event_len: usize,
 }
 
 async fn redis_ceiling(
@@ -523,11 +524,13 @@ async fn redis_ceiling(
         .map_err(|e| e.to_string())?;
     // redis-benchmark takes its arguments as text: the blob and the event (binary) are
     // stood in for by as many bytes of text. The game's value is its version in ten
-    // digits, then the blob; the version stays at 7 (expected 7, new 7), so every call
-    // passes the check and writes everything a real save writes.
+    // digits, the length of its events area in seven, the events, then the blob; the
+    // version stays at 7 (expected 7, new 7), so every call passes the check and writes
+    // everything a real save writes (the events area fills up to its cap and stays full).
     let version = "0000000007";
-    let value = format!("{version}{}", "b".repeat(sample.blob.len()));
-    let event = "e".repeat(sample.event.len());
+    let blob = "b".repeat(sample.blob.len());
+    let value = format!("{version}0000000{blob}");
+    let event = "e".repeat(sample.event_len);
     let _: () = redis::cmd("SET")
         .arg(&game)
         .arg(&value)
@@ -539,7 +542,7 @@ async fn redis_ceiling(
         args,
         url,
         &[
-            "EVALSHA", &sha, "3", &game, &events, &idem, version, &value, "86400000", "32",
+            "EVALSHA", &sha, "3", &game, &events, &idem, version, version, &blob, "86400000", "16",
             &channel, &event, "0", "", "",
         ],
     )?;
@@ -612,18 +615,27 @@ async fn stored_size(
     while !table.replica.is_over() {
         client.step(&mut table).await?;
         during.push(usage(&mut conn, prefix, &table.id).await?);
-        let (mut blob, event): (Vec<u8>, Vec<u8>) = redis::pipe()
-            .cmd("GET")
+        let mut blob: Vec<u8> = redis::cmd("GET")
             .arg(&key)
-            .cmd("LINDEX")
-            .arg(format!("{key}:events"))
-            .arg(-1)
             .query_async(&mut conn)
             .await
             .map_err(|e| e.to_string())?;
-        // The value begins with the version in ten digits.
-        blob.drain(..blob.len().min(10));
-        samples.push(Sample { blob, event });
+        // The value: the version (ten digits), the events' length (seven), the events
+        // (each its length in three bytes, then version and payload), then the blob.
+        let events_len: usize = std::str::from_utf8(&blob[10..17])
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .ok_or("a game value without its header")?;
+        let mut at = 17;
+        let mut event_len = 0;
+        while at < 17 + events_len {
+            event_len = usize::from(blob[at]) << 16
+                | usize::from(blob[at + 1]) << 8
+                | usize::from(blob[at + 2]);
+            at += 3 + event_len;
+        }
+        blob.drain(..17 + events_len);
+        samples.push(Sample { blob, event_len });
     }
     let blob = samples.last().map_or(0, |s| s.blob.len());
     let total = |u: &[u64; 3]| u.iter().sum::<u64>();

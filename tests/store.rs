@@ -695,8 +695,9 @@ async fn redis_down_answers_unavailable_promptly() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_reads_a_game_an_earlier_version_stored_as_a_hash_and_upgrades_it_on_save() {
-    // Before format 2, a game was a hash (`v` decimal, `d` blob) and each event began with
-    // its version in 8 bytes big-endian: a Redis shared across a deploy still holds them.
+    // Earlier, a game was a hash (`v` decimal, `d` blob) and its events a list, each event
+    // beginning with its version in 8 bytes big-endian: a Redis shared across a deploy
+    // still holds them.
     let prefix = test_prefix();
     let id = new_id();
     let client = ::redis::Client::open(redis_url()).unwrap();
@@ -722,6 +723,13 @@ async fn redis_reads_a_game_an_earlier_version_stored_as_a_hash_and_upgrades_it_
             version: 7,
             bytes: b"old blob".to_vec()
         })
+    );
+    assert_eq!(
+        store.events_since(&id, 0).await.unwrap(),
+        vec![Event {
+            version: 7,
+            payload: b"old".to_vec()
+        }]
     );
     assert_eq!(
         store.save(&id, plain(6, b"x")).await.unwrap(),
@@ -751,19 +759,21 @@ async fn redis_reads_a_game_an_earlier_version_stored_as_a_hash_and_upgrades_it_
             bytes: b"new blob".to_vec()
         })
     );
+    // The old list goes with the old form (a stream resuming from before the upgrade
+    // gets one event for the current version instead).
     assert_eq!(
         store.events_since(&id, 0).await.unwrap(),
-        vec![
-            Event {
-                version: 7,
-                payload: b"old".to_vec()
-            },
-            Event {
-                version: 8,
-                payload: b"new".to_vec()
-            }
-        ]
+        vec![Event {
+            version: 8,
+            payload: b"new".to_vec()
+        }]
     );
+    let lists: u64 = ::redis::cmd("EXISTS")
+        .arg(&events)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(lists, 0);
     let _: () = ::redis::cmd("DEL")
         .arg(&key)
         .arg(&events)

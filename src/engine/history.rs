@@ -249,7 +249,11 @@ mod tests {
         assert_eq!(width(Preset::AllFives, 6), 7, "6 + 28 x 4 = 118 codes");
         assert_eq!(width(Preset::Muggins, 6), 8, "6 + 28 x 4 x 2 = 230 codes");
         assert_eq!(width(Preset::Muggins, 9), 9);
-        assert_eq!(width(Preset::Muggins, 15), 11, "6 + 136 x 4 x 2 = 1094 codes");
+        assert_eq!(
+            width(Preset::Muggins, 15),
+            11,
+            "6 + 136 x 4 x 2 = 1094 codes"
+        );
         let mut h = History::default();
         let rules = Preset::Classic.rules();
         for _ in 0..4 {
@@ -312,7 +316,10 @@ mod tests {
         assert!(cut.validate(&rules, 2).is_err() && cut.codes(&rules).is_err());
         let mut stray = h.clone();
         stray.bits[1] |= 0x80;
-        assert!(stray.validate(&rules, 2).is_err(), "bits past the last code");
+        assert!(
+            stray.validate(&rules, 2).is_err(),
+            "bits past the last code"
+        );
         let mut nothing = h.clone();
         nothing.bits[0] = 63; // 62 codes in a classic game: 0 to 61
         assert!(nothing.validate(&rules, 2).is_err());

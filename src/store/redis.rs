@@ -10,13 +10,14 @@
 //!
 //! **Keys.** Every key of one game carries the hash tag `{<id>}`, so a Redis Cluster puts
 //! them in one slot and the script may touch them all:
-//! - `<prefix>game:{<id>}`: a string, the version in ten decimal digits followed by the
-//!   blob. A string rather than a hash of the two: a hash whose value outgrows 64 bytes
-//!   costs Redis about 300 bytes of overhead, as much as the blob of a finished game.
-//!   (Earlier versions stored that hash; it is still read, and replaced by the first save.)
-//! - `<prefix>game:{<id>}:events`: a list of the last [`EVENT_HISTORY`] events (only the
-//!   last one once the match is over), each encoded as the version (LEB128) followed by
-//!   the payload;
+//! - `<prefix>game:{<id>}`: one string: the version (ten decimal digits), the length of
+//!   the events area (seven digits), the events area, then the blob. The events area holds
+//!   the last [`EVENT_HISTORY`] events (only the last one once the match is over), each
+//!   as its length in three bytes, then the version (LEB128) and the payload. One string,
+//!   because Redis charges every key about 100 to 250 bytes of overhead (a list's is the
+//!   largest), as much as a finished game's whole blob: a game in play takes under 1 KB.
+//!   Earlier versions stored a hash (`v`, `d`) and a list `<prefix>game:{<id>}:events`
+//!   (8-byte versions); both are still read, and the first save rewrites the game whole;
 //! - `<prefix>game:{<id>}:idem`: a hash of idempotency records, field = the key, value =
 //!   the fingerprint's length (4 bytes big-endian), the fingerprint, then the response.
 //!   One hash rather than one key per record, so that one PEXPIRE per save keeps every
@@ -87,7 +88,8 @@ const PUBSUB_HEALTH_EVERY: Duration = Duration::from_secs(5);
 const PUBSUB_RETRY_MIN: Duration = Duration::from_millis(100);
 const PUBSUB_RETRY_MAX: Duration = Duration::from_secs(2);
 
-/// KEYS: game, events, idem. ARGV: value (version 1 and blob), ttl ms.
+/// KEYS: game, events (of an earlier version), idem. ARGV: value (version 1, no events,
+/// blob), ttl ms.
 /// Returns 1 when created, 0 when the game exists. Leftovers of an earlier game with the
 /// same id (possible only if its keys expired at slightly different moments) are cleared.
 const CREATE_LUA: &str = r"
@@ -97,58 +99,101 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 ";
 
-/// KEYS: game, events, idem.
-/// ARGV: expected version (ten digits), new value (new version and blob), ttl ms, history
-/// cap, channel, event ('' for none; an encoded event is never empty), has idempotency
-/// record ('1'/'0'), its key, its value.
+/// KEYS: game, events (the list of an earlier version), idem.
+/// ARGV: expected version (ten digits), new version (ten digits), blob, ttl ms, event cap,
+/// channel, event ('' for none; an encoded event is never empty), has idempotency record
+/// ('1'/'0'), its key, its value.
 /// Returns {1, new} saved, {0, current} conflict, {-1, 0} missing.
+///
+/// The events are kept inside the game's value (see the module doc): the new one is
+/// appended with its length in three bytes, and the oldest dropped beyond the cap.
 const SAVE_LUA: &str = r"
-local v
-if redis.call('TYPE', KEYS[1]).ok == 'hash' then
-  v = redis.call('HGET', KEYS[1], 'v')
-  if v then v = string.format('%010d', tonumber(v)) end
+local cur
+local old = redis.call('TYPE', KEYS[1]).ok == 'hash'
+if old then
+  local v = redis.call('HGET', KEYS[1], 'v')
+  if not v then return {-1, 0} end
+  cur = string.format('%010d', tonumber(v)) .. '0000000'
 else
-  v = redis.call('GETRANGE', KEYS[1], 0, 9)
-  if v == '' then v = nil end
+  cur = redis.call('GET', KEYS[1])
+  if not cur then return {-1, 0} end
 end
-if not v then return {-1, 0} end
+local v = string.sub(cur, 1, 10)
 if v ~= ARGV[1] then return {0, tonumber(v)} end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-if ARGV[7] == '1' then redis.call('HSETNX', KEYS[3], ARGV[8], ARGV[9]) end
-if ARGV[6] ~= '' then
-  redis.call('RPUSH', KEYS[2], ARGV[6])
-  redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
-  redis.call('PUBLISH', ARGV[5], ARGV[6])
+local events = string.sub(cur, 18, 17 + tonumber(string.sub(cur, 11, 17)))
+local e = ARGV[7]
+if e ~= '' then
+  local n = #e
+  events = events .. string.char(math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256) .. e
+  local starts = {}
+  local i = 1
+  while i <= #events do
+    starts[#starts + 1] = i
+    i = i + 3 + string.byte(events, i) * 65536 + string.byte(events, i + 1) * 256 + string.byte(events, i + 2)
+  end
+  local cap = tonumber(ARGV[5])
+  if #starts > cap then events = string.sub(events, starts[#starts - cap + 1]) end
+  redis.call('PUBLISH', ARGV[6], e)
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-redis.call('PEXPIRE', KEYS[3], ARGV[3])
-return {1, tonumber(string.sub(ARGV[2], 1, 10))}
+if old then redis.call('DEL', KEYS[2]) end
+redis.call('SET', KEYS[1], ARGV[2] .. string.format('%07d', #events) .. events .. ARGV[3], 'PX', ARGV[4])
+if ARGV[8] == '1' then redis.call('HSETNX', KEYS[3], ARGV[9], ARGV[10]) end
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
+return {1, tonumber(ARGV[2])}
 ";
 
 /// Digits of the version at the start of a game's value: ten, far beyond any game's
-/// versions, so the value sorts and compares as text and reads plainly in `redis-cli`.
+/// versions, so the value compares as text in the save script and reads plainly in
+/// `redis-cli`.
 const VERSION_DIGITS: usize = 10;
+/// Digits of the length of the events that follow the version.
+const EVENTS_LEN_DIGITS: usize = 7;
+const HEADER: usize = VERSION_DIGITS + EVENTS_LEN_DIGITS;
 
 fn version_text(version: u64) -> String {
     format!("{version:0width$}", width = VERSION_DIGITS)
 }
 
-/// A game's stored value: its version, then its blob.
+/// A new game's stored value: version, no events, blob.
 fn game_value(version: u64, blob: &[u8]) -> Vec<u8> {
-    let mut value = Vec::with_capacity(VERSION_DIGITS + blob.len());
+    let mut value = Vec::with_capacity(HEADER + blob.len());
     value.extend_from_slice(version_text(version).as_bytes());
+    value.extend_from_slice(&[b'0'; EVENTS_LEN_DIGITS]);
     value.extend_from_slice(blob);
     value
 }
 
+/// A game's value taken apart: the version, the events area and where the blob starts.
+fn split_game_value(value: &[u8]) -> Option<(u64, &[u8], usize)> {
+    let number = |digits: &[u8]| std::str::from_utf8(digits).ok()?.parse::<u64>().ok();
+    let version = number(value.get(..VERSION_DIGITS)?)?;
+    let events_len = usize::try_from(number(value.get(VERSION_DIGITS..HEADER)?)?).ok()?;
+    let events = value.get(HEADER..HEADER.checked_add(events_len)?)?;
+    Some((version, events, HEADER + events_len))
+}
+
 fn parse_game_value(mut value: Vec<u8>) -> Option<Stored> {
-    let digits = value.get(..VERSION_DIGITS)?;
-    let version = std::str::from_utf8(digits).ok()?.parse().ok()?;
-    value.drain(..VERSION_DIGITS);
+    let (version, _, blob_at) = split_game_value(&value)?;
+    value.drain(..blob_at);
     Some(Stored {
         version,
         bytes: value,
     })
+}
+
+/// The events kept in a game's value, oldest first: each is its length in three bytes
+/// (big-endian), then the event as [`encode_event`] wrote it.
+fn parse_game_events(value: &[u8]) -> Option<Vec<Event>> {
+    let (_, mut area, _) = split_game_value(value)?;
+    let mut events = Vec::new();
+    while !area.is_empty() {
+        let (len, rest) = area.split_first_chunk::<3>()?;
+        let len = usize::from(len[0]) << 16 | usize::from(len[1]) << 8 | usize::from(len[2]);
+        let raw = rest.get(..len)?;
+        events.push(decode_event(raw)?);
+        area = &rest[len..];
+    }
+    Some(events)
 }
 
 /// The shared game store on Redis.
@@ -518,7 +563,8 @@ impl GameStore for RedisStore {
                     .key(self.keys.events(id))
                     .key(self.keys.idem(id))
                     .arg(version_text(save.expected))
-                    .arg(game_value(version, &save.bytes))
+                    .arg(version_text(version))
+                    .arg(save.bytes)
                     .arg(self.idle_ttl_ms)
                     .arg(if save.finished { 1 } else { EVENT_HISTORY })
                     .arg(self.keys.channel(id))
@@ -611,24 +657,38 @@ impl GameStore for RedisStore {
 
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<Event>, StoreError> {
         let mut conn = self.conns.get()?;
-        let raw: Vec<Vec<u8>> = self
-            .bounded(
-                "events_since",
-                redis::cmd("LRANGE")
-                    .arg(self.keys.events(id))
-                    .arg(0)
-                    .arg(-1)
-                    .query_async(&mut conn),
-            )
+        let deadline = self.deadline();
+        let value: Result<Option<Vec<u8>>, RedisError> = self
+            .bounded_until(deadline, "events_since", async {
+                Ok(redis::cmd("GET")
+                    .arg(self.keys.game(id))
+                    .query_async(&mut conn)
+                    .await)
+            })
             .await?;
-        let mut events = Vec::new();
-        for raw in raw {
-            let event = decode_event(&raw).ok_or_else(|| corrupt("event"))?;
-            if event.version > after {
-                events.push(event);
+        let events = match value {
+            Ok(Some(value)) => parse_game_events(&value).ok_or_else(|| corrupt("events"))?,
+            Ok(None) => Vec::new(),
+            // A game an earlier version stored (a hash) keeps its events in a list.
+            Err(e) if e.code() == Some("WRONGTYPE") => {
+                let raw: Vec<Vec<u8>> = self
+                    .bounded_until(
+                        deadline,
+                        "events_since",
+                        redis::cmd("LRANGE")
+                            .arg(self.keys.events(id))
+                            .arg(0)
+                            .arg(-1)
+                            .query_async(&mut conn),
+                    )
+                    .await?;
+                raw.iter()
+                    .map(|raw| decode_event(raw).ok_or_else(|| corrupt("event")))
+                    .collect::<Result<_, _>>()?
             }
-        }
-        Ok(events)
+            Err(e) => return Err(unavailable(e)),
+        };
+        Ok(events.into_iter().filter(|e| e.version > after).collect())
     }
 
     async fn subscribe(&self, id: &GameId) -> Result<EventStream, StoreError> {
