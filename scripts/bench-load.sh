@@ -4,7 +4,7 @@
 # prefix of its own), runs examples/load.rs (HTTP load, bytes stored per game, Redis's own
 # ceiling with redis-benchmark), prints everything, and stops what it started.
 #
-# Redis comes from, in order (the same logic as scripts/test.sh):
+# Redis comes from, in order (scripts/redis-lib.sh, as for scripts/test.sh):
 #   1. REDIS_URL, if it is set and answers PING;
 #   2. 127.0.0.1:6379, if it answers PING;
 #   3. a throwaway redis-server started here on a free port (no persistence).
@@ -24,36 +24,10 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
 
 log() { printf 'bench-load.sh: %s\n' "$*" >&2; }
 
-# host and port of a redis:// URL (credentials and database stripped)
-host_port() {
-    local rest=${1#*://}
-    rest=${rest%%/*}
-    rest=${rest##*@}
-    local host=${rest%:*} port=6379
-    [[ $rest == *:* ]] && port=${rest##*:}
-    printf '%s %s\n' "$host" "$port"
-}
-
-answers() {
-    [[ $(timeout 3 redis-cli -u "$1" ping 2>/dev/null) == PONG ]]
-}
-
-port_in_use() {
-    timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null
-}
-
-free_port() {
-    local port
-    for _ in $(seq 50); do
-        port=$(( 20000 + RANDOM % 40000 ))
-        port_in_use "$port" || { echo "$port"; return 0; }
-    done
-    log "no free port found"
-    exit 1
-}
+# shellcheck source=scripts/redis-lib.sh
+source scripts/redis-lib.sh
 
 work_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-bench-load.XXXXXX")
-redis_pid=""
 server_pid=""
 prefix="bench:$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n'):"
 
@@ -67,10 +41,7 @@ cleanup() {
         redis-cli -u "$REDIS_URL" --scan --pattern "${prefix}*" 2>/dev/null \
             | xargs -r -n 500 redis-cli -u "$REDIS_URL" del >/dev/null 2>&1 || true
     fi
-    if [[ -n $redis_pid ]]; then
-        kill "$redis_pid" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$redis_pid" 2>/dev/null || break; sleep 0.1; done
-    fi
+    stop_redis
     rm -rf "$work_dir"
     exit "$status"
 }
@@ -81,31 +52,12 @@ command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || {
     exit 1
 }
 
-if [[ -n ${REDIS_URL:-} ]] && answers "$REDIS_URL"; then
-    log "using REDIS_URL"
-elif answers "redis://127.0.0.1:6379"; then
-    [[ -n ${REDIS_URL:-} ]] && log "REDIS_URL does not answer; falling back"
-    REDIS_URL="redis://127.0.0.1:6379"
-    log "using $REDIS_URL"
-else
-    [[ -n ${REDIS_URL:-} ]] && log "REDIS_URL does not answer; falling back"
-    command -v redis-server >/dev/null || { log "no Redis answers and redis-server is missing"; exit 1; }
-    port=$(free_port)
-    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-        --daemonize yes --pidfile "$work_dir/redis.pid" --dir "$work_dir" \
-        --logfile "$work_dir/redis.log" >/dev/null
-    REDIS_URL="redis://127.0.0.1:$port"
-    for _ in $(seq 50); do answers "$REDIS_URL" && break; sleep 0.1; done
-    answers "$REDIS_URL" || { log "redis-server did not answer"; tail -n 5 "$work_dir/redis.log" >&2; exit 1; }
-    redis_pid=$(cat "$work_dir/redis.pid")
-    log "started a throwaway redis-server at $REDIS_URL"
-fi
-export REDIS_URL
+ensure_redis
 
 log "building (release)"
 nice -n "${NICE:-5}" cargo build --release --quiet --bin domino-server --example load
 
-port=$(free_port)
+port=$(free_port) || exit 1
 BIND_ADDR="127.0.0.1:$port" \
     REDIS_KEY_PREFIX="$prefix" \
     GAME_IDLE_TTL_SECS=600 \

@@ -1,0 +1,120 @@
+# Finding or starting a Redis, shared by scripts/test.sh and scripts/bench-load.sh.
+# Source it, then call `ensure_redis`; call `stop_redis` when done (from an EXIT trap):
+# it stops the redis-server this started, if any, and does nothing otherwise.
+#
+# `ensure_redis` exports REDIS_URL, taken from, in order:
+#   1. REDIS_URL, if it is set and answers PING;
+#   2. 127.0.0.1:$REDIS_PROBE_PORT (default 6379), if it answers PING;
+#   3. a throwaway redis-server started on a free port (no persistence); Debian's
+#      redis-server package is installed with apt-get if the binary is missing.
+# Messages go to stderr through `log`, which the sourcing script defines.
+
+# host and port of a redis:// URL (credentials and database stripped)
+host_port() {
+    local rest=${1#*://}
+    rest=${rest%%/*}
+    rest=${rest##*@}
+    local host=${rest%:*} port=6379
+    [[ $rest == *:* ]] && port=${rest##*:}
+    printf '%s %s\n' "$host" "$port"
+}
+
+# Does the Redis at this URL answer PING?
+answers() {
+    local url=$1
+    if command -v redis-cli >/dev/null 2>&1; then
+        [[ $(timeout 3 redis-cli -u "$url" ping 2>/dev/null) == PONG ]]
+    else
+        # No redis-cli: speak the protocol by hand (no AUTH, so only for open servers).
+        local host port
+        read -r host port < <(host_port "$url")
+        timeout 3 bash -c '
+            exec 3<>"/dev/tcp/$0/$1" || exit 1
+            printf "PING\r\n" >&3
+            IFS= read -r -t 2 line <&3
+            [[ $line == +PONG* ]]' "$host" "$port" 2>/dev/null
+    fi
+}
+
+port_in_use() {
+    timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null
+}
+
+# A port nothing listens on, from 20000 to 59999.
+free_port() {
+    local port
+    for _ in $(seq 50); do
+        port=$(( 20000 + RANDOM % 40000 ))
+        port_in_use "$port" || { echo "$port"; return 0; }
+    done
+    log "no free port found"
+    return 1
+}
+
+install_redis() {
+    log "redis-server is missing; installing Debian's redis-server package"
+    local sudo=()
+    if [[ $(id -u) != 0 ]]; then
+        command -v sudo >/dev/null 2>&1 || { log "need root or sudo to install redis-server"; exit 1; }
+        sudo=(sudo)
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+}
+
+redis_dir=""
+stop_redis() {
+    if [[ -n $redis_dir && -f $redis_dir/redis.pid ]]; then
+        local pid
+        pid=$(cat "$redis_dir/redis.pid")
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+    fi
+    [[ -n $redis_dir ]] && rm -rf "$redis_dir"
+    redis_dir=""
+    return 0
+}
+
+start_redis() {
+    command -v redis-server >/dev/null 2>&1 || install_redis
+    local attempt port url
+    for attempt in 1 2 3 4 5; do
+        redis_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-redis.XXXXXX")
+        port=$(free_port) || exit 1
+        redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
+            --daemonize yes --pidfile "$redis_dir/redis.pid" --dir "$redis_dir" \
+            --logfile "$redis_dir/redis.log" >/dev/null
+        url="redis://127.0.0.1:$port"
+        for _ in $(seq 50); do
+            if answers "$url"; then
+                REDIS_URL=$url
+                log "started a throwaway redis-server at $REDIS_URL (attempt $attempt)"
+                return 0
+            fi
+            sleep 0.1
+        done
+        log "redis-server on port $port did not answer:"
+        tail -n 5 "$redis_dir/redis.log" >&2 || true
+        stop_redis
+    done
+    log "could not start redis-server"
+    exit 1
+}
+
+ensure_redis() {
+    local probe_port=${REDIS_PROBE_PORT:-6379}
+    if [[ -n ${REDIS_URL:-} ]] && answers "$REDIS_URL"; then
+        log "using REDIS_URL"
+    elif answers "redis://127.0.0.1:$probe_port"; then
+        [[ -n ${REDIS_URL:-} ]] && log "REDIS_URL does not answer; falling back"
+        REDIS_URL="redis://127.0.0.1:$probe_port"
+        log "using $REDIS_URL"
+    else
+        [[ -n ${REDIS_URL:-} ]] && log "REDIS_URL does not answer; falling back"
+        start_redis
+    fi
+    export REDIS_URL
+}
