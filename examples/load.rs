@@ -24,7 +24,7 @@
 //!
 //! **Bytes stored per game** (with `--redis-url` and `--key-prefix`, the server's
 //! `REDIS_KEY_PREFIX`): one classic 2-seat game is played to the end, and `MEMORY USAGE`
-//! of its keys (the game, the events list, the idempotency hash) is read during the
+//! of its keys (the game with its last events, the idempotency hash) is read during the
 //! game and at its end; then again with an `Idempotency-Key` on every move.
 
 use std::str::FromStr;
@@ -568,14 +568,15 @@ async fn redis_ceiling(
     Ok(())
 }
 
-/// `MEMORY USAGE` of a game's keys: the game, its events list, its idempotency hash.
+/// `MEMORY USAGE` of a game's keys: the game (its version, last events and blob in one
+/// string) and its idempotency hash.
 async fn usage(
     conn: &mut redis::aio::MultiplexedConnection,
     prefix: &str,
     id: &str,
-) -> Result<[u64; 3], Failure> {
-    let mut out = [0; 3];
-    for (i, suffix) in ["", ":events", ":idem"].iter().enumerate() {
+) -> Result<[u64; 2], Failure> {
+    let mut out = [0; 2];
+    for (i, suffix) in ["", ":idem"].iter().enumerate() {
         let bytes: Option<u64> = redis::cmd("MEMORY")
             .arg("USAGE")
             .arg(format!("{prefix}game:{{{id}}}{suffix}"))
@@ -638,7 +639,7 @@ async fn stored_size(
         samples.push(Sample { blob, event_len });
     }
     let blob = samples.last().map_or(0, |s| s.blob.len());
-    let total = |u: &[u64; 3]| u.iter().sum::<u64>();
+    let total = |u: &[u64; 2]| u.iter().sum::<u64>();
     let end = during.last().expect("measured");
     let half = &during[during.len() / 2];
     let peak = during.iter().map(total).max().unwrap_or(0);
@@ -649,23 +650,21 @@ async fn stored_size(
         "no Idempotency-Key"
     };
     println!(
-        "stored per finished {} game: {} bytes (game {}, events list {}, idempotency hash {}; {} moves in {rounds} rounds, blob {blob} B, {how})",
+        "stored per finished {} game: {} bytes (game key {}, idempotency hash {}; {} moves in {rounds} rounds, blob {blob} B, {how})",
         args.preset.name(),
         total(end),
         end[0],
         end[1],
-        end[2],
         table.moves,
     );
     println!(
-        "stored per {} game in progress: {} bytes after {} of {} moves (game {}, events list {}, idempotency hash {}), at most {} bytes during the game",
+        "stored per {} game in progress: {} bytes after {} of {} moves (game key {}, idempotency hash {}), at most {} bytes during the game",
         args.preset.name(),
         total(half),
         during.len() / 2,
         table.moves,
         half[0],
         half[1],
-        half[2],
         peak
     );
     let half = samples.len() / 2;

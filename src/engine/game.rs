@@ -178,7 +178,7 @@ impl Game {
             },
             unclaimed: view.unclaimed,
             last_round: view.last_round,
-            history: History::default(),
+            history: History::off(),
         };
         if let (Some(seat), Some(hand)) = (view.viewer, view.hand)
             && game.round.hands[seat as usize] != hand

@@ -39,6 +39,10 @@ pub struct History {
     len: u32,
     /// The codes, `width` bits each, least significant bit first; unused bits are zero.
     bits: Vec<u8>,
+    /// Nothing is recorded: a game a bot made up to search from has no past to replay, and
+    /// its rollouts are the engine's hottest loop.
+    #[serde(skip)]
+    off: bool,
 }
 
 /// The shape of the codes under one rule set.
@@ -102,18 +106,24 @@ pub(crate) enum Code {
 impl History {
     /// Appends a move in canonical form (as [`Game::check`](super::Game::check) returns it).
     pub(crate) fn push(&mut self, rules: &Rules, seat: u8, mv: Move) {
+        // Hot: every move of every playout comes through here.
+        if self.off {
+            return;
+        }
         let codec = Codec::of(rules);
         let width = codec.width();
-        let mut code = codec.encode(seat, mv);
-        let mut at = self.len as usize * width;
-        self.bits.resize((at + width).div_ceil(8), 0);
-        let mut left = width;
-        while left > 0 {
-            let take = left.min(8 - at % 8);
-            self.bits[at / 8] |= ((code & ((1 << take) - 1)) as u8) << (at % 8);
-            code >>= take;
-            at += take;
-            left -= take;
+        let at = self.len as usize * width;
+        let end = (at + width).div_ceil(8);
+        // A code of at most 11 bits, shifted by at most 7, spans at most three bytes.
+        let bits = u32::from(codec.encode(seat, mv)) << (at % 8);
+        let first = at / 8;
+        if first < self.bits.len() {
+            self.bits[first] |= bits as u8;
+        } else {
+            self.bits.push(bits as u8);
+        }
+        for k in 1..end - first {
+            self.bits.push((bits >> (8 * k)) as u8);
         }
         self.len += 1;
     }
@@ -142,6 +152,14 @@ impl History {
             return Err("the move history has stray bits".into());
         }
         Ok(())
+    }
+
+    /// A history that records nothing (see `off`).
+    pub(crate) fn off() -> History {
+        History {
+            off: true,
+            ..History::default()
+        }
     }
 
     /// Whether `mv` has a code under these rules (every move the rules allow does; a move
