@@ -104,6 +104,28 @@ impl Game {
     }
 }
 
+impl Game {
+    /// This game in format 1 (without the format byte), for the tests of readers of it.
+    #[cfg(test)]
+    pub(crate) fn to_v1_postcard(&self) -> Vec<u8> {
+        let (moves, _) = self.replay_history().expect("a game with its record");
+        let g = self.clone();
+        let old = GameV1 {
+            rules: g.rules,
+            seats: g.seats,
+            seed: g.seed,
+            first_deal: g.first_deal,
+            scores: g.scores,
+            rounds_done: g.rounds_done,
+            round: g.round,
+            unclaimed: g.unclaimed,
+            last_round: g.last_round,
+            history: moves,
+        };
+        postcard::to_allocvec(&old).expect("serialises")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,21 +140,8 @@ mod tests {
                 let mv = game.legal_moves(seat)[0];
                 game.play(seat, mv).unwrap();
             }
-            let (moves, _) = game.replay_history().unwrap();
-            let g = game.clone();
-            let old = GameV1 {
-                rules: g.rules,
-                seats: g.seats,
-                seed: g.seed,
-                first_deal: g.first_deal,
-                scores: g.scores,
-                rounds_done: g.rounds_done,
-                round: g.round,
-                unclaimed: g.unclaimed,
-                last_round: g.last_round,
-                history: moves,
-            };
-            let bytes = postcard::to_extend(&old, vec![1]).unwrap();
+            let mut bytes = vec![1];
+            bytes.extend(game.to_v1_postcard());
             assert_eq!(Game::from_bytes(&bytes).unwrap(), game, "{preset:?}");
             assert!(bytes.len() > game.to_bytes().len(), "format 2 is smaller");
         }
