@@ -860,7 +860,8 @@ mod tests {
             game.play(seat, mv).unwrap();
         }
         // Format 1: the same fields, whole token hashes, and the engine's game format 1.
-        let seats: Vec<(Option<String>, Option<[u8; 32]>, Option<Level>)> = vec![
+        type SeatV1 = (Option<String>, Option<[u8; 32]>, Option<Level>);
+        let seats: Vec<SeatV1> = vec![
             (
                 Some("ann".into()),
                 Some(Sha256::digest(b"token-a").into()),
