@@ -258,4 +258,8 @@ pub fn storage(data: &[u8]) {
             let _ = next.play(turn, mv);
         }
     }
+    // The log, the export and idempotent retries read the history back by replay: a
+    // damaged one must be refused, never panic.
+    let _ = game.replay_history();
+    let _ = game.after_moves(game.move_count() / 2);
 }

@@ -62,14 +62,16 @@ impl Codec {
         }
     }
 
-    /// One past the largest code.
-    fn limit(self) -> u16 {
-        FIRST_PLAY + self.tiles * self.ends * self.claims
+    /// One past the largest code. (In 32 bits: rules read from storage are checked after
+    /// the history is, and a damaged `max_pip` must not overflow here.)
+    fn limit(self) -> u32 {
+        u32::from(FIRST_PLAY)
+            + u32::from(self.tiles) * u32::from(self.ends) * u32::from(self.claims)
     }
 
     /// Bits per code.
     fn width(self) -> usize {
-        (u16::BITS - (self.limit() - 1).leading_zeros()) as usize
+        (u32::BITS - (self.limit() - 1).leading_zeros()) as usize
     }
 
     fn encode(self, seat: u8, mv: Move) -> u16 {
@@ -224,7 +226,7 @@ fn decode(codec: Codec, code: u16) -> Option<Code> {
         c if c < FIRST_PLAY => Code::Muggins {
             seat: (c - MUGGINS) as u8,
         },
-        c if c < codec.limit() => {
+        c if u32::from(c) < codec.limit() => {
             let c = c - FIRST_PLAY;
             let claimed = c % codec.claims == 1;
             let c = c / codec.claims;

@@ -43,6 +43,10 @@ impl TryFrom<GameV1> for Game {
     type Error = StorageError;
 
     fn try_from(old: GameV1) -> Result<Game, StorageError> {
+        // The rules shape the history's codes: they must be sound before a move is encoded.
+        old.rules
+            .validate(old.seats)
+            .map_err(|e| StorageError::Corrupt(format!("the rules: {e}")))?;
         let mut history = History::default();
         for (seat, mv) in old.history {
             if !History::encodes(&old.rules, seat, mv) {
