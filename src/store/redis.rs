@@ -19,10 +19,12 @@
 //!   Earlier versions stored a hash (`v`, `d`) and a list `<prefix>game:{<id>}:events`
 //!   (8-byte versions); both are still read, and the first save rewrites the game whole;
 //! - `<prefix>game:{<id>}:idem`: a hash of idempotency records, field = the key, value =
-//!   the fingerprint's length (4 bytes big-endian), the fingerprint, then the response.
+//!   the fingerprint's length (4 bytes big-endian), the fingerprint, then the response
+//!   (opaque here; the service keeps a receipt of a few bytes it renders the answer from).
 //!   One hash rather than one key per record, so that one PEXPIRE per save keeps every
 //!   record alive exactly as long as the game (HSETNX gives first-writer-wins);
-//! - the pub/sub channel `<prefix>events:{<id>}` carries the same encoding as the list.
+//! - the pub/sub channel `<prefix>events:{<id>}` carries each event as the events area
+//!   holds it (version and payload), without its length.
 //!
 //! Every save refreshes the expiry of all of them to the idle ttl, so an abandoned game
 //! disappears whole. Ids are UUIDs; an id must not contain `{` or `}`, nor the prefix `{`.
