@@ -407,7 +407,7 @@ pub async fn make_move(
             let mut fingerprint = Sha256::new();
             fingerprint.update(Sha256::digest(token.as_bytes()));
             fingerprint.update(&body);
-            // 128 bits tell requests apart as well as 256 and halve what each record keeps.
+            // 128 bits are ample to tell requests apart, and halve what each record keeps.
             Some((key.to_string(), fingerprint.finalize()[..16].to_vec()))
         }
     };
