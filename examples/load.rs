@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use domino_server::api::wire::MoveView;
 use domino_server::engine::{Game, Move, Preset, Seed};
+use domino_server::store::redis::{game_value, read_game_value};
 use rand::SeedableRng;
 use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
@@ -523,13 +524,12 @@ async fn redis_ceiling(
         .await
         .map_err(|e| e.to_string())?;
     // redis-benchmark takes its arguments as text: the blob and the event (binary) are
-    // stood in for by as many bytes of text. The game's value is its version in ten
-    // digits, the length of its events area in seven, the events, then the blob; the
-    // version stays at 7 (expected 7, new 7), so every call passes the check and writes
-    // everything a real save writes (the events area fills up to its cap and stays full).
+    // stood in for by as many bytes of text. The version stays at 7 (expected 7, new 7),
+    // so every call passes the check and writes everything a real save writes (the events
+    // area fills up to its cap and stays full).
     let version = "0000000007";
     let blob = "b".repeat(sample.blob.len());
-    let value = format!("{version}0000000{blob}");
+    let value = game_value(7, blob.as_bytes());
     let event = "e".repeat(sample.event_len);
     let _: () = redis::cmd("SET")
         .arg(&game)
@@ -616,27 +616,16 @@ async fn stored_size(
     while !table.replica.is_over() {
         client.step(&mut table).await?;
         during.push(usage(&mut conn, prefix, &table.id).await?);
-        let mut blob: Vec<u8> = redis::cmd("GET")
+        let value: Vec<u8> = redis::cmd("GET")
             .arg(&key)
             .query_async(&mut conn)
             .await
             .map_err(|e| e.to_string())?;
-        // The value: the version (ten digits), the events' length (seven), the events
-        // (each its length in three bytes, then version and payload), then the blob.
-        let events_len: usize = std::str::from_utf8(&blob[10..17])
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .ok_or("a game value without its header")?;
-        let mut at = 17;
-        let mut event_len = 0;
-        while at < 17 + events_len {
-            event_len = usize::from(blob[at]) << 16
-                | usize::from(blob[at + 1]) << 8
-                | usize::from(blob[at + 2]);
-            at += 3 + event_len;
-        }
-        blob.drain(..17 + events_len);
-        samples.push(Sample { blob, event_len });
+        let game = read_game_value(&value).ok_or("the game's value does not read")?;
+        samples.push(Sample {
+            blob: game.blob.to_vec(),
+            event_len: game.events.last().map_or(0, |e| e.len()),
+        });
     }
     let blob = samples.last().map_or(0, |s| s.blob.len());
     let total = |u: &[u64; 2]| u.iter().sum::<u64>();

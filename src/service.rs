@@ -136,11 +136,7 @@ impl From<SeatRecordV1> for SeatRecord {
     fn from(old: SeatRecordV1) -> SeatRecord {
         SeatRecord {
             name: old.name,
-            token_hash: old.token_hash.map(|h| {
-                let mut hash = [0; 16];
-                hash.copy_from_slice(&h[..16]);
-                hash
-            }),
+            token_hash: old.token_hash.map(|h| short_hash(&h)),
             bot: old.bot,
         }
     }
@@ -212,7 +208,11 @@ pub enum Status {
 }
 
 fn token_hash(token: &str) -> [u8; 16] {
-    let digest = Sha256::digest(token.as_bytes());
+    short_hash(&Sha256::digest(token.as_bytes()).into())
+}
+
+/// The first 128 bits of a SHA-256, as seats keep them.
+fn short_hash(digest: &[u8; 32]) -> [u8; 16] {
     let mut hash = [0; 16];
     hash.copy_from_slice(&digest[..16]);
     hash

@@ -156,8 +156,9 @@ fn version_text(version: u64) -> String {
     format!("{version:0width$}", width = VERSION_DIGITS)
 }
 
-/// A new game's stored value: version, no events, blob.
-fn game_value(version: u64, blob: &[u8]) -> Vec<u8> {
+/// A new game's stored value: version, no events, blob. Public, like [`read_game_value`],
+/// for tools that talk to Redis directly (the load benchmark).
+pub fn game_value(version: u64, blob: &[u8]) -> Vec<u8> {
     let mut value = Vec::with_capacity(HEADER + blob.len());
     value.extend_from_slice(version_text(version).as_bytes());
     value.extend_from_slice(&[b'0'; EVENTS_LEN_DIGITS]);
@@ -165,37 +166,51 @@ fn game_value(version: u64, blob: &[u8]) -> Vec<u8> {
     value
 }
 
-/// A game's value taken apart: the version, the events area and where the blob starts.
-fn split_game_value(value: &[u8]) -> Option<(u64, &[u8], usize)> {
+/// A game's stored value taken apart (see the module doc).
+pub struct GameValue<'a> {
+    pub version: u64,
+    /// The events kept, oldest first, each as [`encode_event`] wrote it (without the
+    /// three bytes of its length).
+    pub events: Vec<&'a [u8]>,
+    pub blob: &'a [u8],
+}
+
+/// Reads a game's value; `None` when it is not one.
+pub fn read_game_value(value: &[u8]) -> Option<GameValue<'_>> {
     let number = |digits: &[u8]| std::str::from_utf8(digits).ok()?.parse::<u64>().ok();
     let version = number(value.get(..VERSION_DIGITS)?)?;
     let events_len = usize::try_from(number(value.get(VERSION_DIGITS..HEADER)?)?).ok()?;
-    let events = value.get(HEADER..HEADER.checked_add(events_len)?)?;
-    Some((version, events, HEADER + events_len))
-}
-
-fn parse_game_value(mut value: Vec<u8>) -> Option<Stored> {
-    let (version, _, blob_at) = split_game_value(&value)?;
-    value.drain(..blob_at);
-    Some(Stored {
-        version,
-        bytes: value,
-    })
-}
-
-/// The events kept in a game's value, oldest first: each is its length in three bytes
-/// (big-endian), then the event as [`encode_event`] wrote it.
-fn parse_game_events(value: &[u8]) -> Option<Vec<Event>> {
-    let (_, mut area, _) = split_game_value(value)?;
+    let blob_at = HEADER.checked_add(events_len)?;
+    let mut area = value.get(HEADER..blob_at)?;
     let mut events = Vec::new();
     while !area.is_empty() {
         let (len, rest) = area.split_first_chunk::<3>()?;
         let len = usize::from(len[0]) << 16 | usize::from(len[1]) << 8 | usize::from(len[2]);
-        let raw = rest.get(..len)?;
-        events.push(decode_event(raw)?);
+        events.push(rest.get(..len)?);
         area = &rest[len..];
     }
-    Some(events)
+    Some(GameValue {
+        version,
+        events,
+        blob: &value[blob_at..],
+    })
+}
+
+fn parse_game_value(value: &[u8]) -> Option<Stored> {
+    let game = read_game_value(value)?;
+    Some(Stored {
+        version: game.version,
+        bytes: game.blob.to_vec(),
+    })
+}
+
+/// The events kept in a game's value, oldest first.
+fn parse_game_events(value: &[u8]) -> Option<Vec<Event>> {
+    read_game_value(value)?
+        .events
+        .into_iter()
+        .map(decode_event)
+        .collect()
 }
 
 /// The shared game store on Redis.
@@ -514,7 +529,7 @@ impl GameStore for RedisStore {
             })
             .await?;
         match value {
-            Ok(Some(value)) => parse_game_value(value)
+            Ok(Some(value)) => parse_game_value(&value)
                 .map(Some)
                 .ok_or_else(|| corrupt("game value")),
             Ok(None) => Ok(None),
@@ -922,10 +937,10 @@ mod unit {
         );
         assert!(decode_event(b"\0short").is_none());
         assert_eq!(
-            parse_game_value(game_value(42, b"blob")).unwrap().version,
+            parse_game_value(&game_value(42, b"blob")).unwrap().version,
             42
         );
-        assert!(parse_game_value(b"12345".to_vec()).is_none());
+        assert!(parse_game_value(b"12345").is_none());
         let record = IdempotencyRecord {
             key: "k".into(),
             fingerprint: vec![1, 2, 3],
