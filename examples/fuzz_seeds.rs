@@ -1,10 +1,11 @@
-//! Seeds for the `storage` fuzz target: stored games (`Game::to_bytes`) of every preset,
+//! Seeds for the `storage` fuzz target: stored games (the service's `Record`) of every preset,
 //! at every move of a few random matches, one file each. Mutating real games reaches far
 //! deeper than random bytes, which almost never decode into a game.
 //!
 //! `cargo run --example fuzz_seeds -- fuzz/corpus/storage` (see `fuzz/README.md`).
 
 use domino_server::engine::{Game, Preset, Seed};
+use domino_server::service::Record;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -26,7 +27,8 @@ fn main() {
             for step in 0.. {
                 if step % 7 == 0 {
                     let path = format!("{dir}/{}-{seats}-{step:03}", preset.name());
-                    std::fs::write(path, game.to_bytes()).expect("the seed is written");
+                    std::fs::write(path, Record::new(0, preset, false, game.clone()).encode())
+                        .expect("the seed is written");
                     written += 1;
                 }
                 let Some(turn) = game.turn() else { break };

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use domino_server::engine::{Game, Preset, Seed};
 use domino_server::fuzz;
+use domino_server::service::Record;
 
 /// A small deterministic generator (xorshift64*), so every run tries the same inputs.
 struct Rng(u64);
@@ -87,7 +88,7 @@ fn storage_random_and_corrupted_games() {
             let mv = moves[rng.next() as usize % moves.len()];
             game.play(turn, mv).unwrap();
         }
-        let bytes = game.to_bytes();
+        let bytes = Record::new(0, preset, false, game).encode();
         fuzz::storage(&bytes);
         for _ in 0..200 {
             let mut damaged = bytes.clone();

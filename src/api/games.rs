@@ -10,14 +10,12 @@ use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::StreamExt;
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, problems};
 use crate::api::wire::*;
 use crate::engine::Preset;
-use crate::service::{self, GameService, MoveRequest, NewGame, PublicEvent, Snapshot};
-use crate::store::GameStore;
+use crate::service::{self, GameService, MoveRequest, NewGame, PublicEvent, RequestKey, Seen};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/v1/presets").route(web::get().to(list_presets)))
@@ -88,19 +86,16 @@ fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
     }
 }
 
-fn etag(s: &Snapshot) -> String {
+fn etag(s: &Seen) -> String {
     match s.viewer {
         Some(seat) => format!("\"{}-s{seat}\"", s.version),
         None => format!("\"{}\"", s.version),
     }
 }
 
-fn view_response(
-    status: actix_web::http::StatusCode,
-    s: &Snapshot,
-    body: impl serde::Serialize,
-) -> HttpResponse {
-    HttpResponse::build(status)
+/// A 200 with the ETag of `s`'s version and viewer.
+fn view_response(s: &Seen, body: impl serde::Serialize) -> HttpResponse {
+    HttpResponse::Ok()
         .insert_header((header::ETAG, etag(s)))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(body)
@@ -157,15 +152,15 @@ pub async fn create_game(
         preset,
         overrides: body.rules.unwrap_or_default(),
         seats: body.seats.unwrap_or(2),
-        bots: body.bots.iter().map(|b| (b.seat, b.level.into())).collect(),
+        bots: body.bots.iter().map(|b| (b.seat, b.level)).collect(),
         seed: body.seed,
         deal,
     };
-    let snapshot = games.create(new).await?;
+    let seen = games.create(new).await?;
     Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/games/{}", snapshot.id)))
-        .insert_header((header::ETAG, etag(&snapshot)))
-        .json(GameView::of(&snapshot)))
+        .insert_header((header::LOCATION, format!("/v1/games/{}", seen.id)))
+        .insert_header((header::ETAG, etag(&seen)))
+        .json(GameView::of(&seen)))
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -215,35 +210,9 @@ pub async fn list_games(
     }
     let page = query.page.unwrap_or(1);
     let per_page = query.per_page.unwrap_or(20);
-    if page == 0 || !(1..=100).contains(&per_page) {
-        return Err(ApiError::BadRequest(
-            "page starts at 1; per_page is 1 to 100".into(),
-        ));
-    }
-    // The page's end must be a position a store can name (Redis ranges are i64): a
-    // client's page number must neither overflow here nor reach the store as a 503.
-    if page
-        .checked_mul(per_page)
-        .is_none_or(|end| i64::try_from(end).is_err())
-    {
-        return Err(ApiError::BadRequest(
-            "page: too large for any list of games".into(),
-        ));
-    }
-    let found = games.list_open((page - 1) * per_page, per_page).await?;
+    let found = games.list_open(page, per_page).await?;
     let list = GameList {
-        games: found
-            .iter()
-            .map(|s| GameSummary {
-                game_id: s.id.clone(),
-                preset: s.record.preset.name(),
-                seats: s.record.seats.len() as u8,
-                free_seats: (0..s.record.seats.len() as u8)
-                    .filter(|&i| !s.record.seats[i as usize].is_taken())
-                    .collect(),
-                created_ms: s.record.created_ms,
-            })
-            .collect(),
+        games: found.iter().map(GameSummary::of).collect(),
         page,
         per_page,
     };
@@ -271,13 +240,13 @@ pub async fn take_seat(
     path: web::Path<uuid::Uuid>,
     body: web::Json<JoinGame>,
 ) -> Result<HttpResponse, ApiError> {
-    let (seat, token, snapshot) = games.join(&game_id(&path), &body.name, body.seat).await?;
+    let joined = games.join(&game_id(&path), &body.name, body.seat).await?;
     Ok(HttpResponse::Created()
-        .insert_header((header::ETAG, etag(&snapshot)))
+        .insert_header((header::ETAG, etag(&joined.seen)))
         .json(SeatGranted {
-            seat,
-            token,
-            view: GameView::of(&snapshot),
+            seat: joined.seat,
+            view: GameView::of(&joined.seen),
+            token: joined.token,
         }))
 }
 
@@ -318,7 +287,7 @@ pub async fn get_game(
 ) -> Result<HttpResponse, ApiError> {
     let id = game_id(&path);
     let token = bearer(request.headers())?;
-    let snapshot = match (query.after, query.wait) {
+    let seen = match (query.after, query.wait) {
         (Some(after), wait) => {
             games
                 .view_after(
@@ -336,7 +305,7 @@ pub async fn get_game(
         }
         (None, None) => games.view(&id, token).await?,
     };
-    let tag = etag(&snapshot);
+    let tag = etag(&seen);
     if let Some(inm) = request
         .headers()
         .get(header::IF_NONE_MATCH)
@@ -347,11 +316,7 @@ pub async fn get_game(
             .insert_header((header::ETAG, tag))
             .finish());
     }
-    Ok(view_response(
-        actix_web::http::StatusCode::OK,
-        &snapshot,
-        GameView::of(&snapshot),
-    ))
+    Ok(view_response(&seen, GameView::of(&seen)))
 }
 
 /// Makes a move. Built-in bots whose turn follows move before the answer.
@@ -391,7 +356,7 @@ pub async fn make_move(
     let parsed: MoveBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::BadRequest(format!("the body is not acceptable: {e}")))?;
     let mv = parsed.to_move().map_err(ApiError::BadRequest)?;
-    let idempotency = match request.headers().get("idempotency-key") {
+    let key = match request.headers().get("idempotency-key") {
         None => None,
         Some(value) => {
             let key = value
@@ -403,48 +368,22 @@ pub async fn make_move(
                         "Idempotency-Key: 1 to 128 visible ASCII characters".into(),
                     )
                 })?;
-            // The same key is the same request only from the same seat with the same body.
-            let mut fingerprint = Sha256::new();
-            fingerprint.update(Sha256::digest(token.as_bytes()));
-            fingerprint.update(&body);
-            // 128 bits are ample to tell requests apart, and halve what each record keeps.
-            Some((key.to_string(), fingerprint.finalize()[..16].to_vec()))
+            Some(RequestKey::new(key.to_string(), token, &body))
         }
     };
-    let render = |s: &Snapshot, events: &[crate::engine::Event]| {
-        let seats = s.record.game.seats() as usize;
-        let sides = s.record.game.scores().len();
-        let answer = MoveResult {
-            view: GameView::of(s),
-            events: events
-                .iter()
-                .map(|e| EventView::of(e, seats, sides))
-                .collect(),
-        };
-        serde_json::to_vec(&answer).expect("views serialise")
+    let request = MoveRequest {
+        mv,
+        expected_version: parsed.expected_version,
     };
-    let answer = games
-        .make_move(
-            &id,
-            token,
-            MoveRequest {
-                mv,
-                expected_version: parsed.expected_version,
-            },
-            idempotency,
-            &render,
-        )
-        .await?;
-    Ok(HttpResponse::Ok()
-        .content_type("application/json")
-        .body(answer.body))
+    let moved = games.make_move(&id, token, request, key.as_ref()).await?;
+    Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))
 }
 
 /// One Server-Sent Event per stored version, public facts only.
 #[derive(serde::Serialize, utoipa::ToSchema)]
 pub struct VersionEvent {
     pub version: u64,
-    pub status: GameStatus,
+    pub status: service::Status,
     pub turn: Option<u8>,
     /// The moves stored with this version, in public form.
     pub moves: Vec<ExportedMove>,
@@ -470,16 +409,9 @@ pub struct VersionEventFrame {
 fn sse_frame(event: &PublicEvent) -> web::Bytes {
     let wire = VersionEvent {
         version: event.version,
-        status: event.status.into(),
+        status: event.status,
         turn: event.turn,
-        moves: event
-            .moves
-            .iter()
-            .map(|&(seat, mv)| ExportedMove {
-                seat,
-                mv: MoveView::of(mv),
-            })
-            .collect(),
+        moves: event.moves.iter().map(|&m| ExportedMove::of(m)).collect(),
     };
     let json = serde_json::to_string(&wire).expect("events serialise");
     web::Bytes::from(format!(
@@ -520,77 +452,19 @@ pub async fn game_events(
                 .ok_or_else(|| ApiError::BadRequest("Last-Event-ID is a version number".into()))?,
         ),
     };
-    let store = games.store();
-    // Subscribe first, then read the history: nothing stored in between is missed, and
-    // anything seen twice is skipped by version.
-    let live = store.subscribe(&id).await.map_err(service::Error::from)?;
-    let current = games.view(&id, None).await?;
-    let backlog = match after {
-        Some(after) => store
-            .events_since(&id, after)
-            .await
-            .map_err(service::Error::from)?,
-        None => Vec::new(),
-    };
-    let hello = web::Bytes::from(format!(": game {id} at version {}\n\n", current.version));
-    // A finished game has nothing more to say once its history is sent.
-    let finished = current.record.status() == service::Status::Finished;
-    struct State {
-        backlog: std::vec::IntoIter<crate::store::Event>,
-        live: crate::store::EventStream,
-        last: u64,
-        done: bool,
-        finished: bool,
-        /// The version the game was at on connecting: sent (without its moves) when the
-        /// history does not reach it, so a client always learns the latest version.
-        current: PublicEvent,
-    }
-    let state = State {
-        backlog: backlog.into_iter(),
-        live,
-        last: after.unwrap_or(0),
-        done: false,
-        finished,
-        current: PublicEvent {
-            version: current.version,
-            status: current.record.status(),
-            turn: current.record.game.turn(),
-            moves: Vec::new(),
-        },
-    };
-    let stream = futures_util::stream::once(async move { Ok::<_, actix_web::Error>(hello) }).chain(
-        futures_util::stream::unfold(state, |mut st| async move {
-            loop {
-                if st.done {
-                    return None;
-                }
-                let next = match st.backlog.next() {
-                    Some(e) => Some(e),
-                    None if st.last < st.current.version => {
-                        st.last = st.current.version;
-                        st.done = st.finished;
-                        return Some((Ok(sse_frame(&st.current)), st));
-                    }
-                    None if st.finished => return None,
-                    None => tokio::select! {
-                        e = st.live.next() => match e { Some(e) => Some(e), None => return None },
-                        _ = tokio::time::sleep(Duration::from_secs(15)) => None,
-                    },
-                };
-                let Some(event) = next else {
-                    return Some((Ok(web::Bytes::from_static(b": keep-alive\n\n")), st));
-                };
-                if event.version <= st.last {
-                    continue;
-                }
-                if let Some(event) = PublicEvent::decode(&event.payload) {
-                    st.last = event.version;
-                    st.done = event.status == service::Status::Finished;
-                    return Some((Ok(sse_frame(&event)), st));
-                }
-            }
-        }),
-    );
+    let feed = games.events(&id, after).await?;
+    let hello = web::Bytes::from(format!(": game {id} at version {}\n\n", feed.current));
+    // A comment after 15 s without an event keeps proxies from closing the stream.
+    let frames = futures_util::stream::unfold(feed.events, |mut events| async move {
+        match tokio::time::timeout(Duration::from_secs(15), events.next()).await {
+            Ok(Some(event)) => Some((sse_frame(&event), events)),
+            Ok(None) => None,
+            Err(_) => Some((web::Bytes::from_static(b": keep-alive\n\n"), events)),
+        }
+    });
+    let stream = futures_util::stream::once(async move { hello })
+        .chain(frames)
+        .map(Ok::<_, actix_web::Error>);
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "text/event-stream"))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
@@ -618,40 +492,10 @@ pub async fn game_log(
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = game_id(&path);
-    let snapshot = games.view(&id, bearer(request.headers())?).await?;
-    let game = &snapshot.record.game;
-    let (moves, events) = game
-        .replay_history()
-        .map_err(|e| ApiError::Internal(format!("the stored history does not replay: {e}")))?;
-    let seats = game.seats() as usize;
-    let sides = game.scores().len();
-    let show = |list: &[crate::engine::Event]| {
-        list.iter()
-            .map(|e| EventView::of(&e.visible_to(snapshot.viewer), seats, sides))
-            .collect::<Vec<_>>()
-    };
-    let log = GameLog {
-        game_id: id,
-        version: snapshot.version,
-        start: show(&events[0]),
-        moves: moves
-            .iter()
-            .zip(&events[1..])
-            .enumerate()
-            .map(|(i, (&(seat, mv), caused))| LogEntry {
-                index: i + 1,
-                seat,
-                mv: MoveView::of(mv),
-                events: show(caused),
-            })
-            .collect(),
-    };
-    Ok(view_response(
-        actix_web::http::StatusCode::OK,
-        &snapshot,
-        log,
-    ))
+    let log = games
+        .log(&game_id(&path), bearer(request.headers())?)
+        .await?;
+    Ok(view_response(&log.seen, GameLog::of(&log)))
 }
 
 /// Once the match is finished: rules, seed, every deal and every move.
@@ -672,41 +516,6 @@ pub async fn export_game(
     games: web::Data<GameService>,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let snapshot = games.export(&game_id(&path)).await?;
-    let game = &snapshot.record.game;
-    let (moves, _) = game
-        .replay_history()
-        .map_err(|e| ApiError::Internal(format!("the stored history does not replay: {e}")))?;
-    let export = GameExport {
-        game_id: snapshot.id.clone(),
-        preset: snapshot.record.preset.name(),
-        rules: *game.rules(),
-        seats: game.seats(),
-        names: snapshot
-            .record
-            .seats
-            .iter()
-            .map(|s| s.name.clone())
-            .collect(),
-        seed: game.seed().to_hex(),
-        deals: (1..=game.round_number())
-            .map(|n| DealBody::from_deal(&game.deal_of_round(n)))
-            .collect(),
-        moves: moves
-            .iter()
-            .map(|&(seat, mv)| ExportedMove {
-                seat,
-                mv: MoveView::of(mv),
-            })
-            .collect(),
-        result: game.outcome().map(|o| MatchResult {
-            winner: o.winner(),
-            scores: game.scores().to_vec(),
-        }),
-    };
-    Ok(view_response(
-        actix_web::http::StatusCode::OK,
-        &snapshot,
-        export,
-    ))
+    let export = games.export(&game_id(&path)).await?;
+    Ok(view_response(&export.seen, GameExport::of(&export)))
 }

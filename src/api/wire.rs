@@ -1,9 +1,11 @@
 //! Wire types: the JSON shapes of API.md, with their OpenAPI schemas.
 //!
-//! Kept apart from the engine's types so the engine knows nothing of HTTP; the
-//! conversions from a [`Snapshot`] (a loaded game and who looks) live here too, so every
-//! answer is built one way. Nothing here decides a rule: a view shows what the engine's
-//! projection for the caller holds, and nothing else.
+//! Kept apart from the engine's types so the engine knows nothing of HTTP. Where the wire
+//! shape is the engine's or the service's own serde form (the rules, the status, bot
+//! levels, ends), that type is used as it is and only its schema is written here. The
+//! renderings of the service's answers ([`Seen`] and the rest) live here too, so every
+//! answer is built one way. Nothing here decides a rule or what a caller may see: a view
+//! shows what the service's answer holds, and nothing else.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -16,10 +18,10 @@ use crate::engine::rules::{
     Spinner, WhenStuck,
 };
 use crate::engine::{
-    Deal, End, EndReason, Event, LegalMove, Move, Outcome, Preset, Projection, RoundResult, Rules,
-    RulesPatch, Tile,
+    Deal, End, EndReason, Event, LegalMove, Move, Outcome, Preset, RoundResult, Rules, RulesPatch,
+    Tile,
 };
-use crate::service::{Snapshot, Status};
+use crate::service::{self, Seen, Status};
 
 // ----- the rules object (engine's serde, documented here) -----
 
@@ -165,34 +167,52 @@ impl From<Preset> for PresetInfo {
     }
 }
 
-/// A bot level.
-#[derive(Clone, Copy, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum BotLevel {
-    Random,
-    Greedy,
-    Expert,
+/// Documents a type whose serde form is a word (a unit-variant enum in snake case) under
+/// the schema name the API has always used.
+macro_rules! word_schema {
+    ($ty:ty, $name:literal, [$($word:literal),+], $doc:expr) => {
+        impl utoipa::PartialSchema for $ty {
+            fn schema() -> RefOr<Schema> {
+                let schema = ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some([$($word),+]));
+                let doc: Option<&str> = $doc;
+                schema.description(doc).into()
+            }
+        }
+
+        impl ToSchema for $ty {
+            fn name() -> std::borrow::Cow<'static, str> {
+                $name.into()
+            }
+        }
+    };
 }
 
-impl From<BotLevel> for Level {
-    fn from(l: BotLevel) -> Level {
-        match l {
-            BotLevel::Random => Level::Random,
-            BotLevel::Greedy => Level::Greedy,
-            BotLevel::Expert => Level::Expert,
-        }
-    }
-}
-
-impl From<Level> for BotLevel {
-    fn from(l: Level) -> BotLevel {
-        match l {
-            Level::Random => BotLevel::Random,
-            Level::Greedy => BotLevel::Greedy,
-            Level::Expert => BotLevel::Expert,
-        }
-    }
-}
+word_schema!(
+    Level,
+    "BotLevel",
+    ["random", "greedy", "expert"],
+    Some("A bot level.")
+);
+word_schema!(
+    End,
+    "EndName",
+    ["left", "right", "up", "down"],
+    Some("An end of the layout.")
+);
+word_schema!(
+    Status,
+    "GameStatus",
+    ["waiting", "playing", "finished"],
+    None
+);
+word_schema!(
+    EndReason,
+    "RoundEndReason",
+    ["domino", "blocked", "stuck"],
+    None
+);
 
 /// A built-in player for one seat.
 #[derive(Deserialize, ToSchema)]
@@ -201,7 +221,7 @@ pub struct BotSeat {
     /// 0 to the game's seats less one.
     #[schema(maximum = 3)]
     pub seat: u8,
-    pub level: BotLevel,
+    pub level: Level,
 }
 
 /// A fixed first deal: hands by seat and the boneyard, top first. Together they must be a
@@ -330,38 +350,6 @@ pub enum MoveType {
     Muggins,
 }
 
-/// An end of the layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum EndName {
-    Left,
-    Right,
-    Up,
-    Down,
-}
-
-impl From<End> for EndName {
-    fn from(e: End) -> EndName {
-        match e {
-            End::Left => EndName::Left,
-            End::Right => EndName::Right,
-            End::Up => EndName::Up,
-            End::Down => EndName::Down,
-        }
-    }
-}
-
-impl From<EndName> for End {
-    fn from(e: EndName) -> End {
-        match e {
-            EndName::Left => End::Left,
-            EndName::Right => End::Right,
-            EndName::Up => End::Up,
-            EndName::Down => End::Down,
-        }
-    }
-}
-
 // `POST /v1/games/{id}/moves` as documented: one shape per move type, so the document
 // says that only a play names a tile, an end and a claim. `MoveBody` parses it.
 /// A move: its `type` says which, and which other fields it may have.
@@ -377,7 +365,7 @@ enum MoveShapes {
         #[schema(example = "5-3")]
         tile: String,
         /// Omitted for the lead, or when only one end fits.
-        end: Option<EndName>,
+        end: Option<End>,
         /// Points claimed with the play (muggins rules only); must equal the count.
         #[schema(maximum = 65535)]
         claim: Option<u16>,
@@ -454,7 +442,7 @@ pub struct MoveBody {
     /// The tile to play (`play` only), `"a-b"` in either order.
     pub tile: Option<String>,
     /// Omitted for the lead, or when only one end fits.
-    pub end: Option<EndName>,
+    pub end: Option<End>,
     /// Points claimed with the play (muggins rules only); must equal the count.
     pub claim: Option<u16>,
     /// Ignored: present so a legal move can be sent back verbatim.
@@ -469,7 +457,7 @@ impl MoveBody {
         Ok(match self.kind {
             MoveType::Play => Move::Play {
                 tile: parse_tile(self.tile.as_deref().ok_or("a play names its tile")?)?,
-                end: self.end.map(End::from),
+                end: self.end,
                 claim: self.claim,
             },
             MoveType::Draw if no_tile => Move::Draw,
@@ -489,7 +477,7 @@ pub struct MoveView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tile: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub end: Option<EndName>,
+    pub end: Option<End>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claim: Option<u16>,
     /// In `legal_moves`: the points the move would score.
@@ -510,7 +498,7 @@ impl MoveView {
             Move::Play { tile, end, claim } => MoveView {
                 kind: MoveType::Play,
                 tile: Some(tile.to_string()),
-                end: end.map(EndName::from),
+                end,
                 claim,
                 points: None,
             },
@@ -544,7 +532,7 @@ pub enum EventView {
         seat: u8,
         tile: String,
         #[serde(skip_serializing_if = "Option::is_none")]
-        end: Option<EndName>,
+        end: Option<End>,
         points: u16,
         credited: bool,
     },
@@ -571,6 +559,15 @@ pub enum EventView {
 }
 
 impl EventView {
+    /// Events already in the caller's visible form, rendered for the game `seen`.
+    pub fn all(events: &[Event], seen: &Seen) -> Vec<EventView> {
+        let (seats, sides) = (seen.seats.len(), seen.scores.len());
+        events
+            .iter()
+            .map(|e| EventView::of(e, seats, sides))
+            .collect()
+    }
+
     /// `event` must already be in the caller's visible form.
     pub fn of(event: &Event, seats: usize, sides: usize) -> EventView {
         match *event {
@@ -592,7 +589,7 @@ impl EventView {
             } => EventView::Played {
                 seat,
                 tile: tile.to_string(),
-                end: end.map(EndName::from),
+                end,
                 points,
                 credited,
             },
@@ -621,7 +618,7 @@ impl EventView {
 pub struct SeatView {
     pub seat: u8,
     pub name: Option<String>,
-    pub bot: Option<BotLevel>,
+    pub bot: Option<Level>,
     pub hand_count: u8,
     /// The seat's team under `rules.teams` (0: seats 0+2, 1: seats 1+3), else null.
     pub team: Option<u8>,
@@ -633,7 +630,7 @@ pub struct SeatView {
 /// An open end of the layout.
 #[derive(Serialize, ToSchema)]
 pub struct EndView {
-    pub end: EndName,
+    pub end: End,
     pub value: u8,
     /// The tip is a crosswise double (it counts both halves under fives).
     pub double: bool,
@@ -678,19 +675,11 @@ pub struct RoundView {
     pub start_tile: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RoundEndReason {
-    Domino,
-    Blocked,
-    Stuck,
-}
-
 /// A finished round: every hand revealed.
 #[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct RoundResultView {
     pub number: u16,
-    pub reason: RoundEndReason,
+    pub reason: EndReason,
     /// The winning seat (a team under `rules.teams`), or null.
     pub winner: Option<u8>,
     /// The seat that played its last tile, for a domino.
@@ -705,11 +694,7 @@ impl RoundResultView {
     pub fn of(r: &RoundResult, seats: usize, sides: usize) -> RoundResultView {
         RoundResultView {
             number: r.number,
-            reason: match r.reason {
-                EndReason::Domino => RoundEndReason::Domino,
-                EndReason::Blocked => RoundEndReason::Blocked,
-                EndReason::Stuck => RoundEndReason::Stuck,
-            },
+            reason: r.reason,
             winner: r.winner,
             went_out: r.went_out,
             hands: r.hands[..seats]
@@ -739,31 +724,13 @@ impl MatchResult {
     }
 }
 
-#[derive(Clone, Copy, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum GameStatus {
-    Waiting,
-    Playing,
-    Finished,
-}
-
-impl From<Status> for GameStatus {
-    fn from(s: Status) -> GameStatus {
-        match s {
-            Status::Waiting => GameStatus::Waiting,
-            Status::Playing => GameStatus::Playing,
-            Status::Finished => GameStatus::Finished,
-        }
-    }
-}
-
 /// The game as the caller may see it: a seat's view with its token, else the spectator's.
 #[derive(Serialize, ToSchema)]
 pub struct GameView {
     pub game_id: String,
     /// Grows by one with every stored change; the `ETag`.
     pub version: u64,
-    pub status: GameStatus,
+    pub status: Status,
     pub preset: &'static str,
     #[schema(value_type = RulesDoc)]
     pub rules: Rules,
@@ -798,35 +765,23 @@ fn pips(mask: u16) -> Vec<u8> {
 }
 
 impl GameView {
-    pub fn of(s: &Snapshot) -> GameView {
-        let record = &s.record;
-        let status = record.status();
-        let rules = *record.game.rules();
-        // While the game waits nobody sees a hand or a move: the deal is made, not shown.
-        let p: Projection = record.game.project(if status == Status::Waiting {
-            None
-        } else {
-            s.viewer
-        });
-        let sides = p.scores.len();
-        let seats = record
+    pub fn of(s: &Seen) -> GameView {
+        let p = s.projection.as_ref();
+        let sides = s.scores.len();
+        let seats = s
             .seats
             .iter()
             .enumerate()
             .map(|(i, seat)| SeatView {
                 seat: i as u8,
                 name: seat.name.clone(),
-                bot: seat.bot.map(BotLevel::from),
-                hand_count: if status == Status::Waiting {
-                    0
-                } else {
-                    p.hand_counts[i]
-                },
-                team: rules.teams.then_some(i as u8 % 2),
-                known_missing: pips(p.voids[i]),
+                bot: seat.bot,
+                hand_count: p.map_or(0, |p| p.hand_counts[i]),
+                team: s.team(i as u8),
+                known_missing: p.map_or_else(Vec::new, |p| pips(p.voids[i])),
             })
             .collect();
-        let round = (status != Status::Waiting).then(|| {
+        let round = p.map(|p| {
             let arms = p.layout.arms();
             let strings = |arm: &Vec<(u8, u8)>| {
                 arm.iter()
@@ -854,7 +809,7 @@ impl GameView {
                     ends: tips
                         .open_ends()
                         .map(|(end, value)| EndView {
-                            end: end.into(),
+                            end,
                             value,
                             double: tips.tip_is_double(end),
                         })
@@ -867,21 +822,99 @@ impl GameView {
         GameView {
             game_id: s.id.clone(),
             version: s.version,
-            status: status.into(),
-            preset: record.preset.name(),
-            rules,
-            prearranged: record.prearranged,
+            status: s.status,
+            preset: s.preset.name(),
+            rules: s.rules,
+            prearranged: s.prearranged,
             you: s.viewer,
             seats,
-            scores: p.scores.clone(),
+            scores: s.scores.clone(),
             round,
-            hand: p.hand.map(|h| h.iter().map(|t| t.to_string()).collect()),
-            your_turn: s.viewer.is_some() && p.turn == s.viewer && status == Status::Playing,
-            legal_moves: p.legal_moves.iter().map(MoveView::legal).collect(),
+            hand: p
+                .and_then(|p| p.hand)
+                .map(|h| h.iter().map(|t| t.to_string()).collect()),
+            your_turn: s.your_turn(),
+            legal_moves: p.map_or_else(Vec::new, |p| {
+                p.legal_moves.iter().map(MoveView::legal).collect()
+            }),
             last_round: p
-                .last_round
-                .map(|r| RoundResultView::of(&r, p.seats as usize, sides)),
-            result: p.outcome.map(|o| MatchResult::of(o, &p.scores)),
+                .and_then(|p| p.last_round)
+                .map(|r| RoundResultView::of(&r, s.seats.len(), sides)),
+            result: p
+                .and_then(|p| p.outcome)
+                .map(|o| MatchResult::of(o, &s.scores)),
+        }
+    }
+}
+
+impl MoveResult {
+    pub fn of(moved: &service::Moved) -> MoveResult {
+        MoveResult {
+            view: GameView::of(&moved.seen),
+            events: EventView::all(&moved.events, &moved.seen),
+        }
+    }
+}
+
+impl GameSummary {
+    pub fn of(s: &Seen) -> GameSummary {
+        GameSummary {
+            game_id: s.id.clone(),
+            preset: s.preset.name(),
+            seats: s.seats.len() as u8,
+            free_seats: s.free_seats.clone(),
+            created_ms: s.created_ms,
+        }
+    }
+}
+
+impl GameLog {
+    pub fn of(log: &service::Log) -> GameLog {
+        GameLog {
+            game_id: log.seen.id.clone(),
+            version: log.seen.version,
+            start: EventView::all(&log.start, &log.seen),
+            moves: log
+                .moves
+                .iter()
+                .enumerate()
+                .map(|(i, entry)| LogEntry {
+                    index: i + 1,
+                    seat: entry.seat,
+                    mv: MoveView::of(entry.mv),
+                    events: EventView::all(&entry.events, &log.seen),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl GameExport {
+    pub fn of(export: &service::Export) -> GameExport {
+        let s = &export.seen;
+        GameExport {
+            game_id: s.id.clone(),
+            preset: s.preset.name(),
+            rules: s.rules,
+            seats: s.seats.len() as u8,
+            names: s.seats.iter().map(|seat| seat.name.clone()).collect(),
+            seed: export.seed.to_hex(),
+            deals: export.deals.iter().map(DealBody::from_deal).collect(),
+            moves: export.moves.iter().map(|&m| ExportedMove::of(m)).collect(),
+            result: s
+                .projection
+                .as_ref()
+                .and_then(|p| p.outcome)
+                .map(|o| MatchResult::of(o, &s.scores)),
+        }
+    }
+}
+
+impl ExportedMove {
+    pub fn of((seat, mv): (u8, Move)) -> ExportedMove {
+        ExportedMove {
+            seat,
+            mv: MoveView::of(mv),
         }
     }
 }

@@ -9,6 +9,7 @@
 //! - [`random`]: uniform over the legal moves.
 //! - [`greedy`]: the best immediate result (most points under fives, else the heaviest tile).
 //! - [`expert`]: determinised search (PIMC) with greedy rollouts to the end of the round.
+//! - [`turns`]: the bots' turns at a table, played until a human must move.
 //!
 //! Every level takes an opponent's unclaimed points (a `muggins` move) as soon as it may,
 //! in turn or out of it, and greedy and expert always claim their own points.
@@ -16,6 +17,7 @@
 pub mod expert;
 pub mod greedy;
 pub mod random;
+pub mod turns;
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};

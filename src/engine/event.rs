@@ -7,6 +7,7 @@ use super::tile::{Tile, TileSet};
 
 /// How a round ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum EndReason {
     /// A seat played its last tile.
     Domino,

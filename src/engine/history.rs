@@ -164,21 +164,6 @@ impl History {
         }
     }
 
-    /// Whether `mv` has a code under these rules (every move the rules allow does; a move
-    /// read from an old format is not trusted to).
-    pub(crate) fn encodes(rules: &Rules, seat: u8, mv: Move) -> bool {
-        let codec = Codec::of(rules);
-        match mv {
-            Move::Draw | Move::Pass => true,
-            Move::Muggins => seat < 4,
-            Move::Play { tile, end, claim } => {
-                u16::from(tile.index()) < codec.tiles
-                    && end.is_none_or(|e| (e as u16) < codec.ends)
-                    && (claim.is_none() || codec.claims == 2)
-            }
-        }
-    }
-
     /// How many moves are recorded.
     pub(crate) fn len(&self) -> usize {
         self.len as usize
@@ -303,7 +288,6 @@ mod tests {
                     end: Some(end),
                     claim,
                 };
-                assert!(History::encodes(&rules, 0, play));
                 assert_eq!(
                     round_trip(&rules, 0, play),
                     Code::Play {

@@ -1,7 +1,8 @@
 //! The rules engine: every game of `RULES.md`, exact and impossible to cheat.
 //!
 //! Pure: no I/O, no async, no clock, no global RNG. It knows nothing of HTTP or Redis; the
-//! service stores a [`Game`] in its compact serde form and asks it for [`Projection`]s.
+//! service stores a [`Game`] through its serde form (inside the service's record) and asks
+//! it for [`Projection`]s.
 //!
 //! - [`tile`]: tiles (one byte) and tile sets (bitsets, so move generation is a few ANDs).
 //! - [`rules`]: the rule set, the six presets, overrides and validation.
@@ -12,7 +13,6 @@
 //! - [`history`]: the compact record of a match's moves (6 bits each in a classic game).
 //! - [`scoring`]: round awards (pips, fives, penalty; ties; teams; the boneyard).
 //! - [`projection`]: what one seat or a spectator may know.
-//! - [`storage`]: the versioned byte form a store keeps.
 //!
 //! # Decisions RULES.md leaves open
 //! - **Blocked** is detected as soon as no seat can play and nobody can draw, rather than
@@ -53,7 +53,6 @@ pub mod moves;
 pub mod projection;
 pub mod rules;
 pub mod scoring;
-pub mod storage;
 pub mod tile;
 
 pub use deal::{Deal, Seed};

@@ -148,6 +148,9 @@ impl Client {
         } else {
             &json
         };
+        if let Some(lead) = view["round"]["layout"]["lead"].as_str() {
+            allowed.insert(canonical(lead));
+        }
         for arm in ["left", "right", "up", "down"] {
             for tile in view["round"]["layout"]["arms"][arm]
                 .as_array()

@@ -1,0 +1,53 @@
+//! The bots' turns at a table: which bot moves next, and playing until a human must.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use sha2::{Digest, Sha256};
+
+use super::Level;
+use crate::engine::{Event, Game, Move};
+
+/// A safety net on bots moving in one go (a whole match of four bots is about 200 moves).
+pub const MAX_MOVES: usize = 5_000;
+
+/// Lets the bots move while one of them may: an out-of-turn muggins call first, then the
+/// seat to move. `bots[seat]` is that seat's level, `None` for a human. Returns the moves
+/// made and appends what they caused to `events`.
+///
+/// Deterministic: each bot's RNG comes from the game's seed and the move number, so a
+/// prearranged game with bots replays the same.
+pub fn play_turns(
+    game: &mut Game,
+    bots: &[Option<Level>],
+    events: &mut Vec<Event>,
+) -> Vec<(u8, Move)> {
+    let mut moves = Vec::new();
+    for _ in 0..MAX_MOVES {
+        let Some(turn) = game.turn() else { break };
+        let seats = game.seats();
+        // Bots off turn take unclaimed points before the seat to move plays on.
+        let mover = (0..seats)
+            .map(|i| (turn + i) % seats)
+            .filter(|&s| bots[s as usize].is_some())
+            .find(|&s| s == turn || game.legal_moves(s).contains(&Move::Muggins));
+        let Some(seat) = mover else { break };
+        let level = bots[seat as usize].expect("a bot seat");
+        let mut seed = Sha256::new();
+        seed.update(game.seed().0);
+        seed.update((game.move_count() as u64).to_le_bytes());
+        let mut rng = ChaCha8Rng::from_seed(seed.finalize().into());
+        let Some(mv) = super::choose(level, &game.project(Some(seat)), &mut rng) else {
+            break;
+        };
+        match game.play_into(seat, mv, events) {
+            Ok(played) => moves.push((seat, played)),
+            Err(e) => {
+                // A bot only picks from its legal moves; if it ever did not, stop rather
+                // than loop, and say so.
+                tracing::error!(seat, error = %e, "a bot chose an illegal move");
+                break;
+            }
+        }
+    }
+    moves
+}

@@ -1,0 +1,134 @@
+//! A game's public events: the one stored and published form of "version N happened",
+//! and the one feed of them that the event stream and long polling both read.
+
+use futures_util::stream::{self, BoxStream, StreamExt};
+use serde::{Deserialize, Serialize};
+
+use super::{Error, GameService, Status};
+use crate::engine::Move;
+use crate::store::GameStore;
+
+/// The public fact of one stored version. No tile in any hand can be in it: moves are in
+/// their public form (a draw does not name its tile).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PublicEvent {
+    pub version: u64,
+    pub status: Status,
+    pub turn: Option<u8>,
+    /// The moves stored with this version (a player's and the bots' after it).
+    pub moves: Vec<(u8, Move)>,
+}
+
+/// The format byte, then postcard: about 15 bytes for one move, and every game keeps its
+/// recent events in the store.
+const FORMAT: u8 = 1;
+
+impl PublicEvent {
+    pub(super) fn encode(&self) -> Vec<u8> {
+        postcard::to_extend(self, vec![FORMAT]).expect("an event always serialises")
+    }
+
+    fn decode(bytes: &[u8]) -> Option<PublicEvent> {
+        match bytes.split_first() {
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// A game's events after some version, oldest first: the stored ones, then the live ones
+/// as they are saved. When the capped history no longer reaches back, one event for the
+/// version current at the start (without its moves) stands for the missed ones. The feed
+/// ends after the event that finishes the match.
+pub struct Feed {
+    /// The game's version when the feed opened.
+    pub current: u64,
+    pub events: BoxStream<'static, PublicEvent>,
+}
+
+impl GameService {
+    /// The events of game `id` with a version above `after` (every one to come, with
+    /// `None`).
+    pub async fn events(&self, id: &str, after: Option<u64>) -> Result<Feed, Error> {
+        // Subscribe first, then read the game and its history: nothing stored in between
+        // is missed, and anything seen twice is skipped by version.
+        let live = self.store.subscribe(id).await?;
+        let (version, record) = self.load(id).await?;
+        let backlog = match after {
+            Some(after) => self.store.events_since(id, after).await?,
+            None => Vec::new(),
+        };
+        let current = PublicEvent {
+            version,
+            status: record.status(),
+            turn: record.game.turn(),
+            moves: Vec::new(),
+        };
+        let finished = current.status == Status::Finished;
+        let stored = backlog
+            .into_iter()
+            .filter_map(|e| PublicEvent::decode(&e.payload));
+        let live = live.filter_map(|e| async move { PublicEvent::decode(&e.payload) });
+        // The stand-in for the current version is only sent when the history did not
+        // reach it; a finished game has nothing live to wait for.
+        let tail: BoxStream<'static, PublicEvent> = if finished {
+            stream::once(async move { current }).boxed()
+        } else {
+            stream::once(async move { current }).chain(live).boxed()
+        };
+        let inner = stream::iter(stored).chain(tail);
+        let events = stream::unfold(
+            (inner, after.unwrap_or(0), false),
+            |(mut inner, last, done)| async move {
+                if done {
+                    return None;
+                }
+                while let Some(event) = inner.next().await {
+                    if event.version > last {
+                        let done = event.status == Status::Finished;
+                        let last = event.version;
+                        return Some((event, (inner, last, done)));
+                    }
+                }
+                None
+            },
+        )
+        .boxed();
+        Ok(Feed {
+            current: version,
+            events,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{End, Tile};
+
+    #[test]
+    fn public_events_are_compact_and_only_their_format_reads() {
+        let event = PublicEvent {
+            version: 141,
+            status: Status::Playing,
+            turn: Some(1),
+            moves: vec![(
+                0,
+                Move::Play {
+                    tile: "5-3".parse::<Tile>().unwrap(),
+                    end: Some(End::Left),
+                    claim: None,
+                },
+            )],
+        };
+        let bytes = event.encode();
+        assert!(bytes.len() <= 16, "{} bytes", bytes.len());
+        assert_eq!(PublicEvent::decode(&bytes), Some(event.clone()));
+        assert_eq!(
+            PublicEvent::decode(&serde_json::to_vec(&event).unwrap()),
+            None
+        );
+        assert_eq!(PublicEvent::decode(b""), None);
+        assert_eq!(PublicEvent::decode(&[9, 1, 2]), None);
+    }
+}

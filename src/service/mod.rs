@@ -1,0 +1,561 @@
+//! The one place that joins the engine, the bots and the store.
+//!
+//! A request travels down and its answer comes back up once: load the game's record →
+//! check the seat token → run the engine (and the bots whose turn follows) → store the
+//! record with a compare-and-set on its version, together with the idempotency receipt
+//! and the public event → answer with what the caller may see. Every write goes through
+//! [`GameService::update`]; a lost race retries on fresh state, unless the client pinned
+//! `expected_version`.
+//!
+//! It knows no HTTP: handlers turn requests into calls here, render the answers, and map
+//! [`Error`] to problems. It never logs a token or a hidden tile: moves are logged in their
+//! public form (a draw does not name its tile).
+//!
+//! - [`record`]: the stored game (lobby facts, seat tokens, the engine's game) and its one
+//!   byte format, checked on every load.
+//! - [`view`]: the answers, each what one caller may see.
+//! - [`events`]: the public event of each version, and the feed of them.
+//! - [`idempotency`]: when two requests are the same, and the receipts that answer retries.
+
+pub mod events;
+pub mod idempotency;
+pub mod record;
+pub mod view;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures_util::StreamExt;
+use rand::Rng;
+
+use crate::bots::{self, Level};
+use crate::engine::{
+    Deal, Event, Game, LegalMove, Move, MoveError, Preset, RulesError, RulesPatch, Seed,
+};
+use crate::metrics::Metrics;
+use crate::store::any::AnyStore;
+use crate::store::{GameStore, Save, SaveOutcome, StoreError};
+
+pub use events::{Feed, PublicEvent};
+pub use idempotency::RequestKey;
+pub use record::{Record, Seat, Status};
+pub use view::{Export, Joined, Log, LogEntry, Moved, Seen};
+
+use events::PublicEvent as Published;
+use idempotency::{Earlier, Receipt};
+
+/// Attempts at a compare-and-set before giving up (each loses only to a concurrent move
+/// of the same game, so a handful is plenty).
+const MAX_ATTEMPTS: usize = 16;
+/// Player names: 1 to this many characters.
+pub const MAX_NAME_CHARS: usize = 32;
+/// Lobby pages: at most this many games each.
+pub const MAX_PER_PAGE: usize = 100;
+
+/// What went wrong, in domain words; the API maps each to its problem code.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("no such game")]
+    NotFound,
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    #[error("{0}")]
+    NotYourTurn(String),
+    #[error("the game is at version {current}")]
+    VersionConflict { current: u64 },
+    #[error("the game has not started: seats are still free")]
+    NotStarted,
+    #[error("the match is over")]
+    Finished,
+    #[error("{0}")]
+    SeatTaken(String),
+    #[error("every seat is taken")]
+    GameFull,
+    #[error("{message}")]
+    IllegalMove {
+        message: String,
+        legal: Vec<LegalMove>,
+    },
+    #[error("{0}")]
+    InvalidRules(String),
+    #[error("this Idempotency-Key was used with another request")]
+    IdempotencyKeyReused,
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("the game is not finished: the export reveals every hand")]
+    NotFinished,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<RulesError> for Error {
+    fn from(e: RulesError) -> Error {
+        Error::InvalidRules(e.to_string())
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A new game, as the lobby asks for it.
+#[derive(Debug, Clone)]
+pub struct NewGame {
+    pub preset: Preset,
+    pub overrides: RulesPatch,
+    pub seats: u8,
+    pub bots: Vec<(u8, Level)>,
+    pub seed: Option<String>,
+    pub deal: Option<Deal>,
+}
+
+/// A move request after parsing.
+#[derive(Debug, Clone, Copy)]
+pub struct MoveRequest {
+    pub mv: Move,
+    pub expected_version: Option<u64>,
+}
+
+/// What one attempt of [`GameService::update`] decided to store.
+struct Change<T> {
+    value: T,
+    /// The moves made, in order (a player's, then the bots'), for the public event.
+    moves: Vec<(u8, Move)>,
+    /// The seat that asked, for an idempotency receipt.
+    seat: Option<u8>,
+    /// The game leaves the lobby with this change.
+    unlist: bool,
+}
+
+/// What [`GameService::update`] did.
+enum Updated<T> {
+    /// Stored as `version`.
+    Saved {
+        version: u64,
+        record: Record,
+        value: T,
+    },
+    /// The same request was stored before: its receipt, and the game as loaded since.
+    Repeated { receipt: Receipt, record: Record },
+}
+
+pub struct GameService {
+    store: Arc<AnyStore>,
+    metrics: Arc<Metrics>,
+    long_poll_max: Duration,
+}
+
+impl GameService {
+    pub fn new(
+        store: Arc<AnyStore>,
+        metrics: Arc<Metrics>,
+        long_poll_max: Duration,
+    ) -> GameService {
+        GameService {
+            store,
+            metrics,
+            long_poll_max,
+        }
+    }
+
+    /// Creates a game; a game of bots only is played to its end at once.
+    pub async fn create(&self, new: NewGame) -> Result<Seen, Error> {
+        let rules = new.preset.rules().with(&new.overrides);
+        rules.validate(new.seats)?;
+        let prearranged = new.seed.is_some() || new.deal.is_some();
+        let seed = match &new.seed {
+            Some(text) => Seed::from_text(text),
+            None => {
+                let mut bytes = [0u8; 32];
+                rand::rng().fill_bytes(&mut bytes);
+                Seed(bytes)
+            }
+        };
+        let game = Game::new(rules, new.seats, seed, new.deal)?;
+        let mut record = Record::new(now_ms(), new.preset, prearranged, game);
+        for &(seat, level) in &new.bots {
+            let slot = record.seats.get_mut(seat as usize).ok_or_else(|| {
+                Error::InvalidRules(format!(
+                    "bots: there is no seat {seat} in a {}-seat game",
+                    new.seats
+                ))
+            })?;
+            if slot.bot.is_some() {
+                return Err(Error::InvalidRules(format!(
+                    "bots: seat {seat} is given two bots"
+                )));
+            }
+            slot.bot = Some(level);
+            slot.name = Some(format!("{} bot", level.as_str()));
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let bot_moves = self.bots_play(&mut record, &mut Vec::new());
+        // Nobody could ever move in a game of bots only that they did not finish here
+        // (the safety net stopped them): refuse it rather than store it stuck forever.
+        if record.status() == Status::Playing && record.seats.iter().all(|s| s.bot.is_some()) {
+            return Err(Error::InvalidRules(format!(
+                "bots: a game of bots only is played inside this request and must end within \
+                 {} moves; this one did not (lower the target or the rounds)",
+                bots::turns::MAX_MOVES
+            )));
+        }
+        let listed = record.status() == Status::Waiting;
+        self.store
+            .create(&id, record.encode(), listed, record.created_ms)
+            .await?;
+        self.metrics.games_created.inc();
+        self.metrics.moves_applied.inc_by(bot_moves.len() as u64);
+        tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged, "game created");
+        Ok(Seen::of(&id, 1, &record, None))
+    }
+
+    async fn load(&self, id: &str) -> Result<(u64, Record), Error> {
+        let stored = self.store.load(id).await?.ok_or(Error::NotFound)?;
+        Ok((stored.version, Record::decode(&stored.bytes)?))
+    }
+
+    /// Loads a game and the seat of `token` (`None` for a spectator, without a token).
+    async fn load_as(
+        &self,
+        id: &str,
+        token: Option<&str>,
+    ) -> Result<(u64, Record, Option<u8>), Error> {
+        let (version, record) = self.load(id).await?;
+        let viewer = match token {
+            None => None,
+            Some(t) => Some(record.seat_of(t).ok_or(UNKNOWN_TOKEN)?),
+        };
+        Ok((version, record, viewer))
+    }
+
+    /// The game as `token`'s seat (or a spectator, without a token) may see it.
+    pub async fn view(&self, id: &str, token: Option<&str>) -> Result<Seen, Error> {
+        let (version, record, viewer) = self.load_as(id, token).await?;
+        Ok(Seen::of(id, version, &record, viewer))
+    }
+
+    /// Long poll: the view as soon as the version is greater than `after`, or after
+    /// `wait` (at most the configured cap) the view unchanged.
+    pub async fn view_after(
+        &self,
+        id: &str,
+        token: Option<&str>,
+        after: u64,
+        wait: Duration,
+    ) -> Result<Seen, Error> {
+        let wait = wait.min(self.long_poll_max);
+        let seen = self.view(id, token).await?;
+        if seen.version > after || wait.is_zero() {
+            return Ok(seen);
+        }
+        let mut feed = self.events(id, Some(after)).await?;
+        match tokio::time::timeout(wait, feed.events.next()).await {
+            Ok(Some(_)) => self.view(id, token).await,
+            // Nothing new in time (or the feed closed): the view as it was.
+            Ok(None) | Err(_) => Ok(seen),
+        }
+    }
+
+    /// Takes a seat; the last seat taken starts the game (and bots that lead move).
+    pub async fn join(&self, id: &str, name: &str, wanted: Option<u8>) -> Result<Joined, Error> {
+        let name = name.trim();
+        if name.is_empty()
+            || name.chars().count() > MAX_NAME_CHARS
+            || name.chars().any(char::is_control)
+        {
+            return Err(Error::BadRequest(format!(
+                "name: 1 to {MAX_NAME_CHARS} characters, no control characters"
+            )));
+        }
+        let mut token_bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut token_bytes);
+        let token = hex::encode(token_bytes);
+        let updated = self
+            .update(id, None, |_, record| {
+                let free = record.free_seats();
+                let seat = match wanted {
+                    _ if free.is_empty() => return Err(Error::GameFull),
+                    Some(s) if s as usize >= record.seats.len() => {
+                        return Err(Error::BadRequest(format!(
+                            "seat: this game has seats 0 to {}",
+                            record.seats.len() - 1
+                        )));
+                    }
+                    Some(s) if !free.contains(&s) => {
+                        return Err(Error::SeatTaken(format!("seat {s} is taken")));
+                    }
+                    Some(s) => s,
+                    None => free[0],
+                };
+                record.seat_player(seat, name, &token);
+                let started = record.status() != Status::Waiting;
+                let moves = if started {
+                    self.bots_play(record, &mut Vec::new())
+                } else {
+                    Vec::new()
+                };
+                Ok(Change {
+                    value: (seat, started),
+                    moves,
+                    seat: Some(seat),
+                    unlist: started,
+                })
+            })
+            .await?;
+        let Updated::Saved {
+            version,
+            record,
+            value: (seat, started),
+        } = updated
+        else {
+            unreachable!("a join has no idempotency key");
+        };
+        tracing::info!(game_id = %id, seat, started, version, "seat taken");
+        Ok(Joined {
+            seat,
+            token,
+            seen: Seen::of(id, version, &record, Some(seat)),
+        })
+    }
+
+    /// Makes a move for `token`'s seat, then lets the bots whose turn follows move, and
+    /// stores it all as one version. With a key, a retry of the same request gets the
+    /// first answer again.
+    pub async fn make_move(
+        &self,
+        id: &str,
+        token: &str,
+        request: MoveRequest,
+        key: Option<&RequestKey>,
+    ) -> Result<Moved, Error> {
+        let updated = self
+            .update(id, key, |version, record| {
+                let seat = record.seat_of(token).ok_or(UNKNOWN_TOKEN)?;
+                match record.status() {
+                    Status::Waiting => return Err(Error::NotStarted),
+                    Status::Finished => return Err(Error::Finished),
+                    Status::Playing => {}
+                }
+                if let Some(expected) = request.expected_version
+                    && expected != version
+                {
+                    return Err(Error::VersionConflict { current: version });
+                }
+                let mut events = Vec::new();
+                let played = record
+                    .game
+                    .play_into(seat, request.mv, &mut events)
+                    .map_err(|e| refuse(&record.game, seat, e))?;
+                let mut moves = vec![(seat, played)];
+                moves.extend(self.bots_play(record, &mut events));
+                let events = events.iter().map(|e| e.visible_to(Some(seat))).collect();
+                Ok(Change {
+                    value: (seat, events),
+                    moves,
+                    seat: Some(seat),
+                    unlist: false,
+                })
+            })
+            .await?;
+        Ok(match updated {
+            Updated::Saved {
+                version,
+                record,
+                value: (seat, events),
+            } => Moved {
+                seen: Seen::of(id, version, &record, Some(seat)),
+                events,
+            },
+            Updated::Repeated { receipt, record } => {
+                let (then, events) = receipt.replay(&record)?;
+                Moved {
+                    seen: Seen::of(id, receipt.version, &then, Some(receipt.seat)),
+                    events,
+                }
+            }
+        })
+    }
+
+    /// The one write path: load the game, let `change` alter it, store it with a
+    /// compare-and-set on its version (with the public event, and the receipt under
+    /// `key`), and on a lost race start again from the fresh state. With `key`, a request
+    /// already stored under it is not made again.
+    async fn update<T>(
+        &self,
+        id: &str,
+        key: Option<&RequestKey>,
+        mut change: impl FnMut(u64, &mut Record) -> Result<Change<T>, Error>,
+    ) -> Result<Updated<T>, Error> {
+        for _ in 0..MAX_ATTEMPTS {
+            let (version, mut record) = self.load(id).await?;
+            if let Some(key) = key {
+                match self.earlier(id, version, key).await? {
+                    Earlier::Made(receipt) => return Ok(Updated::Repeated { receipt, record }),
+                    Earlier::AfterLoad => continue,
+                    Earlier::None => {}
+                }
+            }
+            let moves_before = record.game.move_count() as u32;
+            let Change {
+                value,
+                moves,
+                seat,
+                unlist,
+            } = change(version, &mut record)?;
+            let status = record.status();
+            let event = Published {
+                version: version + 1,
+                status,
+                turn: record.game.turn(),
+                moves,
+            };
+            let receipt = key.zip(seat).map(|(key, seat)| {
+                Receipt {
+                    seat,
+                    version: version + 1,
+                    from: moves_before,
+                    to: record.game.move_count() as u32,
+                }
+                .stored_under(key)
+            });
+            let save = Save {
+                expected: version,
+                bytes: record.encode(),
+                idempotency: receipt,
+                event: Some(event.encode()),
+                unlist,
+                finished: status == Status::Finished,
+            };
+            match self.store.save(id, save).await? {
+                SaveOutcome::Saved { version } => {
+                    self.metrics.moves_applied.inc_by(event.moves.len() as u64);
+                    for (s, mv) in &event.moves {
+                        tracing::info!(game_id = %id, seat = s, mv = ?mv, version, "move applied");
+                    }
+                    if status == Status::Finished {
+                        tracing::info!(game_id = %id, scores = ?record.game.scores(), "match ended");
+                    }
+                    return Ok(Updated::Saved {
+                        version,
+                        record,
+                        value,
+                    });
+                }
+                // Another request of this game won. Look again: if it was a copy of this
+                // one (same key), its answer is this one's too, pinned version or not;
+                // else a pinned version is refused as stale after the load.
+                SaveOutcome::Conflict { .. } => {
+                    self.metrics.store_conflicts.inc();
+                }
+                SaveOutcome::Missing => return Err(Error::NotFound),
+            }
+        }
+        Err(Error::Internal(
+            "too many concurrent changes to this game; try again".into(),
+        ))
+    }
+
+    /// The bots' moves that follow, once every seat is taken.
+    fn bots_play(&self, record: &mut Record, events: &mut Vec<Event>) -> Vec<(u8, Move)> {
+        if record.status() == Status::Waiting {
+            return Vec::new();
+        }
+        let bots = record.bots();
+        bots::turns::play_turns(&mut record.game, &bots, events)
+    }
+
+    /// A page of open games, newest first (pages from 1).
+    pub async fn list_open(&self, page: usize, per_page: usize) -> Result<Vec<Seen>, Error> {
+        if page == 0 || !(1..=MAX_PER_PAGE).contains(&per_page) {
+            return Err(Error::BadRequest(format!(
+                "page starts at 1; per_page is 1 to {MAX_PER_PAGE}"
+            )));
+        }
+        // A store counts positions in 64-bit signed integers (Redis does): a page no list
+        // could reach is the client's mistake, not the store's.
+        if page
+            .checked_mul(per_page)
+            .is_none_or(|end| i64::try_from(end).is_err())
+        {
+            return Err(Error::BadRequest(
+                "page: too large for any list of games".into(),
+            ));
+        }
+        let ids = self
+            .store
+            .list_open((page - 1) * per_page, per_page)
+            .await?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            // A game may have started or expired since it was listed: skip it.
+            if let Ok((version, record)) = self.load(&id).await
+                && record.status() == Status::Waiting
+            {
+                out.push(Seen::of(&id, version, &record, None));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The move history as `token`'s seat (or a spectator) may see it.
+    pub async fn log(&self, id: &str, token: Option<&str>) -> Result<Log, Error> {
+        let (version, record, viewer) = self.load_as(id, token).await?;
+        let (moves, events) = replay(&record.game)?;
+        let show = |list: &[Event]| list.iter().map(|e| e.visible_to(viewer)).collect();
+        Ok(Log {
+            seen: Seen::of(id, version, &record, viewer),
+            start: show(&events[0]),
+            moves: moves
+                .iter()
+                .zip(&events[1..])
+                .map(|(&(seat, mv), caused)| LogEntry {
+                    seat,
+                    mv,
+                    events: show(caused),
+                })
+                .collect(),
+        })
+    }
+
+    /// The finished game's whole record (rules, seed, deals and moves).
+    pub async fn export(&self, id: &str) -> Result<Export, Error> {
+        let (version, record) = self.load(id).await?;
+        if record.status() != Status::Finished {
+            return Err(Error::NotFinished);
+        }
+        let game = &record.game;
+        let (moves, _) = replay(game)?;
+        Ok(Export {
+            seed: game.seed(),
+            deals: (1..=game.round_number())
+                .map(|n| game.deal_of_round(n))
+                .collect(),
+            moves,
+            seen: Seen::of(id, version, &record, None),
+        })
+    }
+}
+
+const UNKNOWN_TOKEN: Error = Error::Unauthorized("the token is not a seat of this game");
+
+/// Every move of the match and what each caused (the first entry: the first deal's).
+fn replay(game: &Game) -> Result<crate::engine::game::MovesAndEvents, Error> {
+    game.replay_history()
+        .map_err(|e| Error::Internal(format!("the stored history does not replay: {e}")))
+}
+
+/// Maps an engine refusal to the service's error, with the seat's legal moves.
+fn refuse(game: &Game, seat: u8, e: MoveError) -> Error {
+    match e {
+        MoveError::GameOver => Error::Finished,
+        MoveError::NotYourTurn { .. } => Error::NotYourTurn(e.to_string()),
+        other => Error::IllegalMove {
+            message: other.to_string(),
+            legal: game.project(Some(seat)).legal_moves,
+        },
+    }
+}

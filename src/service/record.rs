@@ -1,0 +1,205 @@
+//! A game as the store keeps it: the lobby's facts around the engine's game, and its one
+//! byte format.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::bots::Level;
+use crate::engine::{Game, Preset};
+
+use super::Error;
+
+/// The record's format byte, then postcard. The engine's game is embedded directly (not as
+/// bytes of its own) so a move costs one (de)serialisation pass. Bump it when `Record` or
+/// the engine's `Game` changes shape; no deployment holds games across such a change, so
+/// no old reader is kept.
+const FORMAT: u8 = 3;
+
+/// Where a game stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Waiting,
+    Playing,
+    Finished,
+}
+
+/// One seat as everyone may see it: who sits there. A free seat has neither.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seat {
+    pub name: Option<String>,
+    pub bot: Option<Level>,
+}
+
+/// A game as stored.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Record {
+    pub created_ms: u64,
+    pub preset: Preset,
+    /// Made with a seed or a fixed deal: its creator may know every deal.
+    pub prearranged: bool,
+    pub seats: Vec<Seat>,
+    /// Per seat, the first 128 bits of its token's SHA-256 (the token itself is never
+    /// stored). Tokens are 256 random bits, so finding another token with these 128 bits
+    /// is out of reach, and every stored game is smaller than with the whole hash.
+    tokens: Vec<Option<[u8; 16]>>,
+    pub game: Game,
+}
+
+impl Record {
+    /// A new game's record: every seat free but the bots'.
+    pub fn new(created_ms: u64, preset: Preset, prearranged: bool, game: Game) -> Record {
+        let seats = game.seats() as usize;
+        Record {
+            created_ms,
+            preset,
+            prearranged,
+            seats: vec![
+                Seat {
+                    name: None,
+                    bot: None
+                };
+                seats
+            ],
+            tokens: vec![None; seats],
+            game,
+        }
+    }
+
+    /// The same table around another state of its game (a replay).
+    pub fn with_game(&self, game: Game) -> Record {
+        Record {
+            created_ms: self.created_ms,
+            preset: self.preset,
+            prearranged: self.prearranged,
+            seats: self.seats.clone(),
+            tokens: self.tokens.clone(),
+            game,
+        }
+    }
+
+    pub fn is_taken(&self, seat: u8) -> bool {
+        self.tokens[seat as usize].is_some() || self.seats[seat as usize].bot.is_some()
+    }
+
+    /// The seats nobody has taken yet, lowest first.
+    pub fn free_seats(&self) -> Vec<u8> {
+        (0..self.seats.len() as u8)
+            .filter(|&s| !self.is_taken(s))
+            .collect()
+    }
+
+    pub fn status(&self) -> Status {
+        if (0..self.seats.len() as u8).any(|s| !self.is_taken(s)) {
+            Status::Waiting
+        } else if self.game.is_over() {
+            Status::Finished
+        } else {
+            Status::Playing
+        }
+    }
+
+    /// Seats a player holding `token`.
+    pub fn seat_player(&mut self, seat: u8, name: &str, token: &str) {
+        self.seats[seat as usize] = Seat {
+            name: Some(name.to_string()),
+            bot: None,
+        };
+        self.tokens[seat as usize] = Some(token_hash(token));
+    }
+
+    /// The seat a bearer token belongs to. Every seat's hash is compared, in constant time,
+    /// so the answer's timing says nothing about the token.
+    pub fn seat_of(&self, token: &str) -> Option<u8> {
+        let hash = token_hash(token);
+        let mut found = None;
+        for (i, seat) in self.tokens.iter().enumerate() {
+            if let Some(h) = seat
+                && bool::from(h.ct_eq(&hash))
+            {
+                found = Some(i as u8);
+            }
+        }
+        found
+    }
+
+    /// Per seat, its bot's level (`None` for a human or a free seat).
+    pub fn bots(&self) -> Vec<Option<Level>> {
+        self.seats.iter().map(|s| s.bot).collect()
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        postcard::to_extend(self, vec![FORMAT]).expect("a record always serialises")
+    }
+
+    /// A stored record, refused unless it is whole and its game keeps every invariant: a
+    /// damaged record must never reach the engine.
+    pub fn decode(bytes: &[u8]) -> Result<Record, Error> {
+        let unreadable = |why: String| Error::Internal(format!("stored game unreadable: {why}"));
+        let record: Record = match bytes.split_first() {
+            Some((&FORMAT, rest)) => {
+                postcard::from_bytes(rest).map_err(|e| unreadable(e.to_string()))?
+            }
+            _ => return Err(unreadable("unknown format".into())),
+        };
+        let seats = record.game.seats() as usize;
+        if record.seats.len() != seats || record.tokens.len() != seats {
+            return Err(unreadable("its seats do not match its game".into()));
+        }
+        record
+            .game
+            .check_invariants()
+            .map_err(|e| Error::Internal(format!("stored game invalid: {e}")))?;
+        Ok(record)
+    }
+}
+
+fn token_hash(token: &str) -> [u8; 16] {
+    let digest = Sha256::digest(token.as_bytes());
+    let mut hash = [0; 16];
+    hash.copy_from_slice(&digest[..16]);
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Seed;
+
+    fn record() -> Record {
+        let game = Game::new(Preset::Draw.rules(), 2, Seed::from_text("r1"), None).unwrap();
+        let mut record = Record::new(7, Preset::Draw, false, game);
+        record.seats[1].bot = Some(Level::Greedy);
+        record
+    }
+
+    #[test]
+    fn a_record_reads_back_and_its_tokens_match_only_their_seat() {
+        let mut record = record();
+        assert_eq!(record.status(), Status::Waiting);
+        assert_eq!(record.free_seats(), vec![0]);
+        record.seat_player(0, "ann", "token-a");
+        assert_eq!(record.status(), Status::Playing);
+        let again = Record::decode(&record.encode()).unwrap();
+        assert_eq!(again.game, record.game);
+        assert_eq!(again.seats, record.seats);
+        assert_eq!(again.seat_of("token-a"), Some(0));
+        assert_eq!(again.seat_of("token-b"), None);
+        assert!(again.free_seats().is_empty());
+    }
+
+    #[test]
+    fn a_record_of_another_format_or_with_seats_its_game_lacks_is_refused() {
+        let mut bytes = record().encode();
+        bytes[0] = FORMAT + 1;
+        assert!(Record::decode(&bytes).is_err());
+        let mut odd = record();
+        odd.seats.push(Seat {
+            name: None,
+            bot: None,
+        });
+        assert!(Record::decode(&odd.encode()).is_err());
+        assert!(Record::decode(&[]).is_err());
+    }
+}

@@ -1,0 +1,106 @@
+//! What a caller may see: the service's answers. Handlers render these; none of them holds
+//! the engine's whole game, so no answer can carry a hidden tile by mistake.
+
+use crate::engine::{Deal, Event, Move, Preset, Projection, Rules, Seed};
+
+use super::record::{Record, Seat, Status};
+
+/// A game as one caller (a seat, or a spectator) may see it.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub id: String,
+    pub version: u64,
+    pub status: Status,
+    pub preset: Preset,
+    pub rules: Rules,
+    pub prearranged: bool,
+    pub created_ms: u64,
+    pub seats: Vec<Seat>,
+    pub free_seats: Vec<u8>,
+    /// The caller's seat; `None` for a spectator.
+    pub viewer: Option<u8>,
+    /// Per side (seat, or team under `rules.teams`).
+    pub scores: Vec<i32>,
+    /// The caller's knowledge of the play; `None` while the game waits for players (the
+    /// first round is dealt, not shown: nobody sees a hand or a move before it starts).
+    pub projection: Option<Projection>,
+}
+
+impl Seen {
+    pub(super) fn of(id: &str, version: u64, record: &Record, viewer: Option<u8>) -> Seen {
+        let status = record.status();
+        Seen {
+            id: id.to_string(),
+            version,
+            status,
+            preset: record.preset,
+            rules: *record.game.rules(),
+            prearranged: record.prearranged,
+            created_ms: record.created_ms,
+            seats: record.seats.clone(),
+            free_seats: record.free_seats(),
+            viewer,
+            scores: record.game.scores().to_vec(),
+            projection: (status != Status::Waiting).then(|| record.game.project(viewer)),
+        }
+    }
+
+    /// The caller's seat is to move (and may: the game is in play).
+    pub fn your_turn(&self) -> bool {
+        self.status == Status::Playing
+            && self.viewer.is_some()
+            && self
+                .projection
+                .as_ref()
+                .is_some_and(|p| p.turn == self.viewer)
+    }
+
+    /// The team a seat plays for under `rules.teams` (0: seats 0+2, 1: seats 1+3).
+    pub fn team(&self, seat: u8) -> Option<u8> {
+        self.rules.teams.then(|| self.rules.side_of(seat))
+    }
+}
+
+/// The answer to a move: the seat's new view and what the move (and the bots' after it)
+/// caused, as that seat saw it.
+#[derive(Clone, Debug)]
+pub struct Moved {
+    pub seen: Seen,
+    pub events: Vec<Event>,
+}
+
+/// The answer to taking a seat.
+#[derive(Clone, Debug)]
+pub struct Joined {
+    pub seat: u8,
+    /// The seat's bearer secret, shown this once.
+    pub token: String,
+    pub seen: Seen,
+}
+
+/// One move of the history with what it caused, as the caller may see it.
+#[derive(Clone, Debug)]
+pub struct LogEntry {
+    pub seat: u8,
+    pub mv: Move,
+    pub events: Vec<Event>,
+}
+
+/// The move history as the caller may see it (another seat's draws show no tile).
+#[derive(Clone, Debug)]
+pub struct Log {
+    pub seen: Seen,
+    /// What the first deal caused (who leads, the start tile).
+    pub start: Vec<Event>,
+    pub moves: Vec<LogEntry>,
+}
+
+/// A finished game, complete: enough to replay it exactly.
+#[derive(Clone, Debug)]
+pub struct Export {
+    pub seen: Seen,
+    pub seed: Seed,
+    /// Every round's deal, in order.
+    pub deals: Vec<Deal>,
+    pub moves: Vec<(u8, Move)>,
+}
