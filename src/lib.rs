@@ -2,13 +2,16 @@
 //!
 //! Module map (each owns one thing and says what it may not touch):
 //! - [`engine`]: the rules (RULES.md); pure, knows nothing of HTTP or Redis.
-//! - [`bots`]: the built-in players (random, greedy, expert); they see only a seat's projection.
+//! - [`bots`]: the built-in players (random, greedy, expert) and their turns at a table;
+//!   a bot chooses from a seat's projection only.
 //! - [`store`]: persistence of games (Redis or memory); the only module that talks to Redis.
 //!   [`store::any::AnyStore`] is the one the server holds, chosen at startup.
-//! - [`api`]: HTTP handlers (one file per resource), the problem+json error type, the
-//!   OpenAPI document; knows no game rules.
+//! - [`api`]: HTTP handlers (one file per resource), wire types, the problem+json error
+//!   type, the OpenAPI document; knows no game rules and no visibility rule, and reaches
+//!   games only through the service.
 //! - [`service`]: the one place that joins engine, bots and store: load, check the seat,
-//!   run the engine and the bots, compare-and-set, answer.
+//!   run the engine and the bots, compare-and-set (one write path), and answer with what
+//!   the caller may see; owns the stored game's format, public events and idempotency.
 //! - [`metrics`]: the Prometheus registry, the HTTP metrics middleware, the game counters.
 //! - [`settings`]: typed settings from the environment; the only reader of it.
 //! - [`startup`]: builds the store, binds the listener, wires middleware and state.
