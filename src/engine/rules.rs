@@ -438,6 +438,14 @@ impl Rules {
                 "penalty scoring has no winner's award to add the boneyard to",
             );
         }
+        // Seed 004 pays the winner the tiles its reserve keeps back; without a reserve a
+        // block game would pay the whole undealt stock.
+        if self.boneyard_to_winner && self.boneyard_reserve == 0 {
+            return refuse(
+                "boneyard_to_winner",
+                "the boneyard goes to the winner only in a game with a boneyard reserve (seed 004); set boneyard_reserve too",
+            );
+        }
         if self.double_blank_value != 0 && self.double_blank_value != 14 {
             return refuse("double_blank_value", "the double blank counts 0 or 14");
         }
@@ -624,6 +632,26 @@ mod tests {
             "double_blank_value"
         );
         assert_eq!(field(Preset::Penalty.rules(), 5), "seats");
+        // Without a reserve the winner would score the whole undealt stock.
+        assert_eq!(
+            field(
+                Rules {
+                    boneyard_to_winner: true,
+                    ..block
+                },
+                2
+            ),
+            "boneyard_to_winner"
+        );
+        assert_eq!(
+            Rules {
+                boneyard_to_winner: true,
+                boneyard_reserve: 2,
+                ..block
+            }
+            .validate(2),
+            Ok(())
+        );
         assert_eq!(
             field(
                 Rules {
