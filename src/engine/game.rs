@@ -685,7 +685,8 @@ impl Game {
             Some(e) => r.layout.place(tile, e, &self.rules),
         }
         r.must_lead = None;
-        let credited = !self.rules.muggins || claim == Some(points);
+        // A play worth nothing has nothing to lose to a muggins call: it is credited.
+        let credited = points == 0 || !self.rules.muggins || claim == Some(points);
         events.push(Event::Played {
             seat,
             tile,

@@ -30,7 +30,8 @@
 //! - **Muggins**: legal moves list each scoring play twice, with the exact claim and
 //!   without (not claiming is a legal, if poor, choice). Unclaimed points stay open until
 //!   the next move of any seat, even across the end of a round. `claim: 0` on a play that
-//!   scores nothing is accepted as "no claim". A claim under other rules is refused.
+//!   scores nothing is accepted as "no claim", and such a play is credited (there was
+//!   nothing to lose). A claim under other rules is refused.
 //! - **The end of a play** may be left out when exactly one open end fits; a tile that fits
 //!   two ends needs its end named, even when the two placements look alike.
 //! - **The target** is checked after every award; when a play's count reaches it, the
