@@ -83,6 +83,7 @@ scenarios! {
     boneyard_to_winner,
     double_value_one_half,
     double_blank_fourteen,
+    muggins_blocked_others,
 }
 
 #[test]

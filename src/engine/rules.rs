@@ -153,7 +153,7 @@ impl Preset {
                 "All Fives (seed 001): score the open ends when they make a multiple of 5; the first double is a spinner; the winner leads next; 100 points."
             }
             Preset::Muggins => {
-                "Muggins (seed 002): All Fives where you must claim your points or an opponent takes them; draw any time; 200 points."
+                "Muggins (seed 002): All Fives where you must claim your points or an opponent takes them; draw any time; a blocked round's lightest hand takes all the others; 200 points."
             }
             Preset::Penalty => {
                 "Penalty game (seed 003): a start tile is turned up, 2 tiles stay in the boneyard, a stuck seat ends the round, fewest penalty points after 4 rounds wins."
@@ -204,7 +204,10 @@ impl Preset {
                 ..block
             },
             Preset::AllFives => all_fives,
+            // Seed 002's Muggins "plays like the Draw Game": a blocked round is scored
+            // like the Block Game's, `others` (All Fives, seed 001, takes the difference).
             Preset::Muggins => Rules {
+                blocked_award: BlockedAward::Others,
                 draw_anytime: true,
                 lead_double_count: LeadDoubleCount::One,
                 muggins: true,
@@ -524,6 +527,12 @@ mod tests {
         assert_eq!(
             (m.lead_double_count, m.target),
             (LeadDoubleCount::One, Some(200))
+        );
+        // Muggins scores a blocked round like the Block Game; All Fives by difference.
+        assert_eq!(m.blocked_award, BlockedAward::Others);
+        assert_eq!(
+            Preset::AllFives.rules().blocked_award,
+            BlockedAward::Difference
         );
         let p = Preset::Penalty.rules();
         assert_eq!(
