@@ -32,6 +32,9 @@
 //!   the next move of any seat, even across the end of a round. `claim: 0` on a play that
 //!   scores nothing is accepted as "no claim", and such a play is credited (there was
 //!   nothing to lose). A claim under other rules is refused.
+//! - **Open ends** say whether they count both halves ([`layout::Tips::counts_double`]):
+//!   a lead double's uncovered side does not under `lead_double_count = one`. A lone lead
+//!   counts its pips once, whatever its two ends show.
 //! - **The end of a play** may be left out when exactly one open end fits; a tile that fits
 //!   two ends needs its end named, even when the two placements look alike.
 //! - **The target** is checked after every award; when a play's count reaches it, the
