@@ -35,6 +35,9 @@
 //! - **Open ends** say whether they count both halves ([`layout::Tips::counts_double`]):
 //!   a lead double's uncovered side does not under `lead_double_count = one`. A lone lead
 //!   counts its pips once, whatever its two ends show.
+//! - **An explicit first deal** still draws the shuffle it replaces from the round's
+//!   stream, so a random leader is the one a seeded game with that deal would get: an
+//!   export's first deal and seed rebuild the game itself.
 //! - **The end of a play** may be left out when exactly one open end fits; a tile that fits
 //!   two ends needs its end named, even when the two placements look alike.
 //! - **The target** is checked after every award; when a play's count reaches it, the
