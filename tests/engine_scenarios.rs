@@ -84,6 +84,9 @@ scenarios! {
     double_value_one_half,
     double_blank_fourteen,
     muggins_blocked_others,
+    blocked_tie_none,
+    double_twelve_default_hand,
+    double_fifteen_default_hand,
 }
 
 #[test]

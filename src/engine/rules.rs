@@ -549,6 +549,14 @@ mod tests {
         assert_eq!((r.max_pip, r.hand_size), (9, 9));
         let patch: RulesPatch = serde_json::from_str(r#"{"max_pip": 9, "hand_size": 7}"#).unwrap();
         assert_eq!(Preset::AllFives.rules().with(&patch).hand_size, 7);
+        // The larger sets, which no sheet covers: one tile per pip, dealable to 4 seats.
+        for max_pip in [12, 15] {
+            let patch: RulesPatch =
+                serde_json::from_str(&format!(r#"{{"max_pip": {max_pip}}}"#)).unwrap();
+            let r = Preset::Draw.rules().with(&patch);
+            assert_eq!((r.max_pip, r.hand_size), (max_pip, max_pip));
+            assert_eq!(r.validate(4), Ok(()));
+        }
     }
 
     #[test]
