@@ -7,7 +7,7 @@
 
 use domino_server::engine::rules::{DrawRule, NextLeader, Opening};
 use domino_server::engine::{
-    End, Event, Game, Move, Preset, RoundResult, Rules, Seed, Tile, TileSet,
+    End, Event, Game, LegalMove, Move, Preset, RoundResult, Rules, Seed, Tile, TileSet,
 };
 use proptest::prelude::*;
 use rand::seq::IndexedRandom;
@@ -165,6 +165,7 @@ fn check_projections(game: &Game) {
                 assert!(game.hand(seat).contains(tile));
             }
         }
+        check_listed_points(game, seat, &view.legal_moves);
         // A revealed hand belongs to a finished round only.
         if let Some(last) = view.last_round {
             assert!(last.number < view.round || game.is_over());
@@ -175,6 +176,49 @@ fn check_projections(game: &Game) {
             assert!(
                 void_tiles.is_empty() || (s == game.turn().unwrap() && view.drew),
                 "seat {s} holds {void_tiles:?} of pips it is known not to hold"
+            );
+        }
+    }
+}
+
+/// A listed move's `points` are what it credits its side at once, and under muggins a
+/// scoring play's claiming form is listed before the unclaimed one: a client taking the
+/// first move, or the one with the most points, never gives its points away.
+fn check_listed_points(game: &Game, seat: u8, listed: &[LegalMove]) {
+    for (i, lm) in listed.iter().enumerate() {
+        let mut copy = game.clone();
+        let credited: u16 = copy
+            .play(seat, lm.mv)
+            .expect("a listed move applies")
+            .iter()
+            .map(|e| match *e {
+                Event::Played {
+                    points,
+                    credited: true,
+                    ..
+                }
+                | Event::MugginsTaken { points, .. } => points,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(
+            lm.points, credited,
+            "{:?} lists {} points",
+            lm.mv, lm.points
+        );
+        if let Move::Play {
+            tile,
+            end,
+            claim: None,
+        } = lm.mv
+        {
+            let claimed = listed.iter().position(|m| {
+                matches!(m.mv, Move::Play { tile: t, end: e, claim: Some(_) } if t == tile && e == end)
+            });
+            assert!(
+                claimed.is_none_or(|j| j < i),
+                "{:?} is listed before its claim",
+                lm.mv
             );
         }
     }

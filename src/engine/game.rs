@@ -544,12 +544,9 @@ impl Game {
         }
     }
 
+    /// Under muggins a scoring play is listed claimed first, then unclaimed: a client that
+    /// takes the first listed move, or the one with the most points, keeps its points.
     fn push_play(&self, out: &mut Vec<Move>, tile: Tile, end: Option<End>) {
-        out.push(Move::Play {
-            tile,
-            end,
-            claim: None,
-        });
         if self.rules.muggins {
             let points = self.points_of(tile, end);
             if points > 0 {
@@ -560,6 +557,11 @@ impl Game {
                 });
             }
         }
+        out.push(Move::Play {
+            tile,
+            end,
+            claim: None,
+        });
     }
 
     /// Accepts a legal move, returning it in canonical form (the end filled in when it was
