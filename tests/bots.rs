@@ -208,9 +208,14 @@ fn the_experts_choice_is_unchanged_when_the_hidden_tiles_are_shuffled() {
 
 #[test]
 fn greedy_scores_the_most_it_can_in_every_fives_position() {
-    for seats in 2..=4 {
+    // Under muggins a listed move's points are what it credits, so an unclaimed scoring
+    // play lists 0 and greedy must take the claim.
+    for (seats, rules) in (2..=4).flat_map(|s| {
+        [Preset::AllFives, Preset::Muggins]
+            .into_iter()
+            .map(move |p| (s, p.rules()))
+    }) {
         for game_no in 0..10 {
-            let rules = Preset::AllFives.rules();
             let mut game = Game::new(
                 rules,
                 seats,

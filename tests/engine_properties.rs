@@ -1,9 +1,14 @@
 //! Property tests of the engine over thousands of random games of every preset and seat
 //! count: tiles are conserved, every legal move applies, every other move is refused
 //! without change, every game ends, no projection shows another seat's tile in play,
-//! and the same seed and moves give the same state.
+//! the same seed and moves give the same state, and a finished game's export (rules, seed,
+//! every round's deal, the moves) is the game: its deals are the ones the seats were dealt,
+//! and it replays to the same final view.
 
-use domino_server::engine::{End, Event, Game, Move, Preset, Rules, Seed, Tile, TileSet};
+use domino_server::engine::rules::{DrawRule, NextLeader, Opening};
+use domino_server::engine::{
+    End, Event, Game, LegalMove, Move, Preset, RoundResult, Rules, Seed, Tile, TileSet,
+};
 use domino_server::service::Record;
 use proptest::prelude::*;
 use rand::seq::IndexedRandom;
@@ -162,6 +167,7 @@ fn check_projections(game: &Game) {
                 assert!(game.hand(seat).contains(tile));
             }
         }
+        check_listed_points(game, seat, &view.legal_moves);
         // A revealed hand belongs to a finished round only.
         if let Some(last) = view.last_round {
             assert!(last.number < view.round || game.is_over());
@@ -172,6 +178,49 @@ fn check_projections(game: &Game) {
             assert!(
                 void_tiles.is_empty() || (s == game.turn().unwrap() && view.drew),
                 "seat {s} holds {void_tiles:?} of pips it is known not to hold"
+            );
+        }
+    }
+}
+
+/// A listed move's `points` are what it credits its side at once, and under muggins a
+/// scoring play's claiming form is listed before the unclaimed one: a client taking the
+/// first move, or the one with the most points, never gives its points away.
+fn check_listed_points(game: &Game, seat: u8, listed: &[LegalMove]) {
+    for (i, lm) in listed.iter().enumerate() {
+        let mut copy = game.clone();
+        let credited: u16 = copy
+            .play(seat, lm.mv)
+            .expect("a listed move applies")
+            .iter()
+            .map(|e| match *e {
+                Event::Played {
+                    points,
+                    credited: true,
+                    ..
+                }
+                | Event::MugginsTaken { points, .. } => points,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(
+            lm.points, credited,
+            "{:?} lists {} points",
+            lm.mv, lm.points
+        );
+        if let Move::Play {
+            tile,
+            end,
+            claim: None,
+        } = lm.mv
+        {
+            let claimed = listed.iter().position(|m| {
+                matches!(m.mv, Move::Play { tile: t, end: e, claim: Some(_) } if t == tile && e == end)
+            });
+            assert!(
+                claimed.is_none_or(|j| j < i),
+                "{:?} is listed before its claim",
+                lm.mv
             );
         }
     }
@@ -238,5 +287,173 @@ proptest! {
         let configs = configurations();
         let (_, rules, seats) = configs[config % configs.len()];
         play_random_game(rules, seats, seed, false);
+    }
+}
+
+/// A random rule set: any preset with a random opening, next leader, set, hand, drawing
+/// rule, seats and match length (combinations the rules refuse are drawn again). Small
+/// hands make many short rounds, with dominoes and blocked rounds mixed.
+fn random_rules(rng: &mut ChaCha8Rng) -> (Rules, u8) {
+    loop {
+        let preset = *Preset::ALL.choose(rng).unwrap();
+        let seats = rng.random_range(2..=4u8);
+        let mut rules = preset.rules();
+        rules.max_pip = *[6, 6, 9].choose(rng).unwrap();
+        rules.hand_size = rng.random_range(1..=7);
+        rules.opening = *Opening::ALL.choose(rng).unwrap();
+        rules.next_leader = *NextLeader::ALL.choose(rng).unwrap();
+        rules.draw = *DrawRule::ALL.choose(rng).unwrap();
+        rules.teams = seats == 4 && rng.random_range(0..3) == 0;
+        rules.rounds = Some(rng.random_range(1..=6));
+        rules.target = [None, Some(rng.random_range(10..=150))][rng.random_range(0..2)];
+        if rules.validate(seats).is_ok() {
+            return (rules, seats);
+        }
+    }
+}
+
+/// What the seats saw of one round: the hands dealt, the start tile, and the tiles drawn,
+/// in order.
+struct SeenRound {
+    hands: Option<Vec<TileSet>>,
+    start_tile: Option<Tile>,
+    drawn: Vec<Tile>,
+}
+
+/// Follows what `events` show of the deals into `seen`, and the round results into
+/// `results`. A round's hands are read when the next move comes, or from its result if
+/// it ended as it began (blocked before anyone moved), when the result shows them as dealt.
+fn record(
+    game: &Game,
+    events: &[Event],
+    seen: &mut Vec<SeenRound>,
+    results: &mut Vec<RoundResult>,
+) {
+    let seats = game.seats() as usize;
+    for event in events {
+        match *event {
+            Event::RoundStarted { start_tile, .. } => seen.push(SeenRound {
+                hands: None,
+                start_tile,
+                drawn: Vec::new(),
+            }),
+            Event::Drew { tile: Some(t), .. } => seen.last_mut().unwrap().drawn.push(t),
+            Event::RoundEnded(r) => {
+                let round = seen.last_mut().unwrap();
+                round.hands.get_or_insert_with(|| r.hands[..seats].to_vec());
+                results.push(r);
+            }
+            _ => {}
+        }
+    }
+    let round = seen.last_mut().unwrap();
+    round
+        .hands
+        .get_or_insert_with(|| (0..game.seats()).map(|s| game.hand(s)).collect());
+}
+
+/// Plays one random game of random rules to its end, then checks its export: every
+/// round's deal (`deal_of_round`) is the one the seats were dealt (the hands, the start
+/// tile turned up, and the tiles drawn, in the boneyard's order), and the rules, seats,
+/// seed, first deal and moves rebuild a game with the same final views, round results
+/// and deals.
+fn export_replays(seed: u64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (rules, seats) = random_rules(&mut rng);
+    check_export(rules, seats, seed, &mut rng);
+}
+
+/// [`export_replays`] for given rules, choosing moves with `rng`.
+fn check_export(rules: Rules, seats: u8, seed: u64, rng: &mut ChaCha8Rng) {
+    let game_seed = Seed::from_text(&format!("export {seed}"));
+    let mut start = Vec::new();
+    let mut game = Game::start(rules, seats, game_seed, None, &mut start).expect("valid rules");
+    let (mut seen, mut results) = (Vec::new(), Vec::new());
+    record(&game, &start, &mut seen, &mut results);
+    while let Some(turn) = game.turn() {
+        let mut options: Vec<(u8, Move)> = (0..seats)
+            .flat_map(|s| game.legal_moves(s).into_iter().map(move |m| (s, m)))
+            .collect();
+        if rng.random_range(0..4) != 0 {
+            options.retain(|&(s, _)| s == turn);
+        }
+        let &(seat, mv) = options.choose(rng).expect("the seat to move has a move");
+        let events = game.play(seat, mv).expect("a listed move applies");
+        record(&game, &events, &mut seen, &mut results);
+    }
+    let context = format!("seed {seed}: {rules:?}, {seats} seats");
+    assert_eq!(seen.len(), game.round_number() as usize, "{context}");
+    for (n, saw) in (1..).zip(&seen) {
+        let deal = game.deal_of_round(n);
+        let hands: Vec<TileSet> = deal
+            .hands
+            .iter()
+            .map(|h| h.iter().copied().collect())
+            .collect();
+        assert_eq!(Some(hands), saw.hands, "round {n}'s hands; {context}");
+        let mut boneyard = deal.boneyard.clone();
+        if rules.opening == Opening::StartTile {
+            let at = boneyard.iter().position(|t| !t.is_double()).unwrap();
+            assert_eq!(
+                Some(boneyard.remove(at)),
+                saw.start_tile,
+                "round {n}; {context}"
+            );
+        }
+        assert!(
+            boneyard.starts_with(&saw.drawn),
+            "round {n}: drew {:?} from {boneyard:?}; {context}",
+            saw.drawn
+        );
+    }
+    // Rebuilt from the export's data alone.
+    let (moves, _) = game.replay_history().expect("the record replays");
+    let (rebuilt, events) =
+        Game::replay(rules, seats, game_seed, Some(game.deal_of_round(1)), &moves).unwrap_or_else(
+            |(i, e)| panic!("move {i} of the export does not replay: {e}; {context}"),
+        );
+    for viewer in (0..seats).map(Some).chain([None]) {
+        assert_eq!(rebuilt.project(viewer), game.project(viewer), "{context}");
+    }
+    let rebuilt_results: Vec<RoundResult> = events
+        .iter()
+        .flatten()
+        .filter_map(|e| match *e {
+            Event::RoundEnded(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rebuilt_results, results, "{context}");
+    for n in 1..=game.round_number() {
+        assert_eq!(rebuilt.deal_of_round(n), game.deal_of_round(n), "{context}");
+    }
+}
+
+#[test]
+fn every_opening_and_next_leader_exports_the_deals_dealt_and_replays() {
+    for opening in Opening::ALL {
+        for next_leader in NextLeader::ALL {
+            // Round results mix dominoes and blocked rounds: small hands, no drawing.
+            let rules = Rules {
+                opening: *opening,
+                next_leader: *next_leader,
+                hand_size: 2,
+                rounds: Some(6),
+                target: None,
+                ..Preset::Block.rules()
+            };
+            for seed in 0..30 {
+                check_export(rules, 2, seed, &mut ChaCha8Rng::seed_from_u64(seed));
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_export_of_any_finished_game_replays_to_the_same_final_view(seed in any::<u64>()) {
+        export_replays(seed);
     }
 }

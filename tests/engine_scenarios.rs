@@ -83,6 +83,10 @@ scenarios! {
     boneyard_to_winner,
     double_value_one_half,
     double_blank_fourteen,
+    muggins_blocked_others,
+    blocked_tie_none,
+    double_twelve_default_hand,
+    double_fifteen_default_hand,
 }
 
 #[test]

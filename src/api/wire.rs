@@ -811,7 +811,7 @@ impl GameView {
                         .map(|(end, value)| EndView {
                             end,
                             value,
-                            double: tips.tip_is_double(end),
+                            double: tips.counts_double(end, &p.rules),
                         })
                         .collect(),
                     count: p.count,

@@ -104,12 +104,19 @@ fn candidates(view: &Projection) -> Vec<Move> {
     if view.legal_moves.iter().any(|m| m.mv == Move::Muggins) {
         return vec![Move::Muggins];
     }
+    let claimed = |tile, end| {
+        view.legal_moves.iter().any(|m| {
+            matches!(m.mv, Move::Play { tile: t, end: e, claim: Some(_) } if t == tile && e == end)
+        })
+    };
     view.legal_moves
         .iter()
         .filter(|m| match m.mv {
-            Move::Play { claim, .. } => {
-                !view.rules.muggins || m.points == 0 || claim == Some(m.points)
-            }
+            Move::Play {
+                tile,
+                end,
+                claim: None,
+            } => !claimed(tile, end),
             _ => true,
         })
         .map(|m| m.mv)
@@ -261,6 +268,30 @@ mod tests {
 
     use super::*;
     use crate::engine::{Preset, Rules};
+
+    /// Under muggins a scoring play is listed claimed and unclaimed (worth 0); only the
+    /// claimed form is worth searching. Plays that score nothing stay candidates.
+    #[test]
+    fn under_muggins_only_the_claimed_form_of_a_scoring_play_is_searched() {
+        let mut claims = 0;
+        for n in 0..20 {
+            let seed = Seed::from_text(&format!("claims {n}"));
+            let mut game = Game::new(Preset::Muggins.rules(), 2, seed, None).unwrap();
+            while let Some(turn) = game.turn() {
+                let view = game.project(Some(turn));
+                let searched = candidates(&view);
+                for lm in &view.legal_moves {
+                    if let Move::Play { tile, end, claim } = lm.mv {
+                        let gives_away = claim.is_none() && game.points_of(tile, end) > 0;
+                        assert_eq!(searched.contains(&lm.mv), !gives_away, "{lm:?}");
+                        claims += usize::from(claim.is_some());
+                    }
+                }
+                game.play(turn, greedy::choose(&view)).unwrap();
+            }
+        }
+        assert!(claims > 20, "only {claims} claims seen");
+    }
 
     /// A view with known voids: a block game played by greedy until some seat passed.
     fn view_with_voids(seats: u8) -> Option<Projection> {

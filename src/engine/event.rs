@@ -68,7 +68,8 @@ pub enum Event {
         start_tile: Option<Tile>,
     },
     /// `points`: what the play counted under fives; `credited`: whether they were scored
-    /// (false when a muggins player did not claim them).
+    /// (false only when a muggins player did not claim points it made; a play worth 0
+    /// is credited).
     Played {
         seat: u8,
         tile: Tile,

@@ -329,32 +329,76 @@ impl Game {
         self.last_round.as_ref()
     }
 
-    /// The deal of round `number` as it was (or will be) dealt: the seed's stream for that
-    /// round gives the lots (when drawn), the shuffle, and then the round's other chances.
+    /// The deal of round `number` as it was dealt (for a round not yet dealt, as it would
+    /// be after a blocked round): the seed's stream for that round gives the lots (when
+    /// drawn), the shuffle, and then the round's other chances.
     pub fn deal_of_round(&self, number: u16) -> Deal {
         let mut stock = Vec::new();
-        self.deal_into(number, &mut round_rng(&self.seed, number), &mut stock);
+        let by_opening = self.opening_applied(number);
+        self.deal_into(
+            number,
+            by_opening,
+            &mut round_rng(&self.seed, number),
+            &mut stock,
+        );
         Deal::from_stock(&self.rules, self.seats, &stock)
+    }
+
+    /// Whether round `number`'s leader came from the opening rule. Under `next_leader =
+    /// winner` that turns on how round `number - 1` ended, which `last_round` tells only
+    /// while round `number` is in play; for earlier rounds the record is replayed.
+    fn opening_applied(&self, number: u16) -> bool {
+        if number <= 1 || self.rules.next_leader != NextLeader::Winner {
+            return self.opening_applies(number);
+        }
+        let before = number - 1;
+        if let Some(r) = self.last_round.filter(|r| r.number == before) {
+            return r.went_out.is_none();
+        }
+        match self.round_ends() {
+            Ok(ends) => ends
+                .iter()
+                .find(|r| r.number == before)
+                .is_none_or(|r| r.went_out.is_none()),
+            // No record to replay (a game a bot made up): the last result is all there is.
+            Err(_) => self.opening_applies(number),
+        }
+    }
+
+    /// Every round result of the match so far, by replaying its record.
+    fn round_ends(&self) -> Result<Vec<RoundResult>, String> {
+        let (_, (_, events)) = self.replay_first(self.move_count())?;
+        Ok(events
+            .iter()
+            .flatten()
+            .filter_map(|e| match *e {
+                Event::RoundEnded(r) => Some(r),
+                _ => None,
+            })
+            .collect())
     }
 
     /// Fills `stock` with round `number`'s deal in deal order (hands, then the boneyard
     /// top first), drawing from `rng`, the round's stream; returns the lots' leader when
-    /// the opening draws lots. A reused `stock` keeps playouts free of allocation.
+    /// the opening rule picks the leader (`by_opening`) by drawing lots. A reused `stock`
+    /// keeps playouts free of allocation.
     fn deal_into(
         &self,
         number: u16,
+        by_opening: bool,
         rng: &mut rand_chacha::ChaCha8Rng,
         stock: &mut Vec<Tile>,
     ) -> Option<u8> {
         let (rules, seats) = (&self.rules, self.seats);
-        let lots = (self.opening_applies(number) && rules.opening == Opening::DrawLots)
+        let lots = (by_opening && rules.opening == Opening::DrawLots)
             .then(|| draw_lots(rules, seats, rng));
-        match (&self.first_deal, number) {
-            (Some(d), 1) => {
-                stock.clear();
-                stock.extend(d.hands.iter().flatten().chain(&d.boneyard));
-            }
-            _ => shuffle_into(rules, rng, stock),
+        shuffle_into(rules, rng, stock);
+        // An explicit deal replaces the shuffle but draws it all the same, so the round's
+        // later chances (a random leader) are those of a seeded game with the same deal:
+        // a game rebuilt from its export's first deal and seed is the game itself.
+        if let (Some(d), 1) = (&self.first_deal, number) {
+            stock.clear();
+            stock.extend(d.hands.iter().flatten().chain(&d.boneyard));
         }
         // A start tile is never a double: reshuffle the rare stock whose boneyard holds
         // only doubles (an explicit deal like that was refused when the game was made).
@@ -500,12 +544,9 @@ impl Game {
         }
     }
 
+    /// Under muggins a scoring play is listed claimed first, then unclaimed: a client that
+    /// takes the first listed move, or the one with the most points, keeps its points.
     fn push_play(&self, out: &mut Vec<Move>, tile: Tile, end: Option<End>) {
-        out.push(Move::Play {
-            tile,
-            end,
-            claim: None,
-        });
         if self.rules.muggins {
             let points = self.points_of(tile, end);
             if points > 0 {
@@ -516,6 +557,11 @@ impl Game {
                 });
             }
         }
+        out.push(Move::Play {
+            tile,
+            end,
+            claim: None,
+        });
     }
 
     /// Accepts a legal move, returning it in canonical form (the end filled in when it was
@@ -685,7 +731,8 @@ impl Game {
             Some(e) => r.layout.place(tile, e, &self.rules),
         }
         r.must_lead = None;
-        let credited = !self.rules.muggins || claim == Some(points);
+        // A play worth nothing has nothing to lose to a muggins call: it is credited.
+        let credited = points == 0 || !self.rules.muggins || claim == Some(points);
         events.push(Event::Played {
             seat,
             tile,
@@ -782,7 +829,8 @@ impl Game {
         }
     }
 
-    /// Whether round `number`'s leader comes from the opening rule.
+    /// Whether round `number`'s leader comes from the opening rule, as the round is
+    /// dealt: `last_round` is then round `number - 1`'s result.
     fn opening_applies(&self, number: u16) -> bool {
         number == 1
             || match self.rules.next_leader {
@@ -798,7 +846,7 @@ impl Game {
         let mut rng = round_rng(&self.seed, number);
         let by_opening = self.opening_applies(number);
         let mut stock = std::mem::take(&mut self.round.boneyard);
-        let lots = self.deal_into(number, &mut rng, &mut stock);
+        let lots = self.deal_into(number, by_opening, &mut rng, &mut stock);
         let n = rules.hand_size as usize;
         let mut hands = [TileSet::EMPTY; 4];
         for (s, h) in hands.iter_mut().enumerate().take(seats as usize) {

@@ -125,14 +125,20 @@ impl Tips {
         self.open_ends().find(|&(e, _)| e == end).map(|(_, v)| v)
     }
 
-    /// Whether the tip at `end` shows as a crosswise double (both halves face out).
-    pub fn tip_is_double(&self, end: End) -> bool {
+    /// Whether the open end at `end` counts both halves under fives: a crosswise double
+    /// at an arm's tip, or a long side of a lead double. Once one long side of a lead
+    /// double is covered, its other side counts one half under `lead_double_count = one`,
+    /// so it is not counted double there, though the tile lies crosswise.
+    pub fn counts_double(&self, end: End, rules: &Rules) -> bool {
         let arm = self.arms[end.index()];
-        if arm.len == 0 {
-            matches!(end, End::Left | End::Right) && self.lead.is_some_and(|l| l.is_double())
-        } else {
-            arm.double
+        if arm.len > 0 {
+            return arm.double;
         }
+        let lead_side = matches!(end, End::Left | End::Right);
+        let covered = self.arms[0].len + self.arms[1].len > 0;
+        lead_side
+            && self.lead.is_some_and(|l| l.is_double())
+            && (!covered || rules.lead_double_count == LeadDoubleCount::Both)
     }
 
     /// Lays the lead.
@@ -195,13 +201,11 @@ impl Tips {
         }
         let mut sum = 0u32;
         for (end, value) in self.open_ends() {
-            let arm = self.arms[end.index()];
             let v = value as u32;
-            sum += if arm.len > 0 {
-                if arm.double { 2 * v } else { v }
-            } else if matches!(end, End::Up | End::Down) {
+            let empty_side = matches!(end, End::Up | End::Down) && self.arms[end.index()].len == 0;
+            sum += if empty_side {
                 0
-            } else if lead.is_double() && rules.lead_double_count == LeadDoubleCount::Both {
+            } else if self.counts_double(end, rules) {
                 2 * v
             } else {
                 v
@@ -386,6 +390,40 @@ mod tests {
         assert_eq!(l.count(&rules), 3 + 2 + 4);
         assert_eq!(l.arms()[1], vec![(6, 6), (6, 2)]);
         assert_eq!(l.arms()[3], vec![(6, 4)]);
+    }
+
+    /// The ends as a view shows them (`double` per [`Tips::counts_double`]) add up to
+    /// the count once a tile is placed, empty spinner sides counting nothing.
+    fn ends_sum(l: &Layout, rules: &Rules) -> u32 {
+        let tips = l.tips();
+        tips.open_ends()
+            .filter(|&(e, _)| !matches!(e, End::Up | End::Down) || tips.arms[e.index()].len > 0)
+            .map(|(e, v)| v as u32 * if tips.counts_double(e, rules) { 2 } else { 1 })
+            .sum()
+    }
+
+    #[test]
+    fn an_uncovered_lead_side_is_shown_double_only_where_it_counts_both_halves() {
+        let one = Preset::Muggins.rules();
+        let both = Preset::AllFives.rules();
+        for rules in [one, both] {
+            let mut l = Layout::default();
+            l.lead_with(t("4-4"), &rules);
+            assert!(
+                l.tips().counts_double(End::Left, &rules),
+                "a lone lead double"
+            );
+            l.place(t("4-1"), End::Right, &rules);
+            assert!(!l.tips().counts_double(End::Right, &rules), "1 is a single");
+            let left = l.tips().counts_double(End::Left, &rules);
+            assert_eq!(left, rules.lead_double_count == LeadDoubleCount::Both);
+            assert_eq!(ends_sum(&l, &rules), l.count(&rules));
+            l.place(t("4-6"), End::Left, &rules);
+            l.place(t("4-2"), End::Up, &rules);
+            l.place(t("6-6"), End::Left, &rules);
+            assert!(l.tips().counts_double(End::Left, &rules));
+            assert_eq!(ends_sum(&l, &rules), l.count(&rules));
+        }
     }
 
     #[test]

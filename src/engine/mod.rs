@@ -27,10 +27,18 @@
 //! - **Draw lots** uses the total "heaviest" order of RULES.md, so lots never tie.
 //! - **`highest_double`** with no double dealt anywhere: the heaviest tile leads, and must
 //!   be the lead (seed 002). `heaviest_tile` likewise forces that tile.
-//! - **Muggins**: legal moves list each scoring play twice, with the exact claim and
-//!   without (not claiming is a legal, if poor, choice). Unclaimed points stay open until
-//!   the next move of any seat, even across the end of a round. `claim: 0` on a play that
-//!   scores nothing is accepted as "no claim". A claim under other rules is refused.
+//! - **Muggins**: legal moves list each scoring play twice, first with the exact claim,
+//!   then without (not claiming is a legal, if poor, choice: its listed points are 0).
+//!   Unclaimed points stay open until the next move of any seat, even across the end of
+//!   a round. `claim: 0` on a play that scores nothing is accepted as "no claim", and
+//!   such a play is credited (there was nothing to lose). A claim under other rules is
+//!   refused.
+//! - **Open ends** say whether they count both halves ([`layout::Tips::counts_double`]):
+//!   a lead double's uncovered side does not under `lead_double_count = one`. A lone lead
+//!   counts its pips once, whatever its two ends show.
+//! - **An explicit first deal** still draws the shuffle it replaces from the round's
+//!   stream, so a random leader is the one a seeded game with that deal would get: an
+//!   export's first deal and seed rebuild the game itself.
 //! - **The end of a play** may be left out when exactly one open end fits; a tile that fits
 //!   two ends needs its end named, even when the two placements look alike.
 //! - **The target** is checked after every award; when a play's count reaches it, the

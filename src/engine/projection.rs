@@ -11,7 +11,9 @@ use super::moves::Move;
 use super::rules::Rules;
 use super::tile::{Tile, TileSet};
 
-/// A legal move and the points it would score (plays under fives).
+/// A legal move and the points it would credit its side at once: a play's count under
+/// fives, except an unclaimed play under muggins (0: its points are left to be taken),
+/// and the points a muggins call takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LegalMove {
     pub mv: Move,
@@ -78,6 +80,7 @@ impl Game {
                 .map(|mv| LegalMove {
                     mv,
                     points: match mv {
+                        Move::Play { claim: None, .. } if self.rules.muggins => 0,
                         Move::Play { tile, end, .. } => self.points_of(tile, end),
                         Move::Muggins => self.unclaimed.map_or(0, |u| u.points),
                         _ => 0,

@@ -153,7 +153,7 @@ impl Preset {
                 "All Fives (seed 001): score the open ends when they make a multiple of 5; the first double is a spinner; the winner leads next; 100 points."
             }
             Preset::Muggins => {
-                "Muggins (seed 002): All Fives where you must claim your points or an opponent takes them; draw any time; 200 points."
+                "Muggins (seed 002): All Fives where you must claim your points or an opponent takes them; draw any time; a blocked round's lightest hand takes all the others; 200 points."
             }
             Preset::Penalty => {
                 "Penalty game (seed 003): a start tile is turned up, 2 tiles stay in the boneyard, a stuck seat ends the round, fewest penalty points after 4 rounds wins."
@@ -204,7 +204,10 @@ impl Preset {
                 ..block
             },
             Preset::AllFives => all_fives,
+            // Seed 002's Muggins "plays like the Draw Game": a blocked round is scored
+            // like the Block Game's, `others` (All Fives, seed 001, takes the difference).
             Preset::Muggins => Rules {
+                blocked_award: BlockedAward::Others,
                 draw_anytime: true,
                 lead_double_count: LeadDoubleCount::One,
                 muggins: true,
@@ -438,6 +441,14 @@ impl Rules {
                 "penalty scoring has no winner's award to add the boneyard to",
             );
         }
+        // Seed 004 pays the winner the tiles its reserve keeps back; without a reserve a
+        // block game would pay the whole undealt stock.
+        if self.boneyard_to_winner && self.boneyard_reserve == 0 {
+            return refuse(
+                "boneyard_to_winner",
+                "the boneyard goes to the winner only in a game with a boneyard reserve (seed 004); set boneyard_reserve too",
+            );
+        }
         if self.double_blank_value != 0 && self.double_blank_value != 14 {
             return refuse("double_blank_value", "the double blank counts 0 or 14");
         }
@@ -517,6 +528,12 @@ mod tests {
             (m.lead_double_count, m.target),
             (LeadDoubleCount::One, Some(200))
         );
+        // Muggins scores a blocked round like the Block Game; All Fives by difference.
+        assert_eq!(m.blocked_award, BlockedAward::Others);
+        assert_eq!(
+            Preset::AllFives.rules().blocked_award,
+            BlockedAward::Difference
+        );
         let p = Preset::Penalty.rules();
         assert_eq!(
             (p.opening, p.next_leader, p.boneyard_reserve, p.rounds),
@@ -532,6 +549,14 @@ mod tests {
         assert_eq!((r.max_pip, r.hand_size), (9, 9));
         let patch: RulesPatch = serde_json::from_str(r#"{"max_pip": 9, "hand_size": 7}"#).unwrap();
         assert_eq!(Preset::AllFives.rules().with(&patch).hand_size, 7);
+        // The larger sets, which no sheet covers: one tile per pip, dealable to 4 seats.
+        for max_pip in [12, 15] {
+            let patch: RulesPatch =
+                serde_json::from_str(&format!(r#"{{"max_pip": {max_pip}}}"#)).unwrap();
+            let r = Preset::Draw.rules().with(&patch);
+            assert_eq!((r.max_pip, r.hand_size), (max_pip, max_pip));
+            assert_eq!(r.validate(4), Ok(()));
+        }
     }
 
     #[test]
@@ -624,6 +649,26 @@ mod tests {
             "double_blank_value"
         );
         assert_eq!(field(Preset::Penalty.rules(), 5), "seats");
+        // Without a reserve the winner would score the whole undealt stock.
+        assert_eq!(
+            field(
+                Rules {
+                    boneyard_to_winner: true,
+                    ..block
+                },
+                2
+            ),
+            "boneyard_to_winner"
+        );
+        assert_eq!(
+            Rules {
+                boneyard_to_winner: true,
+                boneyard_reserve: 2,
+                ..block
+            }
+            .validate(2),
+            Ok(())
+        );
         assert_eq!(
             field(
                 Rules {

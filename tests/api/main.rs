@@ -2,6 +2,7 @@
 //! talks to it over HTTP, as a client would. Game tests run on both stores
 //! (`<area>::memory::…` and `<area>::redis::…`, see `helpers::on_both_stores`).
 
+mod audit;
 mod concurrency;
 mod docs;
 mod errors;

@@ -334,13 +334,19 @@ async fn points_not_claimed_under_muggins_are_taken_by_the_opponents_muggins_mov
         let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
         let view = app.view(&id, Some(&players[turn].token)).await;
         let legal = view["legal_moves"].as_array().unwrap();
-        let claimable = legal.iter().find(|m| m["claim"].is_u64());
-        if let Some(claim) = claimable
+        let claimable = legal.iter().position(|m| m["claim"].is_u64());
+        if let Some(at) = claimable
             && view["hand"].as_array().unwrap().len() > 1
         {
+            // The claiming form comes first, with its points; the unclaimed form after it
+            // credits nothing, so it lists 0.
+            let claim = &legal[at];
+            assert_eq!(claim["points"], claim["claim"], "{claim}");
             let mut unclaimed = claim.clone();
             unclaimed.as_object_mut().unwrap().remove("claim");
-            assert!(legal.contains(&unclaimed), "{legal:?}");
+            unclaimed["points"] = json!(0);
+            let later = legal.iter().position(|m| *m == unclaimed);
+            assert!(later.is_some_and(|u| u > at), "{legal:?}");
             let answer = app.play(&id, &players[turn].token, &unclaimed).await;
             let played = &answer["events"][0];
             assert_eq!(played["type"], "played");

@@ -492,6 +492,10 @@ async fn contradictory_rules_are_refused_with_the_field_named(app: TestApp) {
             "target",
         ),
         (
+            json!({"preset": "block", "rules": {"boneyard_to_winner": true}}),
+            "boneyard_to_winner",
+        ),
+        (
             json!({"preset": "classic", "bots": [{"seat": 2, "level": "greedy"}]}),
             "bots",
         ),
