@@ -31,8 +31,8 @@ use std::path::PathBuf;
 
 use domino_server::engine::rules::Scoring;
 use domino_server::engine::{
-    Deal, End, EndReason, Event, Game, Move, Outcome, Preset, RoundResult, Rules, RulesPatch, Seed,
-    Tile, TileSet,
+    Deal, End, EndReason, Event, Game, MatchEnd, Move, Outcome, Preset, RoundResult, Rules,
+    RulesPatch, Seed, Tile, TileSet,
 };
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -273,6 +273,10 @@ fn parse_move(text: &str) -> Result<Move, String> {
         ["draw"] => Ok(Move::Draw),
         ["pass"] => Ok(Move::Pass),
         ["muggins"] => Ok(Move::Muggins),
+        ["resign"] => Ok(Move::Resign),
+        ["timed_out"] => Ok(Move::TimedOut),
+        ["abandon"] => Ok(Move::Abandon),
+        ["forfeit"] => Ok(Move::Forfeit),
         ["play", t, ref rest @ ..] => {
             let tile: Tile = t.parse().map_err(|_| format!("\"{t}\" is not a tile"))?;
             let (end, rest) = match rest {
@@ -304,6 +308,10 @@ fn move_text(mv: Move) -> String {
         Move::Draw => "draw".into(),
         Move::Pass => "pass".into(),
         Move::Muggins => "muggins".into(),
+        Move::Resign => "resign".into(),
+        Move::TimedOut => "timed_out".into(),
+        Move::Abandon => "abandon".into(),
+        Move::Forfeit => "forfeit".into(),
         Move::Play { tile, end, claim } => {
             let mut s = format!("play {tile}");
             if let Some(e) = end {
@@ -426,6 +434,14 @@ impl Runner<'_> {
         let before = self.game.clone();
         let listed = self.game.legal_moves(seat);
         match self.game.check(seat, mv) {
+            // The table actions are never listed: they are the server's, or a seat's own
+            // request, never a choice offered to a client or a bot.
+            _ if listed.iter().any(|m| m.is_table_action()) => {
+                self.fail("a table action is listed as legal".into())
+            }
+            Ok(canonical) if mv.is_table_action() => {
+                self.expect_eq("a table action's canonical form", canonical, mv)
+            }
             Ok(canonical) if !listed.contains(&canonical) => self.fail(format!(
                 "check accepts {} as {}, which legal_moves does not list",
                 move_text(mv),
@@ -537,7 +553,32 @@ impl Runner<'_> {
                 }
             })
         };
-        self.expect_eq("the outcome from the scores", self.game.outcome(), expected);
+        // A resignation or a forfeit on time decides the match whatever the scores (the
+        // step that ends it names the winner).
+        if !matches!(
+            self.game.match_end(),
+            Some(MatchEnd::Resigned | MatchEnd::Timeout)
+        ) {
+            self.expect_eq("the outcome from the scores", self.game.outcome(), expected);
+        }
+        let end = match self.game.match_end() {
+            None => None,
+            Some(MatchEnd::Resigned | MatchEnd::Timeout) => self.game.match_end(),
+            Some(_)
+                if rules
+                    .target
+                    .is_some_and(|t| scores.iter().any(|&s| s >= t as i32)) =>
+            {
+                Some(MatchEnd::Target)
+            }
+            Some(_) => Some(MatchEnd::Rounds),
+        };
+        self.expect_eq("why the match ended", self.game.match_end(), end);
+        self.expect_eq(
+            "a match that ended says why",
+            self.game.match_end().is_some(),
+            self.game.outcome().is_some(),
+        );
         if self.game.outcome().is_some() {
             self.expect_eq("turn once the match is over", self.game.turn(), None);
         }

@@ -505,6 +505,9 @@ impl MoveView {
             Move::Draw => bare(MoveType::Draw),
             Move::Pass => bare(MoveType::Pass),
             Move::Muggins => bare(MoveType::Muggins),
+            // TODO(issue 11, api): placeholder so the engine's table actions compile; the
+            // api's own rendering of resign / timed out / abandon / forfeit replaces it.
+            Move::Resign | Move::TimedOut | Move::Abandon | Move::Forfeit => bare(MoveType::Pass),
         }
     }
 
@@ -604,9 +607,16 @@ impl EventView {
             Event::RoundEnded(r) => EventView::RoundEnded {
                 result: RoundResultView::of(&r, seats, sides),
             },
-            Event::MatchEnded { outcome, scores } => EventView::MatchEnded {
+            Event::MatchEnded {
+                outcome, scores, ..
+            } => EventView::MatchEnded {
                 result: MatchResult::of(outcome, &scores[..sides]),
             },
+            // TODO(issue 11, api): placeholder so the engine's new events compile; the api's
+            // own `timed_out` / `abandoned` / `resigned` events replace it.
+            Event::TimedOut { seat } | Event::Abandoned { seat } | Event::Resigned { seat } => {
+                EventView::Passed { seat }
+            }
         }
     }
 }

@@ -27,6 +27,8 @@ pub(crate) fn rank(rules: &Rules, mv: Move, points: u16) -> Rank {
         }
         Move::Draw => (1, 0, 0, (0, false, 0)),
         Move::Pass => (0, 0, 0, (0, false, 0)),
+        // Never legal moves: a bot is never offered them.
+        Move::Resign | Move::TimedOut | Move::Abandon | Move::Forfeit => (0, 0, 0, (0, false, 0)),
     }
 }
 

@@ -36,6 +36,11 @@ pub enum MoveError {
     NothingToTake,
     OwnSide,
     NoSuchSeat(u8),
+    /// The seat is abandoned already (a bot plays it): it can neither resign nor be
+    /// abandoned again.
+    SeatAbandoned(u8),
+    /// Forfeiting on time needs two sides (two seats, or four in teams).
+    NotTwoSides,
 }
 
 impl fmt::Display for MoveError {
@@ -68,6 +73,8 @@ impl fmt::Display for MoveError {
             MoveError::NothingToTake => write!(f, "there are no unclaimed points to take"),
             MoveError::OwnSide => write!(f, "the unclaimed points are your own side's"),
             MoveError::NoSuchSeat(s) => write!(f, "there is no seat {s}"),
+            MoveError::SeatAbandoned(s) => write!(f, "seat {s} is abandoned"),
+            MoveError::NotTwoSides => write!(f, "only a match of two sides can be forfeited"),
         }
     }
 }

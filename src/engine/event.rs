@@ -27,6 +27,28 @@ impl EndReason {
     }
 }
 
+/// Why a match ended: a side reached the target, the last round was played, a seat ran
+/// out of time under forfeit rules, or a seat resigned (the last two only with two sides).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchEnd {
+    Target,
+    Rounds,
+    Timeout,
+    Resigned,
+}
+
+impl MatchEnd {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchEnd::Target => "target",
+            MatchEnd::Rounds => "rounds",
+            MatchEnd::Timeout => "timeout",
+            MatchEnd::Resigned => "resigned",
+        }
+    }
+}
+
 /// A finished round: every hand revealed, the awards and the scores after them.
 /// `winner`, `awards` and `scores` are per side: per seat, or per team under `teams`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,13 +116,27 @@ pub enum Event {
     MatchEnded {
         outcome: Outcome,
         scores: [i32; 4],
+        reason: MatchEnd,
+    },
+    /// The seat to move ran out of time; the move made for it follows (none under forfeit
+    /// rules: the match ends).
+    TimedOut {
+        seat: u8,
+    },
+    /// From now on a bot plays the seat.
+    Abandoned {
+        seat: u8,
+    },
+    Resigned {
+        seat: u8,
     },
 }
 
 impl Event {
     /// The event as `viewer` (a seat, or `None` for a spectator) may see it: another
     /// seat's drawn tile is hidden. Every other event is public (a round's end reveals
-    /// every hand by the rules).
+    /// every hand by the rules; a timeout, a resignation and an abandoned seat are the
+    /// whole table's business).
     pub fn visible_to(self, viewer: Option<u8>) -> Event {
         match self {
             Event::Drew { seat, tile } if viewer != Some(seat) => Event::Drew {

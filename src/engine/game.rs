@@ -4,18 +4,25 @@
 //! lists (plus two shorthands: a play without `end` when only one end fits, and `claim: 0`
 //! for a play that scores nothing), and [`Game::play`] changes nothing unless `check`
 //! accepted. The property tests hold the two to each other.
+//!
+//! The table actions ([`Move::Resign`], [`Move::TimedOut`], [`Move::Abandon`],
+//! [`Move::Forfeit`]) are the one exception: they are about a seat, not the tiles, so no
+//! client or bot is ever offered them, and `check` accepts them on their own conditions
+//! (see [`Move`]). The engine reads no clock: the service decides when a seat ran out of
+//! time and says so with these moves, which are recorded and replayed like any other.
 
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use super::deal::{Deal, Seed, draw_lots, round_rng, shuffle_into};
 use super::error::MoveError;
-use super::event::{EndReason, Event, Outcome, RoundResult};
+use super::event::{EndReason, Event, MatchEnd, Outcome, RoundResult};
 use super::history::{Code, History};
 use super::layout::{End, Layout};
 use super::moves::Move;
 use super::rules::{DrawRule, NextLeader, Opening, Rules, RulesError, Scoring, WhenStuck};
 use super::scoring;
+use super::table::EarlyEnd;
 use super::tile::{Tile, TileSet};
 
 /// Points a player made but did not claim (muggins rules), open to the opponents until
@@ -66,6 +73,10 @@ pub struct Game {
     pub(crate) round: Round,
     pub(crate) unclaimed: Option<Unclaimed>,
     pub(crate) last_round: Option<RoundResult>,
+    /// Bit `s`: seat `s` is abandoned (a bot plays it to the end).
+    pub(crate) abandoned: u8,
+    /// Set when a seat resigned or forfeited on time with two sides.
+    pub(crate) early_end: Option<EarlyEnd>,
     /// Every applied move, in order: with the rules, seed and first deal, enough to replay.
     pub(crate) history: History,
 }
@@ -114,6 +125,8 @@ impl Game {
             },
             unclaimed: None,
             last_round: None,
+            abandoned: 0,
+            early_end: None,
             history: History::default(),
         };
         game.start_round(1, events);
@@ -178,6 +191,13 @@ impl Game {
             },
             unclaimed: view.unclaimed,
             last_round: view.last_round,
+            abandoned: view
+                .abandoned
+                .iter()
+                .take(view.seats as usize)
+                .enumerate()
+                .fold(0, |m, (s, &a)| m | (u8::from(a) << s)),
+            early_end: None,
             history: History::off(),
         };
         if let (Some(seat), Some(hand)) = (view.viewer, view.hand)
@@ -267,6 +287,7 @@ impl Game {
                 Code::Draw => (turn, Move::Draw),
                 Code::Pass => (turn, Move::Pass),
                 Code::Muggins { seat } => (seat, Move::Muggins),
+                Code::Table { seat, mv } => (seat, mv),
                 Code::Play { tile, end, claimed } => {
                     let end = (!game.round.layout.is_empty()).then_some(end);
                     let claim = claimed.then(|| game.points_of(tile, end));
@@ -323,6 +344,21 @@ impl Game {
 
     pub fn unclaimed(&self) -> Option<Unclaimed> {
         self.unclaimed
+    }
+
+    /// Why the match ended; `None` while it is in play. A normal end is
+    /// [`MatchEnd::Target`] when a side reached the target, else [`MatchEnd::Rounds`].
+    pub fn match_end(&self) -> Option<MatchEnd> {
+        if let Some(e) = self.early_end {
+            return Some(e.reason);
+        }
+        if self.target_reached() {
+            Some(MatchEnd::Target)
+        } else if self.all_rounds_done() {
+            Some(MatchEnd::Rounds)
+        } else {
+            None
+        }
     }
 
     pub fn last_round(&self) -> Option<&RoundResult> {
@@ -410,16 +446,17 @@ impl Game {
     }
 
     /// The match's result, computed from the scores: a side reaching the target ends it
-    /// (the best total wins; equal best totals draw), as does the last of `rounds`.
+    /// (the best total wins; equal best totals draw), as does the last of `rounds`. A seat
+    /// that resigned or forfeited on time (two sides) loses, whatever the scores.
     pub fn outcome(&self) -> Option<Outcome> {
+        if let Some(e) = self.early_end {
+            return Some(Outcome::Won {
+                side: 1 - self.rules.side_of(e.seat).min(1),
+            });
+        }
         let scores = self.scores();
         let penalty = self.rules.scoring == Scoring::Penalty;
-        let reached = self
-            .rules
-            .target
-            .is_some_and(|t| scores.iter().any(|&s| s >= t as i32));
-        let all_rounds = self.rules.rounds.is_some_and(|r| self.rounds_done >= r);
-        if !reached && !all_rounds {
+        if !self.target_reached() && !self.all_rounds_done() {
             return None;
         }
         let best = if penalty {
@@ -438,11 +475,17 @@ impl Game {
     /// Whether the match is over: [`Game::outcome`] without working out who won (asked on
     /// every move, so kept to a comparison or two).
     pub fn is_over(&self) -> bool {
+        self.early_end.is_some() || self.all_rounds_done() || self.target_reached()
+    }
+
+    fn all_rounds_done(&self) -> bool {
         self.rules.rounds.is_some_and(|r| self.rounds_done >= r)
-            || self
-                .rules
-                .target
-                .is_some_and(|t| self.scores().iter().any(|&s| s >= t as i32))
+    }
+
+    fn target_reached(&self) -> bool {
+        self.rules
+            .target
+            .is_some_and(|t| self.scores().iter().any(|&s| s >= t as i32))
     }
 
     // ----- move generation -----
@@ -574,6 +617,9 @@ impl Game {
             return Err(MoveError::NoSuchSeat(seat));
         }
         let r = &self.round;
+        if mv.is_table_action() {
+            return self.check_table_action(seat, mv);
+        }
         if mv == Move::Muggins {
             let u = self.unclaimed.ok_or(MoveError::NothingToTake)?;
             return if self.is_opponent(seat, u.seat) {
@@ -587,7 +633,9 @@ impl Game {
         }
         let can_play = !self.playable(seat).is_empty();
         match mv {
-            Move::Muggins => unreachable!("handled above"),
+            Move::Muggins | Move::Resign | Move::TimedOut | Move::Abandon | Move::Forfeit => {
+                unreachable!("handled above")
+            }
             Move::Draw => self
                 .can_draw_now(seat, can_play)
                 .map(|_| mv)
@@ -671,8 +719,12 @@ impl Game {
     ) -> Result<Move, MoveError> {
         let mv = self.check(seat, mv)?;
         self.history.push(&self.rules, seat, mv);
+        // Unclaimed points are open until the next move of any kind, a table action included.
         let taken = self.unclaimed.take();
         match mv {
+            Move::Resign | Move::TimedOut | Move::Abandon | Move::Forfeit => {
+                self.apply_table_action(seat, mv, events)
+            }
             Move::Muggins => {
                 let u = taken.expect("checked");
                 self.award(seat, u.points as i32);
@@ -762,19 +814,20 @@ impl Game {
         self.scores[self.rules.side_of(seat) as usize] += points;
     }
 
-    fn end_match_if_over(&self, events: &mut Vec<Event>) -> bool {
+    pub(super) fn end_match_if_over(&self, events: &mut Vec<Event>) -> bool {
         if !self.is_over() {
             return false;
         }
-        match self.outcome() {
-            Some(outcome) => {
+        match (self.outcome(), self.match_end()) {
+            (Some(outcome), Some(reason)) => {
                 events.push(Event::MatchEnded {
                     outcome,
                     scores: self.scores,
+                    reason,
                 });
                 true
             }
-            None => false,
+            _ => false,
         }
     }
 
@@ -973,6 +1026,28 @@ impl Game {
         }
         if self.unclaimed.is_some_and(|u| u.seat >= self.seats) {
             return Err("a move names no seat".into());
+        }
+        if self.abandoned >> self.seats != 0 {
+            return Err("an abandoned seat that does not exist".into());
+        }
+        if let Some(e) = self.early_end {
+            if self.rules.sides(self.seats) != 2 {
+                return Err("a match of more than two sides ended early".into());
+            }
+            if e.seat >= self.seats {
+                return Err("the match was given up by no seat".into());
+            }
+            if !matches!(e.reason, MatchEnd::Resigned | MatchEnd::Timeout) {
+                return Err(format!("an early end by {}", e.reason.as_str()));
+            }
+            // Nothing is played once the match is over: it ended with its round in play
+            // and before the target or the last round ended it.
+            if self.target_reached()
+                || self.all_rounds_done()
+                || u32::from(r.number) != u32::from(self.rounds_done) + 1
+            {
+                return Err("a match ended early after it was over".into());
+            }
         }
         self.history.validate(&self.rules, self.seats)?;
         Ok(())

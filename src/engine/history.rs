@@ -13,10 +13,16 @@
 //! | 1 | pass |
 //! | 2 + s | muggins, called by seat `s` |
 //! | 6 + (tile × E + end) × C + claimed | play; E = 4 ends with a spinner, else 2; C = 2 under muggins, else 1; a lead writes end 0 |
+//! | 6 + T × E × C (T tiles in the set) | a table action: the next code is `action × 4 + s`, for seat `s` |
+//!
+//! The table actions, rare (a few a match at most), take that one escape code and a
+//! second code: 0 resign, 1 timed out, 2 abandon, 3 forfeit. Their seat is written, as
+//! a resignation or an abandonment may concern any seat.
 //!
 //! Codes are packed as bits, each as wide as the largest code of the rule set needs:
-//! 6 bits in a classic game (codes below 62), 8 with double-six, a spinner and muggins,
-//! 9 to 11 with the larger sets. Reading the record back therefore needs the game it was
+//! 6 bits in a classic game (codes below 63: the escape is 62), 8 with double-six, a
+//! spinner and muggins, 9 to 11 with the larger sets. The escape never widens a code: no
+//! set's last play code is one below a power of two. Reading the record back therefore needs the game it was
 //! written in: [`Game::replay_history`](super::Game::replay_history) replays the match
 //! and decodes each code against the state it was written in.
 
@@ -31,12 +37,16 @@ const DRAW: u16 = 0;
 const PASS: u16 = 1;
 const MUGGINS: u16 = 2;
 const FIRST_PLAY: u16 = 6;
+/// After the escape, the table actions in this order (`action × 4 + seat`).
+const TABLE_ACTIONS: [Move; 4] = [Move::Resign, Move::TimedOut, Move::Abandon, Move::Forfeit];
 
 /// The moves of a match, encoded (see the module doc).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct History {
     /// How many moves.
     len: u32,
+    /// How many of them are table actions, each written as two codes.
+    tables: u32,
     /// The codes, `width` bits each, least significant bit first; unused bits are zero.
     bits: Vec<u8>,
     /// Nothing is recorded: a game a bot made up to search from has no past to replay, and
@@ -62,11 +72,17 @@ impl Codec {
         }
     }
 
-    /// One past the largest code. (In 32 bits: rules read from storage are checked after
-    /// the history is, and a damaged `max_pip` must not overflow here.)
-    fn limit(self) -> u32 {
+    /// The escape code of the table actions: one past the last play. (In 32 bits: rules
+    /// read from storage are checked after the history is, and a damaged `max_pip` must
+    /// not overflow here.)
+    fn escape(self) -> u32 {
         u32::from(FIRST_PLAY)
             + u32::from(self.tiles) * u32::from(self.ends) * u32::from(self.claims)
+    }
+
+    /// One past the largest code.
+    fn limit(self) -> u32 {
+        self.escape() + 1
     }
 
     /// Bits per code.
@@ -74,17 +90,24 @@ impl Codec {
         (u32::BITS - (self.limit() - 1).leading_zeros()) as usize
     }
 
-    fn encode(self, seat: u8, mv: Move) -> u16 {
+    /// The move's code, and the second code of a table action.
+    fn encode(self, seat: u8, mv: Move) -> (u16, Option<u16>) {
+        let table = |action: u16| (self.escape() as u16, Some(action * 4 + u16::from(seat)));
         match mv {
-            Move::Draw => DRAW,
-            Move::Pass => PASS,
-            Move::Muggins => MUGGINS + u16::from(seat),
+            Move::Draw => (DRAW, None),
+            Move::Pass => (PASS, None),
+            Move::Muggins => (MUGGINS + u16::from(seat), None),
             Move::Play { tile, end, claim } => {
                 let end = end.map_or(0, |e| e as u16);
-                FIRST_PLAY
+                let code = FIRST_PLAY
                     + (u16::from(tile.index()) * self.ends + end) * self.claims
-                    + u16::from(claim.is_some())
+                    + u16::from(claim.is_some());
+                (code, None)
             }
+            Move::Resign => table(0),
+            Move::TimedOut => table(1),
+            Move::Abandon => table(2),
+            Move::Forfeit => table(3),
         }
     }
 }
@@ -103,6 +126,11 @@ pub(crate) enum Code {
         end: End,
         claimed: bool,
     },
+    /// A table action ([`Move::is_table_action`]) and the seat it concerns.
+    Table {
+        seat: u8,
+        mv: Move,
+    },
 }
 
 impl History {
@@ -114,10 +142,25 @@ impl History {
         }
         let codec = Codec::of(rules);
         let width = codec.width();
-        let at = self.len as usize * width;
+        let (code, second) = codec.encode(seat, mv);
+        self.push_code(width, code);
+        self.len += 1;
+        if let Some(second) = second {
+            self.push_code(width, second);
+            self.tables += 1;
+        }
+    }
+
+    /// How many codes are written: one a move, two a table action.
+    fn codes_written(&self) -> usize {
+        self.len as usize + self.tables as usize
+    }
+
+    fn push_code(&mut self, width: usize, code: u16) {
+        let at = self.codes_written() * width;
         let end = (at + width).div_ceil(8);
         // A code of at most 11 bits, shifted by at most 7, spans at most three bytes.
-        let bits = u32::from(codec.encode(seat, mv)) << (at % 8);
+        let bits = u32::from(code) << (at % 8);
         let first = at / 8;
         if first < self.bits.len() {
             self.bits[first] |= bits as u8;
@@ -127,7 +170,6 @@ impl History {
         for k in 1..end - first {
             self.bits.push((bits >> (8 * k)) as u8);
         }
-        self.len += 1;
     }
 
     /// The `i`th code, as written.
@@ -146,7 +188,10 @@ impl History {
 
     /// The bits hold exactly `len` codes, padded with zeros.
     fn check_shape(&self, width: usize) -> Result<(), String> {
-        let used = self.len as usize * width;
+        if self.tables > self.len {
+            return Err("the move history counts more table actions than moves".into());
+        }
+        let used = self.codes_written() * width;
         if self.bits.len() != used.div_ceil(8) {
             return Err("the move history has the wrong length".into());
         }
@@ -173,37 +218,66 @@ impl History {
     /// a stored game can be checked on every load). Whether the moves were legal shows only
     /// in a replay.
     pub(crate) fn validate(&self, rules: &Rules, seats: u8) -> Result<(), String> {
-        let codec = Codec::of(rules);
-        let width = codec.width();
-        self.check_shape(width)?;
-        for i in 0..self.len() {
-            let code = self.code_at(width, i);
-            match decode(codec, code) {
-                None => return Err(format!("move code {code} means nothing here")),
-                Some(Code::Muggins { seat }) if seat >= seats => {
-                    return Err(format!("move code {code} names no seat"));
-                }
-                Some(_) => {}
+        self.each(rules, |code| match code {
+            Code::Muggins { seat } | Code::Table { seat, .. } if seat >= seats => {
+                Err(format!("a move of seat {seat} of {seats}"))
             }
-        }
-        Ok(())
+            _ => Ok(()),
+        })
     }
 
     /// The recorded codes in order; fails at the first code no move of these rules has
     /// (the record is read from storage, so it is not trusted).
     pub(crate) fn codes(&self, rules: &Rules) -> Result<Vec<Code>, String> {
+        let mut codes = Vec::with_capacity(self.len());
+        self.each(rules, |code| {
+            codes.push(code);
+            Ok(())
+        })?;
+        Ok(codes)
+    }
+
+    /// Reads every move back in order, without allocating; fails at the first code no
+    /// move of these rules has, or when the codes do not make exactly `len` moves.
+    fn each(
+        &self,
+        rules: &Rules,
+        mut f: impl FnMut(Code) -> Result<(), String>,
+    ) -> Result<(), String> {
         let codec = Codec::of(rules);
         let width = codec.width();
         self.check_shape(width)?;
-        (0..self.len())
-            .map(|i| {
-                let code = self.code_at(width, i);
-                decode(codec, code).ok_or_else(|| format!("move code {code} means nothing"))
-            })
-            .collect()
+        let (written, mut i, mut moves) = (self.codes_written(), 0, 0);
+        while i < written {
+            let code = self.code_at(width, i);
+            i += 1;
+            let read = if u32::from(code) == codec.escape() {
+                if i == written {
+                    return Err("the move history ends in the middle of a move".into());
+                }
+                let second = self.code_at(width, i);
+                i += 1;
+                TABLE_ACTIONS
+                    .get(usize::from(second / 4))
+                    .map(|&mv| Code::Table {
+                        seat: (second % 4) as u8,
+                        mv,
+                    })
+                    .ok_or_else(|| format!("table action code {second} means nothing"))?
+            } else {
+                decode(codec, code).ok_or_else(|| format!("move code {code} means nothing"))?
+            };
+            f(read)?;
+            moves += 1;
+        }
+        if moves != self.len() {
+            return Err("the move history holds another number of moves".into());
+        }
+        Ok(())
     }
 }
 
+/// A one-code move (not a table action).
 fn decode(codec: Codec, code: u16) -> Option<Code> {
     Some(match code {
         DRAW => Code::Draw,
@@ -211,7 +285,7 @@ fn decode(codec: Codec, code: u16) -> Option<Code> {
         c if c < FIRST_PLAY => Code::Muggins {
             seat: (c - MUGGINS) as u8,
         },
-        c if u32::from(c) < codec.limit() => {
+        c if u32::from(c) < codec.escape() => {
             let c = c - FIRST_PLAY;
             let claimed = c % codec.claims == 1;
             let c = c / codec.claims;
@@ -265,6 +339,22 @@ mod tests {
             h.push(&rules, 0, Move::Pass);
         }
         assert_eq!(h.bits.len(), 3, "four 6-bit codes in three bytes");
+        h.push(&rules, 1, Move::Resign);
+        assert_eq!((h.len(), h.bits.len()), (5, 5), "a table action: two codes");
+    }
+
+    #[test]
+    fn the_escape_never_widens_a_code() {
+        for preset in Preset::ALL {
+            for max_pip in [6, 9, 12, 15] {
+                let mut rules = preset.rules();
+                rules.max_pip = max_pip;
+                let codec = Codec::of(&rules);
+                let plays_only = (u32::BITS - (codec.escape() - 1).leading_zeros()) as usize;
+                assert_eq!(codec.width(), plays_only, "{preset:?}, double-{max_pip}");
+                assert!(codec.width() >= 4, "room for action x 4 + seat");
+            }
+        }
     }
 
     #[test]
@@ -283,6 +373,11 @@ mod tests {
                     round_trip(&rules, 3, Move::Muggins),
                     Code::Muggins { seat: 3 }
                 );
+                for mv in TABLE_ACTIONS {
+                    for seat in 0..4 {
+                        assert_eq!(round_trip(&rules, seat, mv), Code::Table { seat, mv });
+                    }
+                }
                 let play = Move::Play {
                     tile: last,
                     end: Some(end),
@@ -330,5 +425,33 @@ mod tests {
         let mut muggins = History::default();
         muggins.push(&rules, 3, Move::Muggins);
         assert!(muggins.validate(&rules, 2).is_err(), "seat 3 of 2");
+        let mut resign = History::default();
+        resign.push(&rules, 2, Move::Resign);
+        assert!(resign.validate(&rules, 3).is_ok());
+        assert!(resign.validate(&rules, 2).is_err(), "seat 2 of 2");
+        // The escape as the last code, its second code cut off.
+        let mut cut = History::default();
+        cut.push(&rules, 0, Move::Pass);
+        cut.push(&rules, 0, Move::Pass);
+        cut.push(&rules, 0, Move::Resign); // 62, then 0 x 4 + 0 = 0
+        cut.tables = 0;
+        assert_eq!(
+            cut.validate(&rules, 2),
+            Err("the move history ends in the middle of a move".into())
+        );
+        assert!(cut.codes(&rules).is_err());
+        // A second code past the four actions.
+        let mut action = History::default();
+        action.push(&rules, 3, Move::Forfeit); // 3 x 4 + 3 = 15
+        action.bits[1] |= 0x04; // bit 10: the second code reads 31, action 7
+        assert_eq!(
+            action.validate(&rules, 4),
+            Err("table action code 31 means nothing".into())
+        );
+        // More table actions counted than moves.
+        let mut counted = History::default();
+        counted.push(&rules, 0, Move::Abandon);
+        counted.tables = 2;
+        assert!(counted.validate(&rules, 4).is_err());
     }
 }

@@ -12,6 +12,8 @@
 //! - [`game`]: the match — legal moves, checking and applying a move, rounds and results.
 //! - [`history`]: the compact record of a match's moves (6 bits each in a classic game).
 //! - [`scoring`]: round awards (pips, fives, penalty; ties; teams; the boneyard).
+//! - [`table`]: resigning, running out of time, abandoned seats (the service's clock
+//!   decides; the engine is told by a move).
 //! - [`projection`]: what one seat or a spectator may know.
 //!
 //! # Decisions RULES.md leaves open
@@ -61,11 +63,12 @@ pub mod moves;
 pub mod projection;
 pub mod rules;
 pub mod scoring;
+pub mod table;
 pub mod tile;
 
 pub use deal::{Deal, Seed};
 pub use error::MoveError;
-pub use event::{EndReason, Event, Outcome, RoundResult};
+pub use event::{EndReason, Event, MatchEnd, Outcome, RoundResult};
 pub use game::{Game, Unclaimed};
 pub use layout::{End, Layout};
 pub use moves::Move;

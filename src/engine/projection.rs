@@ -4,7 +4,7 @@
 //! own hand; another seat's tiles in play cannot reach it (the property tests check this
 //! on every move of thousands of games). Bots are given projections, never the game.
 
-use super::event::{Outcome, RoundResult};
+use super::event::{MatchEnd, Outcome, RoundResult};
 use super::game::{Game, Unclaimed};
 use super::layout::Layout;
 use super::moves::Move;
@@ -52,6 +52,10 @@ pub struct Projection {
     pub unclaimed: Option<Unclaimed>,
     pub last_round: Option<RoundResult>,
     pub outcome: Option<Outcome>,
+    /// Per seat, whether it is abandoned (a bot plays it to the end).
+    pub abandoned: Vec<bool>,
+    /// Why the match ended; `None` while it is in play.
+    pub match_end: Option<MatchEnd>,
 }
 
 impl Projection {
@@ -113,6 +117,8 @@ impl Game {
             unclaimed: self.unclaimed,
             last_round: self.last_round,
             outcome: self.outcome(),
+            abandoned: (0..self.seats).map(|s| self.abandoned(s)).collect(),
+            match_end: self.match_end(),
         }
     }
 }
