@@ -3,11 +3,14 @@
 //! without change, every game ends, no projection shows another seat's tile in play,
 //! the same seed and moves give the same state, and a finished game's export (rules, seed,
 //! every round's deal, the moves) is the game: its deals are the ones the seats were dealt,
-//! and it replays to the same final view.
+//! and it replays to the same final view. The same hold when the table actions (resign,
+//! timed out, abandon, forfeit) are made at random along the way: each is accepted exactly
+//! when its conditions hold, and a game with abandoned seats or an early end replays.
 
 use domino_server::engine::rules::{DrawRule, NextLeader, Opening};
 use domino_server::engine::{
-    End, Event, Game, LegalMove, Move, Preset, RoundResult, Rules, Seed, Tile, TileSet,
+    End, Event, Game, LegalMove, MatchEnd, Move, MoveError, Outcome, Preset, RoundResult, Rules,
+    Seed, Tile, TileSet,
 };
 use domino_server::service::Record;
 use proptest::prelude::*;
@@ -41,9 +44,92 @@ fn configurations() -> Vec<(Preset, Rules, u8)> {
     out
 }
 
+const TABLE_ACTIONS: [Move; 4] = [Move::Resign, Move::TimedOut, Move::Abandon, Move::Forfeit];
+
+/// Whether a table action should be accepted, from its conditions alone (see
+/// `src/engine/table.rs`): the model the engine's `check` is held to.
+fn table_action_allowed(game: &Game, seat: u8, mv: Move) -> bool {
+    let in_play = !game.is_over() && seat < game.seats();
+    let two_sides = game.rules().sides(game.seats()) == 2;
+    in_play
+        && match mv {
+            Move::Resign | Move::Abandon => !game.abandoned(seat),
+            Move::TimedOut => game.turn() == Some(seat),
+            Move::Forfeit => two_sides && game.turn() == Some(seat),
+            _ => unreachable!(),
+        }
+}
+
+/// Makes a table action if `check` accepts it, holding acceptance to the model and the
+/// effect to the rules of `src/engine/table.rs`. Returns the move in canonical form when
+/// it was made.
+fn try_table_action(game: &mut Game, seat: u8, mv: Move) -> Option<Move> {
+    let allowed = table_action_allowed(game, seat, mv);
+    let before = game.clone();
+    let Ok(events) = game.play(seat, mv) else {
+        assert!(!allowed, "{mv:?} by seat {seat} refused");
+        assert_eq!(*game, before, "a refused {mv:?} changes nothing");
+        return None;
+    };
+    assert!(allowed, "{mv:?} by seat {seat} accepted");
+    game.check_invariants().unwrap();
+    assert_eq!(game.move_count(), before.move_count() + 1);
+    assert_eq!(
+        game.unclaimed(),
+        None,
+        "a table action ends unclaimed points"
+    );
+    let rules = *game.rules();
+    let two_sides = rules.sides(game.seats()) == 2;
+    let mut scores = [0; 4];
+    scores[..before.scores().len()].copy_from_slice(before.scores());
+    let ended = |reason| Event::MatchEnded {
+        outcome: Outcome::Won {
+            side: 1 - rules.side_of(seat),
+        },
+        scores,
+        reason,
+    };
+    let expected = match mv {
+        Move::Resign if two_sides => vec![Event::Resigned { seat }, ended(MatchEnd::Resigned)],
+        Move::Resign => vec![Event::Resigned { seat }, Event::Abandoned { seat }],
+        Move::TimedOut => vec![Event::TimedOut { seat }],
+        Move::Abandon => vec![Event::Abandoned { seat }],
+        Move::Forfeit => vec![Event::TimedOut { seat }, ended(MatchEnd::Timeout)],
+        _ => unreachable!(),
+    };
+    assert_eq!(events, expected);
+    // Nothing else changes: the tiles, the turn, the scores, the other seats.
+    for s in 0..game.seats() {
+        assert_eq!(game.hand(s), before.hand(s));
+        let newly = matches!(expected.last(), Some(Event::Abandoned { seat: a }) if *a == s);
+        assert_eq!(game.abandoned(s), before.abandoned(s) || newly);
+    }
+    assert_eq!(game.scores(), before.scores());
+    if game.is_over() {
+        assert_eq!(game.turn(), None);
+        assert!(matches!(
+            game.match_end(),
+            Some(MatchEnd::Resigned | MatchEnd::Timeout)
+        ));
+    } else {
+        assert_eq!(game.turn(), before.turn());
+        for s in 0..game.seats() {
+            let legal = before
+                .legal_moves(s)
+                .into_iter()
+                .filter(|&m| m != Move::Muggins)
+                .collect::<Vec<_>>();
+            assert_eq!(game.legal_moves(s), legal, "seat {s}'s choices");
+        }
+    }
+    Some(mv)
+}
+
 /// Every move that could be written for `seat` (legal or not), over the whole set.
 fn move_universe(game: &Game) -> Vec<Move> {
     let mut out = vec![Move::Draw, Move::Pass, Move::Muggins];
+    out.extend(TABLE_ACTIONS);
     let ends = [
         None,
         Some(End::Left),
@@ -64,6 +150,12 @@ fn move_universe(game: &Game) -> Vec<Move> {
 /// Plays one random game to its end, checking every property along the way. With
 /// `exhaustive`, every written move of every seat is tried at every step.
 fn play_random_game(rules: Rules, seats: u8, seed: u64, exhaustive: bool) {
+    play_random_game_with(rules, seats, seed, exhaustive, 0);
+}
+
+/// [`play_random_game`], making a random table action (any seat, any of the four; made
+/// only when accepted) before about one move in `table_rate` (never when 0).
+fn play_random_game_with(rules: Rules, seats: u8, seed: u64, exhaustive: bool, table_rate: u32) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let game_seed = Seed::from_text(&format!("prop {seed}"));
     let mut game = Game::new(rules, seats, game_seed, None).expect("valid rules");
@@ -95,6 +187,16 @@ fn play_random_game(rules: Rules, seats: u8, seed: u64, exhaustive: bool) {
                 for &mv in &universe {
                     let accepted = game.check(seat, mv);
                     match accepted {
+                        Ok(canonical) if mv.is_table_action() => {
+                            assert_eq!(canonical, mv);
+                            assert!(table_action_allowed(&game, seat, mv), "{mv:?} by {seat}");
+                        }
+                        Err(_) if mv.is_table_action() => {
+                            assert!(!table_action_allowed(&game, seat, mv), "{mv:?} by {seat}");
+                            let mut copy = game.clone();
+                            assert!(copy.play(seat, mv).is_err());
+                            assert_eq!(copy, game, "a refused move changes nothing");
+                        }
                         Ok(canonical) => {
                             assert!(
                                 legal.contains(&canonical),
@@ -115,6 +217,16 @@ fn play_random_game(rules: Rules, seats: u8, seed: u64, exhaustive: bool) {
             options.iter().any(|&(s, _)| s == turn),
             "the seat to move always has a legal move"
         );
+        assert!(options.iter().all(|(_, m)| !m.is_table_action()));
+        if table_rate > 0 && rng.random_range(0..table_rate) == 0 {
+            let seat = rng.random_range(0..seats);
+            let mv = *TABLE_ACTIONS.choose(&mut rng).unwrap();
+            if let Some(mv) = try_table_action(&mut game, seat, mv) {
+                played.push((seat, mv));
+            }
+            moves += 1;
+            continue;
+        }
         let &(seat, mv) = options.choose(&mut rng).expect("some move");
         // Muggins calls are rare in random play; mostly follow the turn.
         let (seat, mv) = if seat != turn && rng.random_range(0..4) != 0 {
@@ -137,6 +249,12 @@ fn play_random_game(rules: Rules, seats: u8, seed: u64, exhaustive: bool) {
         game.legal_moves(0).is_empty(),
         "nothing is legal after the end"
     );
+    for seat in 0..seats {
+        for mv in TABLE_ACTIONS {
+            assert_eq!(game.check(seat, mv), Err(MoveError::GameOver));
+        }
+    }
+    check_projections(&game);
     // The compact record reads back as the moves played, in canonical form.
     let (recorded, _) = game.replay_history().expect("the record replays");
     assert_eq!(recorded, played);
@@ -150,6 +268,11 @@ fn check_projections(game: &Game) {
     let seats = game.seats();
     let spectator = game.project(None);
     assert_eq!(spectator.hand, None);
+    let abandoned: Vec<bool> = (0..seats).map(|s| game.abandoned(s)).collect();
+    assert_eq!(spectator.abandoned, abandoned);
+    assert_eq!(spectator.match_end, game.match_end());
+    assert_eq!(spectator.match_end.is_some(), game.is_over());
+    assert_eq!(spectator.outcome.is_some(), game.is_over());
     assert!(spectator.legal_moves.is_empty());
     let boneyard = TileSet::full(game.rules().max_pip)
         .without((0..seats).fold(TileSet::EMPTY, |a, s| a.union(game.hand(s))))
@@ -157,6 +280,8 @@ fn check_projections(game: &Game) {
     for seat in 0..seats {
         let view = game.project(Some(seat));
         assert_eq!(view.hand, Some(game.hand(seat)));
+        assert_eq!(view.abandoned, abandoned);
+        assert_eq!(view.match_end, game.match_end());
         let others = (0..seats)
             .filter(|&s| s != seat)
             .fold(TileSet::EMPTY, |a, s| a.union(game.hand(s)));
@@ -176,7 +301,9 @@ fn check_projections(game: &Game) {
             assert_eq!(view.hand_counts[s as usize] as usize, game.hand(s).len());
             let void_tiles = game.hand(s).with_any_pip(view.voids[s as usize]);
             assert!(
-                void_tiles.is_empty() || (s == game.turn().unwrap() && view.drew),
+                // (Once over, `turn` is gone: a match may end, by a resignation or on
+                // time, while the seat to move holds the tile it drew.)
+                void_tiles.is_empty() || ((Some(s) == game.turn() || game.is_over()) && view.drew),
                 "seat {s} holds {void_tiles:?} of pips it is known not to hold"
             );
         }
@@ -254,6 +381,40 @@ fn thousands_of_random_games_of_every_preset_and_seat_count_keep_every_property(
             rules.teams
         );
     }
+}
+
+#[test]
+fn random_table_actions_keep_every_property_and_replay() {
+    let (mut ended_early, mut abandoned) = (0, 0);
+    for (preset, rules, seats) in &configurations() {
+        for i in 0..40 {
+            let seed = 5_000_000 + i * 7919 + *seats as u64;
+            play_random_game_with(*rules, *seats, seed, false, 12);
+            // Count what the random actions reached, so the test is known to cover them.
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut game = Game::new(*rules, *seats, Seed::from_text("count"), None).unwrap();
+            while let Some(turn) = game.turn() {
+                let seat = rng.random_range(0..*seats);
+                let mv = *TABLE_ACTIONS.choose(&mut rng).unwrap();
+                if rng.random_range(0..12) == 0 {
+                    try_table_action(&mut game, seat, mv);
+                } else {
+                    let legal = game.legal_moves(turn);
+                    game.play(turn, *legal.choose(&mut rng).unwrap()).unwrap();
+                }
+            }
+            ended_early += usize::from(matches!(
+                game.match_end(),
+                Some(MatchEnd::Resigned | MatchEnd::Timeout)
+            ));
+            abandoned += (0..*seats).filter(|&s| game.abandoned(s)).count();
+        }
+        eprintln!("{preset} {seats} seats (teams: {}): 40 games", rules.teams);
+    }
+    assert!(
+        ended_early > 100 && abandoned > 100,
+        "{ended_early} early ends, {abandoned} abandoned seats"
+    );
 }
 
 #[test]
@@ -360,17 +521,30 @@ fn record(
 fn export_replays(seed: u64) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (rules, seats) = random_rules(&mut rng);
-    check_export(rules, seats, seed, &mut rng);
+    // One game in three makes table actions along the way.
+    let table_rate = [0, 0, 15][rng.random_range(0..3)];
+    check_export(rules, seats, seed, &mut rng, table_rate);
 }
 
-/// [`export_replays`] for given rules, choosing moves with `rng`.
-fn check_export(rules: Rules, seats: u8, seed: u64, rng: &mut ChaCha8Rng) {
+/// [`export_replays`] for given rules, choosing moves with `rng`, and a random table
+/// action before about one move in `table_rate` (never when 0).
+fn check_export(rules: Rules, seats: u8, seed: u64, rng: &mut ChaCha8Rng, table_rate: u32) {
     let game_seed = Seed::from_text(&format!("export {seed}"));
     let mut start = Vec::new();
     let mut game = Game::start(rules, seats, game_seed, None, &mut start).expect("valid rules");
     let (mut seen, mut results) = (Vec::new(), Vec::new());
     record(&game, &start, &mut seen, &mut results);
     while let Some(turn) = game.turn() {
+        if table_rate > 0 && rng.random_range(0..table_rate) == 0 {
+            let seat = rng.random_range(0..seats);
+            let mv = *TABLE_ACTIONS.choose(rng).unwrap();
+            let mut events = Vec::new();
+            if game.check(seat, mv).is_ok() {
+                events = game.play(seat, mv).unwrap();
+            }
+            record(&game, &events, &mut seen, &mut results);
+            continue;
+        }
         let mut options: Vec<(u8, Move)> = (0..seats)
             .flat_map(|s| game.legal_moves(s).into_iter().map(move |m| (s, m)))
             .collect();
@@ -443,7 +617,7 @@ fn every_opening_and_next_leader_exports_the_deals_dealt_and_replays() {
                 ..Preset::Block.rules()
             };
             for seed in 0..30 {
-                check_export(rules, 2, seed, &mut ChaCha8Rng::seed_from_u64(seed));
+                check_export(rules, 2, seed, &mut ChaCha8Rng::seed_from_u64(seed), 0);
             }
         }
     }
