@@ -27,8 +27,11 @@ fn main() {
             for step in 0.. {
                 if step % 7 == 0 {
                     let path = format!("{dir}/{}-{seats}-{step:03}", preset.name());
-                    std::fs::write(path, Record::new(0, preset, false, game.clone()).encode())
-                        .expect("the seed is written");
+                    std::fs::write(
+                        path,
+                        Record::new(0, preset, false, None, game.clone()).encode(),
+                    )
+                    .expect("the seed is written");
                     written += 1;
                 }
                 let Some(turn) = game.turn() else { break };

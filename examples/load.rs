@@ -65,6 +65,10 @@ struct Args {
     /// Send an `Idempotency-Key` with every move of the load.
     #[arg(long)]
     idempotency: bool,
+    /// Play every game with a clock of this many seconds a seat (long enough that nobody
+    /// runs out): what clocks cost a move.
+    #[arg(long)]
+    clock_secs: Option<u64>,
     /// Worker threads of the client's runtime.
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -132,6 +136,7 @@ struct Client {
     base: String,
     preset: Preset,
     idempotency: bool,
+    clock_secs: Option<u64>,
 }
 
 /// One game in play, as the client knows it.
@@ -174,7 +179,10 @@ impl Client {
 
     /// Creates a game with this seed and takes both seats.
     async fn open(&self, seed: &str) -> Result<Table, Failure> {
-        let body = serde_json::json!({"preset": self.preset.name(), "seats": 2, "seed": seed});
+        let mut body = serde_json::json!({"preset": self.preset.name(), "seats": 2, "seed": seed});
+        if let Some(secs) = self.clock_secs {
+            body["clock"] = serde_json::json!({ "bank_secs": secs });
+        }
         let (status, answer) = self
             .post("/v1/games", None, None, serde_json::to_vec(&body).unwrap())
             .await?;
@@ -379,6 +387,7 @@ async fn load(args: &Args) -> Result<(), Failure> {
         base: args.url.trim_end_matches('/').to_owned(),
         preset: args.preset,
         idempotency: args.idempotency,
+        clock_secs: args.clock_secs,
     });
     let before = usage_now(args, &client.http).await;
     let started = Instant::now();
@@ -410,7 +419,7 @@ async fn load(args: &Args) -> Result<(), Failure> {
     latencies.sort_unstable();
     let moves = latencies.len();
     println!(
-        "load: {} clients, preset {}, {} s ({} s warm-up not counted){}, {:.1} s in all",
+        "load: {} clients, preset {}, {} s ({} s warm-up not counted){}{}, {:.1} s in all",
         args.clients,
         args.preset.name(),
         args.seconds,
@@ -420,6 +429,9 @@ async fn load(args: &Args) -> Result<(), Failure> {
         } else {
             ""
         },
+        args.clock_secs
+            .map(|s| format!(", a {s} s clock on every game"))
+            .unwrap_or_default(),
         shared.started.elapsed().as_secs_f64()
     );
     println!(
@@ -603,6 +615,7 @@ async fn stored_size(
         base: args.url.trim_end_matches('/').to_owned(),
         preset: args.preset,
         idempotency,
+        clock_secs: args.clock_secs,
     };
     let redis = redis::Client::open(url).map_err(|e| e.to_string())?;
     let mut conn = redis

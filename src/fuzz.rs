@@ -123,7 +123,7 @@ fn settle(game: &mut Game, seat: u8, mv: Move) -> bool {
                 panic!("{mv:?} by seat {seat} broke the invariants: {e}");
             }
             use_game(game, &events);
-            let stored = Record::new(0, Preset::Classic, false, game.clone()).encode();
+            let stored = Record::new(0, Preset::Classic, false, None, game.clone()).encode();
             assert_eq!(
                 Record::decode(&stored).map(|r| r.game).ok().as_ref(),
                 Some(&*game),

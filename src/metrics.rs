@@ -86,6 +86,8 @@ pub struct Metrics {
     pub moves_applied: Counter,
     /// Saves that lost a compare-and-set race and were retried (`domino_store_conflicts_total`).
     pub store_conflicts: Counter,
+    /// Seats that ran out of time, acted on by this process's sweep (`domino_timeouts_total`).
+    pub timeouts: Counter,
 }
 
 impl Default for Metrics {
@@ -115,6 +117,7 @@ impl Metrics {
         let games_created = Counter::default();
         let moves_applied = Counter::default();
         let store_conflicts = Counter::default();
+        let timeouts = Counter::default();
         let game = registry.sub_registry_with_prefix("domino");
         game.register("games_created", "Games created", games_created.clone());
         game.register(
@@ -127,6 +130,11 @@ impl Metrics {
             "Saves that lost a compare-and-set race and were retried",
             store_conflicts.clone(),
         );
+        game.register(
+            "timeouts",
+            "Seats that ran out of time, acted on by this process",
+            timeouts.clone(),
+        );
 
         Metrics {
             registry,
@@ -135,6 +143,7 @@ impl Metrics {
             games_created,
             moves_applied,
             store_conflicts,
+            timeouts,
         }
     }
 
@@ -219,6 +228,7 @@ mod tests {
             "domino_games_created_total 1",
             "domino_moves_applied_total 0",
             "domino_store_conflicts_total 0",
+            "domino_timeouts_total 0",
             "# EOF",
         ] {
             assert!(text.contains(name), "{name} missing from\n{text}");

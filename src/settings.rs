@@ -17,6 +17,7 @@
 //! | `MAX_BODY_BYTES` | `16384` | largest request body accepted (413 beyond) |
 //! | `LONG_POLL_MAX_SECS` | `30` | cap on a long poll's `wait` |
 //! | `SHUTDOWN_TIMEOUT_SECS` | `8` | grace for in-flight requests on SIGTERM/SIGINT |
+//! | `CLOCK_SWEEP_MS` | `250` | how often this process looks for clocks that ran out (a timeout is acted on within this much of its deadline) |
 //! | `RATE_LIMIT_PER_IP` | `2000` | requests per second from one client address (IPv6: per /64); `0`: no limit |
 //! | `RATE_LIMIT_PER_IP_BURST` | the rate | requests one address may send at once before the rate applies |
 //! | `RATE_LIMIT_PER_TOKEN` | `200` | requests per second carrying one seat token; `0`: no limit |
@@ -74,6 +75,7 @@ pub struct Settings {
     pub max_body_bytes: usize,
     pub long_poll_max: Duration,
     pub shutdown_timeout: Duration,
+    pub clock_sweep_every: Duration,
     /// `None`: requests are not limited per client address.
     pub rate_limit_per_ip: Option<RateLimit>,
     /// `None`: requests are not limited per seat token.
@@ -111,6 +113,7 @@ impl Default for Settings {
             log_filter: "info".to_owned(),
             max_body_bytes: 16_384,
             long_poll_max: Duration::from_secs(30),
+            clock_sweep_every: Duration::from_millis(250),
             // Docker and Kubernetes kill a container 10 s after SIGTERM by default:
             // finishing a little before that lets the server close cleanly.
             shutdown_timeout: Duration::from_secs(8),
@@ -174,6 +177,15 @@ impl Settings {
             })?,
             long_poll_max: env.parse("LONG_POLL_MAX_SECS", defaults.long_poll_max, |s| {
                 positive(s).map(Duration::from_secs)
+            })?,
+            clock_sweep_every: env.parse("CLOCK_SWEEP_MS", defaults.clock_sweep_every, |s| {
+                positive(s)
+                    .and_then(|ms| {
+                        (ms <= 1_000).then_some(ms).ok_or_else(|| {
+                            "at most 1000 (a timeout is due within a second)".to_owned()
+                        })
+                    })
+                    .map(Duration::from_millis)
             })?,
             shutdown_timeout: env.parse(
                 "SHUTDOWN_TIMEOUT_SECS",

@@ -113,6 +113,10 @@ fn serve(
         metrics.clone(),
         settings.long_poll_max,
     ));
+    tokio::spawn(sweep_clocks(
+        games.clone().into_inner(),
+        settings.clock_sweep_every,
+    ));
     let limits = web::Data::new(api::ratelimit::RateLimits::new(&settings));
     let settings = web::Data::new(settings);
     let store = web::Data::from(store);
@@ -140,6 +144,22 @@ fn serve(
     .map_err(StartupError::Server)?
     .run();
     Ok(server)
+}
+
+/// Every process sweeps the store's due deadlines, so a clock runs out on time whichever
+/// process saved it and whether or not any request arrives. Holds the service weakly: it
+/// ends with the server.
+async fn sweep_clocks(games: Arc<crate::service::GameService>, every: std::time::Duration) {
+    let games = Arc::downgrade(&games);
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(games) = games.upgrade() else { return };
+        if let Err(e) = games.sweep().await {
+            tracing::warn!(error = %e, "the clock sweep could not read the deadlines");
+        }
+    }
 }
 
 /// Resolves on the first SIGTERM (orchestrators) or SIGINT (Ctrl-C).

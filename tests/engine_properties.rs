@@ -164,7 +164,7 @@ fn play_random_game_with(rules: Rules, seats: u8, seed: u64, exhaustive: bool, t
     let mut played: Vec<(u8, Move)> = Vec::new();
     while !game.is_over() {
         game.check_invariants().unwrap();
-        let stored = Record::new(0, Preset::Classic, false, game.clone()).encode();
+        let stored = Record::new(0, Preset::Classic, false, None, game.clone()).encode();
         assert_eq!(
             Record::decode(&stored).map(|r| r.game).ok().as_ref(),
             Some(&game),

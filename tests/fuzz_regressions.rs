@@ -88,7 +88,7 @@ fn storage_random_and_corrupted_games() {
             let mv = moves[rng.next() as usize % moves.len()];
             game.play(turn, mv).unwrap();
         }
-        let bytes = Record::new(0, preset, false, game).encode();
+        let bytes = Record::new(0, preset, false, None, game).encode();
         fuzz::storage(&bytes);
         for _ in 0..200 {
             let mut damaged = bytes.clone();

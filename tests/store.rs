@@ -88,6 +88,7 @@ fn plain(expected: u64, bytes: &[u8]) -> Save {
         event: None,
         unlist: false,
         finished: false,
+        deadline: None,
     }
 }
 
@@ -140,7 +141,41 @@ contract_tests!(
     list_open_is_newest_first_and_unlist_removes,
     idle_games_expire_whole,
     concurrent_saves_exactly_one_wins,
+    deadlines_are_indexed_with_the_save_and_listed_once_due,
 );
+
+async fn deadlines_are_indexed_with_the_save_and_listed_once_due<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (a, b) = (new_id(), new_id());
+    for id in [&a, &b] {
+        store.create(id, b"v1".to_vec(), false, 0).await.unwrap();
+    }
+    assert!(store.due(u64::MAX, 10).await.unwrap().is_empty());
+    let at = |expected, deadline| Save {
+        deadline: Some(deadline),
+        ..plain(expected, b"blob")
+    };
+    store.save(&a, at(1, 2_000)).await.unwrap();
+    store.save(&b, at(1, 1_000)).await.unwrap();
+    assert!(store.due(999, 10).await.unwrap().is_empty());
+    assert_eq!(store.due(1_000, 10).await.unwrap(), vec![b.clone()]);
+    assert_eq!(
+        store.due(5_000, 10).await.unwrap(),
+        vec![b.clone(), a.clone()]
+    );
+    assert_eq!(store.due(5_000, 1).await.unwrap(), vec![b.clone()]);
+    // A save that loses its race changes nothing, the index included.
+    let stale = store.save(&a, at(1, 10)).await.unwrap();
+    assert!(matches!(stale, SaveOutcome::Conflict { .. }));
+    assert_eq!(store.due(1_500, 10).await.unwrap(), vec![b.clone()]);
+    // A later save moves the deadline, or removes it.
+    store.save(&b, at(2, 3_000)).await.unwrap();
+    store.save(&a, plain(2, b"no clock")).await.unwrap();
+    assert_eq!(store.due(2_500, 10).await.unwrap(), Vec::<String>::new());
+    assert_eq!(store.due(3_000, 10).await.unwrap(), vec![b.clone()]);
+    store.forget_deadline(&b).await.unwrap();
+    assert!(store.due(u64::MAX, 10).await.unwrap().is_empty());
+}
 
 async fn create_then_load<B: Backend>() {
     let store = B::open(LONG_TTL).await;
@@ -220,6 +255,7 @@ async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
         event: Some(b"stale event".to_vec()),
         unlist: true,
         finished: false,
+        deadline: Some(1),
     };
     assert_eq!(
         store.save(&id, stale).await.unwrap(),
@@ -587,6 +623,7 @@ async fn concurrent_saves_exactly_one_wins<B: Backend>() {
                     event: Some(format!("event {n}").into_bytes()),
                     unlist: false,
                     finished: false,
+                    deadline: None,
                 };
                 (n, store.save(&id, save).await.unwrap())
             })

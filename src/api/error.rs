@@ -72,6 +72,8 @@ pub enum ApiError {
     GameFinished(String),
     #[error("seat taken: {0}")]
     SeatTaken(String),
+    #[error("seat abandoned: {0}")]
+    SeatAbandoned(String),
     #[error("game full: {0}")]
     GameFull(String),
     #[error("precondition failed: {0}")]
@@ -112,6 +114,7 @@ pub enum ProblemCode {
     GameNotStarted,
     GameFinished,
     SeatTaken,
+    SeatAbandoned,
     GameFull,
     PreconditionFailed,
     PayloadTooLarge,
@@ -137,6 +140,7 @@ impl ProblemCode {
             GameNotStarted => "game_not_started",
             GameFinished => "game_finished",
             SeatTaken => "seat_taken",
+            SeatAbandoned => "seat_abandoned",
             GameFull => "game_full",
             PreconditionFailed => "precondition_failed",
             PayloadTooLarge => "payload_too_large",
@@ -162,6 +166,7 @@ impl ProblemCode {
             GameNotStarted => "The game has not started",
             GameFinished => "The game is finished",
             SeatTaken => "The seat is taken",
+            SeatAbandoned => "The seat was abandoned to a bot",
             GameFull => "Every seat is taken",
             PreconditionFailed => "A precondition failed",
             PayloadTooLarge => "The request body is too large",
@@ -182,7 +187,7 @@ impl ProblemCode {
             NotFound => StatusCode::NOT_FOUND,
             MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             NotYourTurn | VersionConflict | GameNotStarted | GameFinished | SeatTaken
-            | GameFull => StatusCode::CONFLICT,
+            | SeatAbandoned | GameFull => StatusCode::CONFLICT,
             PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             IllegalMove | InvalidRules | IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
@@ -239,6 +244,7 @@ impl ApiError {
             E::GameNotStarted(_) => ProblemCode::GameNotStarted,
             E::GameFinished(_) => ProblemCode::GameFinished,
             E::SeatTaken(_) => ProblemCode::SeatTaken,
+            E::SeatAbandoned(_) => ProblemCode::SeatAbandoned,
             E::GameFull(_) => ProblemCode::GameFull,
             E::PreconditionFailed(_) => ProblemCode::PreconditionFailed,
             E::PayloadTooLarge { .. } => ProblemCode::PayloadTooLarge,
@@ -262,6 +268,7 @@ impl ApiError {
             | E::GameNotStarted(d)
             | E::GameFinished(d)
             | E::SeatTaken(d)
+            | E::SeatAbandoned(d)
             | E::GameFull(d)
             | E::PreconditionFailed(d)
             | E::InvalidRules(d)
@@ -568,6 +575,7 @@ pub mod problems {
                 ApiError::GameNotStarted("the game waits for 2 more players".into()),
                 ApiError::GameFinished("the match is over".into()),
                 ApiError::SeatTaken("seat 2 is taken".into()),
+                ApiError::SeatAbandoned("this seat was abandoned to a bot: it may still read the game, not move".into()),
                 ApiError::GameFull("every seat is taken".into()),
             ];
         PreconditionFailed => "A conditional request's precondition did not hold.",
@@ -611,6 +619,7 @@ mod tests {
             (GameNotStarted, 409),
             (GameFinished, 409),
             (SeatTaken, 409),
+            (SeatAbandoned, 409),
             (GameFull, 409),
             (PreconditionFailed, 412),
             (PayloadTooLarge, 413),

@@ -45,6 +45,7 @@ impl From<service::Error> for ApiError {
             E::NotStarted => ApiError::GameNotStarted(e.to_string()),
             E::Finished => ApiError::GameFinished(e.to_string()),
             E::SeatTaken(why) => ApiError::SeatTaken(why),
+            E::SeatAbandoned => ApiError::SeatAbandoned(e.to_string()),
             E::GameFull => ApiError::GameFull(e.to_string()),
             E::IllegalMove { message, legal } => ApiError::IllegalMove {
                 detail: message,
@@ -155,6 +156,12 @@ pub async fn create_game(
         bots: body.bots.iter().map(|b| (b.seat, b.level)).collect(),
         seed: body.seed,
         deal,
+        clock: body
+            .clock
+            .as_ref()
+            .map(ClockBody::parse)
+            .transpose()
+            .map_err(ApiError::InvalidRules)?,
     };
     let seen = games.create(new).await?;
     Ok(HttpResponse::Created()

@@ -18,8 +18,8 @@ use crate::engine::rules::{
     Spinner, WhenStuck,
 };
 use crate::engine::{
-    Deal, End, EndReason, Event, LegalMove, Move, Outcome, Preset, RoundResult, Rules, RulesPatch,
-    Tile,
+    Deal, End, EndReason, Event, LegalMove, MatchEnd, Move, Outcome, Preset, RoundResult, Rules,
+    RulesPatch, Tile,
 };
 use crate::service::{self, Seen, Status};
 
@@ -213,6 +213,20 @@ word_schema!(
     ["domino", "blocked", "stuck"],
     None
 );
+word_schema!(
+    MatchEnd,
+    "MatchEnd",
+    ["target", "rounds", "timeout", "resigned"],
+    Some(
+        "Why the match ended: a side reached the target, the last round was played, a seat ran out of time, or one resigned."
+    )
+);
+word_schema!(
+    service::OnTimeout,
+    "OnTimeout",
+    ["bot", "forfeit"],
+    Some("What happens to a seat that runs out of time: a bot moves for it, or its side loses.")
+);
 
 /// A built-in player for one seat.
 #[derive(Deserialize, ToSchema)]
@@ -290,6 +304,56 @@ pub struct CreateGame {
     /// Any text: the same rules and seed give the same deals.
     pub seed: Option<String>,
     pub deal: Option<DealBody>,
+    /// Turn clocks: without one a seat may think as long as the game lives.
+    pub clock: Option<ClockBody>,
+}
+
+/// A game's clock (API.md "Clocks, resigning and absent players"). Only `bank_secs` is
+/// required.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"bank_secs": 120, "increment_secs": 5, "on_timeout": "bot", "timeout_bot": "greedy", "abandon_after": 3}))]
+pub struct ClockBody {
+    /// Each human seat's bank of time, 1 to 86400 seconds.
+    pub bank_secs: u64,
+    /// Added to a seat's bank after each of its moves; 0 to 3600, default 0.
+    pub increment_secs: Option<u64>,
+    /// `bot` (default) or `forfeit` (two sides only).
+    #[schema(value_type = Option<service::OnTimeout>)]
+    pub on_timeout: Option<String>,
+    /// The level of the bot that moves for a seat out of time (default `greedy`).
+    #[schema(value_type = Option<Level>)]
+    pub timeout_bot: Option<String>,
+    /// Timeouts in a row after which the bot takes the seat over; 1 to 100, default 3.
+    pub abandon_after: Option<u64>,
+}
+
+impl ClockBody {
+    /// The settings, with every word checked (an unknown one names its field).
+    pub fn parse(&self) -> Result<service::ClockSettings, String> {
+        let on_timeout = match self.on_timeout.as_deref() {
+            None | Some("bot") => service::OnTimeout::Bot,
+            Some("forfeit") => service::OnTimeout::Forfeit,
+            Some(other) => {
+                return Err(format!(
+                    "clock.on_timeout: `bot` or `forfeit`, not {other:?}"
+                ));
+            }
+        };
+        let timeout_bot = match self.timeout_bot.as_deref() {
+            None => Level::Greedy,
+            Some(text) => text
+                .parse()
+                .map_err(|e| format!("clock.timeout_bot: {e}"))?,
+        };
+        Ok(service::ClockSettings {
+            bank_secs: self.bank_secs,
+            increment_secs: self.increment_secs.unwrap_or(0),
+            on_timeout,
+            timeout_bot,
+            abandon_after: self.abandon_after.unwrap_or(3),
+        })
+    }
 }
 
 /// `POST /v1/games/{id}/seats`.
@@ -348,6 +412,15 @@ pub enum MoveType {
     Draw,
     Pass,
     Muggins,
+    /// Concede: any seat, any time while the game is in play.
+    Resign,
+    /// The server's, in the log and the export: the seat to move ran out of time and a
+    /// bot's move for it follows.
+    TimedOut,
+    /// The server's: the seat is handed to a bot for good.
+    Abandon,
+    /// The server's: the seat ran out of time under `on_timeout: forfeit`.
+    Forfeit,
 }
 
 // `POST /v1/games/{id}/moves` as documented: one shape per move type, so the document
@@ -396,6 +469,12 @@ enum MoveShapes {
         /// Ignored.
         #[schema(maximum = 65535)]
         points: Option<u16>,
+        /// Refuse the move (409) unless the game is still at this version.
+        expected_version: Option<u64>,
+    },
+    /// Concede, on your turn or not: with two sides the other side wins; with three or
+    /// four seats a bot plays yours to the end and play goes on.
+    Resign {
         /// Refuse the move (409) unless the game is still at this version.
         expected_version: Option<u64>,
     },
@@ -463,6 +542,11 @@ impl MoveBody {
             MoveType::Draw if no_tile => Move::Draw,
             MoveType::Pass if no_tile => Move::Pass,
             MoveType::Muggins if no_tile => Move::Muggins,
+            MoveType::Resign if no_tile && self.points.is_none() => Move::Resign,
+            MoveType::TimedOut | MoveType::Abandon | MoveType::Forfeit => {
+                return Err("timed_out, abandon and forfeit are the server's moves".into());
+            }
+            MoveType::Resign => return Err("a resign takes no tile, end, claim or points".into()),
             _ => return Err("only a play takes tile, end or claim".into()),
         })
     }
@@ -505,9 +589,10 @@ impl MoveView {
             Move::Draw => bare(MoveType::Draw),
             Move::Pass => bare(MoveType::Pass),
             Move::Muggins => bare(MoveType::Muggins),
-            // TODO(issue 11, api): placeholder so the engine's table actions compile; the
-            // api's own rendering of resign / timed out / abandon / forfeit replaces it.
-            Move::Resign | Move::TimedOut | Move::Abandon | Move::Forfeit => bare(MoveType::Pass),
+            Move::Resign => bare(MoveType::Resign),
+            Move::TimedOut => bare(MoveType::TimedOut),
+            Move::Abandon => bare(MoveType::Abandon),
+            Move::Forfeit => bare(MoveType::Forfeit),
         }
     }
 
@@ -559,6 +644,17 @@ pub enum EventView {
     MatchEnded {
         result: MatchResult,
     },
+    /// The seat to move ran out of time; the move made for it follows.
+    TimedOut {
+        seat: u8,
+    },
+    /// A bot plays this seat to the end.
+    Abandoned {
+        seat: u8,
+    },
+    Resigned {
+        seat: u8,
+    },
 }
 
 impl EventView {
@@ -608,15 +704,15 @@ impl EventView {
                 result: RoundResultView::of(&r, seats, sides),
             },
             Event::MatchEnded {
-                outcome, scores, ..
+                outcome,
+                scores,
+                reason,
             } => EventView::MatchEnded {
-                result: MatchResult::of(outcome, &scores[..sides]),
+                result: MatchResult::of(outcome, reason, &scores[..sides]),
             },
-            // TODO(issue 11, api): placeholder so the engine's new events compile; the api's
-            // own `timed_out` / `abandoned` / `resigned` events replace it.
-            Event::TimedOut { seat } | Event::Abandoned { seat } | Event::Resigned { seat } => {
-                EventView::Passed { seat }
-            }
+            Event::TimedOut { seat } => EventView::TimedOut { seat },
+            Event::Abandoned { seat } => EventView::Abandoned { seat },
+            Event::Resigned { seat } => EventView::Resigned { seat },
         }
     }
 }
@@ -635,6 +731,9 @@ pub struct SeatView {
     /// Numbers this seat is publicly known not to hold (from its passes and forced
     /// draws), so every player starts from the same information.
     pub known_missing: Vec<u8>,
+    /// Its player left (resigned among three or more, or ran out of time too often): a
+    /// bot plays it to the end.
+    pub abandoned: bool,
 }
 
 /// An open end of the layout.
@@ -723,13 +822,53 @@ pub struct MatchResult {
     /// The winning seat (team under `rules.teams`); null for a drawn match.
     pub winner: Option<u8>,
     pub scores: Vec<i32>,
+    pub reason: MatchEnd,
 }
 
 impl MatchResult {
-    fn of(outcome: Outcome, scores: &[i32]) -> MatchResult {
+    fn of(outcome: Outcome, reason: MatchEnd, scores: &[i32]) -> MatchResult {
         MatchResult {
             winner: outcome.winner(),
             scores: scores.to_vec(),
+            reason,
+        }
+    }
+
+    /// The result a projection shows, once the match is over.
+    fn of_projection(p: &crate::engine::Projection, scores: &[i32]) -> Option<MatchResult> {
+        Some(MatchResult::of(p.outcome?, p.match_end?, scores))
+    }
+}
+
+/// A game's clock as an answer shows it: its settings, and the banks now.
+#[derive(Serialize, ToSchema)]
+pub struct ClockView {
+    pub bank_secs: u64,
+    pub increment_secs: u64,
+    pub on_timeout: service::OnTimeout,
+    pub timeout_bot: Level,
+    pub abandon_after: u64,
+    /// Per seat, its bank now in milliseconds; null for a seat a bot plays.
+    pub banks_ms: Vec<Option<u64>>,
+    /// When the human seat to move runs out (epoch milliseconds); null when no human seat
+    /// is to move. Compare it with `now_ms`, not with your own clock.
+    pub deadline_ms: Option<u64>,
+    /// The server's clock when it answered (epoch milliseconds).
+    pub now_ms: u64,
+}
+
+impl ClockView {
+    fn of(c: &service::ClockView) -> ClockView {
+        let s = c.settings;
+        ClockView {
+            bank_secs: s.bank_secs,
+            increment_secs: s.increment_secs,
+            on_timeout: s.on_timeout,
+            timeout_bot: s.timeout_bot,
+            abandon_after: s.abandon_after,
+            banks_ms: c.banks_ms.clone(),
+            deadline_ms: c.deadline_ms,
+            now_ms: c.now_ms,
         }
     }
 }
@@ -760,6 +899,8 @@ pub struct GameView {
     pub legal_moves: Vec<MoveView>,
     pub last_round: Option<RoundResultView>,
     pub result: Option<MatchResult>,
+    /// Null for a game without a clock.
+    pub clock: Option<ClockView>,
 }
 
 /// The answer to a move: your new view plus what the move (and the bots after it) caused.
@@ -788,6 +929,7 @@ impl GameView {
                 bot: seat.bot,
                 hand_count: p.map_or(0, |p| p.hand_counts[i]),
                 team: s.team(i as u8),
+                abandoned: p.is_some_and(|p| p.abandoned[i]),
                 known_missing: p.map_or_else(Vec::new, |p| pips(p.voids[i])),
             })
             .collect();
@@ -850,9 +992,8 @@ impl GameView {
             last_round: p
                 .and_then(|p| p.last_round)
                 .map(|r| RoundResultView::of(&r, s.seats.len(), sides)),
-            result: p
-                .and_then(|p| p.outcome)
-                .map(|o| MatchResult::of(o, &s.scores)),
+            result: p.and_then(|p| MatchResult::of_projection(p, &s.scores)),
+            clock: s.clock.as_ref().map(ClockView::of),
         }
     }
 }
@@ -914,8 +1055,7 @@ impl GameExport {
             result: s
                 .projection
                 .as_ref()
-                .and_then(|p| p.outcome)
-                .map(|o| MatchResult::of(o, &s.scores)),
+                .and_then(|p| MatchResult::of_projection(p, &s.scores)),
         }
     }
 }

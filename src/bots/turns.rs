@@ -32,22 +32,35 @@ pub fn play_turns(
             .find(|&s| s == turn || game.legal_moves(s).contains(&Move::Muggins));
         let Some(seat) = mover else { break };
         let level = bots[seat as usize].expect("a bot seat");
-        let mut seed = Sha256::new();
-        seed.update(game.seed().0);
-        seed.update((game.move_count() as u64).to_le_bytes());
-        let mut rng = ChaCha8Rng::from_seed(seed.finalize().into());
-        let Some(mv) = super::choose(level, &game.project(Some(seat)), &mut rng) else {
-            break;
-        };
-        match game.play_into(seat, mv, events) {
-            Ok(played) => moves.push((seat, played)),
-            Err(e) => {
-                // A bot only picks from its legal moves; if it ever did not, stop rather
-                // than loop, and say so.
-                tracing::error!(seat, error = %e, "a bot chose an illegal move");
-                break;
-            }
+        match play_one(game, seat, level, events) {
+            Some(played) => moves.push((seat, played)),
+            None => break,
         }
     }
     moves
+}
+
+/// The move a bot of `level` would make for `seat` now, `None` when it may do nothing.
+/// Deterministic: the RNG comes from the game's seed and the move number.
+pub fn choose_for(game: &Game, seat: u8, level: Level) -> Option<Move> {
+    let mut seed = Sha256::new();
+    seed.update(game.seed().0);
+    seed.update((game.move_count() as u64).to_le_bytes());
+    let mut rng = ChaCha8Rng::from_seed(seed.finalize().into());
+    super::choose(level, &game.project(Some(seat)), &mut rng)
+}
+
+/// `seat`'s move as a bot of `level` would make it (for a bot seat, or a human seat out of
+/// time), played. `None` when the seat may do nothing now.
+pub fn play_one(game: &mut Game, seat: u8, level: Level, events: &mut Vec<Event>) -> Option<Move> {
+    let mv = choose_for(game, seat, level)?;
+    match game.play_into(seat, mv, events) {
+        Ok(played) => Some(played),
+        Err(e) => {
+            // A bot only picks from its legal moves; if it ever did not, stop rather than
+            // loop, and say so.
+            tracing::error!(seat, error = %e, "a bot chose an illegal move");
+            None
+        }
+    }
 }

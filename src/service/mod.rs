@@ -11,12 +11,15 @@
 //! [`Error`] to problems. It never logs a token or a hidden tile: moves are logged in their
 //! public form (a draw does not name its tile).
 //!
+//! - [`clock`]: the banks of time and when the seat to move runs out (pure arithmetic);
+//!   [`GameService::sweep`] acts on the deadlines every process reads from the store.
 //! - [`record`]: the stored game (lobby facts, seat tokens, the engine's game) and its one
 //!   byte format, checked on every load.
 //! - [`view`]: the answers, each what one caller may see.
 //! - [`events`]: the public event of each version, and the feed of them.
 //! - [`idempotency`]: when two requests are the same, and the receipts that answer retries.
 
+pub mod clock;
 pub mod events;
 pub mod idempotency;
 pub mod record;
@@ -36,10 +39,11 @@ use crate::metrics::Metrics;
 use crate::store::any::AnyStore;
 use crate::store::{GameStore, Save, SaveOutcome, StoreError};
 
+pub use clock::{ClockSettings, OnTimeout};
 pub use events::{Feed, PublicEvent};
 pub use idempotency::RequestKey;
 pub use record::{Record, Seat, Status};
-pub use view::{Export, Joined, Log, LogEntry, Moved, Seen};
+pub use view::{ClockView, Export, Joined, Log, LogEntry, Moved, Seen};
 
 use events::PublicEvent as Published;
 use idempotency::{Earlier, Receipt};
@@ -47,6 +51,9 @@ use idempotency::{Earlier, Receipt};
 /// Attempts at a compare-and-set before giving up (each loses only to a concurrent move
 /// of the same game, so a handful is plenty).
 const MAX_ATTEMPTS: usize = 16;
+/// Games a sweep acts on at most, and how many at once.
+const SWEEP_BATCH: usize = 256;
+const SWEEP_CONCURRENCY: usize = 16;
 /// Player names: 1 to this many characters.
 pub const MAX_NAME_CHARS: usize = 32;
 /// Lobby pages: at most this many games each.
@@ -69,6 +76,8 @@ pub enum Error {
     Finished,
     #[error("{0}")]
     SeatTaken(String),
+    #[error("this seat was abandoned to a bot: it may still read the game, not move")]
+    SeatAbandoned,
     #[error("every seat is taken")]
     GameFull,
     #[error("{message}")]
@@ -111,6 +120,7 @@ pub struct NewGame {
     pub bots: Vec<(u8, Level)>,
     pub seed: Option<String>,
     pub deal: Option<Deal>,
+    pub clock: Option<ClockSettings>,
 }
 
 /// A move request after parsing.
@@ -123,6 +133,9 @@ pub struct MoveRequest {
 /// What one attempt of [`GameService::update`] decided to store.
 struct Change<T> {
     value: T,
+    /// The seat that made the change's first move (`None` for a seat taken, a timeout):
+    /// its bank stops.
+    mover: Option<u8>,
     /// The moves made, in order (a player's, then the bots'), for the public event.
     moves: Vec<(u8, Move)>,
     /// The seat that asked, for an idempotency receipt.
@@ -133,6 +146,8 @@ struct Change<T> {
 
 /// What [`GameService::update`] did.
 enum Updated<T> {
+    /// Nothing to store (a deadline not reached after all).
+    Unchanged,
     /// Stored as `version`.
     Saved {
         version: u64,
@@ -166,6 +181,16 @@ impl GameService {
     pub async fn create(&self, new: NewGame) -> Result<Seen, Error> {
         let rules = new.preset.rules().with(&new.overrides);
         rules.validate(new.seats)?;
+        if let Some(clock) = &new.clock {
+            clock.validate().map_err(Error::InvalidRules)?;
+            if clock.on_timeout == OnTimeout::Forfeit && rules.sides(new.seats) != 2 {
+                return Err(Error::InvalidRules(
+                    "clock.on_timeout: forfeit needs two sides (2 seats, or 4 in teams); \
+                     use bot with three or four independent seats"
+                        .into(),
+                ));
+            }
+        }
         let prearranged = new.seed.is_some() || new.deal.is_some();
         let seed = match &new.seed {
             Some(text) => Seed::from_text(text),
@@ -176,7 +201,7 @@ impl GameService {
             }
         };
         let game = Game::new(rules, new.seats, seed, new.deal)?;
-        let mut record = Record::new(now_ms(), new.preset, prearranged, game);
+        let mut record = Record::new(now_ms(), new.preset, prearranged, new.clock, game);
         for &(seat, level) in &new.bots {
             let slot = record.seats.get_mut(seat as usize).ok_or_else(|| {
                 Error::InvalidRules(format!(
@@ -275,7 +300,7 @@ impl GameService {
         rand::rng().fill_bytes(&mut token_bytes);
         let token = hex::encode(token_bytes);
         let updated = self
-            .update(id, None, |_, record| {
+            .update(id, None, |_, _, record| {
                 let free = record.free_seats();
                 let seat = match wanted {
                     _ if free.is_empty() => return Err(Error::GameFull),
@@ -298,12 +323,13 @@ impl GameService {
                 } else {
                     Vec::new()
                 };
-                Ok(Change {
+                Ok(Some(Change {
                     value: (seat, started),
+                    mover: None,
                     moves,
                     seat: Some(seat),
                     unlist: started,
-                })
+                }))
             })
             .await?;
         let Updated::Saved {
@@ -312,7 +338,7 @@ impl GameService {
             value: (seat, started),
         } = updated
         else {
-            unreachable!("a join has no idempotency key");
+            unreachable!("a join always stores, and has no idempotency key");
         };
         tracing::info!(game_id = %id, seat, started, version, "seat taken");
         Ok(Joined {
@@ -333,8 +359,11 @@ impl GameService {
         key: Option<&RequestKey>,
     ) -> Result<Moved, Error> {
         let updated = self
-            .update(id, key, |version, record| {
+            .update(id, key, |version, _, record| {
                 let seat = record.seat_of(token).ok_or(UNKNOWN_TOKEN)?;
+                if record.game.abandoned(seat) {
+                    return Err(Error::SeatAbandoned);
+                }
                 match record.status() {
                     Status::Waiting => return Err(Error::NotStarted),
                     Status::Finished => return Err(Error::Finished),
@@ -353,12 +382,13 @@ impl GameService {
                 let mut moves = vec![(seat, played)];
                 moves.extend(self.bots_play(record, &mut events));
                 let events = events.iter().map(|e| e.visible_to(Some(seat))).collect();
-                Ok(Change {
+                Ok(Some(Change {
                     value: (seat, events),
+                    mover: Some(seat),
                     moves,
                     seat: Some(seat),
                     unlist: false,
-                })
+                }))
             })
             .await?;
         Ok(match updated {
@@ -370,6 +400,7 @@ impl GameService {
                 seen: Seen::of(id, version, &record, Some(seat)),
                 events,
             },
+            Updated::Unchanged => unreachable!("a move always stores or is refused"),
             Updated::Repeated { receipt, record } => {
                 let (then, events) = receipt.replay(&record)?;
                 Moved {
@@ -388,10 +419,11 @@ impl GameService {
         &self,
         id: &str,
         key: Option<&RequestKey>,
-        mut change: impl FnMut(u64, &mut Record) -> Result<Change<T>, Error>,
+        mut change: impl FnMut(u64, u64, &mut Record) -> Result<Option<Change<T>>, Error>,
     ) -> Result<Updated<T>, Error> {
         for _ in 0..MAX_ATTEMPTS {
             let (version, mut record) = self.load(id).await?;
+            let now = now_ms();
             if let Some(key) = key {
                 match self.earlier(id, version, key).await? {
                     Earlier::Made(receipt) => return Ok(Updated::Repeated { receipt, record }),
@@ -400,12 +432,20 @@ impl GameService {
                 }
             }
             let moves_before = record.game.move_count() as u32;
-            let Change {
+            let Some(Change {
                 value,
+                mover,
                 moves,
                 seat,
                 unlist,
-            } = change(version, &mut record)?;
+            }) = change(version, now, &mut record)?
+            else {
+                return Ok(Updated::Unchanged);
+            };
+            let next = record.human_to_move();
+            if let Some(clock) = &mut record.clock {
+                clock.settle(mover, next, now);
+            }
             let status = record.status();
             let event = Published {
                 version: version + 1,
@@ -429,6 +469,7 @@ impl GameService {
                 event: Some(event.encode()),
                 unlist,
                 finished: status == Status::Finished,
+                deadline: record.clock.as_ref().and_then(|c| c.deadline()),
             };
             match self.store.save(id, save).await? {
                 SaveOutcome::Saved { version } => {
@@ -457,6 +498,101 @@ impl GameService {
         Err(Error::Internal(
             "too many concurrent changes to this game; try again".into(),
         ))
+    }
+
+    /// Acts on game `id`'s clock if the seat to move has run out of time: a bot of the
+    /// clock's level plays its turn (and after `abandon_after` timeouts in a row takes the
+    /// seat over), or under `forfeit` its side loses. Exactly once, whichever process
+    /// sweeps first: the change goes through the compare-and-set like a move. Returns
+    /// whether it acted.
+    pub async fn time_out(&self, id: &str) -> Result<bool, Error> {
+        let updated = self
+            .update(id, None, |_, now, record| {
+                let Some(clock) = record.clock.as_mut() else {
+                    return Ok(None);
+                };
+                if clock.deadline().is_none_or(|deadline| deadline > now) {
+                    return Ok(None);
+                }
+                let settings = clock.settings;
+                let (seat, in_row) = clock.time_out().expect("a clock with a deadline runs");
+                let (mut events, mut moves) = (Vec::new(), Vec::new());
+                let game = &mut record.game;
+                let mut play = |game: &mut Game, mv: Move, events: &mut Vec<Event>| {
+                    game.play_into(seat, mv, events)
+                        .map(|played| moves.push((seat, played)))
+                        .map_err(|e| Error::Internal(format!("a timeout was refused: {e}")))
+                };
+                match settings.on_timeout {
+                    OnTimeout::Forfeit => play(game, Move::Forfeit, &mut events)?,
+                    OnTimeout::Bot => {
+                        play(game, Move::TimedOut, &mut events)?;
+                        // The bot plays the seat's whole turn (a draw may keep it).
+                        for _ in 0..bots::turns::MAX_MOVES {
+                            if game.turn() != Some(seat) {
+                                break;
+                            }
+                            let level = settings.timeout_bot;
+                            let Some(mv) = bots::turns::choose_for(game, seat, level) else {
+                                break;
+                            };
+                            play(game, mv, &mut events)?;
+                        }
+                        if u64::from(in_row) >= settings.abandon_after && !game.is_over() {
+                            play(game, Move::Abandon, &mut events)?;
+                        }
+                    }
+                }
+                moves.extend(self.bots_play(record, &mut events));
+                Ok(Some(Change {
+                    value: (seat, in_row),
+                    mover: None,
+                    moves,
+                    seat: None,
+                    unlist: false,
+                }))
+            })
+            .await?;
+        match updated {
+            Updated::Saved {
+                value: (seat, in_row),
+                version,
+                ..
+            } => {
+                self.metrics.timeouts.inc();
+                tracing::info!(game_id = %id, seat, in_row, version, "a seat ran out of time");
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// One pass over the store's due deadlines (every process runs this a few times a
+    /// second). Returns how many games timed out.
+    pub async fn sweep(&self) -> Result<usize, Error> {
+        let due = self.store.due(now_ms(), SWEEP_BATCH).await?;
+        let acted = futures_util::stream::iter(due)
+            .map(|id| async move {
+                match self.time_out(&id).await {
+                    Ok(acted) => acted,
+                    // Expired since it was indexed: nothing will ever be due there.
+                    Err(Error::NotFound) => {
+                        if let Err(e) = self.store.forget_deadline(&id).await {
+                            tracing::warn!(game_id = %id, error = %e, "could not drop an expired game's deadline");
+                        }
+                        false
+                    }
+                    Err(e) => {
+                        tracing::warn!(game_id = %id, error = %e, "a timeout could not be applied; retried on the next sweep");
+                        false
+                    }
+                }
+            })
+            .buffer_unordered(SWEEP_CONCURRENCY)
+            .filter(|&acted| std::future::ready(acted))
+            .count()
+            .await;
+        Ok(acted)
     }
 
     /// The bots' moves that follow, once every seat is taken.

@@ -9,12 +9,13 @@ use crate::bots::Level;
 use crate::engine::{Game, Preset};
 
 use super::Error;
+use super::clock::{Clock, ClockSettings};
 
 /// The record's format byte, then postcard. The engine's game is embedded directly (not as
 /// bytes of its own) so a move costs one (de)serialisation pass. Bump it when `Record` or
 /// the engine's `Game` changes shape; no deployment holds games across such a change, so
 /// no old reader is kept.
-const FORMAT: u8 = 3;
+const FORMAT: u8 = 4;
 
 /// Where a game stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,12 +45,19 @@ pub struct Record {
     /// stored). Tokens are 256 random bits, so finding another token with these 128 bits
     /// is out of reach, and every stored game is smaller than with the whole hash.
     tokens: Vec<Option<[u8; 16]>>,
+    pub clock: Option<Clock>,
     pub game: Game,
 }
 
 impl Record {
     /// A new game's record: every seat free but the bots'.
-    pub fn new(created_ms: u64, preset: Preset, prearranged: bool, game: Game) -> Record {
+    pub fn new(
+        created_ms: u64,
+        preset: Preset,
+        prearranged: bool,
+        clock: Option<ClockSettings>,
+        game: Game,
+    ) -> Record {
         let seats = game.seats() as usize;
         Record {
             created_ms,
@@ -63,6 +71,7 @@ impl Record {
                 seats
             ],
             tokens: vec![None; seats],
+            clock: clock.map(|c| Clock::new(c, game.seats())),
             game,
         }
     }
@@ -75,6 +84,7 @@ impl Record {
             prearranged: self.prearranged,
             seats: self.seats.clone(),
             tokens: self.tokens.clone(),
+            clock: self.clock.clone(),
             game,
         }
     }
@@ -124,9 +134,27 @@ impl Record {
         found
     }
 
-    /// Per seat, its bot's level (`None` for a human or a free seat).
+    /// Per seat, the bot that plays it: its own, or for a seat abandoned by its player
+    /// the clock's `timeout_bot` (greedy without a clock). `None` for a human.
     pub fn bots(&self) -> Vec<Option<Level>> {
-        self.seats.iter().map(|s| s.bot).collect()
+        let stand_in = self
+            .clock
+            .as_ref()
+            .map_or(Level::Greedy, |c| c.settings.timeout_bot);
+        self.seats
+            .iter()
+            .enumerate()
+            .map(|(i, s)| s.bot.or(self.game.abandoned(i as u8).then_some(stand_in)))
+            .collect()
+    }
+
+    /// The human seat to move in a game in play: the seat whose clock runs.
+    pub fn human_to_move(&self) -> Option<u8> {
+        if self.status() != Status::Playing {
+            return None;
+        }
+        let turn = self.game.turn()?;
+        (self.seats[turn as usize].bot.is_none() && !self.game.abandoned(turn)).then_some(turn)
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -169,7 +197,7 @@ mod tests {
 
     fn record() -> Record {
         let game = Game::new(Preset::Draw.rules(), 2, Seed::from_text("r1"), None).unwrap();
-        let mut record = Record::new(7, Preset::Draw, false, game);
+        let mut record = Record::new(7, Preset::Draw, false, None, game);
         record.seats[1].bot = Some(Level::Greedy);
         record
     }

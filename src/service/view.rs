@@ -3,6 +3,7 @@
 
 use crate::engine::{Deal, Event, Move, Preset, Projection, Rules, Seed};
 
+use super::clock::ClockSettings;
 use super::record::{Record, Seat, Status};
 
 /// A game as one caller (a seat, or a spectator) may see it.
@@ -24,6 +25,19 @@ pub struct Seen {
     /// The caller's knowledge of the play; `None` while the game waits for players (the
     /// first round is dealt, not shown: nobody sees a hand or a move before it starts).
     pub projection: Option<Projection>,
+    pub clock: Option<ClockView>,
+}
+
+/// A game's clock as one answer shows it.
+#[derive(Clone, Debug)]
+pub struct ClockView {
+    pub settings: ClockSettings,
+    /// Per seat, its bank now (ms); `None` for a seat a bot plays.
+    pub banks_ms: Vec<Option<u64>>,
+    /// When the human seat to move runs out (epoch ms), if one is to move.
+    pub deadline_ms: Option<u64>,
+    /// The server's clock when it answered (epoch ms): a client's offset to it.
+    pub now_ms: u64,
 }
 
 impl Seen {
@@ -42,6 +56,18 @@ impl Seen {
             viewer,
             scores: record.game.scores().to_vec(),
             projection: (status != Status::Waiting).then(|| record.game.project(viewer)),
+            clock: record.clock.as_ref().map(|clock| {
+                let now = super::now_ms();
+                let bots = record.bots();
+                ClockView {
+                    settings: clock.settings,
+                    banks_ms: (0..record.seats.len() as u8)
+                        .map(|s| bots[s as usize].is_none().then(|| clock.bank_at(s, now)))
+                        .collect(),
+                    deadline_ms: clock.deadline(),
+                    now_ms: now,
+                }
+            }),
         }
     }
 

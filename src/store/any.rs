@@ -86,6 +86,14 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.subscribe(id))
     }
 
+    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.due(now_ms, limit))
+    }
+
+    async fn forget_deadline(&self, id: &GameId) -> Result<(), StoreError> {
+        delegate!(self, s => s.forget_deadline(id))
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         delegate!(self, s => s.ping())
     }

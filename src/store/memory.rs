@@ -55,6 +55,8 @@ struct Inner {
     /// order Redis's ZREVRANGE gives, so both stores list alike.
     open: BTreeSet<(Reverse<u64>, Reverse<String>)>,
     channels: HashMap<String, broadcast::Sender<Event>>,
+    /// Games whose clock runs, earliest deadline first.
+    deadlines: BTreeSet<(u64, String)>,
     last_sweep: Instant,
 }
 
@@ -66,6 +68,7 @@ struct Game {
     listed: Option<u64>,
     idempotency: HashMap<String, IdempotencyRecord>,
     events: VecDeque<Event>,
+    deadline: Option<u64>,
 }
 
 impl MemoryStore {
@@ -76,6 +79,7 @@ impl MemoryStore {
                 games: HashMap::new(),
                 open: BTreeSet::new(),
                 channels: HashMap::new(),
+                deadlines: BTreeSet::new(),
                 last_sweep: Instant::now(),
             }),
             idle_ttl,
@@ -105,12 +109,18 @@ impl Inner {
             games,
             open,
             channels,
+            deadlines,
             ..
         } = self;
         games.retain(|id, game| {
             let alive = game.expires_at > now;
-            if !alive && let Some(created_ms) = game.listed {
-                open.remove(&(Reverse(created_ms), Reverse(id.clone())));
+            if !alive {
+                if let Some(created_ms) = game.listed {
+                    open.remove(&(Reverse(created_ms), Reverse(id.clone())));
+                }
+                if let Some(deadline) = game.deadline {
+                    deadlines.remove(&(deadline, id.clone()));
+                }
             }
             alive
         });
@@ -131,11 +141,14 @@ impl Inner {
     }
 
     fn remove(&mut self, id: &str) {
-        if let Some(game) = self.games.remove(id)
-            && let Some(created_ms) = game.listed
-        {
-            self.open
-                .remove(&(Reverse(created_ms), Reverse(id.to_owned())));
+        if let Some(game) = self.games.remove(id) {
+            if let Some(created_ms) = game.listed {
+                self.open
+                    .remove(&(Reverse(created_ms), Reverse(id.to_owned())));
+            }
+            if let Some(deadline) = game.deadline {
+                self.deadlines.remove(&(deadline, id.to_owned()));
+            }
         }
     }
 }
@@ -161,6 +174,7 @@ impl GameStore for MemoryStore {
                 listed: listed.then_some(created_ms),
                 idempotency: HashMap::new(),
                 events: VecDeque::new(),
+                deadline: None,
             },
         );
         if listed {
@@ -209,6 +223,13 @@ impl GameStore for MemoryStore {
         } else {
             None
         };
+        let deadline = std::mem::replace(&mut game.deadline, save.deadline);
+        if let Some(old) = deadline {
+            inner.deadlines.remove(&(old, id.to_owned()));
+        }
+        if let Some(new) = save.deadline {
+            inner.deadlines.insert((new, id.to_owned()));
+        }
         if let Some(created_ms) = unlisted {
             inner
                 .open
@@ -276,6 +297,27 @@ impl GameStore for MemoryStore {
             }
         };
         Ok(receiver_stream(rx))
+    }
+
+    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        let (inner, now) = self.lock();
+        Ok(inner
+            .deadlines
+            .iter()
+            .take_while(|(deadline, _)| *deadline <= now_ms)
+            .filter(|(_, id)| inner.games.get(id).is_some_and(|g| g.expires_at > now))
+            .take(limit)
+            .map(|(_, id)| id.clone())
+            .collect())
+    }
+
+    async fn forget_deadline(&self, id: &GameId) -> Result<(), StoreError> {
+        let (mut inner, _) = self.lock();
+        let deadline = inner.games.get_mut(id).and_then(|g| g.deadline.take());
+        if let Some(deadline) = deadline {
+            inner.deadlines.remove(&(deadline, id.to_owned()));
+        }
+        Ok(())
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -76,6 +76,10 @@ pub struct Save {
     /// True when the match is over with this save: its event history keeps only this
     /// save's event (which says so), as nobody needs to resume far into a finished game.
     pub finished: bool,
+    /// When the game's clock next runs out (epoch milliseconds), or `None` when no clock
+    /// runs: the game's entry in the index of deadlines that [`GameStore::due`] reads is
+    /// set (or removed) with the save, atomically.
+    pub deadline: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -140,6 +144,19 @@ pub trait GameStore: Send + Sync + 'static {
         &self,
         id: &GameId,
     ) -> impl Future<Output = Result<EventStream, StoreError>> + Send;
+
+    /// Games whose deadline is at or before `now_ms`, earliest first, at most `limit`.
+    /// Every server process reads it (the sweep of clocks), so a deadline is honoured
+    /// whichever process saved it, and after any process stops.
+    fn due(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Drops a game from the index of deadlines (one that [`GameStore::due`] listed but
+    /// that has expired meanwhile).
+    fn forget_deadline(&self, id: &GameId) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Answers when the store is reachable (for `/readyz`).
     fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;

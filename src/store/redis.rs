@@ -101,10 +101,10 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 ";
 
-/// KEYS: game, events (the list of an earlier version), idem.
+/// KEYS: game, events (the list of an earlier version), idem, deadlines.
 /// ARGV: expected version (ten digits), new version (ten digits), blob, ttl ms, event cap,
 /// channel, event ('' for none; an encoded event is never empty), has idempotency record
-/// ('1'/'0'), its key, its value.
+/// ('1'/'0'), its key, its value, the game id, the deadline in ms ('' for none).
 /// Returns {1, new} saved, {0, current} conflict, {-1, 0} missing.
 ///
 /// The events are kept inside the game's value (see the module doc): the new one is
@@ -141,6 +141,11 @@ if old then redis.call('DEL', KEYS[2]) end
 redis.call('SET', KEYS[1], ARGV[2] .. string.format('%07d', #events) .. events .. ARGV[3], 'PX', ARGV[4])
 if ARGV[8] == '1' then redis.call('HSETNX', KEYS[3], ARGV[9], ARGV[10]) end
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
+if ARGV[12] == '' then
+  redis.call('ZREM', KEYS[4], ARGV[11])
+else
+  redis.call('ZADD', KEYS[4], ARGV[12], ARGV[11])
+end
 return {1, tonumber(ARGV[2])}
 ";
 
@@ -240,6 +245,12 @@ impl Keys {
     fn idem(&self, id: &str) -> String {
         format!("{}game:{{{id}}}:idem", self.prefix)
     }
+    /// The index of clock deadlines: a sorted set of game ids, score = deadline (epoch
+    /// ms). Written by the save script, read by every process's sweep.
+    fn deadlines(&self) -> String {
+        format!("{}deadlines", self.prefix)
+    }
+
     fn open(&self) -> String {
         format!("{}open", self.prefix)
     }
@@ -579,6 +590,7 @@ impl GameStore for RedisStore {
                     .key(self.keys.game(id))
                     .key(self.keys.events(id))
                     .key(self.keys.idem(id))
+                    .key(self.keys.deadlines())
                     .arg(version_text(save.expected))
                     .arg(version_text(version))
                     .arg(save.bytes)
@@ -589,6 +601,8 @@ impl GameStore for RedisStore {
                     .arg(has_record)
                     .arg(record_key)
                     .arg(record)
+                    .arg(id)
+                    .arg(save.deadline.map(|d| d.to_string()).unwrap_or_default())
                     .invoke_async(&mut conn),
             )
             .await?;
@@ -710,6 +724,35 @@ impl GameStore for RedisStore {
 
     async fn subscribe(&self, id: &GameId) -> Result<EventStream, StoreError> {
         self.fanout.subscribe(id).await
+    }
+
+    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        let mut conn = self.conns.get()?;
+        self.bounded(
+            "due",
+            redis::cmd("ZRANGE")
+                .arg(self.keys.deadlines())
+                .arg("-inf")
+                .arg(now_ms)
+                .arg("BYSCORE")
+                .arg("LIMIT")
+                .arg(0)
+                .arg(limit)
+                .query_async(&mut conn),
+        )
+        .await
+    }
+
+    async fn forget_deadline(&self, id: &GameId) -> Result<(), StoreError> {
+        let mut conn = self.conns.get()?;
+        self.bounded(
+            "forget deadline",
+            redis::cmd("ZREM")
+                .arg(self.keys.deadlines())
+                .arg(id)
+                .exec_async(&mut conn),
+        )
+        .await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

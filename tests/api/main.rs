@@ -3,6 +3,7 @@
 //! (`<area>::memory::…` and `<area>::redis::…`, see `helpers::on_both_stores`).
 
 mod audit;
+mod clocks;
 mod concurrency;
 mod docs;
 mod errors;
