@@ -5,7 +5,7 @@
 //! random ones), so a crash the fuzzer found stays fixed. See `fuzz/README.md`.
 //!
 //! - [`engine`]: the request parsing of a move (`MoveBody` JSON) and the engine applying
-//!   moves, legal and not, to a game of any preset and seat count. Nothing may panic;
+//!   moves, legal and not (the table actions among them), to a game of any preset and seat count. Nothing may panic;
 //!   after every accepted move the game's invariants hold, its stored form reads back
 //!   equal, every viewer's projection and the wire form of every event can be built;
 //!   at the end, replaying the history gives the same game.
@@ -87,7 +87,9 @@ fn any_tile(b: u8) -> Tile {
     Tile::new(b & 0x0f, b >> 4)
 }
 
-/// A move made of raw bytes: any kind, any tile, any end, any claim.
+/// A move made of raw bytes: any kind, any tile, any end, any claim, and the table
+/// actions (resign, timed out, abandon, forfeit: kinds 3 with bits 0x60 set, so the
+/// saved inputs from before them mostly read as they did).
 fn raw_move(input: &mut Input) -> Move {
     let kind = input.byte();
     match kind % 4 {
@@ -98,6 +100,9 @@ fn raw_move(input: &mut Input) -> Move {
         },
         1 => Move::Draw,
         2 => Move::Pass,
+        _ if kind & 0x60 == 0x60 => {
+            [Move::Resign, Move::TimedOut, Move::Abandon, Move::Forfeit][(kind >> 2) as usize % 4]
+        }
         _ => Move::Muggins,
     }
 }

@@ -87,6 +87,9 @@ scenarios! {
     blocked_tie_none,
     double_twelve_default_hand,
     double_fifteen_default_hand,
+    table_resign_two_seats,
+    table_resign_three_seats,
+    table_forfeit_teams,
 }
 
 #[test]
@@ -207,6 +210,11 @@ struct Step {
     unclaimed: Option<Option<UnclaimedSpec>>,
     round_ended: Option<RoundEndedSpec>,
     match_ended: Option<MatchEndedSpec>,
+    /// The seats abandoned after the step, exactly (any order).
+    abandoned: Option<Vec<u8>>,
+    /// What the move caused, exactly and in order, in short form (`event_text`):
+    /// `played 0`, `timed_out 1`, `abandoned 2`, `match_ended resigned`, ...
+    events: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Debug, PartialEq)]
@@ -241,6 +249,8 @@ struct MatchEndedSpec {
     /// still checks the outcome agrees with the scores).
     #[serde(default, deserialize_with = "explicit")]
     winner: Option<Option<u8>>,
+    /// `target`, `rounds`, `timeout` or `resigned`.
+    reason: Option<String>,
 }
 
 /// An explicit `null` is `Some(None)`; a missing field (with `default`) is `None`.
@@ -322,6 +332,23 @@ fn move_text(mv: Move) -> String {
             }
             s
         }
+    }
+}
+
+/// An event in short form: its kind, and the seat it concerns (the reason, for the end of
+/// the match).
+fn event_text(e: &Event) -> String {
+    match *e {
+        Event::RoundStarted { .. } => "round_started".into(),
+        Event::Played { seat, .. } => format!("played {seat}"),
+        Event::Drew { seat, .. } => format!("drew {seat}"),
+        Event::Passed { seat } => format!("passed {seat}"),
+        Event::MugginsTaken { seat, .. } => format!("muggins_taken {seat}"),
+        Event::RoundEnded(_) => "round_ended".into(),
+        Event::MatchEnded { reason, .. } => format!("match_ended {}", reason.as_str()),
+        Event::TimedOut { seat } => format!("timed_out {seat}"),
+        Event::Abandoned { seat } => format!("abandoned {seat}"),
+        Event::Resigned { seat } => format!("resigned {seat}"),
     }
 }
 
@@ -671,19 +698,29 @@ impl Runner<'_> {
             (None, None) => {}
         }
         let match_end = events.iter().find_map(|e| match *e {
-            Event::MatchEnded { outcome, .. } => Some(outcome),
+            Event::MatchEnded {
+                outcome, reason, ..
+            } => Some((outcome, reason)),
             _ => None,
         });
         match (&step.match_ended, match_end) {
             (None, Some(o)) => self.fail(format!("the match ended unexpectedly: {o:?}")),
             (Some(_), None) => self.fail("expected the match to end; it did not".into()),
-            (Some(spec), Some(o)) => {
+            (Some(spec), Some((o, reason))) => {
                 if let Some(w) = spec.winner {
                     self.expect_eq("match winner (null: drawn)", o.winner(), w);
                 }
+                if let Some(r) = &spec.reason {
+                    self.expect_eq("why the match ended", reason.as_str(), r.as_str());
+                }
                 self.expect_eq("outcome", self.game.outcome(), Some(o));
+                self.expect_eq("match end", self.game.match_end(), Some(reason));
             }
             (None, None) => {}
+        }
+        if let Some(want) = &step.events {
+            let got: Vec<String> = events.iter().map(event_text).collect();
+            self.expect_eq("events", got, want.clone());
         }
         // state
         let view = self.game.project(None);
@@ -730,6 +767,22 @@ impl Runner<'_> {
                 .map(|(e, v)| (e.as_str().to_owned(), v))
                 .collect();
             self.expect_eq("open ends", got, ends.clone());
+        }
+        if let Some(want) = &step.abandoned {
+            let got: Vec<u8> = (0..self.game.seats())
+                .filter(|&s| self.game.abandoned(s))
+                .collect();
+            let mut want = want.clone();
+            want.sort();
+            self.expect_eq("abandoned seats", got, want);
+            let view: Vec<bool> = (0..self.game.seats())
+                .map(|s| self.game.abandoned(s))
+                .collect();
+            self.expect_eq(
+                "abandoned seats seen",
+                view.clone(),
+                self.game.project(None).abandoned,
+            );
         }
         if let Some(hands) = &step.hands {
             for (&seat, h) in hands {

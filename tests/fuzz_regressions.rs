@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use domino_server::engine::{Game, Preset, Seed};
+use domino_server::engine::{Game, Move, Preset, Seed};
 use domino_server::fuzz;
 use domino_server::service::Record;
 
@@ -61,6 +61,28 @@ fn engine_random_inputs() {
     }
 }
 
+/// Inputs that make the table actions (raw move kinds 0x63 resign, 0x67 timed out, 0x6b
+/// abandon, 0x6f forfeit) by every seat between legal moves, with two, three and four
+/// seats: accepted or refused, the game holds and replays.
+#[test]
+fn engine_table_actions() {
+    const KINDS: [u8; 4] = [0x63, 0x67, 0x6b, 0x6f];
+    for head in [0u8, 8, 16, 1, 9, 17, 5, 13, 21] {
+        for order in 0..4usize {
+            let mut input = vec![head];
+            input.extend([0; 18]); // the preset's rules
+            input.extend([1, 2, 3, order as u8]); // the seed
+            input.push(2); // dealt from the seed
+            for step in 0..40usize {
+                input.push((step * 7 % 0xc0) as u8); // a legal move
+                let kind = KINDS[(step + order) % 4];
+                input.extend([0xc0, (step % 5) as u8, kind]);
+            }
+            fuzz::engine(&input);
+        }
+    }
+}
+
 #[test]
 fn storage_saved_inputs() {
     for (path, input) in saved_inputs("storage") {
@@ -87,6 +109,11 @@ fn storage_random_and_corrupted_games() {
             let moves = game.legal_moves(turn);
             let mv = moves[rng.next() as usize % moves.len()];
             game.play(turn, mv).unwrap();
+        }
+        // A timeout and an abandoned seat, so the stored table state is damaged too.
+        if let Some(turn) = game.turn() {
+            game.play(turn, Move::TimedOut).unwrap();
+            game.play((turn + 1) % seats, Move::Abandon).unwrap();
         }
         let bytes = Record::new(0, preset, false, None, game).encode();
         fuzz::storage(&bytes);

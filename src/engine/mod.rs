@@ -52,6 +52,11 @@
 //!   nothing). A draw replaces what was known: the new tile may carry the old numbers.
 //! - **Round winner** under teams is a team index, like the scores.
 //! - See [`scoring`] for blocked-round awards with three or four sides.
+//! - **Table actions** ([`table`]): resigning, a timeout, abandoning a seat and a forfeit
+//!   on time are moves, recorded and replayed, never listed as legal. Like every move they
+//!   end a muggins opportunity left open. An abandoned seat's ordinary moves are taken as
+//!   any seat's (a bot makes them); an early end needs two sides and leaves the scores
+//!   as they were.
 
 pub mod deal;
 pub mod error;
