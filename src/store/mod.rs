@@ -11,8 +11,9 @@
 //! stored without its idempotency record or its event.
 //!
 //! Two implementations share this contract and the same tests: [`redis::RedisStore`]
-//! (when `REDIS_URL` is set; any number of server processes can share it) and
-//! [`memory::MemoryStore`] (one process, the default).
+//! (when `REDIS_URL` names one Redis, or `REDIS_CLUSTER_NODES` a Redis Cluster; any number
+//! of server processes can share it) and [`memory::MemoryStore`] (one process, the
+//! default).
 
 pub mod any;
 pub mod memory;
