@@ -6,9 +6,11 @@
 #   docker build --build-arg SKIP_TESTS=1 -t domino-server .  # build only
 #
 # Tests run in the build stage so that an image only exists for code that passed them.
-# Part of the suite (the Redis store, /readyz on Redis) needs a real Redis: rather than
-# skipping those tests, the build stage starts a throwaway redis-server on loopback for
-# the duration of the test command (no persistence; it dies with the RUN step). The
+# Part of the suite (the Redis store, /readyz on Redis) needs a real Redis, and part a
+# Redis Cluster: rather than skipping those tests, the build stage starts a throwaway
+# redis-server on loopback, and a local cluster of six (scripts/redis-lib.sh
+# `start_cluster`), for the duration of the test command (no persistence; they die with
+# the RUN step). The failover test, which kills a node, is left to scripts/test.sh. The
 # tests are built with --release so the test build shares its compiled dependencies
 # with the final binary's build.
 
@@ -29,7 +31,9 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
     set -eu; \
     if [ "$SKIP_TESTS" != 1 ]; then \
         redis-server --port 6379 --bind 127.0.0.1 --save '' --appendonly no --daemonize yes; \
-        REDIS_URL=redis://127.0.0.1:6379 cargo test --release --locked --all-targets; \
+        bash -c 'set -eu; log() { echo "$*" >&2; }; source scripts/redis-lib.sh; \
+            trap stop_cluster EXIT; start_cluster; \
+            REDIS_URL=redis://127.0.0.1:6379 cargo test --release --locked --all-targets'; \
         redis-cli -p 6379 shutdown nosave || true; \
     fi; \
     cargo build --release --locked --bin domino-server; \

@@ -78,6 +78,11 @@ struct Args {
     /// The server's REDIS_KEY_PREFIX (for the bytes stored per game).
     #[arg(long)]
     key_prefix: Option<String>,
+    /// Redis Cluster mode: the URLs of every node (masters and replicas), whose CPU time
+    /// is added up for the Redis CPU per move. The ceiling and bytes-per-game figures,
+    /// which need one Redis (`--redis-url`), are not measured then.
+    #[arg(long, value_delimiter = ',')]
+    redis_cpu_urls: Vec<String>,
     /// The server's process id: its CPU time per move is printed (Linux).
     #[arg(long)]
     server_pid: Option<u32>,
@@ -333,27 +338,30 @@ async fn usage_now(args: &Args, http: &reqwest::Client) -> Usage {
     let server_cpu = args
         .server_pid
         .and_then(|pid| process_cpu(&pid.to_string()));
-    let redis_cpu = match &args.redis_url {
-        None => None,
-        Some(url) => {
-            async {
-                let client = redis::Client::open(url.as_str()).ok()?;
-                let mut conn = client.get_multiplexed_async_connection().await.ok()?;
-                let info: String = redis::cmd("INFO")
-                    .arg("cpu")
-                    .query_async(&mut conn)
-                    .await
-                    .ok()?;
-                let field = |name: &str| {
-                    info.lines()
-                        .find_map(|l| l.strip_prefix(name))
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                };
-                Some(field("used_cpu_user:")? + field("used_cpu_sys:")?)
-            }
-            .await
-        }
+    let urls: Vec<&str> = match &args.redis_url {
+        Some(url) => vec![url.as_str()],
+        None => args.redis_cpu_urls.iter().map(String::as_str).collect(),
     };
+    let mut redis_cpu = (!urls.is_empty()).then_some(0.0);
+    for url in urls {
+        let node = async {
+            let client = redis::Client::open(url).ok()?;
+            let mut conn = client.get_multiplexed_async_connection().await.ok()?;
+            let info: String = redis::cmd("INFO")
+                .arg("cpu")
+                .query_async(&mut conn)
+                .await
+                .ok()?;
+            let field = |name: &str| {
+                info.lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+            };
+            Some(field("used_cpu_user:")? + field("used_cpu_sys:")?)
+        }
+        .await;
+        redis_cpu = redis_cpu.zip(node).map(|(sum, node)| sum + node);
+    }
     let moves = async {
         let text = http
             .get(format!("{}/metrics", args.url.trim_end_matches('/')))
@@ -527,7 +535,7 @@ async fn redis_ceiling(
         .map_err(|e| e.to_string())?;
     let id = format!("ceiling-{}", std::process::id());
     let game = format!("{prefix}game:{{{id}}}");
-    let (events, idem) = (format!("{game}:events"), format!("{game}:idem"));
+    let idem = format!("{game}:idem");
     let channel = format!("{prefix}events:{{{id}}}");
     let sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
@@ -554,13 +562,12 @@ async fn redis_ceiling(
         args,
         url,
         &[
-            "EVALSHA", &sha, "3", &game, &events, &idem, version, version, &blob, "86400000", "16",
+            "EVALSHA", &sha, "2", &game, &idem, version, version, &blob, "86400000", "16",
             &channel, &event, "0", "", "",
         ],
     )?;
     let _: () = redis::cmd("DEL")
         .arg(&game)
-        .arg(&events)
         .arg(&idem)
         .query_async(&mut conn)
         .await

@@ -14,6 +14,13 @@
 # Arguments go to the load example, e.g. `scripts/bench-load.sh --seconds 60 --clients 32`
 # (see `cargo run --release --example load -- --help`). Defaults: 64 clients, 20 s.
 #
+# Cluster mode: `scripts/bench-load.sh --cluster [load arguments]` runs the same load
+# three times in one go: on the single Redis as above, then on a local Redis Cluster of 3
+# masters with one replica each (scripts/redis-lib.sh `start_cluster`, stopped at the
+# end) with REDIS_WAIT_REPLICAS=1 (the cluster default) and with 0. On the cluster the
+# Redis CPU per move is that of all six nodes (replicas included); Redis's ceiling and the
+# bytes per game are measured on the single Redis only.
+#
 # Knobs: NICE (default 5) for the build; SERVER_RUST_LOG (default warn) for the server.
 # The server's rate limits are raised far above what the load asks (they stay on, so
 # their cost is in the figures).
@@ -31,16 +38,28 @@ work_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-bench-load.XXXXXX")
 server_pid=""
 prefix="bench:$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n'):"
 
-cleanup() {
-    local status=$?
+cluster=0
+if [[ ${1:-} == --cluster ]]; then
+    cluster=1
+    shift
+fi
+
+stop_server() {
     if [[ -n $server_pid ]]; then
         kill "$server_pid" 2>/dev/null || true
         wait "$server_pid" 2>/dev/null || true
     fi
+    server_pid=""
+}
+
+cleanup() {
+    local status=$?
+    stop_server
     if [[ -n ${REDIS_URL:-} ]] && answers "$REDIS_URL"; then
         redis-cli -u "$REDIS_URL" --scan --pattern "${prefix}*" 2>/dev/null \
             | xargs -r -n 500 redis-cli -u "$REDIS_URL" del >/dev/null 2>&1 || true
     fi
+    stop_cluster
     stop_redis
     rm -rf "$work_dir"
     exit "$status"
@@ -57,32 +76,58 @@ ensure_redis
 log "building (release)"
 nice -n "${NICE:-5}" cargo build --release --quiet --bin domino-server --example load
 
-port=$(free_port) || exit 1
-BIND_ADDR="127.0.0.1:$port" \
-    REDIS_KEY_PREFIX="$prefix" \
-    GAME_IDLE_TTL_SECS=600 \
-    RATE_LIMIT_PER_IP=1000000 \
-    RATE_LIMIT_PER_TOKEN=1000000 \
-    LOG_FORMAT=json \
-    RUST_LOG="${SERVER_RUST_LOG:-warn}" \
-    "$CARGO_TARGET_DIR/release/domino-server" >"$work_dir/server.log" 2>&1 &
-server_pid=$!
-url="http://127.0.0.1:$port"
-for _ in $(seq 100); do
-    [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" 2>/dev/null) == 200 ]] && break
-    kill -0 "$server_pid" 2>/dev/null || { log "the server stopped:"; cat "$work_dir/server.log" >&2; exit 1; }
-    sleep 0.1
-done
-[[ $(curl -s -o /dev/null -w '%{http_code}' "$url/readyz") == 200 ]] || { log "the server is not ready"; exit 1; }
+# Starts the server with the store settings given as arguments (VAR=value ...), waits
+# until it is ready.
+start_server() {
+    local port
+    port=$(free_port) || exit 1
+    env -u REDIS_URL -u REDIS_CLUSTER_NODES -u REDIS_WAIT_REPLICAS "$@" \
+        BIND_ADDR="127.0.0.1:$port" \
+        REDIS_KEY_PREFIX="$prefix" \
+        GAME_IDLE_TTL_SECS=600 \
+        RATE_LIMIT_PER_IP=1000000 \
+        RATE_LIMIT_PER_TOKEN=1000000 \
+        LOG_FORMAT=json \
+        RUST_LOG="${SERVER_RUST_LOG:-warn}" \
+        "$CARGO_TARGET_DIR/release/domino-server" >"$work_dir/server.log" 2>&1 &
+    server_pid=$!
+    url="http://127.0.0.1:$port"
+    for _ in $(seq 100); do
+        [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" 2>/dev/null) == 200 ]] && break
+        kill -0 "$server_pid" 2>/dev/null || { log "the server stopped:"; cat "$work_dir/server.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/readyz") == 200 ]] || { log "the server is not ready"; cat "$work_dir/server.log" >&2; exit 1; }
+}
+
+warnings() {
+    if grep -q '"level":"\(WARN\|ERROR\)"' "$work_dir/server.log"; then
+        log "the server warned during the run:"
+        grep '"level":"\(WARN\|ERROR\)"' "$work_dir/server.log" | head -n 5 >&2
+    fi
+}
 
 echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
 echo "versions: $(rustc --version), $(redis-cli -u "$REDIS_URL" info server | grep -m1 redis_version | tr -d '\r')"
-echo "command: scripts/bench-load.sh $*"
+echo "command: scripts/bench-load.sh $( ((cluster)) && echo "--cluster ")$*"
 status=0
+(( cluster )) && echo "== one Redis"
+start_server REDIS_URL="$REDIS_URL"
 "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-url "$REDIS_URL" \
     --key-prefix "$prefix" --server-pid "$server_pid" "$@" || status=$?
-if grep -q '"level":"\(WARN\|ERROR\)"' "$work_dir/server.log"; then
-    log "the server warned during the run:"
-    grep '"level":"\(WARN\|ERROR\)"' "$work_dir/server.log" | head -n 5 >&2
+warnings
+stop_server
+
+if (( cluster )); then
+    start_cluster
+    nodes=$(for port in "${cluster_ports[@]}"; do printf 'redis://127.0.0.1:%s,' "$port"; done)
+    for wait in 1 0; do
+        echo "== Redis Cluster: 3 masters, 3 replicas, REDIS_WAIT_REPLICAS=$wait"
+        start_server REDIS_CLUSTER_NODES="$REDIS_CLUSTER_NODES" REDIS_WAIT_REPLICAS="$wait"
+        "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "${nodes%,}" \
+            --server-pid "$server_pid" "$@" || status=$?
+        warnings
+        stop_server
+    done
 fi
 exit "$status"

@@ -118,3 +118,97 @@ ensure_redis() {
     fi
     export REDIS_URL
 }
+
+# ----- a local Redis Cluster -----
+# `start_cluster` starts 3 masters with one replica each (plain `redis-server
+# --cluster-enabled yes` processes on free ports, no persistence, a short
+# cluster-node-timeout so a failover takes about a second), joins them with
+# `redis-cli --cluster create`, waits until every node says `cluster_state:ok`, and
+# exports REDIS_CLUSTER_NODES (the three masters' URLs). `stop_cluster` stops them all and
+# removes their directory; call it from an EXIT trap. Needs redis-server and redis-cli 7.
+cluster_dir=""
+cluster_ports=()
+
+stop_cluster() {
+    local port pid
+    if [[ -n $cluster_dir ]]; then
+        for port in "${cluster_ports[@]}"; do
+            [[ -f $cluster_dir/$port/redis.pid ]] || continue
+            pid=$(cat "$cluster_dir/$port/redis.pid")
+            kill "$pid" 2>/dev/null || true
+        done
+        for port in "${cluster_ports[@]}"; do
+            [[ -f $cluster_dir/$port/redis.pid ]] || continue
+            pid=$(cat "$cluster_dir/$port/redis.pid")
+            for _ in $(seq 50); do
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.1
+            done
+        done
+        rm -rf "$cluster_dir"
+    fi
+    cluster_dir=""
+    cluster_ports=()
+    unset REDIS_CLUSTER_NODES
+    return 0
+}
+
+# Starts (or restarts, with its old nodes file: it rejoins the cluster) the node on $1.
+start_cluster_node() {
+    local port=$1 dir=$cluster_dir/$1
+    mkdir -p "$dir"
+    redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes \
+        --cluster-config-file "$dir/nodes.conf" --cluster-node-timeout "${CLUSTER_NODE_TIMEOUT_MS:-1000}" \
+        --repl-diskless-sync-delay 0 --save "" --appendonly no --daemonize yes \
+        --pidfile "$dir/redis.pid" --dir "$dir" --logfile "$dir/redis.log" >/dev/null
+}
+
+start_cluster() {
+    command -v redis-server >/dev/null 2>&1 || install_redis
+    local port i ok
+    cluster_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-cluster.XXXXXX")
+    cluster_ports=()
+    while (( ${#cluster_ports[@]} < 6 )); do
+        port=$(free_port) || exit 1
+        [[ " ${cluster_ports[*]} " == *" $port "* ]] && continue
+        # The cluster bus listens on port + 10000: it must be free as well.
+        (( port + 10000 < 65536 )) && ! port_in_use $(( port + 10000 )) || continue
+        cluster_ports+=("$port")
+    done
+    for port in "${cluster_ports[@]}"; do
+        start_cluster_node "$port"
+    done
+    for port in "${cluster_ports[@]}"; do
+        for i in $(seq 50); do
+            answers "redis://127.0.0.1:$port" && break
+            (( i == 50 )) && { log "cluster node $port did not start:"; tail -n 5 "$cluster_dir/$port/redis.log" >&2; exit 1; }
+            sleep 0.1
+        done
+    done
+    local addrs=()
+    for port in "${cluster_ports[@]}"; do addrs+=("127.0.0.1:$port"); done
+    redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$cluster_dir/create.log" 2>&1 || {
+        log "redis-cli --cluster create failed:"; tail -n 20 "$cluster_dir/create.log" >&2; exit 1; }
+    # Every node must agree the cluster is ok, and every master must have its replica
+    # online (synced: until then WAIT counts none).
+    for i in $(seq 200); do
+        ok=1
+        for port in "${cluster_ports[@]}"; do
+            redis-cli -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || { ok=0; break; }
+        done
+        if (( ok )); then
+            for port in "${cluster_ports[@]}"; do
+                if redis-cli -p "$port" role 2>/dev/null | head -n 1 | grep -q master; then
+                    redis-cli -p "$port" info replication | grep -q '^slave0:.*state=online' || { ok=0; break; }
+                fi
+            done
+        fi
+        (( ok )) && break
+        (( i == 200 )) && { log "the cluster did not become ok"; exit 1; }
+        sleep 0.1
+    done
+    REDIS_CLUSTER_NODES=$(for port in "${cluster_ports[@]:0:3}"; do printf 'redis://127.0.0.1:%s,' "$port"; done)
+    REDIS_CLUSTER_NODES=${REDIS_CLUSTER_NODES%,}
+    export REDIS_CLUSTER_NODES
+    log "started a local Redis Cluster (3 masters, 3 replicas) on ports ${cluster_ports[*]}"
+}

@@ -8,8 +8,16 @@
 #   3. a throwaway redis-server started here on a free port (no persistence), stopped on
 #      exit; Debian's redis-server package is installed with apt-get if the binary is
 #      missing.
+#
+# It also starts a local Redis Cluster (3 masters with one replica each, on free ports,
+# stopped on exit; scripts/redis-lib.sh `start_cluster`) and exports REDIS_CLUSTER_NODES:
+# the store's contract tests (`store` `cluster::…`) and some API tests (`api`
+# `<area>::cluster::…`) run on it as on the single Redis. Last, on that cluster, the
+# failover test kills the master of a game's slot (`api` `failover`, ignored otherwise).
+#
 # Arguments are passed to `cargo test --all-targets` (e.g. `scripts/test.sh redis::`);
-# with none, schemathesis then runs against the OpenAPI document (scripts/schemathesis.sh).
+# with none, the failover test and then schemathesis run against the OpenAPI document
+# (scripts/schemathesis.sh).
 #
 # Knob (for testing this script itself): DOMINO_TEST_REDIS_PORT_PROBE=<port> probes that
 # port instead of 6379 in step 2; point it at a closed port to force step 3.
@@ -21,11 +29,17 @@ log() { printf 'test.sh: %s\n' "$*" >&2; }
 
 # shellcheck source=scripts/redis-lib.sh
 source scripts/redis-lib.sh
-trap stop_redis EXIT
+trap 'stop_cluster; stop_redis' EXIT
 REDIS_PROBE_PORT=${DOMINO_TEST_REDIS_PORT_PROBE:-6379} ensure_redis
+start_cluster
 
 cargo test --all-targets "$@"
 cargo test --doc
+if [[ $# == 0 ]]; then
+    # Kills a master of the cluster: nothing may use the cluster afterwards.
+    cargo test --test api failover -- --ignored --nocapture
+    stop_cluster
+fi
 # Generated requests against the committed OpenAPI document (PyPI's schemathesis, in a
 # venv under target/): no 5xx, no answer outside the document. Skipped only when a
 # filter was given, to run a subset of the cargo tests.

@@ -9,6 +9,8 @@
 //! |---|---|---|
 //! | `BIND_ADDR` | `0.0.0.0:8080` | `ip:port` to listen on (port 0: any free port) |
 //! | `REDIS_URL` | unset | Redis to keep games in; unset or empty: this process's memory |
+//! | `REDIS_CLUSTER_NODES` | unset | comma-separated `redis://host:port` seed nodes of a Redis Cluster to keep games in instead (not together with `REDIS_URL`) |
+//! | `REDIS_WAIT_REPLICAS` | `1` on a cluster, `0` on one Redis | replicas that must hold a write before it is acknowledged (`WAIT`, within `STORE_TIMEOUT_MS`); `0`: do not wait |
 //! | `REDIS_KEY_PREFIX` | `domino:` | prefix of every Redis key, so servers can share a Redis |
 //! | `GAME_IDLE_TTL_SECS` | `86400` | a game without a write for this long is forgotten |
 //! | `STORE_TIMEOUT_MS` | `1000` | longest wait for one store operation before a 503 |
@@ -66,6 +68,11 @@ pub struct Settings {
     pub bind_addr: SocketAddr,
     /// `None`: games live in this process's memory.
     pub redis_url: Option<String>,
+    /// Seed nodes of a Redis Cluster (empty: none); never set together with `redis_url`.
+    pub redis_cluster_nodes: Vec<String>,
+    /// Replicas that must hold a write before it is acknowledged; `None`: 1 on a
+    /// cluster, 0 on one Redis.
+    pub redis_wait_replicas: Option<u32>,
     pub redis_key_prefix: String,
     pub game_idle_ttl: Duration,
     pub store_timeout: Duration,
@@ -106,6 +113,8 @@ impl Default for Settings {
         Settings {
             bind_addr: SocketAddr::from(([0, 0, 0, 0], 8080)),
             redis_url: None,
+            redis_cluster_nodes: Vec::new(),
+            redis_wait_replicas: None,
             redis_key_prefix: "domino:".to_owned(),
             game_idle_ttl: Duration::from_secs(86_400),
             store_timeout: Duration::from_millis(1000),
@@ -161,6 +170,19 @@ impl Settings {
                     .map_err(|_| "expected ip:port, e.g. 0.0.0.0:8080 or [::]:8080".to_owned())
             })?,
             redis_url: env.get("REDIS_URL")?,
+            redis_cluster_nodes: env.parse("REDIS_CLUSTER_NODES", Vec::new(), |s| {
+                let nodes: Vec<String> = s.split(',').map(|n| n.trim().to_owned()).collect();
+                if nodes.iter().any(|n| !n.contains("://")) {
+                    return Err("expected comma-separated URLs, e.g. redis://10.0.0.1:6379,redis://10.0.0.2:6379".to_owned());
+                }
+                Ok(nodes)
+            })?,
+            redis_wait_replicas: env.parse("REDIS_WAIT_REPLICAS", None, |s| {
+                s.trim()
+                    .parse::<u32>()
+                    .map(Some)
+                    .map_err(|_| "expected a whole number of replicas (0: do not wait)".to_owned())
+            })?,
             redis_key_prefix: env
                 .get("REDIS_KEY_PREFIX")?
                 .unwrap_or(defaults.redis_key_prefix),
@@ -213,6 +235,15 @@ impl Settings {
                     .map_err(|_| "expected a whole number from 0 to 255".to_owned())
             })?,
         };
+        if settings.redis_url.is_some() && !settings.redis_cluster_nodes.is_empty() {
+            return Err(SettingsError {
+                var: "REDIS_CLUSTER_NODES",
+                value: settings.redis_cluster_nodes.join(","),
+                problem: "set together with REDIS_URL: set REDIS_URL for one Redis, or \
+                    REDIS_CLUSTER_NODES for a Redis Cluster, not both"
+                    .to_owned(),
+            });
+        }
         Ok(settings)
     }
 }
@@ -365,6 +396,28 @@ mod tests {
     }
 
     #[test]
+    fn cluster_nodes_are_a_list_and_exclude_redis_url() {
+        let s = settings(&[
+            ("REDIS_CLUSTER_NODES", "redis://a:7000, redis://b:7001"),
+            ("REDIS_WAIT_REPLICAS", "2"),
+        ])
+        .unwrap();
+        assert_eq!(s.redis_cluster_nodes, ["redis://a:7000", "redis://b:7001"]);
+        assert_eq!(s.redis_wait_replicas, Some(2));
+        assert_eq!(settings(&[]).unwrap().redis_wait_replicas, None);
+        let err = settings(&[
+            ("REDIS_URL", "redis://db:6379"),
+            ("REDIS_CLUSTER_NODES", "redis://a:7000"),
+        ])
+        .unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("REDIS_CLUSTER_NODES") && message.contains("REDIS_URL"),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn an_empty_redis_url_means_the_memory_store() {
         assert_eq!(settings(&[("REDIS_URL", "")]).unwrap().redis_url, None);
     }
@@ -383,6 +436,8 @@ mod tests {
             ("RATE_LIMIT_PER_TOKEN", "fast"),
             ("RATE_LIMIT_PER_TOKEN_BURST", "0"),
             ("RATE_LIMIT_PROXY_HOPS", "300"),
+            ("REDIS_CLUSTER_NODES", "a:7000"),
+            ("REDIS_WAIT_REPLICAS", "-1"),
         ] {
             let err = settings(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);

@@ -14,10 +14,10 @@ use actix_web::{App, HttpServer, web};
 use crate::api;
 use crate::metrics::{self, Metrics};
 use crate::settings::Settings;
-use crate::store::StoreError;
 use crate::store::any::AnyStore;
 use crate::store::memory::MemoryStore;
-use crate::store::redis::RedisStore;
+use crate::store::redis::{RedisStore, RedisTarget};
+use crate::store::{GameStore, StoreError};
 use crate::telemetry;
 
 #[derive(Debug, thiserror::Error)]
@@ -28,8 +28,11 @@ pub enum StartupError {
         error: std::io::Error,
     },
     // The URL is not repeated: it may hold a password.
-    #[error("REDIS_URL: cannot use this Redis: {0}")]
-    Store(StoreError),
+    #[error("{var}: cannot use this Redis: {error}")]
+    Store {
+        var: &'static str,
+        error: StoreError,
+    },
     #[error("cannot start the HTTP server: {0}")]
     Server(std::io::Error),
 }
@@ -77,26 +80,45 @@ impl Application {
 }
 
 async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
-    match &settings.redis_url {
-        None => {
+    let (target, var) = match (&settings.redis_url, settings.redis_cluster_nodes.as_slice()) {
+        (Some(url), _) => (RedisTarget::Single(url.clone()), "REDIS_URL"),
+        (None, []) => {
             tracing::info!(
+                store = "memory",
                 "no REDIS_URL: games live in this process's memory and are lost when it stops"
             );
-            Ok(MemoryStore::new(settings.game_idle_ttl).into())
+            return Ok(MemoryStore::new(settings.game_idle_ttl).into());
         }
-        Some(url) => {
-            let store = RedisStore::connect(
-                url,
-                &settings.redis_key_prefix,
-                settings.game_idle_ttl,
-                settings.store_timeout,
-            )
-            .await
-            .map_err(StartupError::Store)?;
-            tracing::info!(key_prefix = %settings.redis_key_prefix, "games live in Redis");
-            Ok(store.into())
-        }
-    }
+        (None, nodes) => (RedisTarget::Cluster(nodes.to_vec()), "REDIS_CLUSTER_NODES"),
+    };
+    let cluster = matches!(target, RedisTarget::Cluster(_));
+    let wait_replicas = settings
+        .redis_wait_replicas
+        .unwrap_or(if cluster { 1 } else { 0 });
+    let store = RedisStore::connect_to(
+        &target,
+        &settings.redis_key_prefix,
+        settings.game_idle_ttl,
+        settings.store_timeout,
+        wait_replicas,
+    )
+    .await
+    .map_err(|error| StartupError::Store { var, error })?;
+    // The mode, and whether the store answers (on a cluster: whether the cluster says its
+    // state is ok), once at startup; `/readyz` says it on every probe.
+    let health = match store.ping().await {
+        Ok(()) => "ok".to_owned(),
+        Err(e) => e.to_string(),
+    };
+    tracing::info!(
+        store = store.mode(),
+        key_prefix = %settings.redis_key_prefix,
+        wait_replicas,
+        health = %health,
+        "games live in {}",
+        if cluster { "a Redis Cluster" } else { "Redis" }
+    );
+    Ok(store.into())
 }
 
 fn serve(

@@ -1,10 +1,11 @@
-//! The `GameStore` contract, written once and run against both stores.
+//! The `GameStore` contract, written once and run against every store.
 //!
 //! Every contract test is a generic function over a [`Backend`]; the `contract_tests!`
-//! macro instantiates each one as `memory::<name>` and `redis::<name>`, so the two stores
-//! cannot drift apart unnoticed. Redis tests use `REDIS_URL` (default
-//! `redis://127.0.0.1:6379`; `scripts/test.sh` provides one) and a fresh key prefix per
-//! test, so they run in parallel on one Redis without seeing each other's keys.
+//! macro instantiates each one as `memory::<name>`, `redis::<name>` and `cluster::<name>`,
+//! so the stores cannot drift apart unnoticed. Redis tests use `REDIS_URL` (default
+//! `redis://127.0.0.1:6379`), cluster tests `REDIS_CLUSTER_NODES` (a Redis Cluster whose
+//! masters each have a replica: writes wait for one; `scripts/test.sh` provides both), and
+//! a fresh key prefix per test, so they run in parallel without seeing each other's keys.
 //!
 //! The last tests are Redis-only: what happens when Redis is down, and that the store
 //! (including its pub/sub fan-out) recovers after the connection is cut. They go through
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use domino_server::store::memory::MemoryStore;
-use domino_server::store::redis::RedisStore;
+use domino_server::store::redis::{RedisStore, RedisTarget};
 use domino_server::store::{
     Event, EventStream, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError, Stored,
 };
@@ -60,6 +61,34 @@ impl Backend for Redis {
         }
         store
     }
+}
+
+struct Cluster;
+impl Backend for Cluster {
+    type Store = RedisStore;
+    async fn open(idle_ttl: Duration) -> RedisStore {
+        let nodes = cluster_nodes();
+        let target = RedisTarget::Cluster(nodes.clone());
+        let store = RedisStore::connect_to(&target, &test_prefix(), idle_ttl, OP_TIMEOUT, 1)
+            .await
+            .expect("connect");
+        assert_eq!(store.mode(), "redis-cluster");
+        if let Err(e) = store.ping().await {
+            panic!(
+                "no healthy Redis Cluster at {nodes:?} ({e}); run scripts/test.sh, which starts one"
+            );
+        }
+        store
+    }
+}
+
+/// `REDIS_CLUSTER_NODES`, which `scripts/test.sh` sets to a local cluster it started.
+fn cluster_nodes() -> Vec<String> {
+    let nodes = std::env::var("REDIS_CLUSTER_NODES").unwrap_or_default();
+    if nodes.trim().is_empty() {
+        panic!("REDIS_CLUSTER_NODES is not set; run scripts/test.sh, which starts a Redis Cluster");
+    }
+    nodes.split(',').map(|n| n.trim().to_owned()).collect()
 }
 
 fn test_prefix() -> String {
@@ -125,6 +154,14 @@ macro_rules! contract_tests {
                 }
             )*
         }
+        mod cluster {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    super::$test::<super::Cluster>().await;
+                }
+            )*
+        }
     };
 }
 
@@ -152,7 +189,7 @@ async fn deadlines_are_indexed_with_the_save_and_listed_once_due<B: Backend>() {
     }
     assert!(store.due(u64::MAX, 10).await.unwrap().is_empty());
     let at = |expected, deadline| Save {
-        deadline: Some(deadline),
+        deadline: Some(Some(deadline)),
         ..plain(expected, b"blob")
     };
     store.save(&a, at(1, 2_000)).await.unwrap();
@@ -170,7 +207,11 @@ async fn deadlines_are_indexed_with_the_save_and_listed_once_due<B: Backend>() {
     assert_eq!(store.due(1_500, 10).await.unwrap(), vec![b.clone()]);
     // A later save moves the deadline, or removes it.
     store.save(&b, at(2, 3_000)).await.unwrap();
-    store.save(&a, plain(2, b"no clock")).await.unwrap();
+    let stopped = Save {
+        deadline: Some(None),
+        ..plain(2, b"no clock runs")
+    };
+    store.save(&a, stopped).await.unwrap();
     assert_eq!(store.due(2_500, 10).await.unwrap(), Vec::<String>::new());
     assert_eq!(store.due(3_000, 10).await.unwrap(), vec![b.clone()]);
     store.forget_deadline(&b).await.unwrap();
@@ -255,7 +296,7 @@ async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
         event: Some(b"stale event".to_vec()),
         unlist: true,
         finished: false,
-        deadline: Some(1),
+        deadline: Some(Some(1)),
     };
     assert_eq!(
         store.save(&id, stale).await.unwrap(),
@@ -731,92 +772,43 @@ async fn redis_down_answers_unavailable_promptly() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_reads_a_game_an_earlier_version_stored_as_a_hash_and_upgrades_it_on_save() {
-    // Earlier, a game was a hash (`v` decimal, `d` blob) and its events a list, each event
-    // beginning with its version in 8 bytes big-endian: a Redis shared across a deploy
-    // still holds them.
+async fn redis_a_write_no_replica_vouches_for_answers_unavailable() {
+    // The shared test Redis has no replica: a store that must wait for one refuses to
+    // acknowledge, within its timeout, what it cannot vouch for.
     let prefix = test_prefix();
+    let plain_store = RedisStore::connect(&redis_url(), &prefix, LONG_TTL, OP_TIMEOUT)
+        .await
+        .unwrap();
+    let target = RedisTarget::Single(redis_url());
+    let waiting = RedisStore::connect_to(&target, &prefix, LONG_TTL, OP_TIMEOUT_DOWN, 1)
+        .await
+        .unwrap();
     let id = new_id();
-    let client = ::redis::Client::open(redis_url()).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let key = format!("{prefix}game:{{{id}}}");
-    let events = format!("{key}:events");
-    let mut old_event = 7u64.to_be_bytes().to_vec();
-    old_event.extend_from_slice(b"old");
-    ::redis::pipe()
-        .hset_multiple(&key, &[("v", b"7".as_slice()), ("d", b"old blob")])
-        .rpush(&events, old_event)
-        .pexpire(&key, 60_000)
-        .pexpire(&events, 60_000)
-        .exec_async(&mut conn)
+    let t = Instant::now();
+    assert_unavailable(
+        "create",
+        t,
+        OP_TIMEOUT_DOWN,
+        waiting.create(&id, b"v1".to_vec(), false, 0).await,
+    );
+    let other = new_id();
+    plain_store
+        .create(&other, b"v1".to_vec(), false, 0)
         .await
         .unwrap();
-    let store = RedisStore::connect(&redis_url(), &prefix, LONG_TTL, OP_TIMEOUT)
-        .await
-        .unwrap();
-    assert_eq!(
-        store.load(&id).await.unwrap(),
-        Some(Stored {
-            version: 7,
-            bytes: b"old blob".to_vec()
-        })
-    );
-    assert_eq!(
-        store.events_since(&id, 0).await.unwrap(),
-        vec![Event {
-            version: 7,
-            payload: b"old".to_vec()
-        }]
-    );
-    assert_eq!(
-        store.save(&id, plain(6, b"x")).await.unwrap(),
-        SaveOutcome::Conflict { current: 7 }
-    );
-    let save = Save {
-        event: Some(b"new".to_vec()),
-        ..plain(7, b"new blob")
+    let t = Instant::now();
+    let result = waiting.save(&other, plain(1, b"v2")).await;
+    let Err(StoreError::Unavailable(message)) = &result else {
+        panic!("save: {result:?}");
     };
+    assert!(message.contains("0 of the 1 replicas"), "{message}");
+    assert!(t.elapsed() < OP_TIMEOUT_DOWN + Duration::from_secs(1));
+    // Reads and refused saves do not wait.
+    assert_eq!(waiting.load(&other).await.unwrap().unwrap().version, 2);
     assert_eq!(
-        store.save(&id, save).await.unwrap(),
-        SaveOutcome::Saved { version: 8 }
+        waiting.save(&other, plain(1, b"x")).await.unwrap(),
+        SaveOutcome::Conflict { current: 2 }
     );
-    let kind: String = ::redis::cmd("TYPE")
-        .arg(&key)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    assert_eq!(
-        kind, "string",
-        "the first save rewrites the game in the new form"
-    );
-    assert_eq!(
-        store.load(&id).await.unwrap(),
-        Some(Stored {
-            version: 8,
-            bytes: b"new blob".to_vec()
-        })
-    );
-    // The old list goes with the old form (a stream resuming from before the upgrade
-    // gets one event for the current version instead).
-    assert_eq!(
-        store.events_since(&id, 0).await.unwrap(),
-        vec![Event {
-            version: 8,
-            payload: b"new".to_vec()
-        }]
-    );
-    let lists: u64 = ::redis::cmd("EXISTS")
-        .arg(&events)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    assert_eq!(lists, 0);
-    let _: () = ::redis::cmd("DEL")
-        .arg(&key)
-        .arg(&events)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
 }
 
 #[tokio::test]

@@ -36,7 +36,7 @@ pub struct Health {
 pub struct Readiness {
     #[schema(example = "ready")]
     pub status: &'static str,
-    /// Which store keeps the games: `memory` or `redis`.
+    /// Which store keeps the games: `memory`, `redis` (one server) or `redis-cluster`.
     #[schema(example = "redis")]
     pub store: &'static str,
 }

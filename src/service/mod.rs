@@ -146,8 +146,8 @@ struct Change<T> {
 
 /// What [`GameService::update`] did.
 enum Updated<T> {
-    /// Nothing to store (a deadline not reached after all).
-    Unchanged,
+    /// Nothing to store (a deadline not reached after all): the game as loaded.
+    Unchanged { record: Record },
     /// Stored as `version`.
     Saved {
         version: u64,
@@ -400,7 +400,7 @@ impl GameService {
                 seen: Seen::of(id, version, &record, Some(seat)),
                 events,
             },
-            Updated::Unchanged => unreachable!("a move always stores or is refused"),
+            Updated::Unchanged { .. } => unreachable!("a move always stores or is refused"),
             Updated::Repeated { receipt, record } => {
                 let (then, events) = receipt.replay(&record)?;
                 Moved {
@@ -440,7 +440,7 @@ impl GameService {
                 unlist,
             }) = change(version, now, &mut record)?
             else {
-                return Ok(Updated::Unchanged);
+                return Ok(Updated::Unchanged { record });
             };
             let next = record.human_to_move();
             if let Some(clock) = &mut record.clock {
@@ -469,7 +469,7 @@ impl GameService {
                 event: Some(event.encode()),
                 unlist,
                 finished: status == Status::Finished,
-                deadline: record.clock.as_ref().and_then(|c| c.deadline()),
+                deadline: record.clock.as_ref().map(|c| c.deadline()),
             };
             match self.store.save(id, save).await? {
                 SaveOutcome::Saved { version } => {
@@ -563,7 +563,15 @@ impl GameService {
                 tracing::info!(game_id = %id, seat, in_row, version, "a seat ran out of time");
                 Ok(true)
             }
-            _ => Ok(false),
+            // Listed as due but nothing runs out here (the index entry is left from an
+            // earlier state): drop it, or the sweep would look again every time.
+            Updated::Unchanged { record } => {
+                if record.clock.as_ref().and_then(|c| c.deadline()).is_none() {
+                    self.store.forget_deadline(id).await?;
+                }
+                Ok(false)
+            }
+            Updated::Repeated { .. } => Ok(false),
         }
     }
 

@@ -17,11 +17,11 @@ pub enum AnyStore {
 }
 
 impl AnyStore {
-    /// `memory` or `redis`, for logs and `/readyz`.
+    /// `memory`, `redis` (one server) or `redis-cluster`, for logs and `/readyz`.
     pub fn kind(&self) -> &'static str {
         match self {
             AnyStore::Memory(_) => "memory",
-            AnyStore::Redis(_) => "redis",
+            AnyStore::Redis(store) => store.mode(),
         }
     }
 }

@@ -223,12 +223,13 @@ impl GameStore for MemoryStore {
         } else {
             None
         };
-        let deadline = std::mem::replace(&mut game.deadline, save.deadline);
-        if let Some(old) = deadline {
-            inner.deadlines.remove(&(old, id.to_owned()));
-        }
-        if let Some(new) = save.deadline {
-            inner.deadlines.insert((new, id.to_owned()));
+        if let Some(next) = save.deadline {
+            if let Some(old) = std::mem::replace(&mut game.deadline, next) {
+                inner.deadlines.remove(&(old, id.to_owned()));
+            }
+            if let Some(new) = next {
+                inner.deadlines.insert((new, id.to_owned()));
+            }
         }
         if let Some(created_ms) = unlisted {
             inner

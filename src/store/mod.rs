@@ -11,8 +11,9 @@
 //! stored without its idempotency record or its event.
 //!
 //! Two implementations share this contract and the same tests: [`redis::RedisStore`]
-//! (when `REDIS_URL` is set; any number of server processes can share it) and
-//! [`memory::MemoryStore`] (one process, the default).
+//! (when `REDIS_URL` names one Redis, or `REDIS_CLUSTER_NODES` a Redis Cluster; any number
+//! of server processes can share it) and [`memory::MemoryStore`] (one process, the
+//! default).
 
 pub mod any;
 pub mod memory;
@@ -76,10 +77,11 @@ pub struct Save {
     /// True when the match is over with this save: its event history keeps only this
     /// save's event (which says so), as nobody needs to resume far into a finished game.
     pub finished: bool,
-    /// When the game's clock next runs out (epoch milliseconds), or `None` when no clock
-    /// runs: the game's entry in the index of deadlines that [`GameStore::due`] reads is
-    /// set (or removed) with the save, atomically.
-    pub deadline: Option<u64>,
+    /// For a game with a clock: when it next runs out (epoch milliseconds), `Some(None)`
+    /// when no clock runs now. The game's entry in the index of deadlines that
+    /// [`GameStore::due`] reads is set or removed with the save. `None` for a game without
+    /// a clock (the index is not touched).
+    pub deadline: Option<Option<u64>>,
 }
 
 #[derive(Debug, thiserror::Error)]

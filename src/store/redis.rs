@@ -1,62 +1,86 @@
-//! The Redis store: what lets any number of server processes share games.
+//! The Redis store: what lets any number of server processes share games, on one Redis
+//! or on a Redis Cluster.
+//!
+//! **One code path, two connections.** [`RedisTarget`] says where Redis is: one server
+//! (`REDIS_URL`) or a cluster, by some of its nodes (`REDIS_CLUSTER_NODES`). The two modes
+//! differ only in the connection: a connection manager to the one server, or the `redis`
+//! crate's async cluster connection, which sends each command to the master owning its
+//! key's slot, follows `MOVED`/`ASK` and refreshes the slot map after a failover. Every
+//! command, script and key below is the same in both modes.
 //!
 //! **Atomicity.** Every write of a game is one Lua script, because the connection is one
 //! multiplexed connection shared by every request: WATCH/MULTI would watch on behalf of
 //! whoever else is using it. The save script does the compare-and-set on the version, the
-//! idempotency record, the event history and the PUBLISH in one step, so a crash never
+//! idempotency record, the event history and the SPUBLISH in one step, so a crash never
 //! leaves a move stored without its record or its event. Scripts are sent with EVALSHA
-//! (re-sent once with SCRIPT LOAD when Redis has forgotten them, e.g. after a restart),
-//! so the move path is one round trip.
+//! (sent again as EVAL, which also caches them, when a node does not know them: after a
+//! restart or a failover), so the move path is one round trip.
 //!
 //! **Keys.** Every key of one game carries the hash tag `{<id>}`, so a Redis Cluster puts
-//! them in one slot and the script may touch them all:
+//! them, and the game's sharded channel, in one slot, and the script may touch them all:
 //! - `<prefix>game:{<id>}`: one string: the version (ten decimal digits), the length of
 //!   the events area (seven digits), the events area, then the blob. The events area holds
 //!   the last [`EVENT_HISTORY`] events (only the last one once the match is over), each
 //!   as its length in three bytes, then the version (LEB128) and the payload. One string,
 //!   because Redis charges every key about 100 to 250 bytes of overhead (a list's is the
-//!   largest), as much as a finished game's whole blob: a game in play takes under 1 KB.
-//!   Earlier versions stored a hash (`v`, `d`) and a list `<prefix>game:{<id>}:events`
-//!   (8-byte versions); both are still read, and the first save rewrites the game whole;
+//!   largest), as much as a finished game's whole blob: a game in play takes under 1 KB;
 //! - `<prefix>game:{<id>}:idem`: a hash of idempotency records, field = the key, value =
 //!   the fingerprint's length (4 bytes big-endian), the fingerprint, then the response
 //!   (opaque here; the service keeps a receipt of a few bytes it renders the answer from).
 //!   One hash rather than one key per record, so that one PEXPIRE per save keeps every
 //!   record alive exactly as long as the game (HSETNX gives first-writer-wins);
-//! - the pub/sub channel `<prefix>events:{<id>}` carries each event as the events area
-//!   holds it (version and payload), without its length.
+//! - the sharded pub/sub channel `<prefix>events:{<id>}` carries each event as the events
+//!   area holds it (version and payload), without its length.
 //!
 //! Every save refreshes the expiry of all of them to the idle ttl, so an abandoned game
 //! disappears whole. Ids are UUIDs; an id must not contain `{` or `}`, nor the prefix `{`.
 //!
-//! **The lobby** is one sorted set `<prefix>open` (score = `created_ms`). It lives in
-//! another slot, so it is updated outside the scripts: ZADD after a create, ZREM after a
-//! save that unlists. It is an index, not the truth: if the ZREM fails after a successful
-//! save the save still counts (a warning is logged), and `list_open` prunes entries older
-//! than the idle ttl, which covers both expired games and such stragglers. (A game still
-//! waiting for players after a whole idle ttl therefore drops off the list; the memory
-//! store keeps it listed while it lives.)
+//! **The lobby** is one sorted set `<prefix>open` (score = `created_ms`): one key, so one
+//! slot of a cluster. It lives in another slot than the games, so it is updated outside
+//! the scripts: ZADD after a create, ZREM after a save that unlists. It is an index, not
+//! the truth: if the ZREM fails after a successful save the save still counts (a warning
+//! is logged), and `list_open` prunes entries older than the idle ttl, which covers both
+//! expired games and such stragglers. (A game still waiting for players after a whole
+//! idle ttl therefore drops off the list; the memory store keeps it listed while it
+//! lives.)
 //!
-//! **Connections.** One multiplexed connection per thread that uses the store (each
-//! actix worker, typically), made on its first call there: a request's Redis calls are
-//! written, read and handed back on its own thread. One connection shared by every worker
-//! made each call hop to the thread that owned it and back (two cross-thread wake-ups),
-//! which cost about a fifth of the server's CPU under load.
+//! **Durability across a failover** (`wait_replicas`, `REDIS_WAIT_REPLICAS`). Redis
+//! replicates asynchronously: a master that dies right after a write may take it with it
+//! when its replica takes over. With `wait_replicas = n > 0`, a create or a save is sent
+//! in one pipeline with `WAIT n <ms>` (on the same connection, so it counts the write just
+//! made), bounded by what is left of the operation timeout, and is acknowledged only when
+//! `n` replicas have it; otherwise it answers [`StoreError::Unavailable`] (the write may
+//! or may not survive: the client retries with its idempotency key, and the version check
+//! decides). While a replica is missing, WAIT holds that node's connection for up to the
+//! timeout, so the store answers 503 rather than acknowledging moves it cannot vouch for.
+//!
+//! **Connections.** One multiplexed connection (one cluster connection, in cluster mode)
+//! per thread that uses the store (each actix worker, typically), made on its first call
+//! there: a request's Redis calls are written, read and handed back on its own thread.
+//! One connection shared by every worker made each call hop to the thread that owned it
+//! and back (two cross-thread wake-ups), which cost about a fifth of the server's CPU
+//! under load.
 //!
 //! **Availability.** Every call is bounded by `op_timeout` and answers
 //! [`StoreError::Unavailable`] instead of hanging when Redis is slow or gone; the
-//! connection manager reconnects on its own. `connect` does not fail when Redis is down,
-//! so the server starts and `/readyz` says what is wrong. A call cut short by the timeout
-//! may still have been applied by Redis: that is what idempotency keys and the version
-//! check are for.
+//! connections reconnect on their own. `connect` does not fail when Redis is down, so the
+//! server starts and `/readyz` says what is wrong (in cluster mode, also when the cluster
+//! says its state is not `ok`). A call cut short by the timeout may still have been
+//! applied by Redis: that is what idempotency keys and the version check are for.
 //!
-//! **Live events.** One dedicated pub/sub connection per store, PSUBSCRIBEd to
-//! `<prefix>events:*`, fans messages out to local subscribers through one tokio
-//! `broadcast` channel per game: ten thousand spectators cost one Redis connection, not
-//! ten thousand. The connection is opened by the first `subscribe` and reopened after any
-//! loss. When it is lost, every local stream ends, because events published meanwhile
-//! are gone: the client reconnects and catches up with `events_since` (`Last-Event-ID`).
-//! A subscriber that lags behind its buffer also sees its stream end, for the same reason.
+//! **Live events** use sharded pub/sub (Redis 7): the script SPUBLISHes on the game's own
+//! channel, which a cluster delivers only within the slot's shard, where classic PUBLISH
+//! is broadcast to every node. One dedicated RESP3 connection per store (a cluster
+//! connection in cluster mode, which sends each SSUBSCRIBE to the slot's master) carries
+//! every game's subscription, SSUBSCRIBEd when the first local subscriber of that game
+//! comes and SUNSUBSCRIBEd when the last one has gone; its messages are fanned out to
+//! local subscribers through one tokio `broadcast` channel per game: ten thousand
+//! spectators cost one subscription, not ten thousand. The connection is opened by the
+//! first `subscribe` and opened again after any loss. When it is lost (any of its nodes
+//! disconnects, a PING fails, or Redis moves a channel's slot away), the local streams
+//! concerned end, because events published meanwhile are gone: the client reconnects and
+//! catches up with `events_since` (`Last-Event-ID`). A subscriber that lags behind its
+//! buffer also sees its stream end, for the same reason.
 //!
 //! Nothing here logs a blob, an event payload or an idempotency record: they hold hidden
 //! tiles and answers meant for one seat.
@@ -68,10 +92,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use futures_util::StreamExt;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, ErrorKind, RedisError, Script};
-use tokio::sync::{broadcast, watch};
+use redis::aio::{
+    ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection,
+};
+use redis::cluster::{ClusterClient, ClusterClientBuilder, ClusterConfig};
+use redis::cluster_async::ClusterConnection;
+use redis::{
+    AsyncConnectionConfig, Client, Cmd, ErrorKind, IntoConnectionInfo, Pipeline, ProtocolVersion,
+    PushInfo, PushKind, RedisError, RedisFuture, Script, ServerErrorKind, Value,
+};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::memory::{EVENT_HISTORY, receiver_stream};
@@ -82,44 +112,58 @@ use super::{
 /// How many live events a local subscriber may fall behind before its stream ends.
 const SUBSCRIBER_BUFFER: usize = 64;
 
-/// How often the pub/sub connection is checked with a PING: a silently dead connection
-/// (no RST, e.g. a vanished host) would otherwise leave subscribers waiting forever.
+/// How often the pub/sub connection is checked with a PING (a silently dead connection,
+/// e.g. a vanished host, would otherwise leave subscribers waiting forever) and games
+/// nobody here listens to any more are unsubscribed.
 const PUBSUB_HEALTH_EVERY: Duration = Duration::from_secs(5);
 
-/// Reconnection backoff of the pub/sub connection.
-const PUBSUB_RETRY_MIN: Duration = Duration::from_millis(100);
-const PUBSUB_RETRY_MAX: Duration = Duration::from_secs(2);
+/// Where the store's Redis is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RedisTarget {
+    /// One Redis server, by URL (`REDIS_URL`).
+    Single(String),
+    /// A Redis Cluster, by the URLs of some of its nodes (`REDIS_CLUSTER_NODES`); the
+    /// others are found from them.
+    Cluster(Vec<String>),
+}
 
-/// KEYS: game, events (of an earlier version), idem. ARGV: value (version 1, no events,
-/// blob), ttl ms.
-/// Returns 1 when created, 0 when the game exists. Leftovers of an earlier game with the
-/// same id (possible only if its keys expired at slightly different moments) are cleared.
+/// KEYS: the deadline index, its versions. ARGV: game id, version saved, deadline in ms
+/// ('' for none). Writes only if no later version of the game was indexed.
+const DEADLINE_LUA: &str = r"
+local seen = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if seen >= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+end
+return 1
+";
+
+/// KEYS: game, idem. ARGV: value (version 1, no events, blob), ttl ms.
+/// Returns 1 when created, 0 when the game exists. A leftover idempotency hash of an
+/// earlier game with the same id (possible only if its keys expired at slightly different
+/// moments) is cleared.
 const CREATE_LUA: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('DEL', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 ";
 
-/// KEYS: game, events (the list of an earlier version), idem, deadlines.
+/// KEYS: game, idem.
 /// ARGV: expected version (ten digits), new version (ten digits), blob, ttl ms, event cap,
 /// channel, event ('' for none; an encoded event is never empty), has idempotency record
-/// ('1'/'0'), its key, its value, the game id, the deadline in ms ('' for none).
+/// ('1'/'0'), its key, its value.
 /// Returns {1, new} saved, {0, current} conflict, {-1, 0} missing.
 ///
 /// The events are kept inside the game's value (see the module doc): the new one is
 /// appended with its length in three bytes, and the oldest dropped beyond the cap.
 const SAVE_LUA: &str = r"
-local cur
-local old = redis.call('TYPE', KEYS[1]).ok == 'hash'
-if old then
-  local v = redis.call('HGET', KEYS[1], 'v')
-  if not v then return {-1, 0} end
-  cur = string.format('%010d', tonumber(v)) .. '0000000'
-else
-  cur = redis.call('GET', KEYS[1])
-  if not cur then return {-1, 0} end
-end
+local cur = redis.call('GET', KEYS[1])
+if not cur then return {-1, 0} end
 local v = string.sub(cur, 1, 10)
 if v ~= ARGV[1] then return {0, tonumber(v)} end
 local events = string.sub(cur, 18, 17 + tonumber(string.sub(cur, 11, 17)))
@@ -135,17 +179,11 @@ if e ~= '' then
   end
   local cap = tonumber(ARGV[5])
   if #starts > cap then events = string.sub(events, starts[#starts - cap + 1]) end
-  redis.call('PUBLISH', ARGV[6], e)
+  redis.call('SPUBLISH', ARGV[6], e)
 end
-if old then redis.call('DEL', KEYS[2]) end
 redis.call('SET', KEYS[1], ARGV[2] .. string.format('%07d', #events) .. events .. ARGV[3], 'PX', ARGV[4])
-if ARGV[8] == '1' then redis.call('HSETNX', KEYS[3], ARGV[9], ARGV[10]) end
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
-if ARGV[12] == '' then
-  redis.call('ZREM', KEYS[4], ARGV[11])
-else
-  redis.call('ZADD', KEYS[4], ARGV[12], ARGV[11])
-end
+if ARGV[8] == '1' then redis.call('HSETNX', KEYS[2], ARGV[9], ARGV[10]) end
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return {1, tonumber(ARGV[2])}
 ";
 
@@ -218,14 +256,17 @@ fn parse_game_events(value: &[u8]) -> Option<Vec<Event>> {
         .collect()
 }
 
-/// The shared game store on Redis.
+/// The shared game store on Redis (one server or a cluster).
 pub struct RedisStore {
     conns: Connections,
     keys: Keys,
     idle_ttl_ms: u64,
     op_timeout: Duration,
+    /// Replicas that must hold a write before it is acknowledged (0: none).
+    wait_replicas: u32,
     create_script: Script,
     save_script: Script,
+    deadline_script: Script,
     fanout: Arc<Fanout>,
 }
 
@@ -239,16 +280,18 @@ impl Keys {
     fn game(&self, id: &str) -> String {
         format!("{}game:{{{id}}}", self.prefix)
     }
-    fn events(&self, id: &str) -> String {
-        format!("{}game:{{{id}}}:events", self.prefix)
-    }
     fn idem(&self, id: &str) -> String {
         format!("{}game:{{{id}}}:idem", self.prefix)
     }
     /// The index of clock deadlines: a sorted set of game ids, score = deadline (epoch
-    /// ms). Written by the save script, read by every process's sweep.
+    /// ms), read by every process's sweep; and beside it (same slot) the version each
+    /// entry was written for.
     fn deadlines(&self) -> String {
-        format!("{}deadlines", self.prefix)
+        format!("{}{{deadlines}}", self.prefix)
+    }
+
+    fn deadline_versions(&self) -> String {
+        format!("{}{{deadlines}}:v", self.prefix)
     }
 
     fn open(&self) -> String {
@@ -256,19 +299,6 @@ impl Keys {
     }
     fn channel(&self, id: &str) -> String {
         format!("{}events:{{{id}}}", self.prefix)
-    }
-    /// The PSUBSCRIBE pattern matching every game's channel (glob characters of the
-    /// prefix escaped, so a prefix can never widen the subscription).
-    fn channel_pattern(&self) -> String {
-        let mut pattern = String::with_capacity(self.prefix.len() + 8);
-        for c in self.prefix.chars() {
-            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-                pattern.push('\\');
-            }
-            pattern.push(c);
-        }
-        pattern.push_str("events:*");
-        pattern
     }
     /// The game id of a channel name, if it is one of ours.
     fn id_of_channel<'a>(&self, channel: &'a str) -> Option<&'a str> {
@@ -279,11 +309,175 @@ impl Keys {
     }
 }
 
+/// What the store makes its connections from: the only place the two modes differ.
+#[derive(Clone)]
+enum Clients {
+    Single {
+        client: Client,
+        /// The same server, spoken to in RESP3 (push messages), for pub/sub.
+        pubsub: Client,
+        /// Boxed: large, and read only to make a connection.
+        config: Box<ConnectionManagerConfig>,
+    },
+    Cluster {
+        client: ClusterClient,
+        nodes: Vec<String>,
+    },
+}
+
+/// A connection of either mode; commands, pipelines and scripts run on it alike.
+#[derive(Clone)]
+enum Conn {
+    Manager(ConnectionManager),
+    Plain(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Conn::Manager(c) => c.req_packed_command(cmd),
+            Conn::Plain(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::Manager(c) => c.req_packed_commands(cmd, offset, count),
+            Conn::Plain(c) => c.req_packed_commands(cmd, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Manager(c) => c.get_db(),
+            Conn::Plain(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+/// The cluster client's settings: every call is bounded by `op_timeout` anyway, so retries
+/// (after a MOVED, or while a failover completes) are quick and few; the crate's defaults
+/// wait over a second before the first one.
+fn cluster_builder(nodes: &[String], op_timeout: Duration) -> ClusterClientBuilder {
+    ClusterClientBuilder::new(nodes.to_vec())
+        .connection_timeout(op_timeout)
+        .response_timeout(op_timeout)
+        .retries(5)
+        .min_retry_wait(10)
+        .max_retry_wait(250)
+}
+
+impl Clients {
+    fn new(target: &RedisTarget, op_timeout: Duration) -> Result<Clients, StoreError> {
+        let invalid = |e: RedisError| StoreError::Unavailable(format!("invalid Redis URL: {e}"));
+        match target {
+            RedisTarget::Single(url) => {
+                let info = url.as_str().into_connection_info().map_err(invalid)?;
+                let resp3 = info
+                    .redis_settings()
+                    .clone()
+                    .set_protocol(ProtocolVersion::RESP3);
+                let pubsub =
+                    Client::open(info.clone().set_redis_settings(resp3)).map_err(invalid)?;
+                let client = Client::open(info).map_err(invalid)?;
+                // Few, short reconnection retries: every call is bounded by op_timeout
+                // anyway, and a long backoff inside the manager would only delay noticing
+                // that Redis is back.
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(op_timeout))
+                    .set_response_timeout(Some(op_timeout))
+                    .set_number_of_retries(1)
+                    .set_min_delay(Duration::from_millis(50))
+                    .set_max_delay(Duration::from_millis(500));
+                Ok(Clients::Single {
+                    client,
+                    pubsub,
+                    config: Box::new(config),
+                })
+            }
+            RedisTarget::Cluster(nodes) => {
+                if nodes.is_empty() {
+                    return Err(StoreError::Unavailable(
+                        "invalid Redis URL: no cluster node given".into(),
+                    ));
+                }
+                let client = cluster_builder(nodes, op_timeout)
+                    .build()
+                    .map_err(invalid)?;
+                Ok(Clients::Cluster {
+                    client,
+                    nodes: nodes.clone(),
+                })
+            }
+        }
+    }
+
+    /// A data connection, made lazily: it connects on first use. Must be called on a tokio
+    /// runtime, which the connection's tasks then live on.
+    fn connection(&self, op_timeout: Duration) -> Result<Conn, StoreError> {
+        match self {
+            Clients::Single { client, config, .. } => {
+                ConnectionManager::new_lazy_with_config(client.clone(), (**config).clone())
+                    .map(Conn::Manager)
+                    .map_err(unavailable)
+            }
+            Clients::Cluster { client, .. } => Ok(Conn::Cluster(
+                client.get_pending_async_connection_with_config(
+                    ClusterConfig::new()
+                        .set_connection_timeout(op_timeout)
+                        .set_response_timeout(op_timeout),
+                ),
+            )),
+        }
+    }
+
+    /// A new RESP3 connection for pub/sub whose push messages (and its disconnection) go
+    /// to `pushes`. It does not reconnect by itself: the fan-out replaces it whole.
+    async fn pubsub(
+        &self,
+        pushes: mpsc::UnboundedSender<PushInfo>,
+        op_timeout: Duration,
+    ) -> Result<Conn, RedisError> {
+        match self {
+            Clients::Single { pubsub, .. } => {
+                let config = AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(op_timeout))
+                    .set_response_timeout(Some(op_timeout))
+                    .set_push_sender(pushes);
+                pubsub
+                    .get_multiplexed_async_connection_with_config(&config)
+                    .await
+                    .map(Conn::Plain)
+            }
+            Clients::Cluster { nodes, .. } => cluster_builder(nodes, op_timeout)
+                .use_protocol(ProtocolVersion::RESP3)
+                .push_sender(pushes)
+                .build()?
+                .get_async_connection()
+                .await
+                .map(Conn::Cluster),
+        }
+    }
+
+    fn is_cluster(&self) -> bool {
+        matches!(self, Clients::Cluster { .. })
+    }
+}
+
 /// The store's connections, one per thread (see the module doc).
 struct Connections {
-    client: Client,
     /// Boxed: large, and read only to make a connection.
-    config: Box<ConnectionManagerConfig>,
+    clients: Box<Clients>,
+    op_timeout: Duration,
     /// Tells this store's connections apart from other stores' in a thread's list.
     id: u64,
     /// Alive as long as the store: a thread drops the connections of dropped stores.
@@ -292,16 +486,15 @@ struct Connections {
 
 thread_local! {
     /// This thread's connections: (store id, the store's liveness, connection).
-    static CONNECTIONS: RefCell<Vec<(u64, Weak<()>, ConnectionManager)>> =
-        const { RefCell::new(Vec::new()) };
+    static CONNECTIONS: RefCell<Vec<(u64, Weak<()>, Conn)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Connections {
-    fn new(client: Client, config: ConnectionManagerConfig) -> Connections {
+    fn new(clients: Clients, op_timeout: Duration) -> Connections {
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Connections {
-            client,
-            config: Box::new(config),
+            clients: Box::new(clients),
+            op_timeout,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             alive: Arc::new(()),
         }
@@ -309,17 +502,13 @@ impl Connections {
 
     /// This thread's connection, made (lazily: it connects on first use) if there is none.
     /// Must be called on a tokio runtime, which the connection's tasks then live on.
-    fn get(&self) -> Result<ConnectionManager, StoreError> {
+    fn get(&self) -> Result<Conn, StoreError> {
         CONNECTIONS.with_borrow_mut(|conns| {
             if let Some((_, _, conn)) = conns.iter().find(|(id, _, _)| *id == self.id) {
                 return Ok(conn.clone());
             }
             conns.retain(|(_, alive, _)| alive.strong_count() > 0);
-            let conn = ConnectionManager::new_lazy_with_config(
-                self.client.clone(),
-                (*self.config).clone(),
-            )
-            .map_err(unavailable)?;
+            let conn = self.clients.connection(self.op_timeout)?;
             conns.push((self.id, Arc::downgrade(&self.alive), conn.clone()));
             Ok(conn)
         })
@@ -327,29 +516,35 @@ impl Connections {
 }
 
 impl RedisStore {
-    /// Builds the store without waiting for Redis beyond one bounded PING: if Redis is
-    /// down, the store is still returned (a warning is logged) and each call answers
-    /// [`StoreError::Unavailable`] until Redis is back. Only a malformed URL fails here.
-    ///
-    /// Call it on the runtime that outlives the store (the server's main one): the
-    /// connection's background tasks and the pub/sub listener are spawned there.
+    /// [`RedisStore::connect_to`] one Redis server, acknowledging writes without waiting
+    /// for replicas.
     pub async fn connect(
         url: &str,
         key_prefix: &str,
         idle_ttl: Duration,
         op_timeout: Duration,
     ) -> Result<Self, StoreError> {
-        let client = Client::open(url)
-            .map_err(|e| StoreError::Unavailable(format!("invalid Redis URL: {e}")))?;
-        // Few, short reconnection retries: every call is bounded by op_timeout anyway, and
-        // a long backoff inside the manager would only delay noticing that Redis is back.
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(op_timeout))
-            .set_response_timeout(Some(op_timeout))
-            .set_number_of_retries(1)
-            .set_min_delay(Duration::from_millis(50))
-            .set_max_delay(Duration::from_millis(500));
-        let conns = Connections::new(client.clone(), config);
+        let target = RedisTarget::Single(url.to_owned());
+        Self::connect_to(&target, key_prefix, idle_ttl, op_timeout, 0).await
+    }
+
+    /// Builds the store without waiting for Redis beyond one bounded PING: if Redis is
+    /// down, the store is still returned (a warning is logged) and each call answers
+    /// [`StoreError::Unavailable`] until Redis is back. Only a malformed URL fails here.
+    /// `wait_replicas`: how many replicas must hold a write before it is acknowledged
+    /// (see the module doc).
+    ///
+    /// Call it on the runtime that outlives the store (the server's main one): the
+    /// connection's background tasks and the pub/sub reader are spawned there.
+    pub async fn connect_to(
+        target: &RedisTarget,
+        key_prefix: &str,
+        idle_ttl: Duration,
+        op_timeout: Duration,
+        wait_replicas: u32,
+    ) -> Result<Self, StoreError> {
+        let clients = Clients::new(target, op_timeout)?;
+        let conns = Connections::new(clients.clone(), op_timeout);
         // A bad configuration shows here rather than at the first request.
         conns.get()?;
         let keys = Keys {
@@ -358,25 +553,36 @@ impl RedisStore {
         let store = RedisStore {
             conns,
             fanout: Arc::new(Fanout {
-                client,
+                clients,
                 keys: keys.clone(),
                 op_timeout,
                 runtime: tokio::runtime::Handle::current(),
                 state: Mutex::new(FanoutState::default()),
-                connected: watch::channel(false).0,
+                opening: tokio::sync::Mutex::new(()),
             }),
             keys,
             idle_ttl_ms: u64::try_from(idle_ttl.as_millis())
                 .unwrap_or(u64::MAX)
                 .max(1),
             op_timeout,
+            wait_replicas,
             create_script: Script::new(CREATE_LUA),
             save_script: Script::new(SAVE_LUA),
+            deadline_script: Script::new(DEADLINE_LUA),
         };
         if let Err(e) = store.ping().await {
             tracing::warn!(error = %e, "Redis does not answer yet; store calls will fail until it does");
         }
         Ok(store)
+    }
+
+    /// `redis` (one server) or `redis-cluster`, for logs and `/readyz`.
+    pub fn mode(&self) -> &'static str {
+        if self.conns.clients.is_cluster() {
+            "redis-cluster"
+        } else {
+            "redis"
+        }
     }
 
     /// Runs one Redis exchange bounded by the operation timeout.
@@ -408,6 +614,111 @@ impl RedisStore {
             ))),
         }
     }
+
+    /// Runs a write script: EVALSHA (EVAL when the node does not know the script), and,
+    /// when replicas must vouch for writes, WAIT in the same pipeline, so that it runs on
+    /// the same connection right after the script. `args` writes the key count, the keys
+    /// and the arguments. Returns the script's reply and how many replicas have the write
+    /// (`None` when not asked).
+    async fn write(
+        &self,
+        conn: &mut Conn,
+        deadline: tokio::time::Instant,
+        what: &str,
+        script: &Script,
+        source: &str,
+        args: impl Fn(&mut Cmd),
+    ) -> Result<(Value, Option<i64>), StoreError> {
+        let pipeline = |eval: bool| {
+            let mut cmd = if eval {
+                let mut cmd = redis::cmd("EVAL");
+                cmd.arg(source);
+                cmd
+            } else {
+                let mut cmd = redis::cmd("EVALSHA");
+                cmd.arg(script.get_hash());
+                cmd
+            };
+            args(&mut cmd);
+            let mut pipe = redis::pipe();
+            pipe.add_command(cmd);
+            if self.wait_replicas > 0 {
+                // Three quarters of what is left, so that WAIT answers (and says how many
+                // replicas it saw) before this call times out; never 0, which means forever.
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                let wait_ms = (left.as_millis() * 3 / 4).max(1);
+                pipe.cmd("WAIT").arg(self.wait_replicas).arg(wait_ms as u64);
+            }
+            pipe
+        };
+        let mut replies: Result<Vec<Value>, RedisError> = self
+            .bounded_until(deadline, what, async {
+                Ok(pipeline(false).query_async(conn).await)
+            })
+            .await?;
+        if matches!(&replies, Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript)) {
+            replies = Ok(self
+                .bounded_until(deadline, what, pipeline(true).query_async(conn))
+                .await?);
+        }
+        let mut replies = replies.map_err(unavailable)?.into_iter();
+        let reply = replies.next().ok_or_else(|| corrupt("script reply"))?;
+        let acked = match replies.next() {
+            Some(Value::Int(n)) => Some(n),
+            Some(_) => return Err(corrupt("WAIT reply")),
+            None => None,
+        };
+        Ok((reply, acked))
+    }
+
+    /// After a write: fails unless enough replicas have it.
+    /// Sets (or drops) game `id`'s entry in the index of deadlines, for the version just
+    /// saved. The index lives in another slot than the game, so this follows the save
+    /// rather than joining its script; the version guard keeps a late, older write from
+    /// undoing a newer one. If it fails the save still counts (the sweep finds the game
+    /// again at its next save, or by an entry left from an earlier one); a warning says so.
+    async fn index_deadline(
+        &self,
+        conn: &mut Conn,
+        deadline: tokio::time::Instant,
+        id: &str,
+        version: u64,
+        at: Option<u64>,
+    ) {
+        let (index, versions) = (self.keys.deadlines(), self.keys.deadline_versions());
+        let at = at.map(|ms| ms.to_string()).unwrap_or_default();
+        let written = self
+            .write(
+                conn,
+                deadline,
+                "deadline",
+                &self.deadline_script,
+                DEADLINE_LUA,
+                |cmd| {
+                    cmd.arg(2)
+                        .arg(&index)
+                        .arg(&versions)
+                        .arg(id)
+                        .arg(version)
+                        .arg(&at);
+                },
+            )
+            .await;
+        if let Err(e) = written {
+            tracing::warn!(game_id = %id, error = %e, "saved, but could not index the game's clock deadline");
+        }
+    }
+
+    fn vouched(&self, what: &str, acked: Option<i64>) -> Result<(), StoreError> {
+        let wanted = i64::from(self.wait_replicas);
+        match acked {
+            Some(n) if n < wanted => Err(StoreError::Unavailable(format!(
+                "the {what} reached {n} of the {wanted} replicas it must reach within {:?}",
+                self.op_timeout
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Maps a Redis error to `Unavailable`. Replies that did not parse are described by kind
@@ -428,7 +739,7 @@ fn now_ms() -> u64 {
 }
 
 /// The version in LEB128 (seven bits a byte, low first, high bit = more follows), then
-/// the payload: two bytes of version where eight were used before.
+/// the payload.
 fn encode_event(version: u64, payload: &[u8]) -> Vec<u8> {
     let mut raw = Vec::with_capacity(10 + payload.len());
     let mut v = version;
@@ -442,15 +753,6 @@ fn encode_event(version: u64, payload: &[u8]) -> Vec<u8> {
 }
 
 fn decode_event(raw: &[u8]) -> Option<Event> {
-    // Versions start at 1, so a LEB128 version never begins with a zero byte; the eight
-    // big-endian bytes of earlier versions always did.
-    if raw.first() == Some(&0) {
-        let (version, payload) = raw.split_first_chunk::<8>()?;
-        return Some(Event {
-            version: u64::from_be_bytes(*version),
-            payload: payload.to_vec(),
-        });
-    }
     let mut version = 0u64;
     for (i, &b) in raw.iter().enumerate().take(10) {
         version |= u64::from(b & 0x7f) << (7 * i);
@@ -500,73 +802,62 @@ impl GameStore for RedisStore {
         created_ms: u64,
     ) -> Result<(), StoreError> {
         let mut conn = self.conns.get()?;
-        let created: bool = self
-            .bounded("create", async {
-                let created: bool = self
-                    .create_script
-                    .key(self.keys.game(id))
-                    .key(self.keys.events(id))
-                    .key(self.keys.idem(id))
-                    .arg(game_value(1, &bytes))
-                    .arg(self.idle_ttl_ms)
-                    .invoke_async(&mut conn)
-                    .await?;
-                if created && listed {
-                    redis::cmd("ZADD")
-                        .arg(self.keys.open())
-                        .arg(created_ms)
-                        .arg(id)
-                        .exec_async(&mut conn)
-                        .await?;
-                }
-                Ok(created)
-            })
+        let deadline = self.deadline();
+        let value = game_value(1, &bytes);
+        let (game, idem) = (self.keys.game(id), self.keys.idem(id));
+        let (reply, acked) = self
+            .write(
+                &mut conn,
+                deadline,
+                "create",
+                &self.create_script,
+                CREATE_LUA,
+                |cmd| {
+                    cmd.arg(2)
+                        .arg(&game)
+                        .arg(&idem)
+                        .arg(&value)
+                        .arg(self.idle_ttl_ms);
+                },
+            )
             .await?;
-        if created {
-            Ok(())
-        } else {
-            Err(StoreError::Exists)
+        let created = match reply {
+            Value::Int(1) => true,
+            Value::Int(0) => false,
+            _ => return Err(corrupt("create reply")),
+        };
+        if !created {
+            return Err(StoreError::Exists);
         }
+        self.vouched("create", acked)?;
+        if listed {
+            self.bounded_until(
+                deadline,
+                "create",
+                redis::cmd("ZADD")
+                    .arg(self.keys.open())
+                    .arg(created_ms)
+                    .arg(id)
+                    .exec_async(&mut conn),
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
         let mut conn = self.conns.get()?;
-        let deadline = self.deadline();
-        let key = self.keys.game(id);
-        // The inner result is inspected, not mapped: WRONGTYPE says the key is an old hash.
-        let value: Result<Option<Vec<u8>>, RedisError> = self
-            .bounded_until(deadline, "load", async {
-                Ok(redis::cmd("GET").arg(&key).query_async(&mut conn).await)
-            })
+        let value: Option<Vec<u8>> = self
+            .bounded(
+                "load",
+                redis::cmd("GET")
+                    .arg(self.keys.game(id))
+                    .query_async(&mut conn),
+            )
             .await?;
-        match value {
-            Ok(Some(value)) => parse_game_value(&value)
-                .map(Some)
-                .ok_or_else(|| corrupt("game value")),
-            Ok(None) => Ok(None),
-            Err(e) if e.code() == Some("WRONGTYPE") => {
-                // A hash stored by an earlier version: `v` (decimal) and `d` (the blob).
-                let (version, bytes): (Option<String>, Option<Vec<u8>>) = self
-                    .bounded_until(
-                        deadline,
-                        "load",
-                        redis::cmd("HMGET")
-                            .arg(&key)
-                            .arg("v")
-                            .arg("d")
-                            .query_async(&mut conn),
-                    )
-                    .await?;
-                match (version, bytes) {
-                    (Some(version), Some(bytes)) => Ok(Some(Stored {
-                        version: version.parse().map_err(|_| corrupt("game version"))?,
-                        bytes,
-                    })),
-                    _ => Ok(None),
-                }
-            }
-            Err(e) => Err(unavailable(e)),
-        }
+        value
+            .map(|value| parse_game_value(&value).ok_or_else(|| corrupt("game value")))
+            .transpose()
     }
 
     async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome, StoreError> {
@@ -582,30 +873,36 @@ impl GameStore for RedisStore {
         };
         let deadline = self.deadline();
         let mut conn = self.conns.get()?;
-        let reply: Vec<i64> = self
-            .bounded_until(
+        let (game, idem, channel) = (
+            self.keys.game(id),
+            self.keys.idem(id),
+            self.keys.channel(id),
+        );
+        let (reply, acked) = self
+            .write(
+                &mut conn,
                 deadline,
                 "save",
-                self.save_script
-                    .key(self.keys.game(id))
-                    .key(self.keys.events(id))
-                    .key(self.keys.idem(id))
-                    .key(self.keys.deadlines())
-                    .arg(version_text(save.expected))
-                    .arg(version_text(version))
-                    .arg(save.bytes)
-                    .arg(self.idle_ttl_ms)
-                    .arg(if save.finished { 1 } else { EVENT_HISTORY })
-                    .arg(self.keys.channel(id))
-                    .arg(event)
-                    .arg(has_record)
-                    .arg(record_key)
-                    .arg(record)
-                    .arg(id)
-                    .arg(save.deadline.map(|d| d.to_string()).unwrap_or_default())
-                    .invoke_async(&mut conn),
+                &self.save_script,
+                SAVE_LUA,
+                |cmd| {
+                    cmd.arg(2)
+                        .arg(&game)
+                        .arg(&idem)
+                        .arg(version_text(save.expected))
+                        .arg(version_text(version))
+                        .arg(&save.bytes)
+                        .arg(self.idle_ttl_ms)
+                        .arg(if save.finished { 1 } else { EVENT_HISTORY })
+                        .arg(&channel)
+                        .arg(&event)
+                        .arg(has_record)
+                        .arg(record_key)
+                        .arg(&record);
+                },
             )
             .await?;
+        let reply: Vec<i64> = redis::from_redis_value(reply).map_err(|_| corrupt("save reply"))?;
         let outcome = match reply.as_slice() {
             [1, saved] => SaveOutcome::Saved {
                 version: u64::try_from(*saved).map_err(|_| corrupt("save reply"))?,
@@ -616,6 +913,13 @@ impl GameStore for RedisStore {
             [-1, _] => SaveOutcome::Missing,
             _ => return Err(corrupt("save reply")),
         };
+        if let (SaveOutcome::Saved { version }, Some(at)) = (&outcome, save.deadline) {
+            self.index_deadline(&mut conn, deadline, id, *version, at)
+                .await;
+        }
+        if matches!(outcome, SaveOutcome::Saved { .. }) {
+            self.vouched("save", acked)?;
+        }
         if save.unlist && matches!(outcome, SaveOutcome::Saved { .. }) {
             let unlisted = self
                 .bounded_until(
@@ -688,36 +992,17 @@ impl GameStore for RedisStore {
 
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<Event>, StoreError> {
         let mut conn = self.conns.get()?;
-        let deadline = self.deadline();
-        let value: Result<Option<Vec<u8>>, RedisError> = self
-            .bounded_until(deadline, "events_since", async {
-                Ok(redis::cmd("GET")
+        let value: Option<Vec<u8>> = self
+            .bounded(
+                "events_since",
+                redis::cmd("GET")
                     .arg(self.keys.game(id))
-                    .query_async(&mut conn)
-                    .await)
-            })
+                    .query_async(&mut conn),
+            )
             .await?;
         let events = match value {
-            Ok(Some(value)) => parse_game_events(&value).ok_or_else(|| corrupt("events"))?,
-            Ok(None) => Vec::new(),
-            // A game an earlier version stored (a hash) keeps its events in a list.
-            Err(e) if e.code() == Some("WRONGTYPE") => {
-                let raw: Vec<Vec<u8>> = self
-                    .bounded_until(
-                        deadline,
-                        "events_since",
-                        redis::cmd("LRANGE")
-                            .arg(self.keys.events(id))
-                            .arg(0)
-                            .arg(-1)
-                            .query_async(&mut conn),
-                    )
-                    .await?;
-                raw.iter()
-                    .map(|raw| decode_event(raw).ok_or_else(|| corrupt("event")))
-                    .collect::<Result<_, _>>()?
-            }
-            Err(e) => return Err(unavailable(e)),
+            Some(value) => parse_game_events(&value).ok_or_else(|| corrupt("events"))?,
+            None => Vec::new(),
         };
         Ok(events.into_iter().filter(|e| e.version > after).collect())
     }
@@ -747,49 +1032,91 @@ impl GameStore for RedisStore {
         let mut conn = self.conns.get()?;
         self.bounded(
             "forget deadline",
-            redis::cmd("ZREM")
+            redis::pipe()
+                .cmd("ZREM")
                 .arg(self.keys.deadlines())
+                .arg(id)
+                .cmd("HDEL")
+                .arg(self.keys.deadline_versions())
                 .arg(id)
                 .exec_async(&mut conn),
         )
         .await
     }
 
+    /// PING (in cluster mode: every master), and in cluster mode the cluster's own view
+    /// of its health: `cluster_state:ok` means every slot is served.
     async fn ping(&self) -> Result<(), StoreError> {
         let mut conn = self.conns.get()?;
-        self.bounded("PING", redis::cmd("PING").exec_async(&mut conn))
-            .await
+        let deadline = self.deadline();
+        self.bounded_until(deadline, "PING", redis::cmd("PING").exec_async(&mut conn))
+            .await?;
+        if self.conns.clients.is_cluster() {
+            let info: String = self
+                .bounded_until(
+                    deadline,
+                    "CLUSTER INFO",
+                    redis::cmd("CLUSTER").arg("INFO").query_async(&mut conn),
+                )
+                .await?;
+            let state = info
+                .lines()
+                .find_map(|line| line.strip_prefix("cluster_state:"))
+                .map(str::trim);
+            if state != Some("ok") {
+                return Err(StoreError::Unavailable(format!(
+                    "the Redis Cluster says its state is {}",
+                    state.unwrap_or("unknown")
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
 impl Drop for RedisStore {
     fn drop(&mut self) {
-        if let Some(task) = self.fanout.lock().task.take() {
-            task.abort();
+        let mut state = self.fanout.lock();
+        if let Some(live) = state.live.take() {
+            live.reader.abort();
         }
     }
 }
 
 /// The local side of the one pub/sub connection: who listens to which game.
 struct Fanout {
-    client: Client,
+    clients: Clients,
     keys: Keys,
     op_timeout: Duration,
-    /// The runtime the store was built on: the listener task lives there, not on whichever
-    /// (possibly short-lived) runtime the first subscriber happens to run on.
+    /// The runtime the store was built on: the connection and its reader live there, not
+    /// on whichever (possibly short-lived) runtime the first subscriber happens to run on.
     runtime: tokio::runtime::Handle,
     state: Mutex<FanoutState>,
-    /// Wakes subscribers waiting for the connection; the truth is `state.connected`.
-    connected: watch::Sender<bool>,
+    /// Held while a pub/sub connection is being opened, so that only one is.
+    opening: tokio::sync::Mutex<()>,
 }
 
 #[derive(Default)]
 struct FanoutState {
-    /// True while the pattern subscription is confirmed and being read: a channel
-    /// registered while this holds will see every event published afterwards.
-    connected: bool,
-    channels: HashMap<String, broadcast::Sender<Event>>,
-    task: Option<JoinHandle<()>>,
+    /// The pub/sub connection, while it is believed alive.
+    live: Option<Live>,
+    /// Counts connections, so that news of a lost one never ends a newer one's streams.
+    generation: u64,
+    channels: HashMap<String, Channel>,
+}
+
+struct Live {
+    conn: Conn,
+    generation: u64,
+    reader: JoinHandle<()>,
+}
+
+/// One game's local subscribers, and whether its SSUBSCRIBE has been confirmed.
+struct Channel {
+    tx: broadcast::Sender<Event>,
+    /// Becomes true once Redis confirmed the subscription; dropped (closed) if it failed.
+    confirmed: watch::Receiver<bool>,
+    generation: u64,
 }
 
 impl Fanout {
@@ -799,154 +1126,259 @@ impl Fanout {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Registers a local subscriber once the pattern subscription is live, so that no
-    /// event saved after this returns can be missed; waits at most `op_timeout`.
+    /// The live pub/sub connection, opened if there is none.
+    async fn connection(self: &Arc<Self>) -> Result<(Conn, u64), StoreError> {
+        if let Some(live) = &self.lock().live {
+            return Ok((live.conn.clone(), live.generation));
+        }
+        let _opening = self.opening.lock().await;
+        if let Some(live) = &self.lock().live {
+            return Ok((live.conn.clone(), live.generation));
+        }
+        let (pushes, received) = mpsc::unbounded_channel();
+        let clients = self.clients.clone();
+        let op_timeout = self.op_timeout;
+        // Opened on the store's runtime, where its tasks must live.
+        let opened = self
+            .runtime
+            .spawn(async move { clients.pubsub(pushes, op_timeout).await });
+        let conn = match tokio::time::timeout(self.op_timeout, opened).await {
+            Ok(Ok(Ok(conn))) => conn,
+            Ok(Ok(Err(e))) => return Err(unavailable(e)),
+            Ok(Err(_)) | Err(_) => {
+                return Err(StoreError::Unavailable(
+                    "timed out opening the pub/sub connection".into(),
+                ));
+            }
+        };
+        let mut state = self.lock();
+        state.generation += 1;
+        let generation = state.generation;
+        let reader = self.runtime.spawn(read(
+            Arc::downgrade(self),
+            generation,
+            received,
+            conn.clone(),
+        ));
+        state.live = Some(Live {
+            conn: conn.clone(),
+            generation,
+            reader,
+        });
+        Ok((conn, generation))
+    }
+
+    /// Registers a local subscriber once Redis has confirmed the game's subscription, so
+    /// that no event saved after this returns can be missed; waits at most `op_timeout`.
     async fn subscribe(self: &Arc<Self>, id: &str) -> Result<EventStream, StoreError> {
         let deadline = tokio::time::Instant::now() + self.op_timeout;
-        let mut changed = self.connected.subscribe();
-        loop {
-            {
-                let mut state = self.lock();
-                if state.task.as_ref().is_none_or(JoinHandle::is_finished) {
-                    let fanout = Arc::downgrade(self);
-                    state.task = Some(self.runtime.spawn(listen(fanout)));
+        let (conn, generation) = self.connection().await?;
+        let (rx, mut confirmed, confirm) = {
+            let mut state = self.lock();
+            match state.channels.get(id) {
+                Some(channel) if channel.generation == generation => {
+                    (channel.tx.subscribe(), channel.confirmed.clone(), None)
                 }
-                if state.connected {
-                    let rx = match state.channels.get(id) {
-                        Some(tx) => tx.subscribe(),
-                        None => {
-                            let (tx, rx) = broadcast::channel(SUBSCRIBER_BUFFER);
-                            state.channels.insert(id.to_owned(), tx);
-                            rx
-                        }
-                    };
-                    return Ok(receiver_stream(rx));
+                _ => {
+                    let (tx, rx) = broadcast::channel(SUBSCRIBER_BUFFER);
+                    let (confirm, confirmed) = watch::channel(false);
+                    state.channels.insert(
+                        id.to_owned(),
+                        Channel {
+                            tx,
+                            confirmed: confirmed.clone(),
+                            generation,
+                        },
+                    );
+                    (rx, confirmed, Some(confirm))
                 }
             }
-            if tokio::time::timeout_at(deadline, changed.changed())
-                .await
-                .is_err()
-            {
-                return Err(StoreError::Unavailable(format!(
-                    "the Redis event subscription is not connected (waited {:?})",
-                    self.op_timeout
-                )));
+        };
+        if let Some(confirm) = confirm {
+            // Registered before SSUBSCRIBE is sent, so that no message is dropped between
+            // the subscription and the registration.
+            let mut conn = conn;
+            let subscribed = tokio::time::timeout_at(
+                deadline,
+                redis::cmd("SSUBSCRIBE")
+                    .arg(self.keys.channel(id))
+                    .exec_async(&mut conn),
+            )
+            .await;
+            match subscribed {
+                Ok(Ok(())) => {
+                    confirm.send_replace(true);
+                }
+                failed => {
+                    self.forget(id, generation);
+                    self.lost(generation, "SSUBSCRIBE failed");
+                    return Err(match failed {
+                        Ok(Err(e)) => unavailable(e),
+                        _ => StoreError::Unavailable(format!(
+                            "Redis did not confirm the event subscription within {:?}",
+                            self.op_timeout
+                        )),
+                    });
+                }
             }
+        } else if tokio::time::timeout_at(deadline, confirmed.wait_for(|ok| *ok))
+            .await
+            .map_or(true, |r| r.is_err())
+        {
+            return Err(StoreError::Unavailable(
+                "the Redis event subscription was not confirmed".into(),
+            ));
         }
+        Ok(receiver_stream(rx))
     }
 
-    fn set_connected(&self, connected: bool) {
+    /// Drops a game's local channel (ending its streams) if it is still of `generation`.
+    fn forget(&self, id: &str, generation: u64) {
         let mut state = self.lock();
-        state.connected = connected;
-        if !connected {
-            // Dropping the senders ends every local stream: events published while we
-            // were away are lost, and the clients must resume from the history.
-            state.channels.clear();
-        }
-        drop(state);
-        self.connected.send_replace(connected);
-    }
-
-    fn dispatch(&self, msg: &redis::Msg) {
-        let Some(id) = self.keys.id_of_channel(msg.get_channel_name()) else {
-            return;
-        };
-        let Some(event) = decode_event(msg.get_payload_bytes()) else {
-            tracing::warn!(game_id = %id, "ignored a malformed event message");
-            return;
-        };
-        let mut state = self.lock();
-        if let Some(tx) = state.channels.get(id)
-            && tx.send(event).is_err()
+        if state
+            .channels
+            .get(id)
+            .is_some_and(|c| c.generation == generation)
         {
             state.channels.remove(id);
         }
     }
 
-    async fn open(&self) -> Result<redis::aio::PubSub, StoreError> {
-        let pattern = self.keys.channel_pattern();
-        let opened = tokio::time::timeout(self.op_timeout, async {
-            let mut pubsub = self.client.get_async_pubsub().await?;
-            pubsub.psubscribe(pattern).await?;
-            Ok::<_, RedisError>(pubsub)
-        })
-        .await;
-        match opened {
-            Ok(Ok(pubsub)) => Ok(pubsub),
-            Ok(Err(e)) => Err(unavailable(e)),
-            Err(_) => Err(StoreError::Unavailable(
-                "timed out opening the pub/sub connection".into(),
-            )),
+    /// The connection of `generation` is lost: every stream it fed ends (events published
+    /// meanwhile are gone, so clients must resume from the history), and the next
+    /// subscriber opens a new one.
+    fn lost(&self, generation: u64, reason: &str) {
+        let mut state = self.lock();
+        if state
+            .live
+            .as_ref()
+            .is_some_and(|l| l.generation == generation)
+        {
+            if let Some(live) = state.live.take() {
+                live.reader.abort();
+            }
+            tracing::warn!(
+                reason,
+                "lost the Redis event subscription; it reopens on the next subscriber"
+            );
         }
+        state.channels.retain(|_, c| c.generation != generation);
     }
-}
 
-/// The listener task: keeps the pattern subscription open, reconnecting with backoff, and
-/// hands each message to the local subscribers. It holds the fanout only weakly, so it
-/// stops once the store is gone.
-async fn listen(fanout: Weak<Fanout>) {
-    let mut backoff = PUBSUB_RETRY_MIN;
-    let mut failures = 0u32;
-    loop {
-        let Some(strong) = fanout.upgrade() else {
-            return;
+    fn dispatch(&self, generation: u64, push: PushInfo) -> Result<(), &'static str> {
+        let channel_of = |data: &[Value]| match data.first() {
+            Some(Value::BulkString(name)) => String::from_utf8(name.clone()).ok(),
+            _ => None,
         };
-        match strong.open().await {
-            Ok(pubsub) => {
-                if failures > 0 {
-                    tracing::info!("Redis event subscription restored");
-                }
-                backoff = PUBSUB_RETRY_MIN;
-                failures = 0;
-                strong.set_connected(true);
-                drop(strong);
-                let lost = pump(&fanout, pubsub).await;
-                let Some(strong) = fanout.upgrade() else {
-                    return;
+        match push.kind {
+            PushKind::SMessage => {
+                let (Some(channel), Some(Value::BulkString(payload))) =
+                    (channel_of(&push.data), push.data.get(1))
+                else {
+                    return Ok(());
                 };
-                strong.set_connected(false);
-                tracing::warn!(
-                    reason = lost,
-                    "lost the Redis event subscription; reconnecting"
-                );
-            }
-            Err(e) => {
-                drop(strong);
-                // One warning per outage, not one per attempt.
-                if failures == 0 {
-                    tracing::warn!(error = %e, "cannot open the Redis event subscription; retrying");
+                let Some(id) = self.keys.id_of_channel(&channel) else {
+                    return Ok(());
+                };
+                let Some(event) = decode_event(payload) else {
+                    tracing::warn!(game_id = %id, "ignored a malformed event message");
+                    return Ok(());
+                };
+                let mut state = self.lock();
+                if let Some(c) = state.channels.get(id)
+                    && c.generation == generation
+                    && c.tx.send(event).is_err()
+                    && *c.confirmed.borrow()
+                {
+                    state.channels.remove(id);
                 }
-                failures += 1;
+                Ok(())
             }
+            // Redis moved the channel's slot away (resharding): its subscribers must
+            // resubscribe, and catch up from the history.
+            PushKind::SUnsubscribe => {
+                if let Some(channel) = channel_of(&push.data)
+                    && let Some(id) = self.keys.id_of_channel(&channel)
+                {
+                    let mut state = self.lock();
+                    if state
+                        .channels
+                        .get(id)
+                        .is_some_and(|c| c.generation == generation && *c.confirmed.borrow())
+                    {
+                        state.channels.remove(id);
+                    }
+                }
+                Ok(())
+            }
+            PushKind::Disconnection => Err("a node's connection closed"),
+            _ => Ok(()),
         }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(PUBSUB_RETRY_MAX);
     }
 }
 
-/// Reads the subscription until it fails; returns why.
-async fn pump(fanout: &Weak<Fanout>, pubsub: redis::aio::PubSub) -> &'static str {
-    let (mut sink, mut messages) = pubsub.split();
+/// The reader of one pub/sub connection: hands each message to the local subscribers,
+/// checks the connection with a PING and unsubscribes from games nobody here listens to
+/// any more. It holds the fan-out only weakly, so it stops once the store is gone.
+async fn read(
+    fanout: Weak<Fanout>,
+    generation: u64,
+    mut pushes: mpsc::UnboundedReceiver<PushInfo>,
+    mut conn: Conn,
+) {
     let mut health = tokio::time::interval(PUBSUB_HEALTH_EVERY);
     health.tick().await;
-    loop {
+    let reason = loop {
         tokio::select! {
-            msg = messages.next() => {
-                let Some(msg) = msg else { return "connection closed" };
-                let Some(strong) = fanout.upgrade() else { return "store dropped" };
-                strong.dispatch(&msg);
+            push = pushes.recv() => {
+                let Some(push) = push else { break "connection closed" };
+                let Some(strong) = fanout.upgrade() else { return };
+                if let Err(reason) = strong.dispatch(generation, push) {
+                    break reason;
+                }
             }
             _ = health.tick() => {
-                let Some(strong) = fanout.upgrade() else { return "store dropped" };
-                strong.lock().channels.retain(|_, tx| tx.receiver_count() > 0);
+                let Some(strong) = fanout.upgrade() else { return };
+                let idle: Vec<String> = {
+                    let mut state = strong.lock();
+                    let mut idle = Vec::new();
+                    state.channels.retain(|id, c| {
+                        let keep = c.generation != generation
+                            || c.tx.receiver_count() > 0
+                            || !*c.confirmed.borrow();
+                        if !keep {
+                            idle.push(strong.keys.channel(id));
+                        }
+                        keep
+                    });
+                    idle
+                };
                 let op_timeout = strong.op_timeout;
                 drop(strong);
-                let ping = tokio::time::timeout(op_timeout, sink.ping::<redis::Value>()).await;
+                // In a cluster, one SUNSUBSCRIBE per channel: each goes to its slot's node.
+                for channel in idle {
+                    let unsubscribed = tokio::time::timeout(
+                        op_timeout,
+                        redis::cmd("SUNSUBSCRIBE").arg(channel).exec_async(&mut conn),
+                    )
+                    .await;
+                    if !matches!(unsubscribed, Ok(Ok(()))) {
+                        break;
+                    }
+                }
+                let ping = tokio::time::timeout(
+                    op_timeout,
+                    redis::cmd("PING").query_async::<Value>(&mut conn),
+                )
+                .await;
                 if !matches!(ping, Ok(Ok(_))) {
-                    return "PING failed";
+                    break "PING failed";
                 }
             }
         }
+    };
+    if let Some(strong) = fanout.upgrade() {
+        strong.lost(generation, reason);
     }
 }
 
@@ -973,12 +1405,6 @@ mod unit {
         }
         assert!(decode_event(b"").is_none());
         assert!(decode_event(&[0x80, 0x80]).is_none(), "a version cut short");
-        // Eight big-endian bytes, as earlier versions wrote.
-        assert_eq!(
-            decode_event(b"\0\0\0\0\0\0\x01\x02ab").unwrap().version,
-            258
-        );
-        assert!(decode_event(b"\0short").is_none());
         assert_eq!(
             parse_game_value(&game_value(42, b"blob")).unwrap().version,
             42
@@ -994,14 +1420,13 @@ mod unit {
     }
 
     #[test]
-    fn keys_share_one_hash_tag_and_the_pattern_is_escaped() {
+    fn keys_share_one_hash_tag() {
         let keys = Keys {
             prefix: "t*[x]:".into(),
         };
-        for key in [keys.game("g1"), keys.events("g1"), keys.idem("g1")] {
+        for key in [keys.game("g1"), keys.idem("g1"), keys.channel("g1")] {
             assert!(key.contains("{g1}"), "{key}");
         }
-        assert_eq!(keys.channel_pattern(), r"t\*\[x\]:events:*");
         assert_eq!(keys.id_of_channel(&keys.channel("g1")), Some("g1"));
         assert_eq!(keys.id_of_channel("other:events:{g1}"), None);
     }

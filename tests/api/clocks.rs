@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    TestApp, assert_problem, on_both_stores, spawn_app_with_redis_prefix, unique_prefix,
+    TestApp, assert_problem, on_every_store, spawn_app_with_cluster_prefix,
+    spawn_app_with_redis_prefix, unique_prefix,
 };
 
 /// Long enough for a 1 s bank, the sweep and a loaded CI machine.
@@ -44,7 +45,7 @@ fn log_types(log: &Value) -> Vec<(u64, String)> {
         .collect()
 }
 
-on_both_stores!(
+on_every_store!(
     a_seat_out_of_time_is_played_by_a_bot_with_no_request_arriving,
     a_seat_out_of_time_too_often_is_abandoned_and_its_token_may_no_longer_move,
     a_seat_out_of_time_under_forfeit_loses_the_match,
@@ -295,6 +296,18 @@ async fn a_timeout_is_applied_once_by_two_servers_on_one_redis() {
     let prefix = unique_prefix();
     let a = spawn_app_with_redis_prefix(&prefix).await;
     let b = spawn_app_with_redis_prefix(&prefix).await;
+    a_timeout_is_applied_once(a, b).await;
+}
+
+#[tokio::test]
+async fn a_timeout_is_applied_once_by_two_servers_on_one_redis_cluster() {
+    let prefix = unique_prefix();
+    let a = spawn_app_with_cluster_prefix(&prefix).await;
+    let b = spawn_app_with_cluster_prefix(&prefix).await;
+    a_timeout_is_applied_once(a, b).await;
+}
+
+async fn a_timeout_is_applied_once(a: TestApp, b: TestApp) {
     let (id, _) = a
         .start_game(json!({"preset": "draw", "seed": "two sweepers",
             "clock": {"bank_secs": 1, "abandon_after": 1}}))

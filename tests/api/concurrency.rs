@@ -3,9 +3,9 @@
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
-use crate::helpers::{Player, TestApp, on_both_stores};
+use crate::helpers::{Player, TestApp, on_every_store};
 
-on_both_stores!(
+on_every_store!(
     twenty_simultaneous_copies_of_a_move_are_applied_exactly_once,
     twenty_simultaneous_copies_with_expected_version_leave_one_winner_and_version_conflicts,
     twenty_simultaneous_copies_with_one_idempotency_key_all_get_the_same_answer,

@@ -258,6 +258,8 @@ impl Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_domino-server"))
             .env("BIND_ADDR", "127.0.0.1:0")
             .env("REDIS_URL", redis_url())
+            // scripts/test.sh also exports a cluster's nodes; this server is on one Redis.
+            .env_remove("REDIS_CLUSTER_NODES")
             .env("REDIS_KEY_PREFIX", prefix)
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "info")

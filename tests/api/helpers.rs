@@ -145,6 +145,34 @@ pub async fn spawn_app_with_redis_prefix(prefix: &str) -> TestApp {
     .await
 }
 
+/// The real server on a Redis Cluster (`REDIS_CLUSTER_NODES`, which `scripts/test.sh`
+/// sets to a local cluster whose masters each have a replica) under a key prefix the caller
+/// chooses; writes wait for one replica (the cluster default).
+pub async fn spawn_app_with_cluster_prefix(prefix: &str) -> TestApp {
+    spawn_app_with(Settings {
+        redis_cluster_nodes: cluster_nodes(),
+        redis_key_prefix: prefix.to_owned(),
+        game_idle_ttl: Duration::from_secs(600),
+        ..test_settings()
+    })
+    .await
+}
+
+/// The real server on a Redis Cluster, with a key prefix of its own.
+pub async fn spawn_app_with_cluster() -> TestApp {
+    spawn_app_with_cluster_prefix(&unique_prefix()).await
+}
+
+/// `REDIS_CLUSTER_NODES`, split; a clear failure when it is not set.
+pub fn cluster_nodes() -> Vec<String> {
+    let nodes = std::env::var("REDIS_CLUSTER_NODES").unwrap_or_default();
+    assert!(
+        !nodes.trim().is_empty(),
+        "REDIS_CLUSTER_NODES is not set; run scripts/test.sh, which starts a Redis Cluster"
+    );
+    nodes.split(',').map(|n| n.trim().to_owned()).collect()
+}
+
 /// A fresh Redis key prefix of its own.
 pub fn unique_prefix() -> String {
     format!("test:{}:", uuid::Uuid::new_v4())
@@ -173,6 +201,23 @@ macro_rules! on_both_stores {
     };
 }
 pub(crate) use on_both_stores;
+
+/// Like [`on_both_stores`], and once more on a Redis Cluster (`cluster::name`): for the
+/// tests that show the cluster store serves games as the single Redis does.
+macro_rules! on_every_store {
+    ($($name:ident),+ $(,)?) => {
+        crate::helpers::on_both_stores!($($name),+);
+        mod cluster {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(crate::helpers::spawn_app_with_cluster().await).await
+                }
+            )+
+        }
+    };
+}
+pub(crate) use on_every_store;
 
 /// A seat taken by a test client: its number and its bearer token.
 #[derive(Debug, Clone)]

@@ -2,9 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, on_both_stores};
+use crate::helpers::{TestApp, on_every_store};
 
-on_both_stores!(
+on_every_store!(
     a_retry_with_the_same_key_and_body_gets_the_same_answer_and_moves_once,
     a_retry_after_the_game_moved_on_still_gets_the_first_answer,
     keys_are_separate_per_game,

@@ -396,3 +396,18 @@ async fn no_token_or_hidden_tile_is_logged_with_the_redis_store() {
     ])
     .await;
 }
+
+#[tokio::test]
+async fn no_token_or_hidden_tile_is_logged_with_the_cluster_store() {
+    play_and_check(&[
+        (
+            "REDIS_CLUSTER_NODES",
+            crate::helpers::cluster_nodes().join(","),
+        ),
+        (
+            "REDIS_KEY_PREFIX",
+            format!("test:{}:", uuid::Uuid::new_v4()),
+        ),
+    ])
+    .await;
+}

@@ -1,12 +1,14 @@
 //! Black-box tests of the HTTP service: each starts the real server on a free port and
 //! talks to it over HTTP, as a client would. Game tests run on both stores
-//! (`<area>::memory::…` and `<area>::redis::…`, see `helpers::on_both_stores`).
+//! (`<area>::memory::…` and `<area>::redis::…`, see `helpers::on_both_stores`), some also
+//! on a Redis Cluster (`<area>::cluster::…`, see `helpers::on_every_store`).
 
 mod audit;
 mod clocks;
 mod concurrency;
 mod docs;
 mod errors;
+mod failover;
 mod faults;
 mod helpers;
 mod hostile;

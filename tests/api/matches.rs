@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Player, TestApp, assert_problem, on_both_stores};
+use crate::helpers::{Player, TestApp, assert_problem, on_every_store};
 
-on_both_stores!(
+on_every_store!(
     a_classic_match_between_two_players_is_played_to_the_end,
     a_block_match_between_two_players_is_played_to_the_end,
     a_draw_match_between_two_players_is_played_to_the_end,

@@ -3,7 +3,8 @@ use std::time::{Duration, Instant};
 use domino_server::settings::Settings;
 
 use crate::helpers::{
-    assert_problem, spawn_app, spawn_app_with, spawn_app_with_redis, test_settings,
+    assert_problem, spawn_app, spawn_app_with, spawn_app_with_cluster, spawn_app_with_redis,
+    test_settings,
 };
 
 #[tokio::test]
@@ -35,6 +36,47 @@ async fn readyz_answers_ok_when_redis_answers() {
     assert_eq!(res.status().as_u16(), 200);
     let body: serde_json::Value = res.json().await.unwrap();
     assert_eq!(body["store"], "redis");
+}
+
+#[tokio::test]
+async fn readyz_says_the_store_is_a_redis_cluster_when_it_is_one() {
+    let app = spawn_app_with_cluster().await;
+    let res = app.get("/readyz").await;
+    assert_eq!(res.status().as_u16(), 200);
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(
+        body,
+        serde_json::json!({"status": "ready", "store": "redis-cluster"})
+    );
+}
+
+#[tokio::test]
+async fn readyz_answers_503_promptly_when_no_cluster_node_answers() {
+    let timeout = Duration::from_millis(300);
+    let started = Instant::now();
+    let app = spawn_app_with(Settings {
+        redis_cluster_nodes: vec![
+            "redis://127.0.0.1:1".to_owned(),
+            "redis://127.0.0.1:2".to_owned(),
+        ],
+        store_timeout: timeout,
+        ..test_settings()
+    })
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the server starts without its cluster"
+    );
+    let started = Instant::now();
+    let res = app.get("/readyz").await;
+    let took = started.elapsed();
+    assert_problem(res, 503, "store_unavailable").await;
+    assert!(took < timeout + Duration::from_millis(700), "took {took:?}");
+    // And a game cannot be created (the cluster store is in use, not memory).
+    let res = app
+        .post_json("/v1/games", &serde_json::json!({"preset": "block"}))
+        .await;
+    assert_problem(res, 503, "store_unavailable").await;
 }
 
 #[tokio::test]

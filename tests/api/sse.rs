@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{EventStream, TestApp, on_both_stores};
+use crate::helpers::{EventStream, TestApp, on_every_store};
 
-on_both_stores!(
+on_every_store!(
     the_event_stream_sends_an_event_with_the_new_version_after_a_move,
     last_event_id_resumes_with_the_later_versions_from_history,
     the_event_stream_shows_a_draw_without_its_tile,

@@ -1,23 +1,56 @@
-//! Two server processes on one Redis (the same key prefix): either serves any game, and
-//! news of a move made through one reaches clients of the other.
+//! Two servers on one Redis, or on one Redis Cluster (the same key prefix): either serves
+//! any game, and news of a move made through one reaches clients of the other.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::helpers::{EventStream, TestApp, spawn_app_with_redis_prefix, unique_prefix};
+use crate::helpers::{EventStream, TestApp};
 
-async fn two_servers() -> (TestApp, TestApp) {
-    let prefix = unique_prefix();
-    (
-        spawn_app_with_redis_prefix(&prefix).await,
-        spawn_app_with_redis_prefix(&prefix).await,
-    )
+/// Two servers sharing one key prefix: on one Redis (`redis::…`) or on a Redis Cluster
+/// (`cluster::…`), where the live events travel by sharded pub/sub.
+macro_rules! on_two_servers {
+    ($($name:ident),+ $(,)?) => {
+        mod redis {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let prefix = crate::helpers::unique_prefix();
+                    super::$name(
+                        crate::helpers::spawn_app_with_redis_prefix(&prefix).await,
+                        crate::helpers::spawn_app_with_redis_prefix(&prefix).await,
+                    )
+                    .await
+                }
+            )+
+        }
+        mod cluster {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let prefix = crate::helpers::unique_prefix();
+                    super::$name(
+                        crate::helpers::spawn_app_with_cluster_prefix(&prefix).await,
+                        crate::helpers::spawn_app_with_cluster_prefix(&prefix).await,
+                    )
+                    .await
+                }
+            )+
+        }
+    };
 }
 
-#[tokio::test]
-async fn a_match_played_alternately_through_two_servers_on_one_redis_completes() {
-    let (a, b) = two_servers().await;
+on_two_servers!(
+    a_match_played_alternately_through_two_servers_on_one_redis_completes,
+    an_event_stream_on_one_server_sees_a_move_made_through_the_other,
+    a_long_poll_on_one_server_wakes_when_the_other_stores_a_move,
+    copies_of_a_move_sent_through_two_servers_at_once_are_applied_once,
+);
+
+async fn a_match_played_alternately_through_two_servers_on_one_redis_completes(
+    a: TestApp,
+    b: TestApp,
+) {
     let servers = [&a, &b];
     let (id, _) = a
         .create_game(
@@ -72,9 +105,7 @@ async fn a_match_played_alternately_through_two_servers_on_one_redis_completes()
     assert!(exports[0]["moves"].as_array().unwrap().len() > moves);
 }
 
-#[tokio::test]
-async fn an_event_stream_on_one_server_sees_a_move_made_through_the_other() {
-    let (a, b) = two_servers().await;
+async fn an_event_stream_on_one_server_sees_a_move_made_through_the_other(a: TestApp, b: TestApp) {
     let (id, players) = a
         .start_game(json!({"preset": "block", "seed": "fan out"}))
         .await;
@@ -98,9 +129,7 @@ async fn an_event_stream_on_one_server_sees_a_move_made_through_the_other() {
     assert_eq!(event.data["moves"][0]["seat"], turn);
 }
 
-#[tokio::test]
-async fn a_long_poll_on_one_server_wakes_when_the_other_stores_a_move() {
-    let (a, b) = two_servers().await;
+async fn a_long_poll_on_one_server_wakes_when_the_other_stores_a_move(a: TestApp, b: TestApp) {
     let (id, players) = a
         .start_game(json!({"preset": "draw", "seed": "poll across"}))
         .await;
@@ -125,9 +154,10 @@ async fn a_long_poll_on_one_server_wakes_when_the_other_stores_a_move() {
     assert_eq!(seen["version"], version + 1);
 }
 
-#[tokio::test]
-async fn copies_of_a_move_sent_through_two_servers_at_once_are_applied_once() {
-    let (a, b) = two_servers().await;
+async fn copies_of_a_move_sent_through_two_servers_at_once_are_applied_once(
+    a: TestApp,
+    b: TestApp,
+) {
     let (id, players) = a
         .start_game(json!({"preset": "block", "seed": "race across"}))
         .await;

@@ -1,0 +1,276 @@
+//! A master of the Redis Cluster dies (SIGKILL) while games are played: its replica takes
+//! over, no move the server acknowledged is lost or applied twice, and the game is served
+//! again within seconds.
+//!
+//! Ignored by default, as it kills a node of the cluster it is given: `scripts/test.sh`
+//! runs it last (`cargo test --test api failover -- --ignored`) on the local cluster it
+//! started (3 masters with a replica each, `cluster-node-timeout` 1 s), then stops it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+use crate::helpers::{
+    Player, TestApp, cluster_nodes, spawn_app_with_cluster_prefix, unique_prefix,
+};
+
+/// Games played at once; the one killed is the master of the first game's slot.
+const GAMES: usize = 6;
+/// Longest the whole test may take, and the longest one request may be retried.
+const DEADLINE: Duration = Duration::from_secs(60);
+/// The game must be served again within this after the kill (a failover takes about
+/// 2 s with a 1 s node timeout; the rest is slack for a loaded CI machine).
+const SERVED_AGAIN_WITHIN: Duration = Duration::from_secs(15);
+
+/// What one game's player saw: each acknowledged move's version, and when the first one
+/// after the kill was acknowledged.
+#[derive(Default)]
+struct Played {
+    acked: Vec<u64>,
+    first_ack_after_kill: Option<Instant>,
+    finished: bool,
+    retried_503: usize,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "kills a master of REDIS_CLUSTER_NODES: scripts/test.sh runs it last, on its own cluster"]
+async fn acknowledged_moves_survive_a_master_failover() {
+    let started = Instant::now();
+    let prefix = unique_prefix();
+    let app = Arc::new(spawn_app_with_cluster_prefix(&prefix).await);
+    let mut games = Vec::new();
+    for i in 0..GAMES {
+        let (id, players) = app
+            .start_game(json!({"preset": "block", "seed": format!("failover {i}")}))
+            .await;
+        games.push((id, players));
+    }
+    let killed_at: Arc<Mutex<Option<Instant>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let played: Vec<Arc<Mutex<Played>>> = (0..GAMES).map(|_| Arc::default()).collect();
+    let tasks: Vec<_> = games
+        .iter()
+        .cloned()
+        .zip(&played)
+        .map(|((id, players), played)| {
+            let (app, played, stop, killed_at) =
+                (app.clone(), played.clone(), stop.clone(), killed_at.clone());
+            tokio::spawn(async move { play(&app, &id, &players, &played, &stop, &killed_at).await })
+        })
+        .collect();
+
+    // Every game has moves stored before the kill.
+    while !played
+        .iter()
+        .all(|p| p.try_lock().is_ok_and(|p| p.acked.len() >= 2 || p.finished))
+    {
+        assert!(started.elapsed() < DEADLINE, "the games did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (address, pid) = master_of(&prefix, &games[0].0).await;
+    let status = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill -9 {pid}");
+    let kill = Instant::now();
+    *killed_at.lock().await = Some(kill);
+    println!(
+        "killed the master {address} (pid {pid}) of game {}",
+        games[0].0
+    );
+
+    // Play on until every game has moves acknowledged after the kill (or is over).
+    loop {
+        let mut done = true;
+        for p in &played {
+            let p = p.lock().await;
+            done &= p.finished || p.first_ack_after_kill.is_some_and(|_| p.acked.len() >= 6);
+        }
+        if done {
+            break;
+        }
+        assert!(
+            started.elapsed() < DEADLINE,
+            "the games were not served again"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    for task in tasks {
+        task.await.expect("a player does not panic");
+    }
+
+    let target = played[0].lock().await;
+    let again = target
+        .first_ack_after_kill
+        .expect("the killed master's game moved again")
+        .duration_since(kill);
+    println!(
+        "the game on the killed master was served again {} ms after the kill ({} requests answered 503 and were retried across all games)",
+        again.as_millis(),
+        played
+            .iter()
+            .map(|p| p.try_lock().map_or(0, |p| p.retried_503))
+            .sum::<usize>()
+    );
+    assert!(again < SERVED_AGAIN_WITHIN, "served again after {again:?}");
+    drop(target);
+
+    // Every acknowledged move is in its game's log exactly once: the versions the server
+    // acknowledged follow each other, the game's version is the last one, and its log
+    // holds as many moves as were acknowledged (nobody else plays these games).
+    for ((id, _), played) in games.iter().zip(&played) {
+        let played = played.lock().await;
+        let first = played.acked.first().copied().expect("moves were made");
+        let expected: Vec<u64> = (first..first + played.acked.len() as u64).collect();
+        assert_eq!(played.acked, expected, "game {id}: acknowledged versions");
+        let view = retry_get(&app, &format!("/v1/games/{id}")).await;
+        assert_eq!(
+            view["version"].as_u64(),
+            played.acked.last().copied(),
+            "game {id}: an acknowledged move is missing"
+        );
+        let log = retry_get(&app, &format!("/v1/games/{id}/log")).await;
+        assert_eq!(
+            log["moves"].as_array().expect("a log").len(),
+            played.acked.len(),
+            "game {id}: the log"
+        );
+    }
+}
+
+/// Plays one game move after move, each with its own idempotency key, retrying a move
+/// answered 503 (or not answered) with the same key until it is acknowledged.
+async fn play(
+    app: &TestApp,
+    id: &str,
+    players: &[Player],
+    played: &Mutex<Played>,
+    stop: &AtomicBool,
+    killed_at: &Mutex<Option<Instant>>,
+) {
+    let started = Instant::now();
+    let mut key = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let spectator = retry_get(app, &format!("/v1/games/{id}")).await;
+        if spectator["status"] != "playing" {
+            played.lock().await.finished = true;
+            return;
+        }
+        let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
+        let token = &players[turn].token;
+        let res = app.get_as(&format!("/v1/games/{id}"), Some(token)).await;
+        if res.status().as_u16() == 503 {
+            continue;
+        }
+        let view: Value = res.json().await.unwrap();
+        let mv = view["legal_moves"][0].clone();
+        key += 1;
+        let idempotency_key = format!("failover-{key}");
+        loop {
+            assert!(
+                started.elapsed() < DEADLINE,
+                "game {id}: a move is never acknowledged"
+            );
+            let sent = app
+                .client
+                .post(app.url(&format!("/v1/games/{id}/moves")))
+                .bearer_auth(token)
+                .header("idempotency-key", &idempotency_key)
+                .json(&mv)
+                .send()
+                .await;
+            let Ok(res) = sent else { continue };
+            let status = res.status().as_u16();
+            let body: Value = res.json().await.unwrap_or(Value::Null);
+            match status {
+                200 => {
+                    let now = Instant::now();
+                    let killed = *killed_at.lock().await;
+                    let mut played = played.lock().await;
+                    played
+                        .acked
+                        .push(body["version"].as_u64().expect("a version"));
+                    if killed.is_some() && played.first_ack_after_kill.is_none() {
+                        played.first_ack_after_kill = Some(now);
+                    }
+                    break;
+                }
+                503 => {
+                    played.lock().await.retried_503 += 1;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                _ => panic!("game {id}: a move answered {status}: {body}"),
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `GET` as a spectator, retried while the store is unavailable.
+async fn retry_get(app: &TestApp, path: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        if let Ok(res) = app.client.get(app.url(path)).send().await
+            && res.status().as_u16() == 200
+        {
+            return res.json().await.unwrap();
+        }
+        assert!(started.elapsed() < DEADLINE, "{path} is never served");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The address and process id of the master that owns the game's slot.
+async fn master_of(prefix: &str, id: &str) -> (String, u32) {
+    let nodes = cluster_nodes();
+    let mut seed = redis::Client::open(nodes[0].as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let slot: u16 = redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(format!("{prefix}game:{{{id}}}"))
+        .query_async(&mut seed)
+        .await
+        .unwrap();
+    let table: String = redis::cmd("CLUSTER")
+        .arg("NODES")
+        .query_async(&mut seed)
+        .await
+        .unwrap();
+    // `<id> <host:port@bus> <flags> <master> <ping> <pong> <epoch> <state> <slots>...`
+    let address = table
+        .lines()
+        .find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let master = fields.get(2)?.split(',').any(|f| f == "master");
+            let owns = fields.iter().skip(8).any(|range| {
+                let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+                matches!((lo.parse::<u16>(), hi.parse::<u16>()), (Ok(lo), Ok(hi)) if lo <= slot && slot <= hi)
+            });
+            (master && owns).then(|| fields[1].split('@').next().unwrap().to_owned())
+        })
+        .expect("a master owns the slot");
+    let mut master = redis::Client::open(format!("redis://{address}"))
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("server")
+        .query_async(&mut master)
+        .await
+        .unwrap();
+    let pid = info
+        .lines()
+        .find_map(|line| line.strip_prefix("process_id:"))
+        .and_then(|pid| pid.trim().parse().ok())
+        .expect("INFO server gives the process id");
+    (address, pid)
+}
