@@ -129,9 +129,9 @@ fn serve(
 ) -> Result<Server, StartupError> {
     let shutdown_timeout = settings.shutdown_timeout.as_secs();
     let max_body_bytes = settings.max_body_bytes;
-    let store = Arc::new(store);
+    // The store is the service's alone: no handler reaches it any other way.
     let games = web::Data::new(crate::service::GameService::new(
-        store.clone(),
+        Arc::new(store),
         metrics.clone(),
         settings.long_poll_max,
     ));
@@ -141,7 +141,6 @@ fn serve(
     ));
     let limits = web::Data::new(api::ratelimit::RateLimits::new(&settings));
     let settings = web::Data::new(settings);
-    let store = web::Data::from(store);
     let metrics = web::Data::from(metrics);
     let server = HttpServer::new(move || {
         App::new()
@@ -153,7 +152,6 @@ fn serve(
             .wrap(from_fn(metrics::record_http))
             .wrap(from_fn(telemetry::request_telemetry))
             .app_data(settings.clone())
-            .app_data(store.clone())
             .app_data(games.clone())
             .app_data(metrics.clone())
             .app_data(limits.clone())

@@ -1,9 +1,9 @@
 //! Operations endpoints: liveness, readiness, metrics.
 //!
 //! These answer orchestrators and scrapers, not players. They must stay cheap and must not
-//! depend on anything but the process itself (`/healthz`) or the store's `ping`
-//! (`/readyz`): a readiness check that loaded games would turn a slow store into a
-//! restart loop.
+//! depend on anything but the process itself (`/healthz`) or the store's `ping`, asked
+//! through the service (`/readyz`): a readiness check that loaded games would turn a slow
+//! store into a restart loop.
 
 use actix_web::http::header::{CacheControl, CacheDirective};
 use actix_web::{HttpResponse, web};
@@ -12,9 +12,8 @@ use utoipa::ToSchema;
 
 use crate::api::error::{ApiError, problems};
 use crate::metrics::{self, Metrics};
+use crate::service::GameService;
 use crate::settings::Settings;
-use crate::store::GameStore;
-use crate::store::any::AnyStore;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // `web::resource` rather than the method macros: a wrong method then answers 405
@@ -71,22 +70,22 @@ pub async fn healthz() -> HttpResponse {
     ),
 )]
 pub async fn readyz(
-    store: web::Data<AnyStore>,
+    games: web::Data<GameService>,
     settings: web::Data<Settings>,
 ) -> Result<HttpResponse, ApiError> {
     // The store bounds its own calls; this bound holds even if one misbehaves, so the
     // probe's answer time never exceeds what the orchestrator was promised.
-    match tokio::time::timeout(settings.store_timeout, store.ping()).await {
+    match tokio::time::timeout(settings.store_timeout, games.ready()).await {
         Ok(Ok(())) => Ok(HttpResponse::Ok()
             .insert_header(no_store())
             .json(Readiness {
                 status: "ready",
-                store: store.kind(),
+                store: games.store_kind(),
             })),
         Ok(Err(err)) => Err(err.into()),
         Err(_) => Err(ApiError::StoreUnavailable(format!(
             "{} store did not answer a ping within {:?}",
-            store.kind(),
+            games.store_kind(),
             settings.store_timeout
         ))),
     }

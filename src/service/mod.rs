@@ -177,6 +177,16 @@ impl GameService {
         }
     }
 
+    /// Answers when the store does (on a cluster: when every slot is served).
+    pub async fn ready(&self) -> Result<(), Error> {
+        Ok(self.store.ping().await?)
+    }
+
+    /// Which store keeps the games: `memory`, `redis` or `redis-cluster`.
+    pub fn store_kind(&self) -> &'static str {
+        self.store.kind()
+    }
+
     /// Creates a game; a game of bots only is played to its end at once.
     pub async fn create(&self, new: NewGame) -> Result<Seen, Error> {
         let rules = new.preset.rules().with(&new.overrides);
