@@ -35,6 +35,14 @@
 //! Every save refreshes the expiry of all of them to the idle ttl, so an abandoned game
 //! disappears whole. Ids are UUIDs; an id must not contain `{` or `}`, nor the prefix `{`.
 //!
+//! **Clock deadlines** are one sorted set `<prefix>{deadlines}` (score = the game's next
+//! deadline, epoch ms) that every process's sweep reads, and beside it, in the same slot,
+//! the hash `<prefix>{deadlines}:v` of the game version each entry was written for. Like
+//! the lobby it lives in another slot than the games, so it is written after the save (one
+//! more script, for games with a clock only), guarded by version so that of two saves of
+//! a game whose index writes cross, the later one's stands. The game is the truth: the
+//! sweep loads it before acting, and drops entries whose game has no deadline or is gone.
+//!
 //! **The lobby** is one sorted set `<prefix>open` (score = `created_ms`): one key, so one
 //! slot of a cluster. It lives in another slot than the games, so it is updated outside
 //! the scripts: ZADD after a create, ZREM after a save that unlists. It is an index, not
@@ -628,6 +636,7 @@ impl RedisStore {
         script: &Script,
         source: &str,
         args: impl Fn(&mut Cmd),
+        replicated: bool,
     ) -> Result<(Value, Option<i64>), StoreError> {
         let pipeline = |eval: bool| {
             let mut cmd = if eval {
@@ -642,7 +651,7 @@ impl RedisStore {
             args(&mut cmd);
             let mut pipe = redis::pipe();
             pipe.add_command(cmd);
-            if self.wait_replicas > 0 {
+            if replicated && self.wait_replicas > 0 {
                 // Three quarters of what is left, so that WAIT answers (and says how many
                 // replicas it saw) before this call times out; never 0, which means forever.
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
@@ -702,6 +711,7 @@ impl RedisStore {
                         .arg(version)
                         .arg(&at);
                 },
+                false,
             )
             .await;
         if let Err(e) = written {
@@ -819,6 +829,7 @@ impl GameStore for RedisStore {
                         .arg(&value)
                         .arg(self.idle_ttl_ms);
                 },
+                true,
             )
             .await?;
         let created = match reply {
@@ -900,6 +911,7 @@ impl GameStore for RedisStore {
                         .arg(record_key)
                         .arg(&record);
                 },
+                true,
             )
             .await?;
         let reply: Vec<i64> = redis::from_redis_value(reply).map_err(|_| corrupt("save reply"))?;
