@@ -69,6 +69,11 @@ struct Args {
     /// runs out): what clocks cost a move.
     #[arg(long)]
     clock_secs: Option<u64>,
+    /// Instead of the load: open this many games with a clock running (a day's bank,
+    /// both seats taken, nobody moving), then measure for `--seconds` what the idle
+    /// server and Redis spend on them (the clocks' sweep, mostly).
+    #[arg(long)]
+    idle_clocks: Option<usize>,
     /// Worker threads of the client's runtime.
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -680,7 +685,82 @@ async fn stored_size(
     Ok(samples.swap_remove(half))
 }
 
+/// `--idle-clocks`: what games with running clocks cost a server that nobody calls.
+async fn idle_clocks(args: &Args, games: usize) -> Result<(), Failure> {
+    let client = Arc::new(Client {
+        http: reqwest::Client::builder()
+            .pool_max_idle_per_host(args.clients)
+            .timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| e.to_string())?,
+        base: args.url.trim_end_matches('/').to_owned(),
+        preset: args.preset,
+        idempotency: false,
+        clock_secs: Some(86_400),
+    });
+    let started = Instant::now();
+    let next = Arc::new(AtomicU64::new(0));
+    let openers: Vec<_> = (0..args.clients)
+        .map(|_| {
+            let (client, next) = (client.clone(), next.clone());
+            tokio::spawn(async move {
+                loop {
+                    let n = next.fetch_add(1, Ordering::Relaxed);
+                    if n as usize >= games {
+                        break;
+                    }
+                    client.open(&format!("idle-{n}")).await?;
+                }
+                Ok::<(), Failure>(())
+            })
+        })
+        .collect();
+    for opener in openers {
+        opener.await.map_err(|e| e.to_string())??;
+    }
+    println!(
+        "idle clocks: {games} games with a clock running opened in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let calls = async || -> Option<f64> {
+        let url = args.redis_url.as_deref()?;
+        let mut conn = redis::Client::open(url)
+            .ok()?
+            .get_multiplexed_async_connection()
+            .await
+            .ok()?;
+        let info: String = redis::cmd("INFO")
+            .arg("stats")
+            .query_async(&mut conn)
+            .await
+            .ok()?;
+        info.lines()
+            .find_map(|l| l.strip_prefix("total_commands_processed:"))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    let (before, calls_before) = (usage_now(args, &client.http).await, calls().await);
+    let window = Instant::now();
+    tokio::time::sleep(Duration::from_secs(args.seconds)).await;
+    let (after, calls_after) = (usage_now(args, &client.http).await, calls().await);
+    let secs = window.elapsed().as_secs_f64();
+    let per_sec = |a: Option<f64>, b: Option<f64>, scale: f64| {
+        a.zip(b).map_or("unknown".to_owned(), |(a, b)| {
+            format!("{:.2}", (b - a) * scale / secs)
+        })
+    };
+    println!(
+        "idle for {secs:.1} s: server CPU {} ms/s, Redis CPU {} ms/s, Redis calls {} /s          (INFO and /metrics reads of this measurement included: 4 calls)",
+        per_sec(before.server_cpu, after.server_cpu, 1000.0),
+        per_sec(before.redis_cpu, after.redis_cpu, 1000.0),
+        per_sec(calls_before, calls_after, 1.0),
+    );
+    Ok(())
+}
+
 async fn run(args: Args) -> Result<(), Failure> {
+    if let Some(games) = args.idle_clocks {
+        return idle_clocks(&args, games).await;
+    }
     let loaded = load(&args).await;
     if let Some(url) = &args.redis_url {
         let prefix = args.key_prefix.as_deref().unwrap_or("domino:");
