@@ -633,8 +633,7 @@ impl RedisStore {
         conn: &mut Conn,
         deadline: tokio::time::Instant,
         what: &str,
-        script: &Script,
-        source: &str,
+        (script, source): (&Script, &str),
         args: impl Fn(&mut Cmd),
         replicated: bool,
     ) -> Result<(Value, Option<i64>), StoreError> {
@@ -701,8 +700,7 @@ impl RedisStore {
                 conn,
                 deadline,
                 "deadline",
-                &self.deadline_script,
-                DEADLINE_LUA,
+                (&self.deadline_script, DEADLINE_LUA),
                 |cmd| {
                     cmd.arg(2)
                         .arg(&index)
@@ -820,8 +818,7 @@ impl GameStore for RedisStore {
                 &mut conn,
                 deadline,
                 "create",
-                &self.create_script,
-                CREATE_LUA,
+                (&self.create_script, CREATE_LUA),
                 |cmd| {
                     cmd.arg(2)
                         .arg(&game)
@@ -894,8 +891,7 @@ impl GameStore for RedisStore {
                 &mut conn,
                 deadline,
                 "save",
-                &self.save_script,
-                SAVE_LUA,
+                (&self.save_script, SAVE_LUA),
                 |cmd| {
                     cmd.arg(2)
                         .arg(&game)
