@@ -351,3 +351,73 @@ async fn timeouts_counted(app: &TestApp) -> u64 {
         .parse()
         .unwrap()
 }
+
+/// The only process that saw the game is SIGKILLed before the deadline (no shutdown, no
+/// chance to hand anything over); a server started afterwards on the same Redis acts on it.
+#[tokio::test]
+async fn a_timeout_survives_the_only_server_that_saw_the_game_being_killed() {
+    let prefix = unique_prefix();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let redis_url =
+        std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_domino-server"))
+        .env_clear()
+        .env("BIND_ADDR", format!("127.0.0.1:{port}"))
+        .env("REDIS_URL", &redis_url)
+        .env("REDIS_KEY_PREFIX", &prefix)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the server binary starts");
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    let start = Instant::now();
+    while http.get(format!("{base}/readyz")).send().await.is_err() {
+        assert!(
+            start.elapsed() < WITHIN,
+            "the killed-to-be server never answered"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let created: Value = http
+        .post(format!("{base}/v1/games"))
+        .json(&json!({"preset": "draw", "seed": "sigkill",
+            "clock": {"bank_secs": 2, "abandon_after": 100}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["game_id"].as_str().unwrap().to_owned();
+    for name in ["ann", "bob"] {
+        let res = http
+            .post(format!("{base}/v1/games/{id}/seats"))
+            .json(&json!({ "name": name }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 201);
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+    let second = spawn_app_with_redis_prefix(&prefix).await;
+    let started = second.view(&id, None).await;
+    assert_eq!(started["status"], "playing");
+    assert!(
+        started["clock"]["deadline_ms"].as_u64() > started["clock"]["now_ms"].as_u64(),
+        "killed before the deadline: {started}"
+    );
+    let version = started["version"].as_u64().unwrap();
+    wait_for(&second, &id, "the timeout", |v| {
+        v["version"].as_u64().unwrap() > version
+    })
+    .await;
+    let moves = log_types(&second.log(&id, None).await);
+    assert_eq!(moves[0].1, "timed_out", "{moves:?}");
+}
