@@ -20,7 +20,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use domino_server::store::memory::MemoryStore;
 use domino_server::store::redis::{RedisStore, RedisTarget};
 use domino_server::store::{
-    Event, EventStream, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError, Stored,
+    Deadline, Event, EventStream, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError,
+    Stored,
 };
 use futures_util::StreamExt;
 
@@ -188,12 +189,12 @@ async fn deadlines_are_indexed_with_the_save_and_listed_once_due<B: Backend>() {
         store.create(id, b"v1".to_vec(), false, 0).await.unwrap();
     }
     assert!(store.due(u64::MAX, 10).await.unwrap().is_empty());
-    let at = |expected, deadline| Save {
-        deadline: Some(Some(deadline)),
+    let at = |expected, before, after| Save {
+        deadline: Some(Deadline { before, after }),
         ..plain(expected, b"blob")
     };
-    store.save(&a, at(1, 2_000)).await.unwrap();
-    store.save(&b, at(1, 1_000)).await.unwrap();
+    store.save(&a, at(1, None, Some(2_000))).await.unwrap();
+    store.save(&b, at(1, None, Some(1_000))).await.unwrap();
     assert!(store.due(999, 10).await.unwrap().is_empty());
     assert_eq!(store.due(1_000, 10).await.unwrap(), vec![b.clone()]);
     assert_eq!(
@@ -202,20 +203,27 @@ async fn deadlines_are_indexed_with_the_save_and_listed_once_due<B: Backend>() {
     );
     assert_eq!(store.due(5_000, 1).await.unwrap(), vec![b.clone()]);
     // A save that loses its race changes nothing, the index included.
-    let stale = store.save(&a, at(1, 10)).await.unwrap();
+    let stale = store.save(&a, at(1, Some(2_000), Some(10))).await.unwrap();
     assert!(matches!(stale, SaveOutcome::Conflict { .. }));
     assert_eq!(store.due(1_500, 10).await.unwrap(), vec![b.clone()]);
-    // A later save moves the deadline, or removes it.
-    store.save(&b, at(2, 3_000)).await.unwrap();
-    let stopped = Save {
-        deadline: Some(None),
-        ..plain(2, b"no clock runs")
-    };
-    store.save(&a, stopped).await.unwrap();
-    assert_eq!(store.due(2_500, 10).await.unwrap(), Vec::<String>::new());
-    assert_eq!(store.due(3_000, 10).await.unwrap(), vec![b.clone()]);
-    store.forget_deadline(&b).await.unwrap();
-    assert!(store.due(u64::MAX, 10).await.unwrap().is_empty());
+    // A sooner deadline is indexed at once.
+    store.save(&a, at(2, Some(2_000), Some(500))).await.unwrap();
+    assert_eq!(store.due(600, 10).await.unwrap(), vec![a.clone()]);
+    // A later one may leave the entry early (never late), until the sweep says the truth.
+    store
+        .save(&b, at(2, Some(1_000), Some(3_000)))
+        .await
+        .unwrap();
+    assert!(store.due(3_000, 10).await.unwrap().contains(&b));
+    store.index_deadline(&b, 2, Some(3_000)).await.unwrap();
+    assert!(!store.due(2_999, 10).await.unwrap().contains(&b));
+    // A word about an older version of the game is ignored.
+    store.index_deadline(&b, 1, Some(10)).await.unwrap();
+    assert!(!store.due(2_999, 10).await.unwrap().contains(&b));
+    // No deadline any more: the entry goes (the memory store at once, Redis once told).
+    store.save(&a, at(3, Some(500), None)).await.unwrap();
+    store.index_deadline(&a, 3, None).await.unwrap();
+    assert_eq!(store.due(u64::MAX, 10).await.unwrap(), vec![b.clone()]);
 }
 
 async fn create_then_load<B: Backend>() {
@@ -296,7 +304,10 @@ async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
         event: Some(b"stale event".to_vec()),
         unlist: true,
         finished: false,
-        deadline: Some(Some(1)),
+        deadline: Some(Deadline {
+            before: None,
+            after: Some(1),
+        }),
     };
     assert_eq!(
         store.save(&id, stale).await.unwrap(),

@@ -37,7 +37,7 @@ use crate::engine::{
 };
 use crate::metrics::Metrics;
 use crate::store::any::AnyStore;
-use crate::store::{GameStore, Save, SaveOutcome, StoreError};
+use crate::store::{Deadline, GameStore, Save, SaveOutcome, StoreError};
 
 pub use clock::{ClockSettings, OnTimeout};
 pub use events::{Feed, PublicEvent};
@@ -147,7 +147,7 @@ struct Change<T> {
 /// What [`GameService::update`] did.
 enum Updated<T> {
     /// Nothing to store (a deadline not reached after all): the game as loaded.
-    Unchanged { record: Record },
+    Unchanged { version: u64, record: Record },
     /// Stored as `version`.
     Saved {
         version: u64,
@@ -442,6 +442,7 @@ impl GameService {
                 }
             }
             let moves_before = record.game.move_count() as u32;
+            let deadline_before = record.clock.as_ref().and_then(|c| c.deadline());
             let Some(Change {
                 value,
                 mover,
@@ -450,7 +451,7 @@ impl GameService {
                 unlist,
             }) = change(version, now, &mut record)?
             else {
-                return Ok(Updated::Unchanged { record });
+                return Ok(Updated::Unchanged { version, record });
             };
             let next = record.human_to_move();
             if let Some(clock) = &mut record.clock {
@@ -479,7 +480,10 @@ impl GameService {
                 event: Some(event.encode()),
                 unlist,
                 finished: status == Status::Finished,
-                deadline: record.clock.as_ref().map(|c| c.deadline()),
+                deadline: record.clock.as_ref().map(|c| Deadline {
+                    before: deadline_before,
+                    after: c.deadline(),
+                }),
             };
             match self.store.save(id, save).await? {
                 SaveOutcome::Saved { version } => {
@@ -573,12 +577,11 @@ impl GameService {
                 tracing::info!(game_id = %id, seat, in_row, version, "a seat ran out of time");
                 Ok(true)
             }
-            // Listed as due but nothing runs out here (the index entry is left from an
-            // earlier state): drop it, or the sweep would look again every time.
-            Updated::Unchanged { record } => {
-                if record.clock.as_ref().and_then(|c| c.deadline()).is_none() {
-                    self.store.forget_deadline(id).await?;
-                }
+            // Listed as due but nothing runs out yet (the index keeps an earlier state's
+            // deadline until then): tell it the truth, or the sweep would look every time.
+            Updated::Unchanged { version, record } => {
+                let deadline = record.clock.as_ref().and_then(|c| c.deadline());
+                self.store.index_deadline(id, version, deadline).await?;
                 Ok(false)
             }
             Updated::Repeated { .. } => Ok(false),
@@ -595,7 +598,7 @@ impl GameService {
                     Ok(acted) => acted,
                     // Expired since it was indexed: nothing will ever be due there.
                     Err(Error::NotFound) => {
-                        if let Err(e) = self.store.forget_deadline(&id).await {
+                        if let Err(e) = self.store.index_deadline(&id, u64::MAX, None).await {
                             tracing::warn!(game_id = %id, error = %e, "could not drop an expired game's deadline");
                         }
                         false

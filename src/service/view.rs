@@ -55,7 +55,14 @@ impl Seen {
             free_seats: record.free_seats(),
             viewer,
             scores: record.game.scores().to_vec(),
-            projection: (status != Status::Waiting).then(|| record.game.project(viewer)),
+            projection: (status != Status::Waiting).then(|| {
+                let mut p = record.game.project(viewer);
+                // A bot plays an abandoned seat: its player may read, not move.
+                if viewer.is_some_and(|s| record.game.abandoned(s)) {
+                    p.legal_moves.clear();
+                }
+                p
+            }),
             clock: record.clock.as_ref().map(|clock| {
                 let now = super::now_ms();
                 let bots = record.bots();
@@ -75,10 +82,9 @@ impl Seen {
     pub fn your_turn(&self) -> bool {
         self.status == Status::Playing
             && self.viewer.is_some()
-            && self
-                .projection
-                .as_ref()
-                .is_some_and(|p| p.turn == self.viewer)
+            && self.projection.as_ref().is_some_and(|p| {
+                p.turn == self.viewer && self.viewer.is_some_and(|s| !p.abandoned[s as usize])
+            })
     }
 
     /// The team a seat plays for under `rules.teams` (0: seats 0+2, 1: seats 1+3).

@@ -90,8 +90,13 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.due(now_ms, limit))
     }
 
-    async fn forget_deadline(&self, id: &GameId) -> Result<(), StoreError> {
-        delegate!(self, s => s.forget_deadline(id))
+    async fn index_deadline(
+        &self,
+        id: &GameId,
+        version: u64,
+        deadline: Option<u64>,
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.index_deadline(id, version, deadline))
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -140,6 +140,18 @@ impl Inner {
         self.games.get_mut(id)
     }
 
+    fn set_deadline(&mut self, id: &str, deadline: Option<u64>) {
+        let Some(game) = self.games.get_mut(id) else {
+            return;
+        };
+        if let Some(old) = std::mem::replace(&mut game.deadline, deadline) {
+            self.deadlines.remove(&(old, id.to_owned()));
+        }
+        if let Some(new) = deadline {
+            self.deadlines.insert((new, id.to_owned()));
+        }
+    }
+
     fn remove(&mut self, id: &str) {
         if let Some(game) = self.games.remove(id) {
             if let Some(created_ms) = game.listed {
@@ -223,13 +235,9 @@ impl GameStore for MemoryStore {
         } else {
             None
         };
-        if let Some(next) = save.deadline {
-            if let Some(old) = std::mem::replace(&mut game.deadline, next) {
-                inner.deadlines.remove(&(old, id.to_owned()));
-            }
-            if let Some(new) = next {
-                inner.deadlines.insert((new, id.to_owned()));
-            }
+        if let Some(deadline) = save.deadline {
+            // Exact here: the index under the same lock as the game.
+            inner.set_deadline(id, deadline.after);
         }
         if let Some(created_ms) = unlisted {
             inner
@@ -312,11 +320,15 @@ impl GameStore for MemoryStore {
             .collect())
     }
 
-    async fn forget_deadline(&self, id: &GameId) -> Result<(), StoreError> {
-        let (mut inner, _) = self.lock();
-        let deadline = inner.games.get_mut(id).and_then(|g| g.deadline.take());
-        if let Some(deadline) = deadline {
-            inner.deadlines.remove(&(deadline, id.to_owned()));
+    async fn index_deadline(
+        &self,
+        id: &GameId,
+        version: u64,
+        deadline: Option<u64>,
+    ) -> Result<(), StoreError> {
+        let (mut inner, now) = self.lock();
+        if inner.live(id, now).is_some_and(|g| g.version == version) {
+            inner.set_deadline(id, deadline);
         }
         Ok(())
     }

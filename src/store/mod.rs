@@ -77,11 +77,29 @@ pub struct Save {
     /// True when the match is over with this save: its event history keeps only this
     /// save's event (which says so), as nobody needs to resume far into a finished game.
     pub finished: bool,
-    /// For a game with a clock: when it next runs out (epoch milliseconds), `Some(None)`
-    /// when no clock runs now. The game's entry in the index of deadlines that
-    /// [`GameStore::due`] reads is set or removed with the save. `None` for a game without
-    /// a clock (the index is not touched).
-    pub deadline: Option<Option<u64>>,
+    /// For a game with a clock, its deadline before and after this save; `None` for a
+    /// game without one (the index of deadlines is not touched).
+    pub deadline: Option<Deadline>,
+}
+
+/// When a game's clock runs out (epoch milliseconds), before a save and after it.
+///
+/// The index of deadlines that [`GameStore::due`] reads may list a game early, never late:
+/// a store may leave an entry in place when the deadline moves later or goes away (the
+/// sweep then finds the game not due, and calls [`GameStore::index_deadline`] with the
+/// truth), but it indexes every deadline that comes sooner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    pub before: Option<u64>,
+    pub after: Option<u64>,
+}
+
+impl Deadline {
+    /// The deadline comes sooner (or is new): the index must hear of it.
+    pub fn sooner(&self) -> Option<u64> {
+        self.after
+            .filter(|&after| self.before.is_none_or(|before| after < before))
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -156,9 +174,15 @@ pub trait GameStore: Send + Sync + 'static {
         limit: usize,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 
-    /// Drops a game from the index of deadlines (one that [`GameStore::due`] listed but
-    /// that has expired meanwhile).
-    fn forget_deadline(&self, id: &GameId) -> impl Future<Output = Result<(), StoreError>> + Send;
+    /// Sets game `id`'s entry in the index of deadlines to `deadline` (`None`: drops it),
+    /// as the game stood at `version`: for the sweep, which found an entry early or the
+    /// game gone. Ignored if the entry was written for a later version of the game.
+    fn index_deadline(
+        &self,
+        id: &GameId,
+        version: u64,
+        deadline: Option<u64>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Answers when the store is reachable (for `/readyz`).
     fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;

@@ -139,7 +139,7 @@ pub enum RedisTarget {
 /// ('' for none). Writes only if no later version of the game was indexed.
 const DEADLINE_LUA: &str = r"
 local seen = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
-if seen >= tonumber(ARGV[2]) then return 0 end
+if seen > tonumber(ARGV[2]) then return 0 end
 if ARGV[3] == '' then
   redis.call('ZREM', KEYS[1], ARGV[1])
   redis.call('HDEL', KEYS[2], ARGV[1])
@@ -680,41 +680,37 @@ impl RedisStore {
     }
 
     /// After a write: fails unless enough replicas have it.
-    /// Sets (or drops) game `id`'s entry in the index of deadlines, for the version just
-    /// saved. The index lives in another slot than the game, so this follows the save
-    /// rather than joining its script; the version guard keeps a late, older write from
-    /// undoing a newer one. If it fails the save still counts (the sweep finds the game
-    /// again at its next save, or by an entry left from an earlier one); a warning says so.
-    async fn index_deadline(
+    /// Sets (or drops) game `id`'s entry in the index of deadlines, for `version`. The
+    /// index lives in another slot than the game, so this follows the save rather than
+    /// joining its script; the version guard keeps a late, older write from undoing a
+    /// newer one.
+    async fn write_deadline(
         &self,
         conn: &mut Conn,
         deadline: tokio::time::Instant,
         id: &str,
         version: u64,
         at: Option<u64>,
-    ) {
+    ) -> Result<(), StoreError> {
         let (index, versions) = (self.keys.deadlines(), self.keys.deadline_versions());
         let at = at.map(|ms| ms.to_string()).unwrap_or_default();
-        let written = self
-            .write(
-                conn,
-                deadline,
-                "deadline",
-                (&self.deadline_script, DEADLINE_LUA),
-                |cmd| {
-                    cmd.arg(2)
-                        .arg(&index)
-                        .arg(&versions)
-                        .arg(id)
-                        .arg(version)
-                        .arg(&at);
-                },
-                false,
-            )
-            .await;
-        if let Err(e) = written {
-            tracing::warn!(game_id = %id, error = %e, "saved, but could not index the game's clock deadline");
-        }
+        self.write(
+            conn,
+            deadline,
+            "deadline",
+            (&self.deadline_script, DEADLINE_LUA),
+            |cmd| {
+                cmd.arg(2)
+                    .arg(&index)
+                    .arg(&versions)
+                    .arg(id)
+                    .arg(version)
+                    .arg(&at);
+            },
+            false,
+        )
+        .await
+        .map(drop)
     }
 
     fn vouched(&self, what: &str, acked: Option<i64>) -> Result<(), StoreError> {
@@ -921,9 +917,17 @@ impl GameStore for RedisStore {
             [-1, _] => SaveOutcome::Missing,
             _ => return Err(corrupt("save reply")),
         };
-        if let (SaveOutcome::Saved { version }, Some(at)) = (&outcome, save.deadline) {
-            self.index_deadline(&mut conn, deadline, id, *version, at)
+        // Only a deadline that comes sooner is indexed: one that moves later (most moves)
+        // leaves the earlier entry, which the sweep corrects when it comes due.
+        if let (SaveOutcome::Saved { version }, Some(at)) =
+            (&outcome, save.deadline.and_then(|d| d.sooner()))
+        {
+            let written = self
+                .write_deadline(&mut conn, deadline, id, *version, Some(at))
                 .await;
+            if let Err(e) = written {
+                tracing::warn!(game_id = %id, error = %e, "saved, but could not index the game's clock deadline");
+            }
         }
         if matches!(outcome, SaveOutcome::Saved { .. }) {
             self.vouched("save", acked)?;
@@ -1036,20 +1040,15 @@ impl GameStore for RedisStore {
         .await
     }
 
-    async fn forget_deadline(&self, id: &GameId) -> Result<(), StoreError> {
+    async fn index_deadline(
+        &self,
+        id: &GameId,
+        version: u64,
+        at: Option<u64>,
+    ) -> Result<(), StoreError> {
         let mut conn = self.conns.get()?;
-        self.bounded(
-            "forget deadline",
-            redis::pipe()
-                .cmd("ZREM")
-                .arg(self.keys.deadlines())
-                .arg(id)
-                .cmd("HDEL")
-                .arg(self.keys.deadline_versions())
-                .arg(id)
-                .exec_async(&mut conn),
-        )
-        .await
+        self.write_deadline(&mut conn, self.deadline(), id, version, at)
+            .await
     }
 
     /// PING (in cluster mode: every master), and in cluster mode the cluster's own view

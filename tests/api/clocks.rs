@@ -121,8 +121,11 @@ async fn a_seat_out_of_time_too_often_is_abandoned_and_its_token_may_no_longer_m
         .post_move(&id, &players[0].token, &json!({"type": "pass"}))
         .await;
     assert_problem(refused, 409, "seat_abandoned").await;
-    // Its token still reads the game.
-    assert_eq!(app.view(&id, Some(&players[0].token)).await["you"], 0);
+    // Its token still reads the game, and is offered nothing to do.
+    let view = app.view(&id, Some(&players[0].token)).await;
+    assert_eq!(view["you"], 0);
+    assert_eq!(view["legal_moves"], json!([]));
+    assert_eq!(view["your_turn"], false);
 }
 
 async fn a_seat_out_of_time_under_forfeit_loses_the_match(app: TestApp) {
