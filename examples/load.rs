@@ -749,7 +749,7 @@ async fn idle_clocks(args: &Args, games: usize) -> Result<(), Failure> {
         })
     };
     println!(
-        "idle for {secs:.1} s: server CPU {} ms/s, Redis CPU {} ms/s, Redis calls {} /s          (INFO and /metrics reads of this measurement included: 4 calls)",
+        "idle for {secs:.1} s: server CPU {} ms/s, Redis CPU {} ms/s, Redis calls {} /s (the 4 INFO calls of this measurement included)",
         per_sec(before.server_cpu, after.server_cpu, 1000.0),
         per_sec(before.redis_cpu, after.redis_cpu, 1000.0),
         per_sec(calls_before, calls_after, 1.0),
