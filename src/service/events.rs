@@ -1,12 +1,14 @@
 //! A game's public events: the one stored and published form of "version N happened",
-//! and the one feed of them that the event stream and long polling both read.
+//! the one way of watching a game (subscribe, then load: nothing stored in between is
+//! missed) that the event stream and long polling both start from, and the event stream's
+//! feed (stored events, then live ones).
 
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 
-use super::{Error, GameService, Status};
+use super::{Error, GameService, Record, Status};
 use crate::engine::Move;
-use crate::store::GameStore;
+use crate::store::{Event as StoredEvent, EventStream, GameStore};
 
 /// The public fact of one stored version. No tile in any hand can be in it: moves are in
 /// their public form (a draw does not name its tile).
@@ -50,54 +52,74 @@ impl GameService {
     /// The events of game `id` with a version above `after` (every one to come, with
     /// `None`).
     pub async fn events(&self, id: &str, after: Option<u64>) -> Result<Feed, Error> {
-        // Subscribe first, then read the game and its history: nothing stored in between
-        // is missed, and anything seen twice is skipped by version.
+        let (live, version, record) = self.watch(id).await?;
+        // The history holds versions up to the current one: nothing to read when the
+        // client has them all.
+        let backlog = match after {
+            Some(after) if after < version => self.store.events_since(id, after).await?,
+            _ => Vec::new(),
+        };
+        Ok(feed(live, backlog, version, &record, after))
+    }
+
+    /// Subscribes to game `id`'s live events, then loads it: nothing stored in between is
+    /// missed, and anything seen twice is skipped by version. For [`GameService::events`]
+    /// and long polls, which read the loaded game before they wait.
+    pub(super) async fn watch(&self, id: &str) -> Result<(EventStream, u64, Record), Error> {
         let live = self.store.subscribe(id).await?;
         let (version, record) = self.load(id).await?;
-        let backlog = match after {
-            Some(after) => self.store.events_since(id, after).await?,
-            None => Vec::new(),
-        };
-        let current = PublicEvent {
-            version,
-            status: record.status(),
-            turn: record.game.turn(),
-            moves: Vec::new(),
-        };
-        let finished = current.status == Status::Finished;
-        let stored = backlog
-            .into_iter()
-            .filter_map(|e| PublicEvent::decode(&e.payload));
-        let live = live.filter_map(|e| async move { PublicEvent::decode(&e.payload) });
-        // The stand-in for the current version is only sent when the history did not
-        // reach it; a finished game has nothing live to wait for.
-        let tail: BoxStream<'static, PublicEvent> = if finished {
-            stream::once(async move { current }).boxed()
-        } else {
-            stream::once(async move { current }).chain(live).boxed()
-        };
-        let inner = stream::iter(stored).chain(tail);
-        let events = stream::unfold(
-            (inner, after.unwrap_or(0), false),
-            |(mut inner, last, done)| async move {
-                if done {
-                    return None;
+        Ok((live, version, record))
+    }
+}
+
+/// The feed of a game watched at `version` (see [`GameService::watch`]): its stored events
+/// after `after`, then the live ones.
+fn feed(
+    live: EventStream,
+    backlog: Vec<StoredEvent>,
+    version: u64,
+    record: &Record,
+    after: Option<u64>,
+) -> Feed {
+    let current = PublicEvent {
+        version,
+        status: record.status(),
+        turn: record.game.turn(),
+        moves: Vec::new(),
+    };
+    let finished = current.status == Status::Finished;
+    let stored = backlog
+        .into_iter()
+        .filter_map(|e| PublicEvent::decode(&e.payload));
+    let live = live.filter_map(|e| async move { PublicEvent::decode(&e.payload) });
+    // The stand-in for the current version is only sent when the history did not reach
+    // it; a finished game has nothing live to wait for.
+    let tail: BoxStream<'static, PublicEvent> = if finished {
+        stream::once(async move { current }).boxed()
+    } else {
+        stream::once(async move { current }).chain(live).boxed()
+    };
+    let inner = stream::iter(stored).chain(tail);
+    let events = stream::unfold(
+        (inner, after.unwrap_or(0), false),
+        |(mut inner, last, done)| async move {
+            if done {
+                return None;
+            }
+            while let Some(event) = inner.next().await {
+                if event.version > last {
+                    let done = event.status == Status::Finished;
+                    let last = event.version;
+                    return Some((event, (inner, last, done)));
                 }
-                while let Some(event) = inner.next().await {
-                    if event.version > last {
-                        let done = event.status == Status::Finished;
-                        let last = event.version;
-                        return Some((event, (inner, last, done)));
-                    }
-                }
-                None
-            },
-        )
-        .boxed();
-        Ok(Feed {
-            current: version,
-            events,
-        })
+            }
+            None
+        },
+    )
+    .boxed();
+    Feed {
+        current: version,
+        events,
     }
 }
 

@@ -45,7 +45,6 @@ pub use idempotency::RequestKey;
 pub use record::{Record, Seat, Status};
 pub use view::{ClockView, Export, Joined, Log, LogEntry, Moved, Seen};
 
-use events::PublicEvent as Published;
 use idempotency::{Earlier, Receipt};
 
 /// Attempts at a compare-and-set before giving up (each loses only to a concurrent move
@@ -260,10 +259,7 @@ impl GameService {
         token: Option<&str>,
     ) -> Result<(u64, Record, Option<u8>), Error> {
         let (version, record) = self.load(id).await?;
-        let viewer = match token {
-            None => None,
-            Some(t) => Some(record.seat_of(t).ok_or(UNKNOWN_TOKEN)?),
-        };
+        let viewer = viewer_of(&record, token)?;
         Ok((version, record, viewer))
     }
 
@@ -283,15 +279,26 @@ impl GameService {
         wait: Duration,
     ) -> Result<Seen, Error> {
         let wait = wait.min(self.long_poll_max);
-        let seen = self.view(id, token).await?;
-        if seen.version > after || wait.is_zero() {
+        // Watched before looking, so a move stored in between still wakes the poll.
+        let (mut live, version, record) = self.watch(id).await?;
+        let viewer = viewer_of(&record, token)?;
+        let seen = Seen::of(id, version, &record, viewer);
+        if version > after || wait.is_zero() {
             return Ok(seen);
         }
-        let mut feed = self.events(id, Some(after)).await?;
-        match tokio::time::timeout(wait, feed.events.next()).await {
-            Ok(Some(_)) => self.view(id, token).await,
-            // Nothing new in time (or the feed closed): the view as it was.
-            Ok(None) | Err(_) => Ok(seen),
+        // The client has every version up to the current one: only live news can wake it.
+        let woke = tokio::time::timeout(wait, async {
+            while let Some(event) = live.next().await {
+                if event.version > after {
+                    return;
+                }
+            }
+        })
+        .await;
+        match woke {
+            // News, or the live stream ended (a lost connection): look again.
+            Ok(()) => self.view(id, token).await,
+            Err(_) => Ok(seen),
         }
     }
 
@@ -458,7 +465,7 @@ impl GameService {
                 clock.settle(mover, next, now);
             }
             let status = record.status();
-            let event = Published {
+            let event = PublicEvent {
                 version: version + 1,
                 status,
                 turn: record.game.turn(),
@@ -695,6 +702,13 @@ impl GameService {
             seen: Seen::of(id, version, &record, None),
         })
     }
+}
+
+/// The seat of `token` (`None` for a spectator, without a token).
+fn viewer_of(record: &Record, token: Option<&str>) -> Result<Option<u8>, Error> {
+    token
+        .map(|t| record.seat_of(t).ok_or(UNKNOWN_TOKEN))
+        .transpose()
 }
 
 const UNKNOWN_TOKEN: Error = Error::Unauthorized("the token is not a seat of this game");

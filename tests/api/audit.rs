@@ -4,23 +4,12 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, on_both_stores};
+use crate::helpers::{TestApp, on_both_stores, sorted};
 
 on_both_stores!(
     the_export_gives_every_round_the_deal_its_seats_were_dealt,
     an_uncovered_lead_side_shows_double_only_where_it_counts_both_halves,
 );
-
-fn sorted(tiles: &Value) -> Vec<String> {
-    let mut tiles: Vec<String> = tiles
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap().to_owned())
-        .collect();
-    tiles.sort();
-    tiles
-}
 
 /// The audit's reproduction: lots drawn for the opening, the winner of a round leads the
 /// next. Round 1 ends by a domino (its winner leads round 2, no lots drawn), round 2 is

@@ -422,6 +422,18 @@ impl TestApp {
 
 /// Strings that are tiles: the canonical form and the reversed one (layout arms write a
 /// tile with the half facing the lead first).
+/// A JSON array of tile texts, sorted: hands compared as sets.
+pub fn sorted(tiles: &Value) -> Vec<String> {
+    let mut tiles: Vec<String> = tiles
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect();
+    tiles.sort();
+    tiles
+}
+
 pub fn tile_texts(tiles: &[Value]) -> Vec<String> {
     let mut out = Vec::new();
     for t in tiles {

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Player, TestApp, assert_problem, on_every_store};
+use crate::helpers::{Player, TestApp, assert_problem, on_every_store, sorted};
 
 on_every_store!(
     a_classic_match_between_two_players_is_played_to_the_end,
@@ -51,17 +51,6 @@ async fn play_out(app: &TestApp, create: Value, seed: u64) -> Value {
         assert!(export["moves"].as_array().unwrap().len() > played.posted);
     }
     export
-}
-
-fn sorted(tiles: &Value) -> Vec<String> {
-    let mut tiles: Vec<String> = tiles
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap().to_owned())
-        .collect();
-    tiles.sort();
-    tiles
 }
 
 async fn export_of(app: &TestApp, id: &str) -> Value {
