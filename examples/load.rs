@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use domino_server::api::wire::MoveView;
+use domino_server::api::wire::MadeMove;
 use domino_server::engine::{Game, Move, Preset, Seed};
 use domino_server::store::redis::{game_value, read_game_value};
 use rand::SeedableRng;
@@ -240,7 +240,7 @@ impl Client {
         let seat = t.replica.turn().ok_or("the replica's game is over")?;
         let legal = t.replica.legal_moves(seat);
         let mv: Move = *legal.choose(&mut t.rng).ok_or("no legal move")?;
-        let body = serde_json::to_vec(&MoveView::of(mv)).unwrap();
+        let body = serde_json::to_vec(&MadeMove::of(mv)).unwrap();
         let key = self.idempotency.then(|| format!("{}-{}", t.id, t.moves));
         let (status, answer) = self
             .post(

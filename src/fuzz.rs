@@ -148,7 +148,7 @@ fn settle(game: &mut Game, seat: u8, mv: Move) -> bool {
 pub fn engine(data: &[u8]) {
     // The whole input as a request body: parsing and converting never panic.
     if let Ok(body) = serde_json::from_slice::<MoveBody>(data) {
-        let _ = body.to_move();
+        let _ = body.to_request();
     }
 
     let mut input = Input(data);
@@ -224,11 +224,8 @@ pub fn engine(data: &[u8]) {
             _ => {
                 let len = input.byte() as usize % 64;
                 let body = input.take(len);
-                if let Ok(mv) = serde_json::from_slice::<MoveBody>(body)
-                    .map_err(|e| e.to_string())
-                    .and_then(|b| b.to_move())
-                {
-                    settle(&mut game, op % 4, mv);
+                if let Ok(body) = serde_json::from_slice::<MoveBody>(body) {
+                    settle(&mut game, op % 4, body.to_request().mv);
                 }
             }
         }

@@ -38,6 +38,8 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
 use utoipa::{PartialSchema, ToResponse, ToSchema};
 
+use crate::api::wire::{MoveBody, TileText};
+use crate::engine::{End, Tile};
 use crate::store::StoreError;
 
 /// The media type of every error answer.
@@ -81,11 +83,10 @@ pub enum ApiError {
     /// `limit` is `None` when the refusal came from somewhere that does not know it.
     #[error("payload too large (limit {limit:?} bytes)")]
     PayloadTooLarge { limit: Option<usize> },
-    /// `legal_moves` is the wire form of the moves the seat may make (a JSON array).
     #[error("illegal move: {detail}")]
     IllegalMove {
         detail: String,
-        legal_moves: serde_json::Value,
+        legal_moves: Vec<MoveBody>,
     },
     #[error("invalid rules: {0}")]
     InvalidRules(String),
@@ -227,8 +228,7 @@ pub struct Problem {
     pub current_version: Option<u64>,
     /// With `illegal_move`: every move the seat may make now, in request body form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub legal_moves: Option<serde_json::Value>,
+    pub legal_moves: Option<Vec<MoveBody>>,
 }
 
 impl ApiError {
@@ -586,10 +586,16 @@ pub mod problems {
             [
                 ApiError::IllegalMove {
                     detail: "5-3 fits neither end".into(),
-                    legal_moves: serde_json::json!([
-                        {"type": "play", "tile": "6-4", "end": "left", "points": 0},
-                        {"type": "draw"}
-                    ]),
+                    legal_moves: vec![
+                        MoveBody::Play {
+                            tile: TileText(Tile::new(4, 6)),
+                            end: Some(End::Left),
+                            claim: None,
+                            points: Some(0),
+                            expected_version: None,
+                        },
+                        MoveBody::Draw { points: Some(0), expected_version: None },
+                    ],
                 },
                 ApiError::InvalidRules("hand_size 20 does not fit 4 seats in a double-six set".into()),
                 ApiError::IdempotencyKeyReused("this Idempotency-Key was used with another body".into()),
@@ -654,7 +660,10 @@ mod tests {
     fn an_illegal_move_carries_the_legal_moves() {
         let err = ApiError::IllegalMove {
             detail: "no".into(),
-            legal_moves: serde_json::json!([{"type": "draw"}]),
+            legal_moves: vec![MoveBody::Draw {
+                points: None,
+                expected_version: None,
+            }],
         };
         let body = serde_json::to_value(err.problem()).unwrap();
         assert_eq!(body["legal_moves"], serde_json::json!([{"type": "draw"}]));

@@ -15,7 +15,7 @@ use utoipa::IntoParams;
 use crate::api::error::{ApiError, problems};
 use crate::api::wire::*;
 use crate::engine::Preset;
-use crate::service::{self, GameService, MoveRequest, NewGame, PublicEvent, RequestKey, Seen};
+use crate::service::{self, GameService, NewGame, PublicEvent, RequestKey, Seen};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/v1/presets").route(web::get().to(list_presets)))
@@ -49,10 +49,7 @@ impl From<service::Error> for ApiError {
             E::GameFull => ApiError::GameFull(e.to_string()),
             E::IllegalMove { message, legal } => ApiError::IllegalMove {
                 detail: message,
-                legal_moves: serde_json::to_value(
-                    legal.iter().map(MoveView::legal).collect::<Vec<_>>(),
-                )
-                .unwrap_or_default(),
+                legal_moves: MoveBody::listed(&legal),
             },
             E::InvalidRules(why) => ApiError::InvalidRules(why),
             E::IdempotencyKeyReused => ApiError::IdempotencyKeyReused(e.to_string()),
@@ -336,7 +333,7 @@ pub async fn get_game(
         ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.",
             min_length = 1, max_length = 128, pattern = "^[!-~]+$")),
     security(("seat_token" = [])),
-    request_body = MoveBodyDoc,
+    request_body = MoveBody,
     responses(
         (status = 200, description = "Your new view and what the move caused.", body = MoveResult),
         (status = 400, response = problems::BadRequest),
@@ -362,7 +359,6 @@ pub async fn make_move(
     })?;
     let parsed: MoveBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::BadRequest(format!("the body is not acceptable: {e}")))?;
-    let mv = parsed.to_move().map_err(ApiError::BadRequest)?;
     let key = match request.headers().get("idempotency-key") {
         None => None,
         Some(value) => {
@@ -378,10 +374,7 @@ pub async fn make_move(
             Some(RequestKey::new(key.to_string(), token, &body))
         }
     };
-    let request = MoveRequest {
-        mv,
-        expected_version: parsed.expected_version,
-    };
+    let request = parsed.to_request();
     let moved = games.make_move(&id, token, request, key.as_ref()).await?;
     Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))
 }

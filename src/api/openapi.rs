@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::schema::{AdditionalProperties, Discriminator, Schema};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{Ref, RefOr, Response};
 use utoipa::{Modify, OpenApi};
@@ -63,7 +64,7 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
         (name = "ops", description = "Liveness, readiness and metrics, for orchestrators and scrapers."),
         (name = "docs", description = "This document."),
     ),
-    modifiers(&Frame),
+    modifiers(&Frame, &TaggedUnions),
 )]
 pub struct ApiDoc;
 
@@ -139,6 +140,76 @@ impl Modify for Frame {
             }
         }
     }
+}
+
+/// Every tagged union (an enum serialised with its `type` field: moves, events) as named
+/// variant schemas joined by a `type` discriminator, so a generated client gets one named
+/// type per variant and picks it by `type` (what the derive cannot express).
+struct TaggedUnions;
+
+/// Unions whose variants refuse fields they do not name (serde's `deny_unknown_fields`).
+const CLOSED_UNIONS: &[&str] = &["Move"];
+
+impl Modify for TaggedUnions {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let Some(components) = doc.components.as_mut() else {
+            return;
+        };
+        let mut variants = Vec::new();
+        for (name, schema) in components.schemas.iter_mut() {
+            let RefOr::T(Schema::OneOf(one_of)) = schema else {
+                continue;
+            };
+            let Some(tags) = one_of.items.iter().map(tag_of).collect::<Option<Vec<_>>>() else {
+                continue;
+            };
+            let closed = CLOSED_UNIONS.contains(&name.as_str());
+            let mut discriminator = Discriminator::new("type");
+            for (item, tag) in one_of.items.iter_mut().zip(tags) {
+                let variant = format!("{}{name}", pascal_case(&tag));
+                let mut shape =
+                    std::mem::replace(item, RefOr::Ref(Ref::from_schema_name(&variant)));
+                if let RefOr::T(Schema::Object(object)) = &mut shape
+                    && closed
+                {
+                    object.additional_properties =
+                        Some(Box::new(AdditionalProperties::FreeForm(false)));
+                }
+                discriminator
+                    .mapping
+                    .insert(tag, format!("#/components/schemas/{variant}"));
+                variants.push((variant, shape));
+            }
+            one_of.discriminator = Some(discriminator);
+        }
+        components.schemas.extend(variants);
+    }
+}
+
+/// The one value of a variant's `type` property, if `item` is such a variant.
+fn tag_of(item: &RefOr<Schema>) -> Option<String> {
+    let RefOr::T(Schema::Object(object)) = item else {
+        return None;
+    };
+    let RefOr::T(Schema::Object(tag)) = object.properties.get("type")? else {
+        return None;
+    };
+    match tag.enum_values.as_deref()? {
+        [serde_json::Value::String(value)] => Some(value.clone()),
+        _ => None,
+    }
+}
+
+fn pascal_case(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_ascii_uppercase().to_string() + chars.as_str()
+            })
+        })
+        .collect()
 }
 
 /// The document as served and as committed: pretty JSON, built once.

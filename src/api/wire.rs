@@ -100,49 +100,49 @@ pub struct RulesDoc {
     rounds: Option<u16>,
 }
 
-/// Overrides on top of a preset: any field of `Rules`; unknown fields are refused.
-#[derive(ToSchema)]
-#[schema(as = RulesOverrides, example = json!({"max_pip": 9, "target": 250}))]
-#[allow(dead_code)] // documentation only: the engine's `RulesPatch` parses it
-pub struct RulesOverridesDoc {
-    #[schema(maximum = 255)]
-    max_pip: Option<u8>,
-    #[schema(maximum = 255)]
-    hand_size: Option<u8>,
-    teams: Option<bool>,
-    #[schema(schema_with = opening_schema)]
-    opening: Option<String>,
-    #[schema(schema_with = next_leader_schema)]
-    next_leader: Option<String>,
-    #[schema(schema_with = spinner_schema)]
-    spinner: Option<String>,
-    #[schema(schema_with = draw_schema)]
-    draw: Option<String>,
-    draw_anytime: Option<bool>,
-    #[schema(maximum = 255)]
-    boneyard_reserve: Option<u8>,
-    #[schema(schema_with = when_stuck_schema)]
-    when_stuck: Option<String>,
-    #[schema(schema_with = scoring_schema)]
-    scoring: Option<String>,
-    #[schema(schema_with = blocked_award_schema)]
-    blocked_award: Option<String>,
-    #[schema(schema_with = blocked_tie_schema)]
-    blocked_tie: Option<String>,
-    muggins: Option<bool>,
-    boneyard_to_winner: Option<bool>,
-    #[schema(schema_with = double_value_schema)]
-    double_value: Option<String>,
-    #[schema(maximum = 255)]
-    double_blank_value: Option<u8>,
-    #[schema(schema_with = lead_double_count_schema)]
-    lead_double_count: Option<String>,
-    /// `null` clears the target.
-    #[schema(maximum = 65535)]
-    target: Option<u16>,
-    /// `null` clears the round limit.
-    #[schema(maximum = 65535)]
-    rounds: Option<u16>,
+/// The schema of `rules` in `POST /v1/games`: [`RulesDoc`]'s fields, each optional.
+/// Integers are parsed to their type's whole range (a value outside it is malformed, 400);
+/// a value the rules refuse is `invalid_rules` (422), so the schema bounds them by type only.
+pub struct RulesOverridesDoc;
+
+impl utoipa::PartialSchema for RulesOverridesDoc {
+    fn schema() -> RefOr<Schema> {
+        let RefOr::T(Schema::Object(mut object)) = RulesDoc::schema() else {
+            unreachable!("a struct's schema is an object")
+        };
+        object.required.clear();
+        object.description = Some(
+            "Overrides on top of a preset: any field of `Rules`; unknown fields are refused. \
+             `null` clears `target` or `rounds`."
+                .into(),
+        );
+        object.example = Some(serde_json::json!({"max_pip": 9, "target": 250}));
+        object.additional_properties = Some(Box::new(
+            utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
+        ));
+        // An integer rule's bounds are those of the engine's parser: probed, not restated.
+        let parses = |name: &str, value: u64| {
+            serde_json::from_value::<RulesPatch>(serde_json::json!({ name: value })).is_ok()
+        };
+        for (name, property) in object.properties.iter_mut() {
+            if let RefOr::T(Schema::Object(field)) = property
+                && parses(name, 0)
+            {
+                let max = [u8::MAX.into(), u16::MAX.into(), u32::MAX.into()]
+                    .into_iter()
+                    .find(|&max: &u64| !parses(name, max + 1));
+                field.minimum = Some(0.into());
+                field.maximum = max.map(Into::into);
+            }
+        }
+        RefOr::T(Schema::Object(object))
+    }
+}
+
+impl ToSchema for RulesOverridesDoc {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "RulesOverrides".into()
+    }
 }
 
 // ----- lobby -----
@@ -155,14 +155,20 @@ pub struct PresetInfo {
     pub description: &'static str,
     #[schema(value_type = RulesDoc)]
     pub rules: Rules,
+    /// The seat counts these rules allow as they stand (`seats` in `POST /v1/games`);
+    /// overrides, such as a smaller `hand_size`, may allow others.
+    #[schema(example = json!([2, 3, 4]))]
+    pub seats: Vec<u8>,
 }
 
 impl From<Preset> for PresetInfo {
     fn from(p: Preset) -> PresetInfo {
+        let rules = p.rules();
         PresetInfo {
             name: p.name(),
             description: p.description(),
-            rules: p.rules(),
+            seats: rules.seat_counts(),
+            rules,
         }
     }
 }
@@ -404,209 +410,204 @@ pub struct GameList {
 
 // ----- moves -----
 
-/// Which move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MoveType {
-    Play,
-    Draw,
-    Pass,
-    Muggins,
-    /// Concede: any seat, any time while the game is in play.
-    Resign,
-    /// The server's, in the log and the export: the seat to move ran out of time and a
-    /// bot's move for it follows.
-    TimedOut,
-    /// The server's: the seat is handed to a bot for good.
-    Abandon,
-    /// The server's: the seat ran out of time under `on_timeout: forfeit`.
-    Forfeit,
+/// A tile as text: `"a-b"`, read in either order, written `a <= b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileText(pub Tile);
+
+impl Serialize for TileText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
 }
 
-// `POST /v1/games/{id}/moves` as documented: one shape per move type, so the document
-// says that only a play names a tile, an end and a claim. `MoveBody` parses it.
-/// A move: its `type` says which, and which other fields it may have.
-#[derive(Deserialize, ToSchema)]
+impl<'de> Deserialize<'de> for TileText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TileText, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        parse_tile(&text)
+            .map(TileText)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A move a seat makes: the body of `POST /v1/games/{id}/moves`, and each entry of
+/// `legal_moves`, which may be posted back as it is. `type` says which move, and which
+/// other fields it may have.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-#[schema(example = json!({"type": "play", "tile": "5-3", "end": "right"}))]
-#[allow(dead_code)] // documentation only
-enum MoveShapes {
-    /// Play a tile. An entry of `legal_moves` may be posted back as it is (its `points`
-    /// is ignored).
+#[schema(as = Move, example = json!({"type": "play", "tile": "5-3", "end": "right"}))]
+pub enum MoveBody {
+    /// Play a tile.
     Play {
         /// `"a-b"`, in either order.
-        #[schema(example = "5-3")]
-        tile: String,
+        #[schema(value_type = String, example = "5-3")]
+        tile: TileText,
         /// Omitted for the lead, or when only one end fits.
+        #[serde(skip_serializing_if = "Option::is_none")]
         end: Option<End>,
-        /// Points claimed with the play (muggins rules only); must equal the count.
+        /// Points claimed with the play (muggins rules only); must equal the count. Listed
+        /// moves that score carry it: post them back and the points are yours.
+        #[serde(skip_serializing_if = "Option::is_none")]
         #[schema(maximum = 65535)]
         claim: Option<u16>,
-        /// Ignored.
+        /// In `legal_moves`: the points this move credits to you. Ignored in a request.
+        #[serde(skip_serializing_if = "Option::is_none")]
         #[schema(maximum = 65535)]
         points: Option<u16>,
         /// Refuse the move (409) unless the game is still at this version.
+        #[serde(skip_serializing_if = "Option::is_none")]
         expected_version: Option<u64>,
     },
     /// Draw from the boneyard.
     Draw {
-        /// Ignored.
+        /// In `legal_moves`: 0. Ignored in a request.
+        #[serde(skip_serializing_if = "Option::is_none")]
         #[schema(maximum = 65535)]
         points: Option<u16>,
         /// Refuse the move (409) unless the game is still at this version.
+        #[serde(skip_serializing_if = "Option::is_none")]
         expected_version: Option<u64>,
     },
     /// Pass.
     Pass {
-        /// Ignored.
+        /// In `legal_moves`: 0. Ignored in a request.
+        #[serde(skip_serializing_if = "Option::is_none")]
         #[schema(maximum = 65535)]
         points: Option<u16>,
         /// Refuse the move (409) unless the game is still at this version.
+        #[serde(skip_serializing_if = "Option::is_none")]
         expected_version: Option<u64>,
     },
     /// Take the points an opponent made but did not claim (muggins rules).
     Muggins {
-        /// Ignored.
+        /// In `legal_moves`: the points the call takes. Ignored in a request.
+        #[serde(skip_serializing_if = "Option::is_none")]
         #[schema(maximum = 65535)]
         points: Option<u16>,
         /// Refuse the move (409) unless the game is still at this version.
+        #[serde(skip_serializing_if = "Option::is_none")]
         expected_version: Option<u64>,
     },
     /// Concede, on your turn or not: with two sides the other side wins; with three or
-    /// four seats a bot plays yours to the end and play goes on.
+    /// four seats a bot plays yours to the end and play goes on. Never in `legal_moves`.
     Resign {
         /// Refuse the move (409) unless the game is still at this version.
+        #[serde(skip_serializing_if = "Option::is_none")]
         expected_version: Option<u64>,
     },
 }
 
-/// The schema of a move body: [`MoveShapes`], each shape closed to other fields (which
-/// utoipa does not derive for an enum's variants).
-pub struct MoveBodyDoc;
-
-impl utoipa::PartialSchema for MoveBodyDoc {
-    fn schema() -> RefOr<Schema> {
-        let mut schema = MoveShapes::schema();
-        if let RefOr::T(Schema::OneOf(one_of)) = &mut schema {
-            for shape in &mut one_of.items {
-                if let RefOr::T(Schema::Object(object)) = shape {
-                    object.additional_properties = Some(Box::new(
-                        utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
-                    ));
-                }
-            }
-        }
-        schema
-    }
-}
-
-impl ToSchema for MoveBodyDoc {
-    fn name() -> std::borrow::Cow<'static, str> {
-        "MoveBody".into()
-    }
-
-    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        MoveShapes::schemas(schemas);
-    }
-}
-
-/// `POST /v1/games/{id}/moves` as parsed: every field of every move type, checked
-/// against the type by [`MoveBody::to_move`] (documented as [`MoveBodyDoc`]). An entry of
-/// `legal_moves` may be posted back as it is (its `points` is ignored).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MoveBody {
-    #[serde(rename = "type")]
-    pub kind: MoveType,
-    /// The tile to play (`play` only), `"a-b"` in either order.
-    pub tile: Option<String>,
-    /// Omitted for the lead, or when only one end fits.
-    pub end: Option<End>,
-    /// Points claimed with the play (muggins rules only); must equal the count.
-    pub claim: Option<u16>,
-    /// Ignored: present so a legal move can be sent back verbatim.
-    pub points: Option<u16>,
-    /// Refuse the move (409) unless the game is still at this version.
-    pub expected_version: Option<u64>,
-}
-
 impl MoveBody {
-    pub fn to_move(&self) -> Result<Move, String> {
-        let no_tile = self.tile.is_none() && self.end.is_none() && self.claim.is_none();
-        Ok(match self.kind {
-            MoveType::Play => Move::Play {
-                tile: parse_tile(self.tile.as_deref().ok_or("a play names its tile")?)?,
-                end: self.end,
-                claim: self.claim,
-            },
-            MoveType::Draw if no_tile => Move::Draw,
-            MoveType::Pass if no_tile => Move::Pass,
-            MoveType::Muggins if no_tile => Move::Muggins,
-            MoveType::Resign if no_tile && self.points.is_none() => Move::Resign,
-            MoveType::TimedOut | MoveType::Abandon | MoveType::Forfeit => {
-                return Err("timed_out, abandon and forfeit are the server's moves".into());
-            }
-            MoveType::Resign => return Err("a resign takes no tile, end, claim or points".into()),
-            _ => return Err("only a play takes tile, end or claim".into()),
-        })
-    }
-}
-
-/// A move in its public form (a draw never names its tile), and as listed in
-/// `legal_moves` with the points a play would score.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct MoveView {
-    #[serde(rename = "type")]
-    pub kind: MoveType,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tile: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub end: Option<End>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub claim: Option<u16>,
-    /// In `legal_moves`: the points the move would score.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub points: Option<u16>,
-}
-
-impl MoveView {
-    pub fn of(mv: Move) -> MoveView {
-        let bare = |kind| MoveView {
-            kind,
-            tile: None,
-            end: None,
-            claim: None,
-            points: None,
-        };
-        match mv {
-            Move::Play { tile, end, claim } => MoveView {
-                kind: MoveType::Play,
-                tile: Some(tile.to_string()),
+    /// The move asked for, and the version it is conditional on.
+    pub fn to_request(&self) -> service::MoveRequest {
+        let (mv, expected_version) = match *self {
+            MoveBody::Play {
+                tile,
                 end,
                 claim,
-                points: None,
-            },
-            Move::Draw => bare(MoveType::Draw),
-            Move::Pass => bare(MoveType::Pass),
-            Move::Muggins => bare(MoveType::Muggins),
-            Move::Resign => bare(MoveType::Resign),
-            Move::TimedOut => bare(MoveType::TimedOut),
-            Move::Abandon => bare(MoveType::Abandon),
-            Move::Forfeit => bare(MoveType::Forfeit),
+                expected_version,
+                ..
+            } => (
+                Move::Play {
+                    tile: tile.0,
+                    end,
+                    claim,
+                },
+                expected_version,
+            ),
+            MoveBody::Draw {
+                expected_version, ..
+            } => (Move::Draw, expected_version),
+            MoveBody::Pass {
+                expected_version, ..
+            } => (Move::Pass, expected_version),
+            MoveBody::Muggins {
+                expected_version, ..
+            } => (Move::Muggins, expected_version),
+            MoveBody::Resign { expected_version } => (Move::Resign, expected_version),
+        };
+        service::MoveRequest {
+            mv,
+            expected_version,
         }
     }
 
-    pub fn legal(lm: &LegalMove) -> MoveView {
-        MoveView {
-            points: Some(lm.points),
-            ..MoveView::of(lm.mv)
-        }
+    /// A seat's move as the wire shows it, with `points` when it is listed; `None` for
+    /// the server's own moves.
+    fn of(mv: Move, points: Option<u16>) -> Option<MoveBody> {
+        Some(match mv {
+            Move::Play { tile, end, claim } => MoveBody::Play {
+                tile: TileText(tile),
+                end,
+                claim,
+                points,
+                expected_version: None,
+            },
+            Move::Draw => MoveBody::Draw {
+                points,
+                expected_version: None,
+            },
+            Move::Pass => MoveBody::Pass {
+                points,
+                expected_version: None,
+            },
+            Move::Muggins => MoveBody::Muggins {
+                points,
+                expected_version: None,
+            },
+            Move::Resign => MoveBody::Resign {
+                expected_version: None,
+            },
+            Move::TimedOut | Move::Abandon | Move::Forfeit => return None,
+        })
+    }
+
+    /// `legal_moves` as listed: each with the points it credits.
+    pub fn listed(legal: &[LegalMove]) -> Vec<MoveBody> {
+        legal
+            .iter()
+            .filter_map(|lm| MoveBody::of(lm.mv, Some(lm.points)))
+            .collect()
+    }
+}
+
+/// A move only the server makes, as the log, the export and the event stream show it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMove {
+    /// The seat to move ran out of time; a bot's move for it follows.
+    TimedOut,
+    /// The seat is handed to a bot for good.
+    Abandon,
+    /// The seat ran out of time under `on_timeout: forfeit`.
+    Forfeit,
+}
+
+/// A move as it was made, in its public form (a draw never names its tile): a seat's, or
+/// the server's.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum MadeMove {
+    Seat(MoveBody),
+    Server(ServerMove),
+}
+
+impl MadeMove {
+    pub fn of(mv: Move) -> MadeMove {
+        MoveBody::of(mv, None).map_or(
+            MadeMove::Server(match mv {
+                Move::Abandon => ServerMove::Abandon,
+                Move::Forfeit => ServerMove::Forfeit,
+                _ => ServerMove::TimedOut,
+            }),
+            MadeMove::Seat,
+        )
     }
 }
 
 /// What a move caused, as the caller may see it.
 #[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[schema(as = Event)]
 pub enum EventView {
     RoundStarted {
         round: u16,
@@ -875,6 +876,7 @@ impl ClockView {
 
 /// The game as the caller may see it: a seat's view with its token, else the spectator's.
 #[derive(Serialize, ToSchema)]
+#[schema(example = view_example)]
 pub struct GameView {
     pub game_id: String,
     /// Grows by one with every stored change; the `ETag`.
@@ -896,7 +898,7 @@ pub struct GameView {
     pub hand: Option<Vec<String>>,
     pub your_turn: bool,
     /// Every move you may make now, in the body form of `POST .../moves`.
-    pub legal_moves: Vec<MoveView>,
+    pub legal_moves: Vec<MoveBody>,
     pub last_round: Option<RoundResultView>,
     pub result: Option<MatchResult>,
     /// Null for a game without a clock.
@@ -905,10 +907,20 @@ pub struct GameView {
 
 /// The answer to a move: your new view plus what the move (and the bots after it) caused.
 #[derive(Serialize, ToSchema)]
+#[schema(example = move_result_example)]
 pub struct MoveResult {
     #[serde(flatten)]
     pub view: GameView,
     pub events: Vec<EventView>,
+}
+
+// Examples for the document, taken from a real game (seat 0 against a greedy bot).
+fn view_example() -> serde_json::Value {
+    serde_json::from_str(include_str!("examples/view.json")).expect("the example is JSON")
+}
+
+fn move_result_example() -> serde_json::Value {
+    serde_json::from_str(include_str!("examples/move_result.json")).expect("the example is JSON")
 }
 
 fn pips(mask: u16) -> Vec<u8> {
@@ -986,9 +998,7 @@ impl GameView {
                 .and_then(|p| p.hand)
                 .map(|h| h.iter().map(|t| t.to_string()).collect()),
             your_turn: s.your_turn(),
-            legal_moves: p.map_or_else(Vec::new, |p| {
-                p.legal_moves.iter().map(MoveView::legal).collect()
-            }),
+            legal_moves: p.map_or_else(Vec::new, |p| MoveBody::listed(&p.legal_moves)),
             last_round: p
                 .and_then(|p| p.last_round)
                 .map(|r| RoundResultView::of(&r, s.seats.len(), sides)),
@@ -1032,7 +1042,7 @@ impl GameLog {
                 .map(|(i, entry)| LogEntry {
                     index: i + 1,
                     seat: entry.seat,
-                    mv: MoveView::of(entry.mv),
+                    mv: MadeMove::of(entry.mv),
                     events: EventView::all(&entry.events, &log.seen),
                 })
                 .collect(),
@@ -1064,7 +1074,7 @@ impl ExportedMove {
     pub fn of((seat, mv): (u8, Move)) -> ExportedMove {
         ExportedMove {
             seat,
-            mv: MoveView::of(mv),
+            mv: MadeMove::of(mv),
         }
     }
 }
@@ -1076,7 +1086,7 @@ pub struct LogEntry {
     pub index: usize,
     pub seat: u8,
     #[serde(rename = "move")]
-    pub mv: MoveView,
+    pub mv: MadeMove,
     /// What it caused, as the caller may see it (another seat's draws are "drew a tile").
     pub events: Vec<EventView>,
 }
@@ -1111,12 +1121,13 @@ pub struct GameExport {
 pub struct ExportedMove {
     pub seat: u8,
     #[serde(rename = "move")]
-    pub mv: MoveView,
+    pub mv: MadeMove,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use utoipa::PartialSchema;
 
     /// The documented rules object names exactly the fields the engine serialises.
@@ -1152,9 +1163,37 @@ mod tests {
             end: Some(End::Right),
             claim: Some(10),
         };
-        let listed = MoveView::legal(&LegalMove { mv, points: 10 });
+        let listed = MoveBody::listed(&[LegalMove { mv, points: 10 }]);
         let body: MoveBody =
-            serde_json::from_value(serde_json::to_value(&listed).unwrap()).unwrap();
-        assert_eq!(body.to_move().unwrap(), mv);
+            serde_json::from_value(serde_json::to_value(&listed[0]).unwrap()).unwrap();
+        assert_eq!(body.to_request().mv, mv);
+    }
+
+    #[test]
+    fn a_move_body_refuses_fields_its_type_does_not_take() {
+        for body in [
+            json!({"type": "draw", "tile": "1-2"}),
+            json!({"type": "resign", "points": 0}),
+            json!({"type": "timed_out"}),
+            json!({"type": "play"}),
+            json!({"type": "play", "tile": "1-2", "spin": true}),
+        ] {
+            assert!(
+                serde_json::from_value::<MoveBody>(body.clone()).is_err(),
+                "{body} was accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn the_server_s_moves_are_shown_by_their_type_alone() {
+        assert_eq!(
+            serde_json::to_value(MadeMove::of(Move::TimedOut)).unwrap(),
+            json!({"type": "timed_out"})
+        );
+        assert_eq!(
+            serde_json::to_value(MadeMove::of(Move::Draw)).unwrap(),
+            json!({"type": "draw"})
+        );
     }
 }

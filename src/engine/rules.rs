@@ -68,29 +68,61 @@ word_enum!(
     LeadDoubleCount { Both = "both", One = "one" }
 );
 
-/// A complete rule set. `Copy`; stored with every game and shown in every view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Rules {
-    pub max_pip: u8,
-    pub hand_size: u8,
-    pub teams: bool,
-    pub opening: Opening,
-    pub next_leader: NextLeader,
-    pub spinner: Spinner,
-    pub draw: DrawRule,
-    pub draw_anytime: bool,
-    pub boneyard_reserve: u8,
-    pub when_stuck: WhenStuck,
-    pub scoring: Scoring,
-    pub blocked_award: BlockedAward,
-    pub blocked_tie: BlockedTie,
-    pub muggins: bool,
-    pub boneyard_to_winner: bool,
-    pub double_value: DoubleValue,
-    pub double_blank_value: u8,
-    pub lead_double_count: LeadDoubleCount,
-    pub target: Option<u16>,
-    pub rounds: Option<u16>,
+/// Writes the rule set's fields once: [`Rules`], its partial [`RulesPatch`], and taking a
+/// patch over, so a new rule is one line here.
+macro_rules! rule_set {
+    ($($field:ident: $ty:ty),+ $(,)?) => {
+        /// A complete rule set. `Copy`; stored with every game and shown in every view.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub struct Rules {
+            $(pub $field: $ty,)+
+        }
+
+        /// Partial overrides on top of a preset: every field optional, unknown fields
+        /// refused. A field given as `null` sets it to nothing where the rule allows that
+        /// (`target`, `rounds`), and is refused elsewhere.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct RulesPatch {
+            $(
+                #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+                pub $field: Option<$ty>,
+            )+
+        }
+
+        impl Rules {
+            /// Every field the patch gives, taken over as it is.
+            fn take(mut self, patch: &RulesPatch) -> Rules {
+                $(if let Some(value) = patch.$field {
+                    self.$field = value;
+                })+
+                self
+            }
+        }
+    };
+}
+
+rule_set! {
+    max_pip: u8,
+    hand_size: u8,
+    teams: bool,
+    opening: Opening,
+    next_leader: NextLeader,
+    spinner: Spinner,
+    draw: DrawRule,
+    draw_anytime: bool,
+    boneyard_reserve: u8,
+    when_stuck: WhenStuck,
+    scoring: Scoring,
+    blocked_award: BlockedAward,
+    blocked_tie: BlockedTie,
+    muggins: bool,
+    boneyard_to_winner: bool,
+    double_value: DoubleValue,
+    double_blank_value: u8,
+    lead_double_count: LeadDoubleCount,
+    target: Option<u16>,
+    rounds: Option<u16>,
 }
 
 /// The documented default hand for each set: 7 with double-6, 9 with double-9 (seed 001),
@@ -274,103 +306,30 @@ fn refuse(field: &'static str, message: impl Into<String>) -> Result<(), RulesEr
     })
 }
 
-/// Accepts an explicit `null` as `Some(None)` ("set to nothing"), unlike a missing field.
-fn explicit<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+/// A field that is present is `Some`, even when it is `null` (which only an
+/// `Option` rule accepts: `Some(None)`, "set to nothing"), unlike a missing field.
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de>,
 {
-    Option::<T>::deserialize(d).map(Some)
-}
-
-/// Partial overrides on top of a preset (every field optional; unknown fields refused).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RulesPatch {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_pip: Option<u8>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hand_size: Option<u8>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub teams: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub opening: Option<Opening>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_leader: Option<NextLeader>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spinner: Option<Spinner>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub draw: Option<DrawRule>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub draw_anytime: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub boneyard_reserve: Option<u8>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub when_stuck: Option<WhenStuck>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scoring: Option<Scoring>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocked_award: Option<BlockedAward>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocked_tie: Option<BlockedTie>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub muggins: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub boneyard_to_winner: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub double_value: Option<DoubleValue>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub double_blank_value: Option<u8>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lead_double_count: Option<LeadDoubleCount>,
-    #[serde(
-        default,
-        deserialize_with = "explicit",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub target: Option<Option<u16>>,
-    #[serde(
-        default,
-        deserialize_with = "explicit",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub rounds: Option<Option<u16>>,
+    T::deserialize(d).map(Some)
 }
 
 impl Rules {
     /// This rule set with `patch` applied. Changing `max_pip` without `hand_size` moves the
     /// hand to that set's default, so `{"max_pip": 9}` gives the double-9 game of seed 001.
     pub fn with(self, patch: &RulesPatch) -> Rules {
-        let mut r = self;
-        macro_rules! take {
-            ($($f:ident),*) => { $( if let Some(v) = patch.$f { r.$f = v; } )* };
-        }
-        take!(
-            max_pip,
-            hand_size,
-            teams,
-            opening,
-            next_leader,
-            spinner,
-            draw,
-            draw_anytime,
-            boneyard_reserve,
-            when_stuck,
-            scoring,
-            blocked_award,
-            blocked_tie,
-            muggins,
-            boneyard_to_winner,
-            double_value,
-            double_blank_value,
-            lead_double_count,
-            target,
-            rounds
-        );
+        let mut r = self.take(patch);
         if patch.max_pip.is_some() && patch.hand_size.is_none() {
             r.hand_size = default_hand_size(r.max_pip);
         }
         r
+    }
+
+    /// The seat counts these rules can be played with, fewest first.
+    pub fn seat_counts(&self) -> Vec<u8> {
+        (2..=4).filter(|&n| self.validate(n).is_ok()).collect()
     }
 
     /// Refuses a rule set that contradicts itself or cannot be dealt to `seats` seats.
@@ -566,6 +525,23 @@ mod tests {
         assert_eq!((r.target, r.rounds), (None, Some(3)));
         let patch: RulesPatch = serde_json::from_str(r#"{"rounds": 3}"#).unwrap();
         assert_eq!(Preset::Classic.rules().with(&patch).target, Some(100));
+    }
+
+    #[test]
+    fn null_is_refused_for_a_rule_that_cannot_be_nothing() {
+        for field in ["max_pip", "teams", "draw", "double_blank_value"] {
+            let json = format!(r#"{{"{field}": null}}"#);
+            assert!(
+                serde_json::from_str::<RulesPatch>(&json).is_err(),
+                "{field}"
+            );
+        }
+    }
+
+    #[test]
+    fn penalty_s_start_tile_and_reserve_leave_no_room_for_four_hands() {
+        assert_eq!(Preset::Penalty.rules().seat_counts(), [2, 3]);
+        assert_eq!(Preset::Classic.rules().seat_counts(), [2, 3, 4]);
     }
 
     #[test]

@@ -67,3 +67,37 @@ async fn swagger_ui_without_slash_redirects() {
     assert_eq!(res.status().as_u16(), 301);
     assert_eq!(res.headers()["location"], "/swagger-ui/");
 }
+
+/// The keys of an object, and of the objects under `nested` keys (first array element).
+fn keys(value: &serde_json::Value, nested: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+    for key in nested {
+        let inner = match &value[key] {
+            serde_json::Value::Array(items) => items.first().cloned(),
+            other => Some(other.clone()),
+        };
+        if let Some(serde_json::Value::Object(object)) = inner {
+            out.extend(object.keys().map(|k| format!("{key}.{k}")));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn the_documented_view_and_move_answer_show_the_fields_real_ones_have() {
+    let app = spawn_app().await;
+    let doc: serde_json::Value = app.get("/openapi.json").await.json().await.unwrap();
+    let (id, players) = app
+        .start_game(serde_json::json!({"preset": "all_fives", "seed": "example", "bots": [{"seat": 1, "level": "greedy"}]}))
+        .await;
+    let view = app.view(&id, Some(&players[0].token)).await;
+    let mv = view["legal_moves"][0].clone();
+    let moved = app.play(&id, &players[0].token, &mv).await;
+    let nested = ["seats", "round", "legal_moves", "events"];
+    for (schema, real) in [("GameView", view), ("MoveResult", moved)] {
+        let example = &doc["components"]["schemas"][schema]["example"];
+        assert!(example.is_object(), "{schema} has an example");
+        assert_eq!(keys(example, &nested), keys(&real, &nested), "{schema}");
+    }
+}

@@ -8,6 +8,7 @@ use crate::helpers::{TestApp, assert_problem, on_both_stores};
 
 on_both_stores!(
     presets_lists_the_six_presets_with_their_full_rules,
+    each_preset_names_exactly_the_seat_counts_a_game_may_be_created_with,
     creating_a_game_answers_201_with_its_location_and_the_spectator_view,
     a_game_made_with_a_seed_or_a_deal_says_it_is_prearranged,
     open_games_are_listed_newest_first_and_paginated,
@@ -43,6 +44,32 @@ const RULE_FIELDS: [&str; 20] = [
     "target",
     "rounds",
 ];
+
+async fn each_preset_names_exactly_the_seat_counts_a_game_may_be_created_with(app: TestApp) {
+    let presets: Vec<Value> = app.get("/v1/presets").await.json().await.unwrap();
+    for preset in &presets {
+        let name = preset["name"].as_str().unwrap();
+        let allowed: Vec<u64> = preset["seats"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name} has no seats"))
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .collect();
+        assert!(!allowed.is_empty(), "{name}");
+        for seats in 2..=4u64 {
+            let res = app
+                .post_json("/v1/games", &json!({"preset": name, "seats": seats}))
+                .await;
+            let created = res.status().as_u16() == 201;
+            assert_eq!(
+                created,
+                allowed.contains(&seats),
+                "{name} with {seats} seats answered {}",
+                res.status()
+            );
+        }
+    }
+}
 
 async fn presets_lists_the_six_presets_with_their_full_rules(app: TestApp) {
     let res = app.get("/v1/presets").await;
