@@ -15,7 +15,7 @@ use utoipa::IntoParams;
 use crate::api::error::{ApiError, problems};
 use crate::api::wire::*;
 use crate::engine::Preset;
-use crate::service::{self, GameService, NewGame, PublicEvent, RequestKey, Seen};
+use crate::service::{self, GameService, NewGame, RequestKey, Seen, Watched};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/v1/presets").route(web::get().to(list_presets)))
@@ -379,7 +379,8 @@ pub async fn make_move(
     Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))
 }
 
-/// One Server-Sent Event per stored version, public facts only.
+/// One Server-Sent Event per stored version: public facts, and on a seat's stream that
+/// seat's view.
 #[derive(serde::Serialize, utoipa::ToSchema)]
 pub struct VersionEvent {
     pub version: u64,
@@ -387,6 +388,10 @@ pub struct VersionEvent {
     pub turn: Option<u8>,
     /// The moves stored with this version, in public form.
     pub moves: Vec<ExportedMove>,
+    /// Only on a stream opened with a seat's token: that seat's view, loaded right after
+    /// this version was stored (its `version` may be later when moves followed quickly).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub view: Option<GameView>,
 }
 
 /// One event of the stream as it travels: the SSE fields, `data` holding a `VersionEvent`
@@ -406,12 +411,13 @@ pub struct VersionEventFrame {
     data: String,
 }
 
-fn sse_frame(event: &PublicEvent) -> web::Bytes {
+fn sse_frame(Watched { event, seen }: &Watched) -> web::Bytes {
     let wire = VersionEvent {
         version: event.version,
         status: event.status,
         turn: event.turn,
         moves: event.moves.iter().map(|&m| ExportedMove::of(m)).collect(),
+        view: seen.as_ref().map(GameView::of),
     };
     let json = serde_json::to_string(&wire).expect("events serialise");
     web::Bytes::from(format!(
@@ -421,7 +427,8 @@ fn sse_frame(event: &PublicEvent) -> web::Bytes {
 }
 
 /// Server-Sent Events: one event per new version (`id:` = version); `Last-Event-ID`
-/// resumes. Public facts only, so no token is needed.
+/// resumes. Public facts only, so no token is needed; with a seat's token each event also
+/// carries that seat's view (a bot's one stream: no request after each event).
 #[utoipa::path(
     get,
     path = "/v1/games/{id}/events",
@@ -429,10 +436,12 @@ fn sse_frame(event: &PublicEvent) -> web::Bytes {
     operation_id = "game_events",
     params(("id" = uuid::Uuid, Path, description = "The game"),
         ("Last-Event-ID" = Option<u64>, Header, nullable = false, description = "Resume after this version: the stored events after it follow (when the capped history no longer reaches back, one event for the current version stands for the missed ones).")),
+    security((), ("seat_token" = [])),
     responses(
-        (status = 200, description = "`text/event-stream` of `version` events, each a VersionEvent in `data`, starting with the current version; a comment every 15 s keeps it alive; the stream ends after a finished game's last event.",
+        (status = 200, description = "`text/event-stream` of `version` events, each a VersionEvent in `data`, starting with the current version; with a seat's token each carries that seat's `view`; a comment every 15 s keeps it alive; the stream ends after a finished game's last event.",
             content_type = "text/event-stream", body = VersionEventFrame),
         (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
         (status = 404, response = problems::NotFound),
         (status = 503, response = problems::StoreUnavailable),
     ),
@@ -452,7 +461,7 @@ pub async fn game_events(
                 .ok_or_else(|| ApiError::BadRequest("Last-Event-ID is a version number".into()))?,
         ),
     };
-    let feed = games.events(&id, after).await?;
+    let feed = games.events(&id, after, bearer(request.headers())?).await?;
     let hello = web::Bytes::from(format!(": game {id} at version {}\n\n", feed.current));
     // A comment after 15 s without an event keeps proxies from closing the stream.
     let frames = futures_util::stream::unfold(feed.events, |mut events| async move {

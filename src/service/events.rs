@@ -6,7 +6,7 @@
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 
-use super::{Error, GameService, Record, Status};
+use super::{Error, GameService, Record, Seen, Status, viewer_of};
 use crate::engine::Move;
 use crate::store::{Event as StoredEvent, EventStream, GameStore};
 
@@ -45,21 +45,62 @@ impl PublicEvent {
 pub struct Feed {
     /// The game's version when the feed opened.
     pub current: u64,
-    pub events: BoxStream<'static, PublicEvent>,
+    pub events: BoxStream<'static, Watched>,
+}
+
+/// One event of a feed, and for a seat's feed that seat's view as loaded right after it
+/// (at the event's version or a later one: its own `version` says which).
+pub struct Watched {
+    pub event: PublicEvent,
+    pub seen: Option<Seen>,
 }
 
 impl GameService {
     /// The events of game `id` with a version above `after` (every one to come, with
-    /// `None`).
-    pub async fn events(&self, id: &str, after: Option<u64>) -> Result<Feed, Error> {
+    /// `None`); with a seat's `token`, each with that seat's view, so a bot needs no
+    /// second request to see its hand.
+    pub async fn events(
+        &self,
+        id: &str,
+        after: Option<u64>,
+        token: Option<&str>,
+    ) -> Result<Feed, Error> {
         let (live, version, record) = self.watch(id).await?;
+        let viewer = viewer_of(&record, token)?;
         // The history holds versions up to the current one: nothing to read when the
         // client has them all.
         let backlog = match after {
             Some(after) if after < version => self.store.events_since(id, after).await?,
             _ => Vec::new(),
         };
-        Ok(feed(live, backlog, version, &record, after))
+        let Feed { current, events } = feed(live, backlog, version, &record, after);
+        let events = match viewer {
+            None => events,
+            Some(seat) => {
+                let (store, id) = (self.store.clone(), id.to_owned());
+                events
+                    .then(move |watched| {
+                        let (store, id) = (store.clone(), id.clone());
+                        async move {
+                            match super::load(&store, &id).await {
+                                Ok((version, record)) => Some(Watched {
+                                    seen: Some(Seen::of(&id, version, &record, Some(seat))),
+                                    ..watched
+                                }),
+                                Err(e) => {
+                                    // The client resumes with Last-Event-ID.
+                                    tracing::warn!(game_id = %id, error = %e, "a seat's event stream ends: its view could not be loaded");
+                                    None
+                                }
+                            }
+                        }
+                    })
+                    .take_while(|w| std::future::ready(w.is_some()))
+                    .filter_map(std::future::ready)
+                    .boxed()
+            }
+        };
+        Ok(Feed { current, events })
     }
 
     /// Subscribes to game `id`'s live events, then loads it: nothing stored in between is
@@ -110,7 +151,8 @@ fn feed(
                 if event.version > last {
                     let done = event.status == Status::Finished;
                     let last = event.version;
-                    return Some((event, (inner, last, done)));
+                    let watched = Watched { event, seen: None };
+                    return Some((watched, (inner, last, done)));
                 }
             }
             None

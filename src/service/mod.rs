@@ -40,7 +40,7 @@ use crate::store::any::AnyStore;
 use crate::store::{Deadline, GameStore, Save, SaveOutcome, StoreError};
 
 pub use clock::{ClockSettings, OnTimeout};
-pub use events::{Feed, PublicEvent};
+pub use events::{Feed, PublicEvent, Watched};
 pub use idempotency::RequestKey;
 pub use record::{Record, Seat, Status};
 pub use view::{ClockView, Export, Joined, Log, LogEntry, Moved, Seen};
@@ -248,8 +248,7 @@ impl GameService {
     }
 
     async fn load(&self, id: &str) -> Result<(u64, Record), Error> {
-        let stored = self.store.load(id).await?.ok_or(Error::NotFound)?;
-        Ok((stored.version, Record::decode(&stored.bytes)?))
+        load(&self.store, id).await
     }
 
     /// Loads a game and the seat of `token` (`None` for a spectator, without a token).
@@ -705,6 +704,12 @@ impl GameService {
 }
 
 /// The seat of `token` (`None` for a spectator, without a token).
+/// Game `id`'s version and record, checked.
+async fn load(store: &AnyStore, id: &str) -> Result<(u64, Record), Error> {
+    let stored = store.load(id).await?.ok_or(Error::NotFound)?;
+    Ok((stored.version, Record::decode(&stored.bytes)?))
+}
+
 fn viewer_of(record: &Record, token: Option<&str>) -> Result<Option<u8>, Error> {
     token
         .map(|t| record.seat_of(t).ok_or(UNKNOWN_TOKEN))

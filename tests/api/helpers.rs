@@ -466,9 +466,22 @@ pub struct SseEvent {
 impl EventStream {
     /// Opens `GET /v1/games/{id}/events`, optionally resuming after `last_event_id`.
     pub async fn open(app: &TestApp, id: &str, last_event_id: Option<u64>) -> EventStream {
+        EventStream::open_as(app, id, last_event_id, None).await
+    }
+
+    /// [`EventStream::open`], as the seat of `token` when given.
+    pub async fn open_as(
+        app: &TestApp,
+        id: &str,
+        last_event_id: Option<u64>,
+        token: Option<&str>,
+    ) -> EventStream {
         let mut req = app.client.get(app.url(&format!("/v1/games/{id}/events")));
         if let Some(last) = last_event_id {
             req = req.header("last-event-id", last.to_string());
+        }
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
         }
         let res = req.send().await.expect("the stream opens");
         assert_eq!(res.status().as_u16(), 200);

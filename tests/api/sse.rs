@@ -1,16 +1,19 @@
-//! The event stream: one event per version, public facts only, resumable.
+//! The event stream: one event per version, public facts (and a seat's own view, with its
+//! token), resumable.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{EventStream, TestApp, on_every_store};
+use crate::helpers::{EventStream, TestApp, assert_problem, on_every_store};
 
 on_every_store!(
     the_event_stream_sends_an_event_with_the_new_version_after_a_move,
     last_event_id_resumes_with_the_later_versions_from_history,
     the_event_stream_shows_a_draw_without_its_tile,
     the_event_stream_ends_after_the_match_ends,
+    a_seat_s_stream_carries_that_seat_s_view_with_each_event,
+    a_stream_asked_for_with_a_token_of_no_seat_is_refused,
 );
 
 const WITHIN: Duration = Duration::from_secs(4);
@@ -138,4 +141,52 @@ async fn the_event_stream_ends_after_the_match_ends(app: TestApp) {
     let mut stream = EventStream::open(&app, &id, Some(last_version)).await;
     assert!(stream.next(WITHIN).await.is_none());
     assert!(stream.ended, "closed at once");
+}
+
+async fn a_seat_s_stream_carries_that_seat_s_view_with_each_event(app: TestApp) {
+    let (id, players) = app
+        .start_game(json!({"preset": "block", "seed": "seat stream"}))
+        .await;
+    let me = &players[0];
+    let mut mine = EventStream::open_as(&app, &id, None, Some(&me.token)).await;
+    let mut public = EventStream::open(&app, &id, None).await;
+    let opening = mine.next(WITHIN).await.expect("the current version first");
+    assert_eq!(opening.data["view"]["you"], 0);
+    assert_eq!(
+        opening.data["view"]["hand"],
+        app.view(&id, Some(&me.token)).await["hand"]
+    );
+    let spectators = public
+        .next(WITHIN)
+        .await
+        .expect("the current version first");
+    assert!(spectators.data.get("view").is_none(), "{}", spectators.data);
+
+    let turn = opening.data["turn"].as_u64().unwrap() as usize;
+    let view = app.view(&id, Some(&players[turn].token)).await;
+    app.play(&id, &players[turn].token, &view["legal_moves"][0])
+        .await;
+    let event = mine.next(WITHIN).await.expect("an event after the move");
+    let seen = &event.data["view"];
+    assert!(seen["version"].as_u64() >= event.id, "{seen}");
+    assert_eq!(seen["you"], 0);
+    // The seat's own view, as it would read it: its hand, its turn, its legal moves.
+    let now = app.view(&id, Some(&me.token)).await;
+    for field in ["hand", "your_turn", "legal_moves", "version"] {
+        assert_eq!(seen[field], now[field], "{field}");
+    }
+    let spectators = public.next(WITHIN).await.expect("an event after the move");
+    assert!(spectators.data.get("view").is_none());
+}
+
+async fn a_stream_asked_for_with_a_token_of_no_seat_is_refused(app: TestApp) {
+    let (id, _) = app.start_game(json!({"preset": "block"})).await;
+    let res = app
+        .client
+        .get(app.url(&format!("/v1/games/{id}/events")))
+        .bearer_auth("not-a-seat")
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 401, "unauthorized").await;
 }
