@@ -24,6 +24,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(create_game))
                 .route(web::get().to(list_games)),
         )
+        .service(web::resource("/v1/lobby/events").route(web::get().to(lobby_events)))
         .service(web::resource("/v1/games/{id}").route(web::get().to(get_game)))
         .service(web::resource("/v1/games/{id}/seats").route(web::post().to(take_seat)))
         .service(web::resource("/v1/games/{id}/moves").route(web::post().to(make_move)))
@@ -479,6 +480,69 @@ pub async fn game_events(
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header(("X-Accel-Buffering", HeaderValue::from_static("no")))
         .streaming(stream))
+}
+
+/// Server-Sent Events of the lobby: games opened, filled and finished, from now on. To
+/// follow the list of open games without polling it: open this, then list, then apply
+/// the news.
+#[utoipa::path(
+    get,
+    path = "/v1/lobby/events",
+    tag = "lobby",
+    operation_id = "lobby_events",
+    security(()),
+    responses(
+        (status = 200, description = "`text/event-stream` of `opened`, `filled` and `finished` events, each a LobbyEvent in `data`; a comment every 15 s keeps it alive. Nothing is replayed: list the open games after the stream opens.",
+            content_type = "text/event-stream", body = LobbyEventFrame),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn lobby_events(games: web::Data<GameService>) -> Result<HttpResponse, ApiError> {
+    let news = games.lobby().await?;
+    let hello = web::Bytes::from_static(b": lobby\n\n");
+    let frames = futures_util::stream::unfold(news, |mut news| async move {
+        loop {
+            match tokio::time::timeout(Duration::from_secs(15), news.next()).await {
+                Ok(Some(event)) => {
+                    let Some(wire) = LobbyEventView::of(&event) else {
+                        continue;
+                    };
+                    let json = serde_json::to_string(&wire).expect("lobby news serialises");
+                    let name = match wire {
+                        LobbyEventView::Opened { .. } => "opened",
+                        LobbyEventView::Filled { .. } => "filled",
+                        LobbyEventView::Finished { .. } => "finished",
+                    };
+                    let frame = format!("event: {name}\ndata: {json}\n\n");
+                    return Some((web::Bytes::from(frame), news));
+                }
+                Ok(None) => return None,
+                Err(_) => return Some((web::Bytes::from_static(b": keep-alive\n\n"), news)),
+            }
+        }
+    });
+    let stream = futures_util::stream::once(async move { hello })
+        .chain(frames)
+        .map(Ok::<_, actix_web::Error>);
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, "text/event-stream"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header(("X-Accel-Buffering", HeaderValue::from_static("no")))
+        .streaming(stream))
+}
+
+/// One event of the lobby's stream as it travels: `event` names it, `data` holds a
+/// `LobbyEvent` as JSON.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[allow(dead_code)] // documentation of the stream's framing: the frame is written by hand
+pub struct LobbyEventFrame {
+    #[schema(example = "opened")]
+    event: String,
+    /// A `LobbyEvent`, as JSON.
+    #[schema(
+        example = r#"{"type":"opened","game":{"game_id":"0b9f3a52-8f0e-4a55-9f0c-5c8d9c4e7b21","preset":"all_fives","seats":2,"free_seats":[0],"created_ms":1795000000000}}"#
+    )]
+    data: String,
 }
 
 /// The move history as the caller may see it (another seat's draws show no tile).

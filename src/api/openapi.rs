@@ -39,7 +39,7 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
     ),
     paths(
         games::list_presets, games::create_game, games::list_games, games::take_seat, games::get_game,
-        games::make_move, games::game_events, games::game_log, games::export_game,
+        games::make_move, games::game_events, games::lobby_events, games::game_log, games::export_game,
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(

@@ -400,6 +400,33 @@ pub struct GameSummary {
     pub created_ms: u64,
 }
 
+/// News of the lobby, on `GET /v1/lobby/events`.
+#[derive(Serialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[schema(as = LobbyEvent)]
+pub enum LobbyEventView {
+    /// A game was listed: it waits for players.
+    Opened { game: GameSummary },
+    /// Its last seat was taken: it left the list and started.
+    Filled { game_id: String },
+    /// Its match ended.
+    Finished { game_id: String },
+}
+
+impl LobbyEventView {
+    /// `None` for an opened game gone before its news could be shown.
+    pub fn of(event: &service::LobbyEvent) -> Option<LobbyEventView> {
+        let game_id = event.game_id.clone();
+        Some(match event.news {
+            service::LobbyNews::Opened => LobbyEventView::Opened {
+                game: GameSummary::of(event.seen.as_ref()?),
+            },
+            service::LobbyNews::Filled => LobbyEventView::Filled { game_id },
+            service::LobbyNews::Finished => LobbyEventView::Finished { game_id },
+        })
+    }
+}
+
 /// A page of open games, newest first.
 #[derive(Serialize, ToSchema)]
 pub struct GameList {

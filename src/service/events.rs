@@ -165,6 +165,83 @@ fn feed(
     }
 }
 
+/// What happened in the lobby.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub enum LobbyNews {
+    /// A game was listed: it waits for players.
+    Opened,
+    /// Its last seat was taken: it left the list and started.
+    Filled,
+    /// Its match ended.
+    Finished,
+}
+
+/// One piece of lobby news; an opened game comes with its spectator view (for the list's
+/// summary), loaded when the news arrived.
+pub struct LobbyEvent {
+    pub news: LobbyNews,
+    pub game_id: String,
+    pub seen: Option<Seen>,
+}
+
+/// The published form: the format byte, then postcard.
+#[derive(Serialize, Deserialize)]
+struct StoredNews {
+    news: LobbyNews,
+    game_id: String,
+}
+
+impl GameService {
+    /// Tells every lobby watcher, on every process. Best effort: the news is a hint, the
+    /// list is the truth, so a failure is logged and the change it follows stands.
+    pub(super) async fn announce(&self, news: LobbyNews, id: &str) {
+        let stored = StoredNews {
+            news,
+            game_id: id.to_owned(),
+        };
+        let payload = postcard::to_extend(&stored, vec![FORMAT]).expect("news serialises");
+        let event = StoredEvent {
+            version: super::now_ms(),
+            payload,
+        };
+        if let Err(e) = self.store.publish_lobby(event).await {
+            tracing::warn!(game_id = %id, error = %e, ?news, "lobby news not published");
+        }
+    }
+
+    /// Live lobby news: games opened, filled and finished from now on (list the open games
+    /// after this returns, and nothing is missed in between).
+    pub async fn lobby(&self) -> Result<BoxStream<'static, LobbyEvent>, Error> {
+        let live = self.store.subscribe_lobby().await?;
+        let store = self.store.clone();
+        Ok(live
+            .filter_map(move |event| {
+                let store = store.clone();
+                async move {
+                    let stored: StoredNews = match event.payload.split_first() {
+                        Some((&FORMAT, rest)) => postcard::from_bytes(rest).ok()?,
+                        _ => return None,
+                    };
+                    let seen = match stored.news {
+                        // Gone or filled since: the news that follows says so.
+                        LobbyNews::Opened => {
+                            let (version, record) =
+                                super::load(&store, &stored.game_id).await.ok()?;
+                            Some(Seen::of(&stored.game_id, version, &record, None))
+                        }
+                        LobbyNews::Filled | LobbyNews::Finished => None,
+                    };
+                    Some(LobbyEvent {
+                        news: stored.news,
+                        game_id: stored.game_id,
+                        seen,
+                    })
+                }
+            })
+            .boxed())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

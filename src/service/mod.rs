@@ -40,7 +40,7 @@ use crate::store::any::AnyStore;
 use crate::store::{Deadline, GameStore, Save, SaveOutcome, StoreError};
 
 pub use clock::{ClockSettings, OnTimeout};
-pub use events::{Feed, PublicEvent, Watched};
+pub use events::{Feed, LobbyEvent, LobbyNews, PublicEvent, Watched};
 pub use idempotency::RequestKey;
 pub use record::{Record, Seat, Status};
 pub use view::{ClockView, Export, Joined, Log, LogEntry, Moved, Seen};
@@ -244,6 +244,11 @@ impl GameService {
         self.metrics.games_created.inc();
         self.metrics.moves_applied.inc_by(bot_moves.len() as u64);
         tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged, "game created");
+        if listed {
+            self.announce(LobbyNews::Opened, &id).await;
+        } else if record.status() == Status::Finished {
+            self.announce(LobbyNews::Finished, &id).await;
+        }
         Ok(Seen::of(&id, 1, &record, None))
     }
 
@@ -497,8 +502,12 @@ impl GameService {
                     for (s, mv) in &event.moves {
                         tracing::info!(game_id = %id, seat = s, mv = ?mv, version, "move applied");
                     }
+                    if unlist {
+                        self.announce(LobbyNews::Filled, id).await;
+                    }
                     if status == Status::Finished {
                         tracing::info!(game_id = %id, scores = ?record.game.scores(), "match ended");
+                        self.announce(LobbyNews::Finished, id).await;
                     }
                     return Ok(Updated::Saved {
                         version,

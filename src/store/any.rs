@@ -99,6 +99,14 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.index_deadline(id, version, deadline))
     }
 
+    async fn publish_lobby(&self, event: super::Event) -> Result<(), StoreError> {
+        delegate!(self, s => s.publish_lobby(event))
+    }
+
+    async fn subscribe_lobby(&self) -> Result<EventStream, StoreError> {
+        delegate!(self, s => s.subscribe_lobby())
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         delegate!(self, s => s.ping())
     }

@@ -26,7 +26,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 use super::{
-    Event, EventStream, GameId, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError, Stored,
+    Event, EventStream, GameId, GameStore, IdempotencyRecord, LOBBY_CHANNEL, Save, SaveOutcome,
+    StoreError, Stored,
 };
 
 /// How many events of one game are kept for `events_since` (the Redis store keeps the same).
@@ -331,6 +332,19 @@ impl GameStore for MemoryStore {
             inner.set_deadline(id, deadline);
         }
         Ok(())
+    }
+
+    async fn publish_lobby(&self, event: Event) -> Result<(), StoreError> {
+        let (inner, _) = self.lock();
+        if let Some(tx) = inner.channels.get(LOBBY_CHANNEL) {
+            // No subscriber: nobody to tell.
+            let _ = tx.send(event);
+        }
+        Ok(())
+    }
+
+    async fn subscribe_lobby(&self) -> Result<EventStream, StoreError> {
+        self.subscribe(LOBBY_CHANNEL).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

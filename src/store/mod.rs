@@ -24,6 +24,10 @@ use std::pin::Pin;
 
 use futures_util::Stream;
 
+/// The live channel of the lobby's news: not a game id (those are UUIDs), so it shares the
+/// games' channel machinery without meeting one of them.
+pub(crate) const LOBBY_CHANNEL: &str = "lobby";
+
 /// A game's identifier as the store sees it (the service uses UUIDs, written as text).
 pub type GameId = str;
 
@@ -183,6 +187,13 @@ pub trait GameStore: Send + Sync + 'static {
         version: u64,
         deadline: Option<u64>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Publishes news of the lobby (a game opened, filled or finished) to every lobby
+    /// subscriber on every server process. Kept nowhere: a client lists, then listens.
+    fn publish_lobby(&self, event: Event) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Live news of the lobby, from any server process.
+    fn subscribe_lobby(&self) -> impl Future<Output = Result<EventStream, StoreError>> + Send;
 
     /// Answers when the store is reachable (for `/readyz`).
     fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;

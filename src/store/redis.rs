@@ -114,7 +114,8 @@ use tokio::task::JoinHandle;
 
 use super::memory::{EVENT_HISTORY, receiver_stream};
 use super::{
-    Event, EventStream, GameId, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError, Stored,
+    Event, EventStream, GameId, GameStore, IdempotencyRecord, LOBBY_CHANNEL, Save, SaveOutcome,
+    StoreError, Stored,
 };
 
 /// How many live events a local subscriber may fall behind before its stream ends.
@@ -1053,6 +1054,22 @@ impl GameStore for RedisStore {
 
     /// PING (in cluster mode: every master), and in cluster mode the cluster's own view
     /// of its health: `cluster_state:ok` means every slot is served.
+    async fn publish_lobby(&self, event: Event) -> Result<(), StoreError> {
+        let mut conn = self.conns.get()?;
+        self.bounded(
+            "lobby news",
+            redis::cmd("SPUBLISH")
+                .arg(self.keys.channel(LOBBY_CHANNEL))
+                .arg(encode_event(event.version, &event.payload))
+                .exec_async(&mut conn),
+        )
+        .await
+    }
+
+    async fn subscribe_lobby(&self) -> Result<EventStream, StoreError> {
+        self.fanout.subscribe(LOBBY_CHANNEL).await
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         let mut conn = self.conns.get()?;
         let deadline = self.deadline();

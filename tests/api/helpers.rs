@@ -483,6 +483,15 @@ impl EventStream {
         if let Some(token) = token {
             req = req.bearer_auth(token);
         }
+        EventStream::from(req).await
+    }
+
+    /// Opens the lobby's stream, `GET /v1/lobby/events`.
+    pub async fn lobby(app: &TestApp) -> EventStream {
+        EventStream::from(app.client.get(app.url("/v1/lobby/events"))).await
+    }
+
+    async fn from(req: reqwest::RequestBuilder) -> EventStream {
         let res = req.send().await.expect("the stream opens");
         assert_eq!(res.status().as_u16(), 200);
         assert_eq!(res.headers()["content-type"], "text/event-stream");

@@ -14,6 +14,7 @@ on_every_store!(
     the_event_stream_ends_after_the_match_ends,
     a_seat_s_stream_carries_that_seat_s_view_with_each_event,
     a_stream_asked_for_with_a_token_of_no_seat_is_refused,
+    the_lobby_stream_tells_of_games_opened_filled_and_finished,
 );
 
 const WITHIN: Duration = Duration::from_secs(4);
@@ -189,4 +190,31 @@ async fn a_stream_asked_for_with_a_token_of_no_seat_is_refused(app: TestApp) {
         .await
         .unwrap();
     assert_problem(res, 401, "unauthorized").await;
+}
+
+async fn the_lobby_stream_tells_of_games_opened_filled_and_finished(app: TestApp) {
+    let mut news = EventStream::lobby(&app).await;
+    let (id, _) = app
+        .create_game(json!({"preset": "block", "bots": [{"seat": 1, "level": "greedy"}]}))
+        .await;
+    // Other tests' games share the stream: skip their news.
+    let mut next_of_mine = async |kind: &str| loop {
+        let event = news.next(WITHIN).await.expect("news of the game");
+        let about = event.data["game_id"]
+            .as_str()
+            .or(event.data["game"]["game_id"].as_str());
+        if about == Some(id.as_str()) {
+            assert_eq!(event.event.as_deref(), Some(kind), "{}", event.data);
+            assert_eq!(event.data["type"], kind);
+            return event.data;
+        }
+    };
+    let opened = next_of_mine("opened").await;
+    assert_eq!(opened["game"]["free_seats"], json!([0]));
+    assert_eq!(opened["game"]["preset"], "block");
+
+    let me = app.take_seat(&id, "alice").await;
+    next_of_mine("filled").await;
+    app.play(&id, &me.token, &json!({"type": "resign"})).await;
+    next_of_mine("finished").await;
 }
