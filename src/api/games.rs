@@ -13,6 +13,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, problems};
+use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
 use crate::engine::Preset;
 use crate::service::{self, GameService, MoveRequest, NewGame, PublicEvent, RequestKey, Seen};
@@ -288,6 +289,7 @@ pub struct ViewQuery {
 )]
 pub async fn get_game(
     games: web::Data<GameService>,
+    slots: web::Data<StreamSlots>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
     query: web::Query<ViewQuery>,
@@ -296,6 +298,8 @@ pub async fn get_game(
     let token = bearer(request.headers())?;
     let seen = match (query.after, query.wait) {
         (Some(after), wait) => {
+            // Held while the poll waits; given back when it answers or is dropped.
+            let _slot = slots.acquire_for(&request)?;
             games
                 .view_after(
                     &id,
@@ -446,6 +450,7 @@ fn sse_frame(event: &PublicEvent) -> web::Bytes {
 )]
 pub async fn game_events(
     games: web::Data<GameService>,
+    slots: web::Data<StreamSlots>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
@@ -459,20 +464,27 @@ pub async fn game_events(
                 .ok_or_else(|| ApiError::BadRequest("Last-Event-ID is a version number".into()))?,
         ),
     };
+    let slot = slots.acquire_for(&request)?;
     let feed = games.events(&id, after).await?;
     let hello = web::Bytes::from(format!(": game {id} at version {}\n\n", feed.current));
     // A comment after 15 s without an event keeps proxies from closing the stream.
-    let frames = futures_util::stream::unfold(feed.events, |mut events| async move {
-        match tokio::time::timeout(Duration::from_secs(15), events.next()).await {
-            Ok(Some(event)) => Some((sse_frame(&event), events)),
-            Ok(None) => None,
-            Err(_) => Some((web::Bytes::from_static(b": keep-alive\n\n"), events)),
-        }
-    });
+    // The slot travels with the feed: given back when the feed ends, or when actix drops
+    // the body because the client went away.
+    let frames =
+        futures_util::stream::unfold((feed.events, slot), |(mut events, slot)| async move {
+            match tokio::time::timeout(Duration::from_secs(15), events.next()).await {
+                Ok(Some(event)) => Some((sse_frame(&event), (events, slot))),
+                Ok(None) => None,
+                Err(_) => Some((web::Bytes::from_static(b": keep-alive\n\n"), (events, slot))),
+            }
+        });
     let stream = futures_util::stream::once(async move { hello })
         .chain(frames)
         .map(Ok::<_, actix_web::Error>);
+    // Closed when the stream ends: a client reconnects for the next one anyway, and a
+    // stopping server is not kept waiting by a connection left idle.
     Ok(HttpResponse::Ok()
+        .force_close()
         .insert_header((header::CONTENT_TYPE, "text/event-stream"))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header(("X-Accel-Buffering", HeaderValue::from_static("no")))

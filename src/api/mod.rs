@@ -10,11 +10,13 @@
 //! `configure(&mut ServiceConfig)`, one `.configure(...)` line in [`configure`], and its
 //! paths and schemas in [`openapi::ApiDoc`].
 
+pub mod body_timeout;
 pub mod error;
 pub mod games;
 pub mod openapi;
 pub mod ops;
 pub mod ratelimit;
+pub mod streams;
 pub mod wire;
 
 use actix_web::web;

@@ -59,7 +59,13 @@ impl GameService {
             Some(after) if after < version => self.store.events_since(id, after).await?,
             _ => Vec::new(),
         };
-        Ok(feed(live, backlog, version, &record, after))
+        let mut feed = feed(live, backlog, version, &record, after);
+        // A stopping server ends every feed at once, cleanly, so its streams let go.
+        feed.events = feed
+            .events
+            .take_until(self.stopping.clone().cancelled_owned())
+            .boxed();
+        Ok(feed)
     }
 
     /// Subscribes to game `id`'s live events, then loads it: nothing stored in between is
