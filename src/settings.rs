@@ -18,7 +18,7 @@
 //! | `RUST_LOG` | `info` | tracing filter directives, e.g. `info,domino_server=debug` |
 //! | `MAX_BODY_BYTES` | `16384` | largest request body accepted (413 beyond) |
 //! | `LONG_POLL_MAX_SECS` | `30` | cap on a long poll's `wait` |
-//! | `SHUTDOWN_TIMEOUT_SECS` | `8` | grace for in-flight requests on SIGTERM/SIGINT |
+//! | `SHUTDOWN_TIMEOUT_SECS` | `8` | grace for in-flight requests on SIGTERM/SIGINT (long polls are answered and event streams ended at once; idle connections are closed) |
 //! | `CLOCK_SWEEP_MS` | `250` | how often this process looks for clocks that ran out (a timeout is acted on within this much of its deadline) |
 //! | `RATE_LIMIT_PER_IP` | `2000` | requests per second from one client address (IPv6: per /64); `0`: no limit |
 //! | `RATE_LIMIT_PER_IP_BURST` | the rate | requests one address may send at once before the rate applies |
