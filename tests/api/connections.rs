@@ -41,6 +41,7 @@ async fn until_open(app: &TestApp, n: f64) {
 
 /// A 429 for a stream cap: `Retry-After`, and a detail naming the cap's setting.
 async fn refused_by(res: reqwest::Response, setting: &str) {
+    assert_eq!(res.status().as_u16(), 429, "refused by {setting}");
     let retry_after: u64 = res.headers()["retry-after"]
         .to_str()
         .unwrap()
