@@ -14,7 +14,9 @@
 //!   the caller may see; owns the stored game's format, public events and idempotency.
 //! - [`metrics`]: the Prometheus registry, the HTTP metrics middleware, the game counters.
 //! - [`settings`]: typed settings from the environment; the only reader of it.
-//! - [`startup`]: builds the store, binds the listener, wires middleware and state.
+//! - [`startup`]: builds the store, binds the listener, wires middleware and state, sizes
+//!   the connection limits to the open-file limit, and owns stopping (the shutdown token
+//!   the service's long polls and event feeds select on).
 //! - [`telemetry`]: the tracing subscriber (pretty or JSON) and per-request ids.
 //! - `fuzz` (hidden): the fuzzing harnesses that `fuzz/` and the regression test run.
 

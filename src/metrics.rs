@@ -17,6 +17,7 @@ use actix_web::web;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
@@ -73,6 +74,12 @@ pub struct RouteLabels {
     pub route: String,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CapLabels {
+    /// `per_address` or `total`.
+    pub cap: &'static str,
+}
+
 type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
 
 /// Every metric of the process. Handles are cheap clones of what the registry holds.
@@ -88,6 +95,10 @@ pub struct Metrics {
     pub store_conflicts: Counter,
     /// Seats that ran out of time, acted on by this process's sweep (`domino_timeouts_total`).
     pub timeouts: Counter,
+    /// Event streams and waiting long polls open now (`domino_open_streams`).
+    pub open_streams: Gauge,
+    /// Streams and long polls refused by a cap (`domino_stream_refusals_total{cap}`).
+    stream_refusals: Family<CapLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -136,6 +147,19 @@ impl Metrics {
             timeouts.clone(),
         );
 
+        let open_streams = Gauge::default();
+        game.register(
+            "open_streams",
+            "Event streams and waiting long polls open now",
+            open_streams.clone(),
+        );
+        let stream_refusals = Family::<CapLabels, Counter>::default();
+        game.register(
+            "stream_refusals",
+            "Event streams and long polls refused by a cap (per_address or total)",
+            stream_refusals.clone(),
+        );
+
         Metrics {
             registry,
             http_requests,
@@ -144,7 +168,16 @@ impl Metrics {
             moves_applied,
             store_conflicts,
             timeouts,
+            open_streams,
+            stream_refusals,
         }
+    }
+
+    /// The refusal counter of one stream cap (`per_address` or `total`).
+    pub fn stream_refusals(&self, cap: &'static str) -> Counter {
+        self.stream_refusals
+            .get_or_create(&CapLabels { cap })
+            .clone()
     }
 
     /// The registry in the text exposition format.
@@ -229,6 +262,7 @@ mod tests {
             "domino_moves_applied_total 0",
             "domino_store_conflicts_total 0",
             "domino_timeouts_total 0",
+            "domino_open_streams 0",
             "# EOF",
         ] {
             assert!(text.contains(name), "{name} missing from\n{text}");

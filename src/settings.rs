@@ -18,13 +18,17 @@
 //! | `RUST_LOG` | `info` | tracing filter directives, e.g. `info,domino_server=debug` |
 //! | `MAX_BODY_BYTES` | `16384` | largest request body accepted (413 beyond) |
 //! | `LONG_POLL_MAX_SECS` | `30` | cap on a long poll's `wait` |
-//! | `SHUTDOWN_TIMEOUT_SECS` | `8` | grace for in-flight requests on SIGTERM/SIGINT |
+//! | `SHUTDOWN_TIMEOUT_SECS` | `8` | grace for in-flight requests on SIGTERM/SIGINT (long polls are answered and event streams ended at once; idle connections are closed) |
 //! | `CLOCK_SWEEP_MS` | `250` | how often this process looks for clocks that ran out (a timeout is acted on within this much of its deadline) |
 //! | `RATE_LIMIT_PER_IP` | `2000` | requests per second from one client address (IPv6: per /64); `0`: no limit |
 //! | `RATE_LIMIT_PER_IP_BURST` | the rate | requests one address may send at once before the rate applies |
 //! | `RATE_LIMIT_PER_TOKEN` | `200` | requests per second carrying one seat token; `0`: no limit |
 //! | `RATE_LIMIT_PER_TOKEN_BURST` | the rate | requests one token may send at once before the rate applies |
 //! | `RATE_LIMIT_PROXY_HOPS` | `0` | trusted proxies in front: `0` takes the client address from the connection; `N` takes the `N`-th address from the right of `X-Forwarded-For` |
+//! | `MAX_STREAMS_PER_IP` | `32` | event streams and waiting long polls open at once from one client address (IPv6: per /64); 429 beyond |
+//! | `MAX_STREAMS` | from the open-file limit, at most `10000` | event streams and waiting long polls open at once in all; 429 beyond; kept below the connections the server accepts, so health checks always get one |
+//! | `BODY_TIMEOUT_MS` | `5000` | a request body must arrive whole within this long of its head; 408 `request_timeout` and the connection closed beyond |
+//! | `ALLOW_PREARRANGED` | `true` | `false` refuses games created with `seed` or `deal` (422 `invalid_rules` naming the field) |
 //!
 //! The rate limits answer 429 `rate_limited` with `Retry-After`. Their defaults are far
 //! above what a person playing (or a bot) sends, yet cap what one client can make the
@@ -89,6 +93,15 @@ pub struct Settings {
     pub rate_limit_per_token: Option<RateLimit>,
     /// Trusted proxies in front of the server (0: use the peer address).
     pub proxy_hops: u8,
+    /// Event streams and waiting long polls one client address may hold open.
+    pub max_streams_per_ip: u32,
+    /// Event streams and waiting long polls open in all; `None`: derived from the
+    /// process's open-file limit at startup (see [`crate::startup`]).
+    pub max_streams: Option<usize>,
+    /// Longest wait for a request's body after its head.
+    pub body_timeout: Duration,
+    /// Whether games may be created with a `seed` or a `deal`.
+    pub allow_prearranged: bool,
 }
 
 /// A rate limit: a sustained rate, and how many requests may come at once.
@@ -129,6 +142,13 @@ impl Default for Settings {
             rate_limit_per_ip: Some(RateLimit::per_second(NonZeroU32::new(2000).unwrap())),
             rate_limit_per_token: Some(RateLimit::per_second(NonZeroU32::new(200).unwrap())),
             proxy_hops: 0,
+            // A browser tab or two per player, a few games watched each: far above what a
+            // household behind one address holds open, far below what starves a server.
+            max_streams_per_ip: 32,
+            max_streams: None,
+            // Like the 5 s actix gives a slow head.
+            body_timeout: Duration::from_millis(5000),
+            allow_prearranged: true,
         }
     }
 }
@@ -233,6 +253,26 @@ impl Settings {
                 s.trim()
                     .parse::<u8>()
                     .map_err(|_| "expected a whole number from 0 to 255".to_owned())
+            })?,
+            max_streams_per_ip: env.parse("MAX_STREAMS_PER_IP", defaults.max_streams_per_ip, |s| {
+                positive(s).and_then(|n| u32::try_from(n).map_err(|_| "too large".to_owned()))
+            })?,
+            max_streams: env.parse("MAX_STREAMS", defaults.max_streams, |s| {
+                positive(s).and_then(|n| {
+                    usize::try_from(n)
+                        .map(Some)
+                        .map_err(|_| "too large".to_owned())
+                })
+            })?,
+            body_timeout: env.parse("BODY_TIMEOUT_MS", defaults.body_timeout, |s| {
+                positive(s).map(Duration::from_millis)
+            })?,
+            allow_prearranged: env.parse("ALLOW_PREARRANGED", defaults.allow_prearranged, |s| {
+                match s.trim().to_ascii_lowercase().as_str() {
+                    "true" | "1" | "yes" => Ok(true),
+                    "false" | "0" | "no" => Ok(false),
+                    _ => Err("expected true or false".to_owned()),
+                }
             })?,
         };
         if settings.redis_url.is_some() && !settings.redis_cluster_nodes.is_empty() {
@@ -344,6 +384,10 @@ mod tests {
         assert_eq!(s.rate_limit_per_ip, Some(limit(2000, 2000)));
         assert_eq!(s.rate_limit_per_token, Some(limit(200, 200)));
         assert_eq!(s.proxy_hops, 0);
+        assert_eq!(s.max_streams_per_ip, 32);
+        assert_eq!(s.max_streams, None);
+        assert_eq!(s.body_timeout, Duration::from_millis(5000));
+        assert!(s.allow_prearranged);
     }
 
     fn limit(per_second: u32, burst: u32) -> RateLimit {
@@ -371,6 +415,10 @@ mod tests {
             ("RATE_LIMIT_PER_TOKEN", "5"),
             ("RATE_LIMIT_PER_TOKEN_BURST", "1"),
             ("RATE_LIMIT_PROXY_HOPS", "2"),
+            ("MAX_STREAMS_PER_IP", "2"),
+            ("MAX_STREAMS", "50"),
+            ("BODY_TIMEOUT_MS", "1000"),
+            ("ALLOW_PREARRANGED", "false"),
         ])
         .unwrap();
         assert_eq!(s.bind_addr.port(), 0);
@@ -386,6 +434,10 @@ mod tests {
         assert_eq!(s.rate_limit_per_ip, Some(limit(50, 80)));
         assert_eq!(s.rate_limit_per_token, Some(limit(5, 1)));
         assert_eq!(s.proxy_hops, 2);
+        assert_eq!(s.max_streams_per_ip, 2);
+        assert_eq!(s.max_streams, Some(50));
+        assert_eq!(s.body_timeout, Duration::from_millis(1000));
+        assert!(!s.allow_prearranged);
     }
 
     #[test]
@@ -438,6 +490,10 @@ mod tests {
             ("RATE_LIMIT_PROXY_HOPS", "300"),
             ("REDIS_CLUSTER_NODES", "a:7000"),
             ("REDIS_WAIT_REPLICAS", "-1"),
+            ("MAX_STREAMS_PER_IP", "0"),
+            ("MAX_STREAMS", "many"),
+            ("BODY_TIMEOUT_MS", "0"),
+            ("ALLOW_PREARRANGED", "perhaps"),
         ] {
             let err = settings(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);

@@ -7,9 +7,19 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use actix_web::dev::{Server, ServerHandle};
-use actix_web::middleware::from_fn;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use actix_web::body::{BodySize, MessageBody};
+use actix_web::dev::{Server, ServerHandle, ServiceRequest, ServiceResponse};
+use actix_web::http::ConnectionType;
+use actix_web::middleware::{Next, from_fn};
+use actix_web::web::Bytes;
 use actix_web::{App, HttpServer, web};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 use crate::api;
 use crate::metrics::{self, Metrics};
@@ -72,8 +82,9 @@ impl Application {
         self.server.handle()
     }
 
-    /// Serves until SIGTERM or SIGINT, then lets in-flight requests finish for up to
-    /// `SHUTDOWN_TIMEOUT_SECS`.
+    /// Serves until SIGTERM or SIGINT; then stops accepting, answers every waiting long
+    /// poll and ends every event stream at once, and lets in-flight requests finish for
+    /// up to `SHUTDOWN_TIMEOUT_SECS`.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
     }
@@ -121,20 +132,123 @@ async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
     Ok(store.into())
 }
 
+/// Files kept for everything but client connections: the listener, Redis connections (a
+/// cluster holds several), logs, and what the runtime opens.
+const RESERVED_FILES: u64 = 256;
+/// Client connections always left over by the stream cap: health checks, scrapes and
+/// ordinary requests get in however many streams are open.
+const MIN_SPARE_CONNECTIONS: usize = 64;
+/// `MAX_STREAMS` when the file limit allows it and the operator does not say.
+const DEFAULT_MAX_STREAMS: usize = 10_000;
+
+/// Raises the soft open-file limit to the hard one (streams hold a file each; the soft
+/// limit is often 1024), and returns the limit now in force (`None`: unknown).
+fn raise_open_file_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit and setrlimit only read or write the struct passed.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+            return None;
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: limit.rlim_max,
+                rlim_max: limit.rlim_max,
+            };
+            // SAFETY: as above.
+            if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+                limit = raised;
+            }
+        }
+        #[allow(clippy::useless_conversion)] // rlim_t is u64 on Linux, not on every unix
+        Some(u64::try_from(limit.rlim_cur).unwrap_or(u64::MAX))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// How many client connections each worker accepts, and how many streams may be open in
+/// all, so that streams never take the last connection and connections never take the
+/// last file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ConnectionBudget {
+    per_worker: usize,
+    max_streams: usize,
+}
+
+fn connection_budget(
+    open_files: Option<u64>,
+    workers: usize,
+    wanted: Option<usize>,
+) -> ConnectionBudget {
+    // actix's own default, per worker, when the file limit is unknown or vast.
+    const ACTIX_DEFAULT: usize = 25_000;
+    let connections = open_files
+        .map(|n| usize::try_from(n.saturating_sub(RESERVED_FILES)).unwrap_or(usize::MAX))
+        .unwrap_or(ACTIX_DEFAULT * workers)
+        .clamp(2 * MIN_SPARE_CONNECTIONS, ACTIX_DEFAULT * workers);
+    let most_streams = connections - MIN_SPARE_CONNECTIONS.max(connections / 4);
+    ConnectionBudget {
+        per_worker: connections / workers,
+        max_streams: wanted.unwrap_or(DEFAULT_MAX_STREAMS).min(most_streams),
+    }
+}
+
 fn serve(
     listener: TcpListener,
     settings: Settings,
     store: AnyStore,
     metrics: Arc<Metrics>,
 ) -> Result<Server, StartupError> {
-    let shutdown_timeout = settings.shutdown_timeout.as_secs();
+    let shutdown_timeout = settings.shutdown_timeout;
     let max_body_bytes = settings.max_body_bytes;
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let open_files = raise_open_file_limit();
+    let budget = connection_budget(open_files, workers, settings.max_streams);
+    if settings
+        .max_streams
+        .is_some_and(|wanted| wanted > budget.max_streams)
+    {
+        tracing::warn!(
+            wanted = settings.max_streams,
+            max_streams = budget.max_streams,
+            "MAX_STREAMS is more than the open-file limit leaves room for; lowered"
+        );
+    }
+    tracing::info!(
+        open_files,
+        workers,
+        max_connections = budget.per_worker * workers,
+        max_streams = budget.max_streams,
+        max_streams_per_ip = settings.max_streams_per_ip,
+        "connection limits"
+    );
+    // Cancelled on SIGTERM/SIGINT, before actix stops accepting: long polls answer and
+    // event streams end at once, rather than holding the shutdown for its whole grace.
+    let stopping = CancellationToken::new();
     // The store is the service's alone: no handler reaches it any other way.
     let games = web::Data::new(crate::service::GameService::new(
         Arc::new(store),
         metrics.clone(),
         settings.long_poll_max,
+        settings.allow_prearranged,
+        stopping.clone(),
     ));
+    let slots = web::Data::new(api::streams::StreamSlots::new(
+        settings.max_streams_per_ip,
+        budget.max_streams,
+        settings.proxy_hops,
+        metrics.clone(),
+    ));
+    let drain = web::Data::new(Drain {
+        stopping: stopping.clone(),
+        in_flight: AtomicUsize::new(0),
+        idle: Notify::new(),
+    });
     tokio::spawn(sweep_clocks(
         games.clone().into_inner(),
         settings.clock_sweep_every,
@@ -142,28 +256,144 @@ fn serve(
     let limits = web::Data::new(api::ratelimit::RateLimits::new(&settings));
     let settings = web::Data::new(settings);
     let metrics = web::Data::from(metrics);
+    let stopper = drain.clone().into_inner();
     let server = HttpServer::new(move || {
         App::new()
             // Outermost last: the request span and id wrap everything, metrics see the
             // final status, and the fallback turns actix's bare errors into problems. Rate
             // limits are innermost: a refused request is still logged and counted.
+            .wrap(from_fn(api::body_timeout::cut_slow_bodies))
             .wrap(from_fn(api::ratelimit::limit))
             .wrap(from_fn(api::error::problem_fallback))
             .wrap(from_fn(metrics::record_http))
             .wrap(from_fn(telemetry::request_telemetry))
+            // Outermost: a request is in flight until its whole answer is written.
+            .wrap(from_fn(track_in_flight))
             .app_data(settings.clone())
             .app_data(games.clone())
             .app_data(metrics.clone())
             .app_data(limits.clone())
+            .app_data(slots.clone())
+            .app_data(drain.clone())
             .configure(|cfg| api::configure(cfg, max_body_bytes))
     })
-    // actix's own handling makes SIGINT a forced stop; both signals should drain.
-    .shutdown_signal(shutdown_signal())
-    .shutdown_timeout(shutdown_timeout)
+    // Our own handling (see `stop_on_signal`): actix's makes SIGINT a forced stop, and
+    // its graceful stop waits for idle keep-alive connections too.
+    .disable_signals()
+    .shutdown_timeout(shutdown_timeout.as_secs())
+    .workers(workers)
+    .max_connections(budget.per_worker)
+    // A client that closes its side is gone: its stream or long poll ends (and gives
+    // back its slot) at once, not at the next write. HTTP clients do not half-close.
+    .h1_allow_half_closed(false)
     .listen(listener)
     .map_err(StartupError::Server)?
     .run();
+    tokio::spawn(stop_on_signal(server.handle(), stopper, shutdown_timeout));
     Ok(server)
+}
+
+/// The one owner of stopping: the shutdown token, and the requests in flight (their
+/// answers' bodies included) that a stopping server waits for.
+struct Drain {
+    /// Cancelled on SIGTERM/SIGINT; the service's long polls and feeds select on it.
+    stopping: CancellationToken,
+    in_flight: AtomicUsize,
+    /// Woken when the last request in flight is done.
+    idle: Notify,
+}
+
+impl Drain {
+    fn enter(self: &Arc<Self>) -> InFlight {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        InFlight(self.clone())
+    }
+
+    /// Resolves once no request is in flight.
+    async fn idle(&self) {
+        loop {
+            // Created before the check: a wake-up in between is not lost.
+            let woken = self.idle.notified();
+            if self.in_flight.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            woken.await;
+        }
+    }
+}
+
+/// One request in flight; dropped with its answer's body.
+struct InFlight(Arc<Drain>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if self.0.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// An answer's body, holding its request's place in flight until it is written (or the
+/// client goes away).
+struct Tracked<B> {
+    body: Pin<Box<B>>,
+    _in_flight: InFlight,
+}
+
+impl<B: MessageBody> MessageBody for Tracked<B> {
+    type Error = B::Error;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        self.body.as_mut().poll_next(cx)
+    }
+}
+
+/// Middleware: counts the request in flight until its answer is written, and once the
+/// server is stopping makes every answer close its connection.
+async fn track_in_flight<B: MessageBody + 'static>(
+    req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<Tracked<B>>, actix_web::Error> {
+    let drain = req
+        .app_data::<web::Data<Drain>>()
+        .expect("the app holds the drain")
+        .clone()
+        .into_inner();
+    let in_flight = drain.enter();
+    let mut res = next.call(req).await?;
+    if drain.stopping.is_cancelled() {
+        res.response_mut()
+            .head_mut()
+            .set_connection_type(ConnectionType::Close);
+    }
+    Ok(res.map_body(|_, body| Tracked {
+        body: Box::pin(body),
+        _in_flight: in_flight,
+    }))
+}
+
+/// On SIGTERM or SIGINT: long polls answer and event streams end (the token), no new
+/// connection is accepted, requests in flight get up to `grace` to finish, and then the
+/// server stops, closing the connections left idle (actix's graceful stop would wait for
+/// their keep-alive to run out).
+async fn stop_on_signal(server: ServerHandle, drain: Arc<Drain>, grace: Duration) {
+    shutdown_signal().await;
+    drain.stopping.cancel();
+    server.pause().await;
+    if tokio::time::timeout(grace, drain.idle()).await.is_err() {
+        tracing::warn!(
+            in_flight = drain.in_flight.load(Ordering::SeqCst),
+            "SHUTDOWN_TIMEOUT_SECS ran out: stopping with requests in flight"
+        );
+    }
+    server.stop(false).await;
 }
 
 /// Every process sweeps the store's due deadlines, so a clock runs out on time whichever
@@ -206,7 +436,33 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     let terminate = std::future::pending::<()>();
     tokio::select! {
-        () = interrupt => tracing::info!("SIGINT received: finishing in-flight requests"),
-        () = terminate => tracing::info!("SIGTERM received: finishing in-flight requests"),
+        () = interrupt => tracing::info!("SIGINT received: answering long polls, ending streams, finishing in-flight requests"),
+        () = terminate => tracing::info!("SIGTERM received: answering long polls, ending streams, finishing in-flight requests"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_always_leave_connections_spare_and_connections_leave_files_spare() {
+        // The common soft limit, two workers.
+        let b = connection_budget(Some(1024), 2, None);
+        assert_eq!(b.per_worker * 2, 768);
+        assert_eq!(b.max_streams, 768 - 192);
+        // A raised limit: the default cap.
+        let b = connection_budget(Some(1 << 20), 2, None);
+        assert_eq!(b.max_streams, DEFAULT_MAX_STREAMS);
+        assert!(b.per_worker * 2 >= DEFAULT_MAX_STREAMS + MIN_SPARE_CONNECTIONS);
+        // An operator's wish beyond the files is lowered; below them, kept.
+        assert_eq!(
+            connection_budget(Some(1024), 2, Some(5000)).max_streams,
+            576
+        );
+        assert_eq!(connection_budget(Some(1024), 2, Some(10)).max_streams, 10);
+        // A tiny limit still leaves health checks their spare connections.
+        let b = connection_budget(Some(300), 1, None);
+        assert_eq!(b.per_worker - b.max_streams, MIN_SPARE_CONNECTIONS);
     }
 }

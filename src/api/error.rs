@@ -3,8 +3,9 @@
 //! Every refused request answers `application/problem+json` with
 //! `{type, title, status, detail, code}` (plus `current_version` or `legal_moves` where the
 //! contract says so). `code` is the machine-readable part clients branch on; it is one of
-//! the codes of API.md's table, plus two the table leaves implicit: `method_not_allowed`
-//! (405) and `internal_error` (500).
+//! the codes of API.md's table, plus three the table leaves implicit: `method_not_allowed`
+//! (405), `request_timeout` (408: the body did not arrive within `BODY_TIMEOUT_MS`; the
+//! connection is closed after it) and `internal_error` (500).
 //!
 //! `type` is `https://domino.example/problems/<code>`: one URI per code, as RFC 9457 asks
 //! when a problem has its own semantics and extension members (so not `about:blank`).
@@ -94,6 +95,16 @@ pub enum ApiError {
     IdempotencyKeyReused(String),
     #[error("rate limited (retry after {retry_after_secs} s)")]
     RateLimited { retry_after_secs: u32 },
+    /// A stream cap ([`crate::api::streams`]) refused an event stream or long poll:
+    /// `rate_limited`, with a detail naming the cap.
+    #[error("too many streams: {detail}")]
+    TooManyStreams {
+        detail: String,
+        retry_after_secs: u32,
+    },
+    /// The body did not arrive within `BODY_TIMEOUT_MS` (`limit_ms`).
+    #[error("request timeout: the body took over {limit_ms} ms")]
+    RequestTimeout { limit_ms: u64 },
     /// The cause is for the logs only.
     #[error("store unavailable: {0}")]
     StoreUnavailable(String),
@@ -110,6 +121,7 @@ pub enum ProblemCode {
     Unauthorized,
     NotFound,
     MethodNotAllowed,
+    RequestTimeout,
     NotYourTurn,
     VersionConflict,
     GameNotStarted,
@@ -136,6 +148,7 @@ impl ProblemCode {
             Unauthorized => "unauthorized",
             NotFound => "not_found",
             MethodNotAllowed => "method_not_allowed",
+            RequestTimeout => "request_timeout",
             NotYourTurn => "not_your_turn",
             VersionConflict => "version_conflict",
             GameNotStarted => "game_not_started",
@@ -162,6 +175,7 @@ impl ProblemCode {
             Unauthorized => "A valid seat token is required",
             NotFound => "No such resource",
             MethodNotAllowed => "Method not allowed on this resource",
+            RequestTimeout => "The request body arrived too slowly",
             NotYourTurn => "It is not your turn",
             VersionConflict => "The game has moved on",
             GameNotStarted => "The game has not started",
@@ -187,6 +201,7 @@ impl ProblemCode {
             Unauthorized => StatusCode::UNAUTHORIZED,
             NotFound => StatusCode::NOT_FOUND,
             MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             NotYourTurn | VersionConflict | GameNotStarted | GameFinished | SeatTaken
             | SeatAbandoned | GameFull => StatusCode::CONFLICT,
             PreconditionFailed => StatusCode::PRECONDITION_FAILED,
@@ -251,7 +266,8 @@ impl ApiError {
             E::IllegalMove { .. } => ProblemCode::IllegalMove,
             E::InvalidRules(_) => ProblemCode::InvalidRules,
             E::IdempotencyKeyReused(_) => ProblemCode::IdempotencyKeyReused,
-            E::RateLimited { .. } => ProblemCode::RateLimited,
+            E::RateLimited { .. } | E::TooManyStreams { .. } => ProblemCode::RateLimited,
+            E::RequestTimeout { .. } => ProblemCode::RequestTimeout,
             E::StoreUnavailable(_) => ProblemCode::StoreUnavailable,
             E::Internal(_) => ProblemCode::InternalError,
         }
@@ -273,6 +289,7 @@ impl ApiError {
             | E::PreconditionFailed(d)
             | E::InvalidRules(d)
             | E::IdempotencyKeyReused(d)
+            | E::TooManyStreams { detail: d, .. }
             | E::IllegalMove { detail: d, .. } => Cow::Borrowed(d),
             E::MethodNotAllowed => {
                 "this resource does not answer that method; see the Allow header".into()
@@ -289,6 +306,10 @@ impl ApiError {
             }
             E::RateLimited { retry_after_secs } => {
                 format!("too many requests; retry in {retry_after_secs} s").into()
+            }
+            E::RequestTimeout { limit_ms } => {
+                format!("the body did not arrive within {limit_ms} ms; the connection is closed")
+                    .into()
             }
             E::StoreUnavailable(_) => {
                 format!("the game store did not answer; retry in {STORE_RETRY_AFTER_SECS} s").into()
@@ -321,7 +342,10 @@ impl ApiError {
 
     fn retry_after_secs(&self) -> Option<u32> {
         match self {
-            ApiError::RateLimited { retry_after_secs } => Some(*retry_after_secs),
+            ApiError::RateLimited { retry_after_secs }
+            | ApiError::TooManyStreams {
+                retry_after_secs, ..
+            } => Some(*retry_after_secs),
             ApiError::StoreUnavailable(_) => Some(STORE_RETRY_AFTER_SECS),
             _ => None,
         }
@@ -600,8 +624,10 @@ pub mod problems {
                 ApiError::InvalidRules("hand_size 20 does not fit 4 seats in a double-six set".into()),
                 ApiError::IdempotencyKeyReused("this Idempotency-Key was used with another body".into()),
             ];
-        RateLimited => "Too many requests: wait `Retry-After` seconds.",
+        RateLimited => "Too many requests, or too many event streams and long polls open (`MAX_STREAMS_PER_IP`, `MAX_STREAMS`): wait `Retry-After` seconds.",
             [ApiError::RateLimited { retry_after_secs: 2 }];
+        RequestTimeout => "The body did not arrive within `BODY_TIMEOUT_MS`; the connection is closed.",
+            [ApiError::RequestTimeout { limit_ms: 5000 }];
         StoreUnavailable => "The game store did not answer in time: retry after `Retry-After` seconds.",
             [ApiError::StoreUnavailable(String::new())];
         InternalError => "A bug on the server's side; the request changed nothing.",
@@ -628,6 +654,7 @@ mod tests {
             (SeatAbandoned, 409),
             (GameFull, 409),
             (PreconditionFailed, 412),
+            (RequestTimeout, 408),
             (PayloadTooLarge, 413),
             (IllegalMove, 422),
             (InvalidRules, 422),

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, problems};
+use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
 use crate::engine::Preset;
 use crate::service::{self, GameService, NewGame, RequestKey, Seen, Watched};
@@ -286,6 +287,7 @@ pub struct ViewQuery {
 )]
 pub async fn get_game(
     games: web::Data<GameService>,
+    slots: web::Data<StreamSlots>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
     query: web::Query<ViewQuery>,
@@ -294,6 +296,8 @@ pub async fn get_game(
     let token = bearer(request.headers())?;
     let seen = match (query.after, query.wait) {
         (Some(after), wait) => {
+            // Held while the poll waits; given back when it answers or is dropped.
+            let _slot = slots.acquire_for(&request)?;
             games
                 .view_after(
                     &id,
@@ -449,6 +453,7 @@ fn sse_frame(Watched { event, seen }: &Watched) -> web::Bytes {
 )]
 pub async fn game_events(
     games: web::Data<GameService>,
+    slots: web::Data<StreamSlots>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
@@ -462,20 +467,27 @@ pub async fn game_events(
                 .ok_or_else(|| ApiError::BadRequest("Last-Event-ID is a version number".into()))?,
         ),
     };
+    let slot = slots.acquire_for(&request)?;
     let feed = games.events(&id, after, bearer(request.headers())?).await?;
     let hello = web::Bytes::from(format!(": game {id} at version {}\n\n", feed.current));
     // A comment after 15 s without an event keeps proxies from closing the stream.
-    let frames = futures_util::stream::unfold(feed.events, |mut events| async move {
-        match tokio::time::timeout(Duration::from_secs(15), events.next()).await {
-            Ok(Some(event)) => Some((sse_frame(&event), events)),
-            Ok(None) => None,
-            Err(_) => Some((web::Bytes::from_static(b": keep-alive\n\n"), events)),
-        }
-    });
+    // The slot travels with the feed: given back when the feed ends, or when actix drops
+    // the body because the client went away.
+    let frames =
+        futures_util::stream::unfold((feed.events, slot), |(mut events, slot)| async move {
+            match tokio::time::timeout(Duration::from_secs(15), events.next()).await {
+                Ok(Some(event)) => Some((sse_frame(&event), (events, slot))),
+                Ok(None) => None,
+                Err(_) => Some((web::Bytes::from_static(b": keep-alive\n\n"), (events, slot))),
+            }
+        });
     let stream = futures_util::stream::once(async move { hello })
         .chain(frames)
         .map(Ok::<_, actix_web::Error>);
+    // Closed when the stream ends: a client reconnects for the next one anyway, and a
+    // stopping server is not kept waiting by a connection left idle.
     Ok(HttpResponse::Ok()
+        .force_close()
         .insert_header((header::CONTENT_TYPE, "text/event-stream"))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header(("X-Accel-Buffering", HeaderValue::from_static("no")))
@@ -497,10 +509,16 @@ pub async fn game_events(
         (status = 503, response = problems::StoreUnavailable),
     ),
 )]
-pub async fn lobby_events(games: web::Data<GameService>) -> Result<HttpResponse, ApiError> {
+pub async fn lobby_events(
+    games: web::Data<GameService>,
+    slots: web::Data<StreamSlots>,
+    request: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let slot = slots.acquire_for(&request)?;
     let news = games.lobby().await?;
     let hello = web::Bytes::from_static(b": lobby\n\n");
-    let frames = futures_util::stream::unfold(news, |mut news| async move {
+    // The slot travels with the stream, as for a game's.
+    let frames = futures_util::stream::unfold((news, slot), |(mut news, slot)| async move {
         loop {
             match tokio::time::timeout(Duration::from_secs(15), news.next()).await {
                 Ok(Some(event)) => {
@@ -514,10 +532,13 @@ pub async fn lobby_events(games: web::Data<GameService>) -> Result<HttpResponse,
                         LobbyEventView::Finished { .. } => "finished",
                     };
                     let frame = format!("event: {name}\ndata: {json}\n\n");
-                    return Some((web::Bytes::from(frame), news));
+                    return Some((web::Bytes::from(frame), (news, slot)));
                 }
                 Ok(None) => return None,
-                Err(_) => return Some((web::Bytes::from_static(b": keep-alive\n\n"), news)),
+                Err(_) => {
+                    let alive = web::Bytes::from_static(b": keep-alive\n\n");
+                    return Some((alive, (news, slot)));
+                }
             }
         }
     });

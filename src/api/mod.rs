@@ -10,11 +10,13 @@
 //! `configure(&mut ServiceConfig)`, one `.configure(...)` line in [`configure`], and its
 //! paths and schemas in [`openapi::ApiDoc`].
 
+pub mod body_timeout;
 pub mod error;
 pub mod games;
 pub mod openapi;
 pub mod ops;
 pub mod ratelimit;
+pub mod streams;
 pub mod wire;
 
 use actix_web::web;
@@ -22,8 +24,8 @@ use actix_web::web;
 pub use error::{ApiError, Problem, ProblemCode};
 
 /// Every route, the extractor limits and error handlers, and the 404 for unknown paths.
-/// Middleware (request ids, metrics, the problem fallback, rate limits) is wrapped by the caller,
-/// since a `ServiceConfig` cannot wrap.
+/// Middleware (request ids, metrics, the problem fallback, rate limits, the body timeout) is
+/// wrapped by the caller, since a `ServiceConfig` cannot wrap.
 pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     cfg.app_data(
         web::JsonConfig::default()

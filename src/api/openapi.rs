@@ -54,6 +54,7 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
             problems::PayloadTooLarge,
             problems::UnprocessableContent,
             problems::RateLimited,
+            problems::RequestTimeout,
             problems::StoreUnavailable,
             problems::InternalError,
         ),
@@ -130,6 +131,13 @@ impl Modify for Frame {
                     .responses
                     .values_mut()
                     .for_each(with_request_id);
+                // A body that arrives too slowly is cut on every route that takes one.
+                if operation.request_body.is_some() {
+                    operation.responses.responses.insert(
+                        "408".to_owned(),
+                        RefOr::Ref(Ref::from_response_name("RequestTimeout")),
+                    );
+                }
                 // The rate limits answer before any handler, on every limited path.
                 if limited {
                     operation.responses.responses.insert(

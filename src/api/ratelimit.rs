@@ -178,24 +178,30 @@ impl RateLimits {
         }
     }
 
-    /// The client's address: the peer's, or with trusted proxies the entry of
-    /// `X-Forwarded-For` the outermost of them appended (the peer's when there is none).
+    /// The client's address (see [`client_address`]).
     pub fn client_address(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
-        if self.proxy_hops == 0 {
-            return peer;
-        }
-        let entries: Vec<&str> = headers
-            .get_all("x-forwarded-for")
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .collect();
-        let hops = usize::from(self.proxy_hops);
-        if entries.len() < hops {
-            return peer;
-        }
-        parse_forwarded(entries[entries.len() - hops]).or(peer)
+        client_address(self.proxy_hops, peer, headers)
     }
+}
+
+/// The client's address: the peer's, or with `proxy_hops` trusted proxies the entry of
+/// `X-Forwarded-For` the outermost of them appended (the peer's when there is none). The
+/// one reading of it, for the rate limits and the stream caps alike.
+pub fn client_address(proxy_hops: u8, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
+    if proxy_hops == 0 {
+        return peer;
+    }
+    let entries: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    let hops = usize::from(proxy_hops);
+    if entries.len() < hops {
+        return peer;
+    }
+    parse_forwarded(entries[entries.len() - hops]).or(peer)
 }
 
 /// An `X-Forwarded-For` entry: an address, possibly with a port (`1.2.3.4:5`, `[::1]:5`).

@@ -398,6 +398,8 @@ pub struct GameSummary {
     pub free_seats: Vec<u8>,
     /// Milliseconds since the Unix epoch.
     pub created_ms: u64,
+    /// Created with a `seed` or a `deal`: its creator may know every hand.
+    pub prearranged: bool,
 }
 
 /// News of the lobby, on `GET /v1/lobby/events`.
@@ -1052,6 +1054,7 @@ impl GameSummary {
             seats: s.seats.len() as u8,
             free_seats: s.free_seats.clone(),
             created_ms: s.created_ms,
+            prearranged: s.prearranged,
         }
     }
 }

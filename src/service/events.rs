@@ -100,6 +100,10 @@ impl GameService {
                     .boxed()
             }
         };
+        // A stopping server ends every feed at once, cleanly, so its streams let go.
+        let events = events
+            .take_until(self.stopping.clone().cancelled_owned())
+            .boxed();
         Ok(Feed { current, events })
     }
 
@@ -212,7 +216,11 @@ impl GameService {
     /// Live lobby news: games opened, filled and finished from now on (list the open games
     /// after this returns, and nothing is missed in between).
     pub async fn lobby(&self) -> Result<BoxStream<'static, LobbyEvent>, Error> {
-        let live = self.store.subscribe_lobby().await?;
+        let live = self
+            .store
+            .subscribe_lobby()
+            .await?
+            .take_until(self.stopping.clone().cancelled_owned());
         let store = self.store.clone();
         Ok(live
             .filter_map(move |event| {

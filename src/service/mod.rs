@@ -30,6 +30,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::StreamExt;
 use rand::Rng;
+use tokio_util::sync::CancellationToken;
 
 use crate::bots::{self, Level};
 use crate::engine::{
@@ -161,6 +162,11 @@ pub struct GameService {
     store: Arc<AnyStore>,
     metrics: Arc<Metrics>,
     long_poll_max: Duration,
+    /// `ALLOW_PREARRANGED`: whether a game may be created with a seed or a deal.
+    allow_prearranged: bool,
+    /// Cancelled when the server begins to stop: long polls answer and event feeds end
+    /// at once. [`crate::startup`] owns it and cancels it on SIGTERM/SIGINT.
+    stopping: CancellationToken,
 }
 
 impl GameService {
@@ -168,11 +174,15 @@ impl GameService {
         store: Arc<AnyStore>,
         metrics: Arc<Metrics>,
         long_poll_max: Duration,
+        allow_prearranged: bool,
+        stopping: CancellationToken,
     ) -> GameService {
         GameService {
             store,
             metrics,
             long_poll_max,
+            allow_prearranged,
+            stopping,
         }
     }
 
@@ -201,6 +211,13 @@ impl GameService {
             }
         }
         let prearranged = new.seed.is_some() || new.deal.is_some();
+        if prearranged && !self.allow_prearranged {
+            let field = if new.seed.is_some() { "seed" } else { "deal" };
+            return Err(Error::InvalidRules(format!(
+                "{field}: this server does not accept prearranged games \
+                 (ALLOW_PREARRANGED=false); create the game without seed and deal"
+            )));
+        }
         let seed = match &new.seed {
             Some(text) => Seed::from_text(text),
             None => {
@@ -291,18 +308,19 @@ impl GameService {
             return Ok(seen);
         }
         // The client has every version up to the current one: only live news can wake it.
-        let woke = tokio::time::timeout(wait, async {
+        let news = async {
             while let Some(event) = live.next().await {
                 if event.version > after {
                     return;
                 }
             }
-        })
-        .await;
-        match woke {
+        };
+        tokio::select! {
             // News, or the live stream ended (a lost connection): look again.
-            Ok(()) => self.view(id, token).await,
-            Err(_) => Ok(seen),
+            () = news => self.view(id, token).await,
+            // The wait ran out, or the server is stopping: the view unchanged.
+            () = tokio::time::sleep(wait) => Ok(seen),
+            () = self.stopping.cancelled() => Ok(seen),
         }
     }
 
@@ -380,7 +398,7 @@ impl GameService {
         key: Option<&RequestKey>,
     ) -> Result<Moved, Error> {
         let updated = self
-            .update(id, key, |version, _, record| {
+            .update(id, key.map(|key| (key, token)), |version, _, record| {
                 let seat = record.seat_of(token).ok_or(UNKNOWN_TOKEN)?;
                 if record.game.abandoned(seat) {
                     return Err(Error::SeatAbandoned);
@@ -434,18 +452,21 @@ impl GameService {
 
     /// The one write path: load the game, let `change` alter it, store it with a
     /// compare-and-set on its version (with the public event, and the receipt under
-    /// `key`), and on a lost race start again from the fresh state. With `key`, a request
-    /// already stored under it is not made again.
+    /// `key`), and on a lost race start again from the fresh state. With `key` (and the
+    /// token the request came with), a request already stored under it is not made again.
     async fn update<T>(
         &self,
         id: &str,
-        key: Option<&RequestKey>,
+        key: Option<(&RequestKey, &str)>,
         mut change: impl FnMut(u64, u64, &mut Record) -> Result<Option<Change<T>>, Error>,
     ) -> Result<Updated<T>, Error> {
         for _ in 0..MAX_ATTEMPTS {
             let (version, mut record) = self.load(id).await?;
             let now = now_ms();
-            if let Some(key) = key {
+            if let Some((key, token)) = key {
+                // The token before the key: a stranger is refused as one (401), and learns
+                // nothing of the keys a seat has used.
+                viewer_of(&record, Some(token))?;
                 match self.earlier(id, version, key).await? {
                     Earlier::Made(receipt) => return Ok(Updated::Repeated { receipt, record }),
                     Earlier::AfterLoad => continue,
@@ -475,7 +496,7 @@ impl GameService {
                 turn: record.game.turn(),
                 moves,
             };
-            let receipt = key.zip(seat).map(|(key, seat)| {
+            let receipt = key.zip(seat).map(|((key, _), seat)| {
                 Receipt {
                     seat,
                     version: version + 1,

@@ -31,10 +31,31 @@ fn init_tracing() {
 pub struct TestApp {
     pub address: String,
     pub client: reqwest::Client,
-    handle: ServerHandle,
+    /// `None` for a server this test did not start in-process (a child process).
+    handle: Option<ServerHandle>,
+}
+
+/// The client of every test: a timeout, and no redirects followed.
+fn test_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(CLIENT_TIMEOUT)
+        // Redirects are part of what is tested.
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
 }
 
 impl TestApp {
+    /// A client of a server at `address` (`http://host:port`) started some other way,
+    /// e.g. the binary as a child process; stopping it is the caller's business.
+    pub fn at(address: String) -> TestApp {
+        TestApp {
+            address,
+            client: test_client(),
+            handle: None,
+        }
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.address)
     }
@@ -52,7 +73,9 @@ impl Drop for TestApp {
     fn drop(&mut self) {
         // The stop command is sent when `stop` is called; not awaiting it only means not
         // waiting for the workers to finish.
-        drop(self.handle.stop(false));
+        if let Some(handle) = &self.handle {
+            drop(handle.stop(false));
+        }
     }
 }
 
@@ -87,16 +110,10 @@ pub async fn spawn_app_with(settings: Settings) -> TestApp {
     let port = app.port();
     let handle = app.handle();
     tokio::spawn(app.run_until_stopped());
-    let client = reqwest::Client::builder()
-        .timeout(CLIENT_TIMEOUT)
-        // Redirects are part of what is tested.
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
     TestApp {
         address: format!("http://127.0.0.1:{port}"),
-        client,
-        handle,
+        client: test_client(),
+        handle: Some(handle),
     }
 }
 

@@ -2,13 +2,14 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, on_every_store};
+use crate::helpers::{TestApp, assert_problem, on_every_store};
 
 on_every_store!(
     a_retry_with_the_same_key_and_body_gets_the_same_answer_and_moves_once,
     a_retry_after_the_game_moved_on_still_gets_the_first_answer,
     keys_are_separate_per_game,
     every_move_of_a_whole_match_retried_at_its_end_gets_its_first_answer,
+    a_used_key_with_a_wrong_token_is_unauthorized_not_a_reused_key,
 );
 
 async fn post_with_key(
@@ -141,4 +142,28 @@ async fn every_move_of_a_whole_match_retried_at_its_end_gets_its_first_answer(ap
         assert_eq!(&again, first, "the answer to {key}");
     }
     assert_eq!(app.views(&id, &players).await, end, "nothing changed");
+}
+
+/// The token is checked before the key is looked up: a stranger who replays a seat's key
+/// is told its token is no good, and learns nothing of the keys the seat used.
+async fn a_used_key_with_a_wrong_token_is_unauthorized_not_a_reused_key(app: TestApp) {
+    let (id, players) = app
+        .start_game(json!({"preset": "draw", "seed": "stranger"}))
+        .await;
+    let view = app.view(&id, None).await;
+    let turn = view["round"]["turn"].as_u64().unwrap() as usize;
+    let me = &players[turn];
+    let mv = app.view(&id, Some(&me.token)).await["legal_moves"][0].clone();
+    let first = post_with_key(&app, &id, &me.token, "k-1", &mv).await;
+    assert_eq!(first.0, 200, "{}", first.1);
+    let res = app
+        .client
+        .post(app.url(&format!("/v1/games/{id}/moves")))
+        .bearer_auth("not-a-token-of-this-game")
+        .header("idempotency-key", "k-1")
+        .json(&mv)
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 401, "unauthorized").await;
 }

@@ -4,13 +4,14 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, assert_problem, on_both_stores};
+use crate::helpers::{TestApp, assert_problem, on_both_stores, spawn_app_with, test_settings};
 
 on_both_stores!(
     presets_lists_the_six_presets_with_their_full_rules,
     each_preset_names_exactly_the_seat_counts_a_game_may_be_created_with,
     creating_a_game_answers_201_with_its_location_and_the_spectator_view,
     a_game_made_with_a_seed_or_a_deal_says_it_is_prearranged,
+    the_lobby_says_which_open_games_are_prearranged,
     open_games_are_listed_newest_first_and_paginated,
     taking_the_last_seat_starts_the_game_and_takes_it_off_the_list,
     a_seat_token_is_shown_once_and_never_again,
@@ -246,6 +247,72 @@ async fn a_game_made_with_a_seed_or_a_deal_says_it_is_prearranged(app: TestApp) 
     assert_eq!(view["round"]["boneyard_count"], 14);
     let (_, plain) = app.create_game(json!({"preset": "classic"})).await;
     assert_eq!(plain["prearranged"], false);
+}
+
+/// A classic two-seat deal, all 28 tiles placed.
+fn classic_deal() -> Value {
+    json!({
+        "hands": [
+            ["6-6", "5-5", "1-2", "0-3", "4-4", "2-6", "1-1"],
+            ["3-3", "0-0", "2-2", "0-1", "1-3", "2-3", "5-6"]
+        ],
+        "boneyard": ["0-2", "0-4", "0-5", "0-6", "1-4", "1-5", "1-6", "2-4", "2-5", "3-4",
+                     "3-5", "3-6", "4-5", "4-6"]
+    })
+}
+
+async fn the_lobby_says_which_open_games_are_prearranged(app: TestApp) {
+    let (plain, _) = app.create_game(json!({"preset": "classic"})).await;
+    let (seeded, _) = app
+        .create_game(json!({"preset": "classic", "seed": "known"}))
+        .await;
+    let (dealt, _) = app
+        .create_game(json!({"preset": "classic", "deal": classic_deal()}))
+        .await;
+    let res = app.get("/v1/games?status=waiting&per_page=100").await;
+    assert_eq!(res.status().as_u16(), 200);
+    let list: Value = res.json().await.unwrap();
+    let listed = |id: &str| {
+        list["games"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["game_id"] == id)
+            .unwrap_or_else(|| panic!("{id} is listed: {list}"))
+            .clone()
+    };
+    assert_eq!(listed(&plain)["prearranged"], false);
+    assert_eq!(listed(&seeded)["prearranged"], true);
+    assert_eq!(listed(&dealt)["prearranged"], true);
+}
+
+/// `ALLOW_PREARRANGED=false`: a seed or a deal is refused, naming the field and the
+/// setting; a game without either is created as ever.
+#[tokio::test]
+async fn a_server_that_refuses_prearranged_games_refuses_a_seed_and_a_deal() {
+    let app = spawn_app_with(domino_server::settings::Settings {
+        allow_prearranged: false,
+        ..test_settings()
+    })
+    .await;
+    for (field, body) in [
+        ("seed", json!({"preset": "classic", "seed": "known"})),
+        ("deal", json!({"preset": "classic", "deal": classic_deal()})),
+    ] {
+        let res = app.post_json("/v1/games", &body).await;
+        let problem = assert_problem(res, 422, "invalid_rules").await;
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(
+            detail.starts_with(field) && detail.contains("ALLOW_PREARRANGED"),
+            "{detail}"
+        );
+    }
+    let res = app
+        .post_json("/v1/games", &json!({"preset": "classic"}))
+        .await;
+    assert_eq!(res.status().as_u16(), 201);
+    let listed: Value = app.get("/v1/games").await.json().await.unwrap();
+    assert_eq!(listed["games"].as_array().unwrap().len(), 1, "{listed}");
 }
 
 async fn open_games_are_listed_newest_first_and_paginated(app: TestApp) {

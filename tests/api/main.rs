@@ -6,6 +6,7 @@
 mod audit;
 mod clocks;
 mod concurrency;
+mod connections;
 mod docs;
 mod errors;
 mod failover;
