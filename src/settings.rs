@@ -25,6 +25,7 @@
 //! | `RATE_LIMIT_PER_TOKEN` | `200` | requests per second carrying one seat token; `0`: no limit |
 //! | `RATE_LIMIT_PER_TOKEN_BURST` | the rate | requests one token may send at once before the rate applies |
 //! | `RATE_LIMIT_PROXY_HOPS` | `0` | trusted proxies in front: `0` takes the client address from the connection; `N` takes the `N`-th address from the right of `X-Forwarded-For` |
+//! | `CORS_ORIGINS` | unset | origins whose pages may call the API from a browser: comma-separated `scheme://host[:port]`, or `*` for any; unset: no CORS headers at all |
 //!
 //! The rate limits answer 429 `rate_limited` with `Retry-After`. Their defaults are far
 //! above what a person playing (or a bot) sends, yet cap what one client can make the
@@ -89,6 +90,56 @@ pub struct Settings {
     pub rate_limit_per_token: Option<RateLimit>,
     /// Trusted proxies in front of the server (0: use the peer address).
     pub proxy_hops: u8,
+    /// Which browser origins may call the API.
+    pub cors_origins: CorsOrigins,
+}
+
+/// The origins whose pages a browser lets call the API (`CORS_ORIGINS`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CorsOrigins {
+    /// No CORS headers: only same-origin pages and non-browser clients.
+    #[default]
+    None,
+    /// Any origin (`*`).
+    Any,
+    /// These origins, each `scheme://host[:port]`.
+    List(Vec<String>),
+}
+
+impl FromStr for CorsOrigins {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim() == "*" {
+            return Ok(CorsOrigins::Any);
+        }
+        let origins: Vec<String> = s
+            .split(',')
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+            .map(str::to_owned)
+            .collect();
+        // What a browser sends in `Origin`: a scheme, a host and maybe a port; nothing
+        // after. Anything else could never match, so it is a typo to report.
+        let is_origin = |o: &str| {
+            o.split_once("://").is_some_and(|(scheme, rest)| {
+                !scheme.is_empty()
+                    && scheme
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+                    && !rest.is_empty()
+                    && !rest.contains(['/', '?', '#', '*', ' '])
+            })
+        };
+        match origins.iter().find(|o| !is_origin(o)) {
+            Some(bad) => Err(format!(
+                "{bad:?} is not an origin: expected `*` or comma-separated scheme://host[:port], \
+                 e.g. https://play.example.com,http://localhost:3000"
+            )),
+            None if origins.is_empty() => Ok(CorsOrigins::None),
+            None => Ok(CorsOrigins::List(origins)),
+        }
+    }
 }
 
 /// A rate limit: a sustained rate, and how many requests may come at once.
@@ -129,6 +180,7 @@ impl Default for Settings {
             rate_limit_per_ip: Some(RateLimit::per_second(NonZeroU32::new(2000).unwrap())),
             rate_limit_per_token: Some(RateLimit::per_second(NonZeroU32::new(200).unwrap())),
             proxy_hops: 0,
+            cors_origins: CorsOrigins::None,
         }
     }
 }
@@ -234,6 +286,7 @@ impl Settings {
                     .parse::<u8>()
                     .map_err(|_| "expected a whole number from 0 to 255".to_owned())
             })?,
+            cors_origins: env.parse("CORS_ORIGINS", defaults.cors_origins, str::parse)?,
         };
         if settings.redis_url.is_some() && !settings.redis_cluster_nodes.is_empty() {
             return Err(SettingsError {
@@ -344,6 +397,7 @@ mod tests {
         assert_eq!(s.rate_limit_per_ip, Some(limit(2000, 2000)));
         assert_eq!(s.rate_limit_per_token, Some(limit(200, 200)));
         assert_eq!(s.proxy_hops, 0);
+        assert_eq!(s.cors_origins, CorsOrigins::None);
     }
 
     fn limit(per_second: u32, burst: u32) -> RateLimit {
@@ -371,6 +425,10 @@ mod tests {
             ("RATE_LIMIT_PER_TOKEN", "5"),
             ("RATE_LIMIT_PER_TOKEN_BURST", "1"),
             ("RATE_LIMIT_PROXY_HOPS", "2"),
+            (
+                "CORS_ORIGINS",
+                "https://play.example.com, http://localhost:3000",
+            ),
         ])
         .unwrap();
         assert_eq!(s.bind_addr.port(), 0);
@@ -386,6 +444,29 @@ mod tests {
         assert_eq!(s.rate_limit_per_ip, Some(limit(50, 80)));
         assert_eq!(s.rate_limit_per_token, Some(limit(5, 1)));
         assert_eq!(s.proxy_hops, 2);
+        assert_eq!(
+            s.cors_origins,
+            CorsOrigins::List(vec![
+                "https://play.example.com".into(),
+                "http://localhost:3000".into()
+            ])
+        );
+    }
+
+    #[test]
+    fn cors_origins_are_a_star_or_a_list_of_origins() {
+        assert_eq!(
+            settings(&[("CORS_ORIGINS", " * ")]).unwrap().cors_origins,
+            CorsOrigins::Any
+        );
+        for not_an_origin in [
+            "play.example.com",
+            "https://play.example.com/",
+            "https://*.example.com",
+        ] {
+            let err = settings(&[("CORS_ORIGINS", not_an_origin)]).unwrap_err();
+            assert_eq!(err.var, "CORS_ORIGINS");
+        }
     }
 
     #[test]
@@ -438,6 +519,7 @@ mod tests {
             ("RATE_LIMIT_PROXY_HOPS", "300"),
             ("REDIS_CLUSTER_NODES", "a:7000"),
             ("REDIS_WAIT_REPLICAS", "-1"),
+            ("CORS_ORIGINS", "localhost:3000"),
         ] {
             let err = settings(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);

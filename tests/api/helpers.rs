@@ -470,7 +470,11 @@ impl EventStream {
         if let Some(last) = last_event_id {
             req = req.header("last-event-id", last.to_string());
         }
-        let res = req.send().await.expect("the stream opens");
+        EventStream::of(req.send().await.expect("the stream opens"))
+    }
+
+    /// Reads the stream of an answer to a request made by the caller.
+    pub fn of(res: reqwest::Response) -> EventStream {
         assert_eq!(res.status().as_u16(), 200);
         assert_eq!(res.headers()["content-type"], "text/event-stream");
         EventStream {
