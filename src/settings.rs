@@ -27,7 +27,8 @@
 //! | `RATE_LIMIT_PROXY_HOPS` | `0` | trusted proxies in front: `0` takes the client address from the connection; `N` takes the `N`-th address from the right of `X-Forwarded-For` |
 //! | `CORS_ORIGINS` | unset | origins whose pages may call the API from a browser: comma-separated `scheme://host[:port]`, or `*` for any; unset: no CORS headers at all |
 //!
-//! The rate limits answer 429 `rate_limited` with `Retry-After`. Their defaults are far
+//! The rate limits answer 429 `rate_limited` with `Retry-After`, and every limited answer
+//! says where its client stands (`RateLimit-Policy`, `RateLimit`). Their defaults are far
 //! above what a person playing (or a bot) sends, yet cap what one client can make the
 //! server do: 2000 requests per second is roughly what this server serves on one core.
 //! `/healthz`, `/readyz` and `/metrics` are never limited. Behind a proxy, set
