@@ -470,6 +470,19 @@ pub async fn game_events(
         ),
     };
     let feed = games.events(&id, after).await?;
+    let mut answer = HttpResponse::Ok();
+    answer
+        .insert_header((header::CONTENT_TYPE, "text/event-stream"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header(("X-Accel-Buffering", HeaderValue::from_static("no")))
+        .insert_header(UNCOMPRESSED);
+    // actix drops a HEAD answer's body but still reads it to its end: an endless stream
+    // would hold the connection for good.
+    if request.method() == actix_web::http::Method::HEAD {
+        return Ok(answer.streaming(futures_util::stream::empty::<
+            Result<web::Bytes, actix_web::Error>,
+        >()));
+    }
     let hello = web::Bytes::from(format!(": game {id} at version {}\n\n", feed.current));
     // A comment after 15 s without an event keeps proxies from closing the stream.
     let frames = futures_util::stream::unfold(feed.events, |mut events| async move {
@@ -482,12 +495,7 @@ pub async fn game_events(
     let stream = futures_util::stream::once(async move { hello })
         .chain(frames)
         .map(Ok::<_, actix_web::Error>);
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CONTENT_TYPE, "text/event-stream"))
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .insert_header(("X-Accel-Buffering", HeaderValue::from_static("no")))
-        .insert_header(UNCOMPRESSED)
-        .streaming(stream))
+    Ok(answer.streaming(stream))
 }
 
 /// The move history as the caller may see it (another seat's draws show no tile).

@@ -260,9 +260,14 @@ async fn head_answers_wherever_get_does_with_the_same_headers_and_no_body() {
         assert!(head.bytes().await.unwrap().is_empty(), "{path}: a body");
         assert!(!get.bytes().await.unwrap().is_empty(), "{path}");
     }
-    // The stream's head comes at once: the stream itself is not opened.
-    let head = app
-        .client
+    // The stream's head comes at once, and leaves the connection free for the next
+    // request (one connection: the next request must reuse it).
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .pool_max_idle_per_host(1)
+        .build()
+        .unwrap();
+    let head = client
         .head(app.url(&format!("/v1/games/{id}/events")))
         .send()
         .await
@@ -270,6 +275,11 @@ async fn head_answers_wherever_get_does_with_the_same_headers_and_no_body() {
     assert_eq!(head.status().as_u16(), 200);
     assert_eq!(head.headers()["content-type"], "text/event-stream");
     assert!(head.bytes().await.unwrap().is_empty());
+    let next = client.get(app.url("/healthz")).send().await;
+    assert!(
+        next.is_ok_and(|res| res.status().is_success()),
+        "the connection is still held by the stream"
+    );
 }
 
 #[tokio::test]
