@@ -16,8 +16,8 @@
 # failover test kills the master of a game's slot (`api` `failover`, ignored otherwise).
 #
 # Arguments are passed to `cargo test --all-targets` (e.g. `scripts/test.sh redis::`);
-# with none, the failover test and then schemathesis run against the OpenAPI document
-# (scripts/schemathesis.sh).
+# with none, the failover test, then schemathesis against the OpenAPI document
+# (scripts/schemathesis.sh), then Redocly's lint of it (scripts/openapi-lint.sh) run too.
 #
 # Knob (for testing this script itself): DOMINO_TEST_REDIS_PORT_PROBE=<port> probes that
 # port instead of 6379 in step 2; point it at a closed port to force step 3.
@@ -45,4 +45,6 @@ fi
 # filter was given, to run a subset of the cargo tests.
 if [[ $# == 0 ]]; then
     scripts/schemathesis.sh
+    # The document as client generators read it: 0 errors, 0 warnings.
+    scripts/openapi-lint.sh
 fi

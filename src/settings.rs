@@ -29,8 +29,10 @@
 //! | `MAX_STREAMS` | from the open-file limit, at most `10000` | event streams and waiting long polls open at once in all; 429 beyond; kept below the connections the server accepts, so health checks always get one |
 //! | `BODY_TIMEOUT_MS` | `5000` | a request body must arrive whole within this long of its head; 408 `request_timeout` and the connection closed beyond |
 //! | `ALLOW_PREARRANGED` | `true` | `false` refuses games created with `seed` or `deal` (422 `invalid_rules` naming the field) |
+//! | `CORS_ORIGINS` | unset | origins whose pages may call the API from a browser: comma-separated `scheme://host[:port]`, or `*` for any; unset: no CORS headers at all |
 //!
-//! The rate limits answer 429 `rate_limited` with `Retry-After`. Their defaults are far
+//! The rate limits answer 429 `rate_limited` with `Retry-After`, and every limited answer
+//! says where its client stands (`RateLimit-Policy`, `RateLimit`). Their defaults are far
 //! above what a person playing (or a bot) sends, yet cap what one client can make the
 //! server do: 2000 requests per second is roughly what this server serves on one core.
 //! `/healthz`, `/readyz` and `/metrics` are never limited. Behind a proxy, set
@@ -102,6 +104,56 @@ pub struct Settings {
     pub body_timeout: Duration,
     /// Whether games may be created with a `seed` or a `deal`.
     pub allow_prearranged: bool,
+    /// Which browser origins may call the API.
+    pub cors_origins: CorsOrigins,
+}
+
+/// The origins whose pages a browser lets call the API (`CORS_ORIGINS`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CorsOrigins {
+    /// No CORS headers: only same-origin pages and non-browser clients.
+    #[default]
+    None,
+    /// Any origin (`*`).
+    Any,
+    /// These origins, each `scheme://host[:port]`.
+    List(Vec<String>),
+}
+
+impl FromStr for CorsOrigins {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim() == "*" {
+            return Ok(CorsOrigins::Any);
+        }
+        let origins: Vec<String> = s
+            .split(',')
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+            .map(str::to_owned)
+            .collect();
+        // What a browser sends in `Origin`: a scheme, a host and maybe a port; nothing
+        // after. Anything else could never match, so it is a typo to report.
+        let is_origin = |o: &str| {
+            o.split_once("://").is_some_and(|(scheme, rest)| {
+                !scheme.is_empty()
+                    && scheme
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+                    && !rest.is_empty()
+                    && !rest.contains(['/', '?', '#', '*', ' '])
+            })
+        };
+        match origins.iter().find(|o| !is_origin(o)) {
+            Some(bad) => Err(format!(
+                "{bad:?} is not an origin: expected `*` or comma-separated scheme://host[:port], \
+                 e.g. https://play.example.com,http://localhost:3000"
+            )),
+            None if origins.is_empty() => Ok(CorsOrigins::None),
+            None => Ok(CorsOrigins::List(origins)),
+        }
+    }
 }
 
 /// A rate limit: a sustained rate, and how many requests may come at once.
@@ -149,6 +201,7 @@ impl Default for Settings {
             // Like the 5 s actix gives a slow head.
             body_timeout: Duration::from_millis(5000),
             allow_prearranged: true,
+            cors_origins: CorsOrigins::None,
         }
     }
 }
@@ -274,6 +327,7 @@ impl Settings {
                     _ => Err("expected true or false".to_owned()),
                 }
             })?,
+            cors_origins: env.parse("CORS_ORIGINS", defaults.cors_origins, str::parse)?,
         };
         if settings.redis_url.is_some() && !settings.redis_cluster_nodes.is_empty() {
             return Err(SettingsError {
@@ -388,6 +442,7 @@ mod tests {
         assert_eq!(s.max_streams, None);
         assert_eq!(s.body_timeout, Duration::from_millis(5000));
         assert!(s.allow_prearranged);
+        assert_eq!(s.cors_origins, CorsOrigins::None);
     }
 
     fn limit(per_second: u32, burst: u32) -> RateLimit {
@@ -419,6 +474,10 @@ mod tests {
             ("MAX_STREAMS", "50"),
             ("BODY_TIMEOUT_MS", "1000"),
             ("ALLOW_PREARRANGED", "false"),
+            (
+                "CORS_ORIGINS",
+                "https://play.example.com, http://localhost:3000",
+            ),
         ])
         .unwrap();
         assert_eq!(s.bind_addr.port(), 0);
@@ -438,6 +497,29 @@ mod tests {
         assert_eq!(s.max_streams, Some(50));
         assert_eq!(s.body_timeout, Duration::from_millis(1000));
         assert!(!s.allow_prearranged);
+        assert_eq!(
+            s.cors_origins,
+            CorsOrigins::List(vec![
+                "https://play.example.com".into(),
+                "http://localhost:3000".into()
+            ])
+        );
+    }
+
+    #[test]
+    fn cors_origins_are_a_star_or_a_list_of_origins() {
+        assert_eq!(
+            settings(&[("CORS_ORIGINS", " * ")]).unwrap().cors_origins,
+            CorsOrigins::Any
+        );
+        for not_an_origin in [
+            "play.example.com",
+            "https://play.example.com/",
+            "https://*.example.com",
+        ] {
+            let err = settings(&[("CORS_ORIGINS", not_an_origin)]).unwrap_err();
+            assert_eq!(err.var, "CORS_ORIGINS");
+        }
     }
 
     #[test]
@@ -494,6 +576,7 @@ mod tests {
             ("MAX_STREAMS", "many"),
             ("BODY_TIMEOUT_MS", "0"),
             ("ALLOW_PREARRANGED", "perhaps"),
+            ("CORS_ORIGINS", "localhost:3000"),
         ] {
             let err = settings(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);

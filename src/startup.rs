@@ -15,6 +15,7 @@ use std::time::Duration;
 use actix_web::body::{BodySize, MessageBody};
 use actix_web::dev::{Server, ServerHandle, ServiceRequest, ServiceResponse};
 use actix_web::http::ConnectionType;
+use actix_web::middleware::{Compress, Condition};
 use actix_web::middleware::{Next, from_fn};
 use actix_web::web::Bytes;
 use actix_web::{App, HttpServer, web};
@@ -258,12 +259,20 @@ fn serve(
     let metrics = web::Data::from(metrics);
     let stopper = drain.clone().into_inner();
     let server = HttpServer::new(move || {
+        let cors = api::http::cors(&settings.cors_origins);
         App::new()
             // Outermost last: the request span and id wrap everything, metrics see the
-            // final status, and the fallback turns actix's bare errors into problems. Rate
-            // limits are innermost: a refused request is still logged and counted.
+            // final status, and the fallback turns actix's bare errors into problems
+            // (keeping their headers). Compression sits inside the fallback, so its 406 is
+            // a problem too, and outside CORS, which would overwrite the `Vary` line it
+            // appends. CORS wraps the rate limits, so a page can read a 429 (a preflight is
+            // answered by CORS and costs no budget). Rate limits are innermost: a refused
+            // request is still logged and counted.
             .wrap(from_fn(api::body_timeout::cut_slow_bodies))
             .wrap(from_fn(api::ratelimit::limit))
+            .wrap(Condition::new(cors.is_some(), cors.unwrap_or_default()))
+            .wrap(Compress::default())
+            .wrap(from_fn(api::http::keep_uncompressed))
             .wrap(from_fn(api::error::problem_fallback))
             .wrap(from_fn(metrics::record_http))
             .wrap(from_fn(telemetry::request_telemetry))

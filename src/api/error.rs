@@ -359,6 +359,11 @@ impl ApiError {
             }
             StatusCode::NOT_FOUND => ApiError::NotFound("no such resource".into()),
             StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed,
+            // From `Compress`: no problem code of its own, and a client that refuses
+            // every coding this server has sent a request it cannot be answered.
+            StatusCode::NOT_ACCEPTABLE => ApiError::BadRequest(
+                "Accept-Encoding rules out every coding this server has (identity, gzip, deflate, br, zstd)".into(),
+            ),
             StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge { limit: None },
             s if s.is_server_error() => ApiError::Internal(format!("bare {s} answer")),
             _ => ApiError::BadRequest("the request is malformed".into()),
@@ -450,7 +455,8 @@ impl actix_web::Responder for ApiError {
 }
 
 /// Middleware: an error answer that is not a problem yet (made by actix itself, or by a
-/// library's service) becomes one. Headers that mean something (`Allow`) are kept.
+/// library's service) becomes one. Only its body changes: every header that is not about
+/// the body (`Allow`, `Vary`, CORS, rate limits) is kept.
 pub async fn problem_fallback(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -490,8 +496,15 @@ fn is_problem<B>(res: &HttpResponse<B>) -> bool {
 
 fn problem_like(status: StatusCode, headers: &header::HeaderMap) -> HttpResponse {
     let mut answer = ApiError::from_status(status).error_response();
-    if let Some(allow) = headers.get(header::ALLOW) {
-        answer.headers_mut().insert(header::ALLOW, allow.clone());
+    let about_the_body = [
+        header::CONTENT_TYPE,
+        header::CONTENT_LENGTH,
+        header::CONTENT_ENCODING,
+    ];
+    for (name, value) in headers {
+        if !about_the_body.contains(name) {
+            answer.headers_mut().append(name.clone(), value.clone());
+        }
     }
     answer
 }
@@ -549,17 +562,6 @@ fn problem_response(description: &str, samples: &[ApiError]) -> RefOr<Response> 
                 .build(),
         );
     }
-    if samples
-        .iter()
-        .any(|err| matches!(err, ApiError::MethodNotAllowed))
-    {
-        response = response.header(
-            "Allow",
-            HeaderBuilder::new()
-                .description(Some("The methods this resource answers."))
-                .build(),
-        );
-    }
     response.build().into()
 }
 
@@ -582,7 +584,7 @@ pub mod problems {
     }
 
     problem_responses! {
-        BadRequest => "Malformed request: bad JSON, an unknown field, a wrong type, bad tile text.",
+        BadRequest => "Malformed request: bad JSON, an unknown field, a wrong type, bad tile text, or an `Accept-Encoding` that rules out every coding the server has.",
             [ApiError::BadRequest(
                 "the body is not acceptable: unknown field `colour`, expected one of `type`, `tile`, `end`, `claim`, `expected_version` at line 1 column 9".into(),
             )];
@@ -590,8 +592,6 @@ pub mod problems {
             [ApiError::Unauthorized("send the seat's token as `Authorization: Bearer <token>`".into())];
         NotFound => "No such resource (or the game expired).",
             [ApiError::NotFound("no such resource".into())];
-        MethodNotAllowed => "The resource exists but does not answer this method.",
-            [ApiError::MethodNotAllowed];
         Conflict => "The request clashes with the game's state.",
             [
                 ApiError::NotYourTurn("it is seat 2's turn".into()),

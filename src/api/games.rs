@@ -13,25 +13,22 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, problems};
+use crate::api::http::{UNCOMPRESSED, VARY_BY_TOKEN, readable};
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
 use crate::engine::Preset;
 use crate::service::{self, GameService, NewGame, RequestKey, Seen, Watched};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/v1/presets").route(web::get().to(list_presets)))
-        .service(
-            web::resource("/v1/games")
-                .route(web::post().to(create_game))
-                .route(web::get().to(list_games)),
-        )
-        .service(web::resource("/v1/lobby/events").route(web::get().to(lobby_events)))
-        .service(web::resource("/v1/games/{id}").route(web::get().to(get_game)))
+    cfg.service(readable("/v1/presets", list_presets))
+        .service(readable("/v1/games", list_games).route(web::post().to(create_game)))
+        .service(readable("/v1/lobby/events", lobby_events))
+        .service(readable("/v1/games/{id}", get_game))
         .service(web::resource("/v1/games/{id}/seats").route(web::post().to(take_seat)))
         .service(web::resource("/v1/games/{id}/moves").route(web::post().to(make_move)))
-        .service(web::resource("/v1/games/{id}/events").route(web::get().to(game_events)))
-        .service(web::resource("/v1/games/{id}/log").route(web::get().to(game_log)))
-        .service(web::resource("/v1/games/{id}/export").route(web::get().to(export_game)));
+        .service(readable("/v1/games/{id}/events", game_events))
+        .service(readable("/v1/games/{id}/log", game_log))
+        .service(readable("/v1/games/{id}/export", export_game));
 }
 
 impl From<service::Error> for ApiError {
@@ -323,9 +320,12 @@ pub async fn get_game(
     {
         return Ok(HttpResponse::NotModified()
             .insert_header((header::ETAG, tag))
+            .insert_header(VARY_BY_TOKEN)
             .finish());
     }
-    Ok(view_response(&seen, GameView::of(&seen)))
+    let mut res = view_response(&seen, GameView::of(&seen));
+    res.headers_mut().insert(VARY_BY_TOKEN.0, VARY_BY_TOKEN.1);
+    Ok(res)
 }
 
 /// Makes a move. Built-in bots whose turn follows move before the answer.
@@ -409,11 +409,21 @@ pub struct VersionEventFrame {
     id: String,
     #[schema(example = "version")]
     event: String,
-    /// A `VersionEvent`, as JSON.
-    #[schema(
-        example = r#"{"version":3,"status":"playing","turn":0,"moves":[{"seat":1,"move":{"type":"draw"}}]}"#
-    )]
+    #[schema(schema_with = version_event_json)]
     data: String,
+}
+
+/// A string holding a `VersionEvent` as JSON (OpenAPI 3.1's `contentSchema`).
+fn version_event_json() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .description(Some("A `VersionEvent`, as JSON."))
+        .content_media_type("application/json")
+        .content_schema(Some(utoipa::openapi::Ref::from_schema_name("VersionEvent")))
+        .examples([
+            r#"{"version":3,"status":"playing","turn":0,"moves":[{"seat":1,"move":{"type":"draw"}}]}"#,
+        ])
+        .build()
 }
 
 fn sse_frame(Watched { event, seen }: &Watched) -> web::Bytes {
@@ -484,14 +494,36 @@ pub async fn game_events(
     let stream = futures_util::stream::once(async move { hello })
         .chain(frames)
         .map(Ok::<_, actix_web::Error>);
-    // Closed when the stream ends: a client reconnects for the next one anyway, and a
-    // stopping server is not kept waiting by a connection left idle.
-    Ok(HttpResponse::Ok()
+    let mut answer = sse_answer(&request, stream);
+    // A seat's stream carries its view.
+    answer
+        .headers_mut()
+        .insert(VARY_BY_TOKEN.0, VARY_BY_TOKEN.1);
+    Ok(answer)
+}
+
+/// A stream of Server-Sent Events as it is answered: never compressed (a compressor would
+/// hold events back), closed when it ends (a client reconnects for the next one anyway,
+/// and a stopping server is not kept waiting by a connection left idle), and empty for a
+/// `HEAD` (actix drops a HEAD answer's body but still reads it to its end: an endless
+/// stream would hold the connection for good).
+fn sse_answer(
+    request: &HttpRequest,
+    stream: impl futures_util::Stream<Item = Result<web::Bytes, actix_web::Error>> + 'static,
+) -> HttpResponse {
+    let mut answer = HttpResponse::Ok();
+    answer
         .force_close()
         .insert_header((header::CONTENT_TYPE, "text/event-stream"))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header(("X-Accel-Buffering", HeaderValue::from_static("no")))
-        .streaming(stream))
+        .insert_header(UNCOMPRESSED);
+    if request.method() == actix_web::http::Method::HEAD {
+        return answer.streaming(futures_util::stream::empty::<
+            Result<web::Bytes, actix_web::Error>,
+        >());
+    }
+    answer.streaming(stream)
 }
 
 /// Server-Sent Events of the lobby: games opened, filled and finished, from now on. To
@@ -545,11 +577,7 @@ pub async fn lobby_events(
     let stream = futures_util::stream::once(async move { hello })
         .chain(frames)
         .map(Ok::<_, actix_web::Error>);
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CONTENT_TYPE, "text/event-stream"))
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .insert_header(("X-Accel-Buffering", HeaderValue::from_static("no")))
-        .streaming(stream))
+    Ok(sse_answer(&request, stream))
 }
 
 /// One event of the lobby's stream as it travels: `event` names it, `data` holds a
@@ -589,7 +617,9 @@ pub async fn game_log(
     let log = games
         .log(&game_id(&path), bearer(request.headers())?)
         .await?;
-    Ok(view_response(&log.seen, GameLog::of(&log)))
+    let mut res = view_response(&log.seen, GameLog::of(&log));
+    res.headers_mut().insert(VARY_BY_TOKEN.0, VARY_BY_TOKEN.1);
+    Ok(res)
 }
 
 /// Once the match is finished: rules, seed, every deal and every move.

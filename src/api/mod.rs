@@ -13,6 +13,7 @@
 pub mod body_timeout;
 pub mod error;
 pub mod games;
+pub mod http;
 pub mod openapi;
 pub mod ops;
 pub mod ratelimit;
@@ -184,7 +185,7 @@ mod tests {
         let req = test::TestRequest::post().uri("/healthz").to_request();
         let res = test::call_service(&app, req).await;
         assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
-        assert_eq!(res.headers().get(header::ALLOW).unwrap(), "GET");
+        assert_eq!(res.headers().get(header::ALLOW).unwrap(), "GET, HEAD");
         let body: serde_json::Value = test::read_body_json(res).await;
         assert_eq!(body["code"], "method_not_allowed");
     }

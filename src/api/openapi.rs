@@ -1,9 +1,12 @@
 //! The OpenAPI document (3.1), served at `/openapi.json`, and the Swagger UI over it at
 //! `/swagger-ui/` (vendored assets: no network needed).
 //!
-//! Owns the document's frame: info, tags, the reusable problem responses, the seat-token
-//! security scheme, the `X-Request-Id` header on every answer and the 429 of the rate
-//! limits on every limited path. Each resource's paths
+//! Owns the document's frame: info, servers, tags, the reusable problem responses, the
+//! seat-token security scheme (and `security: []` on the operations that need no token),
+//! the `X-Request-Id` header on every answer, what every operation may answer (400 for an
+//! unusable `Accept-Encoding`, 500), the 429 and the `RateLimit` fields of the rate limits
+//! on every limited path, and a `HEAD` operation next to every `GET` (the router's
+//! [`crate::api::http::readable`]). Each resource's paths
 //! and schemas are listed in [`ApiDoc`]; a test compares the document with the committed
 //! `openapi/openapi.json`, so code and document cannot drift apart unnoticed.
 
@@ -12,6 +15,7 @@ use std::sync::LazyLock;
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::Operation;
 use utoipa::openapi::schema::{AdditionalProperties, Discriminator, Schema};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{Ref, RefOr, Response};
@@ -19,6 +23,7 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::api::error::{Problem, ProblemCode, problems};
+use crate::api::http::readable;
 use crate::api::{games, ops, ratelimit, wire};
 
 /// Where the document is served.
@@ -29,6 +34,7 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
 
 #[derive(OpenApi)]
 #[openapi(
+    servers((url = "/", description = "The server this document was fetched from.")),
     info(
         title = "Domino server",
         description = "A headless REST domino game server: every rule variant, enforced, over HTTP.\n\n\
@@ -48,7 +54,6 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
             problems::BadRequest,
             problems::Unauthorized,
             problems::NotFound,
-            problems::MethodNotAllowed,
             problems::Conflict,
             problems::PreconditionFailed,
             problems::PayloadTooLarge,
@@ -69,11 +74,13 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
 )]
 pub struct ApiDoc;
 
-/// What the derive cannot express: the seat-token scheme and the request-id header on
-/// every response (components' included).
+/// What the derive cannot express: the seat-token scheme, the headers on every response
+/// (components' included), the answers every operation may give, and `HEAD`.
 struct Frame;
 
 const REQUEST_ID_HEADER: &str = "X-Request-Id";
+const RATELIMIT_POLICY_HEADER: &str = "RateLimit-Policy";
+const RATELIMIT_HEADER: &str = "RateLimit";
 
 impl Modify for Frame {
     fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
@@ -89,32 +96,61 @@ impl Modify for Frame {
                     .build(),
             ),
         );
-        components.headers.insert(
-            REQUEST_ID_HEADER.to_owned(),
-            HeaderBuilder::new()
-                .description(Some(
-                    "The request's id, as it appears in the server's logs.",
-                ))
-                .example(Some("0b9f3a52-8f0e-4a55-9f0c-5c8d9c4e7b21".into()))
-                .build()
-                .into(),
-        );
+        let headers = [
+            (
+                REQUEST_ID_HEADER,
+                "The request's id, as it appears in the server's logs.",
+                "0b9f3a52-8f0e-4a55-9f0c-5c8d9c4e7b21",
+            ),
+            (
+                RATELIMIT_POLICY_HEADER,
+                "The rate limits that counted this request (IETF draft-ietf-httpapi-ratelimit-headers): \
+                 `\"per-ip\"` always, `\"per-token\"` with a bearer token; `q` requests at once, refilled \
+                 whole in `w` seconds. Absent when the server runs without limits.",
+                "\"per-ip\";q=2000;w=1, \"per-token\";q=200;w=1",
+            ),
+            (
+                RATELIMIT_HEADER,
+                "Where this request left each limit of `RateLimit-Policy`: `r` requests may follow at \
+                 once, and `r` is whole again within `t` seconds. On a 429, `r=0` and `t` is `Retry-After`.",
+                "\"per-ip\";r=1999;t=1, \"per-token\";r=199;t=1",
+            ),
+        ];
+        for (name, description, example) in headers {
+            components.headers.insert(
+                name.to_owned(),
+                HeaderBuilder::new()
+                    .description(Some(description))
+                    .example(Some(example.into()))
+                    .build()
+                    .into(),
+            );
+        }
 
-        let request_id = || {
-            RefOr::Ref(Ref::new(format!(
-                "#/components/headers/{REQUEST_ID_HEADER}"
-            )))
-        };
-        let with_request_id = |response: &mut RefOr<Response>| {
+        let header_ref = |name: &str| RefOr::Ref(Ref::new(format!("#/components/headers/{name}")));
+        let with_headers = |response: &mut RefOr<Response>, names: &[&str]| {
             if let RefOr::T(response) = response {
-                response
-                    .headers
-                    .insert(REQUEST_ID_HEADER.to_owned(), request_id());
+                for name in names {
+                    response
+                        .headers
+                        .insert((*name).to_owned(), header_ref(name));
+                }
             }
         };
-        components.responses.values_mut().for_each(with_request_id);
+        // Components' responses are shared by limited and unlimited paths: only the id.
+        components
+            .responses
+            .values_mut()
+            .for_each(|r| with_headers(r, &[REQUEST_ID_HEADER]));
         for (path, item) in doc.paths.paths.iter_mut() {
+            // `HEAD` answers what `GET` does, without the body.
+            item.head = item.get.as_ref().map(head_of);
             let limited = !ratelimit::EXEMPT_PATHS.contains(&path.as_str());
+            let names: &[&str] = if limited {
+                &[REQUEST_ID_HEADER, RATELIMIT_POLICY_HEADER, RATELIMIT_HEADER]
+            } else {
+                &[REQUEST_ID_HEADER]
+            };
             let operations = [
                 &mut item.get,
                 &mut item.put,
@@ -126,21 +162,29 @@ impl Modify for Frame {
                 &mut item.trace,
             ];
             for operation in operations.into_iter().flatten() {
-                operation
-                    .responses
-                    .responses
-                    .values_mut()
-                    .for_each(with_request_id);
+                // An operation that says nothing about tokens needs none.
+                operation.security.get_or_insert_with(Vec::new);
+                let takes_body = operation.request_body.is_some();
+                let responses = &mut operation.responses.responses;
+                responses.values_mut().for_each(|r| with_headers(r, names));
                 // A body that arrives too slowly is cut on every route that takes one.
-                if operation.request_body.is_some() {
-                    operation.responses.responses.insert(
+                if takes_body {
+                    responses.insert(
                         "408".to_owned(),
                         RefOr::Ref(Ref::from_response_name("RequestTimeout")),
                     );
                 }
+                // Any request may name codings the server does not have, and any may meet
+                // a bug.
+                responses
+                    .entry("400".to_owned())
+                    .or_insert_with(|| RefOr::Ref(Ref::from_response_name("BadRequest")));
+                responses
+                    .entry("500".to_owned())
+                    .or_insert_with(|| RefOr::Ref(Ref::from_response_name("InternalError")));
                 // The rate limits answer before any handler, on every limited path.
                 if limited {
-                    operation.responses.responses.insert(
+                    responses.insert(
                         "429".to_owned(),
                         RefOr::Ref(Ref::from_response_name("RateLimited")),
                     );
@@ -220,6 +264,23 @@ fn pascal_case(snake: &str) -> String {
         .collect()
 }
 
+/// The `HEAD` twin of a `GET` operation: its own id, and its answers without content
+/// (problems keep theirs: their shape is shared, and a `HEAD` client reads no body).
+fn head_of(get: &Operation) -> Operation {
+    let mut head = get.clone();
+    head.operation_id = get.operation_id.as_ref().map(|id| format!("{id}_head"));
+    head.summary = get
+        .summary
+        .as_ref()
+        .map(|s| format!("{}: headers only (HEAD).", s.trim_end_matches('.')));
+    for response in head.responses.responses.values_mut() {
+        if let RefOr::T(response) = response {
+            response.content.clear();
+        }
+    }
+    head
+}
+
 /// The document as served and as committed: pretty JSON, built once.
 pub fn document() -> &'static str {
     static DOCUMENT: LazyLock<String> = LazyLock::new(|| {
@@ -245,13 +306,13 @@ pub async fn openapi_json() -> HttpResponse {
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource(OPENAPI_PATH).route(web::get().to(openapi_json)))
+    cfg.service(readable(OPENAPI_PATH, openapi_json))
         // The UI fetches the document from the route above rather than from a copy the UI
         // service would serve itself, so there is one document and one route.
         .service(SwaggerUi::new("/swagger-ui/{_:.*}").config(Config::new([OPENAPI_PATH])))
-        .service(web::resource("/swagger-ui").route(web::get().to(|| async {
+        .service(readable("/swagger-ui", || async {
             HttpResponse::MovedPermanently()
                 .insert_header((header::LOCATION, "/swagger-ui/"))
                 .finish()
-        })));
+        }));
 }

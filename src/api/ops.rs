@@ -11,16 +11,17 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::api::error::{ApiError, problems};
+use crate::api::http::readable;
 use crate::metrics::{self, Metrics};
 use crate::service::GameService;
 use crate::settings::Settings;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    // `web::resource` rather than the method macros: a wrong method then answers 405
-    // with `Allow` instead of falling through to the 404.
-    cfg.service(web::resource("/healthz").route(web::get().to(healthz)))
-        .service(web::resource("/readyz").route(web::get().to(readyz)))
-        .service(web::resource("/metrics").route(web::get().to(metrics)));
+    // Resources rather than the method macros: a wrong method then answers 405 with
+    // `Allow` instead of falling through to the 404.
+    cfg.service(readable("/healthz", healthz))
+        .service(readable("/readyz", readyz))
+        .service(readable("/metrics", metrics));
 }
 
 /// The process is alive.

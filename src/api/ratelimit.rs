@@ -1,5 +1,6 @@
 //! Rate limits: per client address and per seat token, answered 429 `rate_limited` with
-//! `Retry-After` before any handler runs.
+//! `Retry-After` before any handler runs, and told on every answer in the `RateLimit-Policy`
+//! and `RateLimit` fields of the IETF draft (`draft-ietf-httpapi-ratelimit-headers-11`).
 //!
 //! Two keyed GCRA limiters (the `governor` crate), each a sustained rate and a burst
 //! (`RATE_LIMIT_PER_IP*`, `RATE_LIMIT_PER_TOKEN*` in [`crate::settings`]):
@@ -16,6 +17,19 @@
 //! `/healthz`, `/readyz` and `/metrics` are never limited: an orchestrator or a scraper
 //! must always be able to look at the process.
 //!
+//! **The fields.** Each limit that counted a request is one policy, `"per-ip"` or
+//! `"per-token"`:
+//! - `RateLimit-Policy: "per-ip";q=<burst>;w=<seconds>`: `q` requests at once, and the
+//!   bucket refills whole in `w` seconds (the burst over the rate, rounded up, so the
+//!   advertised rate is never above the real one);
+//! - `RateLimit: "per-ip";r=<remaining>;t=<seconds>`: `r` requests may follow at once
+//!   now, and `r` is back to `q` within `t` seconds (0: it is). On a 429 the refusing
+//!   policy says `r=0` and `t` = `Retry-After`, so `Retry-After` never points before the
+//!   end of the window (the draft's rule). A policy a refused request never reached (the
+//!   token's, when the address is refused) is not listed.
+//!
+//! No partition key (`pk`) is sent: it would name the address or the token.
+//!
 //! **Memory** stays bounded: a key whose bucket is full again is indistinguishable from a
 //! new one, and such keys are dropped every [`SWEEP_EVERY`] by the request that notices
 //! it is due (no background task). So the maps hold the keys seen in the last few seconds
@@ -30,10 +44,11 @@ use std::time::{Duration, Instant};
 
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header::{self, HeaderMap};
+use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{ResponseError, web};
 use governor::clock::Clock;
+use governor::middleware::{StateInformationMiddleware, StateSnapshot};
 use governor::{DefaultKeyedRateLimiter, NotUntil, Quota, RateLimiter};
 use sha2::{Digest, Sha256};
 
@@ -68,6 +83,46 @@ impl From<IpAddr> for AddressKey {
 /// A seat token as a limiter key: the first half of its SHA-256.
 type TokenKey = [u8; 16];
 
+/// The `RateLimit-Policy` field: the policies that counted the request.
+pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+/// The `RateLimit` field: where the request left each policy.
+pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+
+/// One limit, as the fields name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    PerIp,
+    PerToken,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::PerIp => "per-ip",
+            Policy::PerToken => "per-token",
+        }
+    }
+}
+
+/// Where a request left one limit: one item of the `RateLimit` field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Standing {
+    pub policy: Policy,
+    /// Requests that may follow at once (`r`).
+    pub remaining: u32,
+    /// Seconds until `remaining` is the whole burst again; on a refusal, until the next
+    /// request passes (`t`).
+    pub reset_secs: u32,
+}
+
+/// One request counted: where it left each limit that counted it, and whether one refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counted {
+    /// At most one per policy, address first.
+    pub standings: Vec<Standing>,
+    pub refusal: Option<Refusal>,
+}
+
 /// Which limit refused a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -85,10 +140,14 @@ impl Refusal {
     }
 }
 
+type Limiter<K> = DefaultKeyedRateLimiter<K, StateInformationMiddleware>;
+
 /// The server's limiters, shared by every worker.
 pub struct RateLimits {
-    per_address: Option<DefaultKeyedRateLimiter<AddressKey>>,
-    per_token: Option<DefaultKeyedRateLimiter<TokenKey>>,
+    per_address: Option<Limiter<AddressKey>>,
+    per_token: Option<Limiter<TokenKey>>,
+    /// The `RateLimit-Policy` item of each limit, by [`Policy`] (address, token).
+    policies: [Option<String>; 2],
     proxy_hops: u8,
     born: Instant,
     /// Milliseconds after `born` of the last sweep.
@@ -99,23 +158,57 @@ fn quota(limit: RateLimit) -> Quota {
     Quota::per_second(limit.per_second).allow_burst(limit.burst)
 }
 
+fn limiter<K: std::hash::Hash + Eq + Clone>(limit: RateLimit) -> Limiter<K> {
+    RateLimiter::keyed(quota(limit)).with_middleware::<StateInformationMiddleware>()
+}
+
+/// Whole seconds, rounded up.
+fn ceil_secs(wait: Duration) -> u32 {
+    u32::try_from(wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).unwrap_or(u32::MAX)
+}
+
 /// Whole seconds to wait, at least 1 (a `Retry-After` of 0 invites a tight loop).
 fn retry_after<P: governor::clock::Reference>(not_until: &NotUntil<P>, now: P) -> u32 {
-    let wait = not_until.wait_time_from(now);
-    u32::try_from(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
-        .unwrap_or(u32::MAX)
-        .max(1)
+    ceil_secs(not_until.wait_time_from(now)).max(1)
+}
+
+/// Where an allowed request left its limit. The snapshot rounds the remaining burst down,
+/// so the refill time computed from it is an upper bound.
+fn standing(policy: Policy, snapshot: &StateSnapshot) -> Standing {
+    let quota = snapshot.quota();
+    let remaining = snapshot.remaining_burst_capacity();
+    let missing = quota.burst_size().get().saturating_sub(remaining);
+    Standing {
+        policy,
+        remaining,
+        reset_secs: ceil_secs(quota.replenish_interval().saturating_mul(missing)),
+    }
+}
+
+/// One item of `RateLimit-Policy`: the burst, and the whole seconds it takes to refill
+/// (rounded up: the rate it implies is never above the real one).
+fn policy_item(policy: Policy, limit: RateLimit) -> String {
+    let (burst, rate) = (limit.burst.get(), limit.per_second.get());
+    format!(
+        "\"{}\";q={burst};w={}",
+        policy.name(),
+        burst.div_ceil(rate).max(1)
+    )
 }
 
 impl RateLimits {
     pub fn new(settings: &Settings) -> RateLimits {
         RateLimits {
-            per_address: settings
-                .rate_limit_per_ip
-                .map(|l| RateLimiter::keyed(quota(l))),
-            per_token: settings
-                .rate_limit_per_token
-                .map(|l| RateLimiter::keyed(quota(l))),
+            per_address: settings.rate_limit_per_ip.map(limiter),
+            per_token: settings.rate_limit_per_token.map(limiter),
+            policies: [
+                settings
+                    .rate_limit_per_ip
+                    .map(|l| policy_item(Policy::PerIp, l)),
+                settings
+                    .rate_limit_per_token
+                    .map(|l| policy_item(Policy::PerToken, l)),
+            ],
             proxy_hops: settings.proxy_hops,
             born: Instant::now(),
             last_sweep_ms: AtomicU64::new(0),
@@ -124,24 +217,72 @@ impl RateLimits {
 
     /// Counts one request of this address (if known) and token (if any); refuses it when
     /// either is over its limit.
-    pub fn check(&self, address: Option<IpAddr>, token: Option<&str>) -> Result<(), Refusal> {
+    pub fn check(&self, address: Option<IpAddr>, token: Option<&str>) -> Counted {
         self.sweep_if_due();
+        let mut counted = Counted {
+            standings: Vec::with_capacity(2),
+            refusal: None,
+        };
         if let (Some(limiter), Some(address)) = (&self.per_address, address) {
-            limiter
-                .check_key(&AddressKey::from(address))
-                .map_err(|n| Refusal::Address {
-                    retry_after_secs: retry_after(&n, limiter.clock().now()),
-                })?;
+            match limiter.check_key(&AddressKey::from(address)) {
+                Ok(snapshot) => counted.standings.push(standing(Policy::PerIp, &snapshot)),
+                Err(n) => {
+                    let retry_after_secs = retry_after(&n, limiter.clock().now());
+                    counted.standings.push(Standing {
+                        policy: Policy::PerIp,
+                        remaining: 0,
+                        reset_secs: retry_after_secs,
+                    });
+                    counted.refusal = Some(Refusal::Address { retry_after_secs });
+                    return counted;
+                }
+            }
         }
         if let (Some(limiter), Some(token)) = (&self.per_token, token) {
             let hash = Sha256::digest(token.as_bytes());
             let mut key = [0u8; 16];
             key.copy_from_slice(&hash[..16]);
-            limiter.check_key(&key).map_err(|n| Refusal::Token {
-                retry_after_secs: retry_after(&n, limiter.clock().now()),
-            })?;
+            match limiter.check_key(&key) {
+                Ok(snapshot) => counted
+                    .standings
+                    .push(standing(Policy::PerToken, &snapshot)),
+                Err(n) => {
+                    let retry_after_secs = retry_after(&n, limiter.clock().now());
+                    counted.standings.push(Standing {
+                        policy: Policy::PerToken,
+                        remaining: 0,
+                        reset_secs: retry_after_secs,
+                    });
+                    counted.refusal = Some(Refusal::Token { retry_after_secs });
+                }
+            }
         }
-        Ok(())
+        counted
+    }
+
+    /// The two fields for a counted request; `None` when no limit counted it.
+    pub fn fields(&self, counted: &Counted) -> Option<[(HeaderName, HeaderValue); 2]> {
+        if counted.standings.is_empty() {
+            return None;
+        }
+        let join = |item: &dyn Fn(&Standing) -> String| {
+            let items: Vec<String> = counted.standings.iter().map(item).collect();
+            HeaderValue::from_str(&items.join(", ")).expect("names and numbers are visible ASCII")
+        };
+        let policy = join(&|s| {
+            self.policies[s.policy as usize]
+                .clone()
+                .expect("a limit that counted is configured")
+        });
+        let limit = join(&|s| {
+            format!(
+                "\"{}\";r={};t={}",
+                s.policy.name(),
+                s.remaining,
+                s.reset_secs
+            )
+        });
+        Some([(RATELIMIT_POLICY, policy), (RATELIMIT, limit)])
     }
 
     /// Keys tracked now (addresses, tokens): what the sweep keeps bounded.
@@ -224,17 +365,28 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-/// Middleware: refuses a request over a limit with 429 `rate_limited` and `Retry-After`.
+/// Middleware: refuses a request over a limit with 429 `rate_limited` and `Retry-After`,
+/// and puts `RateLimit-Policy` and `RateLimit` on every answer of a limited path.
 /// Needs `web::Data<RateLimits>` in the app; without it, limits nothing.
 pub async fn limit(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static, BoxBody>>, actix_web::Error> {
-    if let Some(limits) = req.app_data::<web::Data<RateLimits>>()
-        && !EXEMPT_PATHS.contains(&req.path())
-    {
-        let address = limits.client_address(req.peer_addr().map(|a| a.ip()), req.headers());
-        if let Err(refusal) = limits.check(address, bearer(req.headers())) {
+    let Some(limits) = req
+        .app_data::<web::Data<RateLimits>>()
+        .filter(|_| !EXEMPT_PATHS.contains(&req.path()))
+        .cloned()
+    else {
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_left_body);
+    };
+    let address = limits.client_address(req.peer_addr().map(|a| a.ip()), req.headers());
+    let counted = limits.check(address, bearer(req.headers()));
+    let fields = limits.fields(&counted);
+    let mut res = match counted.refusal {
+        Some(refusal) => {
             let which = match refusal {
                 Refusal::Address { .. } => "client address",
                 Refusal::Token { .. } => "seat token",
@@ -244,12 +396,14 @@ pub async fn limit(
                 retry_after_secs: refusal.retry_after_secs(),
             }
             .error_response();
-            return Ok(req.into_response(answer).map_into_right_body());
+            req.into_response(answer).map_into_right_body()
         }
+        None => next.call(req).await?.map_into_left_body(),
+    };
+    for (name, value) in fields.into_iter().flatten() {
+        res.headers_mut().insert(name, value);
     }
-    next.call(req)
-        .await
-        .map(ServiceResponse::map_into_left_body)
+    Ok(res)
 }
 
 #[cfg(test)]
@@ -273,6 +427,14 @@ mod tests {
         })
     }
 
+    /// Only whether the request passed.
+    fn check(l: &RateLimits, address: Option<IpAddr>, token: Option<&str>) -> Result<(), Refusal> {
+        match l.check(address, token).refusal {
+            None => Ok(()),
+            Some(refusal) => Err(refusal),
+        }
+    }
+
     fn ip(text: &str) -> Option<IpAddr> {
         Some(text.parse().unwrap())
     }
@@ -281,30 +443,31 @@ mod tests {
     fn a_token_gets_its_burst_then_waits_and_others_are_unaffected() {
         let l = limits(None, Some((1, 3)), 0);
         for _ in 0..3 {
-            assert_eq!(l.check(None, Some("alice")), Ok(()));
+            assert_eq!(check(&l, None, Some("alice")), Ok(()));
         }
         assert_eq!(
-            l.check(None, Some("alice")),
+            check(&l, None, Some("alice")),
             Err(Refusal::Token {
                 retry_after_secs: 1
             })
         );
-        assert_eq!(l.check(None, Some("bob")), Ok(()));
-        assert_eq!(l.check(ip("10.0.0.1"), None), Ok(()), "no address limit");
+        assert_eq!(check(&l, None, Some("bob")), Ok(()));
+        assert_eq!(check(&l, ip("10.0.0.1"), None), Ok(()), "no address limit");
     }
 
     #[test]
     fn retry_after_rounds_up_the_wait() {
         // One request per 10 s: the next is due in 10 s.
         let l = RateLimits {
-            per_address: Some(RateLimiter::keyed(
-                Quota::with_period(Duration::from_secs(10)).unwrap(),
-            )),
+            per_address: Some(
+                RateLimiter::keyed(Quota::with_period(Duration::from_secs(10)).unwrap())
+                    .with_middleware::<StateInformationMiddleware>(),
+            ),
             ..limits(None, None, 0)
         };
-        assert_eq!(l.check(ip("10.0.0.1"), None), Ok(()));
+        assert_eq!(check(&l, ip("10.0.0.1"), None), Ok(()));
         assert_eq!(
-            l.check(ip("10.0.0.1"), None),
+            check(&l, ip("10.0.0.1"), None),
             Err(Refusal::Address {
                 retry_after_secs: 10
             })
@@ -314,14 +477,14 @@ mod tests {
     #[test]
     fn an_address_over_its_limit_spends_no_token_budget() {
         let l = limits(Some((1, 1)), Some((1, 1)), 0);
-        assert_eq!(l.check(ip("10.0.0.1"), Some("t")), Ok(()));
+        assert_eq!(check(&l, ip("10.0.0.1"), Some("t")), Ok(()));
         assert!(matches!(
-            l.check(ip("10.0.0.1"), Some("t")),
+            check(&l, ip("10.0.0.1"), Some("t")),
             Err(Refusal::Address { .. })
         ));
         // The token is refused only for its own sake, from another address.
         assert!(matches!(
-            l.check(ip("10.0.0.2"), Some("t")),
+            check(&l, ip("10.0.0.2"), Some("t")),
             Err(Refusal::Token { .. })
         ));
     }
@@ -329,11 +492,11 @@ mod tests {
     #[test]
     fn ipv6_addresses_share_their_64_and_mapped_ipv4_is_ipv4() {
         let l = limits(Some((1, 1)), None, 0);
-        assert_eq!(l.check(ip("2001:db8:1:2::1"), None), Ok(()));
-        assert!(l.check(ip("2001:db8:1:2:ffff::9"), None).is_err());
-        assert_eq!(l.check(ip("2001:db8:1:3::1"), None), Ok(()));
-        assert_eq!(l.check(ip("192.0.2.7"), None), Ok(()));
-        assert!(l.check(ip("::ffff:192.0.2.7"), None).is_err());
+        assert_eq!(check(&l, ip("2001:db8:1:2::1"), None), Ok(()));
+        assert!(check(&l, ip("2001:db8:1:2:ffff::9"), None).is_err());
+        assert_eq!(check(&l, ip("2001:db8:1:3::1"), None), Ok(()));
+        assert_eq!(check(&l, ip("192.0.2.7"), None), Ok(()));
+        assert!(check(&l, ip("::ffff:192.0.2.7"), None).is_err());
     }
 
     #[test]
@@ -367,13 +530,61 @@ mod tests {
     fn the_sweep_drops_refilled_keys() {
         let l = limits(Some((1000, 1)), Some((1000, 1)), 0);
         for i in 0..100u8 {
-            l.check(Some(IpAddr::from([10, 0, 0, i])), Some(&format!("t{i}")))
-                .unwrap();
+            check(
+                &l,
+                Some(IpAddr::from([10, 0, 0, i])),
+                Some(&format!("t{i}")),
+            )
+            .unwrap();
         }
         assert_eq!(l.tracked(), (100, 100));
         std::thread::sleep(Duration::from_millis(20));
         l.sweep();
         assert_eq!(l.tracked(), (0, 0));
+    }
+
+    fn field(l: &RateLimits, counted: &Counted, name: &HeaderName) -> String {
+        let fields = l.fields(counted).expect("fields");
+        let (_, value) = fields.iter().find(|(n, _)| n == name).unwrap();
+        value.to_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn the_fields_name_each_limit_that_counted_with_its_quota_and_what_is_left() {
+        // 5 at once and one a second; 10 at once, refilled at 4 a second: whole again in
+        // 3 s (2.5 rounded up).
+        let l = limits(Some((1, 5)), Some((4, 10)), 0);
+        let first = l.check(ip("10.0.0.1"), None);
+        assert_eq!(field(&l, &first, &RATELIMIT_POLICY), r#""per-ip";q=5;w=5"#);
+        assert_eq!(field(&l, &first, &RATELIMIT), r#""per-ip";r=4;t=1"#);
+        let second = l.check(ip("10.0.0.1"), Some("tok"));
+        assert_eq!(
+            field(&l, &second, &RATELIMIT_POLICY),
+            r#""per-ip";q=5;w=5, "per-token";q=10;w=3"#
+        );
+        assert_eq!(
+            field(&l, &second, &RATELIMIT),
+            r#""per-ip";r=3;t=2, "per-token";r=9;t=1"#
+        );
+        assert_eq!(
+            l.fields(&limits(None, None, 0).check(ip("10.0.0.1"), Some("tok"))),
+            None
+        );
+    }
+
+    #[test]
+    fn a_refusal_says_nothing_is_left_until_retry_after() {
+        let l = limits(Some((1, 2)), None, 0);
+        check(&l, ip("10.0.0.1"), None).unwrap();
+        check(&l, ip("10.0.0.1"), None).unwrap();
+        let refused = l.check(ip("10.0.0.1"), Some("tok"));
+        let Some(refusal) = refused.refusal else {
+            panic!("the third request is over the burst")
+        };
+        assert_eq!(
+            field(&l, &refused, &RATELIMIT),
+            format!(r#""per-ip";r=0;t={}"#, refusal.retry_after_secs())
+        );
     }
 
     #[test]

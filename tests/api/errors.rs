@@ -11,7 +11,7 @@ async fn unknown_route_is_a_404_problem() {
 async fn wrong_method_is_a_405_problem_that_says_what_is_allowed() {
     let app = spawn_app().await;
     let res = app.client.delete(app.url("/healthz")).send().await.unwrap();
-    assert_eq!(res.headers()["allow"], "GET");
+    assert_eq!(res.headers()["allow"], "GET, HEAD");
     assert_problem(res, 405, "method_not_allowed").await;
 }
 

@@ -509,7 +509,11 @@ impl EventStream {
     }
 
     async fn from(req: reqwest::RequestBuilder) -> EventStream {
-        let res = req.send().await.expect("the stream opens");
+        EventStream::of(req.send().await.expect("the stream opens"))
+    }
+
+    /// Reads the stream of an answer to a request made by the caller.
+    pub fn of(res: reqwest::Response) -> EventStream {
         assert_eq!(res.status().as_u16(), 200);
         assert_eq!(res.headers()["content-type"], "text/event-stream");
         EventStream {

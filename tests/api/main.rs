@@ -13,6 +13,7 @@ mod failover;
 mod faults;
 mod helpers;
 mod hostile;
+mod http_basics;
 mod idempotency;
 mod lobby;
 mod logs;

@@ -1,5 +1,8 @@
 //! Rate limits per seat token and per client address: 429 `rate_limited` with
-//! `Retry-After`, and nobody else pays for one client's burst.
+//! `Retry-After`, and nobody else pays for one client's burst; every answer says where
+//! the client stands (`RateLimit-Policy`, `RateLimit`).
+
+use std::collections::BTreeMap;
 
 use std::num::NonZeroU32;
 
@@ -150,4 +153,111 @@ async fn the_default_limits_let_a_game_be_played_briskly() {
     for _ in 0..150 {
         assert_eq!(view(&app, &id, &ann).await.status().as_u16(), 200);
     }
+}
+
+/// A `RateLimit-Policy` or `RateLimit` field: each policy's name and its parameters.
+fn field(res: &reqwest::Response, name: &str) -> BTreeMap<String, BTreeMap<String, u64>> {
+    let value = res
+        .headers()
+        .get(name)
+        .unwrap_or_else(|| panic!("a {name} field: {:?}", res.headers()))
+        .to_str()
+        .unwrap();
+    value
+        .split(',')
+        .map(|item| {
+            let mut parts = item.trim().split(';');
+            let policy = parts.next().unwrap();
+            let policy = policy
+                .strip_prefix('"')
+                .and_then(|p| p.strip_suffix('"'))
+                .unwrap_or_else(|| panic!("a quoted policy name: {value}"));
+            let params = parts
+                .map(|p| {
+                    let (key, number) = p.split_once('=').expect("key=value");
+                    (key.to_owned(), number.parse().expect("an integer"))
+                })
+                .collect();
+            (policy.to_owned(), params)
+        })
+        .collect()
+}
+
+fn params(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|&(k, v)| (k.to_owned(), v)).collect()
+}
+
+#[tokio::test]
+async fn every_limited_answer_names_its_policies_and_what_is_left_of_each() {
+    // 5 at once, one a second, per token; far more per address.
+    let app = spawn_app_with(Settings {
+        rate_limit_per_ip: limit(1000, 1000),
+        rate_limit_per_token: limit(1, 5),
+        ..test_settings()
+    })
+    .await;
+    let (id, [ann, _]) = started_game(&app).await;
+
+    let first = view(&app, &id, &ann).await;
+    assert_eq!(first.status().as_u16(), 200);
+    let policy = field(&first, "ratelimit-policy");
+    assert_eq!(policy["per-ip"], params(&[("q", 1000), ("w", 1)]));
+    assert_eq!(policy["per-token"], params(&[("q", 5), ("w", 5)]));
+    let before = field(&first, "ratelimit");
+    assert_eq!(before.keys().collect::<Vec<_>>(), ["per-ip", "per-token"]);
+
+    let second = view(&app, &id, &ann).await;
+    let after = field(&second, "ratelimit");
+    for policy in ["per-ip", "per-token"] {
+        assert!(
+            after[policy]["r"] < before[policy]["r"],
+            "{policy}: {before:?} then {after:?}"
+        );
+        // Back to the whole quota within the policy's window.
+        assert!((1..=policy_window(&second, policy)).contains(&after[policy]["t"]));
+    }
+    assert!(after["per-token"]["r"] <= 3, "{after:?}");
+
+    // A spectator is counted by address only.
+    let res = app.get(&format!("/v1/games/{id}")).await;
+    assert_eq!(
+        field(&res, "ratelimit").keys().collect::<Vec<_>>(),
+        ["per-ip"]
+    );
+    // What is never limited says nothing.
+    let res = app.get("/healthz").await;
+    assert!(!res.headers().contains_key("ratelimit"));
+    assert!(!res.headers().contains_key("ratelimit-policy"));
+}
+
+fn policy_window(res: &reqwest::Response, policy: &str) -> u64 {
+    field(res, "ratelimit-policy")[policy]["w"]
+}
+
+#[tokio::test]
+async fn a_429_says_nothing_is_left_until_retry_after() {
+    let app = spawn_app_with(Settings {
+        rate_limit_per_token: limit(1, 2),
+        ..test_settings()
+    })
+    .await;
+    let (id, [ann, _]) = started_game(&app).await;
+    // The third is refused, unless this machine took a whole second over the two.
+    let mut refused = view(&app, &id, &ann).await;
+    for _ in 0..5 {
+        if refused.status().as_u16() == 429 {
+            break;
+        }
+        refused = view(&app, &id, &ann).await;
+    }
+    assert_eq!(refused.status().as_u16(), 429);
+    assert_eq!(
+        field(&refused, "ratelimit-policy")["per-token"],
+        params(&[("q", 2), ("w", 2)])
+    );
+    assert_eq!(
+        field(&refused, "ratelimit")["per-token"],
+        params(&[("r", 0), ("t", retry_after(&refused))])
+    );
+    assert_problem(refused, 429, "rate_limited").await;
 }

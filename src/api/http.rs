@@ -1,0 +1,102 @@
+//! HTTP basics for client authors: CORS for browser pages on other origins, `HEAD`
+//! wherever `GET` is allowed, `Vary` on answers that depend on the seat token, and
+//! compressed answers (actix's `Compress`, wrapped in [`crate::startup`]) that leave the
+//! event stream alone.
+//!
+//! Owns which headers a browser page may send and read, and how a readable resource is
+//! routed. The rate limit fields are [`crate::api::ratelimit`]'s; the OpenAPI side of
+//! `HEAD` is [`crate::api::openapi`]'s.
+
+use actix_cors::Cors;
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::{FromRequest, Handler, Resource, Responder, web};
+
+use crate::api::ratelimit::{RATELIMIT, RATELIMIT_POLICY};
+use crate::settings::CorsOrigins;
+
+/// Request headers a page may send besides the CORS-safelisted ones.
+pub const CORS_ALLOWED_HEADERS: [HeaderName; 6] = [
+    header::AUTHORIZATION,
+    header::CONTENT_TYPE,
+    header::IF_NONE_MATCH,
+    HeaderName::from_static("idempotency-key"),
+    HeaderName::from_static("last-event-id"),
+    HeaderName::from_static("x-request-id"),
+];
+
+/// Answer headers a page may read besides the CORS-safelisted ones.
+pub const CORS_EXPOSED_HEADERS: [HeaderName; 6] = [
+    header::ETAG,
+    header::LOCATION,
+    header::RETRY_AFTER,
+    RATELIMIT,
+    RATELIMIT_POLICY,
+    HeaderName::from_static("x-request-id"),
+];
+
+/// How long a browser may reuse a preflight's answer, in seconds.
+pub const CORS_MAX_AGE_SECS: usize = 3600;
+
+/// The CORS middleware for `CORS_ORIGINS`; `None` when unset (no CORS headers at all).
+/// No credentials mode: the seat token travels in `Authorization`, which a page sets
+/// itself, so `*` stays usable.
+pub fn cors(origins: &CorsOrigins) -> Option<Cors> {
+    let base = || {
+        Cors::default()
+            .allowed_methods(["GET", "HEAD", "POST"])
+            .allowed_headers(CORS_ALLOWED_HEADERS)
+            .expose_headers(CORS_EXPOSED_HEADERS)
+            .max_age(CORS_MAX_AGE_SECS)
+    };
+    match origins {
+        CorsOrigins::None => None,
+        CorsOrigins::Any => Some(base().allow_any_origin().send_wildcard()),
+        CorsOrigins::List(list) => Some(
+            list.iter()
+                .fold(base(), |cors, origin| cors.allowed_origin(origin)),
+        ),
+    }
+}
+
+/// A resource answering `GET` and `HEAD` with one handler: actix routes `HEAD` only where
+/// asked, and drops the body of a `HEAD` answer itself, keeping every header.
+pub fn readable<F, Args>(path: &str, handler: F) -> Resource
+where
+    F: Handler<Args>,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    web::resource(path)
+        .route(web::get().to(handler.clone()))
+        .route(web::head().to(handler))
+}
+
+/// `Vary` for answers that differ by seat token (a seat's view, its log), so a cache
+/// never hands one seat's answer to another, or to a spectator.
+pub const VARY_BY_TOKEN: (HeaderName, HeaderValue) =
+    (header::VARY, HeaderValue::from_static("Authorization"));
+
+/// What an answer that must not be compressed carries on its way out: `Compress` leaves
+/// an answer with a `Content-Encoding` alone, and [`keep_uncompressed`] removes this one
+/// before it leaves. For the event stream: a compressor holds small writes back until
+/// it has a block's worth, so events would arrive late and in batches.
+pub const UNCOMPRESSED: (HeaderName, HeaderValue) = (
+    header::CONTENT_ENCODING,
+    HeaderValue::from_static("identity"),
+);
+
+/// Middleware, outside `Compress`: removes the [`UNCOMPRESSED`] marker (`identity` is not a
+/// coding an answer should name).
+pub async fn keep_uncompressed(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody + 'static>, actix_web::Error> {
+    let mut res = next.call(req).await?;
+    if res.headers().get(&UNCOMPRESSED.0) == Some(&UNCOMPRESSED.1) {
+        res.headers_mut().remove(&UNCOMPRESSED.0);
+    }
+    Ok(res)
+}
