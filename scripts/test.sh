@@ -16,8 +16,8 @@
 # failover test kills the master of a game's slot (`api` `failover`, ignored otherwise).
 #
 # Arguments are passed to `cargo test --all-targets` (e.g. `scripts/test.sh redis::`);
-# with none, the failover test and then schemathesis run against the OpenAPI document
-# (scripts/schemathesis.sh).
+# with none, the failover test, then schemathesis against the OpenAPI document
+# (scripts/schemathesis.sh), then the example clients (scripts/clients.sh).
 #
 # Knob (for testing this script itself): DOMINO_TEST_REDIS_PORT_PROBE=<port> probes that
 # port instead of 6379 in step 2; point it at a closed port to force step 3.
@@ -45,4 +45,9 @@ fi
 # filter was given, to run a subset of the cargo tests.
 if [[ $# == 0 ]]; then
     scripts/schemathesis.sh
+fi
+# The example clients (examples/clients/), generated from the same document and built with
+# pinned npm and PyPI packages under target/, play whole games against the server.
+if [[ $# == 0 ]]; then
+    scripts/clients.sh
 fi
