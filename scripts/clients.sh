@@ -2,7 +2,8 @@
 # Builds and runs the example clients (examples/clients/) against a fresh server: the
 # TypeScript bot (types from openapi-typescript, compiled with `tsc` in strict mode) plays
 # an all_fives game, the Python bot (a client from openapi-python-client) a muggins game;
-# both against the built-in `greedy` bot, both posting `legal_moves` entries unchanged.
+# both against the built-in `greedy` bot, both posting `legal_moves` entries unchanged
+# (checked by `tsc --strict` and `mypy --strict` against the generated types).
 # The Python bot fails if a muggins call took any of its points (it reads the game's log).
 #
 # - Clients are generated from the committed openapi/openapi.json on every run, so a
@@ -61,6 +62,9 @@ py_client="$cache/python-client"
 "$venv/bin/openapi-python-client" generate --path openapi/openapi.json \
     --config "$py_src/config.yaml" --output-path "$py_client" --overwrite >"$cache/python-generate.log" 2>&1 \
     || { log "FAILED: openapi-python-client generate:"; cat "$cache/python-generate.log" >&2; exit 1; }
+# The types, not only the run: an entry of legal_moves must be what the move call takes.
+MYPYPATH="$py_client" "$venv/bin/mypy" --strict --no-incremental "$py_src/bot.py" \
+    || { log "FAILED: mypy --strict on $py_src/bot.py"; exit 1; }
 
 # ---- the server ----
 cargo build --quiet --bin domino-server

@@ -11,52 +11,63 @@ Usage: python bot.py <server URL>   (with the generated `domino_client` importab
 
 import sys
 import uuid
+from typing import Any, TypeVar
 
 from domino_client import AuthenticatedClient, Client
 from domino_client.api.lobby import create_game, take_seat
 from domino_client.api.play import game_log, get_game, make_move
-from domino_client.models import (BotLevel, BotSeat, CreateGame, CreateGamePreset, GameStatus,
-                                  JoinGame, MugginsTakenEvent, PlayedEvent, ResignMove)
+from domino_client.models import (
+    BotLevel, BotSeat, CreateGame, CreateGamePreset, DrawMove, GameLog, GameStatus, GameView,
+    JoinGame, MatchResult, MoveResult, MugginsMove, MugginsTakenEvent, PassMove, PlayedEvent,
+    PlayMove, ResignMove, SeatGranted)
+from domino_client.types import Response
+
+T = TypeVar("T")
+Move = DrawMove | MugginsMove | PassMove | PlayMove | ResignMove  # the spec's `Move`
 
 
-def expect(status, response):
-    """The parsed answer, or exit if the status is not the one expected."""
-    if response.status_code != status:
+def expect(status: int, kind: type[T], response: Response[Any]) -> T:
+    """The parsed answer, or exit if it is not the one expected."""
+    if response.status_code != status or not isinstance(response.parsed, kind):
         sys.exit(f"unexpected answer {response.status_code}: {response.content.decode()}")
     return response.parsed
 
 
-def points(move):
+def points(move: Move) -> int:
     return 0 if isinstance(move, ResignMove) else move.points or 0  # resign is never listed
 
 
 server = sys.argv[1]
 lobby = Client(base_url=server)
-game = expect(201, create_game.sync_detailed(client=lobby, body=CreateGame(
+game = expect(201, GameView, create_game.sync_detailed(client=lobby, body=CreateGame(
     preset=CreateGamePreset.MUGGINS, bots=[BotSeat(seat=1, level=BotLevel.GREEDY)])))
 game_id = uuid.UUID(game.game_id)
-seat = expect(201, take_seat.sync_detailed(game_id, client=lobby, body=JoinGame(name="py-bot")))
-me, view = seat.seat, seat.view
+seat = expect(201, SeatGranted, take_seat.sync_detailed(
+    game_id, client=lobby, body=JoinGame(name="py-bot")))
+me = seat.seat
 client = AuthenticatedClient(base_url=server, token=seat.token)
 print(f"game {game_id} (muggins): playing seat {me}")
 
+view: GameView | MoveResult = seat.view  # a move's answer is the new view plus its events
 moves = 0
 while view.status != GameStatus.FINISHED:
     if not view.legal_moves:  # not ours to move: wait until the game changes
-        view = expect(200, get_game.sync_detailed(game_id, client=client, after=view.version, wait=30))
+        view = expect(200, GameView, get_game.sync_detailed(
+            game_id, client=client, after=view.version, wait=30))
         continue
     # max keeps the first of equals: the claiming form when a play scores.
     move = max(view.legal_moves, key=points)
-    view = expect(200, make_move.sync_detailed(
+    view = expect(200, MoveResult, make_move.sync_detailed(
         game_id, client=client, body=move, idempotency_key=str(uuid.uuid4())))
     moves += 1
 
-log = expect(200, game_log.sync_detailed(game_id, client=client))
+log = expect(200, GameLog, game_log.sync_detailed(game_id, client=client))
 events = log.start + [event for entry in log.moves for event in entry.events]
 taken = sum(e.points for e in events if isinstance(e, MugginsTakenEvent) and e.from_ == me)
 uncredited = [e for e in events if isinstance(e, PlayedEvent) and e.seat == me and not e.credited]
 scored = sum(e.points for e in events if isinstance(e, PlayedEvent) and e.seat == me)
-print(f"game {game_id} finished: scores {view.scores}, winner {view.result.winner}; we made "
-      f"{moves} moves, scored {scored} points in plays, lost {taken} to muggins calls")
+winner = view.result.winner if isinstance(view.result, MatchResult) else None
+print(f"game {game_id} finished: scores {view.scores}, winner {winner}; we made {moves} "
+      f"moves, scored {scored} points in plays, lost {taken} to muggins calls")
 if taken or uncredited:
     sys.exit(f"FAILED: {taken} points lost to muggins calls, {len(uncredited)} plays not credited")
