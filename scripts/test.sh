@@ -17,7 +17,9 @@
 #
 # Arguments are passed to `cargo test --all-targets` (e.g. `scripts/test.sh redis::`);
 # with none, the failover test, then schemathesis against the OpenAPI document
-# (scripts/schemathesis.sh), then Redocly's lint of it (scripts/openapi-lint.sh) run too.
+# (scripts/schemathesis.sh), Redocly's lint of it (scripts/openapi-lint.sh), the example
+# clients (scripts/clients.sh) and a browser client on another origin
+# (scripts/cross-origin-check/run.sh) run too.
 #
 # Knob (for testing this script itself): DOMINO_TEST_REDIS_PORT_PROBE=<port> probes that
 # port instead of 6379 in step 2; point it at a closed port to force step 3.
@@ -47,4 +49,14 @@ if [[ $# == 0 ]]; then
     scripts/schemathesis.sh
     # The document as client generators read it: 0 errors, 0 warnings.
     scripts/openapi-lint.sh
+fi
+# The example clients (examples/clients/), generated from the same document and built with
+# pinned npm and PyPI packages under target/, play whole games against the server.
+if [[ $# == 0 ]]; then
+    scripts/clients.sh
+fi
+# A page on another origin plays a move in headless Chromium (CORS_ORIGINS), and is
+# blocked without it (Debian's chromium and playwright-core, installed if missing).
+if [[ $# == 0 ]]; then
+    scripts/cross-origin-check/run.sh
 fi

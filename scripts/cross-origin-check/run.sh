@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# A browser client on another origin plays a move. A static page (page/index.html) is
+# served from its own port; its script calls the API server on another port with fetch:
+# creates a game against a bot, takes a seat, reads the view with the seat's bearer token
+# and posts a legal move with an Idempotency-Key. Headless Chromium opens it twice:
+#   1. the server runs with CORS_ORIGINS=<the page's origin>: the page must play the move;
+#   2. the server runs without CORS_ORIGINS: the browser must block the page's first
+#      request (the script sees the fetch fail and no answer).
+#
+# - Installs playwright-core (pinned by package-lock.json, `npm ci`) under
+#   ${CARGO_TARGET_DIR:-target}/clients-cache/cross-origin-check once, and Debian's
+#   chromium with apt-get if /usr/bin/chromium is missing; fails loudly if it cannot.
+# - Builds the debug server if needed; the in-memory store; everything on free loopback
+#   ports, stopped on exit.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+
+log() { printf 'cross-origin-check: %s\n' "$*" >&2; }
+
+here=scripts/cross-origin-check
+target_dir=${CARGO_TARGET_DIR:-target}
+deps="$target_dir/clients-cache/cross-origin-check"
+
+# ---- chromium and playwright-core ----
+if ! [[ -x /usr/bin/chromium ]]; then
+    log "installing Debian's chromium"
+    sudo=""
+    [[ $(id -u) == 0 ]] || sudo=sudo
+    { $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium >/dev/null; } \
+        || { log "FAILED: apt-get install chromium"; exit 1; }
+fi
+lock_sum=$(sha256sum "$here/package-lock.json" | cut -d" " -f1)
+if [[ $(cat "$deps/.installed" 2>/dev/null) != "$lock_sum" ]]; then
+    log "installing playwright-core into $deps (npm ci)"
+    rm -rf "$deps"
+    mkdir -p "$deps"
+    cp "$here/package.json" "$here/package-lock.json" "$deps/"
+    (cd "$deps" && npm ci --no-audit --no-fund --loglevel=error) \
+        || { log "FAILED: npm ci in $deps"; exit 1; }
+    echo "$lock_sum" >"$deps/.installed"
+fi
+node_path=$(cd "$deps/node_modules" && pwd)
+
+# ---- the page's server and the API server ----
+cargo build --quiet --bin domino-server
+server_bin="$target_dir/debug/domino-server"
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+wait_port() { # port pid
+    for _ in $(seq 100); do
+        timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null && return 0
+        kill -0 "$2" 2>/dev/null || { log "a server died before listening on $1"; return 1; }
+        sleep 0.1
+    done
+    log "nothing listens on $1"
+    return 1
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/domino-cross-origin.XXXXXX")
+pids=()
+stop_all() {
+    for pid in "${pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    pids=()
+}
+api_pid=""
+trap 'stop_api; stop_all; rm -rf "$work"' EXIT
+
+page_port=$(free_port)
+python3 -m http.server "$page_port" --bind 127.0.0.1 --directory "$here/page" >"$work/page.log" 2>&1 &
+page_pid=$!
+pids+=("$page_pid")
+wait_port "$page_port" "$page_pid"
+
+api_port=$(free_port)
+start_api() { # extra environment for the server
+    env -u REDIS_URL -u CORS_ORIGINS "$@" BIND_ADDR="127.0.0.1:$api_port" RUST_LOG=warn \
+        "$server_bin" >>"$work/server.log" 2>&1 &
+    api_pid=$!
+    wait_port "$api_port" "$api_pid"
+}
+stop_api() {
+    [[ -n $api_pid ]] || return 0
+    kill "$api_pid" 2>/dev/null || true
+    wait "$api_pid" 2>/dev/null || true
+    api_pid=""
+}
+page="http://127.0.0.1:$page_port/index.html?api=http://127.0.0.1:$api_port"
+
+status=0
+start_api CORS_ORIGINS="http://127.0.0.1:$page_port"
+NODE_PATH=$node_path node "$here/check.js" "$page" played || status=1
+stop_api
+start_api
+NODE_PATH=$node_path node "$here/check.js" "$page" blocked || status=1
+stop_api
+if [[ $status != 0 ]]; then
+    log "FAILED; the API server's log:"
+    tail -n 30 "$work/server.log" >&2
+    exit 1
+fi
