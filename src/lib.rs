@@ -16,8 +16,10 @@
 //! - [`settings`]: typed settings from the environment; the only reader of it.
 //! - [`startup`]: builds the store, binds the listener, wires middleware and state.
 //! - [`telemetry`]: the tracing subscriber (pretty or JSON) and per-request ids.
+//! - [`address`]: a client's address as the limits count it (api derives, service passes).
 //! - `fuzz` (hidden): the fuzzing harnesses that `fuzz/` and the regression test run.
 
+pub mod address;
 pub mod api;
 pub mod bots;
 pub mod engine;

@@ -25,6 +25,8 @@
 //! | `RATE_LIMIT_PER_TOKEN` | `200` | requests per second carrying one seat token; `0`: no limit |
 //! | `RATE_LIMIT_PER_TOKEN_BURST` | the rate | requests one token may send at once before the rate applies |
 //! | `RATE_LIMIT_PROXY_HOPS` | `0` | trusted proxies in front: `0` takes the client address from the connection; `N` takes the `N`-th address from the right of `X-Forwarded-For` |
+//! | `MAX_WAITING_PER_IP` | `20` | games one client address (IPv6: per /64) may have waiting for players at once; one more is a 429 `rate_limited`; `0`: no cap |
+//! | `MEMORY_MAX_GAMES` | `100000` | games the memory store holds at once; one more is a 503 `store_unavailable`; `0`: no cap (not used with Redis) |
 //!
 //! The rate limits answer 429 `rate_limited` with `Retry-After`. Their defaults are far
 //! above what a person playing (or a bot) sends, yet cap what one client can make the
@@ -89,6 +91,10 @@ pub struct Settings {
     pub rate_limit_per_token: Option<RateLimit>,
     /// Trusted proxies in front of the server (0: use the peer address).
     pub proxy_hops: u8,
+    /// Games one client address may have waiting for players at once (`None`: no cap).
+    pub max_waiting_per_ip: Option<usize>,
+    /// Games the memory store holds at most (`None`: no cap).
+    pub memory_max_games: Option<usize>,
 }
 
 /// A rate limit: a sustained rate, and how many requests may come at once.
@@ -129,6 +135,8 @@ impl Default for Settings {
             rate_limit_per_ip: Some(RateLimit::per_second(NonZeroU32::new(2000).unwrap())),
             rate_limit_per_token: Some(RateLimit::per_second(NonZeroU32::new(200).unwrap())),
             proxy_hops: 0,
+            max_waiting_per_ip: Some(20),
+            memory_max_games: Some(100_000),
         }
     }
 }
@@ -234,6 +242,8 @@ impl Settings {
                     .parse::<u8>()
                     .map_err(|_| "expected a whole number from 0 to 255".to_owned())
             })?,
+            max_waiting_per_ip: env.parse("MAX_WAITING_PER_IP", defaults.max_waiting_per_ip, cap)?,
+            memory_max_games: env.parse("MEMORY_MAX_GAMES", defaults.memory_max_games, cap)?,
         };
         if settings.redis_url.is_some() && !settings.redis_cluster_nodes.is_empty() {
             return Err(SettingsError {
@@ -246,6 +256,14 @@ impl Settings {
         }
         Ok(settings)
     }
+}
+
+/// A cap: a whole number, `0` for none.
+fn cap(s: &str) -> Result<Option<usize>, String> {
+    s.trim()
+        .parse::<usize>()
+        .map(|n| (n > 0).then_some(n))
+        .map_err(|_| "expected a whole number (0: no cap)".to_owned())
 }
 
 struct Env<'a>(&'a HashMap<String, OsString>);

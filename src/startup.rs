@@ -87,7 +87,12 @@ async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
                 store = "memory",
                 "no REDIS_URL: games live in this process's memory and are lost when it stops"
             );
-            return Ok(MemoryStore::new(settings.game_idle_ttl).into());
+            let store = MemoryStore::new(settings.game_idle_ttl);
+            return Ok(match settings.memory_max_games {
+                Some(max) => store.with_max_games(max),
+                None => store,
+            }
+            .into());
         }
         (None, nodes) => (RedisTarget::Cluster(nodes.to_vec()), "REDIS_CLUSTER_NODES"),
     };
@@ -130,11 +135,10 @@ fn serve(
     let shutdown_timeout = settings.shutdown_timeout.as_secs();
     let max_body_bytes = settings.max_body_bytes;
     // The store is the service's alone: no handler reaches it any other way.
-    let games = web::Data::new(crate::service::GameService::new(
-        Arc::new(store),
-        metrics.clone(),
-        settings.long_poll_max,
-    ));
+    let games = web::Data::new(
+        crate::service::GameService::new(Arc::new(store), metrics.clone(), settings.long_poll_max)
+            .with_max_waiting_per_address(settings.max_waiting_per_ip),
+    );
     tokio::spawn(sweep_clocks(
         games.clone().into_inner(),
         settings.clock_sweep_every,

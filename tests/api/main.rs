@@ -13,6 +13,7 @@ mod faults;
 mod helpers;
 mod hostile;
 mod idempotency;
+mod limits;
 mod lobby;
 mod logs;
 mod long_poll;
