@@ -414,6 +414,18 @@ mod tests {
     }
 
     #[test]
+    fn the_caps_on_games_default_on_and_zero_lifts_them() {
+        let s = settings(&[]).unwrap();
+        assert_eq!(s.max_waiting_per_ip, Some(20));
+        assert_eq!(s.memory_max_games, Some(100_000));
+        let s = settings(&[("MAX_WAITING_PER_IP", "3"), ("MEMORY_MAX_GAMES", "0")]).unwrap();
+        assert_eq!(s.max_waiting_per_ip, Some(3));
+        assert_eq!(s.memory_max_games, None);
+        let bad = settings(&[("MAX_WAITING_PER_IP", "many")]).unwrap_err();
+        assert_eq!(bad.var, "MAX_WAITING_PER_IP");
+    }
+
+    #[test]
     fn cluster_nodes_are_a_list_and_exclude_redis_url() {
         let s = settings(&[
             ("REDIS_CLUSTER_NODES", "redis://a:7000, redis://b:7001"),

@@ -753,4 +753,37 @@ mod tests {
         assert_eq!(err.problem().status, 500);
         assert!(!err.problem().detail.contains("exists"));
     }
+
+    #[test]
+    fn a_change_of_unknown_fate_says_so_and_how_to_retry() {
+        let err = ApiError::StoreUnsettled {
+            cause: "Redis did not answer save within 1s".into(),
+            outcome: "unknown",
+        };
+        let res = err.error_response();
+        assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(res.headers().get(header::RETRY_AFTER).unwrap(), "1");
+        let body = serde_json::to_value(err.problem()).unwrap();
+        assert_eq!(body["code"], "store_unavailable");
+        assert_eq!(body["outcome"], "unknown");
+        assert!(body["detail"].as_str().unwrap().contains("Idempotency-Key"));
+        assert!(!body["detail"].as_str().unwrap().contains("Redis"));
+        let plain = serde_json::to_value(ApiError::StoreUnavailable(String::new()).problem());
+        assert!(plain.unwrap().get("outcome").is_none());
+    }
+
+    #[test]
+    fn caps_answer_their_code_with_a_retry_after() {
+        let waiting = ApiError::from(StoreError::TooManyWaiting { max: 20 });
+        assert_eq!(waiting.code(), ProblemCode::RateLimited);
+        assert!(waiting.problem().detail.contains("MAX_WAITING_PER_IP"));
+        let res = waiting.error_response();
+        assert_eq!(
+            res.headers().get(header::RETRY_AFTER).unwrap(),
+            &WAITING_RETRY_AFTER_SECS.to_string()
+        );
+        let full = ApiError::from(StoreError::Full { max: 100_000 });
+        assert_eq!(full.code(), ProblemCode::StoreUnavailable);
+        assert!(full.problem().detail.contains("MEMORY_MAX_GAMES"));
+    }
 }
