@@ -78,12 +78,40 @@ fn percentiles(samples: &mut [Duration]) -> String {
     )
 }
 
-async fn timed(http: &reqwest::Client, url: &str) -> Duration {
+/// The time to a whole successful answer; `None` for a failure (counted, not timed).
+async fn timed(http: &reqwest::Client, url: &str) -> Option<Duration> {
     let started = Instant::now();
-    let res = http.get(url).send().await.expect("the server answers");
-    assert!(res.status().is_success(), "{url}: {}", res.status());
-    res.bytes().await.expect("a body");
-    started.elapsed()
+    let res = http.get(url).send().await.ok()?;
+    if !res.status().is_success() {
+        return None;
+    }
+    res.bytes().await.ok()?;
+    Some(started.elapsed())
+}
+
+/// Timed answers, and how many failed.
+#[derive(Default)]
+struct Samples {
+    ok: Vec<Duration>,
+    failed: usize,
+}
+
+impl Samples {
+    fn add(&mut self, sample: Option<Duration>) {
+        match sample {
+            Some(took) => self.ok.push(took),
+            None => self.failed += 1,
+        }
+    }
+
+    fn extend(&mut self, other: Samples) {
+        self.ok.extend(other.ok);
+        self.failed += other.failed;
+    }
+
+    fn report(&mut self) -> String {
+        format!("{}, {} failed", percentiles(&mut self.ok), self.failed)
+    }
 }
 
 #[tokio::main]
@@ -149,14 +177,14 @@ async fn main() {
         )
     };
     for (what, page) in [("first page", 1), ("deepest page", deepest)] {
-        let mut samples = Vec::with_capacity(args.samples);
+        let mut samples = Samples::default();
         for _ in 0..args.samples {
-            samples.push(timed(&http, &page_url(page)).await);
+            samples.add(timed(&http, &page_url(page)).await);
         }
         println!(
             "{what} (page {page}, per_page {}), alone: {}",
             args.per_page,
-            percentiles(&mut samples)
+            samples.report()
         );
     }
 
@@ -166,9 +194,9 @@ async fn main() {
         .map(|_| {
             let (http, stop, url) = (http.clone(), stop.clone(), page_url(deepest));
             tokio::spawn(async move {
-                let mut samples = Vec::new();
+                let mut samples = Samples::default();
                 while !stop.load(Ordering::Relaxed) {
-                    samples.push(timed(&http, &url).await);
+                    samples.add(timed(&http, &url).await);
                 }
                 samples
             })
@@ -178,16 +206,16 @@ async fn main() {
         let (http, stop) = (http.clone(), stop.clone());
         let url = format!("{}/v1/games/{some_game}", args.url);
         tokio::spawn(async move {
-            let mut samples = Vec::new();
+            let mut samples = Samples::default();
             while !stop.load(Ordering::Relaxed) {
-                samples.push(timed(&http, &url).await);
+                samples.add(timed(&http, &url).await);
             }
             samples
         })
     };
     tokio::time::sleep(Duration::from_secs(args.seconds)).await;
     stop.store(true, Ordering::Relaxed);
-    let mut pages = Vec::new();
+    let mut pages = Samples::default();
     for lister in listers {
         pages.extend(lister.await.unwrap());
     }
@@ -196,11 +224,11 @@ async fn main() {
         "under listing ({} clients on page {deepest}, {} s): {:.0} pages/s, pages {}",
         args.clients,
         args.seconds,
-        pages.len() as f64 / args.seconds as f64,
-        percentiles(&mut pages)
+        pages.ok.len() as f64 / args.seconds as f64,
+        pages.report()
     );
     println!(
         "an unrelated read (GET /v1/games/{{id}}) meanwhile: {}",
-        percentiles(&mut reads)
+        reads.report()
     );
 }
