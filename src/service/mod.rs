@@ -107,7 +107,9 @@ pub enum Error {
 pub enum Fate {
     /// It was stored (the caller answers as for any success).
     Landed,
-    /// It was not, and cannot be any more: retrying makes it once.
+    /// It was not: the game was read after the save on the same connection (Redis answers
+    /// a connection in order) at the version the save expected, or past it by another
+    /// change. Retrying makes it once.
     NotApplied,
     /// The store did not say: retry only with the same `Idempotency-Key` or with
     /// `expected_version`, so that it is made at most once.
