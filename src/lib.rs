@@ -18,8 +18,10 @@
 //!   the connection limits to the open-file limit, and owns stopping (the shutdown token
 //!   the service's long polls and event feeds select on).
 //! - [`telemetry`]: the tracing subscriber (pretty or JSON) and per-request ids.
+//! - [`address`]: a client's address as the limits count it (api derives, service passes).
 //! - `fuzz` (hidden): the fuzzing harnesses that `fuzz/` and the regression test run.
 
+pub mod address;
 pub mod api;
 pub mod bots;
 pub mod engine;

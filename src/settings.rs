@@ -30,6 +30,8 @@
 //! | `BODY_TIMEOUT_MS` | `5000` | a request body must arrive whole within this long of its head; 408 `request_timeout` and the connection closed beyond |
 //! | `ALLOW_PREARRANGED` | `true` | `false` refuses games created with `seed` or `deal` (422 `invalid_rules` naming the field) |
 //! | `CORS_ORIGINS` | unset | origins whose pages may call the API from a browser: comma-separated `scheme://host[:port]`, or `*` for any; unset: no CORS headers at all |
+//! | `MAX_WAITING_PER_IP` | `20` | games one client address (IPv6: per /64) may have waiting for players at once; one more is a 429 `rate_limited`; `0`: no cap |
+//! | `MEMORY_MAX_GAMES` | `100000` | games the memory store holds at once; one more is a 503 `store_unavailable`; `0`: no cap (not used with Redis) |
 //!
 //! The rate limits answer 429 `rate_limited` with `Retry-After`, and every limited answer
 //! says where its client stands (`RateLimit-Policy`, `RateLimit`). Their defaults are far
@@ -106,6 +108,10 @@ pub struct Settings {
     pub allow_prearranged: bool,
     /// Which browser origins may call the API.
     pub cors_origins: CorsOrigins,
+    /// Games one client address may have waiting for players at once (`None`: no cap).
+    pub max_waiting_per_ip: Option<usize>,
+    /// Games the memory store holds at most (`None`: no cap).
+    pub memory_max_games: Option<usize>,
 }
 
 /// The origins whose pages a browser lets call the API (`CORS_ORIGINS`).
@@ -202,6 +208,8 @@ impl Default for Settings {
             body_timeout: Duration::from_millis(5000),
             allow_prearranged: true,
             cors_origins: CorsOrigins::None,
+            max_waiting_per_ip: Some(20),
+            memory_max_games: Some(100_000),
         }
     }
 }
@@ -328,6 +336,8 @@ impl Settings {
                 }
             })?,
             cors_origins: env.parse("CORS_ORIGINS", defaults.cors_origins, str::parse)?,
+            max_waiting_per_ip: env.parse("MAX_WAITING_PER_IP", defaults.max_waiting_per_ip, cap)?,
+            memory_max_games: env.parse("MEMORY_MAX_GAMES", defaults.memory_max_games, cap)?,
         };
         if settings.redis_url.is_some() && !settings.redis_cluster_nodes.is_empty() {
             return Err(SettingsError {
@@ -340,6 +350,14 @@ impl Settings {
         }
         Ok(settings)
     }
+}
+
+/// A cap: a whole number, `0` for none.
+fn cap(s: &str) -> Result<Option<usize>, String> {
+    s.trim()
+        .parse::<usize>()
+        .map(|n| (n > 0).then_some(n))
+        .map_err(|_| "expected a whole number (0: no cap)".to_owned())
 }
 
 struct Env<'a>(&'a HashMap<String, OsString>);
@@ -527,6 +545,18 @@ mod tests {
         let s = settings(&[("RATE_LIMIT_PER_IP", "0"), ("RATE_LIMIT_PER_TOKEN", "30")]).unwrap();
         assert_eq!(s.rate_limit_per_ip, None);
         assert_eq!(s.rate_limit_per_token, Some(limit(30, 30)));
+    }
+
+    #[test]
+    fn the_caps_on_games_default_on_and_zero_lifts_them() {
+        let s = settings(&[]).unwrap();
+        assert_eq!(s.max_waiting_per_ip, Some(20));
+        assert_eq!(s.memory_max_games, Some(100_000));
+        let s = settings(&[("MAX_WAITING_PER_IP", "3"), ("MEMORY_MAX_GAMES", "0")]).unwrap();
+        assert_eq!(s.max_waiting_per_ip, Some(3));
+        assert_eq!(s.memory_max_games, None);
+        let bad = settings(&[("MAX_WAITING_PER_IP", "many")]).unwrap_err();
+        assert_eq!(bad.var, "MAX_WAITING_PER_IP");
     }
 
     #[test]

@@ -99,7 +99,12 @@ async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
                 store = "memory",
                 "no REDIS_URL: games live in this process's memory and are lost when it stops"
             );
-            return Ok(MemoryStore::new(settings.game_idle_ttl).into());
+            let store = MemoryStore::new(settings.game_idle_ttl);
+            return Ok(match settings.memory_max_games {
+                Some(max) => store.with_max_games(max),
+                None => store,
+            }
+            .into());
         }
         (None, nodes) => (RedisTarget::Cluster(nodes.to_vec()), "REDIS_CLUSTER_NODES"),
     };
@@ -232,13 +237,16 @@ fn serve(
     // event streams end at once, rather than holding the shutdown for its whole grace.
     let stopping = CancellationToken::new();
     // The store is the service's alone: no handler reaches it any other way.
-    let games = web::Data::new(crate::service::GameService::new(
-        Arc::new(store),
-        metrics.clone(),
-        settings.long_poll_max,
-        settings.allow_prearranged,
-        stopping.clone(),
-    ));
+    let games = web::Data::new(
+        crate::service::GameService::new(
+            Arc::new(store),
+            metrics.clone(),
+            settings.long_poll_max,
+            settings.allow_prearranged,
+            stopping.clone(),
+        )
+        .with_max_waiting_per_address(settings.max_waiting_per_ip),
+    );
     let slots = web::Data::new(api::streams::StreamSlots::new(
         settings.max_streams_per_ip,
         budget.max_streams,

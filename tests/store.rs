@@ -20,8 +20,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use domino_server::store::memory::MemoryStore;
 use domino_server::store::redis::{RedisStore, RedisTarget};
 use domino_server::store::{
-    Deadline, Event, EventStream, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError,
-    Stored,
+    Deadline, Event, EventStream, GameStore, IDEMPOTENCY_WINDOW, IdempotencyRecord, Listing, Save,
+    SaveOutcome, StoreError, Stored,
 };
 use futures_util::StreamExt;
 
@@ -115,8 +115,10 @@ fn plain(expected: u64, bytes: &[u8]) -> Save {
         expected,
         bytes: bytes.to_vec(),
         idempotency: None,
+        seat: 0,
         event: None,
         unlist: false,
+        relist: false,
         finished: false,
         deadline: None,
     }
@@ -128,6 +130,13 @@ fn record(key: &str, fingerprint: &[u8], response: &[u8]) -> IdempotencyRecord {
         fingerprint: fingerprint.to_vec(),
         response: response.to_vec(),
     }
+}
+
+/// The ids of a page of the lobby.
+async fn listed<S: GameStore>(store: &S, offset: usize, limit: usize) -> Vec<String> {
+    let page = store.list_open(offset, limit).await;
+    page.map(|page| page.into_iter().map(|(id, _)| id).collect())
+        .unwrap_or_else(|e| panic!("list_open: {e}"))
 }
 
 async fn next_event(stream: &mut EventStream) -> Event {
@@ -180,13 +189,57 @@ contract_tests!(
     idle_games_expire_whole,
     concurrent_saves_exactly_one_wins,
     deadlines_are_indexed_with_the_save_and_listed_once_due,
+    each_seat_keeps_only_its_last_idempotency_keys,
 );
+
+/// A long game keeps [`IDEMPOTENCY_WINDOW`] keys per seat, not every key it ever saw: the
+/// oldest key of a seat is forgotten when it saves one more, and one seat's keys never
+/// push out another's.
+async fn each_seat_keeps_only_its_last_idempotency_keys<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    store.create(&id, b"v1".to_vec(), None).await.unwrap();
+    let keyed = |expected: u64, seat: u8, key: &str| Save {
+        idempotency: Some(record(key, b"fp", key.as_bytes())),
+        seat,
+        ..plain(expected, b"v")
+    };
+    let mut version = 1;
+    let mut save = async |seat: u8, key: String| {
+        let saved = store.save(&id, keyed(version, seat, &key)).await.unwrap();
+        version += 1;
+        assert_eq!(saved, SaveOutcome::Saved { version });
+    };
+    save(1, "other seat".into()).await;
+    for n in 0..IDEMPOTENCY_WINDOW + 5 {
+        save(0, format!("k{n}")).await;
+    }
+    for n in 0..5 {
+        assert_eq!(
+            store.idempotency(&id, &format!("k{n}")).await.unwrap(),
+            None,
+            "k{n}"
+        );
+    }
+    for n in 5..IDEMPOTENCY_WINDOW + 5 {
+        let key = format!("k{n}");
+        let kept = store.idempotency(&id, &key).await.unwrap();
+        assert_eq!(kept, Some(record(&key, b"fp", key.as_bytes())));
+    }
+    assert!(
+        store
+            .idempotency(&id, "other seat")
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
 
 async fn deadlines_are_indexed_with_the_save_and_listed_once_due<B: Backend>() {
     let store = B::open(LONG_TTL).await;
     let (a, b) = (new_id(), new_id());
     for id in [&a, &b] {
-        store.create(id, b"v1".to_vec(), false, 0).await.unwrap();
+        store.create(id, b"v1".to_vec(), None).await.unwrap();
     }
     assert!(store.due(u64::MAX, 10).await.unwrap().is_empty());
     let at = |expected, before, after| Save {
@@ -230,10 +283,7 @@ async fn create_then_load<B: Backend>() {
     let store = B::open(LONG_TTL).await;
     let id = new_id();
     assert_eq!(store.load(&id).await.unwrap(), None);
-    store
-        .create(&id, b"first".to_vec(), false, now_ms())
-        .await
-        .unwrap();
+    store.create(&id, b"first".to_vec(), None).await.unwrap();
     let expected = Stored {
         version: 1,
         bytes: b"first".to_vec(),
@@ -242,7 +292,7 @@ async fn create_then_load<B: Backend>() {
     // Binary blobs survive untouched (postcard bytes are arbitrary).
     let other = new_id();
     let blob: Vec<u8> = (0..=255).collect();
-    store.create(&other, blob.clone(), false, 0).await.unwrap();
+    store.create(&other, blob.clone(), None).await.unwrap();
     assert_eq!(store.load(&other).await.unwrap().unwrap().bytes, blob);
 }
 
@@ -250,20 +300,22 @@ async fn create_twice_is_exists<B: Backend>() {
     let store = B::open(LONG_TTL).await;
     let id = new_id();
     store
-        .create(&id, b"first".to_vec(), true, now_ms())
+        .create(&id, b"first".to_vec(), Some(Listing::at(now_ms())))
         .await
         .unwrap();
-    let again = store.create(&id, b"second".to_vec(), true, now_ms()).await;
+    let again = store
+        .create(&id, b"second".to_vec(), Some(Listing::at(now_ms())))
+        .await;
     assert!(matches!(again, Err(StoreError::Exists)), "{again:?}");
     let loaded = store.load(&id).await.unwrap().unwrap();
     assert_eq!(loaded.bytes, b"first");
-    assert_eq!(store.list_open(0, 10).await.unwrap(), vec![id]);
+    assert_eq!(listed(&store, 0, 10).await, vec![id]);
 }
 
 async fn save_with_the_current_version_bumps_it<B: Backend>() {
     let store = B::open(LONG_TTL).await;
     let id = new_id();
-    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
+    store.create(&id, b"v1".to_vec(), None).await.unwrap();
     assert_eq!(
         store.save(&id, plain(1, b"v2")).await.unwrap(),
         SaveOutcome::Saved { version: 2 }
@@ -286,7 +338,7 @@ async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
     let store = B::open(LONG_TTL).await;
     let id = new_id();
     store
-        .create(&id, b"v1".to_vec(), true, now_ms())
+        .create(&id, b"v1".to_vec(), Some(Listing::at(now_ms())))
         .await
         .unwrap();
     let first = Save {
@@ -301,8 +353,10 @@ async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
         expected: 1,
         bytes: b"stale".to_vec(),
         idempotency: Some(record("k", b"fp", b"answer")),
+        seat: 0,
         event: Some(b"stale event".to_vec()),
         unlist: true,
+        relist: false,
         finished: false,
         deadline: Some(Deadline {
             before: None,
@@ -333,7 +387,7 @@ async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
             payload: b"e2".to_vec()
         }]
     );
-    assert_eq!(store.list_open(0, 10).await.unwrap(), vec![id]);
+    assert_eq!(listed(&store, 0, 10).await, vec![id]);
 }
 
 async fn save_on_a_missing_game_is_missing<B: Backend>() {
@@ -354,11 +408,8 @@ async fn idempotency_record_only_with_a_save_and_first_writer_wins<B: Backend>()
     let store = B::open(LONG_TTL).await;
     let id = new_id();
     let other = new_id();
-    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
-    store
-        .create(&other, b"v1".to_vec(), false, 0)
-        .await
-        .unwrap();
+    store.create(&id, b"v1".to_vec(), None).await.unwrap();
+    store.create(&other, b"v1".to_vec(), None).await.unwrap();
     assert_eq!(store.idempotency(&id, "k").await.unwrap(), None);
 
     let first = record("k", b"fp-1", b"first answer");
@@ -416,7 +467,7 @@ async fn events_since_is_ordered_and_capped<B: Backend>() {
     const CAP: usize = domino_server::store::memory::EVENT_HISTORY;
     let store = B::open(LONG_TTL).await;
     let id = new_id();
-    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
+    store.create(&id, b"v1".to_vec(), None).await.unwrap();
     let mut expected = Vec::new();
     // Versions 2..=301; every tenth save carries no event (not every version has one).
     for version in 2..=301u64 {
@@ -463,7 +514,7 @@ async fn events_since_is_ordered_and_capped<B: Backend>() {
 async fn a_finished_game_keeps_only_its_last_event<B: Backend>() {
     let store = B::open(LONG_TTL).await;
     let id = new_id();
-    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
+    store.create(&id, b"v1".to_vec(), None).await.unwrap();
     for version in 2..=10u64 {
         let save = Save {
             event: Some(vec![version as u8]),
@@ -486,11 +537,8 @@ async fn subscribe_receives_events_saved_afterwards<B: Backend>() {
     let store = B::open(LONG_TTL).await;
     let id = new_id();
     let quiet = new_id();
-    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
-    store
-        .create(&quiet, b"v1".to_vec(), false, 0)
-        .await
-        .unwrap();
+    store.create(&id, b"v1".to_vec(), None).await.unwrap();
+    store.create(&quiet, b"v1".to_vec(), None).await.unwrap();
     let mut first = store.subscribe(&id).await.unwrap();
     let mut second = store.subscribe(&id).await.unwrap();
     let mut elsewhere = store.subscribe(&quiet).await.unwrap();
@@ -555,36 +603,34 @@ async fn list_open_is_newest_first_and_unlist_removes<B: Backend>() {
     let store = B::open(LONG_TTL).await;
     let base = now_ms() - 10_000;
     let (a, b, c, d) = (new_id(), new_id(), new_id(), new_id());
-    store.create(&a, b"a".to_vec(), true, base).await.unwrap();
     store
-        .create(&b, b"b".to_vec(), true, base + 3000)
+        .create(&a, b"a".to_vec(), Some(Listing::at(base)))
         .await
         .unwrap();
     store
-        .create(&c, b"c".to_vec(), false, base + 4000)
+        .create(&b, b"b".to_vec(), Some(Listing::at(base + 3000)))
         .await
         .unwrap();
+    store.create(&c, b"c".to_vec(), None).await.unwrap();
     store
-        .create(&d, b"d".to_vec(), true, base + 1500)
+        .create(&d, b"d".to_vec(), Some(Listing::at(base + 1500)))
         .await
         .unwrap();
     assert_eq!(
-        store.list_open(0, 10).await.unwrap(),
+        listed(&store, 0, 10).await,
         vec![b.clone(), d.clone(), a.clone()]
     );
-    assert_eq!(store.list_open(1, 1).await.unwrap(), vec![d.clone()]);
-    assert_eq!(
-        store.list_open(1, 5).await.unwrap(),
-        vec![d.clone(), a.clone()]
-    );
-    assert_eq!(store.list_open(0, 0).await.unwrap(), Vec::<String>::new());
-    assert_eq!(store.list_open(3, 10).await.unwrap(), Vec::<String>::new());
+    assert_eq!(listed(&store, 1, 1).await, vec![d.clone()]);
+    assert_eq!(listed(&store, 1, 5).await, vec![d.clone(), a.clone()]);
+    assert_eq!(listed(&store, 0, 0).await, Vec::<String>::new());
+    assert_eq!(listed(&store, 3, 10).await, Vec::<String>::new());
 
     // A save that does not unlist keeps the game listed; one that does removes it.
     store.save(&d, plain(1, b"d2")).await.unwrap();
-    assert_eq!(store.list_open(0, 10).await.unwrap().len(), 3);
+    assert_eq!(listed(&store, 0, 10).await.len(), 3);
     let unlist = Save {
         unlist: true,
+        relist: false,
         finished: false,
         ..plain(2, b"d3")
     };
@@ -592,13 +638,11 @@ async fn list_open_is_newest_first_and_unlist_removes<B: Backend>() {
         store.save(&d, unlist).await.unwrap(),
         SaveOutcome::Saved { version: 3 }
     );
-    assert_eq!(
-        store.list_open(0, 10).await.unwrap(),
-        vec![b.clone(), a.clone()]
-    );
+    assert_eq!(listed(&store, 0, 10).await, vec![b.clone(), a.clone()]);
     // A refused save does not unlist.
     let stale = Save {
         unlist: true,
+        relist: false,
         finished: false,
         ..plain(5, b"x")
     };
@@ -606,7 +650,7 @@ async fn list_open_is_newest_first_and_unlist_removes<B: Backend>() {
         store.save(&b, stale).await.unwrap(),
         SaveOutcome::Conflict { current: 1 }
     );
-    assert_eq!(store.list_open(0, 10).await.unwrap(), vec![b, a]);
+    assert_eq!(listed(&store, 0, 10).await, vec![b, a]);
 }
 
 async fn idle_games_expire_whole<B: Backend>() {
@@ -615,13 +659,10 @@ async fn idle_games_expire_whole<B: Backend>() {
     let (idle, busy) = (new_id(), new_id());
     let start = Instant::now();
     store
-        .create(&idle, b"idle".to_vec(), true, now_ms())
+        .create(&idle, b"idle".to_vec(), Some(Listing::at(now_ms())))
         .await
         .unwrap();
-    store
-        .create(&busy, b"busy".to_vec(), false, now_ms())
-        .await
-        .unwrap();
+    store.create(&busy, b"busy".to_vec(), None).await.unwrap();
     let save = Save {
         idempotency: Some(record("k", b"fp", b"answer")),
         event: Some(b"e2".to_vec()),
@@ -639,17 +680,14 @@ async fn idle_games_expire_whole<B: Backend>() {
     assert_eq!(store.load(&idle).await.unwrap(), None);
     assert_eq!(store.idempotency(&idle, "k").await.unwrap(), None);
     assert_eq!(store.events_since(&idle, 0).await.unwrap(), vec![]);
-    assert_eq!(store.list_open(0, 10).await.unwrap(), Vec::<String>::new());
+    assert_eq!(listed(&store, 0, 10).await, Vec::<String>::new());
     assert_eq!(
         store.save(&idle, plain(2, b"late")).await.unwrap(),
         SaveOutcome::Missing
     );
     assert_eq!(store.load(&busy).await.unwrap().unwrap().version, 2);
     // An expired id may be created afresh, with nothing left over from before.
-    store
-        .create(&idle, b"again".to_vec(), false, now_ms())
-        .await
-        .unwrap();
+    store.create(&idle, b"again".to_vec(), None).await.unwrap();
     assert_eq!(store.load(&idle).await.unwrap().unwrap().version, 1);
     assert_eq!(store.idempotency(&idle, "k").await.unwrap(), None);
 
@@ -661,7 +699,7 @@ async fn concurrent_saves_exactly_one_wins<B: Backend>() {
     const WRITERS: usize = 32;
     let store = Arc::new(B::open(LONG_TTL).await);
     let id = new_id();
-    store.create(&id, b"v1".to_vec(), false, 0).await.unwrap();
+    store.create(&id, b"v1".to_vec(), None).await.unwrap();
     let barrier = Arc::new(tokio::sync::Barrier::new(WRITERS));
     let tasks: Vec<_> = (0..WRITERS)
         .map(|n| {
@@ -672,8 +710,10 @@ async fn concurrent_saves_exactly_one_wins<B: Backend>() {
                     expected: 1,
                     bytes: format!("writer {n}").into_bytes(),
                     idempotency: Some(record("same-key", b"fp", format!("{n}").as_bytes())),
+                    seat: 0,
                     event: Some(format!("event {n}").into_bytes()),
                     unlist: false,
+                    relist: false,
                     finished: false,
                     deadline: None,
                 };
@@ -757,7 +797,7 @@ async fn redis_down_answers_unavailable_promptly() {
         "create",
         t,
         OP_TIMEOUT_DOWN,
-        store.create(&id, vec![1], true, 0).await,
+        store.create(&id, vec![1], Some(Listing::at(0))).await,
     );
     let t = Instant::now();
     assert_unavailable(
@@ -800,11 +840,11 @@ async fn redis_a_write_no_replica_vouches_for_answers_unavailable() {
         "create",
         t,
         OP_TIMEOUT_DOWN,
-        waiting.create(&id, b"v1".to_vec(), false, 0).await,
+        waiting.create(&id, b"v1".to_vec(), None).await,
     );
     let other = new_id();
     plain_store
-        .create(&other, b"v1".to_vec(), false, 0)
+        .create(&other, b"v1".to_vec(), None)
         .await
         .unwrap();
     let t = Instant::now();
@@ -849,7 +889,7 @@ async fn redis_recovers_from_outages_including_subscriptions() {
 
     let id = new_id();
     store
-        .create(&id, b"v1".to_vec(), true, now_ms())
+        .create(&id, b"v1".to_vec(), Some(Listing::at(now_ms())))
         .await
         .unwrap();
     let mut events = store.subscribe(&id).await.unwrap();
@@ -890,7 +930,7 @@ async fn redis_recovers_from_outages_including_subscriptions() {
         SaveOutcome::Saved { version: 3 }
     );
     assert_eq!(next_event(&mut events).await.version, 3);
-    assert_eq!(store.list_open(0, 10).await.unwrap(), vec![id]);
+    assert_eq!(listed(&store, 0, 10).await, vec![id]);
 }
 
 async fn eventually<F, Fut>(what: &str, f: F)

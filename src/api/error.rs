@@ -53,6 +53,13 @@ pub const PROBLEM_TYPE_BASE: &str = "https://domino.example/problems/";
 /// enough for a Redis failover's reconnect, short enough that a player barely notices.
 pub const STORE_RETRY_AFTER_SECS: u32 = 1;
 
+/// Seconds before creating again when an address has its cap of waiting games: a game
+/// fills when players join it, which takes a while.
+pub const WAITING_RETRY_AFTER_SECS: u32 = 30;
+/// Seconds before creating again when the memory store is full: games leave it as they
+/// expire.
+pub const FULL_RETRY_AFTER_SECS: u32 = 60;
+
 /// Why a request was refused. Handlers and the service return this; actix turns it into
 /// the problem+json answer.
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +115,21 @@ pub enum ApiError {
     /// The cause is for the logs only.
     #[error("store unavailable: {0}")]
     StoreUnavailable(String),
+    /// A change the store did not answer for: `outcome` says whether it was made
+    /// (`not_applied`, `unknown`). The cause is for the logs only.
+    #[error("store unavailable ({outcome}): {cause}")]
+    StoreUnsettled {
+        cause: String,
+        outcome: &'static str,
+    },
+    /// A cap on what one server or address may hold (a 429 `rate_limited` or a 503
+    /// `store_unavailable`), with what was capped in `detail`.
+    #[error("{detail}")]
+    Capped {
+        code: ProblemCode,
+        detail: String,
+        retry_after_secs: u32,
+    },
     /// The cause is for the logs only.
     #[error("internal error: {0}")]
     Internal(String),
@@ -244,6 +266,12 @@ pub struct Problem {
     /// With `illegal_move`: every move the seat may make now, in request body form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub legal_moves: Option<Vec<MoveBody>>,
+    /// With `store_unavailable` after a change the store did not answer for: whether it
+    /// was made. `not_applied`: retrying makes it once. `unknown`: retry only with the same
+    /// `Idempotency-Key` or with `expected_version`, which make it at most once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "unknown")]
+    pub outcome: Option<String>,
 }
 
 impl ApiError {
@@ -268,7 +296,8 @@ impl ApiError {
             E::IdempotencyKeyReused(_) => ProblemCode::IdempotencyKeyReused,
             E::RateLimited { .. } | E::TooManyStreams { .. } => ProblemCode::RateLimited,
             E::RequestTimeout { .. } => ProblemCode::RequestTimeout,
-            E::StoreUnavailable(_) => ProblemCode::StoreUnavailable,
+            E::StoreUnavailable(_) | E::StoreUnsettled { .. } => ProblemCode::StoreUnavailable,
+            E::Capped { code, .. } => *code,
             E::Internal(_) => ProblemCode::InternalError,
         }
     }
@@ -290,7 +319,8 @@ impl ApiError {
             | E::InvalidRules(d)
             | E::IdempotencyKeyReused(d)
             | E::TooManyStreams { detail: d, .. }
-            | E::IllegalMove { detail: d, .. } => Cow::Borrowed(d),
+            | E::IllegalMove { detail: d, .. }
+            | E::Capped { detail: d, .. } => Cow::Borrowed(d),
             E::MethodNotAllowed => {
                 "this resource does not answer that method; see the Allow header".into()
             }
@@ -314,6 +344,17 @@ impl ApiError {
             E::StoreUnavailable(_) => {
                 format!("the game store did not answer; retry in {STORE_RETRY_AFTER_SECS} s").into()
             }
+            E::StoreUnsettled { outcome, .. } if *outcome == "not_applied" => format!(
+                "the game store did not answer in time and the change was not made; \
+                 retry in {STORE_RETRY_AFTER_SECS} s"
+            )
+            .into(),
+            E::StoreUnsettled { .. } => format!(
+                "the game store did not answer in time: the change may or may not have been \
+                 made; retry in {STORE_RETRY_AFTER_SECS} s with the same Idempotency-Key, or \
+                 with expected_version, so that it is made at most once"
+            )
+            .into(),
             E::Internal(_) => {
                 "something went wrong on our side; the request changed nothing".into()
             }
@@ -337,6 +378,10 @@ impl ApiError {
                 ApiError::IllegalMove { legal_moves, .. } => Some(legal_moves.clone()),
                 _ => None,
             },
+            outcome: match self {
+                ApiError::StoreUnsettled { outcome, .. } => Some((*outcome).to_owned()),
+                _ => None,
+            },
         }
     }
 
@@ -346,7 +391,12 @@ impl ApiError {
             | ApiError::TooManyStreams {
                 retry_after_secs, ..
             } => Some(*retry_after_secs),
-            ApiError::StoreUnavailable(_) => Some(STORE_RETRY_AFTER_SECS),
+            ApiError::StoreUnavailable(_) | ApiError::StoreUnsettled { .. } => {
+                Some(STORE_RETRY_AFTER_SECS)
+            }
+            ApiError::Capped {
+                retry_after_secs, ..
+            } => Some(*retry_after_secs),
             _ => None,
         }
     }
@@ -400,6 +450,23 @@ impl From<StoreError> for ApiError {
             StoreError::Exists => {
                 ApiError::Internal("store: a game with this id exists already".into())
             }
+            StoreError::TooManyWaiting { max } => ApiError::Capped {
+                code: ProblemCode::RateLimited,
+                detail: format!(
+                    "this address has {max} games waiting for players already \
+                     (MAX_WAITING_PER_IP); one more can be created when one of them fills \
+                     or expires"
+                ),
+                retry_after_secs: WAITING_RETRY_AFTER_SECS,
+            },
+            StoreError::Full { max } => ApiError::Capped {
+                code: ProblemCode::StoreUnavailable,
+                detail: format!(
+                    "this server holds its maximum of {max} games (MEMORY_MAX_GAMES); \
+                     try again once some have finished or expired"
+                ),
+                retry_after_secs: FULL_RETRY_AFTER_SECS,
+            },
         }
     }
 }
@@ -629,7 +696,10 @@ pub mod problems {
         RequestTimeout => "The body did not arrive within `BODY_TIMEOUT_MS`; the connection is closed.",
             [ApiError::RequestTimeout { limit_ms: 5000 }];
         StoreUnavailable => "The game store did not answer in time: retry after `Retry-After` seconds.",
-            [ApiError::StoreUnavailable(String::new())];
+            [
+                ApiError::StoreUnavailable(String::new()),
+                ApiError::StoreUnsettled { cause: String::new(), outcome: "unknown" },
+            ];
         InternalError => "A bug on the server's side; the request changed nothing.",
             [ApiError::Internal(String::new())];
     }
@@ -718,5 +788,38 @@ mod tests {
         let err = ApiError::from(StoreError::Exists);
         assert_eq!(err.problem().status, 500);
         assert!(!err.problem().detail.contains("exists"));
+    }
+
+    #[test]
+    fn a_change_of_unknown_fate_says_so_and_how_to_retry() {
+        let err = ApiError::StoreUnsettled {
+            cause: "Redis did not answer save within 1s".into(),
+            outcome: "unknown",
+        };
+        let res = err.error_response();
+        assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(res.headers().get(header::RETRY_AFTER).unwrap(), "1");
+        let body = serde_json::to_value(err.problem()).unwrap();
+        assert_eq!(body["code"], "store_unavailable");
+        assert_eq!(body["outcome"], "unknown");
+        assert!(body["detail"].as_str().unwrap().contains("Idempotency-Key"));
+        assert!(!body["detail"].as_str().unwrap().contains("Redis"));
+        let plain = serde_json::to_value(ApiError::StoreUnavailable(String::new()).problem());
+        assert!(plain.unwrap().get("outcome").is_none());
+    }
+
+    #[test]
+    fn caps_answer_their_code_with_a_retry_after() {
+        let waiting = ApiError::from(StoreError::TooManyWaiting { max: 20 });
+        assert_eq!(waiting.code(), ProblemCode::RateLimited);
+        assert!(waiting.problem().detail.contains("MAX_WAITING_PER_IP"));
+        let res = waiting.error_response();
+        assert_eq!(
+            res.headers().get(header::RETRY_AFTER).unwrap(),
+            &WAITING_RETRY_AFTER_SECS.to_string()
+        );
+        let full = ApiError::from(StoreError::Full { max: 100_000 });
+        assert_eq!(full.code(), ProblemCode::StoreUnavailable);
+        assert!(full.problem().detail.contains("MEMORY_MAX_GAMES"));
     }
 }

@@ -12,8 +12,10 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use crate::address::AddressKey;
 use crate::api::error::{ApiError, problems};
 use crate::api::http::{UNCOMPRESSED, VARY_BY_TOKEN, readable};
+use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
 use crate::engine::Preset;
@@ -57,6 +59,10 @@ impl From<service::Error> for ApiError {
                 "the export is available once the match is finished".into(),
             ),
             E::Store(store) => store.into(),
+            E::Unsettled { cause, fate } => ApiError::StoreUnsettled {
+                cause: cause.to_string(),
+                outcome: fate.as_str(),
+            },
             E::Internal(why) => ApiError::Internal(why),
         }
     }
@@ -127,13 +133,22 @@ pub async fn list_presets() -> HttpResponse {
         (status = 400, response = problems::BadRequest),
         (status = 413, response = problems::PayloadTooLarge),
         (status = 422, response = problems::UnprocessableContent),
+        (status = 429, response = problems::RateLimited),
         (status = 503, response = problems::StoreUnavailable),
     ),
 )]
 pub async fn create_game(
+    req: HttpRequest,
     games: web::Data<GameService>,
+    limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateGame>,
 ) -> Result<HttpResponse, ApiError> {
+    // The address the rate limits count (behind trusted proxies, the forwarded one).
+    let peer = req.peer_addr().map(|a| a.ip());
+    let from = match &limits {
+        Some(limits) => limits.client_address(peer, req.headers()),
+        None => peer,
+    };
     let body = body.into_inner();
     let preset: Preset = body
         .preset
@@ -159,7 +174,7 @@ pub async fn create_game(
             .transpose()
             .map_err(ApiError::InvalidRules)?,
     };
-    let seen = games.create(new).await?;
+    let seen = games.create(new, from.map(AddressKey::from)).await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/games/{}", seen.id)))
         .insert_header((header::ETAG, etag(&seen)))

@@ -61,24 +61,7 @@ pub const EXEMPT_PATHS: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
 /// How often keys whose bucket has refilled are dropped.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(10);
 
-/// A client address as a limiter key: IPv4, or the /64 prefix of an IPv6 address.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AddressKey {
-    V4(u32),
-    V6Prefix(u64),
-}
-
-impl From<IpAddr> for AddressKey {
-    fn from(ip: IpAddr) -> AddressKey {
-        match ip {
-            IpAddr::V4(v4) => AddressKey::V4(v4.into()),
-            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => AddressKey::V4(v4.into()),
-                None => AddressKey::V6Prefix((u128::from(v6) >> 64) as u64),
-            },
-        }
-    }
-}
+pub use crate::address::AddressKey;
 
 /// A seat token as a limiter key: the first half of its SHA-256.
 type TokenKey = [u8; 16];

@@ -32,13 +32,14 @@ use futures_util::StreamExt;
 use rand::Rng;
 use tokio_util::sync::CancellationToken;
 
+use crate::address::AddressKey;
 use crate::bots::{self, Level};
 use crate::engine::{
     Deal, Event, Game, LegalMove, Move, MoveError, Preset, RulesError, RulesPatch, Seed,
 };
 use crate::metrics::Metrics;
 use crate::store::any::AnyStore;
-use crate::store::{Deadline, GameStore, Save, SaveOutcome, StoreError};
+use crate::store::{Deadline, GameStore, Listing, Save, SaveOutcome, StoreError};
 
 pub use clock::{ClockSettings, OnTimeout};
 pub use events::{Feed, LobbyEvent, LobbyNews, PublicEvent, Watched};
@@ -95,8 +96,36 @@ pub enum Error {
     NotFinished,
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A save got no answer from the store, and looking afterwards told `fate`.
+    #[error("{cause} (the change was {})", fate.as_str())]
+    Unsettled { cause: StoreError, fate: Fate },
     #[error("{0}")]
     Internal(String),
+}
+
+/// What became of a change the store did not answer for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// It was stored (the caller answers as for any success).
+    Landed,
+    /// It was not: the game was read after the save on the same connection (Redis answers
+    /// a connection in order) at the version the save expected, or past it by another
+    /// change. Retrying makes it once.
+    NotApplied,
+    /// The store did not say: retry only with the same `Idempotency-Key` or with
+    /// `expected_version`, so that it is made at most once.
+    Unknown,
+}
+
+impl Fate {
+    /// The problem's `outcome`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fate::Landed => "applied",
+            Fate::NotApplied => "not_applied",
+            Fate::Unknown => "unknown",
+        }
+    }
 }
 
 impl From<RulesError> for Error {
@@ -142,6 +171,8 @@ struct Change<T> {
     seat: Option<u8>,
     /// The game leaves the lobby with this change.
     unlist: bool,
+    /// The game stays in the lobby, which shows this change.
+    relist: bool,
 }
 
 /// What [`GameService::update`] did.
@@ -167,6 +198,8 @@ pub struct GameService {
     /// Cancelled when the server begins to stop: long polls answer and event feeds end
     /// at once. [`crate::startup`] owns it and cancels it on SIGTERM/SIGINT.
     stopping: CancellationToken,
+    /// Games one address may have waiting for players at once (`MAX_WAITING_PER_IP`).
+    max_waiting_per_address: Option<usize>,
 }
 
 impl GameService {
@@ -183,7 +216,14 @@ impl GameService {
             long_poll_max,
             allow_prearranged,
             stopping,
+            max_waiting_per_address: None,
         }
+    }
+
+    /// Caps the games one client address may have waiting for players at once.
+    pub fn with_max_waiting_per_address(mut self, max: Option<usize>) -> GameService {
+        self.max_waiting_per_address = max;
+        self
     }
 
     /// Answers when the store does (on a cluster: when every slot is served).
@@ -196,8 +236,9 @@ impl GameService {
         self.store.kind()
     }
 
-    /// Creates a game; a game of bots only is played to its end at once.
-    pub async fn create(&self, new: NewGame) -> Result<Seen, Error> {
+    /// Creates a game; a game of bots only is played to its end at once. A game left
+    /// waiting for players counts against `from`'s cap on them until it fills or expires.
+    pub async fn create(&self, new: NewGame, from: Option<AddressKey>) -> Result<Seen, Error> {
         let rules = new.preset.rules().with(&new.overrides);
         rules.validate(new.seats)?;
         if let Some(clock) = &new.clock {
@@ -254,10 +295,14 @@ impl GameService {
                 bots::turns::MAX_MOVES
             )));
         }
-        let listed = record.status() == Status::Waiting;
-        self.store
-            .create(&id, record.encode(), listed, record.created_ms)
-            .await?;
+        let listing = (record.status() == Status::Waiting).then(|| Listing {
+            created_ms: record.created_ms,
+            owner: from
+                .zip(self.max_waiting_per_address)
+                .map(|(from, max)| (from.to_string(), max)),
+        });
+        let listed = listing.is_some();
+        self.store.create(&id, record.encode(), listing).await?;
         self.metrics.games_created.inc();
         self.metrics.moves_applied.inc_by(bot_moves.len() as u64);
         tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged, "game created");
@@ -368,6 +413,7 @@ impl GameService {
                     moves,
                     seat: Some(seat),
                     unlist: started,
+                    relist: !started,
                 }))
             })
             .await?;
@@ -427,6 +473,7 @@ impl GameService {
                     moves,
                     seat: Some(seat),
                     unlist: false,
+                    relist: false,
                 }))
             })
             .await?;
@@ -481,6 +528,7 @@ impl GameService {
                 moves,
                 seat,
                 unlist,
+                relist,
             }) = change(version, now, &mut record)?
             else {
                 return Ok(Updated::Unchanged { version, record });
@@ -509,15 +557,29 @@ impl GameService {
                 expected: version,
                 bytes: record.encode(),
                 idempotency: receipt,
+                seat: seat.unwrap_or(0),
                 event: Some(event.encode()),
                 unlist,
+                relist,
                 finished: status == Status::Finished,
                 deadline: record.clock.as_ref().map(|c| Deadline {
                     before: deadline_before,
                     after: c.deadline(),
                 }),
             };
-            match self.store.save(id, save).await? {
+            let (bytes, event_bytes) = (save.bytes.clone(), save.event.clone());
+            let saved = match self.store.save(id, save).await {
+                Ok(saved) => saved,
+                // Redis may have applied it and only its answer was late: look before
+                // answering, so that a client never retries blind into a second move.
+                Err(cause) => match self.landed(id, version, &bytes, event_bytes).await {
+                    Fate::Landed => SaveOutcome::Saved {
+                        version: version + 1,
+                    },
+                    fate => return Err(Error::Unsettled { cause, fate }),
+                },
+            };
+            match saved {
                 SaveOutcome::Saved { version } => {
                     self.metrics.moves_applied.inc_by(event.moves.len() as u64);
                     for (s, mv) in &event.moves {
@@ -548,6 +610,37 @@ impl GameService {
         Err(Error::Internal(
             "too many concurrent changes to this game; try again".into(),
         ))
+    }
+
+    /// Whether a save of game `id` from `expected` that got no answer was applied: the game
+    /// at `expected + 1` holds exactly these bytes (its record carries fresh clocks, tokens
+    /// and moves: no other write makes the same), or, when it has moved on since, the event
+    /// of `expected + 1` is this one. Each look is bounded by the store's own timeout.
+    async fn landed(&self, id: &str, expected: u64, bytes: &[u8], event: Option<Vec<u8>>) -> Fate {
+        let stored = match self.store.load(id).await {
+            Ok(Some(stored)) => stored,
+            Ok(None) | Err(_) => return Fate::Unknown,
+        };
+        match stored.version {
+            v if v == expected => return Fate::NotApplied,
+            v if v == expected + 1 => {
+                return if stored.bytes == bytes {
+                    Fate::Landed
+                } else {
+                    Fate::NotApplied
+                };
+            }
+            v if v < expected => return Fate::Unknown,
+            _ => {}
+        }
+        let Ok(events) = self.store.events_since(id, expected).await else {
+            return Fate::Unknown;
+        };
+        match events.iter().find(|e| e.version == expected + 1) {
+            Some(e) if Some(&e.payload) == event.as_ref() => Fate::Landed,
+            Some(_) => Fate::NotApplied,
+            None => Fate::Unknown,
+        }
     }
 
     /// Acts on game `id`'s clock if the seat to move has run out of time: a bot of the
@@ -600,6 +693,7 @@ impl GameService {
                     moves,
                     seat: None,
                     unlist: false,
+                    relist: false,
                 }))
             })
             .await?;
@@ -678,17 +772,22 @@ impl GameService {
                 "page: too large for any list of games".into(),
             ));
         }
-        let ids = self
+        let listed = self
             .store
             .list_open((page - 1) * per_page, per_page)
             .await?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            // A game may have started or expired since it was listed: skip it.
-            if let Ok((version, record)) = self.load(&id).await
-                && record.status() == Status::Waiting
-            {
-                out.push(Seen::of(&id, version, &record, None));
+        let mut out = Vec::with_capacity(listed.len());
+        for (id, stored) in listed {
+            // A game may have filled since its entry was written (the store's lobby is an
+            // index): skip it. An unreadable entry is skipped too, not the whole page.
+            match Record::decode(&stored.bytes) {
+                Ok(record) if record.status() == Status::Waiting => {
+                    out.push(Seen::of(&id, stored.version, &record, None));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(game_id = %id, error = %e, "a lobby entry does not decode")
+                }
             }
         }
         Ok(out)

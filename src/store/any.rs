@@ -7,7 +7,8 @@
 use super::memory::MemoryStore;
 use super::redis::RedisStore;
 use super::{
-    EventStream, GameId, GameStore, IdempotencyRecord, Save, SaveOutcome, StoreError, Stored,
+    EventStream, GameId, GameStore, IdempotencyRecord, Listing, Save, SaveOutcome, StoreError,
+    Stored,
 };
 
 /// Either store; built by the startup code from the settings.
@@ -52,10 +53,9 @@ impl GameStore for AnyStore {
         &self,
         id: &GameId,
         bytes: Vec<u8>,
-        listed: bool,
-        created_ms: u64,
+        listing: Option<Listing>,
     ) -> Result<(), StoreError> {
-        delegate!(self, s => s.create(id, bytes, listed, created_ms))
+        delegate!(self, s => s.create(id, bytes, listing))
     }
 
     async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
@@ -74,7 +74,11 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.idempotency(id, key))
     }
 
-    async fn list_open(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
+    async fn list_open(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<(String, Stored)>, StoreError> {
         delegate!(self, s => s.list_open(offset, limit))
     }
 

@@ -47,6 +47,32 @@ pub struct IdempotencyRecord {
     pub response: Vec<u8>,
 }
 
+/// Idempotency keys a game keeps per seat: a seat's record beyond its last this many keys
+/// is forgotten (a retry under a forgotten key is a new request; `expected_version` still
+/// refuses it if the game moved on). 32 keys are 32 moves of that seat, far more than a
+/// client retries, and bound what a long game keeps (600 keyed moves were 70 KB before).
+pub const IDEMPOTENCY_WINDOW: usize = 32;
+
+/// A game's place in the lobby, given when it is created waiting for players.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// The lobby's order: newest first (ties: id descending).
+    pub created_ms: u64,
+    /// Who created it (a client address, as text) and how many listed games that creator
+    /// may have at once: one more is refused with [`StoreError::TooManyWaiting`].
+    pub owner: Option<(String, usize)>,
+}
+
+impl Listing {
+    /// Listed at `created_ms`, for nobody in particular.
+    pub fn at(created_ms: u64) -> Listing {
+        Listing {
+            created_ms,
+            owner: None,
+        }
+    }
+}
+
 /// One public event of a game, numbered by the version that produced it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
@@ -71,13 +97,19 @@ pub struct Save {
     /// The version the caller loaded; the save succeeds only if it is still current.
     pub expected: u64,
     pub bytes: Vec<u8>,
-    /// Stored only if no record exists yet under that key (first answer wins).
+    /// Stored only if no record exists yet under that key (first answer wins). It joins
+    /// the window of `seat`'s keys: each seat keeps its last [`IDEMPOTENCY_WINDOW`].
     pub idempotency: Option<IdempotencyRecord>,
+    /// The seat that made the request (its idempotency window); ignored without a record.
+    pub seat: u8,
     /// Appended to the game's event history (numbered `expected + 1`) and published to
     /// every subscriber on every server process.
     pub event: Option<Vec<u8>>,
     /// True when the game leaves the lobby's list of open games with this save.
     pub unlist: bool,
+    /// True when the game stays in the lobby with this save (a seat taken, others still
+    /// free): its lobby entry shows this save's blob from now on.
+    pub relist: bool,
     /// True when the match is over with this save: its event history keeps only this
     /// save's event (which says so), as nobody needs to resume far into a finished game.
     pub finished: bool,
@@ -114,6 +146,12 @@ pub enum StoreError {
     /// A game with this id exists already.
     #[error("a game with this id exists already")]
     Exists,
+    /// The creator has `max` games waiting for players already; nothing was created.
+    #[error("this creator has {max} games waiting for players already")]
+    TooManyWaiting { max: usize },
+    /// The store holds as many games as it may (`max`); nothing was created.
+    #[error("the store holds its maximum of {max} games")]
+    Full { max: usize },
 }
 
 pub type EventStream = Pin<Box<dyn Stream<Item = Event> + Send>>;
@@ -121,14 +159,13 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Event> + Send>>;
 /// The contract both stores keep. All keys of one game live under one Redis hash tag
 /// (`{game_id}`), so the same code runs on Redis Cluster.
 pub trait GameStore: Send + Sync + 'static {
-    /// Stores a new game at version 1; `listed` puts it in the lobby's list of open games
-    /// (newest first, by `created_ms`).
+    /// Stores a new game at version 1; a `listing` puts it in the lobby's list of open
+    /// games, unless its owner has as many there as it may.
     fn create(
         &self,
         id: &GameId,
         bytes: Vec<u8>,
-        listed: bool,
-        created_ms: u64,
+        listing: Option<Listing>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Loads a game; `None` when it does not exist or has expired.
@@ -148,12 +185,14 @@ pub trait GameStore: Send + Sync + 'static {
         key: &str,
     ) -> impl Future<Output = Result<Option<IdempotencyRecord>, StoreError>> + Send;
 
-    /// Open games, newest first: ids from `offset`, at most `limit`.
+    /// Open games, newest first: from `offset`, at most `limit`, each with its blob as of
+    /// its last save that kept it listed (one that filled since may still show: the caller
+    /// checks). Costs the same whatever the offset, and one round trip on Redis.
     fn list_open(
         &self,
         offset: usize,
         limit: usize,
-    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Vec<(String, Stored)>, StoreError>> + Send;
 
     /// Stored events with a version greater than `after`, oldest first (the history is
     /// capped; older events are gone).

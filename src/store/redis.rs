@@ -29,6 +29,11 @@
 //!   (opaque here; the service keeps a receipt of a few bytes it renders the answer from).
 //!   One hash rather than one key per record, so that one PEXPIRE per save keeps every
 //!   record alive exactly as long as the game (HSETNX gives first-writer-wins);
+//! - `<prefix>game:{<id>}:idem:<seat>`: a list of that seat's keys, oldest first; a key
+//!   pushed beyond [`IDEMPOTENCY_WINDOW`] pops the oldest, whose record is deleted. It
+//!   is refreshed by that seat's keyed saves only: should it expire while the game lives
+//!   (no keyed move of the seat for a whole idle ttl), the seat's older records stay
+//!   until the game expires, a new window bounding what follows;
 //! - the sharded pub/sub channel `<prefix>events:{<id>}` carries each event as the events
 //!   area holds it (version and payload), without its length.
 //!
@@ -43,14 +48,27 @@
 //! a game whose index writes cross, the later one's stands. The game is the truth: the
 //! sweep loads it before acting, and drops entries whose game has no deadline or is gone.
 //!
-//! **The lobby** is one sorted set `<prefix>open` (score = `created_ms`): one key, so one
-//! slot of a cluster. It lives in another slot than the games, so it is updated outside
-//! the scripts: ZADD after a create, ZREM after a save that unlists. It is an index, not
-//! the truth: if the ZREM fails after a successful save the save still counts (a warning
-//! is logged), and `list_open` prunes entries older than the idle ttl, which covers both
-//! expired games and such stragglers. (A game still waiting for players after a whole
-//! idle ttl therefore drops off the list; the memory store keeps it listed while it
-//! lives.)
+//! **The lobby** lives in one slot of its own (hash tag `{lobby}`), so that a page is one
+//! script and one round trip whatever its depth, on one Redis or a cluster:
+//! - `<prefix>{lobby}:open`: a sorted set of the listed games (score = `created_ms`),
+//!   read by rank (ZREVRANGE), which Redis finds in O(log n) at any depth;
+//! - `<prefix>{lobby}:games`: a hash, id → the game's value as of its last save that kept
+//!   it listed (version and blob, as a game's value without events), so that a page needs
+//!   none of the games' own keys, which live in other slots;
+//! - `<prefix>{lobby}:owner`: a hash, id → its creator's address, and per address
+//!   `<prefix>{lobby}:by:<address>`: a sorted set of its listed games (score =
+//!   `created_ms`), for the cap on waiting games per address, which therefore holds
+//!   across every server process.
+//!
+//! The lobby is written after the game's own script (another slot): after a create (the
+//! cap is checked there; a refused game is deleted again), and after a save that keeps the
+//! game listed (guarded by version, so a late write never undoes a newer one) or unlists
+//! it. It is an index, not the truth: if a lobby write fails after a successful save the
+//! save still counts (a warning is logged); a listed entry older than the idle ttl is
+//! neither listed nor counted, and `list_open` prunes a batch of them each time, which
+//! covers both expired games and such stragglers. (A game still waiting for players after
+//! a whole idle ttl therefore drops off the list; the memory store keeps it listed while
+//! it lives.)
 //!
 //! **Durability across a failover** (`wait_replicas`, `REDIS_WAIT_REPLICAS`). Redis
 //! replicates asynchronously: a master that dies right after a write may take it with it
@@ -114,8 +132,8 @@ use tokio::task::JoinHandle;
 
 use super::memory::{EVENT_HISTORY, receiver_stream};
 use super::{
-    Event, EventStream, GameId, GameStore, IdempotencyRecord, LOBBY_CHANNEL, Save, SaveOutcome,
-    StoreError, Stored,
+    Event, EventStream, GameId, GameStore, IDEMPOTENCY_WINDOW, IdempotencyRecord, LOBBY_CHANNEL,
+    Listing, Save, SaveOutcome, StoreError, Stored,
 };
 
 /// How many live events a local subscriber may fall behind before its stream ends.
@@ -162,10 +180,10 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 ";
 
-/// KEYS: game, idem.
+/// KEYS: game, idem, the seat's window of keys.
 /// ARGV: expected version (ten digits), new version (ten digits), blob, ttl ms, event cap,
 /// channel, event ('' for none; an encoded event is never empty), has idempotency record
-/// ('1'/'0'), its key, its value.
+/// ('1'/'0'), its key, its value, the window's size.
 /// Returns {1, new} saved, {0, current} conflict, {-1, 0} missing.
 ///
 /// The events are kept inside the game's value (see the module doc): the new one is
@@ -191,10 +209,86 @@ if e ~= '' then
   redis.call('SPUBLISH', ARGV[6], e)
 end
 redis.call('SET', KEYS[1], ARGV[2] .. string.format('%07d', #events) .. events .. ARGV[3], 'PX', ARGV[4])
-if ARGV[8] == '1' then redis.call('HSETNX', KEYS[2], ARGV[9], ARGV[10]) end
+if ARGV[8] == '1' and redis.call('HSETNX', KEYS[2], ARGV[9], ARGV[10]) == 1 then
+  if redis.call('RPUSH', KEYS[3], ARGV[9]) > tonumber(ARGV[11]) then
+    redis.call('HDEL', KEYS[2], redis.call('LPOP', KEYS[3]))
+  end
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
+end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return {1, tonumber(ARGV[2])}
 ";
+
+/// KEYS: open, lobby, owners, the owner's games. ARGV: id, created_ms, lobby value, owner
+/// ('' for none), the owner's cap, cutoff (ms: older entries are stale), ttl ms.
+/// Returns 1 when listed, 0 when the owner has its cap of fresh entries already.
+const LOBBY_PUT_LUA: &str = r"
+if ARGV[4] ~= '' then
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[6])
+  if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[5]) then return 0 end
+  redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+  redis.call('PEXPIRE', KEYS[4], ARGV[7])
+  redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+return 1
+";
+
+/// KEYS: lobby. ARGV: id, version (ten digits), lobby value. Replaces a listed game's
+/// entry with a later version's; an unlisted game (no entry) stays unlisted.
+const LOBBY_UPDATE_LUA: &str = r"
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if not cur or string.sub(cur, 1, 10) >= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+";
+
+/// Takes game ARGV[1] out of the lobby (KEYS: open, lobby, owners; ARGV[2]: the prefix of
+/// an owner's key, in the lobby's slot).
+const LOBBY_DROP: &str = r"
+local function drop(id)
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('HDEL', KEYS[2], id)
+  local owner = redis.call('HGET', KEYS[3], id)
+  if owner then
+    redis.call('ZREM', ARGV[2] .. owner, id)
+    redis.call('HDEL', KEYS[3], id)
+  end
+end
+";
+
+/// KEYS: open, lobby, owners. ARGV: id, owner key prefix.
+const LOBBY_DROP_LUA: &str = r"
+-- (LOBBY_DROP precedes this)
+drop(ARGV[1])
+return 1
+";
+
+/// KEYS: open, lobby, owners. ARGV: (unused), owner key prefix, cutoff (ms), first rank,
+/// last rank, how many stale entries to prune. Returns id, value, id, value...: the
+/// fresh entries from rank `first` to `last`, newest first.
+const LOBBY_LIST_LUA: &str = r"
+-- (LOBBY_DROP precedes this)
+local stale = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3], 'LIMIT', 0, ARGV[6])
+for _, id in ipairs(stale) do drop(id) end
+local fresh = redis.call('ZCOUNT', KEYS[1], ARGV[3], '+inf')
+local last = math.min(tonumber(ARGV[5]), fresh - 1)
+if tonumber(ARGV[4]) > last then return {} end
+local ids = redis.call('ZREVRANGE', KEYS[1], ARGV[4], last)
+local values = redis.call('HMGET', KEYS[2], unpack(ids))
+local out = {}
+for i, id in ipairs(ids) do
+  if values[i] then
+    out[#out + 1] = id
+    out[#out + 1] = values[i]
+  end
+end
+return out
+";
+
+/// Stale lobby entries a page prunes at most (each a few commands inside the script).
+const LOBBY_PRUNE_BATCH: usize = 100;
 
 /// Digits of the version at the start of a game's value: ten, far beyond any game's
 /// versions, so the value compares as text in the save script and reads plainly in
@@ -276,7 +370,30 @@ pub struct RedisStore {
     create_script: Script,
     save_script: Script,
     deadline_script: Script,
+    /// Boxed: large, and read once per lobby call.
+    lobby: Box<LobbyScripts>,
     fanout: Arc<Fanout>,
+}
+
+/// The lobby's scripts, with their sources (sent when a node does not know them).
+struct LobbyScripts {
+    put: Script,
+    update: Script,
+    drop: (Script, String),
+    list: (Script, String),
+}
+
+impl LobbyScripts {
+    fn new() -> LobbyScripts {
+        let drop = format!("{LOBBY_DROP}{LOBBY_DROP_LUA}");
+        let list = format!("{LOBBY_DROP}{LOBBY_LIST_LUA}");
+        LobbyScripts {
+            put: Script::new(LOBBY_PUT_LUA),
+            update: Script::new(LOBBY_UPDATE_LUA),
+            drop: (Script::new(&drop), drop),
+            list: (Script::new(&list), list),
+        }
+    }
 }
 
 /// Key names, all derived from the prefix (see the module doc).
@@ -292,6 +409,10 @@ impl Keys {
     fn idem(&self, id: &str) -> String {
         format!("{}game:{{{id}}}:idem", self.prefix)
     }
+    /// One seat's idempotency keys, oldest first (a list capped at the window).
+    fn idem_window(&self, id: &str, seat: u8) -> String {
+        format!("{}game:{{{id}}}:idem:{seat}", self.prefix)
+    }
     /// The index of clock deadlines: a sorted set of game ids, score = deadline (epoch
     /// ms), read by every process's sweep; and beside it (same slot) the version each
     /// entry was written for.
@@ -304,7 +425,17 @@ impl Keys {
     }
 
     fn open(&self) -> String {
-        format!("{}open", self.prefix)
+        format!("{}{{lobby}}:open", self.prefix)
+    }
+    fn lobby(&self) -> String {
+        format!("{}{{lobby}}:games", self.prefix)
+    }
+    fn owners(&self) -> String {
+        format!("{}{{lobby}}:owner", self.prefix)
+    }
+    /// The prefix of an owner's sorted set of listed games (the address follows).
+    fn by_owner(&self) -> String {
+        format!("{}{{lobby}}:by:", self.prefix)
     }
     fn channel(&self, id: &str) -> String {
         format!("{}events:{{{id}}}", self.prefix)
@@ -578,6 +709,7 @@ impl RedisStore {
             create_script: Script::new(CREATE_LUA),
             save_script: Script::new(SAVE_LUA),
             deadline_script: Script::new(DEADLINE_LUA),
+            lobby: Box::new(LobbyScripts::new()),
         };
         if let Err(e) = store.ping().await {
             tracing::warn!(error = %e, "Redis does not answer yet; store calls will fail until it does");
@@ -803,8 +935,7 @@ impl GameStore for RedisStore {
         &self,
         id: &GameId,
         bytes: Vec<u8>,
-        listed: bool,
-        created_ms: u64,
+        listing: Option<Listing>,
     ) -> Result<(), StoreError> {
         let mut conn = self.conns.get()?;
         let deadline = self.deadline();
@@ -835,19 +966,54 @@ impl GameStore for RedisStore {
             return Err(StoreError::Exists);
         }
         self.vouched("create", acked)?;
-        if listed {
-            self.bounded_until(
+        let Some(listing) = listing else {
+            return Ok(());
+        };
+        let (owner, max) = listing.owner.unwrap_or_default();
+        let (reply, _) = self
+            .write(
+                &mut conn,
                 deadline,
                 "create",
-                redis::cmd("ZADD")
-                    .arg(self.keys.open())
-                    .arg(created_ms)
-                    .arg(id)
-                    .exec_async(&mut conn),
+                (&self.lobby.put, LOBBY_PUT_LUA),
+                |cmd| {
+                    cmd.arg(4)
+                        .arg(self.keys.open())
+                        .arg(self.keys.lobby())
+                        .arg(self.keys.owners())
+                        .arg(format!("{}{owner}", self.keys.by_owner()))
+                        .arg(id)
+                        .arg(listing.created_ms)
+                        .arg(&value)
+                        .arg(&owner)
+                        .arg(max)
+                        .arg(now_ms().saturating_sub(self.idle_ttl_ms))
+                        .arg(self.idle_ttl_ms);
+                },
+                false,
             )
             .await?;
+        match reply {
+            Value::Int(1) => Ok(()),
+            Value::Int(0) => {
+                // Refused: the game must not stay behind, unlisted, for its whole ttl.
+                let deleted = self
+                    .bounded_until(
+                        deadline,
+                        "create",
+                        redis::cmd("DEL")
+                            .arg(&game)
+                            .arg(&idem)
+                            .exec_async(&mut conn),
+                    )
+                    .await;
+                if let Err(e) = deleted {
+                    tracing::warn!(game_id = %id, error = %e, "could not delete a game refused by the lobby's cap");
+                }
+                Err(StoreError::TooManyWaiting { max })
+            }
+            _ => Err(corrupt("lobby reply")),
         }
-        Ok(())
     }
 
     async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
@@ -878,9 +1044,10 @@ impl GameStore for RedisStore {
         };
         let deadline = self.deadline();
         let mut conn = self.conns.get()?;
-        let (game, idem, channel) = (
+        let (game, idem, window, channel) = (
             self.keys.game(id),
             self.keys.idem(id),
+            self.keys.idem_window(id, save.seat),
             self.keys.channel(id),
         );
         let (reply, acked) = self
@@ -890,9 +1057,10 @@ impl GameStore for RedisStore {
                 "save",
                 (&self.save_script, SAVE_LUA),
                 |cmd| {
-                    cmd.arg(2)
+                    cmd.arg(3)
                         .arg(&game)
                         .arg(&idem)
+                        .arg(&window)
                         .arg(version_text(save.expected))
                         .arg(version_text(version))
                         .arg(&save.bytes)
@@ -902,7 +1070,8 @@ impl GameStore for RedisStore {
                         .arg(&event)
                         .arg(has_record)
                         .arg(record_key)
-                        .arg(&record);
+                        .arg(&record)
+                        .arg(IDEMPOTENCY_WINDOW);
                 },
                 true,
             )
@@ -933,20 +1102,47 @@ impl GameStore for RedisStore {
         if matches!(outcome, SaveOutcome::Saved { .. }) {
             self.vouched("save", acked)?;
         }
-        if save.unlist && matches!(outcome, SaveOutcome::Saved { .. }) {
-            let unlisted = self
-                .bounded_until(
+        if let SaveOutcome::Saved { version } = outcome
+            && (save.unlist || save.relist)
+        {
+            let lobby = if save.unlist {
+                self.write(
+                    &mut conn,
                     deadline,
                     "unlist",
-                    redis::cmd("ZREM")
-                        .arg(self.keys.open())
-                        .arg(id)
-                        .exec_async(&mut conn),
+                    (&self.lobby.drop.0, &self.lobby.drop.1),
+                    |cmd| {
+                        cmd.arg(3)
+                            .arg(self.keys.open())
+                            .arg(self.keys.lobby())
+                            .arg(self.keys.owners())
+                            .arg(id)
+                            .arg(self.keys.by_owner());
+                    },
+                    false,
                 )
-                .await;
-            if let Err(e) = unlisted {
+                .await
+            } else {
+                let value = game_value(version, &save.bytes);
+                self.write(
+                    &mut conn,
+                    deadline,
+                    "relist",
+                    (&self.lobby.update, LOBBY_UPDATE_LUA),
+                    |cmd| {
+                        cmd.arg(1)
+                            .arg(self.keys.lobby())
+                            .arg(id)
+                            .arg(version_text(version))
+                            .arg(&value);
+                    },
+                    false,
+                )
+                .await
+            };
+            if let Err(e) = lobby {
                 // The save is the truth; the lobby entry is pruned after the idle ttl.
-                tracing::warn!(game_id = %id, error = %e, "saved, but could not remove the game from the open list");
+                tracing::warn!(game_id = %id, error = %e, "saved, but could not update the game's lobby entry");
             }
         }
         Ok(outcome)
@@ -971,7 +1167,11 @@ impl GameStore for RedisStore {
             .transpose()
     }
 
-    async fn list_open(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
+    async fn list_open(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<(String, Stored)>, StoreError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -984,23 +1184,36 @@ impl GameStore for RedisStore {
         }
         let last = offset.saturating_add(limit - 1).min(MAX_INDEX);
         let mut conn = self.conns.get()?;
-        let (ids,): (Vec<String>,) = self
-            .bounded(
+        let (reply, _) = self
+            .write(
+                &mut conn,
+                self.deadline(),
                 "list_open",
-                redis::pipe()
-                    .cmd("ZREMRANGEBYSCORE")
-                    .arg(self.keys.open())
-                    .arg("-inf")
-                    .arg(format!("({cutoff}"))
-                    .ignore()
-                    .cmd("ZREVRANGE")
-                    .arg(self.keys.open())
-                    .arg(offset)
-                    .arg(last)
-                    .query_async(&mut conn),
+                (&self.lobby.list.0, &self.lobby.list.1),
+                |cmd| {
+                    cmd.arg(3)
+                        .arg(self.keys.open())
+                        .arg(self.keys.lobby())
+                        .arg(self.keys.owners())
+                        .arg("")
+                        .arg(self.keys.by_owner())
+                        .arg(cutoff)
+                        .arg(offset)
+                        .arg(last)
+                        .arg(LOBBY_PRUNE_BATCH);
+                },
+                false,
             )
             .await?;
-        Ok(ids)
+        let flat: Vec<Vec<u8>> =
+            redis::from_redis_value(reply).map_err(|_| corrupt("lobby reply"))?;
+        flat.chunks_exact(2)
+            .map(|pair| {
+                let id = String::from_utf8(pair[0].clone()).map_err(|_| corrupt("lobby id"))?;
+                let stored = parse_game_value(&pair[1]).ok_or_else(|| corrupt("lobby entry"))?;
+                Ok((id, stored))
+            })
+            .collect()
     }
 
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<Event>, StoreError> {

@@ -371,3 +371,102 @@ async fn a_server_killed_under_load_loses_no_acknowledged_move() {
             .unwrap_or_else(|e| panic!("game {id} after the restart: {e}"));
     }
 }
+
+/// The first legal move of the seat of `token`, and the game's version.
+async fn next_move(client: &Client, id: &str, token: &str) -> (Value, u64) {
+    let view: Value = client
+        .get(&format!("/v1/games/{id}"), Some(token))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let version = view["version"].as_u64().unwrap();
+    (view["legal_moves"][0].clone(), version)
+}
+
+/// A server on Redis through `proxy`'s `url`, with a short store timeout.
+async fn app_through(url: String, store_timeout: Duration) -> TestApp {
+    spawn_app_with(Settings {
+        redis_url: Some(url),
+        redis_key_prefix: prefix(),
+        store_timeout,
+        ..test_settings()
+    })
+    .await
+}
+
+/// Redis stores a move but answers after the store timeout: the server looks before
+/// answering, finds the move stored, and says so, rather than a 503 that a client would
+/// retry into a second move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_redis_stored_but_answered_late_is_acknowledged_once() {
+    let (proxy, url) = Proxy::to_redis();
+    let app = app_through(url, Duration::from_secs(1)).await;
+    let client = Client::of(&app);
+    let (id, token) = client.start_game().await.unwrap();
+    let (mv, before) = next_move(&client, &id, &token).await;
+
+    // Later than the timeout, sooner than the look that follows it gives up.
+    proxy.delay_scripts(Duration::from_millis(1500));
+    let res = client
+        .post(&format!("/v1/games/{id}/moves"), Some(&token), mv)
+        .send()
+        .await
+        .unwrap();
+    proxy.delay_scripts(Duration::ZERO);
+    let status = res.status().as_u16();
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["version"], before + 1);
+    let (_, now) = next_move(&client, &id, &token).await;
+    assert_eq!(now, before + 1, "the move is stored once");
+}
+
+/// When even the look after a timed-out save gets no answer, the 503 says the move may
+/// have been made (`outcome: unknown`); a client that retries as the docs say, with the
+/// same `Idempotency-Key`, gets the move made exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_of_unknown_fate_says_so_and_a_keyed_retry_makes_it_once() {
+    let (proxy, url) = Proxy::to_redis();
+    let app = app_through(url, STORE_TIMEOUT).await;
+    let client = Client::of(&app);
+    let (id, token) = client.start_game().await.unwrap();
+    let (mv, before) = next_move(&client, &id, &token).await;
+    let send = || {
+        client
+            .post(&format!("/v1/games/{id}/moves"), Some(&token), mv.clone())
+            .header("Idempotency-Key", "move-1")
+            .send()
+    };
+
+    // Far past the timeout and the look after it.
+    proxy.delay_scripts(STORE_TIMEOUT * 6);
+    let res = send().await.unwrap();
+    proxy.delay_scripts(Duration::ZERO);
+    assert_eq!(res.headers()["retry-after"], "1");
+    let problem = assert_problem(res, 503, "store_unavailable").await;
+    assert_eq!(problem["outcome"], "unknown", "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Idempotency-Key"),
+        "{problem}"
+    );
+
+    let deadline = Instant::now() + RECOVERY;
+    let answer = loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let res = send().await.unwrap();
+        match res.status().as_u16() {
+            200 => break res.json::<Value>().await.unwrap(),
+            503 if Instant::now() < deadline => {}
+            other => panic!("a retry got {other}: {:?}", res.text().await),
+        }
+    };
+    assert_eq!(answer["version"], before + 1, "{answer}");
+    let (_, now) = next_move(&client, &id, &token).await;
+    assert_eq!(now, before + 1, "the move is stored once");
+}

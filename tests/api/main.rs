@@ -15,6 +15,7 @@ mod helpers;
 mod hostile;
 mod http_basics;
 mod idempotency;
+mod limits;
 mod lobby;
 mod logs;
 mod long_poll;

@@ -8,11 +8,16 @@
 //!   refused at once (Redis stopped, or its host gone with a reset);
 //! - silent ([`Proxy::hang`]): every connection is cut, and new ones are accepted but never
 //!   answered (a partition that drops packets): only the client's timeouts end a call.
+//!
+//! While up, it can also hold back Redis's answers to scripts ([`Proxy::delay_scripts`]:
+//! a write Redis applied but answered late) and counts what clients send
+//! ([`Proxy::sent`]: one count per chunk read, about one per request or pipeline).
 #![allow(dead_code)] // each includer uses its own part
 
 use std::io;
+use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -26,6 +31,10 @@ pub struct Proxy {
     forward: Arc<AtomicBool>,
     conns: Arc<Mutex<Vec<TcpStream>>>,
     acceptor: Mutex<Option<thread::JoinHandle<()>>>,
+    /// Held-back answers to scripts wait this long (0: not held).
+    script_delay_ms: Arc<AtomicU64>,
+    /// Chunks clients sent.
+    sent: Arc<AtomicUsize>,
 }
 
 /// `REDIS_URL`, or the local default.
@@ -59,10 +68,24 @@ impl Proxy {
             forward: Arc::new(AtomicBool::new(true)),
             conns: Arc::new(Mutex::new(Vec::new())),
             acceptor: Mutex::new(None),
+            script_delay_ms: Arc::new(AtomicU64::new(0)),
+            sent: Arc::new(AtomicUsize::new(0)),
         };
         proxy.serve(listener);
         let url = format!("redis://{userinfo}{}{path}", proxy.addr);
         (proxy, url)
+    }
+
+    /// From now on, Redis's answer to a chunk that runs a script (EVAL, EVALSHA) reaches
+    /// the client `delay` late, though Redis ran it at once (`Duration::ZERO`: stop).
+    pub fn delay_scripts(&self, delay: Duration) {
+        let ms = u64::try_from(delay.as_millis()).unwrap();
+        self.script_delay_ms.store(ms, Ordering::SeqCst);
+    }
+
+    /// Chunks the clients have sent through the proxy so far.
+    pub fn sent(&self) -> usize {
+        self.sent.load(Ordering::SeqCst)
     }
 
     /// Up: connections (new ones; held ones are cut) reach Redis again.
@@ -110,6 +133,7 @@ impl Proxy {
             self.conns.clone(),
             self.target,
         );
+        let (delay_ms, sent) = (self.script_delay_ms.clone(), self.sent.clone());
         let acceptor = thread::spawn(move || {
             while running.load(Ordering::SeqCst) {
                 match listener.accept() {
@@ -126,8 +150,27 @@ impl Proxy {
                         let mut list = conns.lock().unwrap();
                         list.push(client.try_clone().unwrap());
                         list.push(server.try_clone().unwrap());
-                        pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
-                        pipe(server, client);
+                        // Answers owed to scripts sent while a delay was asked for.
+                        let held = Arc::new(Mutex::new(Vec::<Duration>::new()));
+                        let (to_server, to_client) = (held.clone(), held);
+                        let (delay_ms, sent) = (delay_ms.clone(), sent.clone());
+                        pipe(
+                            client.try_clone().unwrap(),
+                            server.try_clone().unwrap(),
+                            move |chunk| {
+                                sent.fetch_add(1, Ordering::SeqCst);
+                                let ms = delay_ms.load(Ordering::SeqCst);
+                                if ms > 0 && chunk.windows(4).any(|w| w == b"EVAL") {
+                                    to_server.lock().unwrap().push(Duration::from_millis(ms));
+                                }
+                            },
+                        );
+                        pipe(server, client, move |_| {
+                            let owed = to_client.lock().unwrap().pop();
+                            if let Some(delay) = owed {
+                                thread::sleep(delay);
+                            }
+                        });
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                         thread::sleep(Duration::from_millis(5));
@@ -146,9 +189,16 @@ impl Drop for Proxy {
     }
 }
 
-fn pipe(mut from: TcpStream, mut to: TcpStream) {
+/// Copies `from` to `to`, showing each chunk to `before` before it is written.
+fn pipe(mut from: TcpStream, mut to: TcpStream, mut before: impl FnMut(&[u8]) + Send + 'static) {
     thread::spawn(move || {
-        let _ = io::copy(&mut from, &mut to);
+        let mut buf = vec![0; 64 * 1024];
+        while let Ok(n @ 1..) = from.read(&mut buf) {
+            before(&buf[..n]);
+            if to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
         let _ = to.shutdown(Shutdown::Both);
         let _ = from.shutdown(Shutdown::Both);
     });

@@ -1,0 +1,208 @@
+//! Caps on what one address or one server may hold (README, "Operating it in public"):
+//! games waiting for players per client address (`MAX_WAITING_PER_IP`, counted in the
+//! store, so across every server on one Redis), games in the memory store
+//! (`MEMORY_MAX_GAMES`), and what a lobby page costs on Redis.
+
+use std::time::{Duration, Instant};
+
+use domino_server::settings::Settings;
+use serde_json::{Value, json};
+
+use crate::helpers::{
+    TestApp, assert_problem, cluster_nodes, spawn_app_with, test_settings, unique_prefix,
+};
+use crate::proxy::{Proxy, redis_url};
+
+#[derive(Clone, Copy, Debug)]
+enum Store {
+    Memory,
+    Redis,
+    Cluster,
+}
+
+/// `settings` on `store`, with a key prefix of its own on Redis.
+fn on(store: Store, settings: Settings) -> Settings {
+    match store {
+        Store::Memory => settings,
+        Store::Redis => Settings {
+            redis_url: Some(redis_url()),
+            redis_key_prefix: unique_prefix(),
+            ..settings
+        },
+        Store::Cluster => Settings {
+            redis_cluster_nodes: cluster_nodes(),
+            redis_key_prefix: unique_prefix(),
+            ..settings
+        },
+    }
+}
+
+/// Creates a game for the client at `address` (as the trusted proxy in front says).
+async fn create(app: &TestApp, address: &str, body: Value) -> reqwest::Response {
+    app.client
+        .post(app.url("/v1/games"))
+        .header("X-Forwarded-For", address)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn created_id(res: reqwest::Response) -> String {
+    assert_eq!(res.status().as_u16(), 201);
+    let body: Value = res.json().await.unwrap();
+    body["game_id"].as_str().unwrap().to_owned()
+}
+
+async fn refused_as_too_many_waiting(res: reqwest::Response) {
+    assert!(res.headers().contains_key("retry-after"));
+    let problem = assert_problem(res, 429, "rate_limited").await;
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("MAX_WAITING_PER_IP"), "{detail}");
+}
+
+fn capped(store: Store, max: usize) -> Settings {
+    on(
+        store,
+        Settings {
+            max_waiting_per_ip: Some(max),
+            proxy_hops: 1,
+            ..test_settings()
+        },
+    )
+}
+
+/// Two games waiting from one address, and the third is refused; a game of bots (full at
+/// once) does not count, another address has its own count, and a game that fills frees
+/// its place.
+async fn an_address_may_keep_only_so_many_games_waiting(store: Store) {
+    let app = spawn_app_with(capped(store, 2)).await;
+    let (alice, bob) = ("192.0.2.1", "192.0.2.2");
+    let first = created_id(create(&app, alice, json!({"preset": "classic"})).await).await;
+    created_id(create(&app, alice, json!({"preset": "classic"})).await).await;
+    refused_as_too_many_waiting(create(&app, alice, json!({"preset": "classic"})).await).await;
+
+    let bots = json!({"preset": "classic", "bots": [
+        {"seat": 0, "level": "random"}, {"seat": 1, "level": "random"}]});
+    created_id(create(&app, alice, bots).await).await;
+    created_id(create(&app, bob, json!({"preset": "classic"})).await).await;
+
+    for name in ["p1", "p2"] {
+        let res = app
+            .post_json(&format!("/v1/games/{first}/seats"), &json!({"name": name}))
+            .await;
+        assert_eq!(res.status().as_u16(), 201);
+    }
+    created_id(create(&app, alice, json!({"preset": "classic"})).await).await;
+    refused_as_too_many_waiting(create(&app, alice, json!({"preset": "classic"})).await).await;
+}
+
+#[tokio::test]
+async fn memory_an_address_may_keep_only_so_many_games_waiting() {
+    an_address_may_keep_only_so_many_games_waiting(Store::Memory).await;
+}
+
+#[tokio::test]
+async fn redis_an_address_may_keep_only_so_many_games_waiting() {
+    an_address_may_keep_only_so_many_games_waiting(Store::Redis).await;
+}
+
+#[tokio::test]
+async fn cluster_an_address_may_keep_only_so_many_games_waiting() {
+    an_address_may_keep_only_so_many_games_waiting(Store::Cluster).await;
+}
+
+/// The count lives in Redis: a second server on the same Redis sees the first's games.
+#[tokio::test]
+async fn the_cap_on_waiting_games_holds_across_servers() {
+    let settings = capped(Store::Redis, 1);
+    let one = spawn_app_with(settings.clone()).await;
+    let two = spawn_app_with(settings).await;
+    created_id(create(&one, "192.0.2.9", json!({"preset": "classic"})).await).await;
+    refused_as_too_many_waiting(create(&two, "192.0.2.9", json!({"preset": "classic"})).await)
+        .await;
+}
+
+/// A waiting game that expires frees its place (the store's idle ttl, 1 s here).
+async fn a_waiting_game_that_expires_frees_its_place(store: Store) {
+    let app = spawn_app_with(Settings {
+        game_idle_ttl: Duration::from_secs(1),
+        ..capped(store, 1)
+    })
+    .await;
+    created_id(create(&app, "192.0.2.3", json!({"preset": "classic"})).await).await;
+    refused_as_too_many_waiting(create(&app, "192.0.2.3", json!({"preset": "classic"})).await)
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let res = create(&app, "192.0.2.3", json!({"preset": "classic"})).await;
+        match res.status().as_u16() {
+            201 => break,
+            429 if Instant::now() < deadline => {}
+            other => panic!("{store:?}: still {other} long after the game expired"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn memory_a_waiting_game_that_expires_frees_its_place() {
+    a_waiting_game_that_expires_frees_its_place(Store::Memory).await;
+}
+
+#[tokio::test]
+async fn redis_a_waiting_game_that_expires_frees_its_place() {
+    a_waiting_game_that_expires_frees_its_place(Store::Redis).await;
+}
+
+/// The memory store holds `MEMORY_MAX_GAMES` games; one more is a 503 that says why.
+#[tokio::test]
+async fn a_full_memory_store_refuses_new_games_with_a_503() {
+    let app = spawn_app_with(Settings {
+        memory_max_games: Some(2),
+        ..test_settings()
+    })
+    .await;
+    for _ in 0..2 {
+        let res = app
+            .post_json("/v1/games", &json!({"preset": "classic"}))
+            .await;
+        assert_eq!(res.status().as_u16(), 201);
+    }
+    let res = app
+        .post_json("/v1/games", &json!({"preset": "classic"}))
+        .await;
+    assert!(res.headers().contains_key("retry-after"));
+    let problem = assert_problem(res, 503, "store_unavailable").await;
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("MEMORY_MAX_GAMES"), "{detail}");
+}
+
+/// A page of the lobby is one exchange with Redis, at its start as deep in it: the page's
+/// games come from the lobby's own slot, not one read per game.
+#[tokio::test]
+async fn a_lobby_page_costs_one_redis_call_at_any_depth() {
+    let (proxy, url) = Proxy::to_redis();
+    let app = spawn_app_with(Settings {
+        redis_url: Some(url),
+        redis_key_prefix: unique_prefix(),
+        ..test_settings()
+    })
+    .await;
+    for _ in 0..25 {
+        let res = app
+            .post_json("/v1/games", &json!({"preset": "classic"}))
+            .await;
+        assert_eq!(res.status().as_u16(), 201);
+    }
+    for page in [1, 3] {
+        let before = proxy.sent();
+        let res = app.get(&format!("/v1/games?page={page}&per_page=10")).await;
+        let sent = proxy.sent() - before;
+        assert_eq!(res.status().as_u16(), 200);
+        let list: Value = res.json().await.unwrap();
+        let games = list["games"].as_array().unwrap().len();
+        assert_eq!(games, if page == 1 { 10 } else { 5 });
+        assert!(sent <= 1, "page {page}: {sent} exchanges with Redis");
+    }
+}
