@@ -138,6 +138,8 @@ async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
     Ok(store.into())
 }
 
+/// What a stopping server gives the last answers to leave its sockets.
+const FLUSH_ALLOWANCE: Duration = Duration::from_millis(250);
 /// Files kept for everything but client connections: the listener, Redis connections (a
 /// cluster holds several), logs, and what the runtime opens.
 const RESERVED_FILES: u64 = 256;
@@ -409,6 +411,10 @@ async fn stop_on_signal(server: ServerHandle, drain: Arc<Drain>, grace: Duration
             in_flight = drain.in_flight.load(Ordering::SeqCst),
             "SHUTDOWN_TIMEOUT_SECS ran out: stopping with requests in flight"
         );
+    } else {
+        // A body is done when its last bytes are handed to the connection, a moment
+        // before they are written out; a forced stop in between would cut the answer.
+        tokio::time::sleep(FLUSH_ALLOWANCE.min(grace)).await;
     }
     server.stop(false).await;
 }
