@@ -75,6 +75,33 @@ pub struct RouteLabels {
 
 type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
 
+/// Where bots moved: inside the request that a human's move or join made, or in the
+/// background (a table of bots alone, or what a request's budget left over).
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq)]
+pub enum BotPlace {
+    Request,
+    Background,
+}
+
+impl EncodeLabelValue for BotPlace {
+    fn encode(
+        &self,
+        encoder: &mut prometheus_client::encoding::LabelValueEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        encoder.write_str(match self {
+            BotPlace::Request => "request",
+            BotPlace::Background => "background",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BotLabels {
+    pub r#where: BotPlace,
+}
+
+type BotHistogramFamily = Family<BotLabels, Histogram, fn() -> Histogram>;
+
 /// Every metric of the process. Handles are cheap clones of what the registry holds.
 pub struct Metrics {
     registry: Registry,
@@ -88,6 +115,10 @@ pub struct Metrics {
     pub store_conflicts: Counter,
     /// Seats that ran out of time, acted on by this process's sweep (`domino_timeouts_total`).
     pub timeouts: Counter,
+    /// Bots' moves stored, by where they were played (`domino_bot_moves_total`).
+    pub bot_moves: Family<BotLabels, Counter>,
+    /// Time bots spent thinking per run on the pool (`domino_bot_thinking_seconds`).
+    pub bot_thinking: BotHistogramFamily,
 }
 
 impl Default for Metrics {
@@ -136,6 +167,21 @@ impl Metrics {
             timeouts.clone(),
         );
 
+        let bot_moves = Family::<BotLabels, Counter>::default();
+        game.register(
+            "bot_moves",
+            "Bots' moves stored, by where they were played (inside a request or in the background)",
+            bot_moves.clone(),
+        );
+        let bot_thinking: BotHistogramFamily =
+            Family::new_with_constructor(|| Histogram::new(LATENCY_BUCKETS));
+        game.register_with_unit(
+            "bot_thinking",
+            "Time bots spent thinking per run on the bots' pool, by where they were played",
+            Unit::Seconds,
+            bot_thinking.clone(),
+        );
+
         Metrics {
             registry,
             http_requests,
@@ -144,6 +190,8 @@ impl Metrics {
             moves_applied,
             store_conflicts,
             timeouts,
+            bot_moves,
+            bot_thinking,
         }
     }
 

@@ -130,10 +130,14 @@ fn serve(
     let shutdown_timeout = settings.shutdown_timeout.as_secs();
     let max_body_bytes = settings.max_body_bytes;
     // The store is the service's alone: no handler reaches it any other way.
-    let games = web::Data::new(crate::service::GameService::new(
+    let games = web::Data::from(crate::service::GameService::new(
         Arc::new(store),
         metrics.clone(),
         settings.long_poll_max,
+        crate::service::BotSettings {
+            threads: settings.bot_threads,
+            budget: settings.bot_budget,
+        },
     ));
     tokio::spawn(sweep_clocks(
         games.clone().into_inner(),
@@ -166,8 +170,8 @@ fn serve(
     Ok(server)
 }
 
-/// Every process sweeps the store's due deadlines, so a clock runs out on time whichever
-/// process saved it and whether or not any request arrives. Holds the service weakly: it
+/// Every process sweeps the store's due deadlines, so a clock runs out on time (and bots
+/// left to move play on) whichever process saved it and whether or not any request arrives. Holds the service weakly: it
 /// ends with the server.
 async fn sweep_clocks(games: Arc<crate::service::GameService>, every: std::time::Duration) {
     let games = Arc::downgrade(&games);
