@@ -18,6 +18,8 @@
 //! - [`view`]: the answers, each what one caller may see.
 //! - [`events`]: the public event of each version, and the feed of them.
 //! - [`idempotency`]: when two requests are the same, and the receipts that answer retries.
+//! - [`thinking`]: where bots think (a bounded pool off the async workers) and for how long;
+//!   bots left to move make the game due at once, and [`GameService::sweep`] plays them on.
 
 pub mod clock;
 pub mod events;
