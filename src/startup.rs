@@ -140,7 +140,7 @@ fn serve(
         },
     ));
     tokio::spawn(sweep_clocks(
-        games.clone().into_inner(),
+        Arc::downgrade(&games.clone().into_inner()),
         settings.clock_sweep_every,
     ));
     let limits = web::Data::new(api::ratelimit::RateLimits::new(&settings));
@@ -173,8 +173,12 @@ fn serve(
 /// Every process sweeps the store's due deadlines, so a clock runs out on time (and bots
 /// left to move play on) whichever process saved it and whether or not any request arrives. Holds the service weakly: it
 /// ends with the server.
-async fn sweep_clocks(games: Arc<crate::service::GameService>, every: std::time::Duration) {
-    let games = Arc::downgrade(&games);
+async fn sweep_clocks(
+    games: std::sync::Weak<crate::service::GameService>,
+    every: std::time::Duration,
+) {
+    // Weak from the start: a strong handle kept in this task would keep a stopped
+    // server's service sweeping (and racing the processes that carry on).
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

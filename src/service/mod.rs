@@ -409,6 +409,9 @@ impl GameService {
             unreachable!("a join always stores, and has no idempotency key");
         };
         tracing::info!(game_id = %id, seat, started, version, "seat taken");
+        if record.bots_to_move() {
+            self.kick(id);
+        }
         Ok(Joined {
             seat,
             token,

@@ -260,9 +260,11 @@ async fn a_muggins_match_against_a_greedy_bot_is_played_to_the_end(app: TestApp)
 
 async fn a_game_of_bots_only_plays_to_its_end_by_itself(app: TestApp) {
     let (id, created) = app
-        .create_game(json!({"preset": "all_fives", "seats": 3, "bots": [
+        .create_game(
+            json!({"preset": "all_fives", "seats": 3, "seed": "bots only", "bots": [
             {"seat": 0, "level": "random"}, {"seat": 1, "level": "greedy"},
-            {"seat": 2, "level": "random"}]}))
+            {"seat": 2, "level": "random"}]}),
+        )
         .await;
     assert_eq!(
         created["status"], "playing",
