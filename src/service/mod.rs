@@ -168,12 +168,13 @@ struct Thinking {
 }
 
 impl Thinking {
-    /// The bots whose turn follows, as far as the budget goes.
-    fn bots(place: BotPlace) -> Thinking {
-        Thinking {
+    /// The bots whose turn follows, as far as the budget goes; `None` when no bot is to
+    /// move (most moves between humans: no trip to the pool).
+    fn bots(record: &Record, place: BotPlace) -> Option<Thinking> {
+        record.bots_to_move().then(|| Thinking {
             place,
             think: Box::new(|record, events, keep_going| Ok(bots_play(record, events, keep_going))),
-        }
+        })
     }
 }
 
@@ -395,7 +396,7 @@ impl GameService {
                     moves: Vec::new(),
                     seat: Some(seat),
                     unlist: started,
-                    think: started.then(|| Thinking::bots(BotPlace::Request)),
+                    think: Thinking::bots(record, BotPlace::Request),
                 }))
             })
             .await?;
@@ -457,7 +458,7 @@ impl GameService {
                     moves: vec![(seat, played)],
                     seat: Some(seat),
                     unlist: false,
-                    think: Some(Thinking::bots(BotPlace::Request)),
+                    think: Thinking::bots(record, BotPlace::Request),
                 }))
             })
             .await?;
@@ -498,6 +499,8 @@ impl GameService {
         key: Option<&RequestKey>,
         mut change: impl FnMut(u64, u64, &mut Record) -> Result<Option<Change<T>>, Error>,
     ) -> Result<Updated<T>, Error> {
+        // The bots' budget runs from here: a lost race does not start it again.
+        let started = std::time::Instant::now();
         for _ in 0..MAX_ATTEMPTS {
             let (version, mut record) = self.load(id).await?;
             let now = now_ms();
@@ -528,7 +531,7 @@ impl GameService {
                 Some(Thinking { place, think }) => {
                     let (record, played, thought) = self
                         .pool
-                        .run(place, move |keep_going| {
+                        .run(place, started, move |keep_going| {
                             let mut record = record;
                             let mut events = Vec::new();
                             let played = think(&mut record, &mut events, keep_going);
@@ -625,7 +628,7 @@ impl GameService {
                         moves: Vec::new(),
                         seat: None,
                         unlist: false,
-                        think: Some(Thinking::bots(BotPlace::Background)),
+                        think: Thinking::bots(record, BotPlace::Background),
                     }));
                 }
                 let Some(clock) = record.clock.as_mut() else {

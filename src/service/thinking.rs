@@ -43,15 +43,16 @@ impl Pool {
     }
 
     /// Runs `think` on a pool thread with `keep_going`, true until the budget (counted from
-    /// now, so the wait for a thread counts) is spent. In a request the budget may allow no
+    /// `since`, so the wait for a thread counts) is spent. In a request the budget may allow no
     /// move at all; in the background the first move is always allowed, so a run makes
     /// progress however busy the pool.
     pub(super) async fn run<T: Send + 'static>(
         &self,
         place: BotPlace,
+        since: Instant,
         think: impl FnOnce(&mut dyn FnMut() -> bool) -> T + Send + 'static,
     ) -> Result<T, Error> {
-        let deadline = Instant::now() + self.budget;
+        let deadline = since + self.budget;
         let permit = self
             .permits
             .clone()
