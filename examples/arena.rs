@@ -229,8 +229,8 @@ fn main() {
         args.threads.max(1),
         if args.a == Level::Expert || args.b == Level::Expert {
             format!(
-                ", expert rollouts {} (min samples {}), match bonus {}",
-                config.rollouts, config.min_samples, config.match_bonus
+                ", expert rollouts {}, match bonus {}",
+                config.rollouts, config.match_bonus
             )
         } else {
             String::new()

@@ -82,6 +82,33 @@ pub struct CapLabels {
 
 type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
 
+/// Where bots moved: inside the request that a human's move or join made, or in the
+/// background (a table of bots alone, or what a request's budget left over).
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq)]
+pub enum BotPlace {
+    Request,
+    Background,
+}
+
+impl EncodeLabelValue for BotPlace {
+    fn encode(
+        &self,
+        encoder: &mut prometheus_client::encoding::LabelValueEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        encoder.write_str(match self {
+            BotPlace::Request => "request",
+            BotPlace::Background => "background",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BotLabels {
+    pub r#where: BotPlace,
+}
+
+type BotHistogramFamily = Family<BotLabels, Histogram, fn() -> Histogram>;
+
 /// Every metric of the process. Handles are cheap clones of what the registry holds.
 pub struct Metrics {
     registry: Registry,
@@ -99,6 +126,10 @@ pub struct Metrics {
     pub open_streams: Gauge,
     /// Streams and long polls refused by a cap (`domino_stream_refusals_total{cap}`).
     stream_refusals: Family<CapLabels, Counter>,
+    /// Bots' moves stored, by where they were played (`domino_bot_moves_total`).
+    pub bot_moves: Family<BotLabels, Counter>,
+    /// Time bots spent thinking per run on the pool (`domino_bot_thinking_seconds`).
+    pub bot_thinking: BotHistogramFamily,
 }
 
 impl Default for Metrics {
@@ -159,6 +190,20 @@ impl Metrics {
             "Event streams and long polls refused by a cap (per_address or total)",
             stream_refusals.clone(),
         );
+        let bot_moves = Family::<BotLabels, Counter>::default();
+        game.register(
+            "bot_moves",
+            "Bots' moves stored, by where they were played (inside a request or in the background)",
+            bot_moves.clone(),
+        );
+        let bot_thinking: BotHistogramFamily =
+            Family::new_with_constructor(|| Histogram::new(LATENCY_BUCKETS));
+        game.register_with_unit(
+            "bot_thinking",
+            "Time bots spent thinking per run on the bots' pool, by where they were played",
+            Unit::Seconds,
+            bot_thinking.clone(),
+        );
 
         Metrics {
             registry,
@@ -170,6 +215,8 @@ impl Metrics {
             timeouts,
             open_streams,
             stream_refusals,
+            bot_moves,
+            bot_thinking,
         }
     }
 

@@ -20,6 +20,8 @@
 //! | `LONG_POLL_MAX_SECS` | `30` | cap on a long poll's `wait` |
 //! | `SHUTDOWN_TIMEOUT_SECS` | `8` | grace for in-flight requests on SIGTERM/SIGINT (long polls are answered and event streams ended at once; idle connections are closed) |
 //! | `CLOCK_SWEEP_MS` | `250` | how often this process looks for clocks that ran out (a timeout is acted on within this much of its deadline) |
+//! | `BOT_THREADS` | the number of cores | bots thinking at once, at most, on threads of their own (never the request workers) |
+//! | `BOT_BUDGET_MS` | `200` | the longest a move or join waits for the bots whose turn follows; what they have not played by then (and every table of bots alone) plays on in the background, in runs this long |
 //! | `RATE_LIMIT_PER_IP` | `2000` | requests per second from one client address (IPv6: per /64); `0`: no limit |
 //! | `RATE_LIMIT_PER_IP_BURST` | the rate | requests one address may send at once before the rate applies |
 //! | `RATE_LIMIT_PER_TOKEN` | `200` | requests per second carrying one seat token; `0`: no limit |
@@ -91,6 +93,10 @@ pub struct Settings {
     pub long_poll_max: Duration,
     pub shutdown_timeout: Duration,
     pub clock_sweep_every: Duration,
+    /// Bots thinking at once, at most.
+    pub bot_threads: usize,
+    /// The longest a request waits on bots, and a background run's length.
+    pub bot_budget: Duration,
     /// `None`: requests are not limited per client address.
     pub rate_limit_per_ip: Option<RateLimit>,
     /// `None`: requests are not limited per seat token.
@@ -194,6 +200,8 @@ impl Default for Settings {
             max_body_bytes: 16_384,
             long_poll_max: Duration::from_secs(30),
             clock_sweep_every: Duration::from_millis(250),
+            bot_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            bot_budget: Duration::from_millis(200),
             // Docker and Kubernetes kill a container 10 s after SIGTERM by default:
             // finishing a little before that lets the server close cleanly.
             shutdown_timeout: Duration::from_secs(8),
@@ -289,6 +297,21 @@ impl Settings {
                         })
                     })
                     .map(Duration::from_millis)
+            })?,
+            bot_threads: env.parse("BOT_THREADS", defaults.bot_threads, |s| {
+                positive(s).and_then(|n| {
+                    (n <= 1_024)
+                        .then_some(n as usize)
+                        .ok_or_else(|| "at most 1024".to_owned())
+                })
+            })?,
+            bot_budget: env.parse("BOT_BUDGET_MS", defaults.bot_budget, |s| {
+                s.trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&ms| ms <= 10_000)
+                    .map(Duration::from_millis)
+                    .ok_or_else(|| "expected 0 to 10000 milliseconds".to_owned())
             })?,
             shutdown_timeout: env.parse(
                 "SHUTDOWN_TIMEOUT_SECS",

@@ -239,16 +239,18 @@ fn serve(
     // event streams end at once, rather than holding the shutdown for its whole grace.
     let stopping = CancellationToken::new();
     // The store is the service's alone: no handler reaches it any other way.
-    let games = web::Data::new(
-        crate::service::GameService::new(
-            Arc::new(store),
-            metrics.clone(),
-            settings.long_poll_max,
-            settings.allow_prearranged,
-            stopping.clone(),
-        )
-        .with_max_waiting_per_address(settings.max_waiting_per_ip),
-    );
+    let games = web::Data::from(crate::service::GameService::new(
+        Arc::new(store),
+        metrics.clone(),
+        settings.long_poll_max,
+        settings.allow_prearranged,
+        stopping.clone(),
+        crate::service::BotSettings {
+            threads: settings.bot_threads,
+            budget: settings.bot_budget,
+        },
+        settings.max_waiting_per_ip,
+    ));
     let slots = web::Data::new(api::streams::StreamSlots::new(
         settings.max_streams_per_ip,
         budget.max_streams,
@@ -261,7 +263,7 @@ fn serve(
         idle: Notify::new(),
     });
     tokio::spawn(sweep_clocks(
-        games.clone().into_inner(),
+        Arc::downgrade(&games.clone().into_inner()),
         settings.clock_sweep_every,
     ));
     let limits = web::Data::new(api::ratelimit::RateLimits::new(&settings));
@@ -419,11 +421,15 @@ async fn stop_on_signal(server: ServerHandle, drain: Arc<Drain>, grace: Duration
     server.stop(false).await;
 }
 
-/// Every process sweeps the store's due deadlines, so a clock runs out on time whichever
-/// process saved it and whether or not any request arrives. Holds the service weakly: it
+/// Every process sweeps the store's due deadlines, so a clock runs out on time (and bots
+/// left to move play on) whichever process saved it and whether or not any request arrives. Holds the service weakly: it
 /// ends with the server.
-async fn sweep_clocks(games: Arc<crate::service::GameService>, every: std::time::Duration) {
-    let games = Arc::downgrade(&games);
+async fn sweep_clocks(
+    games: std::sync::Weak<crate::service::GameService>,
+    every: std::time::Duration,
+) {
+    // Weak from the start: a strong handle kept in this task would keep a stopped
+    // server's service sweeping (and racing the processes that carry on).
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

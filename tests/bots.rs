@@ -39,7 +39,6 @@ fn tables() -> Vec<(String, Rules, u8)> {
 /// A budget small enough for debug builds; the search is the same.
 const QUICK: expert::Config = expert::Config {
     rollouts: 24,
-    min_samples: 3,
     match_bonus: 50.0,
 };
 

@@ -12,6 +12,9 @@
 //! It reads nothing but the [`Projection`] and the RNG: no hidden tile, no clock. The
 //! budget is a number of rollouts ([`Config::rollouts`]), chosen so that a move takes
 //! under 50 ms at the 99th percentile in release on a 2-core machine (see BENCHMARKS.md).
+//! Every decision of its own turn spends that whole budget, one legal move or twenty: how
+//! long it thinks must not tell the table how many tiles it could play. Only taking points
+//! (public: everyone sees them unclaimed) answers at once.
 
 use rand::Rng;
 use rand::seq::SliceRandom;
@@ -24,11 +27,10 @@ use crate::engine::{Event, Game, Move, Projection, Seed, Tile, TileSet};
 /// The search's budget and evaluation.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Config {
-    /// Rollouts per decision with double-6, shared among the candidate moves; larger sets
-    /// get proportionally fewer (a rollout's length grows with the set).
+    /// Rollouts per decision with double-6, shared among the candidate moves (each sampled
+    /// deal tries every candidate, so more candidates mean fewer deals); larger sets get
+    /// proportionally fewer (a rollout's length grows with the set). Always all spent.
     pub rollouts: u32,
-    /// Sampled deals at least, however many candidates there are.
-    pub min_samples: u32,
     /// Points added for a rollout that wins the match (taken off for one that loses it).
     pub match_bonus: f64,
 }
@@ -37,7 +39,6 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             rollouts: 2500,
-            min_samples: 40,
             match_bonus: 50.0,
         }
     }
@@ -53,30 +54,44 @@ pub fn choose<R: Rng + ?Sized>(view: &Projection, rng: &mut R) -> Move {
 
 /// The expert's move under `config`.
 pub fn choose_with<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) -> Move {
+    search(view, config, rng).0
+}
+
+/// The expert's move under `config`, and the rollouts it tried (its work): the whole budget
+/// for any move of its own turn, whatever the number of legal moves.
+pub fn search<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) -> (Move, u32) {
     let candidates = candidates(view);
     let seat = view.viewer.expect("a seat's view");
-    if candidates.len() <= 1 || view.turn != Some(seat) {
-        return candidates
-            .first()
-            .copied()
-            .unwrap_or_else(|| greedy::choose(view));
+    // Out of turn a seat may only take points, and taking them is every level's public
+    // reflex: answering at once there says nothing about a hand.
+    if candidates == [Move::Muggins] || view.turn != Some(seat) {
+        return (
+            candidates
+                .first()
+                .copied()
+                .unwrap_or_else(|| greedy::choose(view)),
+            0,
+        );
     }
-    let rollouts = config.rollouts as usize * set_size(6) / set_size(view.rules.max_pip);
-    let samples = (rollouts / candidates.len()).max(config.min_samples as usize);
+    let budget = (config.rollouts as usize * set_size(6) / set_size(view.rules.max_pip)).max(1);
     let mut seed = [0u8; 32];
     rng.fill_bytes(&mut seed);
     let seed = Seed(seed);
-    let mut totals = vec![0.0f64; candidates.len()];
-    let mut played = 0u32;
+    // Per candidate: the sum of its rollouts' outcomes and how many it had (the last
+    // sampled deal may not reach every candidate: the budget is spent exactly).
+    let mut totals = vec![(0.0f64, 0u32); candidates.len()];
+    let mut tried = 0usize;
     let mut buf = Vec::new();
     let mut events = Vec::new();
-    for _ in 0..samples {
+    while tried < budget {
         let (hands, boneyard) = sample_hidden(view, seat, rng);
-        let Ok(game) = Game::determinise(view, hands, boneyard, seed) else {
-            continue;
-        };
-        played += 1;
-        for (total, &mv) in totals.iter_mut().zip(&candidates) {
+        let game = Game::determinise(view, hands, boneyard, seed);
+        for ((total, count), &mv) in totals.iter_mut().zip(&candidates) {
+            if tried == budget {
+                break;
+            }
+            tried += 1;
+            let Ok(game) = &game else { continue };
             let mut g = game.clone();
             events.clear();
             if g.play_into(seat, mv, &mut events).is_err() {
@@ -84,18 +99,24 @@ pub fn choose_with<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mu
                 continue;
             }
             *total += rollout(&mut g, view, seat, config, &mut buf, &mut events);
+            *count += 1;
         }
     }
-    if played == 0 {
-        return greedy::choose(view);
-    }
-    let mut best = 0;
-    for (i, &t) in totals.iter().enumerate() {
-        if t > totals[best] {
-            best = i;
+    let mean = |&(total, count): &(f64, u32)| {
+        if count == 0 {
+            f64::NEG_INFINITY
+        } else {
+            total / f64::from(count)
+        }
+    };
+    let mut best = None;
+    for (i, t) in totals.iter().enumerate() {
+        if best.is_none_or(|b: usize| mean(t) > mean(&totals[b])) && mean(t) > f64::NEG_INFINITY {
+            best = Some(i);
         }
     }
-    candidates[best]
+    let mv = best.map_or_else(|| greedy::choose(view), |b| candidates[b]);
+    (mv, tried as u32)
 }
 
 /// The moves worth searching: every legal move, but under muggins rules a scoring play
@@ -269,6 +290,39 @@ mod tests {
     use super::*;
     use crate::engine::{Preset, Rules};
 
+    /// Its thinking time must not say how many tiles it could play: a turn with one legal
+    /// move costs the same rollouts as a turn with many (only taking points is instant).
+    #[test]
+    fn the_expert_spends_the_same_work_on_one_legal_move_as_on_many() {
+        let config = Config {
+            rollouts: 30,
+            match_bonus: 50.0,
+        };
+        let (mut one, mut many) = (0, 0);
+        for n in 0..40 {
+            let seed = Seed::from_text(&format!("work {n}"));
+            let mut game = Game::new(Preset::Draw.rules(), 2, seed, None).unwrap();
+            while let Some(turn) = game.turn() {
+                let view = game.project(Some(turn));
+                let candidates = candidates(&view);
+                let mut rng = ChaCha8Rng::seed_from_u64(n);
+                let (mv, work) = search(&view, &config, &mut rng);
+                if candidates != [Move::Muggins] {
+                    assert_eq!(work, config.rollouts, "{} candidates", candidates.len());
+                    match candidates.len() {
+                        1 => one += 1,
+                        _ => many += 1,
+                    }
+                }
+                game.play(turn, mv).unwrap();
+                if game.rounds_done() > 0 {
+                    break;
+                }
+            }
+        }
+        assert!(one > 0 && many > 0, "both cases seen: {one} and {many}");
+    }
+
     /// Under muggins a scoring play is listed claimed and unclaimed (worth 0); only the
     /// claimed form is worth searching. Plays that score nothing stay candidates.
     #[test]
@@ -381,7 +435,6 @@ mod tests {
         let view = game.project(Some(0));
         let config = Config {
             rollouts: 40,
-            min_samples: 4,
             ..Config::default()
         };
         let a = choose_with(&view, &config, &mut ChaCha8Rng::seed_from_u64(3));
@@ -409,7 +462,6 @@ mod tests {
                         &view,
                         &Config {
                             rollouts: 20,
-                            min_samples: 2,
                             ..Config::default()
                         },
                         &mut ChaCha8Rng::seed_from_u64(n),

@@ -21,16 +21,25 @@ pub fn play_turns(
     bots: &[Option<Level>],
     events: &mut Vec<Event>,
 ) -> Vec<(u8, Move)> {
+    play_turns_while(game, bots, events, || true)
+}
+
+/// [`play_turns`], asking `keep_going` before each move: the caller's budget (a deadline,
+/// a count) stops the bots between two moves, and the next call carries on from there.
+pub fn play_turns_while(
+    game: &mut Game,
+    bots: &[Option<Level>],
+    events: &mut Vec<Event>,
+    mut keep_going: impl FnMut() -> bool,
+) -> Vec<(u8, Move)> {
     let mut moves = Vec::new();
     for _ in 0..MAX_MOVES {
-        let Some(turn) = game.turn() else { break };
-        let seats = game.seats();
-        // Bots off turn take unclaimed points before the seat to move plays on.
-        let mover = (0..seats)
-            .map(|i| (turn + i) % seats)
-            .filter(|&s| bots[s as usize].is_some())
-            .find(|&s| s == turn || game.legal_moves(s).contains(&Move::Muggins));
-        let Some(seat) = mover else { break };
+        let Some(seat) = next_bot(game, bots) else {
+            break;
+        };
+        if !keep_going() {
+            break;
+        }
         let level = bots[seat as usize].expect("a bot seat");
         match play_one(game, seat, level, events) {
             Some(played) => moves.push((seat, played)),
@@ -38,6 +47,17 @@ pub fn play_turns(
         }
     }
     moves
+}
+
+/// The bot seat that moves next, if any: one off turn taking unclaimed points first, then
+/// the seat to move if it is a bot.
+pub fn next_bot(game: &Game, bots: &[Option<Level>]) -> Option<u8> {
+    let turn = game.turn()?;
+    let seats = game.seats();
+    (0..seats)
+        .map(|i| (turn + i) % seats)
+        .filter(|&s| bots[s as usize].is_some())
+        .find(|&s| s == turn || game.legal_moves(s).contains(&Move::Muggins))
 }
 
 /// The move a bot of `level` would make for `seat` now, `None` when it may do nothing.

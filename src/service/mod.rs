@@ -18,14 +18,18 @@
 //! - [`view`]: the answers, each what one caller may see.
 //! - [`events`]: the public event of each version, and the feed of them.
 //! - [`idempotency`]: when two requests are the same, and the receipts that answer retries.
+//! - [`thinking`]: where bots think (a bounded pool off the async workers) and for how long;
+//!   bots left to move make the game due at once, and [`GameService::sweep`] plays them on.
 
 pub mod clock;
 pub mod events;
 pub mod idempotency;
 pub mod record;
+pub mod thinking;
 pub mod view;
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::StreamExt;
@@ -37,7 +41,7 @@ use crate::bots::{self, Level};
 use crate::engine::{
     Deal, Event, Game, LegalMove, Move, MoveError, Preset, RulesError, RulesPatch, Seed,
 };
-use crate::metrics::Metrics;
+use crate::metrics::{BotLabels, BotPlace, Metrics};
 use crate::store::any::AnyStore;
 use crate::store::{Deadline, GameStore, Listing, Save, SaveOutcome, StoreError};
 
@@ -45,6 +49,7 @@ pub use clock::{ClockSettings, OnTimeout};
 pub use events::{Feed, LobbyEvent, LobbyNews, PublicEvent, Watched};
 pub use idempotency::RequestKey;
 pub use record::{Record, Seat, Status};
+pub use thinking::BotSettings;
 pub use view::{ClockView, Export, Joined, Log, LogEntry, Moved, Seen};
 
 use idempotency::{Earlier, Receipt};
@@ -173,17 +178,59 @@ struct Change<T> {
     unlist: bool,
     /// The game stays in the lobby, which shows this change.
     relist: bool,
+    /// Bots' thinking that follows the change, run on the bots' pool (off the async
+    /// workers) within its budget; its moves are stored with the change.
+    think: Option<Thinking>,
+}
+
+/// Work for the bots' pool: moves made on the record (appended to the events they cause),
+/// while the budget's `keep_going` says so.
+type Think = Box<
+    dyn FnOnce(
+            &mut Record,
+            &mut Vec<Event>,
+            &mut dyn FnMut() -> bool,
+        ) -> Result<Vec<(u8, Move)>, Error>
+        + Send,
+>;
+
+struct Thinking {
+    place: BotPlace,
+    think: Think,
+}
+
+impl Thinking {
+    /// The bots whose turn follows, as far as the budget goes; `None` when no bot is to
+    /// move (most moves between humans: no trip to the pool).
+    fn bots(record: &Record, place: BotPlace) -> Option<Thinking> {
+        record.bots_to_move().then(|| Thinking {
+            place,
+            think: Box::new(|record, events, keep_going| Ok(bots_play(record, events, keep_going))),
+        })
+    }
+}
+
+/// What [`GameService::act`] did with a game the sweep found due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acted {
+    /// Nothing was due after all.
+    Nothing,
+    /// A seat ran out of time.
+    TimedOut { bots_left: bool },
+    /// Bots moved in the background.
+    Bots { bots_left: bool },
 }
 
 /// What [`GameService::update`] did.
 enum Updated<T> {
     /// Nothing to store (a deadline not reached after all): the game as loaded.
     Unchanged { version: u64, record: Record },
-    /// Stored as `version`.
+    /// Stored as `version`; `thought`: what the bots' moves caused.
     Saved {
         version: u64,
         record: Record,
         value: T,
+        thought: Vec<Event>,
     },
     /// The same request was stored before: its receipt, and the game as loaded since.
     Repeated { receipt: Receipt, record: Record },
@@ -200,6 +247,12 @@ pub struct GameService {
     stopping: CancellationToken,
     /// Games one address may have waiting for players at once (`MAX_WAITING_PER_IP`).
     max_waiting_per_address: Option<usize>,
+    pool: thinking::Pool,
+    /// Games whose bots this process is playing in the background now (so its sweep
+    /// leaves them to that task rather than race it).
+    driving: Mutex<HashSet<String>>,
+    /// Itself, for the background tasks it starts.
+    me: Weak<GameService>,
 }
 
 impl GameService {
@@ -209,21 +262,20 @@ impl GameService {
         long_poll_max: Duration,
         allow_prearranged: bool,
         stopping: CancellationToken,
-    ) -> GameService {
-        GameService {
+        bots: BotSettings,
+        max_waiting_per_address: Option<usize>,
+    ) -> Arc<GameService> {
+        Arc::new_cyclic(|me| GameService {
             store,
+            pool: thinking::Pool::new(bots, metrics.clone()),
             metrics,
             long_poll_max,
             allow_prearranged,
             stopping,
-            max_waiting_per_address: None,
-        }
-    }
-
-    /// Caps the games one client address may have waiting for players at once.
-    pub fn with_max_waiting_per_address(mut self, max: Option<usize>) -> GameService {
-        self.max_waiting_per_address = max;
-        self
+            max_waiting_per_address,
+            driving: Mutex::new(HashSet::new()),
+            me: me.clone(),
+        })
     }
 
     /// Answers when the store does (on a cluster: when every slot is served).
@@ -236,8 +288,9 @@ impl GameService {
         self.store.kind()
     }
 
-    /// Creates a game; a game of bots only is played to its end at once. A game left
-    /// waiting for players counts against `from`'s cap on them until it fills or expires.
+    /// Creates a game; a game of bots only is stored with its bots to move, and they play
+    /// it in the background. A game left waiting for players counts against `from`'s cap
+    /// on them until it fills or expires.
     pub async fn create(&self, new: NewGame, from: Option<AddressKey>) -> Result<Seen, Error> {
         let rules = new.preset.rules().with(&new.overrides);
         rules.validate(new.seats)?;
@@ -285,16 +338,6 @@ impl GameService {
             slot.name = Some(format!("{} bot", level.as_str()));
         }
         let id = uuid::Uuid::new_v4().to_string();
-        let bot_moves = self.bots_play(&mut record, &mut Vec::new());
-        // Nobody could ever move in a game of bots only that they did not finish here
-        // (the safety net stopped them): refuse it rather than store it stuck forever.
-        if record.status() == Status::Playing && record.seats.iter().all(|s| s.bot.is_some()) {
-            return Err(Error::InvalidRules(format!(
-                "bots: a game of bots only is played inside this request and must end within \
-                 {} moves; this one did not (lower the target or the rounds)",
-                bots::turns::MAX_MOVES
-            )));
-        }
         let listing = (record.status() == Status::Waiting).then(|| Listing {
             created_ms: record.created_ms,
             owner: from
@@ -304,12 +347,17 @@ impl GameService {
         let listed = listing.is_some();
         self.store.create(&id, record.encode(), listing).await?;
         self.metrics.games_created.inc();
-        self.metrics.moves_applied.inc_by(bot_moves.len() as u64);
+        if let Some(due) = record.due(now_ms()) {
+            // A table of bots alone: due at once, so whichever process sweeps next plays
+            // it even if this one stops; and this one starts at once.
+            if let Err(e) = self.store.index_deadline(&id, 1, Some(due)).await {
+                tracing::warn!(game_id = %id, error = %e, "created, but could not index the bots' turn");
+            }
+            self.kick(&id);
+        }
         tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged, "game created");
         if listed {
             self.announce(LobbyNews::Opened, &id).await;
-        } else if record.status() == Status::Finished {
-            self.announce(LobbyNews::Finished, &id).await;
         }
         Ok(Seen::of(&id, 1, &record, None))
     }
@@ -402,18 +450,14 @@ impl GameService {
                 };
                 record.seat_player(seat, name, &token);
                 let started = record.status() != Status::Waiting;
-                let moves = if started {
-                    self.bots_play(record, &mut Vec::new())
-                } else {
-                    Vec::new()
-                };
                 Ok(Some(Change {
                     value: (seat, started),
                     mover: None,
-                    moves,
+                    moves: Vec::new(),
                     seat: Some(seat),
                     unlist: started,
                     relist: !started,
+                    think: Thinking::bots(record, BotPlace::Request),
                 }))
             })
             .await?;
@@ -421,11 +465,15 @@ impl GameService {
             version,
             record,
             value: (seat, started),
+            ..
         } = updated
         else {
             unreachable!("a join always stores, and has no idempotency key");
         };
         tracing::info!(game_id = %id, seat, started, version, "seat taken");
+        if record.bots_to_move() {
+            self.kick(id);
+        }
         Ok(Joined {
             seat,
             token,
@@ -464,16 +512,15 @@ impl GameService {
                     .game
                     .play_into(seat, request.mv, &mut events)
                     .map_err(|e| refuse(&record.game, seat, e))?;
-                let mut moves = vec![(seat, played)];
-                moves.extend(self.bots_play(record, &mut events));
-                let events = events.iter().map(|e| e.visible_to(Some(seat))).collect();
+                let events: Vec<_> = events.iter().map(|e| e.visible_to(Some(seat))).collect();
                 Ok(Some(Change {
                     value: (seat, events),
                     mover: Some(seat),
-                    moves,
+                    moves: vec![(seat, played)],
                     seat: Some(seat),
                     unlist: false,
                     relist: false,
+                    think: Thinking::bots(record, BotPlace::Request),
                 }))
             })
             .await?;
@@ -481,11 +528,18 @@ impl GameService {
             Updated::Saved {
                 version,
                 record,
-                value: (seat, events),
-            } => Moved {
-                seen: Seen::of(id, version, &record, Some(seat)),
-                events,
-            },
+                value: (seat, mut events),
+                thought,
+            } => {
+                if record.bots_to_move() {
+                    self.kick(id);
+                }
+                events.extend(thought.iter().map(|e| e.visible_to(Some(seat))));
+                Moved {
+                    seen: Seen::of(id, version, &record, Some(seat)),
+                    events,
+                }
+            }
             Updated::Unchanged { .. } => unreachable!("a move always stores or is refused"),
             Updated::Repeated { receipt, record } => {
                 let (then, events) = receipt.replay(&record)?;
@@ -507,6 +561,8 @@ impl GameService {
         key: Option<(&RequestKey, &str)>,
         mut change: impl FnMut(u64, u64, &mut Record) -> Result<Option<Change<T>>, Error>,
     ) -> Result<Updated<T>, Error> {
+        // The bots' budget runs from here: a lost race does not start it again.
+        let started = std::time::Instant::now();
         for _ in 0..MAX_ATTEMPTS {
             let (version, mut record) = self.load(id).await?;
             let now = now_ms();
@@ -521,17 +577,38 @@ impl GameService {
                 }
             }
             let moves_before = record.game.move_count() as u32;
-            let deadline_before = record.clock.as_ref().and_then(|c| c.deadline());
+            let due_before = record.due(now);
             let Some(Change {
                 value,
                 mover,
-                moves,
+                mut moves,
                 seat,
                 unlist,
                 relist,
+                think,
             }) = change(version, now, &mut record)?
             else {
                 return Ok(Updated::Unchanged { version, record });
+            };
+            // Off the async workers, on this attempt's own copy: a lost race thinks again
+            // on the fresh state.
+            let (mut record, thought, bot_moves) = match think {
+                None => (record, Vec::new(), None),
+                Some(Thinking { place, think }) => {
+                    let (record, played, thought) = self
+                        .pool
+                        .run(place, started, move |keep_going| {
+                            let mut record = record;
+                            let mut events = Vec::new();
+                            let played = think(&mut record, &mut events, keep_going);
+                            (record, played, events)
+                        })
+                        .await?;
+                    let played = played?;
+                    let counted = (place, played.len() as u64);
+                    moves.extend(played);
+                    (record, thought, Some(counted))
+                }
             };
             let next = record.human_to_move();
             if let Some(clock) = &mut record.clock {
@@ -562,10 +639,10 @@ impl GameService {
                 unlist,
                 relist,
                 finished: status == Status::Finished,
-                deadline: record.clock.as_ref().map(|c| Deadline {
-                    before: deadline_before,
-                    after: c.deadline(),
-                }),
+                deadline: match (due_before, record.due(now)) {
+                    (None, None) => None,
+                    (before, after) => Some(Deadline { before, after }),
+                },
             };
             let (bytes, event_bytes) = (save.bytes.clone(), save.event.clone());
             let saved = match self.store.save(id, save).await {
@@ -582,6 +659,12 @@ impl GameService {
             match saved {
                 SaveOutcome::Saved { version } => {
                     self.metrics.moves_applied.inc_by(event.moves.len() as u64);
+                    if let Some((place, n)) = bot_moves {
+                        self.metrics
+                            .bot_moves
+                            .get_or_create(&BotLabels { r#where: place })
+                            .inc_by(n);
+                    }
                     for (s, mv) in &event.moves {
                         tracing::info!(game_id = %id, seat = s, mv = ?mv, version, "move applied");
                     }
@@ -596,6 +679,7 @@ impl GameService {
                         version,
                         record,
                         value,
+                        thought,
                     });
                 }
                 // Another request of this game won. Look again: if it was a copy of this
@@ -643,14 +727,26 @@ impl GameService {
         }
     }
 
-    /// Acts on game `id`'s clock if the seat to move has run out of time: a bot of the
-    /// clock's level plays its turn (and after `abandon_after` timeouts in a row takes the
-    /// seat over), or under `forfeit` its side loses. Exactly once, whichever process
-    /// sweeps first: the change goes through the compare-and-set like a move. Returns
-    /// whether it acted.
-    pub async fn time_out(&self, id: &str) -> Result<bool, Error> {
+    /// Acts on game `id` if it is due: bots to move play a budget's worth of moves (in the
+    /// background: a table of bots alone, or what a request's budget left), else if the
+    /// seat to move has run out of time, a bot of the clock's level plays its turn (and
+    /// after `abandon_after` timeouts in a row takes the seat over), or under `forfeit` its
+    /// side loses. Exactly once, whichever process sweeps first: the change goes through
+    /// the compare-and-set like a move.
+    pub async fn act(&self, id: &str) -> Result<Acted, Error> {
         let updated = self
             .update(id, None, |_, now, record| {
+                if record.bots_to_move() {
+                    return Ok(Some(Change {
+                        value: None,
+                        mover: None,
+                        moves: Vec::new(),
+                        seat: None,
+                        unlist: false,
+                        relist: false,
+                        think: Thinking::bots(record, BotPlace::Background),
+                    }));
+                }
                 let Some(clock) = record.clock.as_mut() else {
                     return Ok(None);
                 };
@@ -659,17 +755,24 @@ impl GameService {
                 }
                 let settings = clock.settings;
                 let (seat, in_row) = clock.time_out().expect("a clock with a deadline runs");
-                let (mut events, mut moves) = (Vec::new(), Vec::new());
-                let game = &mut record.game;
-                let mut play = |game: &mut Game, mv: Move, events: &mut Vec<Event>| {
-                    game.play_into(seat, mv, events)
-                        .map(|played| moves.push((seat, played)))
-                        .map_err(|e| Error::Internal(format!("a timeout was refused: {e}")))
+                let mv = match settings.on_timeout {
+                    OnTimeout::Forfeit => Move::Forfeit,
+                    OnTimeout::Bot => Move::TimedOut,
                 };
-                match settings.on_timeout {
-                    OnTimeout::Forfeit => play(game, Move::Forfeit, &mut events)?,
-                    OnTimeout::Bot => {
-                        play(game, Move::TimedOut, &mut events)?;
+                let played = record
+                    .game
+                    .play_into(seat, mv, &mut Vec::new())
+                    .map_err(|e| Error::Internal(format!("a timeout was refused: {e}")))?;
+                let abandon = u64::from(in_row) >= settings.abandon_after;
+                let think: Think = Box::new(move |record, events, keep_going| {
+                    let game = &mut record.game;
+                    let mut moves = Vec::new();
+                    let mut play = |game: &mut Game, mv: Move, events: &mut Vec<Event>| {
+                        game.play_into(seat, mv, events)
+                            .map(|played| moves.push((seat, played)))
+                            .map_err(|e| Error::Internal(format!("a timeout was refused: {e}")))
+                    };
+                    if settings.on_timeout == OnTimeout::Bot {
                         // The bot plays the seat's whole turn (a draw may keep it).
                         for _ in 0..bots::turns::MAX_MOVES {
                             if game.turn() != Some(seat) {
@@ -679,53 +782,106 @@ impl GameService {
                             let Some(mv) = bots::turns::choose_for(game, seat, level) else {
                                 break;
                             };
-                            play(game, mv, &mut events)?;
+                            play(game, mv, events)?;
                         }
-                        if u64::from(in_row) >= settings.abandon_after && !game.is_over() {
-                            play(game, Move::Abandon, &mut events)?;
+                        if abandon && !game.is_over() {
+                            play(game, Move::Abandon, events)?;
                         }
                     }
-                }
-                moves.extend(self.bots_play(record, &mut events));
+                    moves.extend(bots_play(record, events, keep_going));
+                    Ok(moves)
+                });
                 Ok(Some(Change {
-                    value: (seat, in_row),
+                    value: Some((seat, in_row)),
                     mover: None,
-                    moves,
+                    moves: vec![(seat, played)],
                     seat: None,
                     unlist: false,
                     relist: false,
+                    think: Some(Thinking {
+                        place: BotPlace::Background,
+                        think,
+                    }),
                 }))
             })
             .await?;
         match updated {
             Updated::Saved {
-                value: (seat, in_row),
+                value,
                 version,
+                record,
                 ..
             } => {
-                self.metrics.timeouts.inc();
-                tracing::info!(game_id = %id, seat, in_row, version, "a seat ran out of time");
-                Ok(true)
+                let bots_left = record.bots_to_move();
+                Ok(match value {
+                    Some((seat, in_row)) => {
+                        self.metrics.timeouts.inc();
+                        tracing::info!(game_id = %id, seat, in_row, version, "a seat ran out of time");
+                        Acted::TimedOut { bots_left }
+                    }
+                    None => Acted::Bots { bots_left },
+                })
             }
-            // Listed as due but nothing runs out yet (the index keeps an earlier state's
-            // deadline until then): tell it the truth, or the sweep would look every time.
+            // Listed as due but nothing is due yet (the index keeps an earlier state's
+            // entry until then): tell it the truth, or the sweep would look every time.
             Updated::Unchanged { version, record } => {
-                let deadline = record.clock.as_ref().and_then(|c| c.deadline());
-                self.store.index_deadline(id, version, deadline).await?;
-                Ok(false)
+                self.store
+                    .index_deadline(id, version, record.due(now_ms()))
+                    .await?;
+                Ok(Acted::Nothing)
             }
-            Updated::Repeated { .. } => Ok(false),
+            Updated::Repeated { .. } => Ok(Acted::Nothing),
         }
     }
 
-    /// One pass over the store's due deadlines (every process runs this a few times a
-    /// second). Returns how many games timed out.
+    /// Plays game `id`'s bots in the background, run after run, until none is to move,
+    /// unless this process does so already. Should this process stop, the game stays due
+    /// in the store's index and another process's sweep carries on.
+    fn kick(&self, id: &str) {
+        if !self
+            .driving
+            .lock()
+            .expect("not poisoned")
+            .insert(id.to_owned())
+        {
+            return;
+        }
+        let (me, id) = (self.me.clone(), id.to_owned());
+        // Holds the service weakly between runs: it ends with the server.
+        tokio::spawn(async move {
+            while let Some(service) = me.upgrade() {
+                let more = match service.act(&id).await {
+                    Ok(Acted::Bots { bots_left } | Acted::TimedOut { bots_left }) => bots_left,
+                    Ok(Acted::Nothing) => false,
+                    Err(e) => {
+                        tracing::warn!(game_id = %id, error = %e, "bots could not move; the sweep tries again");
+                        false
+                    }
+                };
+                if !more {
+                    service.driving.lock().expect("not poisoned").remove(&id);
+                    break;
+                }
+            }
+        });
+    }
+
+    /// One pass over the store's due entries (every process runs this a few times a
+    /// second): clocks that ran out, and games with bots to move that no task of this
+    /// process plays already. Returns how many games it acted on.
     pub async fn sweep(&self) -> Result<usize, Error> {
         let due = self.store.due(now_ms(), SWEEP_BATCH).await?;
         let acted = futures_util::stream::iter(due)
+            .filter(|id| std::future::ready(!self.driving.lock().expect("not poisoned").contains(id)))
             .map(|id| async move {
-                match self.time_out(&id).await {
-                    Ok(acted) => acted,
+                match self.act(&id).await {
+                    Ok(Acted::Nothing) => false,
+                    Ok(Acted::TimedOut { bots_left } | Acted::Bots { bots_left }) => {
+                        if bots_left {
+                            self.kick(&id);
+                        }
+                        true
+                    }
                     // Expired since it was indexed: nothing will ever be due there.
                     Err(Error::NotFound) => {
                         if let Err(e) = self.store.index_deadline(&id, u64::MAX, None).await {
@@ -734,7 +890,7 @@ impl GameService {
                         false
                     }
                     Err(e) => {
-                        tracing::warn!(game_id = %id, error = %e, "a timeout could not be applied; retried on the next sweep");
+                        tracing::warn!(game_id = %id, error = %e, "a due game could not be acted on; retried on the next sweep");
                         false
                     }
                 }
@@ -744,15 +900,6 @@ impl GameService {
             .count()
             .await;
         Ok(acted)
-    }
-
-    /// The bots' moves that follow, once every seat is taken.
-    fn bots_play(&self, record: &mut Record, events: &mut Vec<Event>) -> Vec<(u8, Move)> {
-        if record.status() == Status::Waiting {
-            return Vec::new();
-        }
-        let bots = record.bots();
-        bots::turns::play_turns(&mut record.game, &bots, events)
     }
 
     /// A page of open games, newest first (pages from 1).
@@ -830,6 +977,19 @@ impl GameService {
             seen: Seen::of(id, version, &record, None),
         })
     }
+}
+
+/// The bots' moves that follow, once every seat is taken, while `keep_going` says so.
+fn bots_play(
+    record: &mut Record,
+    events: &mut Vec<Event>,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Vec<(u8, Move)> {
+    if record.status() == Status::Waiting {
+        return Vec::new();
+    }
+    let bots = record.bots();
+    bots::turns::play_turns_while(&mut record.game, &bots, events, keep_going)
 }
 
 /// The seat of `token` (`None` for a spectator, without a token).

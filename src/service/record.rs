@@ -157,6 +157,23 @@ impl Record {
         (self.seats[turn as usize].bot.is_none() && !self.game.abandoned(turn)).then_some(turn)
     }
 
+    /// A bot may move now (the game is in play and a bot seat is to move, or may take
+    /// points): the bots owe the table moves, played in a request's budget or after it.
+    pub fn bots_to_move(&self) -> bool {
+        self.status() == Status::Playing
+            && crate::bots::turns::next_bot(&self.game, &self.bots()).is_some()
+    }
+
+    /// When the sweep must next act on this game (epoch ms): `now` while bots are to move
+    /// (they play on in the background, on whichever process sweeps first), else when the
+    /// running clock runs out; `None` when nothing will come due by itself.
+    pub fn due(&self, now: u64) -> Option<u64> {
+        if self.bots_to_move() {
+            return Some(now);
+        }
+        self.clock.as_ref().and_then(|c| c.deadline())
+    }
+
     pub fn encode(&self) -> Vec<u8> {
         postcard::to_extend(self, vec![FORMAT]).expect("a record always serialises")
     }

@@ -69,6 +69,15 @@ impl TestApp {
     }
 }
 
+impl TestApp {
+    /// Stops the server at once (no grace for open connections) and waits until it has:
+    /// its workers, and the tasks they started, are gone, as when a process dies.
+    pub async fn stop(self) {
+        let handle = self.handle.clone().expect("a server this test started");
+        handle.stop(false).await;
+    }
+}
+
 impl Drop for TestApp {
     fn drop(&mut self) {
         // The stop command is sent when `stop` is called; not awaiting it only means not
@@ -322,6 +331,26 @@ impl TestApp {
         let res = self.get_as(&format!("/v1/games/{id}"), token).await;
         assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
         res.json().await.unwrap()
+    }
+
+    /// The game once it is finished (bots play on in the background), waiting with long
+    /// polls: each wakes on the next stored version. Fails if the game stops moving for
+    /// a whole long poll while still in play.
+    pub async fn wait_until_finished(&self, id: &str, token: Option<&str>) -> Value {
+        let mut view = self.view(id, token).await;
+        while view["status"] != "finished" {
+            let version = view["version"].as_u64().unwrap();
+            let res = self
+                .get_as(&format!("/v1/games/{id}?after={version}&wait=8"), token)
+                .await;
+            assert_eq!(res.status().as_u16(), 200);
+            view = res.json().await.unwrap();
+            assert!(
+                view["version"].as_u64().unwrap() > version,
+                "the game stood still at version {version}: {view}"
+            );
+        }
+        view
     }
 
     pub async fn log(&self, id: &str, token: Option<&str>) -> Value {

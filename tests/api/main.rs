@@ -4,6 +4,7 @@
 //! on a Redis Cluster (`<area>::cluster::…`, see `helpers::on_every_store`).
 
 mod audit;
+mod bots;
 mod clocks;
 mod concurrency;
 mod connections;

@@ -16,8 +16,8 @@ on_every_store!(
     an_all_fives_match_of_two_teams_with_two_bots_is_played_to_the_end,
     a_draw_match_of_four_seats_against_three_bots_is_played_to_the_end,
     a_muggins_match_against_a_greedy_bot_is_played_to_the_end,
-    a_game_of_bots_only_is_over_when_it_is_created,
-    a_game_of_bots_only_too_long_to_finish_in_the_request_is_refused,
+    a_game_of_bots_only_plays_to_its_end_by_itself,
+    a_game_of_bots_only_answers_at_once_however_long_its_match,
     the_same_seed_and_the_same_choices_give_the_same_match,
     points_not_claimed_under_muggins_are_taken_by_the_opponents_muggins_move,
 );
@@ -258,15 +258,21 @@ async fn a_muggins_match_against_a_greedy_bot_is_played_to_the_end(app: TestApp)
     .await;
 }
 
-async fn a_game_of_bots_only_is_over_when_it_is_created(app: TestApp) {
-    let (id, view) = app
-        .create_game(json!({"preset": "all_fives", "seats": 3, "bots": [
+async fn a_game_of_bots_only_plays_to_its_end_by_itself(app: TestApp) {
+    let (id, created) = app
+        .create_game(
+            json!({"preset": "all_fives", "seats": 3, "seed": "bots only", "bots": [
             {"seat": 0, "level": "random"}, {"seat": 1, "level": "greedy"},
-            {"seat": 2, "level": "random"}]}))
+            {"seat": 2, "level": "random"}]}),
+        )
         .await;
-    assert_eq!(view["status"], "finished", "{view}");
+    assert_eq!(
+        created["status"], "playing",
+        "answered before the bots move: {created}"
+    );
+    assert_eq!(created["version"], 1, "{created}");
+    let view = app.wait_until_finished(&id, None).await;
     assert!(view["result"].is_object(), "{view}");
-    assert_eq!(view["version"], 1, "one stored version: the create");
     assert_eq!(view["seats"][1]["bot"], "greedy");
     check_finished(&app, &id, &[], &view).await;
     // It never was an open game.
@@ -274,28 +280,22 @@ async fn a_game_of_bots_only_is_over_when_it_is_created(app: TestApp) {
     assert_eq!(list["games"], json!([]));
 }
 
-async fn a_game_of_bots_only_too_long_to_finish_in_the_request_is_refused(app: TestApp) {
-    // Thousands of rounds to 65535 points: far more moves than a request plays.
-    let res = app
-        .post_json(
-            "/v1/games",
-            &json!({"preset": "classic", "rules": {"target": 65535}, "seed": "forever",
+async fn a_game_of_bots_only_answers_at_once_however_long_its_match(app: TestApp) {
+    // Thousands of rounds to 65535 points: far more moves than any request could wait
+    // for; the bots play them in the background.
+    let (id, view) = app
+        .create_game(
+            json!({"preset": "classic", "rules": {"target": 65535}, "seed": "forever",
                     "bots": [{"seat": 0, "level": "random"}, {"seat": 1, "level": "random"}]}),
         )
         .await;
-    let problem = assert_problem(res, 422, "invalid_rules").await;
-    assert!(
-        problem["detail"].as_str().unwrap().contains("bots"),
-        "{problem}"
-    );
+    assert_eq!(view["status"], "playing", "{view}");
     let list: Value = app.get("/v1/games").await.json().await.unwrap();
-    assert_eq!(list["games"], json!([]));
-    // With a human seat the same rules are fine: the match goes on between requests.
-    let (_, view) = app
-        .create_game(json!({"preset": "classic", "rules": {"target": 65535},
-                            "bots": [{"seat": 0, "level": "random"}]}))
-        .await;
-    assert_eq!(view["status"], "waiting");
+    assert_eq!(list["games"], json!([]), "never an open game");
+    // The bots move without anyone asking.
+    let res = app.get(&format!("/v1/games/{id}?after=1&wait=8")).await;
+    let later: Value = res.json().await.unwrap();
+    assert!(later["version"].as_u64().unwrap() > 1, "{later}");
 }
 
 async fn the_same_seed_and_the_same_choices_give_the_same_match(app: TestApp) {

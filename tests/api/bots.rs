@@ -1,0 +1,146 @@
+//! Bots off the request path: a table of bots alone answers at once and plays on by itself;
+//! bots past a request's budget catch up in the background, on any store and any process.
+
+use std::time::Duration;
+
+use domino_server::settings::Settings;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, on_every_store, spawn_app_with, test_settings, unique_prefix};
+
+on_every_store!(
+    a_table_of_bots_alone_answers_at_once_and_plays_to_the_end_by_itself,
+    health_answers_while_two_tables_of_expert_bots_play,
+);
+
+/// Four greedy bots to 1000 points: hundreds of moves, none made inside the create.
+fn bots_alone(level: &str) -> Value {
+    json!({"preset": "draw", "seats": 4, "rules": {"target": 1000},
+           "bots": [{"seat": 0, "level": level}, {"seat": 1, "level": level},
+                    {"seat": 2, "level": level}, {"seat": 3, "level": level}]})
+}
+
+async fn a_table_of_bots_alone_answers_at_once_and_plays_to_the_end_by_itself(app: TestApp) {
+    let (id, created) = app.create_game(bots_alone("greedy")).await;
+    assert_eq!(created["status"], "playing", "{created}");
+    assert_eq!(
+        created["version"], 1,
+        "only the create is stored: {created}"
+    );
+    let end = app.wait_until_finished(&id, None).await;
+    assert!(end["result"].is_object(), "{end}");
+    let log = app.log(&id, None).await;
+    assert!(log["moves"].as_array().unwrap().len() > 100, "{log}");
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("domino_bot_moves_total{where=\"background\"}")),
+        "{metrics}"
+    );
+}
+
+/// Two tables of expert bots (seconds of thinking each, in release) do not hold the
+/// server: the health check answers while both still play.
+async fn health_answers_while_two_tables_of_expert_bots_play(app: TestApp) {
+    let (a, first) = app.create_game(bots_alone("expert")).await;
+    let (b, second) = app.create_game(bots_alone("expert")).await;
+    assert_eq!(
+        (&first["status"], &second["status"]),
+        (&json!("playing"), &json!("playing"))
+    );
+    assert_eq!(app.get("/healthz").await.status().as_u16(), 200);
+    for id in [a, b] {
+        assert_eq!(
+            app.view(&id, None).await["status"],
+            "playing",
+            "answered before the end"
+        );
+    }
+}
+
+/// A human against a bot with no budget at all: the move answers with only its own move
+/// stored, and the bot's reply follows in the background.
+#[tokio::test]
+async fn a_move_past_the_bots_budget_is_stored_and_the_bots_catch_up_in_the_background() {
+    let app = spawn_app_with(Settings {
+        bot_budget: Duration::ZERO,
+        ..test_settings()
+    })
+    .await;
+    let (id, _) = app
+        .create_game(json!({"preset": "draw", "seats": 2, "seed": "budget",
+                            "bots": [{"seat": 1, "level": "greedy"}]}))
+        .await;
+    let ann = app.take_seat(&id, "ann").await;
+    // Whoever leads, wait for ann's turn (the bot may lead, in the background).
+    let mut view = app.view(&id, Some(&ann.token)).await;
+    while view["round"]["turn"] != 0 {
+        let version = view["version"].as_u64().unwrap();
+        view = app
+            .get_as(
+                &format!("/v1/games/{id}?after={version}&wait=8"),
+                Some(&ann.token),
+            )
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert!(view["version"].as_u64().unwrap() > version, "{view}");
+    }
+    let moved = app.play(&id, &ann.token, &view["legal_moves"][0]).await;
+    let version = moved["version"].as_u64().unwrap();
+    assert_eq!(
+        moved["round"]["turn"], 1,
+        "the bot is still to move: {moved}"
+    );
+    // The bot's reply arrives by itself.
+    let later: Value = app
+        .get_as(
+            &format!("/v1/games/{id}?after={version}&wait=8"),
+            Some(&ann.token),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(later["version"].as_u64().unwrap() > version, "{later}");
+    let log = app.log(&id, None).await;
+    let last = log["moves"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["seat"], 1, "the bot moved: {log}");
+}
+
+/// A table of bots alone created through one server, finished by the other's sweep after
+/// the first is gone (as after a restart): the bots' turn is due in the store, not in the
+/// process that saved it.
+#[tokio::test]
+async fn a_table_of_bots_left_by_a_stopped_server_is_finished_by_another() {
+    let prefix = unique_prefix();
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
+    let settings = Settings {
+        redis_url: Some(url),
+        redis_key_prefix: prefix,
+        game_idle_ttl: Duration::from_secs(600),
+        ..test_settings()
+    };
+    // The first moves one bot a run (no budget), so it is far from done when it stops.
+    let first = spawn_app_with(Settings {
+        bot_budget: Duration::ZERO,
+        ..settings.clone()
+    })
+    .await;
+    let (id, created) = first.create_game(bots_alone("greedy")).await;
+    assert_eq!(created["status"], "playing");
+    assert_eq!(first.view(&id, None).await["status"], "playing");
+    first.stop().await;
+    let second = spawn_app_with(settings).await;
+    let end = second.wait_until_finished(&id, None).await;
+    assert!(end["result"].is_object(), "{end}");
+    // The second played bots: the game was left to it, not finished by the first.
+    let metrics = second.get("/metrics").await.text().await.unwrap();
+    let background = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("domino_bot_moves_total{where=\"background\"} "))
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(background.is_some_and(|n| n > 0), "{metrics}");
+}
