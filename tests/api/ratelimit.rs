@@ -189,9 +189,10 @@ fn params(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
 
 #[tokio::test]
 async fn every_limited_answer_names_its_policies_and_what_is_left_of_each() {
-    // 5 at once, one a second, per token; far more per address.
+    // 5 at once, one a second, per token; far more per address, refilled slowly enough
+    // (one a second) that the next request always sees fewer left, however slow the box.
     let app = spawn_app_with(Settings {
-        rate_limit_per_ip: limit(1000, 1000),
+        rate_limit_per_ip: limit(1, 1000),
         rate_limit_per_token: limit(1, 5),
         ..test_settings()
     })
@@ -201,7 +202,7 @@ async fn every_limited_answer_names_its_policies_and_what_is_left_of_each() {
     let first = view(&app, &id, &ann).await;
     assert_eq!(first.status().as_u16(), 200);
     let policy = field(&first, "ratelimit-policy");
-    assert_eq!(policy["per-ip"], params(&[("q", 1000), ("w", 1)]));
+    assert_eq!(policy["per-ip"], params(&[("q", 1000), ("w", 1000)]));
     assert_eq!(policy["per-token"], params(&[("q", 5), ("w", 5)]));
     let before = field(&first, "ratelimit");
     assert_eq!(before.keys().collect::<Vec<_>>(), ["per-ip", "per-token"]);
