@@ -622,14 +622,14 @@ pub enum MadeMove {
 
 impl MadeMove {
     pub fn of(mv: Move) -> MadeMove {
-        MoveBody::of(mv, None).map_or(
-            MadeMove::Server(match mv {
-                Move::Abandon => ServerMove::Abandon,
-                Move::Forfeit => ServerMove::Forfeit,
-                _ => ServerMove::TimedOut,
-            }),
-            MadeMove::Seat,
-        )
+        match mv {
+            Move::TimedOut => MadeMove::Server(ServerMove::TimedOut),
+            Move::Abandon => MadeMove::Server(ServerMove::Abandon),
+            Move::Forfeit => MadeMove::Server(ServerMove::Forfeit),
+            Move::Play { .. } | Move::Draw | Move::Pass | Move::Muggins | Move::Resign => {
+                MadeMove::Seat(MoveBody::of(mv, None).expect("a seat's move has a body"))
+            }
+        }
     }
 }
 
