@@ -70,9 +70,8 @@ MYPYPATH="$py_client" "$venv/bin/mypy" --strict --no-incremental "$py_src/bot.py
 cargo build --quiet --bin domino-server
 server_bin="$target_dir/debug/domino-server"
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# shellcheck source=scripts/server-lib.sh
+source scripts/server-lib.sh
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/domino-clients.XXXXXX")
 server_pid=""
@@ -89,13 +88,7 @@ port=$(free_port)
 env -u REDIS_URL BIND_ADDR="127.0.0.1:$port" LOG_FORMAT=json RUST_LOG=warn \
     "$server_bin" >"$work/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 100); do
-    if timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$port" 2>/dev/null; then
-        break
-    fi
-    kill -0 "$server_pid" 2>/dev/null || { log "the server died:"; cat "$work/server.log" >&2; exit 1; }
-    sleep 0.1
-done
+wait_port "$port" "$server_pid" || { cat "$work/server.log" >&2; exit 1; }
 url="http://127.0.0.1:$port"
 
 # ---- the bots ----

@@ -40,9 +40,8 @@ fi
 cargo build --quiet --bin domino-server
 server_bin="$target_dir/debug/domino-server"
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# shellcheck source=scripts/server-lib.sh
+source scripts/server-lib.sh
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/domino-schemathesis.XXXXXX")
 server_pid=""
@@ -68,13 +67,7 @@ fi
 env "${store[@]}" BIND_ADDR="127.0.0.1:$port" LOG_FORMAT=json RUST_LOG=warn \
     LONG_POLL_MAX_SECS=1 MAX_WAITING_PER_IP=0 "$server_bin" >"$work/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 100); do
-    if timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$port" 2>/dev/null; then
-        break
-    fi
-    kill -0 "$server_pid" 2>/dev/null || { log "the server died:"; cat "$work/server.log" >&2; exit 1; }
-    sleep 0.1
-done
+wait_port "$port" "$server_pid" || { cat "$work/server.log" >&2; exit 1; }
 
 # ---- fixtures: a game with a seat of ours (so moves get past 401 and reach the engine)
 # and a finished game (so the export answers 200), given to the operations that need them.
@@ -87,7 +80,13 @@ api() { # method path [json body] [token]
 playing=$(api POST /v1/games '{"preset":"all_fives","seats":2,"seed":"schemathesis","bots":[{"seat":1,"level":"random"}]}' | jq -r .game_id)
 token=$(api POST "/v1/games/$playing/seats" '{"name":"schemathesis"}' | jq -r .token)
 finished=$(api POST /v1/games '{"preset":"block","seats":2,"seed":"schemathesis","bots":[{"seat":0,"level":"random"},{"seat":1,"level":"random"}]}' | jq -r .game_id)
-[[ $(api GET "/v1/games/$finished" | jq -r .status) == finished ]] || { log "the all-bot fixture game did not finish"; exit 1; }
+# Bots alone play in the background: wait for the end with long polls (1 s each here).
+view=$(api GET "/v1/games/$finished")
+for _ in $(seq 60); do
+    [[ $(jq -r .status <<<"$view") == finished ]] && break
+    view=$(api GET "/v1/games/$finished?after=$(jq -r .version <<<"$view")&wait=1")
+done
+[[ $(jq -r .status <<<"$view") == finished ]] || { log "the all-bot fixture game did not finish"; exit 1; }
 cat >"$work/schemathesis.toml" <<TOML
 # No cache left in the work tree.
 [cache]

@@ -46,18 +46,8 @@ node_path=$(cd "$deps/node_modules" && pwd)
 cargo build --quiet --bin domino-server
 server_bin="$target_dir/debug/domino-server"
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_port() { # port pid
-    for _ in $(seq 100); do
-        timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null && return 0
-        kill -0 "$2" 2>/dev/null || { log "a server died before listening on $1"; return 1; }
-        sleep 0.1
-    done
-    log "nothing listens on $1"
-    return 1
-}
+# shellcheck source=scripts/server-lib.sh
+source scripts/server-lib.sh
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/domino-cross-origin.XXXXXX")
 pids=()
