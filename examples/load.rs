@@ -56,6 +56,13 @@ struct Args {
     /// Seconds at the start not counted (connections, allocator, caches).
     #[arg(long, default_value_t = 2)]
     warmup: u64,
+    /// Offered load in moves a second, shared evenly by the clients (each paces its moves
+    /// on a fixed schedule, started staggered), instead of each client moving as soon as
+    /// its last answer is back. Two stores compared at one rate do the same work with the
+    /// same batching, so their CPU per move compares the code; a closed loop compares
+    /// them at different rates. Must be below what the slowest store sustains.
+    #[arg(long)]
+    rate: Option<f64>,
     /// Stop after this many counted moves (whichever comes first with --seconds).
     #[arg(long, default_value_t = 10_000_000)]
     max_moves: u64,
@@ -117,6 +124,8 @@ struct Seat {
 
 /// Counters shared by the clients.
 struct Shared {
+    /// Each client's time between two moves, when the load is paced (`--rate`).
+    pace: Option<Duration>,
     started: Instant,
     counted_from: Instant,
     deadline: Instant,
@@ -274,9 +283,16 @@ impl Client {
 }
 
 /// One client: games one after another until the load stops.
-async fn run_client(client: Arc<Client>, shared: Arc<Shared>, index: usize) -> Tally {
+async fn run_client(client: Arc<Client>, shared: Arc<Shared>, index: usize, of: usize) -> Tally {
     let mut tally = Tally::default();
     let mut n = 0u64;
+    // Clients start a fraction of a period apart, so that the moves arrive evenly.
+    let mut pace = shared.pace.map(|period| {
+        let first = shared.started + period.mul_f64(index as f64 / of as f64);
+        let mut ticks = tokio::time::interval_at(first.into(), period);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticks
+    });
     'games: while !shared.stopping() {
         n += 1;
         let mut table = match client.open(&format!("load-{index}-{n}")).await {
@@ -287,6 +303,9 @@ async fn run_client(client: Arc<Client>, shared: Arc<Shared>, index: usize) -> T
             }
         };
         while !table.replica.is_over() {
+            if let Some(ticks) = pace.as_mut() {
+                ticks.tick().await;
+            }
             if shared.stopping() {
                 break 'games;
             }
@@ -405,6 +424,9 @@ async fn load(args: &Args) -> Result<(), Failure> {
     let before = usage_now(args, &client.http).await;
     let started = Instant::now();
     let shared = Arc::new(Shared {
+        pace: args
+            .rate
+            .map(|rate| Duration::from_secs_f64(args.clients as f64 / rate)),
         started,
         counted_from: started + Duration::from_secs(args.warmup),
         deadline: started + Duration::from_secs(args.seconds.max(args.warmup + 1)),
@@ -413,7 +435,7 @@ async fn load(args: &Args) -> Result<(), Failure> {
         stop: AtomicBool::new(false),
     });
     let tasks: Vec<_> = (0..args.clients)
-        .map(|i| tokio::spawn(run_client(client.clone(), shared.clone(), i)))
+        .map(|i| tokio::spawn(run_client(client.clone(), shared.clone(), i, args.clients)))
         .collect();
     let mut latencies = Vec::new();
     let mut games = 0;
@@ -432,8 +454,11 @@ async fn load(args: &Args) -> Result<(), Failure> {
     latencies.sort_unstable();
     let moves = latencies.len();
     println!(
-        "load: {} clients, preset {}, {} s ({} s warm-up not counted){}{}, {:.1} s in all",
+        "load: {} clients{}, preset {}, {} s ({} s warm-up not counted){}{}, {:.1} s in all",
         args.clients,
+        args.rate
+            .map(|rate| format!(" paced at {rate:.0} moves/s in all"))
+            .unwrap_or_default(),
         args.preset.name(),
         args.seconds,
         args.warmup,

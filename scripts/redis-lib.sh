@@ -120,11 +120,13 @@ ensure_redis() {
 }
 
 # ----- a local Redis Cluster -----
-# `start_cluster` starts 3 masters with one replica each (plain `redis-server
+# `start_cluster [spares]` starts 3 masters with one replica each (plain `redis-server
 # --cluster-enabled yes` processes on free ports, no persistence, a short
-# cluster-node-timeout so a failover takes about a second), joins them with
-# `redis-cli --cluster create`, waits until every node says `cluster_state:ok`, and
-# exports REDIS_CLUSTER_NODES (the three masters' URLs). `stop_cluster` stops them all and
+# cluster-node-timeout so a failover takes about a second), plus `spares` more replicas
+# (default 0; redis-cli gives them to some masters), joins them with `redis-cli --cluster
+# create`, waits until every node says `cluster_state:ok`, and exports
+# REDIS_CLUSTER_NODES (the three masters' URLs). A spare is what Redis's replica migration
+# moves to a master left with none (its own replica took over from it, about 5 s after). `stop_cluster` stops them all and
 # removes their directory; call it from an EXIT trap. Needs redis-server and redis-cli 7.
 cluster_dir=""
 cluster_ports=()
@@ -165,10 +167,10 @@ start_cluster_node() {
 
 start_cluster() {
     command -v redis-server >/dev/null 2>&1 || install_redis
-    local port i ok
+    local port i ok spares=${1:-0}
     cluster_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-cluster.XXXXXX")
     cluster_ports=()
-    while (( ${#cluster_ports[@]} < 6 )); do
+    while (( ${#cluster_ports[@]} < 6 + spares )); do
         port=$(free_port) || exit 1
         [[ " ${cluster_ports[*]} " == *" $port "* ]] && continue
         # The cluster bus listens on port + 10000: it must be free as well.
@@ -210,5 +212,5 @@ start_cluster() {
     REDIS_CLUSTER_NODES=$(for port in "${cluster_ports[@]:0:3}"; do printf 'redis://127.0.0.1:%s,' "$port"; done)
     REDIS_CLUSTER_NODES=${REDIS_CLUSTER_NODES%,}
     export REDIS_CLUSTER_NODES
-    log "started a local Redis Cluster (3 masters, 3 replicas) on ports ${cluster_ports[*]}"
+    log "started a local Redis Cluster (3 masters, $(( 3 + spares )) replicas) on ports ${cluster_ports[*]}"
 }

@@ -9,11 +9,12 @@
 #      exit; Debian's redis-server package is installed with apt-get if the binary is
 #      missing.
 #
-# It also starts a local Redis Cluster (3 masters with one replica each, on free ports,
-# stopped on exit; scripts/redis-lib.sh `start_cluster`) and exports REDIS_CLUSTER_NODES:
-# the store's contract tests (`store` `cluster::…`) and some API tests (`api`
-# `<area>::cluster::…`) run on it as on the single Redis. Last, on that cluster, the
-# failover test kills the master of a game's slot (`api` `failover`, ignored otherwise).
+# It also starts a local Redis Cluster (3 masters with one replica each, and a spare
+# replica, on free ports, stopped on exit; scripts/redis-lib.sh `start_cluster`) and
+# exports REDIS_CLUSTER_NODES: the store's contract tests (`store` `cluster::…`) and some
+# API tests (`api` `<area>::cluster::…`) run on it as on the single Redis. Last, on that
+# cluster, the failover test kills the master of a game's slot, then a whole shard
+# (`api` `failover`, ignored otherwise).
 #
 # Arguments are passed to `cargo test --all-targets` (e.g. `scripts/test.sh redis::`);
 # with none, the failover test, then schemathesis against the OpenAPI document
@@ -33,7 +34,7 @@ log() { printf 'test.sh: %s\n' "$*" >&2; }
 source scripts/redis-lib.sh
 trap 'stop_cluster; stop_redis' EXIT
 REDIS_PROBE_PORT=${DOMINO_TEST_REDIS_PORT_PROBE:-6379} ensure_redis
-start_cluster
+start_cluster 1
 
 cargo test --all-targets "$@"
 cargo test --doc

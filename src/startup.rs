@@ -122,9 +122,16 @@ async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
     .await
     .map_err(|error| StartupError::Store { var, error })?;
     // The mode, and whether the store answers (on a cluster: whether the cluster says its
-    // state is ok), once at startup; `/readyz` says it on every probe.
+    // state is ok; with REDIS_WAIT_REPLICAS, whether every master has the replicas),
+    // once at startup; `/readyz` says it on every probe.
     let health = match store.ping().await {
-        Ok(()) => "ok".to_owned(),
+        Ok(health) if health.degraded.is_empty() => "ok".to_owned(),
+        Ok(health) => {
+            for problem in &health.degraded {
+                tracing::warn!(wait_replicas, "{problem}");
+            }
+            format!("degraded: {}", health.degraded.join("; "))
+        }
         Err(e) => e.to_string(),
     };
     tracing::info!(

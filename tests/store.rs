@@ -822,10 +822,30 @@ async fn redis_down_answers_unavailable_promptly() {
     );
 }
 
+/// Asserts that `result` is `Unreplicated`, saying how many replicas it reached, within
+/// the operation timeout (plus scheduling slack).
+fn assert_unreplicated<T: std::fmt::Debug>(
+    what: &str,
+    started: Instant,
+    op_timeout: Duration,
+    reached: &str,
+    result: Result<T, StoreError>,
+) {
+    let Err(StoreError::Unreplicated(message)) = &result else {
+        panic!("{what}: {result:?}");
+    };
+    assert!(message.contains(reached), "{what}: {message}");
+    let took = started.elapsed();
+    assert!(
+        took < op_timeout + Duration::from_secs(1),
+        "{what} took {took:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_a_write_no_replica_vouches_for_answers_unavailable() {
+async fn redis_a_write_no_replica_vouches_for_is_not_acknowledged() {
     // The shared test Redis has no replica: a store that must wait for one refuses to
-    // acknowledge, within its timeout, what it cannot vouch for.
+    // acknowledge, within its timeout, what it cannot vouch for, and says so when pinged.
     let prefix = test_prefix();
     let plain_store = RedisStore::connect(&redis_url(), &prefix, LONG_TTL, OP_TIMEOUT)
         .await
@@ -836,29 +856,76 @@ async fn redis_a_write_no_replica_vouches_for_answers_unavailable() {
         .unwrap();
     let id = new_id();
     let t = Instant::now();
-    assert_unavailable(
-        "create",
-        t,
-        OP_TIMEOUT_DOWN,
-        waiting.create(&id, b"v1".to_vec(), None).await,
-    );
+    let created = waiting.create(&id, b"v1".to_vec(), None).await;
+    assert_unreplicated("create", t, OP_TIMEOUT_DOWN, "0 of the 1 replicas", created);
     let other = new_id();
     plain_store
         .create(&other, b"v1".to_vec(), None)
         .await
         .unwrap();
     let t = Instant::now();
-    let result = waiting.save(&other, plain(1, b"v2")).await;
-    let Err(StoreError::Unavailable(message)) = &result else {
-        panic!("save: {result:?}");
-    };
-    assert!(message.contains("0 of the 1 replicas"), "{message}");
-    assert!(t.elapsed() < OP_TIMEOUT_DOWN + Duration::from_secs(1));
-    // Reads and refused saves do not wait.
+    let saved = waiting.save(&other, plain(1, b"v2")).await;
+    assert_unreplicated("save", t, OP_TIMEOUT_DOWN, "0 of the 1 replicas", saved);
+    // Made on the master all the same; and no later look vouches for it either.
     assert_eq!(waiting.load(&other).await.unwrap().unwrap().version, 2);
+    let t = Instant::now();
+    assert_unreplicated(
+        "vouch",
+        t,
+        OP_TIMEOUT_DOWN,
+        "0 of the 1 replicas",
+        waiting.vouch(&other).await,
+    );
+    plain_store.vouch(&other).await.unwrap();
+    // Refused saves do not wait.
     assert_eq!(
         waiting.save(&other, plain(1, b"x")).await.unwrap(),
         SaveOutcome::Conflict { current: 2 }
+    );
+    let health = waiting.ping().await.unwrap();
+    assert_eq!(health.degraded.len(), 1, "{health:?}");
+    assert!(
+        health.degraded[0].contains("has 0 of the 1 replicas"),
+        "{health:?}"
+    );
+    assert!(plain_store.ping().await.unwrap().degraded.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_masters_short_of_replicas_are_named_and_vouch_for_nothing() {
+    // The test cluster has one replica per master (and one spare): asking for three
+    // leaves every master short, and the ping names each of them.
+    let prefix = test_prefix();
+    let target = RedisTarget::Cluster(cluster_nodes());
+    let one = RedisStore::connect_to(&target, &prefix, LONG_TTL, OP_TIMEOUT, 1)
+        .await
+        .unwrap();
+    let three = RedisStore::connect_to(&target, &prefix, LONG_TTL, OP_TIMEOUT, 3)
+        .await
+        .unwrap();
+    assert_eq!(one.ping().await.unwrap().degraded, Vec::<String>::new());
+    let health = three.ping().await.unwrap();
+    assert_eq!(health.degraded.len(), 3, "{health:?}");
+    for problem in &health.degraded {
+        assert!(problem.contains("of the 3 replicas"), "{problem}");
+    }
+    let id = new_id();
+    one.create(&id, b"v1".to_vec(), None).await.unwrap();
+    one.vouch(&id).await.unwrap();
+    let t = Instant::now();
+    assert_unreplicated(
+        "vouch",
+        t,
+        OP_TIMEOUT,
+        "of the 3 replicas",
+        three.vouch(&id).await,
+    );
+    let t = Instant::now();
+    let saved = three.save(&id, plain(1, b"v2")).await;
+    assert_unreplicated("save", t, OP_TIMEOUT, "of the 3 replicas", saved);
+    assert_eq!(
+        one.save(&id, plain(2, b"v3")).await.unwrap(),
+        SaveOutcome::Saved { version: 3 }
     );
 }
 
@@ -885,7 +952,10 @@ async fn redis_recovers_from_outages_including_subscriptions() {
         Err(StoreError::Unavailable(_))
     ));
     proxy.start();
-    eventually("ping after Redis came up", || store.ping()).await;
+    eventually("ping after Redis came up", || async {
+        store.ping().await.map(drop)
+    })
+    .await;
 
     let id = new_id();
     store

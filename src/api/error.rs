@@ -115,6 +115,10 @@ pub enum ApiError {
     /// The cause is for the logs only.
     #[error("store unavailable: {0}")]
     StoreUnavailable(String),
+    /// `/readyz` only: the store does not answer, or says it cannot serve (a cluster whose
+    /// state is `fail`). The cause is the detail: readiness is for operators.
+    #[error("store not ready: {0}")]
+    StoreNotReady(String),
     /// A change the store did not answer for: `outcome` says whether it was made
     /// (`not_applied`, `unknown`). The cause is for the logs only.
     #[error("store unavailable ({outcome}): {cause}")]
@@ -296,7 +300,9 @@ impl ApiError {
             E::IdempotencyKeyReused(_) => ProblemCode::IdempotencyKeyReused,
             E::RateLimited { .. } | E::TooManyStreams { .. } => ProblemCode::RateLimited,
             E::RequestTimeout { .. } => ProblemCode::RequestTimeout,
-            E::StoreUnavailable(_) | E::StoreUnsettled { .. } => ProblemCode::StoreUnavailable,
+            E::StoreUnavailable(_) | E::StoreNotReady(_) | E::StoreUnsettled { .. } => {
+                ProblemCode::StoreUnavailable
+            }
             E::Capped { code, .. } => *code,
             E::Internal(_) => ProblemCode::InternalError,
         }
@@ -344,14 +350,15 @@ impl ApiError {
             E::StoreUnavailable(_) => {
                 format!("the game store did not answer; retry in {STORE_RETRY_AFTER_SECS} s").into()
             }
+            E::StoreNotReady(cause) => format!("the game store is not ready: {cause}").into(),
             E::StoreUnsettled { outcome, .. } if *outcome == "not_applied" => format!(
                 "the game store did not answer in time and the change was not made; \
                  retry in {STORE_RETRY_AFTER_SECS} s"
             )
             .into(),
             E::StoreUnsettled { .. } => format!(
-                "the game store did not answer in time: the change may or may not have been \
-                 made; retry in {STORE_RETRY_AFTER_SECS} s with the same Idempotency-Key, or \
+                "the game store could not confirm the change in time: it may or may not have \
+                 been made; retry in {STORE_RETRY_AFTER_SECS} s with the same Idempotency-Key, or \
                  with expected_version, so that it is made at most once"
             )
             .into(),
@@ -391,9 +398,9 @@ impl ApiError {
             | ApiError::TooManyStreams {
                 retry_after_secs, ..
             } => Some(*retry_after_secs),
-            ApiError::StoreUnavailable(_) | ApiError::StoreUnsettled { .. } => {
-                Some(STORE_RETRY_AFTER_SECS)
-            }
+            ApiError::StoreUnavailable(_)
+            | ApiError::StoreNotReady(_)
+            | ApiError::StoreUnsettled { .. } => Some(STORE_RETRY_AFTER_SECS),
             ApiError::Capped {
                 retry_after_secs, ..
             } => Some(*retry_after_secs),
@@ -445,7 +452,9 @@ impl ResponseError for ApiError {
 impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         match err {
-            StoreError::Unavailable(cause) => ApiError::StoreUnavailable(cause),
+            StoreError::Unavailable(cause) | StoreError::Unreplicated(cause) => {
+                ApiError::StoreUnavailable(cause)
+            }
             // Ids are random UUIDs: a clash is a bug, not something the client can fix.
             StoreError::Exists => {
                 ApiError::Internal("store: a game with this id exists already".into())

@@ -13,8 +13,9 @@ use utoipa::ToSchema;
 use crate::api::error::{ApiError, problems};
 use crate::api::http::readable;
 use crate::metrics::{self, Metrics};
-use crate::service::GameService;
+use crate::service::{Error, GameService};
 use crate::settings::Settings;
+use crate::store::StoreError;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // Resources rather than the method macros: a wrong method then answers 405 with
@@ -34,11 +35,18 @@ pub struct Health {
 /// The server can serve games: its store answers.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Readiness {
+    /// `ready`, or `degraded` when the store answers but some games cannot be moved now
+    /// (`degraded` says why).
     #[schema(example = "ready")]
     pub status: &'static str,
     /// Which store keeps the games: `memory`, `redis` (one server) or `redis-cluster`.
     #[schema(example = "redis")]
     pub store: &'static str,
+    /// What keeps some moves from being acknowledged, each naming the Redis node: a master
+    /// with fewer replicas online than `REDIS_WAIT_REPLICAS` asks (its games' moves answer
+    /// 503 until one is back). Empty when every game can be moved.
+    #[schema(example = json!([]))]
+    pub degraded: Vec<String>,
 }
 
 fn no_store() -> CacheControl {
@@ -59,7 +67,9 @@ pub async fn healthz() -> HttpResponse {
         .json(Health { status: "ok" })
 }
 
-/// Readiness: answers 200 when the store answers a ping within `STORE_TIMEOUT_MS`.
+/// Readiness: answers 200 when the store answers a ping within `STORE_TIMEOUT_MS` (and, on
+/// a Redis Cluster, says every slot is served). A master short of replicas leaves it
+/// ready but `degraded`: the other masters' games play on.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -77,14 +87,22 @@ pub async fn readyz(
     // The store bounds its own calls; this bound holds even if one misbehaves, so the
     // probe's answer time never exceeds what the orchestrator was promised.
     match tokio::time::timeout(settings.store_timeout, games.ready()).await {
-        Ok(Ok(())) => Ok(HttpResponse::Ok()
+        Ok(Ok(health)) => Ok(HttpResponse::Ok()
             .insert_header(no_store())
             .json(Readiness {
-                status: "ready",
+                status: if health.degraded.is_empty() {
+                    "ready"
+                } else {
+                    "degraded"
+                },
                 store: games.store_kind(),
+                degraded: health.degraded,
             })),
+        Ok(Err(Error::Store(StoreError::Unavailable(cause)))) => {
+            Err(ApiError::StoreNotReady(cause))
+        }
         Ok(Err(err)) => Err(err.into()),
-        Err(_) => Err(ApiError::StoreUnavailable(format!(
+        Err(_) => Err(ApiError::StoreNotReady(format!(
             "{} store did not answer a ping within {:?}",
             games.store_kind(),
             settings.store_timeout

@@ -43,7 +43,7 @@ use crate::engine::{
 };
 use crate::metrics::{BotLabels, BotPlace, Metrics};
 use crate::store::any::AnyStore;
-use crate::store::{Deadline, GameStore, Listing, Save, SaveOutcome, StoreError};
+use crate::store::{Deadline, GameStore, Health, Listing, Save, SaveOutcome, StoreError};
 
 pub use clock::{ClockSettings, OnTimeout};
 pub use events::{Feed, LobbyEvent, LobbyNews, PublicEvent, Watched};
@@ -278,8 +278,9 @@ impl GameService {
         })
     }
 
-    /// Answers when the store does (on a cluster: when every slot is served).
-    pub async fn ready(&self) -> Result<(), Error> {
+    /// Answers when the store does (on a cluster: when every slot is served), with what
+    /// it says of its health.
+    pub async fn ready(&self) -> Result<Health, Error> {
         Ok(self.store.ping().await?)
     }
 
@@ -571,7 +572,18 @@ impl GameService {
                 // nothing of the keys a seat has used.
                 viewer_of(&record, Some(token))?;
                 match self.earlier(id, version, key).await? {
-                    Earlier::Made(receipt) => return Ok(Updated::Repeated { receipt, record }),
+                    Earlier::Made(receipt) => {
+                        // The first attempt may have been refused for want of replicas:
+                        // its receipt is an acknowledgement only once they hold it.
+                        self.store
+                            .vouch(id)
+                            .await
+                            .map_err(|cause| Error::Unsettled {
+                                cause,
+                                fate: Fate::Unknown,
+                            })?;
+                        return Ok(Updated::Repeated { receipt, record });
+                    }
                     Earlier::AfterLoad => continue,
                     Earlier::None => {}
                 }
@@ -647,6 +659,14 @@ impl GameService {
             let (bytes, event_bytes) = (save.bytes.clone(), save.event.clone());
             let saved = match self.store.save(id, save).await {
                 Ok(saved) => saved,
+                // Made, but not confirmed by replicas: a retry with the same key answers
+                // once they are.
+                Err(cause @ StoreError::Unreplicated(_)) => {
+                    return Err(Error::Unsettled {
+                        cause,
+                        fate: Fate::Unknown,
+                    });
+                }
                 // Redis may have applied it and only its answer was late: look before
                 // answering, so that a client never retries blind into a second move.
                 Err(cause) => match self.landed(id, version, &bytes, event_bytes).await {
@@ -705,25 +725,24 @@ impl GameService {
             Ok(Some(stored)) => stored,
             Ok(None) | Err(_) => return Fate::Unknown,
         };
-        match stored.version {
-            v if v == expected => return Fate::NotApplied,
-            v if v == expected + 1 => {
-                return if stored.bytes == bytes {
-                    Fate::Landed
-                } else {
-                    Fate::NotApplied
-                };
-            }
-            v if v < expected => return Fate::Unknown,
-            _ => {}
-        }
-        let Ok(events) = self.store.events_since(id, expected).await else {
-            return Fate::Unknown;
+        let fate = match stored.version {
+            v if v == expected => Fate::NotApplied,
+            v if v == expected + 1 && stored.bytes == bytes => Fate::Landed,
+            v if v == expected + 1 => Fate::NotApplied,
+            v if v < expected => Fate::Unknown,
+            _ => match self.store.events_since(id, expected).await {
+                Ok(events) => match events.iter().find(|e| e.version == expected + 1) {
+                    Some(e) if Some(&e.payload) == event.as_ref() => Fate::Landed,
+                    Some(_) => Fate::NotApplied,
+                    None => Fate::Unknown,
+                },
+                Err(_) => Fate::Unknown,
+            },
         };
-        match events.iter().find(|e| e.version == expected + 1) {
-            Some(e) if Some(&e.payload) == event.as_ref() => Fate::Landed,
-            Some(_) => Fate::NotApplied,
-            None => Fate::Unknown,
+        // Landed on the master is not yet acknowledged: the replicas must hold it too.
+        match fate {
+            Fate::Landed if self.store.vouch(id).await.is_err() => Fate::Unknown,
+            fate => fate,
         }
     }
 

@@ -7,8 +7,8 @@
 use super::memory::MemoryStore;
 use super::redis::RedisStore;
 use super::{
-    EventStream, GameId, GameStore, IdempotencyRecord, Listing, Save, SaveOutcome, StoreError,
-    Stored,
+    EventStream, GameId, GameStore, Health, IdempotencyRecord, Listing, Save, SaveOutcome,
+    StoreError, Stored,
 };
 
 /// Either store; built by the startup code from the settings.
@@ -111,7 +111,11 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.subscribe_lobby())
     }
 
-    async fn ping(&self) -> Result<(), StoreError> {
+    async fn vouch(&self, id: &GameId) -> Result<(), StoreError> {
+        delegate!(self, s => s.vouch(id))
+    }
+
+    async fn ping(&self) -> Result<Health, StoreError> {
         delegate!(self, s => s.ping())
     }
 }

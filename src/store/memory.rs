@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 use super::{
-    Event, EventStream, GameId, GameStore, IDEMPOTENCY_WINDOW, IdempotencyRecord, LOBBY_CHANNEL,
-    Listing, Save, SaveOutcome, StoreError, Stored,
+    Event, EventStream, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
+    LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
 };
 
 /// How many events of one game are kept for `events_since` (the Redis store keeps the same).
@@ -403,8 +403,12 @@ impl GameStore for MemoryStore {
         self.subscribe(LOBBY_CHANNEL).await
     }
 
-    async fn ping(&self) -> Result<(), StoreError> {
+    async fn vouch(&self, _id: &GameId) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    async fn ping(&self) -> Result<Health, StoreError> {
+        Ok(Health::default())
     }
 }
 

@@ -143,6 +143,10 @@ pub enum StoreError {
     /// The backing store did not answer in time or refused the connection.
     #[error("the game store is unavailable: {0}")]
     Unavailable(String),
+    /// The write was made, but fewer replicas than it must reach confirmed it in time: it
+    /// may be lost if its master fails before they catch up, so it is not acknowledged.
+    #[error("the game store cannot vouch for the write: {0}")]
+    Unreplicated(String),
     /// A game with this id exists already.
     #[error("a game with this id exists already")]
     Exists,
@@ -152,6 +156,15 @@ pub enum StoreError {
     /// The store holds as many games as it may (`max`); nothing was created.
     #[error("the store holds its maximum of {max} games")]
     Full { max: usize },
+}
+
+/// What a store that answers says of itself (`/readyz`, and the log at startup).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Health {
+    /// Why some writes cannot be acknowledged now, each naming the node (a master with
+    /// fewer replicas than a write must reach: its games' moves answer 503). Empty when
+    /// every write can be.
+    pub degraded: Vec<String>,
 }
 
 pub type EventStream = Pin<Box<dyn Stream<Item = Event> + Send>>;
@@ -234,6 +247,13 @@ pub trait GameStore: Send + Sync + 'static {
     /// Live news of the lobby, from any server process.
     fn subscribe_lobby(&self) -> impl Future<Output = Result<EventStream, StoreError>> + Send;
 
-    /// Answers when the store is reachable (for `/readyz`).
-    fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
+    /// Fails unless game `id` as it stands now is held by as many replicas as a save must
+    /// reach: for an answer the store gives without a save of the request's own (a retry's
+    /// stored receipt, a save whose answer was lost), which the first attempt may have
+    /// left unconfirmed. Nothing to do when no replica must confirm writes.
+    fn vouch(&self, id: &GameId) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Answers when the store is reachable (for `/readyz`), with what it can say of its
+    /// health.
+    fn ping(&self) -> impl Future<Output = Result<Health, StoreError>> + Send;
 }

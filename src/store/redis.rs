@@ -123,6 +123,7 @@ use redis::aio::{
 };
 use redis::cluster::{ClusterClient, ClusterClientBuilder, ClusterConfig};
 use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{MultipleNodeRoutingInfo, RoutingInfo};
 use redis::{
     AsyncConnectionConfig, Client, Cmd, ErrorKind, IntoConnectionInfo, Pipeline, ProtocolVersion,
     PushInfo, PushKind, RedisError, RedisFuture, Script, ServerErrorKind, Value,
@@ -132,8 +133,8 @@ use tokio::task::JoinHandle;
 
 use super::memory::{EVENT_HISTORY, receiver_stream};
 use super::{
-    Event, EventStream, GameId, GameStore, IDEMPOTENCY_WINDOW, IdempotencyRecord, LOBBY_CHANNEL,
-    Listing, Save, SaveOutcome, StoreError, Stored,
+    Event, EventStream, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
+    LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
 };
 
 /// How many live events a local subscriber may fall behind before its stream ends.
@@ -812,7 +813,6 @@ impl RedisStore {
         Ok((reply, acked))
     }
 
-    /// After a write: fails unless enough replicas have it.
     /// Sets (or drops) game `id`'s entry in the index of deadlines, for `version`. The
     /// index lives in another slot than the game, so this follows the save rather than
     /// joining its script; the version guard keeps a late, older write from undoing a
@@ -846,10 +846,11 @@ impl RedisStore {
         .map(drop)
     }
 
+    /// After a write: fails unless enough replicas have it.
     fn vouched(&self, what: &str, acked: Option<i64>) -> Result<(), StoreError> {
         let wanted = i64::from(self.wait_replicas);
         match acked {
-            Some(n) if n < wanted => Err(StoreError::Unavailable(format!(
+            Some(n) if n < wanted => Err(StoreError::Unreplicated(format!(
                 "the {what} reached {n} of the {wanted} replicas it must reach within {:?}",
                 self.op_timeout
             ))),
@@ -1265,8 +1266,6 @@ impl GameStore for RedisStore {
             .await
     }
 
-    /// PING (in cluster mode: every master), and in cluster mode the cluster's own view
-    /// of its health: `cluster_state:ok` means every slot is served.
     async fn publish_lobby(&self, event: Event) -> Result<(), StoreError> {
         let mut conn = self.conns.get()?;
         self.bounded(
@@ -1283,7 +1282,41 @@ impl GameStore for RedisStore {
         self.fanout.subscribe(LOBBY_CHANNEL).await
     }
 
-    async fn ping(&self) -> Result<(), StoreError> {
+    /// A write of the game's own slot (its expiry set again, as any save does), then WAIT
+    /// on the same connection: Redis replicates one ordered stream per master, so the
+    /// replicas that confirm this write hold every earlier write of the game too.
+    async fn vouch(&self, id: &GameId) -> Result<(), StoreError> {
+        if self.wait_replicas == 0 {
+            return Ok(());
+        }
+        let mut conn = self.conns.get()?;
+        let deadline = self.deadline();
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let mut pipe = redis::pipe();
+        pipe.cmd("PEXPIRE")
+            .arg(self.keys.game(id))
+            .arg(self.idle_ttl_ms)
+            .cmd("WAIT")
+            .arg(self.wait_replicas)
+            .arg(
+                u64::try_from(left.as_millis() * 3 / 4)
+                    .unwrap_or(u64::MAX)
+                    .max(1),
+            );
+        let (touched, acked): (i64, i64) = self
+            .bounded_until(deadline, "vouch", pipe.query_async(&mut conn))
+            .await?;
+        // A game gone has nothing left to vouch for (and no answer to give).
+        if touched == 0 {
+            return Ok(());
+        }
+        self.vouched("game", Some(acked))
+    }
+
+    /// PING, and in cluster mode the cluster's own view of its health (`cluster_state:ok`
+    /// means every slot is served). When writes must reach replicas, also which masters
+    /// have fewer of them online than that (each of their writes would answer 503).
+    async fn ping(&self) -> Result<Health, StoreError> {
         let mut conn = self.conns.get()?;
         let deadline = self.deadline();
         self.bounded_until(deadline, "PING", redis::cmd("PING").exec_async(&mut conn))
@@ -1307,8 +1340,46 @@ impl GameStore for RedisStore {
                 )));
             }
         }
-        Ok(())
+        let mut health = Health::default();
+        if self.wait_replicas == 0 {
+            return Ok(health);
+        }
+        let mut info = redis::cmd("INFO");
+        info.arg("replication");
+        let masters: Vec<(String, String)> = match &mut conn {
+            Conn::Cluster(c) => {
+                let all = RoutingInfo::MultiNode((MultipleNodeRoutingInfo::AllMasters, None));
+                let reply = self
+                    .bounded_until(deadline, "INFO replication", c.route_command(info, all))
+                    .await?;
+                redis::from_redis_value(reply).map_err(|_| corrupt("INFO reply"))?
+            }
+            conn => {
+                let reply: String = self
+                    .bounded_until(deadline, "INFO replication", info.query_async(conn))
+                    .await?;
+                vec![("Redis".to_owned(), reply)]
+            }
+        };
+        for (node, info) in masters {
+            let online = online_replicas(&info);
+            if online < self.wait_replicas as usize {
+                health.degraded.push(format!(
+                    "{node} has {online} of the {} replicas each write must reach \
+                     (REDIS_WAIT_REPLICAS): moves of its games answer 503",
+                    self.wait_replicas
+                ));
+            }
+        }
+        Ok(health)
     }
+}
+
+/// Replicas a master's `INFO replication` lists as online (`slaveN:...,state=online,...`).
+fn online_replicas(info: &str) -> usize {
+    info.lines()
+        .filter(|line| line.starts_with("slave") && line.contains("state=online"))
+        .count()
 }
 
 impl Drop for RedisStore {

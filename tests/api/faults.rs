@@ -470,3 +470,78 @@ async fn a_move_of_unknown_fate_says_so_and_a_keyed_retry_makes_it_once() {
     let (_, now) = next_move(&client, &id, &token).await;
     assert_eq!(now, before + 1, "the move is stored once");
 }
+
+/// Replicas of the test Redis online now (none, on a plain local one).
+async fn online_replicas(url: &str) -> usize {
+    let mut conn = redis::Client::open(url)
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("replication")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    info.lines()
+        .filter(|l| l.starts_with("slave") && l.contains("state=online"))
+        .count()
+}
+
+/// A server that must have one more replica confirm each write than Redis has: it says
+/// so on `/readyz`, and a move it makes on the master is never acknowledged, not by a
+/// retry with the same key either (the retry finds the move stored, and still cannot
+/// vouch for it). A server that asks for no replica answers the same retry: the move
+/// was made once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_no_replica_confirms_is_not_acknowledged_even_by_its_retries() {
+    let url = redis_url();
+    let prefix = prefix();
+    let lax = spawn_app_with(Settings {
+        redis_url: Some(url.clone()),
+        redis_key_prefix: prefix.clone(),
+        ..test_settings()
+    })
+    .await;
+    let strict = spawn_app_with(Settings {
+        redis_url: Some(url.clone()),
+        redis_key_prefix: prefix,
+        redis_wait_replicas: Some(online_replicas(&url).await as u32 + 1),
+        store_timeout: STORE_TIMEOUT,
+        ..test_settings()
+    })
+    .await;
+    let ready: Value = strict.get("/readyz").await.json().await.unwrap();
+    assert_eq!(ready["status"], "degraded", "{ready}");
+    assert!(
+        ready["degraded"][0]
+            .as_str()
+            .is_some_and(|p| p.contains("REDIS_WAIT_REPLICAS")),
+        "{ready}"
+    );
+    let lax_ready: Value = lax.get("/readyz").await.json().await.unwrap();
+    assert_eq!(lax_ready["status"], "ready", "{lax_ready}");
+    assert_eq!(lax_ready["degraded"], json!([]), "{lax_ready}");
+
+    let (client, lax_client) = (Client::of(&strict), Client::of(&lax));
+    let (id, token) = lax_client.start_game().await.unwrap();
+    let (mv, before) = next_move(&client, &id, &token).await;
+    let send = |client: &Client| {
+        client
+            .post(&format!("/v1/games/{id}/moves"), Some(&token), mv.clone())
+            .header("Idempotency-Key", "unvouched")
+            .send()
+    };
+    for attempt in ["the move", "its retry"] {
+        let res = send(&client).await.unwrap();
+        assert_eq!(res.status().as_u16(), 503, "{attempt}");
+        let problem = assert_problem(res, 503, "store_unavailable").await;
+        assert_eq!(problem["outcome"], "unknown", "{attempt}: {problem}");
+    }
+    let res = send(&lax_client).await.unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    let answer: Value = res.json().await.unwrap();
+    assert_eq!(answer["version"], before + 1, "{answer}");
+    let (_, now) = next_move(&lax_client, &id, &token).await;
+    assert_eq!(now, before + 1, "the move is stored once");
+}

@@ -25,7 +25,7 @@ async fn readyz_answers_ok_with_the_memory_store() {
     let body: serde_json::Value = res.json().await.unwrap();
     assert_eq!(
         body,
-        serde_json::json!({"status": "ready", "store": "memory"})
+        serde_json::json!({"status": "ready", "store": "memory", "degraded": []})
     );
 }
 
@@ -46,7 +46,7 @@ async fn readyz_says_the_store_is_a_redis_cluster_when_it_is_one() {
     let body: serde_json::Value = res.json().await.unwrap();
     assert_eq!(
         body,
-        serde_json::json!({"status": "ready", "store": "redis-cluster"})
+        serde_json::json!({"status": "ready", "store": "redis-cluster", "degraded": []})
     );
 }
 
