@@ -476,6 +476,11 @@ async fn load(args: &Args) -> Result<(), Failure> {
         "moves: {moves} in {window:.1} s = {:.0} moves/s ({games} games finished)",
         moves as f64 / window.max(1e-9)
     );
+    if let Some(rate) = args.rate
+        && (moves as f64 / window.max(1e-9)) < rate * 0.97
+    {
+        println!("the paced rate was not reached: the store is the limit, not the pace");
+    }
     println!(
         "move latency: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         percentile(&latencies, 50.0),
@@ -798,6 +803,13 @@ async fn run(args: Args) -> Result<(), Failure> {
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    if args
+        .rate
+        .is_some_and(|rate| !(rate > 0.0 && rate.is_finite()))
+    {
+        eprintln!("load: --rate must be a positive number of moves a second");
+        return std::process::ExitCode::FAILURE;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.threads.max(1))
         .enable_all()

@@ -19,7 +19,11 @@
 # masters with one replica each (scripts/redis-lib.sh `start_cluster`, stopped at the
 # end) with REDIS_WAIT_REPLICAS=1 (the cluster default) and with 0. On the cluster the
 # Redis CPU per move is that of all six nodes (replicas included); Redis's ceiling and the
-# bytes per game are measured on the single Redis only.
+# bytes per game are measured on the single Redis only. Each of the three also runs
+# paced at PACED_RATE moves/s (default 5000, below what each sustains here): at one rate
+# the three do the same work with the same batching, so their CPU per move compares what
+# each store costs; unpaced, each runs as fast as the shared cores allow, and a slower
+# store also batches less.
 #
 # Knobs: NICE (default 5) for the build; SERVER_RUST_LOG (default warn) for the server.
 # The server's rate limits are raised far above what the load asks (they stay on, so
@@ -116,6 +120,11 @@ status=0
 start_server REDIS_URL="$REDIS_URL"
 "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-url "$REDIS_URL" \
     --key-prefix "$prefix" --server-pid "$server_pid" "$@" || status=$?
+if (( cluster )); then
+    echo "== one Redis, paced"
+    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "$REDIS_URL" \
+        --server-pid "$server_pid" "$@" --rate "${PACED_RATE:-5000}" || status=$?
+fi
 warnings
 stop_server
 
@@ -127,6 +136,9 @@ if (( cluster )); then
         start_server REDIS_CLUSTER_NODES="$REDIS_CLUSTER_NODES" REDIS_WAIT_REPLICAS="$wait"
         "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "${nodes%,}" \
             --server-pid "$server_pid" "$@" || status=$?
+        echo "== Redis Cluster, REDIS_WAIT_REPLICAS=$wait, paced"
+        "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "${nodes%,}" \
+            --server-pid "$server_pid" "$@" --rate "${PACED_RATE:-5000}" || status=$?
         warnings
         stop_server
     done

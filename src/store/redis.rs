@@ -507,11 +507,13 @@ impl ConnectionLike for Conn {
 
 /// The cluster client's settings: every call is bounded by `op_timeout` anyway, so retries
 /// (after a MOVED, or while a failover completes) are quick and few; the crate's defaults
-/// wait over a second before the first one.
+/// wait over a second before the first one. No overall timeout of the crate's: the
+/// store's own bounds each call, and a second timer per request costs CPU for nothing.
 fn cluster_builder(nodes: &[String], op_timeout: Duration) -> ClusterClientBuilder {
     ClusterClientBuilder::new(nodes.to_vec())
         .connection_timeout(op_timeout)
         .response_timeout(op_timeout)
+        .overall_response_timeout(None)
         .retries(5)
         .min_retry_wait(10)
         .max_retry_wait(250)
