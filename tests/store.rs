@@ -20,8 +20,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use domino_server::store::memory::MemoryStore;
 use domino_server::store::redis::{RedisStore, RedisTarget};
 use domino_server::store::{
-    Deadline, Event, EventStream, GameStore, IDEMPOTENCY_WINDOW, IdempotencyRecord, Listing, Save,
-    SaveOutcome, StoreError, Stored,
+    Deadline, Event, EventStream, Evidence, GameStore, IDEMPOTENCY_WINDOW, IdempotencyRecord,
+    Listing, Save, SaveOutcome, StoreError, Stored,
 };
 use futures_util::StreamExt;
 
@@ -874,9 +874,17 @@ async fn redis_a_write_no_replica_vouches_for_is_not_acknowledged() {
         t,
         OP_TIMEOUT_DOWN,
         "0 of the 1 replicas",
-        waiting.vouch(&other).await,
+        waiting.vouch(&other, stored(2, b"v2")).await,
     );
-    plain_store.vouch(&other).await.unwrap();
+    // What it does not find, it does not even ask the replicas about.
+    assert_unreplicated(
+        "vouch for another state",
+        Instant::now(),
+        OP_TIMEOUT_DOWN,
+        "no longer holds",
+        waiting.vouch(&other, stored(2, b"v1")).await,
+    );
+    plain_store.vouch(&other, stored(2, b"v2")).await.unwrap();
     // Refused saves do not wait.
     assert_eq!(
         waiting.save(&other, plain(1, b"x")).await.unwrap(),
@@ -911,14 +919,14 @@ async fn cluster_masters_short_of_replicas_are_named_and_vouch_for_nothing() {
     }
     let id = new_id();
     one.create(&id, b"v1".to_vec(), None).await.unwrap();
-    one.vouch(&id).await.unwrap();
+    one.vouch(&id, stored(1, b"v1")).await.unwrap();
     let t = Instant::now();
     assert_unreplicated(
         "vouch",
         t,
         OP_TIMEOUT,
         "of the 3 replicas",
-        three.vouch(&id).await,
+        three.vouch(&id, stored(1, b"v1")).await,
     );
     let t = Instant::now();
     let saved = three.save(&id, plain(1, b"v2")).await;
@@ -927,6 +935,47 @@ async fn cluster_masters_short_of_replicas_are_named_and_vouch_for_nothing() {
         one.save(&id, plain(2, b"v3")).await.unwrap(),
         SaveOutcome::Saved { version: 3 }
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_vouches_only_for_what_the_game_still_holds() {
+    let target = RedisTarget::Cluster(cluster_nodes());
+    let store = RedisStore::connect_to(&target, &test_prefix(), LONG_TTL, OP_TIMEOUT, 1)
+        .await
+        .unwrap();
+    let id = new_id();
+    store.create(&id, b"v1".to_vec(), None).await.unwrap();
+    let mut keyed = plain(1, b"v2");
+    keyed.idempotency = Some(record("k", b"fp", b"receipt"));
+    assert_eq!(
+        store.save(&id, keyed).await.unwrap(),
+        SaveOutcome::Saved { version: 2 }
+    );
+    store.vouch(&id, stored(2, b"v2")).await.unwrap();
+    store.vouch(&id, Evidence::Record("k")).await.unwrap();
+    for (what, evidence) in [
+        ("an older version", stored(1, b"v1")),
+        ("another blob", stored(2, b"v1")),
+        ("a later version", stored(3, b"v2")),
+        ("a record never stored", Evidence::Record("other")),
+    ] {
+        let result = store.vouch(&id, evidence).await;
+        assert!(
+            matches!(&result, Err(StoreError::Unreplicated(m)) if m.contains("no longer holds")),
+            "{what}: {result:?}"
+        );
+    }
+    let gone = new_id();
+    let result = store.vouch(&gone, stored(1, b"v1")).await;
+    assert!(
+        matches!(result, Err(StoreError::Unreplicated(_))),
+        "a game that does not exist: {result:?}"
+    );
+}
+
+/// The evidence of a game read at `version` with `bytes`.
+fn stored(version: u64, bytes: &[u8]) -> Evidence<'_> {
+    Evidence::Stored { version, bytes }
 }
 
 #[tokio::test]

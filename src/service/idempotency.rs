@@ -16,7 +16,7 @@ use crate::store::{GameStore, IdempotencyRecord};
 /// A request's `Idempotency-Key` and what it must match to count as the same request.
 #[derive(Debug, Clone)]
 pub struct RequestKey {
-    key: String,
+    pub(super) key: String,
     fingerprint: [u8; 16],
 }
 

@@ -43,7 +43,7 @@ use crate::engine::{
 };
 use crate::metrics::{BotLabels, BotPlace, Metrics};
 use crate::store::any::AnyStore;
-use crate::store::{Deadline, GameStore, Health, Listing, Save, SaveOutcome, StoreError};
+use crate::store::{Deadline, Evidence, GameStore, Health, Listing, Save, SaveOutcome, StoreError};
 
 pub use clock::{ClockSettings, OnTimeout};
 pub use events::{Feed, LobbyEvent, LobbyNews, PublicEvent, Watched};
@@ -576,7 +576,7 @@ impl GameService {
                         // The first attempt may have been refused for want of replicas:
                         // its receipt is an acknowledgement only once they hold it.
                         self.store
-                            .vouch(id)
+                            .vouch(id, Evidence::Record(&key.key))
                             .await
                             .map_err(|cause| Error::Unsettled {
                                 cause,
@@ -740,8 +740,12 @@ impl GameService {
             },
         };
         // Landed on the master is not yet acknowledged: the replicas must hold it too.
+        let evidence = Evidence::Stored {
+            version: stored.version,
+            bytes: &stored.bytes,
+        };
         match fate {
-            Fate::Landed if self.store.vouch(id).await.is_err() => Fate::Unknown,
+            Fate::Landed if self.store.vouch(id, evidence).await.is_err() => Fate::Unknown,
             fate => fate,
         }
     }

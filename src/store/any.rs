@@ -7,8 +7,8 @@
 use super::memory::MemoryStore;
 use super::redis::RedisStore;
 use super::{
-    EventStream, GameId, GameStore, Health, IdempotencyRecord, Listing, Save, SaveOutcome,
-    StoreError, Stored,
+    EventStream, Evidence, GameId, GameStore, Health, IdempotencyRecord, Listing, Save,
+    SaveOutcome, StoreError, Stored,
 };
 
 /// Either store; built by the startup code from the settings.
@@ -111,8 +111,8 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.subscribe_lobby())
     }
 
-    async fn vouch(&self, id: &GameId) -> Result<(), StoreError> {
-        delegate!(self, s => s.vouch(id))
+    async fn vouch(&self, id: &GameId, evidence: Evidence<'_>) -> Result<(), StoreError> {
+        delegate!(self, s => s.vouch(id, evidence))
     }
 
     async fn ping(&self) -> Result<Health, StoreError> {

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 use super::{
-    Event, EventStream, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
+    Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
     LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
 };
 
@@ -403,7 +403,7 @@ impl GameStore for MemoryStore {
         self.subscribe(LOBBY_CHANNEL).await
     }
 
-    async fn vouch(&self, _id: &GameId) -> Result<(), StoreError> {
+    async fn vouch(&self, _id: &GameId, _evidence: Evidence<'_>) -> Result<(), StoreError> {
         Ok(())
     }
 

@@ -158,6 +158,15 @@ pub enum StoreError {
     Full { max: usize },
 }
 
+/// What [`GameStore::vouch`] must still find in the game before it vouches for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence<'a> {
+    /// The idempotency record stored under this key (a retry's receipt).
+    Record(&'a str),
+    /// The game as it was just read: this version, with this blob.
+    Stored { version: u64, bytes: &'a [u8] },
+}
+
 /// What a store that answers says of itself (`/readyz`, and the log at startup).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Health {
@@ -247,11 +256,18 @@ pub trait GameStore: Send + Sync + 'static {
     /// Live news of the lobby, from any server process.
     fn subscribe_lobby(&self) -> impl Future<Output = Result<EventStream, StoreError>> + Send;
 
-    /// Fails unless game `id` as it stands now is held by as many replicas as a save must
-    /// reach: for an answer the store gives without a save of the request's own (a retry's
-    /// stored receipt, a save whose answer was lost), which the first attempt may have
-    /// left unconfirmed. Nothing to do when no replica must confirm writes.
-    fn vouch(&self, id: &GameId) -> impl Future<Output = Result<(), StoreError>> + Send;
+    /// Fails ([`StoreError::Unreplicated`]) unless game `id` still holds `evidence` and as
+    /// many replicas as a save must reach hold it too: for an answer given without a save
+    /// of the request's own (a retry's stored receipt, a save whose answer was lost), which
+    /// the first attempt may have left unconfirmed. The evidence is checked where the
+    /// replicas are asked, so a failover in between (a new master that never got the
+    /// write) is refused, not vouched for. Nothing to do when no replica must confirm
+    /// writes.
+    fn vouch(
+        &self,
+        id: &GameId,
+        evidence: Evidence<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Answers when the store is reachable (for `/readyz`), with what it can say of its
     /// health.

@@ -133,7 +133,7 @@ use tokio::task::JoinHandle;
 
 use super::memory::{EVENT_HISTORY, receiver_stream};
 use super::{
-    Event, EventStream, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
+    Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
     LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
 };
 
@@ -178,6 +178,23 @@ const CREATE_LUA: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+";
+
+/// KEYS: game, idem. ARGV: 'record' and an idempotency key, or 'stored', a version (ten
+/// digits) and a blob; ttl ms. Returns 1, having set the game's expiry again (a write,
+/// which a WAIT after it waits for), when the game holds that record, or stands at that
+/// version with that blob; else 0, writing nothing.
+const VOUCH_LUA: &str = r"
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+if ARGV[1] == 'record' then
+  if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then return 0 end
+else
+  if string.sub(cur, 1, 10) ~= ARGV[2] then return 0 end
+  if string.sub(cur, 18 + tonumber(string.sub(cur, 11, 17))) ~= ARGV[3] then return 0 end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 ";
 
@@ -371,6 +388,7 @@ pub struct RedisStore {
     create_script: Script,
     save_script: Script,
     deadline_script: Script,
+    vouch_script: Script,
     /// Boxed: large, and read once per lobby call.
     lobby: Box<LobbyScripts>,
     fanout: Arc<Fanout>,
@@ -712,6 +730,7 @@ impl RedisStore {
             create_script: Script::new(CREATE_LUA),
             save_script: Script::new(SAVE_LUA),
             deadline_script: Script::new(DEADLINE_LUA),
+            vouch_script: Script::new(VOUCH_LUA),
             lobby: Box::new(LobbyScripts::new()),
         };
         if let Err(e) = store.ping().await {
@@ -1284,35 +1303,45 @@ impl GameStore for RedisStore {
         self.fanout.subscribe(LOBBY_CHANNEL).await
     }
 
-    /// A write of the game's own slot (its expiry set again, as any save does), then WAIT
-    /// on the same connection: Redis replicates one ordered stream per master, so the
-    /// replicas that confirm this write hold every earlier write of the game too.
-    async fn vouch(&self, id: &GameId) -> Result<(), StoreError> {
+    /// The vouch script (the evidence checked, the game's expiry set again: a write of the
+    /// game's slot), then WAIT on the same connection: Redis replicates one ordered stream
+    /// per master, so the replicas that confirm this write hold every earlier write of the
+    /// game too, and the node that checked the evidence is the one they replicate.
+    async fn vouch(&self, id: &GameId, evidence: Evidence<'_>) -> Result<(), StoreError> {
         if self.wait_replicas == 0 {
             return Ok(());
         }
         let mut conn = self.conns.get()?;
-        let deadline = self.deadline();
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        let mut pipe = redis::pipe();
-        pipe.cmd("PEXPIRE")
-            .arg(self.keys.game(id))
-            .arg(self.idle_ttl_ms)
-            .cmd("WAIT")
-            .arg(self.wait_replicas)
-            .arg(
-                u64::try_from(left.as_millis() * 3 / 4)
-                    .unwrap_or(u64::MAX)
-                    .max(1),
-            );
-        let (touched, acked): (i64, i64) = self
-            .bounded_until(deadline, "vouch", pipe.query_async(&mut conn))
+        let (game, idem) = (self.keys.game(id), self.keys.idem(id));
+        let (kind, what, bytes) = match evidence {
+            Evidence::Record(key) => ("record", key.to_owned(), &[][..]),
+            Evidence::Stored { version, bytes } => ("stored", version_text(version), bytes),
+        };
+        let (reply, acked) = self
+            .write(
+                &mut conn,
+                self.deadline(),
+                "vouch",
+                (&self.vouch_script, VOUCH_LUA),
+                |cmd| {
+                    cmd.arg(2)
+                        .arg(&game)
+                        .arg(&idem)
+                        .arg(kind)
+                        .arg(&what)
+                        .arg(bytes)
+                        .arg(self.idle_ttl_ms);
+                },
+                true,
+            )
             .await?;
-        // A game gone has nothing left to vouch for (and no answer to give).
-        if touched == 0 {
-            return Ok(());
+        match reply {
+            Value::Int(1) => self.vouched("game", acked),
+            Value::Int(0) => Err(StoreError::Unreplicated(
+                "the game no longer holds what was to be vouched for".into(),
+            )),
+            _ => Err(corrupt("vouch reply")),
         }
-        self.vouched("game", Some(acked))
     }
 
     /// PING, and in cluster mode the cluster's own view of its health (`cluster_state:ok`

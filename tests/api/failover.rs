@@ -323,12 +323,32 @@ async fn shard_of(prefix: &str, id: &str) -> (String, Vec<String>) {
             master && owns
         })
         .expect("a master owns the slot");
-    let replicas = rows
-        .iter()
-        .filter(|fields| fields[3] == master[0] && !fields[2].contains("fail"))
-        .map(|fields| address(fields))
+    let master = address(master);
+    // Its replicas as the master itself knows them (`slaveN:ip=…,port=…,state=…`): the
+    // cluster's gossip may lag behind a replica that just migrated.
+    let mut node = redis::Client::open(format!("redis://{master}"))
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("replication")
+        .query_async(&mut node)
+        .await
+        .unwrap();
+    let replicas = info
+        .lines()
+        .filter(|line| line.starts_with("slave"))
+        .filter_map(|line| {
+            let field = |name: &str| {
+                line.split([':', ','])
+                    .find_map(|f| f.strip_prefix(name))
+                    .map(str::to_owned)
+            };
+            Some(format!("{}:{}", field("ip=")?, field("port=")?))
+        })
         .collect();
-    (address(master), replicas)
+    (master, replicas)
 }
 
 /// The process id of the Redis node at `address`.
