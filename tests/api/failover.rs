@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use crate::helpers::{
-    Player, TestApp, cluster_nodes, spawn_app_with_cluster_prefix, unique_prefix,
+    Player, TestApp, cluster_nodes, redis_info, spawn_app_with_cluster_prefix, unique_prefix,
 };
 
 /// Games played at once; the one killed is the master of the first game's slot.
@@ -326,16 +326,7 @@ async fn shard_of(prefix: &str, id: &str) -> (String, Vec<String>) {
     let master = address(master);
     // Its replicas as the master itself knows them (`slaveN:ip=…,port=…,state=…`): the
     // cluster's gossip may lag behind a replica that just migrated.
-    let mut node = redis::Client::open(format!("redis://{master}"))
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    let info: String = redis::cmd("INFO")
-        .arg("replication")
-        .query_async(&mut node)
-        .await
-        .unwrap();
+    let info = redis_info(&format!("redis://{master}"), "replication").await;
     let replicas = info
         .lines()
         .filter(|line| line.starts_with("slave"))
@@ -353,17 +344,9 @@ async fn shard_of(prefix: &str, id: &str) -> (String, Vec<String>) {
 
 /// The process id of the Redis node at `address`.
 async fn pid_of(address: &str) -> u32 {
-    let mut node = redis::Client::open(format!("redis://{address}"))
-        .unwrap()
-        .get_multiplexed_async_connection()
+    redis_info(&format!("redis://{address}"), "server")
         .await
-        .unwrap();
-    let info: String = redis::cmd("INFO")
-        .arg("server")
-        .query_async(&mut node)
-        .await
-        .unwrap();
-    info.lines()
+        .lines()
         .find_map(|line| line.strip_prefix("process_id:"))
         .and_then(|pid| pid.trim().parse().ok())
         .expect("INFO server gives the process id")

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use domino_server::settings::Settings;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, assert_problem, spawn_app_with, test_settings};
+use crate::helpers::{TestApp, assert_problem, redis_info, spawn_app_with, test_settings};
 use crate::proxy::{Proxy, redis_url};
 
 const STORE_TIMEOUT: Duration = Duration::from_millis(500);
@@ -473,17 +473,9 @@ async fn a_move_of_unknown_fate_says_so_and_a_keyed_retry_makes_it_once() {
 
 /// Replicas of the test Redis online now (none, on a plain local one).
 async fn online_replicas(url: &str) -> usize {
-    let mut conn = redis::Client::open(url)
-        .unwrap()
-        .get_multiplexed_async_connection()
+    redis_info(url, "replication")
         .await
-        .unwrap();
-    let info: String = redis::cmd("INFO")
-        .arg("replication")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    info.lines()
+        .lines()
         .filter(|l| l.starts_with("slave") && l.contains("state=online"))
         .count()
 }

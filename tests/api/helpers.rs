@@ -201,6 +201,20 @@ pub fn cluster_nodes() -> Vec<String> {
     nodes.split(',').map(|n| n.trim().to_owned()).collect()
 }
 
+/// A section of `INFO` of the Redis node at `url` (`redis://host:port`).
+pub async fn redis_info(url: &str, section: &str) -> String {
+    let mut node = redis::Client::open(url)
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap_or_else(|e| panic!("{url}: {e}"));
+    redis::cmd("INFO")
+        .arg(section)
+        .query_async(&mut node)
+        .await
+        .unwrap()
+}
+
 /// A fresh Redis key prefix of its own.
 pub fn unique_prefix() -> String {
     format!("test:{}:", uuid::Uuid::new_v4())
