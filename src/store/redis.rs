@@ -75,10 +75,16 @@
 //! when its replica takes over. With `wait_replicas = n > 0`, a create or a save is sent
 //! in one pipeline with `WAIT n <ms>` (on the same connection, so it counts the write just
 //! made), bounded by what is left of the operation timeout, and is acknowledged only when
-//! `n` replicas have it; otherwise it answers [`StoreError::Unavailable`] (the write may
+//! `n` replicas have it; otherwise it answers [`StoreError::Unreplicated`] (the write may
 //! or may not survive: the client retries with its idempotency key, and the version check
 //! decides). While a replica is missing, WAIT holds that node's connection for up to the
 //! timeout, so the store answers 503 rather than acknowledging moves it cannot vouch for.
+//! An answer given without a write of the request's own (a retry's stored receipt, a save
+//! whose answer came late) is first vouched for the same way ([`GameStore::vouch`]): one
+//! script checks that the game still holds what is acknowledged and writes (the game's
+//! expiry), then WAIT. The check runs on the node whose replicas are asked, so a new
+//! master that never got the write (the cluster connection retries across a failover)
+//! vouches for nothing.
 //!
 //! **Connections.** One multiplexed connection (one cluster connection, in cluster mode)
 //! per thread that uses the store (each actix worker, typically), made on its first call
@@ -91,7 +97,8 @@
 //! [`StoreError::Unavailable`] instead of hanging when Redis is slow or gone; the
 //! connections reconnect on their own. `connect` does not fail when Redis is down, so the
 //! server starts and `/readyz` says what is wrong (in cluster mode, also when the cluster
-//! says its state is not `ok`). A call cut short by the timeout may still have been
+//! says its state is not `ok`), or, with `wait_replicas`, which masters have fewer
+//! replicas online than that. A call cut short by the timeout may still have been
 //! applied by Redis: that is what idempotency keys and the version check are for.
 //!
 //! **Live events** use sharded pub/sub (Redis 7): the script SPUBLISHes on the game's own
