@@ -125,8 +125,9 @@ ensure_redis() {
 # cluster-node-timeout so a failover takes about a second), plus `spares` more replicas
 # (default 0; redis-cli gives them to some masters), joins them with `redis-cli --cluster
 # create`, waits until every node says `cluster_state:ok`, and exports
-# REDIS_CLUSTER_NODES (the three masters' URLs). A spare is what Redis's replica migration
-# moves to a master left with none (its own replica took over from it, about 5 s after). `stop_cluster` stops them all and
+# REDIS_CLUSTER_NODES (the three masters' URLs). A spare is what Redis's replica
+# migration moves to a master left with none (its own replica took over from it), about
+# 5 s after. `stop_cluster` stops them all and
 # removes their directory; call it from an EXIT trap. Needs redis-server and redis-cli 7.
 cluster_dir=""
 cluster_ports=()
