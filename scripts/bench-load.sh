@@ -17,7 +17,9 @@
 # Cluster mode: `scripts/bench-load.sh --cluster [load arguments]` runs the same load
 # three times in one go: on the single Redis as above, then on a local Redis Cluster of 3
 # masters with one replica each (scripts/redis-lib.sh `start_cluster`, stopped at the
-# end) with REDIS_WAIT_REPLICAS=1 (the cluster default) and with 0. On the cluster the
+# end) with REDIS_WAIT_REPLICAS=1 (the cluster default) and with 0; and on one Redis with
+# one replica (both started here) with REDIS_WAIT_REPLICAS=1, which tells what waiting
+# for a replica costs apart from what the cluster costs. On the cluster the
 # Redis CPU per move is that of all six nodes (replicas included); Redis's ceiling and the
 # bytes per game are measured on the single Redis only. Each of the three also runs
 # paced at PACED_RATE moves/s (default 5000, below what each sustains here): at one rate
@@ -64,11 +66,49 @@ cleanup() {
             | xargs -r -n 500 redis-cli -u "$REDIS_URL" del >/dev/null 2>&1 || true
     fi
     stop_cluster
+    stop_pair
     stop_redis
     rm -rf "$work_dir"
     exit "$status"
 }
 trap cleanup EXIT
+
+# One throwaway Redis and a replica of it (`--cluster` only), as one Redis with
+# REDIS_WAIT_REPLICAS=1 would run in production.
+pair_dir=""
+pair_url=""
+pair_replica_port=""
+stop_pair() {
+    local pid
+    if [[ -n $pair_dir ]]; then
+        for pid in "$pair_dir"/*.pid; do
+            [[ -f $pid ]] && kill "$(cat "$pid")" 2>/dev/null || true
+        done
+        sleep 0.5
+        rm -rf "$pair_dir"
+    fi
+    pair_dir=""
+}
+start_pair() {
+    local primary replica i
+    pair_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-pair.XXXXXX")
+    primary=$(free_port) || exit 1
+    replica=$(free_port) || exit 1
+    [[ $replica != "$primary" ]] || replica=$(free_port) || exit 1
+    redis-server --port "$primary" --bind 127.0.0.1 --save "" --appendonly no --daemonize yes \
+        --pidfile "$pair_dir/primary.pid" --dir "$pair_dir" --logfile "$pair_dir/primary.log" >/dev/null
+    redis-server --port "$replica" --bind 127.0.0.1 --save "" --appendonly no --daemonize yes \
+        --replicaof 127.0.0.1 "$primary" --repl-diskless-sync-delay 0 \
+        --pidfile "$pair_dir/replica.pid" --dir "$pair_dir" --logfile "$pair_dir/replica.log" >/dev/null
+    pair_url="redis://127.0.0.1:$primary"
+    pair_replica_port=$replica
+    for i in $(seq 100); do
+        redis-cli -p "$primary" info replication 2>/dev/null | grep -q '^slave0:.*state=online' && return 0
+        sleep 0.1
+    done
+    log "the replica did not come online"
+    exit 1
+}
 
 command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || {
     log "needs redis-cli and redis-benchmark (Debian: apt-get install redis-tools)"
@@ -129,6 +169,19 @@ warnings
 stop_server
 
 if (( cluster )); then
+    start_pair
+    pair_nodes="$pair_url,redis://127.0.0.1:$pair_replica_port"
+    echo "== one Redis and its replica, REDIS_WAIT_REPLICAS=1"
+    start_server REDIS_URL="$pair_url" REDIS_WAIT_REPLICAS=1
+    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "$pair_nodes" \
+        --server-pid "$server_pid" "$@" || status=$?
+    echo "== one Redis and its replica, REDIS_WAIT_REPLICAS=1, paced"
+    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "$pair_nodes" \
+        --server-pid "$server_pid" "$@" --rate "${PACED_RATE:-5000}" || status=$?
+    warnings
+    stop_server
+    stop_pair
+
     start_cluster
     nodes=$(for port in "${cluster_ports[@]}"; do printf 'redis://127.0.0.1:%s,' "$port"; done)
     for wait in 1 0; do

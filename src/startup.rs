@@ -130,7 +130,7 @@ async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
             for problem in &health.degraded {
                 tracing::warn!(wait_replicas, "{problem}");
             }
-            format!("degraded: {}", health.degraded.join("; "))
+            format!("degraded ({} warned above)", health.degraded.len())
         }
         Err(e) => e.to_string(),
     };

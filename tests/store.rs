@@ -973,6 +973,80 @@ async fn cluster_vouches_only_for_what_the_game_still_holds() {
     );
 }
 
+/// While `store`'s save of a game waits for replicas that are missing, reads of it (and
+/// of other games) still answer, on the same thread: the WAIT holds a connection of its
+/// own.
+async fn reads_answer_while_a_save_waits_for_replicas(
+    store: &RedisStore,
+    plain_store: &RedisStore,
+) {
+    let id = new_id();
+    plain_store.create(&id, b"v1".to_vec(), None).await.unwrap();
+    // A save without WAIT first, so that the game's node knows the script: the other
+    // store's first attempt then does not wait for replicas only to learn it must send
+    // the script's source.
+    assert_eq!(
+        plain_store.save(&id, plain(1, b"v2")).await.unwrap(),
+        SaveOutcome::Saved { version: 2 }
+    );
+    let save = store.save(&id, plain(2, b"v3"));
+    tokio::pin!(save);
+    // The save's WAIT runs for three quarters of the 2 s timeout: it is still waiting.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), &mut save)
+            .await
+            .is_err(),
+        "the save answered without its replicas"
+    );
+    let started = Instant::now();
+    let loaded = tokio::select! {
+        loaded = store.load(&id) => loaded.unwrap().unwrap(),
+        saved = &mut save => panic!("the read waited behind the save's WAIT: {saved:?}"),
+    };
+    assert_eq!(loaded.version, 3);
+    eprintln!("read in {:?} while the save waited", started.elapsed());
+    let listed = tokio::select! {
+        listed = store.list_open(0, 10) => listed,
+        saved = &mut save => panic!("the lobby waited behind the save's WAIT: {saved:?}"),
+    };
+    listed.unwrap();
+    let t = Instant::now();
+    assert_unreplicated("save", t, OP_TIMEOUT, "replicas", save.await);
+    // Made on the master all the same.
+    assert_eq!(
+        store.load_after_writes(&id).await.unwrap().unwrap().version,
+        3
+    );
+}
+
+#[tokio::test]
+async fn redis_reads_answer_while_a_save_waits_for_a_missing_replica() {
+    // The shared test Redis has no replica. One thread: both calls use its connections.
+    let prefix = test_prefix();
+    let target = RedisTarget::Single(redis_url());
+    let waiting = RedisStore::connect_to(&target, &prefix, LONG_TTL, OP_TIMEOUT, 1)
+        .await
+        .unwrap();
+    let plain_store = RedisStore::connect(&redis_url(), &prefix, LONG_TTL, OP_TIMEOUT)
+        .await
+        .unwrap();
+    reads_answer_while_a_save_waits_for_replicas(&waiting, &plain_store).await;
+}
+
+#[tokio::test]
+async fn cluster_reads_answer_while_a_save_waits_for_missing_replicas() {
+    // The test cluster has one replica per master (and one spare): three are missing.
+    let prefix = test_prefix();
+    let target = RedisTarget::Cluster(cluster_nodes());
+    let waiting = RedisStore::connect_to(&target, &prefix, LONG_TTL, OP_TIMEOUT, 3)
+        .await
+        .unwrap();
+    let plain_store = RedisStore::connect_to(&target, &prefix, LONG_TTL, OP_TIMEOUT, 0)
+        .await
+        .unwrap();
+    reads_answer_while_a_save_waits_for_replicas(&waiting, &plain_store).await;
+}
+
 /// The evidence of a game read at `version` with `bytes`.
 fn stored(version: u64, bytes: &[u8]) -> Evidence<'_> {
     Evidence::Stored { version, bytes }

@@ -721,7 +721,7 @@ impl GameService {
     /// and moves: no other write makes the same), or, when it has moved on since, the event
     /// of `expected + 1` is this one. Each look is bounded by the store's own timeout.
     async fn landed(&self, id: &str, expected: u64, bytes: &[u8], event: Option<Vec<u8>>) -> Fate {
-        let stored = match self.store.load(id).await {
+        let stored = match self.store.load_after_writes(id).await {
             Ok(Some(stored)) => stored,
             Ok(None) | Err(_) => return Fate::Unknown,
         };

@@ -62,6 +62,10 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.load(id))
     }
 
+    async fn load_after_writes(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+        delegate!(self, s => s.load_after_writes(id))
+    }
+
     async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome, StoreError> {
         delegate!(self, s => s.save(id, save))
     }

@@ -254,6 +254,11 @@ impl GameStore for MemoryStore {
         }))
     }
 
+    /// Every write here is done when its call returns.
+    async fn load_after_writes(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+        self.load(id).await
+    }
+
     async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome, StoreError> {
         let (mut inner, now) = self.lock();
         let Some(game) = inner.live(id, now) else {

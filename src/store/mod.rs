@@ -193,6 +193,14 @@ pub trait GameStore: Send + Sync + 'static {
     /// Loads a game; `None` when it does not exist or has expired.
     fn load(&self, id: &GameId) -> impl Future<Output = Result<Option<Stored>, StoreError>> + Send;
 
+    /// Like [`load`](Self::load), read after every write this thread sent before (its
+    /// answer come or not) was applied or refused: for telling whether a save whose
+    /// answer was lost landed, which a read overtaking it could not.
+    fn load_after_writes(
+        &self,
+        id: &GameId,
+    ) -> impl Future<Output = Result<Option<Stored>, StoreError>> + Send;
+
     /// Compare-and-set on the version; also refreshes the game's idle expiry.
     fn save(
         &self,

@@ -77,8 +77,10 @@
 //! made), bounded by what is left of the operation timeout, and is acknowledged only when
 //! `n` replicas have it; otherwise it answers [`StoreError::Unreplicated`] (the write may
 //! or may not survive: the client retries with its idempotency key, and the version check
-//! decides). While a replica is missing, WAIT holds that node's connection for up to the
-//! timeout, so the store answers 503 rather than acknowledging moves it cannot vouch for.
+//! decides). While a replica is missing, WAIT holds the connection it runs on for up to the
+//! timeout, so the store answers 503 rather than acknowledging moves it cannot vouch for;
+//! such writes therefore have a connection of their own, and reads (views, spectators,
+//! the lobby) go on answering meanwhile.
 //! An answer given without a write of the request's own (a retry's stored receipt, a save
 //! whose answer came late) is first vouched for the same way ([`GameStore::vouch`]): one
 //! script checks that the game still holds what is acknowledged and writes (the game's
@@ -89,6 +91,8 @@
 //! **Connections.** One multiplexed connection (one cluster connection, in cluster mode)
 //! per thread that uses the store (each actix worker, typically), made on its first call
 //! there: a request's Redis calls are written, read and handed back on its own thread.
+//! With `wait_replicas`, a second one per thread carries the writes that WAIT, and the
+//! read that tells whether a save whose answer was lost landed (it must not overtake it).
 //! One connection shared by every worker made each call hop to the thread that owned it
 //! and back (two cross-thread wake-ups), which cost about a fifth of the server's CPU
 //! under load.
@@ -641,44 +645,75 @@ impl Clients {
     }
 }
 
-/// The store's connections, one per thread (see the module doc).
+/// The store's connections, one pair per thread (see the module doc).
 struct Connections {
     /// Boxed: large, and read only to make a connection.
     clients: Box<Clients>,
     op_timeout: Duration,
+    /// Whether writes that wait for replicas get a connection of their own.
+    split: bool,
     /// Tells this store's connections apart from other stores' in a thread's list.
     id: u64,
     /// Alive as long as the store: a thread drops the connections of dropped stores.
     alive: Arc<()>,
 }
 
+/// One thread's connections of one store: `writes` carries the writes that WAIT for
+/// replicas, and the reads that must follow them; `reads`, everything else. The same
+/// connection unless replicas must confirm writes.
+#[derive(Clone)]
+struct Pair {
+    reads: Conn,
+    writes: Conn,
+}
+
 thread_local! {
-    /// This thread's connections: (store id, the store's liveness, connection).
-    static CONNECTIONS: RefCell<Vec<(u64, Weak<()>, Conn)>> = const { RefCell::new(Vec::new()) };
+    /// This thread's connections: (store id, the store's liveness, connections).
+    static CONNECTIONS: RefCell<Vec<(u64, Weak<()>, Pair)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Connections {
-    fn new(clients: Clients, op_timeout: Duration) -> Connections {
+    fn new(clients: Clients, op_timeout: Duration, split: bool) -> Connections {
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Connections {
             clients: Box::new(clients),
             op_timeout,
+            split,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             alive: Arc::new(()),
         }
     }
 
-    /// This thread's connection, made (lazily: it connects on first use) if there is none.
-    /// Must be called on a tokio runtime, which the connection's tasks then live on.
+    /// This thread's connection for reads and for writes that do not wait for replicas.
     fn get(&self) -> Result<Conn, StoreError> {
+        self.pair().map(|pair| pair.reads)
+    }
+
+    /// This thread's connection for writes that wait for replicas (a WAIT holds its
+    /// connection until the replicas answer, up to the timeout: reads, and spectators'
+    /// views, must not queue behind it while a replica is missing), and for reads that
+    /// must see what those writes did.
+    fn writer(&self) -> Result<Conn, StoreError> {
+        self.pair().map(|pair| pair.writes)
+    }
+
+    /// This thread's pair, made (lazily: each connects on first use) if there is none.
+    /// Must be called on a tokio runtime, which the connections' tasks then live on.
+    fn pair(&self) -> Result<Pair, StoreError> {
         CONNECTIONS.with_borrow_mut(|conns| {
-            if let Some((_, _, conn)) = conns.iter().find(|(id, _, _)| *id == self.id) {
-                return Ok(conn.clone());
+            if let Some((_, _, pair)) = conns.iter().find(|(id, _, _)| *id == self.id) {
+                return Ok(pair.clone());
             }
             conns.retain(|(_, alive, _)| alive.strong_count() > 0);
-            let conn = self.clients.connection(self.op_timeout)?;
-            conns.push((self.id, Arc::downgrade(&self.alive), conn.clone()));
-            Ok(conn)
+            let reads = self.clients.connection(self.op_timeout)?;
+            let writes = if self.split {
+                self.clients.connection(self.op_timeout)?
+            } else {
+                reads.clone()
+            };
+            let pair = Pair { reads, writes };
+            conns.push((self.id, Arc::downgrade(&self.alive), pair.clone()));
+            Ok(pair)
         })
     }
 }
@@ -712,7 +747,7 @@ impl RedisStore {
         wait_replicas: u32,
     ) -> Result<Self, StoreError> {
         let clients = Clients::new(target, op_timeout)?;
-        let conns = Connections::new(clients.clone(), op_timeout);
+        let conns = Connections::new(clients.clone(), op_timeout, wait_replicas > 0);
         // A bad configuration shows here rather than at the first request.
         conns.get()?;
         let keys = Keys {
@@ -874,6 +909,21 @@ impl RedisStore {
         .map(drop)
     }
 
+    /// Game `id`, read on `conn`.
+    async fn load_on(&self, mut conn: Conn, id: &GameId) -> Result<Option<Stored>, StoreError> {
+        let value: Option<Vec<u8>> = self
+            .bounded(
+                "load",
+                redis::cmd("GET")
+                    .arg(self.keys.game(id))
+                    .query_async(&mut conn),
+            )
+            .await?;
+        value
+            .map(|value| parse_game_value(&value).ok_or_else(|| corrupt("game value")))
+            .transpose()
+    }
+
     /// After a write: fails unless enough replicas have it.
     fn vouched(&self, what: &str, acked: Option<i64>) -> Result<(), StoreError> {
         let wanted = i64::from(self.wait_replicas);
@@ -966,7 +1016,7 @@ impl GameStore for RedisStore {
         bytes: Vec<u8>,
         listing: Option<Listing>,
     ) -> Result<(), StoreError> {
-        let mut conn = self.conns.get()?;
+        let mut conn = self.conns.writer()?;
         let deadline = self.deadline();
         let value = game_value(1, &bytes);
         let (game, idem) = (self.keys.game(id), self.keys.idem(id));
@@ -1046,18 +1096,13 @@ impl GameStore for RedisStore {
     }
 
     async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
-        let mut conn = self.conns.get()?;
-        let value: Option<Vec<u8>> = self
-            .bounded(
-                "load",
-                redis::cmd("GET")
-                    .arg(self.keys.game(id))
-                    .query_async(&mut conn),
-            )
-            .await?;
-        value
-            .map(|value| parse_game_value(&value).ok_or_else(|| corrupt("game value")))
-            .transpose()
+        self.load_on(self.conns.get()?, id).await
+    }
+
+    /// On the connection of the writes that wait for replicas: Redis runs one
+    /// connection's commands in order.
+    async fn load_after_writes(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+        self.load_on(self.conns.writer()?, id).await
     }
 
     async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome, StoreError> {
@@ -1072,7 +1117,7 @@ impl GameStore for RedisStore {
             None => ("0", "", Vec::new()),
         };
         let deadline = self.deadline();
-        let mut conn = self.conns.get()?;
+        let mut conn = self.conns.writer()?;
         let (game, idem, window, channel) = (
             self.keys.game(id),
             self.keys.idem(id),
@@ -1318,7 +1363,7 @@ impl GameStore for RedisStore {
         if self.wait_replicas == 0 {
             return Ok(());
         }
-        let mut conn = self.conns.get()?;
+        let mut conn = self.conns.writer()?;
         let (game, idem) = (self.keys.game(id), self.keys.idem(id));
         let (kind, what, bytes) = match evidence {
             Evidence::Record(key) => ("record", key.to_owned(), &[][..]),
