@@ -134,7 +134,7 @@ use redis::aio::{
 };
 use redis::cluster::{ClusterClient, ClusterClientBuilder, ClusterConfig};
 use redis::cluster_async::ClusterConnection;
-use redis::cluster_routing::{MultipleNodeRoutingInfo, RoutingInfo};
+use redis::cluster_routing::{MultipleNodeRoutingInfo, RoutingInfo, SingleNodeRoutingInfo};
 use redis::{
     AsyncConnectionConfig, Client, Cmd, ErrorKind, IntoConnectionInfo, Pipeline, ProtocolVersion,
     PushInfo, PushKind, RedisError, RedisFuture, Script, ServerErrorKind, Value,
@@ -147,6 +147,10 @@ use super::{
     Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
     LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
 };
+
+/// How long a write answered `TRYAGAIN` (its slot is moving, its keys split between two
+/// masters) waits before it is sent again.
+const TRY_AGAIN_AFTER: Duration = Duration::from_millis(20);
 
 /// How many live events a local subscriber may fall behind before its stream ends.
 const SUBSCRIBER_BUFFER: usize = 64;
@@ -534,6 +538,34 @@ impl ConnectionLike for Conn {
     }
 }
 
+impl Conn {
+    /// Runs `pipe`, on the master at `node` (`host:port`, from a redirect) when given:
+    /// the cluster connection routes a pipeline by its first key otherwise.
+    async fn pipeline_to(
+        &mut self,
+        pipe: &Pipeline,
+        node: Option<&str>,
+    ) -> Result<Vec<Value>, RedisError> {
+        let (Conn::Cluster(conn), Some(node)) = (&mut *self, node) else {
+            return pipe.query_async(self).await;
+        };
+        let (host, port) = node
+            .rsplit_once(':')
+            .and_then(|(host, port)| Some((host.to_owned(), port.parse().ok()?)))
+            .ok_or_else(|| {
+                RedisError::from((ErrorKind::Parse, "a redirect to an unknown address"))
+            })?;
+        let route = SingleNodeRoutingInfo::ByAddress { host, port };
+        // As `query_async` does for a pipeline with no reply ignored: the first error
+        // answered, else every reply.
+        conn.route_pipeline(pipe.clone(), 0, pipe.len(), route)
+            .await?
+            .into_iter()
+            .map(Value::extract_error)
+            .collect()
+    }
+}
+
 /// The cluster client's settings: every call is bounded by `op_timeout` anyway, so retries
 /// (after a MOVED, or while a failover completes) are quick and few; the crate's defaults
 /// wait over a second before the first one. No overall timeout of the crate's: the
@@ -825,6 +857,12 @@ impl RedisStore {
     /// the same connection right after the script. `args` writes the key count, the keys
     /// and the arguments. Returns the script's reply and how many replicas have the write
     /// (`None` when not asked).
+    ///
+    /// The cluster connection follows `MOVED` and `ASK` for a command, not inside a
+    /// pipeline's replies: here a script answered `ASK` (its slot is being moved, and its
+    /// keys are on the new master) is sent again there after `ASKING`, one answered
+    /// `MOVED` is sent to the new owner, and one answered `TRYAGAIN` (its keys are split
+    /// between the two masters for a moment) is sent again shortly, within the deadline.
     async fn write(
         &self,
         conn: &mut Conn,
@@ -834,7 +872,7 @@ impl RedisStore {
         args: impl Fn(&mut Cmd),
         replicated: bool,
     ) -> Result<(Value, Option<i64>), StoreError> {
-        let pipeline = |eval: bool| {
+        let pipeline = |eval: bool, asking: bool| {
             let mut cmd = if eval {
                 let mut cmd = redis::cmd("EVAL");
                 cmd.arg(source);
@@ -846,6 +884,9 @@ impl RedisStore {
             };
             args(&mut cmd);
             let mut pipe = redis::pipe();
+            if asking {
+                pipe.cmd("ASKING");
+            }
             pipe.add_command(cmd);
             if replicated && self.wait_replicas > 0 {
                 // Three quarters of what is left, so that WAIT answers (and says how many
@@ -856,17 +897,39 @@ impl RedisStore {
             }
             pipe
         };
-        let mut replies: Result<Vec<Value>, RedisError> = self
-            .bounded_until(deadline, what, async {
-                Ok(pipeline(false).query_async(conn).await)
-            })
-            .await?;
-        if matches!(&replies, Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript)) {
-            replies = Ok(self
-                .bounded_until(deadline, what, pipeline(true).query_async(conn))
-                .await?);
-        }
-        let mut replies = replies.map_err(unavailable)?.into_iter();
+        let (mut eval, mut to) = (false, None::<(String, bool)>);
+        let mut redirects = 0;
+        let (replies, asked) = loop {
+            let asking = to.as_ref().is_some_and(|(_, ask)| *ask);
+            let pipe = pipeline(eval, asking);
+            let node = to.as_ref().map(|(node, _)| node.as_str());
+            let replies = self
+                .bounded_until(deadline, what, async {
+                    Ok(conn.pipeline_to(&pipe, node).await)
+                })
+                .await?;
+            let Err(e) = replies else {
+                break (replies.map_err(unavailable)?, asking);
+            };
+            match e.kind() {
+                ErrorKind::Server(ServerErrorKind::NoScript) if !eval => eval = true,
+                ErrorKind::Server(kind @ (ServerErrorKind::Ask | ServerErrorKind::Moved))
+                    if redirects < 3 =>
+                {
+                    let (node, _) = e.redirect_node().ok_or_else(|| unavailable(e.clone()))?;
+                    to = Some((node.to_owned(), kind == ServerErrorKind::Ask));
+                    redirects += 1;
+                }
+                ErrorKind::Server(ServerErrorKind::TryAgain)
+                    if tokio::time::Instant::now() + TRY_AGAIN_AFTER < deadline =>
+                {
+                    tokio::time::sleep(TRY_AGAIN_AFTER).await;
+                }
+                _ => return Err(unavailable(e)),
+            }
+        };
+        // ASKING's OK first, when it was sent.
+        let mut replies = replies.into_iter().skip(usize::from(asked));
         let reply = replies.next().ok_or_else(|| corrupt("script reply"))?;
         let acked = match replies.next() {
             Some(Value::Int(n)) => Some(n),

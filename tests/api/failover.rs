@@ -26,7 +26,7 @@ use crate::helpers::{
 /// Games played at once; the one killed is the master of the first game's slot.
 const GAMES: usize = 6;
 /// Longest the whole test may take, and the longest one request may be retried.
-const DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
 /// The game must be served again within this after the kill: a failover takes about 2 s
 /// with a 1 s node timeout, then the spare replica migrates to the new master 5 s after
 /// it was left without one (Redis's own delay); the rest is slack for a loaded CI machine.
@@ -35,11 +35,11 @@ const SERVED_AGAIN_WITHIN: Duration = Duration::from_secs(25);
 /// What one game's player saw: each acknowledged move's version, and when the first one
 /// after the kill was acknowledged.
 #[derive(Default)]
-struct Played {
-    acked: Vec<u64>,
+pub(crate) struct Played {
+    pub(crate) acked: Vec<u64>,
     first_ack_after_kill: Option<Instant>,
-    finished: bool,
-    retried_503: usize,
+    pub(crate) finished: bool,
+    pub(crate) retried_503: usize,
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -198,7 +198,7 @@ async fn acknowledged_moves_survive_a_master_failover() {
 
 /// Plays one game move after move, each with its own idempotency key, retrying a move
 /// answered 503 (or not answered) with the same key until it is acknowledged.
-async fn play(
+pub(crate) async fn play(
     app: &TestApp,
     id: &str,
     players: &[Player],
@@ -265,7 +265,7 @@ async fn play(
 }
 
 /// `GET` as a spectator, retried while the store is unavailable.
-async fn retry_get(app: &TestApp, path: &str) -> Value {
+pub(crate) async fn retry_get(app: &TestApp, path: &str) -> Value {
     let started = Instant::now();
     loop {
         if let Ok(res) = app.client.get(app.url(path)).send().await
@@ -280,7 +280,7 @@ async fn retry_get(app: &TestApp, path: &str) -> Value {
 
 /// One shard of the cluster as `CLUSTER NODES` (asked of the first node that answers)
 /// shows it: the address of the master that owns the game's slot, and of its replicas.
-async fn shard_of(prefix: &str, id: &str) -> (String, Vec<String>) {
+pub(crate) async fn shard_of(prefix: &str, id: &str) -> (String, Vec<String>) {
     let mut seed = None;
     for node in cluster_nodes() {
         let client = redis::Client::open(node.as_str()).unwrap();

@@ -28,5 +28,6 @@ mod proxy;
 mod ratelimit;
 mod redaction;
 mod request_ids;
+mod resharding;
 mod sse;
 mod two_servers;
