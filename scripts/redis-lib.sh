@@ -40,11 +40,16 @@ port_in_use() {
     timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null
 }
 
-# A port nothing listens on, from 20000 to 59999.
+# A port nothing listens on, below the kernel's range of ephemeral ports by 10,000 or
+# more: a port in that range may be the local end of some outgoing connection (the tests
+# open many), which a listener then cannot bind, and a cluster node also binds its port
+# + 10000 for the cluster bus.
 free_port() {
-    local port
+    local port low
+    low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    (( low > 20000 )) || low=32768
     for _ in $(seq 50); do
-        port=$(( 20000 + RANDOM % 40000 ))
+        port=$(( 10000 + RANDOM % (low - 20000) ))
         port_in_use "$port" || { echo "$port"; return 0; }
     done
     log "no free port found"

@@ -5,8 +5,9 @@
 //! (`REDIS_URL`) or a cluster, by some of its nodes (`REDIS_CLUSTER_NODES`). The two modes
 //! differ only in the connection: a connection manager to the one server, or the `redis`
 //! crate's async cluster connection, which sends each command to the master owning its
-//! key's slot, follows `MOVED`/`ASK` and refreshes the slot map after a failover. Every
-//! command, script and key below is the same in both modes.
+//! key's slot, follows `MOVED`/`ASK` and refreshes the slot map after a failover (a
+//! pipeline's redirects, the crate leaves to its caller: writes follow them themselves).
+//! Every command, script and key below is the same in both modes.
 //!
 //! **Atomicity.** Every write of a game is one Lua script, because the connection is one
 //! multiplexed connection shared by every request: WATCH/MULTI would watch on behalf of

@@ -21,8 +21,10 @@ use crate::helpers::{EventStream, spawn_app_with_cluster_prefix, unique_prefix};
 
 /// Moves acknowledged before the migration starts, and after it ends.
 const MOVES_AROUND: usize = 4;
-/// Between two keys of the game moved: moves land while the slot is half moved.
-const BETWEEN_KEYS: Duration = Duration::from_millis(300);
+/// Between two keys of the game moved: moves land while the slot is half moved (a few
+/// each time), and well within the store's timeout (1 s), for which a move that finds
+/// the game's keys split waits at most this long plus one MIGRATE.
+const BETWEEN_KEYS: Duration = Duration::from_millis(100);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_game_plays_on_and_is_watched_while_its_slot_moves_to_another_master() {
