@@ -974,8 +974,8 @@ async fn cluster_vouches_only_for_what_the_game_still_holds() {
 }
 
 /// While `store`'s save of a game waits for replicas that are missing, reads of it (and
-/// of other games) still answer, on the same thread: the WAIT holds a connection of its
-/// own.
+/// of other games) still answer, on the same thread: once a WAIT has held the thread's
+/// connection for a moment, reads move to another.
 async fn reads_answer_while_a_save_waits_for_replicas(
     store: &RedisStore,
     plain_store: &RedisStore,

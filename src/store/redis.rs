@@ -80,8 +80,8 @@
 //! or may not survive: the client retries with its idempotency key, and the version check
 //! decides). While a replica is missing, WAIT holds the connection it runs on for up to the
 //! timeout, so the store answers 503 rather than acknowledging moves it cannot vouch for;
-//! such writes therefore have a connection of their own, and reads (views, spectators,
-//! the lobby) go on answering meanwhile.
+//! reads (views, spectators, the lobby) then move to a connection of their own and go on
+//! answering meanwhile.
 //! An answer given without a write of the request's own (a retry's stored receipt, a save
 //! whose answer came late) is first vouched for the same way ([`GameStore::vouch`]): one
 //! script checks that the game still holds what is acknowledged and writes (the game's
@@ -92,8 +92,9 @@
 //! **Connections.** One multiplexed connection (one cluster connection, in cluster mode)
 //! per thread that uses the store (each actix worker, typically), made on its first call
 //! there: a request's Redis calls are written, read and handed back on its own thread.
-//! With `wait_replicas`, a second one per thread carries the writes that WAIT, and the
-//! read that tells whether a save whose answer was lost landed (it must not overtake it).
+//! A second one is made and carries that thread's reads while a WAIT has held the first
+//! for [`WAIT_HOLDS_READS_AFTER`] (see [`Pair`]); the read that tells whether a save
+//! whose answer was lost landed stays on the first (it must not overtake the save).
 //! One connection shared by every worker made each call hop to the thread that owned it
 //! and back (two cross-thread wake-ups), which cost about a fifth of the server's CPU
 //! under load.
@@ -126,9 +127,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redis::aio::{
     ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection,
@@ -683,21 +684,68 @@ struct Connections {
     /// Boxed: large, and read only to make a connection.
     clients: Box<Clients>,
     op_timeout: Duration,
-    /// Whether writes that wait for replicas get a connection of their own.
-    split: bool,
     /// Tells this store's connections apart from other stores' in a thread's list.
     id: u64,
     /// Alive as long as the store: a thread drops the connections of dropped stores.
     alive: Arc<()>,
 }
 
-/// One thread's connections of one store: `writes` carries the writes that WAIT for
-/// replicas, and the reads that must follow them; `reads`, everything else. The same
-/// connection unless replicas must confirm writes.
-#[derive(Clone)]
+/// One thread's connections of one store: `shared` carries everything, unless a WAIT has
+/// held it for [`WAIT_HOLDS_READS_AFTER`]: then reads go on `reads` (made then) until it
+/// is free again. Replicas that answer at once never hold it that long, and the thread
+/// has one connection; a missing replica makes every WAIT hold it for most of the
+/// timeout, and the thread's reads (views, spectators, the lobby) must not queue behind.
 struct Pair {
-    reads: Conn,
-    writes: Conn,
+    shared: Conn,
+    reads: Option<Conn>,
+    waits: Arc<Waits>,
+}
+
+/// How long a WAIT may hold a thread's shared connection before the thread's reads move
+/// to a connection of their own: a replica answers WAIT within a millisecond or two.
+const WAIT_HOLDS_READS_AFTER: Duration = Duration::from_millis(20);
+
+/// The WAITs running on a thread's shared connection, and since when there have been any.
+#[derive(Default)]
+struct Waits {
+    running: AtomicUsize,
+    /// Microseconds from [`Waits::epoch`] when `running` last left 0.
+    since_us: AtomicU64,
+}
+
+impl Waits {
+    fn epoch() -> Instant {
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        *EPOCH.get_or_init(Instant::now)
+    }
+
+    fn now_us() -> u64 {
+        u64::try_from(Self::epoch().elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// Counts a WAIT in until the guard is dropped.
+    fn enter(self: &Arc<Self>) -> WaitGuard {
+        if self.running.fetch_add(1, Ordering::Relaxed) == 0 {
+            self.since_us.store(Self::now_us(), Ordering::Relaxed);
+        }
+        WaitGuard(self.clone())
+    }
+
+    /// Whether WAITs have held the connection for longer than reads should wait.
+    fn holding(&self) -> bool {
+        self.running.load(Ordering::Relaxed) > 0
+            && Self::now_us().saturating_sub(self.since_us.load(Ordering::Relaxed))
+                > WAIT_HOLDS_READS_AFTER.as_micros() as u64
+    }
+}
+
+/// A running WAIT (dropped when its write ends, timed out or cancelled).
+struct WaitGuard(Arc<Waits>);
+
+impl Drop for WaitGuard {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 thread_local! {
@@ -706,47 +754,59 @@ thread_local! {
 }
 
 impl Connections {
-    fn new(clients: Clients, op_timeout: Duration, split: bool) -> Connections {
+    fn new(clients: Clients, op_timeout: Duration) -> Connections {
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Connections {
             clients: Box::new(clients),
             op_timeout,
-            split,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             alive: Arc::new(()),
         }
     }
 
-    /// This thread's connection for reads and for writes that do not wait for replicas.
+    /// This thread's connection for a read (or a write that does not wait for replicas):
+    /// the shared one, unless a WAIT holds it.
     fn get(&self) -> Result<Conn, StoreError> {
-        self.pair().map(|pair| pair.reads)
+        self.with_pair(|pair| {
+            if !pair.waits.holding() {
+                return Ok(pair.shared.clone());
+            }
+            if pair.reads.is_none() {
+                pair.reads = Some(self.clients.connection(self.op_timeout)?);
+            }
+            Ok(pair.reads.clone().expect("made above"))
+        })
     }
 
-    /// This thread's connection for writes that wait for replicas (a WAIT holds its
-    /// connection until the replicas answer, up to the timeout: reads, and spectators'
-    /// views, must not queue behind it while a replica is missing), and for reads that
-    /// must see what those writes did.
+    /// This thread's shared connection: for writes that wait for replicas, and for reads
+    /// that must follow them.
     fn writer(&self) -> Result<Conn, StoreError> {
-        self.pair().map(|pair| pair.writes)
+        self.with_pair(|pair| Ok(pair.shared.clone()))
     }
 
-    /// This thread's pair, made (lazily: each connects on first use) if there is none.
-    /// Must be called on a tokio runtime, which the connections' tasks then live on.
-    fn pair(&self) -> Result<Pair, StoreError> {
+    /// Counts a WAIT on this thread's shared connection in, until the guard is dropped.
+    fn waiting(&self) -> Result<WaitGuard, StoreError> {
+        self.with_pair(|pair| Ok(pair.waits.enter()))
+    }
+
+    /// Runs `f` on this thread's pair, made (lazily: it connects on first use) if there is
+    /// none. Must be called on a tokio runtime, which the connections' tasks then live on.
+    fn with_pair<T>(
+        &self,
+        f: impl FnOnce(&mut Pair) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         CONNECTIONS.with_borrow_mut(|conns| {
-            if let Some((_, _, pair)) = conns.iter().find(|(id, _, _)| *id == self.id) {
-                return Ok(pair.clone());
+            if let Some((_, _, pair)) = conns.iter_mut().find(|(id, _, _)| *id == self.id) {
+                return f(pair);
             }
             conns.retain(|(_, alive, _)| alive.strong_count() > 0);
-            let reads = self.clients.connection(self.op_timeout)?;
-            let writes = if self.split {
-                self.clients.connection(self.op_timeout)?
-            } else {
-                reads.clone()
+            let pair = Pair {
+                shared: self.clients.connection(self.op_timeout)?,
+                reads: None,
+                waits: Arc::default(),
             };
-            let pair = Pair { reads, writes };
-            conns.push((self.id, Arc::downgrade(&self.alive), pair.clone()));
-            Ok(pair)
+            conns.push((self.id, Arc::downgrade(&self.alive), pair));
+            f(&mut conns.last_mut().expect("pushed above").2)
         })
     }
 }
@@ -780,7 +840,7 @@ impl RedisStore {
         wait_replicas: u32,
     ) -> Result<Self, StoreError> {
         let clients = Clients::new(target, op_timeout)?;
-        let conns = Connections::new(clients.clone(), op_timeout, wait_replicas > 0);
+        let conns = Connections::new(clients.clone(), op_timeout);
         // A bad configuration shows here rather than at the first request.
         conns.get()?;
         let keys = Keys {
@@ -897,6 +957,11 @@ impl RedisStore {
                 pipe.cmd("WAIT").arg(self.wait_replicas).arg(wait_ms as u64);
             }
             pipe
+        };
+        let _waiting = if replicated && self.wait_replicas > 0 {
+            Some(self.conns.waiting()?)
+        } else {
+            None
         };
         let (mut eval, mut to) = (false, None::<(String, bool)>);
         let mut redirects = 0;
