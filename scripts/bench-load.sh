@@ -168,32 +168,33 @@ fi
 warnings
 stop_server
 
-if (( cluster )); then
-    start_pair
-    pair_nodes="$pair_url,redis://127.0.0.1:$pair_replica_port"
-    echo "== one Redis and its replica, REDIS_WAIT_REPLICAS=1"
-    start_server REDIS_URL="$pair_url" REDIS_WAIT_REPLICAS=1
-    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "$pair_nodes" \
+# `--cluster` only: the load unpaced, then paced, on the running server, titled $1, with
+# the Redis CPU of the nodes $2 (comma-separated URLs); then stops the server.
+measure() {
+    local title=$1 cpu_urls=$2
+    shift 2
+    echo "== $title"
+    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "$cpu_urls" \
         --server-pid "$server_pid" "$@" || status=$?
-    echo "== one Redis and its replica, REDIS_WAIT_REPLICAS=1, paced"
-    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "$pair_nodes" \
+    echo "== $title, paced"
+    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "$cpu_urls" \
         --server-pid "$server_pid" "$@" --rate "${PACED_RATE:-5000}" || status=$?
     warnings
     stop_server
+}
+
+if (( cluster )); then
+    start_pair
+    start_server REDIS_URL="$pair_url" REDIS_WAIT_REPLICAS=1
+    measure "one Redis and its replica, REDIS_WAIT_REPLICAS=1" \
+        "$pair_url,redis://127.0.0.1:$pair_replica_port" "$@"
     stop_pair
 
     start_cluster
     nodes=$(for port in "${cluster_ports[@]}"; do printf 'redis://127.0.0.1:%s,' "$port"; done)
     for wait in 1 0; do
-        echo "== Redis Cluster: 3 masters, 3 replicas, REDIS_WAIT_REPLICAS=$wait"
         start_server REDIS_CLUSTER_NODES="$REDIS_CLUSTER_NODES" REDIS_WAIT_REPLICAS="$wait"
-        "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "${nodes%,}" \
-            --server-pid "$server_pid" "$@" || status=$?
-        echo "== Redis Cluster, REDIS_WAIT_REPLICAS=$wait, paced"
-        "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "${nodes%,}" \
-            --server-pid "$server_pid" "$@" --rate "${PACED_RATE:-5000}" || status=$?
-        warnings
-        stop_server
+        measure "Redis Cluster: 3 masters, 3 replicas, REDIS_WAIT_REPLICAS=$wait" "${nodes%,}" "$@"
     done
 fi
 exit "$status"
