@@ -690,11 +690,12 @@ struct Connections {
     alive: Arc<()>,
 }
 
-/// One thread's connections of one store: `shared` carries everything, unless a WAIT has
-/// held it for [`WAIT_HOLDS_READS_AFTER`]: then reads go on `reads` (made then) until it
-/// is free again. Replicas that answer at once never hold it that long, and the thread
-/// has one connection; a missing replica makes every WAIT hold it for most of the
-/// timeout, and the thread's reads (views, spectators, the lobby) must not queue behind.
+/// One thread's connections of one store: `shared` carries everything, unless WAITs have
+/// held it for [`WAIT_HOLDS_READS_AFTER`] without a break: then reads go on `reads` (made
+/// the first time) until it is free again. Replicas that answer at once seldom hold it
+/// that long (only back-to-back WAITs under full load do), and the thread has one
+/// connection; a missing replica makes every WAIT hold it for most of the timeout, and the
+/// thread's reads (views, spectators, the lobby) must not queue behind.
 struct Pair {
     shared: Conn,
     reads: Option<Conn>,
@@ -731,7 +732,8 @@ impl Waits {
         WaitGuard(self.clone())
     }
 
-    /// Whether WAITs have held the connection for longer than reads should wait.
+    /// Whether WAITs have held the connection, without a break, for longer than reads
+    /// should wait.
     fn holding(&self) -> bool {
         self.running.load(Ordering::Relaxed) > 0
             && Self::now_us().saturating_sub(self.since_us.load(Ordering::Relaxed))
