@@ -1230,8 +1230,8 @@ impl GameStore for RedisStore {
         self.load_on(self.conns.get()?, id).await
     }
 
-    /// On the connection of the writes that wait for replicas: Redis runs one
-    /// connection's commands in order.
+    /// On the thread's shared connection, which its writes always take (never the one
+    /// reads move to): Redis runs one connection's commands in order.
     async fn load_after_writes(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
         self.load_on(self.conns.writer()?, id).await
     }
