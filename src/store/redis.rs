@@ -128,7 +128,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redis::aio::{
@@ -707,27 +707,30 @@ struct Pair {
 const WAIT_HOLDS_READS_AFTER: Duration = Duration::from_millis(20);
 
 /// The WAITs running on a thread's shared connection, and since when there have been any.
-#[derive(Default)]
 struct Waits {
+    made: Instant,
     running: AtomicUsize,
-    /// Microseconds from [`Waits::epoch`] when `running` last left 0.
+    /// Microseconds after `made` when `running` last left 0.
     since_us: AtomicU64,
 }
 
 impl Waits {
-    fn epoch() -> Instant {
-        static EPOCH: OnceLock<Instant> = OnceLock::new();
-        *EPOCH.get_or_init(Instant::now)
+    fn new() -> Waits {
+        Waits {
+            made: Instant::now(),
+            running: AtomicUsize::new(0),
+            since_us: AtomicU64::new(0),
+        }
     }
 
-    fn now_us() -> u64 {
-        u64::try_from(Self::epoch().elapsed().as_micros()).unwrap_or(u64::MAX)
+    fn now_us(&self) -> u64 {
+        u64::try_from(self.made.elapsed().as_micros()).unwrap_or(u64::MAX)
     }
 
     /// Counts a WAIT in until the guard is dropped.
     fn enter(self: &Arc<Self>) -> WaitGuard {
         if self.running.fetch_add(1, Ordering::Relaxed) == 0 {
-            self.since_us.store(Self::now_us(), Ordering::Relaxed);
+            self.since_us.store(self.now_us(), Ordering::Relaxed);
         }
         WaitGuard(self.clone())
     }
@@ -736,7 +739,9 @@ impl Waits {
     /// should wait.
     fn holding(&self) -> bool {
         self.running.load(Ordering::Relaxed) > 0
-            && Self::now_us().saturating_sub(self.since_us.load(Ordering::Relaxed))
+            && self
+                .now_us()
+                .saturating_sub(self.since_us.load(Ordering::Relaxed))
                 > WAIT_HOLDS_READS_AFTER.as_micros() as u64
     }
 }
@@ -773,10 +778,14 @@ impl Connections {
             if !pair.waits.holding() {
                 return Ok(pair.shared.clone());
             }
-            if pair.reads.is_none() {
-                pair.reads = Some(self.clients.connection(self.op_timeout)?);
+            match &pair.reads {
+                Some(reads) => Ok(reads.clone()),
+                None => {
+                    let reads = self.clients.connection(self.op_timeout)?;
+                    pair.reads = Some(reads.clone());
+                    Ok(reads)
+                }
             }
-            Ok(pair.reads.clone().expect("made above"))
         })
     }
 
@@ -805,7 +814,7 @@ impl Connections {
             let pair = Pair {
                 shared: self.clients.connection(self.op_timeout)?,
                 reads: None,
-                waits: Arc::default(),
+                waits: Arc::new(Waits::new()),
             };
             conns.push((self.id, Arc::downgrade(&self.alive), pair));
             f(&mut conns.last_mut().expect("pushed above").2)
@@ -1040,17 +1049,26 @@ impl RedisStore {
         .map(drop)
     }
 
+    /// Game `id`'s stored value (version, events, blob), read on `conn`.
+    async fn get_game(
+        &self,
+        mut conn: Conn,
+        what: &str,
+        id: &GameId,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.bounded(
+            what,
+            redis::cmd("GET")
+                .arg(self.keys.game(id))
+                .query_async(&mut conn),
+        )
+        .await
+    }
+
     /// Game `id`, read on `conn`.
-    async fn load_on(&self, mut conn: Conn, id: &GameId) -> Result<Option<Stored>, StoreError> {
-        let value: Option<Vec<u8>> = self
-            .bounded(
-                "load",
-                redis::cmd("GET")
-                    .arg(self.keys.game(id))
-                    .query_async(&mut conn),
-            )
-            .await?;
-        value
+    async fn load_on(&self, conn: Conn, id: &GameId) -> Result<Option<Stored>, StoreError> {
+        self.get_game(conn, "load", id)
+            .await?
             .map(|value| parse_game_value(&value).ok_or_else(|| corrupt("game value")))
             .transpose()
     }
@@ -1422,15 +1440,7 @@ impl GameStore for RedisStore {
     }
 
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<Event>, StoreError> {
-        let mut conn = self.conns.get()?;
-        let value: Option<Vec<u8>> = self
-            .bounded(
-                "events_since",
-                redis::cmd("GET")
-                    .arg(self.keys.game(id))
-                    .query_async(&mut conn),
-            )
-            .await?;
+        let value = self.get_game(self.conns.get()?, "events_since", id).await?;
         let events = match value {
             Some(value) => parse_game_events(&value).ok_or_else(|| corrupt("events"))?,
             None => Vec::new(),

@@ -79,11 +79,11 @@ async fn acknowledged_moves_survive_a_master_failover() {
         assert!(started.elapsed() < DEADLINE, "the games did not start");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let (address, pid) = master_of(&prefix, &games[0].0).await;
     // The cluster's spare replica belongs to one of the masters: when that is the one
     // killed, its other replica follows the new master at once, and no master is ever
     // short of a replica; else the new master has none until the spare migrates to it.
-    let (_, replicas) = shard_of(&prefix, &games[0].0).await;
+    let (address, replicas) = shard_of(&prefix, &games[0].0).await;
+    let pid = pid_of(&address).await;
     let left_alone = replicas.len() == 1;
     kill(pid);
     let killed = Instant::now();
@@ -159,26 +159,11 @@ async fn acknowledged_moves_survive_a_master_failover() {
     assert!(again < SERVED_AGAIN_WITHIN, "served again after {again:?}");
     drop(target);
 
-    // Every acknowledged move is in its game's log exactly once: the versions the server
-    // acknowledged follow each other, the game's version is the last one, and its log
-    // holds as many moves as were acknowledged (nobody else plays these games).
+    // Every acknowledged move is in its game's log exactly once.
     for ((id, _), played) in games.iter().zip(&played) {
         let played = played.lock().await;
         let first = played.acked.first().copied().expect("moves were made");
-        let expected: Vec<u64> = (first..first + played.acked.len() as u64).collect();
-        assert_eq!(played.acked, expected, "game {id}: acknowledged versions");
-        let view = retry_get(&app, &format!("/v1/games/{id}")).await;
-        assert_eq!(
-            view["version"].as_u64(),
-            played.acked.last().copied(),
-            "game {id}: an acknowledged move is missing"
-        );
-        let log = retry_get(&app, &format!("/v1/games/{id}/log")).await;
-        assert_eq!(
-            log["moves"].as_array().expect("a log").len(),
-            played.acked.len(),
-            "game {id}: the log"
-        );
+        assert_logged_once(&app, id, &played, first).await;
     }
 
     // Last, a shard lost whole (a master and every replica of it): the cluster stops
@@ -283,6 +268,34 @@ pub(crate) async fn play(
     }
 }
 
+/// Every move acknowledged in `played` is in game `id`'s log exactly once: the versions
+/// acknowledged follow each other from `first`, the game's version is the last one, and
+/// its log holds as many moves as were acknowledged (nobody else plays the game).
+/// Returns the game's version.
+pub(crate) async fn assert_logged_once(
+    app: &TestApp,
+    id: &str,
+    played: &Played,
+    first: u64,
+) -> u64 {
+    let expected: Vec<u64> = (first..).take(played.acked.len()).collect();
+    assert_eq!(played.acked, expected, "game {id}: acknowledged versions");
+    let view = retry_get(app, &format!("/v1/games/{id}")).await;
+    let version = view["version"].as_u64().expect("a version");
+    assert_eq!(
+        Some(version),
+        played.acked.last().copied(),
+        "game {id}: an acknowledged move is missing"
+    );
+    let log = retry_get(app, &format!("/v1/games/{id}/log")).await;
+    assert_eq!(
+        log["moves"].as_array().expect("a log").len(),
+        played.acked.len(),
+        "game {id}: the log"
+    );
+    version
+}
+
 /// `GET` as a spectator, retried while the store is unavailable.
 pub(crate) async fn retry_get(app: &TestApp, path: &str) -> Value {
     let started = Instant::now();
@@ -369,13 +382,6 @@ async fn pid_of(address: &str) -> u32 {
         .find_map(|line| line.strip_prefix("process_id:"))
         .and_then(|pid| pid.trim().parse().ok())
         .expect("INFO server gives the process id")
-}
-
-/// The address and process id of the master that owns the game's slot.
-async fn master_of(prefix: &str, id: &str) -> (String, u32) {
-    let (address, _) = shard_of(prefix, id).await;
-    let pid = pid_of(&address).await;
-    (address, pid)
 }
 
 fn kill(pid: u32) {

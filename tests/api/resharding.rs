@@ -16,7 +16,7 @@ use redis::aio::MultiplexedConnection;
 use serde_json::json;
 use tokio::sync::Mutex;
 
-use crate::failover::{DEADLINE, Played, play, retry_get, shard_of};
+use crate::failover::{DEADLINE, Played, assert_logged_once, play, retry_get, shard_of};
 use crate::helpers::{EventStream, spawn_app_with_cluster_prefix, unique_prefix};
 
 /// Moves acknowledged before the migration starts, and after it ends.
@@ -106,21 +106,7 @@ async fn a_game_plays_on_and_is_watched_while_its_slot_moves_to_another_master()
         played.retried_503, 0,
         "moves answered 503 during the migration"
     );
-    let expected: Vec<u64> = (from_version + 1..).take(played.acked.len()).collect();
-    assert_eq!(played.acked, expected, "acknowledged versions");
-    let view = retry_get(&app, &format!("/v1/games/{id}")).await;
-    let last = view["version"].as_u64().unwrap();
-    assert_eq!(
-        Some(last),
-        played.acked.last().copied(),
-        "the game's version"
-    );
-    let log = retry_get(&app, &format!("/v1/games/{id}/log")).await;
-    assert_eq!(
-        log["moves"].as_array().expect("a log").len(),
-        played.acked.len(),
-        "the log"
-    );
+    let last = assert_logged_once(&app, &id, &played, from_version + 1).await;
     let all: Vec<u64> = (from_version + 1..=last).collect();
     assert_eq!(seen, all, "the spectator's events");
 }
