@@ -344,24 +344,30 @@ fn percentile(sorted: &[u32], p: f64) -> f64 {
 struct Usage {
     client_cpu: Option<f64>,
     server_cpu: Option<f64>,
+    /// The part of `server_cpu` spent in the kernel.
+    server_system_cpu: Option<f64>,
     redis_cpu: Option<f64>,
     moves: Option<f64>,
 }
 
-/// CPU seconds a process has used (user + system), from /proc (Linux).
-fn process_cpu(pid: &str) -> Option<f64> {
+/// CPU seconds a process has used, user and system (in the kernel), from /proc (Linux).
+fn process_cpu(pid: &str) -> Option<(f64, f64)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name (which may hold spaces): utime is the 12th.
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0) // USER_HZ
+    let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok().map(|t| t / 100.0); // USER_HZ
+    Some((ticks(11)?, ticks(12)?))
 }
 
 async fn usage_now(args: &Args, http: &reqwest::Client) -> Usage {
-    let client_cpu = process_cpu("self");
-    let server_cpu = args
+    let client_cpu = process_cpu("self").map(|(user, system)| user + system);
+    let server = args
         .server_pid
         .and_then(|pid| process_cpu(&pid.to_string()));
+    let (server_cpu, server_system_cpu) = (
+        server.map(|(user, system)| user + system),
+        server.map(|(_, system)| system),
+    );
     let urls: Vec<&str> = match &args.redis_url {
         Some(url) => vec![url.as_str()],
         None => args.redis_cpu_urls.iter().map(String::as_str).collect(),
@@ -403,6 +409,7 @@ async fn usage_now(args: &Args, http: &reqwest::Client) -> Usage {
     Usage {
         client_cpu,
         server_cpu,
+        server_system_cpu,
         redis_cpu,
         moves,
     }
@@ -496,6 +503,9 @@ async fn load(args: &Args) -> Result<(), Failure> {
         let mut line = format!("cpu per move ({applied:.0} moves applied, warm-up included):");
         if let Some(us) = per_move(before.server_cpu, after.server_cpu) {
             line += &format!(" server {us:.1} us");
+            if let Some(system) = per_move(before.server_system_cpu, after.server_system_cpu) {
+                line += &format!(" (kernel {system:.1})");
+            }
         }
         if let Some(us) = per_move(before.redis_cpu, after.redis_cpu) {
             line += &format!(", redis {us:.1} us");

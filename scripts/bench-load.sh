@@ -14,18 +14,29 @@
 # Arguments go to the load example, e.g. `scripts/bench-load.sh --seconds 60 --clients 32`
 # (see `cargo run --release --example load -- --help`). Defaults: 64 clients, 20 s.
 #
-# Cluster mode: `scripts/bench-load.sh --cluster [load arguments]` runs the same load
-# three times in one go: on the single Redis as above, then on a local Redis Cluster of 3
-# masters with one replica each (scripts/redis-lib.sh `start_cluster`, stopped at the
-# end) with REDIS_WAIT_REPLICAS=1 (the cluster default) and with 0; and on one Redis with
-# one replica (both started here) with REDIS_WAIT_REPLICAS=1, which tells what waiting
-# for a replica costs apart from what the cluster costs. On the cluster the
-# Redis CPU per move is that of all six nodes (replicas included); Redis's ceiling and the
-# bytes per game are measured on the single Redis only. Each of the three also runs
-# paced at PACED_RATE moves/s (default 5000, below what each sustains here): at one rate
-# the three do the same work with the same batching, so their CPU per move compares what
-# each store costs; unpaced, each runs as fast as the shared cores allow, and a slower
-# store also batches less.
+# Cluster mode: `scripts/bench-load.sh --cluster [load arguments]` compares five stores
+# in one go, all started here (and stopped at the end) before the first load:
+#   1. the single Redis above;
+#   2. one Redis in cluster mode holding every slot, through the cluster client
+#      (REDIS_CLUSTER_NODES): the same kind of Redis as 1, so the two differ only in the
+#      client, which tells what the redis crate's cluster connection itself costs;
+#   3. one Redis with one replica, REDIS_WAIT_REPLICAS=1: what waiting for a replica
+#      costs apart from what the cluster costs;
+#   4. a local Redis Cluster of 3 masters with one replica each (scripts/redis-lib.sh
+#      `start_cluster`), REDIS_WAIT_REPLICAS=1 (the cluster default);
+#   5. the same cluster, REDIS_WAIT_REPLICAS=0.
+# Each runs once unpaced (as fast as the shared cores allow: a slower store also batches
+# less), then ROUNDS times (default 3) paced at PACED_RATE moves/s (default 5000, below
+# what each sustains here), the stores taking turns within each round: at one rate they
+# do the same work with the same batching, so their server CPU per move compares what
+# each store costs, and taking turns spreads the machine's drift over all of them. A
+# summary ends the run: each store's paced server CPU per move, round by round (and the
+# mean of its part in the kernel), and its ratio to the single Redis in the same round. Redis CPU per move counts every node of a
+# store, replicas included; Redis's ceiling and the bytes per game are measured on the
+# single Redis only. Last, with valgrind installed, each store's server runs under
+# callgrind at 100 moves/s (8 clients, 20 s after 8 s of warm-up): the instructions it
+# executes per move, which unlike CPU time do not depend on what else the two cores run
+# or on how requests happen to share wake-ups (user space only: not the kernel's work).
 #
 # Knobs: NICE (default 5) for the build; SERVER_RUST_LOG (default warn) for the server.
 # The server's rate limits are raised far above what the load asks (they stay on, so
@@ -67,6 +78,7 @@ cleanup() {
     fi
     stop_cluster
     stop_pair
+    stop_one_master
     stop_redis
     rm -rf "$work_dir"
     exit "$status"
@@ -110,6 +122,39 @@ start_pair() {
     exit 1
 }
 
+# One throwaway Redis in cluster mode that holds every slot (`--cluster` only): a cluster
+# of one master, for the cluster client on the same kind of Redis as the single one.
+one_dir=""
+one_url=""
+stop_one_master() {
+    if [[ -n $one_dir ]]; then
+        [[ -f $one_dir/redis.pid ]] && kill "$(cat "$one_dir/redis.pid")" 2>/dev/null || true
+        sleep 0.5
+        rm -rf "$one_dir"
+    fi
+    one_dir=""
+}
+start_one_master() {
+    local port i
+    one_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-one.XXXXXX")
+    port=$(free_port) || exit 1
+    redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes \
+        --cluster-config-file "$one_dir/nodes.conf" --save "" --appendonly no --daemonize yes \
+        --pidfile "$one_dir/redis.pid" --dir "$one_dir" --logfile "$one_dir/redis.log" >/dev/null
+    one_url="redis://127.0.0.1:$port"
+    for i in $(seq 50); do
+        answers "$one_url" && break
+        sleep 0.1
+    done
+    redis-cli -p "$port" cluster addslotsrange 0 16383 >/dev/null
+    for i in $(seq 100); do
+        redis-cli -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && return 0
+        sleep 0.1
+    done
+    log "the one-master cluster did not become ok"
+    exit 1
+}
+
 command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || {
     log "needs redis-cli and redis-benchmark (Debian: apt-get install redis-tools)"
     exit 1
@@ -120,8 +165,9 @@ ensure_redis
 log "building (release)"
 nice -n "${NICE:-5}" cargo build --release --quiet --bin domino-server --example load
 
-# Starts the server with the store settings given as arguments (VAR=value ...), waits
-# until it is ready.
+# Starts the server with the store settings given as arguments (VAR=value ...), under
+# the command in `server_wrapper` if any (valgrind), and waits until it is ready.
+server_wrapper=()
 start_server() {
     local port
     port=$(free_port) || exit 1
@@ -134,10 +180,10 @@ start_server() {
         MAX_WAITING_PER_IP=0 \
         LOG_FORMAT=json \
         RUST_LOG="${SERVER_RUST_LOG:-warn}" \
-        "$CARGO_TARGET_DIR/release/domino-server" >"$work_dir/server.log" 2>&1 &
+        "${server_wrapper[@]}" "$CARGO_TARGET_DIR/release/domino-server" >"$work_dir/server.log" 2>&1 &
     server_pid=$!
     url="http://127.0.0.1:$port"
-    for _ in $(seq 100); do
+    for _ in $(seq 600); do
         [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" 2>/dev/null) == 200 ]] && break
         kill -0 "$server_pid" 2>/dev/null || { log "the server stopped:"; cat "$work_dir/server.log" >&2; exit 1; }
         sleep 0.1
@@ -156,45 +202,112 @@ echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "versions: $(rustc --version), $(redis-cli -u "$REDIS_URL" info server | grep -m1 redis_version | tr -d '\r')"
 echo "command: scripts/bench-load.sh $( ((cluster)) && echo "--cluster ")$*"
 status=0
-(( cluster )) && echo "== one Redis"
-start_server REDIS_URL="$REDIS_URL"
-"$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-url "$REDIS_URL" \
-    --key-prefix "$prefix" --server-pid "$server_pid" "$@" || status=$?
-if (( cluster )); then
-    echo "== one Redis, paced"
-    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "$REDIS_URL" \
-        --server-pid "$server_pid" "$@" --rate "${PACED_RATE:-5000}" || status=$?
+load() { "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$server_pid" "$@"; }
+if (( ! cluster )); then
+    start_server REDIS_URL="$REDIS_URL"
+    load --redis-url "$REDIS_URL" --key-prefix "$prefix" "$@" || status=$?
+    warnings
+    exit "$status"
 fi
-warnings
-stop_server
 
-# `--cluster` only: the load unpaced, then paced, on the running server, titled $1, with
-# the Redis CPU of the nodes $2 (comma-separated URLs); then stops the server.
-measure() {
-    local title=$1 cpu_urls=$2
-    shift 2
-    echo "== $title"
-    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "$cpu_urls" \
-        --server-pid "$server_pid" "$@" || status=$?
-    echo "== $title, paced"
-    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --redis-cpu-urls "$cpu_urls" \
-        --server-pid "$server_pid" "$@" --rate "${PACED_RATE:-5000}" || status=$?
+# --cluster: the five stores (see the top of this file), by number: the server's store
+# settings, and the nodes whose Redis CPU counts.
+start_one_master
+start_pair
+start_cluster
+nodes=$(for port in "${cluster_ports[@]}"; do printf 'redis://127.0.0.1:%s,' "$port"; done)
+nodes=${nodes%,}
+titles=(
+    "one Redis"
+    "one Redis in cluster mode, through the cluster client"
+    "one Redis and its replica, REDIS_WAIT_REPLICAS=1"
+    "Redis Cluster: 3 masters, 3 replicas, REDIS_WAIT_REPLICAS=1"
+    "Redis Cluster: 3 masters, 3 replicas, REDIS_WAIT_REPLICAS=0"
+)
+settings=(
+    "REDIS_URL=$REDIS_URL"
+    "REDIS_CLUSTER_NODES=$one_url REDIS_WAIT_REPLICAS=0"
+    "REDIS_URL=$pair_url REDIS_WAIT_REPLICAS=1"
+    "REDIS_CLUSTER_NODES=$REDIS_CLUSTER_NODES REDIS_WAIT_REPLICAS=1"
+    "REDIS_CLUSTER_NODES=$REDIS_CLUSTER_NODES REDIS_WAIT_REPLICAS=0"
+)
+cpu_urls=("$REDIS_URL" "$one_url" "$pair_url,redis://127.0.0.1:$pair_replica_port" "$nodes" "$nodes")
+
+# Runs the load on store $1 (further arguments go to the load), prints what it printed
+# and keeps the server CPU per move in $work_dir/cpu.
+run_on() {
+    local store=$1 out
+    shift
+    # shellcheck disable=SC2086 # the settings are VAR=value words
+    start_server ${settings[$store]}
+    out=$(load --redis-cpu-urls "${cpu_urls[$store]}" "$@") || status=$?
+    printf '%s\n' "$out"
+    sed -n 's/^cpu per move.* server \([0-9.]*\) us (kernel \([0-9.]*\)).*/\1 \2/p' <<<"$out" >"$work_dir/cpu"
     warnings
     stop_server
 }
 
-if (( cluster )); then
-    start_pair
-    start_server REDIS_URL="$pair_url" REDIS_WAIT_REPLICAS=1
-    measure "one Redis and its replica, REDIS_WAIT_REPLICAS=1" \
-        "$pair_url,redis://127.0.0.1:$pair_replica_port" "$@"
-    stop_pair
-
-    start_cluster
-    nodes=$(for port in "${cluster_ports[@]}"; do printf 'redis://127.0.0.1:%s,' "$port"; done)
-    for wait in 1 0; do
-        start_server REDIS_CLUSTER_NODES="$REDIS_CLUSTER_NODES" REDIS_WAIT_REPLICAS="$wait"
-        measure "Redis Cluster: 3 masters, 3 replicas, REDIS_WAIT_REPLICAS=$wait" "${nodes%,}" "$@"
+echo "== ${titles[0]}, unpaced, with Redis's ceiling and the bytes per game"
+run_on 0 --redis-url "$REDIS_URL" --key-prefix "$prefix" "$@"
+for store in "${!titles[@]}"; do
+    (( store == 0 )) && continue
+    echo "== ${titles[$store]}, unpaced"
+    run_on "$store" "$@"
+done
+rounds=${ROUNDS:-3}
+: >"$work_dir/paced"
+for round in $(seq "$rounds"); do
+    for store in "${!titles[@]}"; do
+        echo "== round $round of $rounds: ${titles[$store]}, paced"
+        run_on "$store" "$@" --rate "${PACED_RATE:-5000}"
+        printf '%s %s %s\n' "$round" "$store" "$(cat "$work_dir/cpu")" >>"$work_dir/paced"
     done
+done
+echo "== summary: server CPU per move paced at ${PACED_RATE:-5000} moves/s, round by round, and against one Redis in the same round"
+for store in "${!titles[@]}"; do
+    awk -v store="$store" -v title="${titles[$store]}" '
+        $2 == 0 { base[$1] = $3 }
+        $2 == store { us[$1] = $3; kernel += $4; n++ }
+        END {
+            line = ""; sum = 0; rsum = 0; rmin = 1e9; rmax = 0
+            for (r = 1; r <= n; r++) {
+                line = line sprintf(" %.1f", us[r]); sum += us[r]
+                if (base[r] == 0 || us[r] == 0) { print title ": a run of round " r " measured nothing"; exit 1 }
+                ratio = us[r] / base[r]; rsum += ratio
+                if (ratio < rmin) rmin = ratio; if (ratio > rmax) rmax = ratio
+            }
+            printf "%s: us%s (mean %.1f, of which kernel %.1f); against one Redis x%.3f (%.2f to %.2f)\n", title, line, sum / n, kernel / n, rsum / n, rmin, rmax
+        }' "$work_dir/paced" || status=1
+done
+
+# Instructions per move of store $1's server, under callgrind (see the top of this file).
+instructions_on() {
+    local store=$1 out moves total
+    server_wrapper=(valgrind --tool=callgrind --callgrind-out-file="$work_dir/callgrind.%p")
+    # shellcheck disable=SC2086 # the settings are VAR=value words
+    start_server ${settings[$store]}
+    server_wrapper=()
+    load --clients 8 --seconds 8 --rate 100 >/dev/null || status=$?
+    callgrind_control -z "$server_pid" >/dev/null 2>&1
+    out=$(load --clients 8 --seconds 20 --warmup 0 --rate 100) || status=$?
+    callgrind_control -d "$server_pid" >/dev/null 2>&1
+    stop_server
+    moves=$(sed -n 's/^cpu per move (\([0-9]*\) moves applied.*/\1/p' <<<"$out")
+    total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$work_dir"/callgrind.*.1 | head -n 1)
+    rm -f "$work_dir"/callgrind.*
+    if [[ -n $moves && -n $total ]] && (( moves > 0 )); then
+        echo "${titles[$store]}: $((total / moves)) instructions per move ($moves moves)"
+    else
+        echo "${titles[$store]}: not measured"
+        status=1
+    fi
+}
+if command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; then
+    echo "== instructions per move (callgrind, user space, 100 moves/s)"
+    for store in "${!titles[@]}"; do
+        instructions_on "$store"
+    done
+else
+    log "valgrind is not installed: no instruction counts (Debian: apt-get install valgrind)"
 fi
 exit "$status"
