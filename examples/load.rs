@@ -168,6 +168,18 @@ struct Table {
     moves: u64,
 }
 
+/// An error and what caused it, down the chain: reqwest's own text ("error sending
+/// request") does not say whether the connection was refused, reset or closed.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text += &format!(": {c}");
+        cause = c.source();
+    }
+    text
+}
+
 impl Client {
     async fn post(
         &self,
@@ -187,12 +199,15 @@ impl Client {
         if let Some(key) = key {
             req = req.header("idempotency-key", key);
         }
-        let res = req.send().await.map_err(|e| format!("POST {path}: {e}"))?;
+        let res = req
+            .send()
+            .await
+            .map_err(|e| format!("POST {path}: {}", with_causes(&e)))?;
         let status = res.status().as_u16();
         let body = res
             .bytes()
             .await
-            .map_err(|e| format!("POST {path}: body: {e}"))?;
+            .map_err(|e| format!("POST {path}: body: {}", with_causes(&e)))?;
         Ok((status, body))
     }
 

@@ -200,7 +200,7 @@ warnings() {
 
 echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
 echo "versions: $(rustc --version), $(redis-cli -u "$REDIS_URL" info server | grep -m1 redis_version | tr -d '\r')"
-echo "command: scripts/bench-load.sh $( ((cluster)) && echo "--cluster ")$*"
+echo "command: $( ((cluster)) && echo "ROUNDS=${ROUNDS:-3} PACED_RATE=${PACED_RATE:-5000} ")scripts/bench-load.sh $( ((cluster)) && echo "--cluster ")$*"
 status=0
 load() { "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$server_pid" "$@"; }
 if (( ! cluster )); then
