@@ -77,30 +77,30 @@ cleanup() {
             | xargs -r -n 500 redis-cli -u "$REDIS_URL" del >/dev/null 2>&1 || true
     fi
     stop_cluster
-    stop_pair
-    stop_one_master
+    stop_servers_in "$pair_dir"
+    stop_servers_in "$one_dir"
     stop_redis
     rm -rf "$work_dir"
     exit "$status"
 }
 trap cleanup EXIT
 
+# Stops the redis-servers whose pid files are in directory $1 (if any), and removes it.
+stop_servers_in() {
+    local pid
+    [[ -n $1 ]] || return 0
+    for pid in "$1"/*.pid; do
+        [[ -f $pid ]] && kill "$(cat "$pid")" 2>/dev/null || true
+    done
+    sleep 0.5
+    rm -rf "$1"
+}
+
 # One throwaway Redis and a replica of it (`--cluster` only), as one Redis with
 # REDIS_WAIT_REPLICAS=1 would run in production.
 pair_dir=""
 pair_url=""
 pair_replica_port=""
-stop_pair() {
-    local pid
-    if [[ -n $pair_dir ]]; then
-        for pid in "$pair_dir"/*.pid; do
-            [[ -f $pid ]] && kill "$(cat "$pid")" 2>/dev/null || true
-        done
-        sleep 0.5
-        rm -rf "$pair_dir"
-    fi
-    pair_dir=""
-}
 start_pair() {
     local primary replica i
     pair_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-pair.XXXXXX")
@@ -126,14 +126,6 @@ start_pair() {
 # of one master, for the cluster client on the same kind of Redis as the single one.
 one_dir=""
 one_url=""
-stop_one_master() {
-    if [[ -n $one_dir ]]; then
-        [[ -f $one_dir/redis.pid ]] && kill "$(cat "$one_dir/redis.pid")" 2>/dev/null || true
-        sleep 0.5
-        rm -rf "$one_dir"
-    fi
-    one_dir=""
-}
 start_one_master() {
     local port i
     one_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-one.XXXXXX")
