@@ -226,7 +226,7 @@ settings=(
 cpu_urls=("$REDIS_URL" "$one_url" "$pair_url,redis://127.0.0.1:$pair_replica_port" "$nodes" "$nodes")
 
 # Runs the load on store $1 (further arguments go to the load), prints what it printed
-# and keeps the server CPU per move in $work_dir/cpu.
+# and keeps the server CPU per move and its part in the kernel in $work_dir/cpu.
 run_on() {
     local store=$1 out
     shift
@@ -280,12 +280,12 @@ instructions_on() {
     start_server ${settings[$store]}
     server_wrapper=()
     load --clients 8 --seconds 8 --rate 100 >/dev/null || status=$?
-    callgrind_control -z "$server_pid" >/dev/null 2>&1
+    callgrind_control -z "$server_pid" >/dev/null 2>&1 || true
     out=$(load --clients 8 --seconds 20 --warmup 0 --rate 100) || status=$?
-    callgrind_control -d "$server_pid" >/dev/null 2>&1
+    callgrind_control -d "$server_pid" >/dev/null 2>&1 || true
     stop_server
     moves=$(sed -n 's/^cpu per move (\([0-9]*\) moves applied.*/\1/p' <<<"$out")
-    total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$work_dir"/callgrind.*.1 | head -n 1)
+    total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$work_dir"/callgrind.*.1 2>/dev/null | head -n 1 || true)
     rm -f "$work_dir"/callgrind.*
     if [[ -n $moves && -n $total ]] && (( moves > 0 )); then
         echo "${titles[$store]}: $((total / moves)) instructions per move ($moves moves)"
