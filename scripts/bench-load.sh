@@ -96,13 +96,28 @@ stop_servers_in() {
     rm -rf "$1"
 }
 
+# Runs the command given every 0.1 s until it succeeds, 100 times at most; else logs $1
+# and stops the benchmark.
+wait_until() {
+    local failure=$1 i
+    shift
+    for i in $(seq 100); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    log "$failure"
+    exit 1
+}
+replica_online() { redis-cli -p "$1" info replication 2>/dev/null | grep -q '^slave0:.*state=online'; }
+cluster_ok() { redis-cli -p "$1" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; }
+
 # One throwaway Redis and a replica of it (`--cluster` only), as one Redis with
 # REDIS_WAIT_REPLICAS=1 would run in production.
 pair_dir=""
 pair_url=""
 pair_replica_port=""
 start_pair() {
-    local primary replica i
+    local primary replica
     pair_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-pair.XXXXXX")
     primary=$(free_port) || exit 1
     replica=$(free_port) || exit 1
@@ -114,12 +129,7 @@ start_pair() {
         --pidfile "$pair_dir/replica.pid" --dir "$pair_dir" --logfile "$pair_dir/replica.log" >/dev/null
     pair_url="redis://127.0.0.1:$primary"
     pair_replica_port=$replica
-    for i in $(seq 100); do
-        redis-cli -p "$primary" info replication 2>/dev/null | grep -q '^slave0:.*state=online' && return 0
-        sleep 0.1
-    done
-    log "the replica did not come online"
-    exit 1
+    wait_until "the replica did not come online" replica_online "$primary"
 }
 
 # One throwaway Redis in cluster mode that holds every slot (`--cluster` only): a cluster
@@ -127,24 +137,16 @@ start_pair() {
 one_dir=""
 one_url=""
 start_one_master() {
-    local port i
+    local port
     one_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-one.XXXXXX")
     port=$(free_port) || exit 1
     redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes \
         --cluster-config-file "$one_dir/nodes.conf" --save "" --appendonly no --daemonize yes \
         --pidfile "$one_dir/redis.pid" --dir "$one_dir" --logfile "$one_dir/redis.log" >/dev/null
     one_url="redis://127.0.0.1:$port"
-    for i in $(seq 50); do
-        answers "$one_url" && break
-        sleep 0.1
-    done
+    wait_until "the one-master cluster's node did not start" answers "$one_url"
     redis-cli -p "$port" cluster addslotsrange 0 16383 >/dev/null
-    for i in $(seq 100); do
-        redis-cli -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && return 0
-        sleep 0.1
-    done
-    log "the one-master cluster did not become ok"
-    exit 1
+    wait_until "the one-master cluster did not become ok" cluster_ok "$port"
 }
 
 command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || {
