@@ -76,7 +76,10 @@ scenarios! {
     block_teams,
     draw_until_playable,
     draw_one,
+    draw_one_stuck_after_a_draw,
     draw_boneyard_reserve,
+    known_missing_after_draws,
+    known_missing_draw_one,
     penalty_start_tile_and_stuck,
     penalty_four_rounds,
     penalty_drawn_match,
@@ -206,6 +209,8 @@ struct Step {
     ends: Option<BTreeMap<String, u8>>,
     /// Hands of the seats named, exactly (any order).
     hands: Option<BTreeMap<u8, Vec<String>>>,
+    /// The numbers each seat named is publicly known not to hold, exactly (any order).
+    known_missing: Option<BTreeMap<u8, Vec<u8>>>,
     #[serde(default, deserialize_with = "explicit")]
     unclaimed: Option<Option<UnclaimedSpec>>,
     round_ended: Option<RoundEndedSpec>,
@@ -350,6 +355,11 @@ fn event_text(e: &Event) -> String {
         Event::Abandoned { seat } => format!("abandoned {seat}"),
         Event::Resigned { seat } => format!("resigned {seat}"),
     }
+}
+
+/// The numbers of a pip mask, lowest first.
+fn pips(mask: u16) -> Vec<u8> {
+    (0..16).filter(|p| mask & (1 << p) != 0).collect()
 }
 
 fn sorted_texts(moves: impl IntoIterator<Item = Move>) -> Vec<String> {
@@ -609,6 +619,15 @@ impl Runner<'_> {
         if self.game.outcome().is_some() {
             self.expect_eq("turn once the match is over", self.game.turn(), None);
         }
+        for seat in 0..self.game.seats() {
+            let held = self.game.hand(seat).with_any_pip(view.voids[seat as usize]);
+            if !held.is_empty() {
+                self.fail(format!(
+                    "seat {seat} is known not to hold {:?}, but holds {held:?}",
+                    pips(view.voids[seat as usize])
+                ));
+            }
+        }
     }
 
     fn check_legal(&mut self, seat: u8, want: &[String]) {
@@ -788,6 +807,14 @@ impl Runner<'_> {
             for (&seat, h) in hands {
                 let got = sorted_tiles(self.game.hand(seat).iter());
                 self.expect_eq(&format!("hand of seat {seat}"), got, sorted_tiles(tiles(h)));
+            }
+        }
+        if let Some(known) = &step.known_missing {
+            for (&seat, want) in known {
+                let got = pips(view.voids[seat as usize]);
+                let mut want = want.clone();
+                want.sort();
+                self.expect_eq(&format!("known_missing of seat {seat}"), got, want);
             }
         }
         if let Some(legal) = &step.legal {

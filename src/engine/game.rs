@@ -55,7 +55,9 @@ pub(crate) struct Round {
     pub(crate) start_tile: Option<Tile>,
     /// The seat to move has drawn this turn (`draw = one` allows one draw).
     pub(crate) drew: bool,
-    /// Per seat, pips it is publicly known not to hold (bit `p` = pip `p`).
+    /// Per seat, pips it is publicly known not to hold (bit `p` = pip `p`). For the seat
+    /// to move once it has drawn this turn, what the rest of its hand, without the tile
+    /// drawn last, is known not to hold: see [`Game::known_missing`].
     pub(crate) voids: [u16; 4],
 }
 
@@ -510,6 +512,23 @@ impl Game {
         Ok(())
     }
 
+    /// The pips `seat` is publicly known not to hold: every number open at its passes
+    /// and forced draws since, as long as no tile it drew since may carry them.
+    pub fn known_missing(&self, seat: u8) -> u16 {
+        let r = &self.round;
+        if r.drew && seat == r.turn {
+            0
+        } else {
+            r.voids[seat as usize]
+        }
+    }
+
+    /// Under `draw = one`, the seat to move has drawn its tile this turn: if it cannot
+    /// play, it passes (it is not stuck: the boneyard gave it a tile).
+    fn drew_its_one_tile(&self) -> bool {
+        self.rules.draw == DrawRule::One && self.round.drew
+    }
+
     /// The boneyard still gives tiles under these rules.
     fn boneyard_open(&self) -> bool {
         self.rules.draw != DrawRule::Block
@@ -737,19 +756,20 @@ impl Game {
             }
             Move::Play { tile, end, claim } => self.apply_play(seat, tile, end, claim, events),
             Move::Draw => {
+                // A draw made because the seat could not play shows the hand it drew to
+                // holds none of the open numbers (under draw_anytime a draw shows
+                // nothing). That knowledge is kept aside: the tile drawn is hidden, so
+                // nothing is known of the hand with it until a play shows which tile left.
+                let known = self.known_missing(seat);
                 let r = &mut self.round;
+                r.voids[seat as usize] = if self.rules.draw_anytime {
+                    known
+                } else {
+                    known | r.layout.tips().end_pips()
+                };
                 let tile = r.boneyard.pop().expect("checked: the boneyard gives tiles");
                 r.hands[seat as usize].insert(tile);
                 r.drew = true;
-                // A draw made because the seat could not play shows it holds none of the
-                // open numbers; the tile drawn is then either played at once or shown not
-                // to fit by the next move, so the knowledge stays true. Under draw_anytime
-                // a draw shows nothing, and the new tile may hold anything.
-                r.voids[seat as usize] = if self.rules.draw_anytime {
-                    0
-                } else {
-                    r.layout.tips().end_pips()
-                };
                 events.push(Event::Drew {
                     seat,
                     tile: Some(tile),
@@ -757,8 +777,9 @@ impl Game {
                 self.settle(events);
             }
             Move::Pass => {
+                let known = self.known_missing(seat);
                 let r = &mut self.round;
-                r.voids[seat as usize] |= r.layout.tips().end_pips();
+                r.voids[seat as usize] = known | r.layout.tips().end_pips();
                 events.push(Event::Passed { seat });
                 self.next_turn();
                 self.settle(events);
@@ -778,6 +799,14 @@ impl Game {
         let points = self.points_of(tile, end);
         let r = &mut self.round;
         r.hands[seat as usize].remove(tile);
+        // After a draw, a tile carrying a number the rest of the hand was known not to
+        // hold must be the one drawn (after a forced draw every playable tile does): what
+        // was known of the rest holds again. Any other tile may have come from the rest.
+        if r.drew {
+            let rest = r.voids[seat as usize];
+            let known_drawn = rest & (1 << tile.lo() | 1 << tile.hi()) != 0;
+            r.voids[seat as usize] = if known_drawn { rest } else { 0 };
+        }
         match end {
             None => r.layout.lead_with(tile, &self.rules),
             Some(e) => r.layout.place(tile, e, &self.rules),
@@ -847,7 +876,7 @@ impl Game {
         // Nobody can draw; if nobody can play either, the round is blocked.
         if (0..self.seats).all(|s| self.playable(s).is_empty()) {
             self.end_round(EndReason::Blocked, None, events);
-        } else if self.rules.when_stuck == WhenStuck::EndRound {
+        } else if self.rules.when_stuck == WhenStuck::EndRound && !self.drew_its_one_tile() {
             self.end_round(EndReason::Stuck, None, events);
         }
     }

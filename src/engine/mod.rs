@@ -22,7 +22,8 @@
 //!   send passes that change nothing. A seat that cannot play but another can must pass.
 //! - **Stuck** (`when_stuck = end_round`): when the table is blocked as well the round is
 //!   reported `blocked`; otherwise `stuck`. Under `draw = one`, a seat that drew its one
-//!   tile and cannot play passes (it is not stuck: the boneyard still had tiles).
+//!   tile and cannot play passes (it is not stuck, even when its draw left only the
+//!   reserve: its turn began with a tile to draw).
 //! - **Start tile**: every round of a `start_tile` game begins with one (the first
 //!   non-double from the top of the shuffled boneyard, which is as random as any); the
 //!   `next_leader` rule picks who plays onto it.
@@ -47,9 +48,11 @@
 //!   match ends at once and that round is not scored further. Equal best totals at the end
 //!   are a drawn match, under target and rounds alike; under penalty scoring the lowest
 //!   total is best, and a `target` ends the match when any side's penalty reaches it.
-//! - **Known voids**: a pass shows the seat holds none of the open numbers; so does a draw
-//!   made because it could not play (not under `draw_anytime`, where a draw shows
-//!   nothing). A draw replaces what was known: the new tile may carry the old numbers.
+//! - **Known voids**: a pass shows the seat holds none of the open numbers. A draw leaves
+//!   nothing known (the tile drawn is hidden), but a forced one (not under
+//!   `draw_anytime`) shows the hand drawn to held none of the open numbers, and a play
+//!   that can only be the tile drawn makes what was known of that hand true again (see
+//!   [`Game::known_missing`]).
 //! - **Round winner** under teams is a team index, like the scores.
 //! - See [`scoring`] for blocked-round awards with three or four sides.
 //! - **Table actions** ([`table`]): resigning, a timeout, abandoning a seat and a forfeit

@@ -113,7 +113,7 @@ impl Game {
             drew: r.drew,
             scores: self.scores().to_vec(),
             legal_moves,
-            voids: r.voids[..self.seats as usize].to_vec(),
+            voids: (0..self.seats).map(|s| self.known_missing(s)).collect(),
             unclaimed: self.unclaimed,
             last_round: self.last_round,
             outcome: self.outcome(),
