@@ -18,12 +18,14 @@
 //! - [`view`]: the answers, each what one caller may see.
 //! - [`events`]: the public event of each version, and the feed of them.
 //! - [`idempotency`]: when two requests are the same, and the receipts that answer retries.
+//! - [`log`]: the history as answers: the log a page at a time, the export as it is sent.
 //! - [`thinking`]: where bots think (a bounded pool off the async workers) and for how long;
 //!   bots left to move make the game due at once, and [`GameService::sweep`] plays them on.
 
 pub mod clock;
 pub mod events;
 pub mod idempotency;
+pub mod log;
 pub mod record;
 pub mod thinking;
 pub mod view;
@@ -48,9 +50,10 @@ use crate::store::{Deadline, Evidence, GameStore, Health, Listing, Save, SaveOut
 pub use clock::{ClockSettings, OnTimeout};
 pub use events::{Feed, LobbyEvent, LobbyNews, PublicEvent, Watched};
 pub use idempotency::RequestKey;
+pub use log::{Export, ExportPart, Log, LogEntry, MAX_LOG_PAGE};
 pub use record::{Record, Seat, Status};
 pub use thinking::BotSettings;
-pub use view::{ClockView, Export, Joined, Log, LogEntry, Moved, Seen};
+pub use view::{ClockView, Joined, Moved, Seen};
 
 use idempotency::{Earlier, Receipt};
 
@@ -962,44 +965,6 @@ impl GameService {
         }
         Ok(out)
     }
-
-    /// The move history as `token`'s seat (or a spectator) may see it.
-    pub async fn log(&self, id: &str, token: Option<&str>) -> Result<Log, Error> {
-        let (version, record, viewer) = self.load_as(id, token).await?;
-        let (moves, events) = replay(&record.game)?;
-        let show = |list: &[Event]| list.iter().map(|e| e.visible_to(viewer)).collect();
-        Ok(Log {
-            seen: Seen::of(id, version, &record, viewer),
-            start: show(&events[0]),
-            moves: moves
-                .iter()
-                .zip(&events[1..])
-                .map(|(&(seat, mv), caused)| LogEntry {
-                    seat,
-                    mv,
-                    events: show(caused),
-                })
-                .collect(),
-        })
-    }
-
-    /// The finished game's whole record (rules, seed, deals and moves).
-    pub async fn export(&self, id: &str) -> Result<Export, Error> {
-        let (version, record) = self.load(id).await?;
-        if record.status() != Status::Finished {
-            return Err(Error::NotFinished);
-        }
-        let game = &record.game;
-        let (moves, _) = replay(game)?;
-        Ok(Export {
-            seed: game.seed(),
-            deals: (1..=game.round_number())
-                .map(|n| game.deal_of_round(n))
-                .collect(),
-            moves,
-            seen: Seen::of(id, version, &record, None),
-        })
-    }
 }
 
 /// The bots' moves that follow, once every seat is taken, while `keep_going` says so.
@@ -1029,12 +994,6 @@ fn viewer_of(record: &Record, token: Option<&str>) -> Result<Option<u8>, Error> 
 }
 
 const UNKNOWN_TOKEN: Error = Error::Unauthorized("the token is not a seat of this game");
-
-/// Every move of the match and what each caused (the first entry: the first deal's).
-fn replay(game: &Game) -> Result<crate::engine::game::MovesAndEvents, Error> {
-    game.replay_history()
-        .map_err(|e| Error::Internal(format!("the stored history does not replay: {e}")))
-}
 
 /// Maps an engine refusal to the service's error, with the seat's legal moves.
 fn refuse(game: &Game, seat: u8, e: MoveError) -> Error {
