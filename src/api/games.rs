@@ -243,22 +243,32 @@ pub async fn list_games(
     path = "/v1/games/{id}/seats",
     tag = "lobby",
     operation_id = "take_seat",
-    params(("id" = uuid::Uuid, Path, description = "The game")),
+    params(("id" = uuid::Uuid, Path, description = "The game"),
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried join with the same key and body gets the same seat and token again (with the seat's view as it is now); the same key with another body is refused (422). The key unlocks the seat's token, so it is a secret as strong as the token: 16 to 128 visible ASCII characters, random (a UUID).",
+            min_length = 16, max_length = 128, pattern = "^[!-~]+$")),
     request_body = JoinGame,
     responses(
-        (status = 201, description = "The seat, its token (shown once) and its view.", body = SeatGranted),
+        (status = 201, description = "The seat, its token (shown once, and again to a retry with the same Idempotency-Key and body) and its view.", body = SeatGranted),
         (status = 400, response = problems::BadRequest),
         (status = 404, response = problems::NotFound),
         (status = 409, response = problems::Conflict),
+        (status = 422, response = problems::UnprocessableContent),
         (status = 503, response = problems::StoreUnavailable),
     ),
 )]
 pub async fn take_seat(
     games: web::Data<GameService>,
+    request: HttpRequest,
     path: web::Path<uuid::Uuid>,
     body: web::Json<JoinGame>,
 ) -> Result<HttpResponse, ApiError> {
-    let joined = games.join(&game_id(&path), &body.name, body.seat).await?;
+    let id = game_id(&path);
+    // The same request is the same name and seat, however the JSON was spaced.
+    let key = idempotency_key(request.headers(), service::MIN_JOIN_KEY)?.map(|key| {
+        let same = serde_json::json!({"name": body.name, "seat": body.seat});
+        RequestKey::for_join(key.to_owned(), &id, same.to_string().as_bytes())
+    });
+    let joined = games.join(&id, &body.name, body.seat, key.as_ref()).await?;
     Ok(HttpResponse::Created()
         .insert_header((header::ETAG, etag(&joined.seen)))
         .json(SeatGranted {
@@ -343,6 +353,28 @@ pub async fn get_game(
     Ok(res)
 }
 
+/// The request's `Idempotency-Key`, if any: `min` to 128 visible ASCII characters.
+fn idempotency_key(headers: &HeaderMap, min: usize) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .filter(|k| (min..=128).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::BadRequest(if min > 1 {
+                format!(
+                    "Idempotency-Key: {min} to 128 visible ASCII characters on a join (its retry \
+                     gets the seat's token: use a random key, such as a UUID)"
+                )
+            } else {
+                "Idempotency-Key: 1 to 128 visible ASCII characters".into()
+            })
+        })
+}
+
 /// Makes a move. Built-in bots whose turn follows move before the answer.
 #[utoipa::path(
     post,
@@ -379,21 +411,8 @@ pub async fn make_move(
     })?;
     let parsed: MoveBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::BadRequest(format!("the body is not acceptable: {e}")))?;
-    let key = match request.headers().get("idempotency-key") {
-        None => None,
-        Some(value) => {
-            let key = value
-                .to_str()
-                .ok()
-                .filter(|k| (1..=128).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
-                .ok_or_else(|| {
-                    ApiError::BadRequest(
-                        "Idempotency-Key: 1 to 128 visible ASCII characters".into(),
-                    )
-                })?;
-            Some(RequestKey::new(key.to_string(), token, &body))
-        }
-    };
+    let key = idempotency_key(request.headers(), 1)?
+        .map(|key| RequestKey::new(key.to_owned(), token, &body));
     let request = parsed.to_request();
     let moved = games.make_move(&id, token, request, key.as_ref()).await?;
     Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))
