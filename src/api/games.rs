@@ -243,22 +243,32 @@ pub async fn list_games(
     path = "/v1/games/{id}/seats",
     tag = "lobby",
     operation_id = "take_seat",
-    params(("id" = uuid::Uuid, Path, description = "The game")),
+    params(("id" = uuid::Uuid, Path, description = "The game"),
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried join with the same key and body gets the same seat and token again (with the seat's view as it is now); the same key with another body is refused (422). The key unlocks the seat's token, so it is a secret as strong as the token: 16 to 128 visible ASCII characters, random (a UUID).",
+            min_length = 16, max_length = 128, pattern = "^[!-~]+$")),
     request_body = JoinGame,
     responses(
-        (status = 201, description = "The seat, its token (shown once) and its view.", body = SeatGranted),
+        (status = 201, description = "The seat, its token (shown once, and again to a retry with the same Idempotency-Key and body) and its view.", body = SeatGranted),
         (status = 400, response = problems::BadRequest),
         (status = 404, response = problems::NotFound),
         (status = 409, response = problems::Conflict),
+        (status = 422, response = problems::UnprocessableContent),
         (status = 503, response = problems::StoreUnavailable),
     ),
 )]
 pub async fn take_seat(
     games: web::Data<GameService>,
+    request: HttpRequest,
     path: web::Path<uuid::Uuid>,
     body: web::Json<JoinGame>,
 ) -> Result<HttpResponse, ApiError> {
-    let joined = games.join(&game_id(&path), &body.name, body.seat).await?;
+    let id = game_id(&path);
+    // The same request is the same name and seat, however the JSON was spaced.
+    let key = idempotency_key(request.headers(), service::MIN_JOIN_KEY)?.map(|key| {
+        let same = serde_json::json!({"name": body.name, "seat": body.seat});
+        RequestKey::for_join(key.to_owned(), &id, same.to_string().as_bytes())
+    });
+    let joined = games.join(&id, &body.name, body.seat, key.as_ref()).await?;
     Ok(HttpResponse::Created()
         .insert_header((header::ETAG, etag(&joined.seen)))
         .json(SeatGranted {
@@ -343,6 +353,28 @@ pub async fn get_game(
     Ok(res)
 }
 
+/// The request's `Idempotency-Key`, if any: `min` to 128 visible ASCII characters.
+fn idempotency_key(headers: &HeaderMap, min: usize) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .filter(|k| (min..=128).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::BadRequest(if min > 1 {
+                format!(
+                    "Idempotency-Key: {min} to 128 visible ASCII characters on a join (its retry \
+                     gets the seat's token: use a random key, such as a UUID)"
+                )
+            } else {
+                "Idempotency-Key: 1 to 128 visible ASCII characters".into()
+            })
+        })
+}
+
 /// Makes a move. Built-in bots whose turn follows move before the answer.
 #[utoipa::path(
     post,
@@ -379,21 +411,8 @@ pub async fn make_move(
     })?;
     let parsed: MoveBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::BadRequest(format!("the body is not acceptable: {e}")))?;
-    let key = match request.headers().get("idempotency-key") {
-        None => None,
-        Some(value) => {
-            let key = value
-                .to_str()
-                .ok()
-                .filter(|k| (1..=128).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
-                .ok_or_else(|| {
-                    ApiError::BadRequest(
-                        "Idempotency-Key: 1 to 128 visible ASCII characters".into(),
-                    )
-                })?;
-            Some(RequestKey::new(key.to_string(), token, &body))
-        }
-    };
+    let key = idempotency_key(request.headers(), 1)?
+        .map(|key| RequestKey::new(key.to_owned(), token, &body));
     let request = parsed.to_request();
     let moved = games.make_move(&id, token, request, key.as_ref()).await?;
     Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))
@@ -609,16 +628,52 @@ pub struct LobbyEventFrame {
     data: String,
 }
 
-/// The move history as the caller may see it (another seat's draws show no tile).
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LogQuery {
+    /// The index of the last move already read: the page holds the moves after it. 0 (the
+    /// default) starts from the first move, with the first deal's events in `start`; a
+    /// page's `next` is the `after` of the page that follows. At most the number of moves
+    /// made.
+    #[param(value_type = Option<u64>, minimum = 0)]
+    after: Option<String>,
+    /// Moves a page holds at most: 1 to 1000, default 1000.
+    #[param(value_type = Option<u64>, minimum = 1, maximum = 1000)]
+    limit: Option<String>,
+}
+
+impl LogQuery {
+    /// `(after, limit)`; a refusal names the parameter.
+    fn parse(&self) -> Result<(u64, u64), ApiError> {
+        let number = |text: &Option<String>, name: &str, default: u64| match text {
+            None => Ok(default),
+            Some(text) => text.parse::<u64>().map_err(|_| {
+                ApiError::BadRequest(format!(
+                    "{name}: a whole number, not {:?}",
+                    text.chars().take(24).collect::<String>()
+                ))
+            }),
+        };
+        Ok((
+            number(&self.after, "after", 0)?,
+            number(&self.limit, "limit", service::MAX_LOG_PAGE as u64)?,
+        ))
+    }
+}
+
+/// The move history as the caller may see it (another seat's draws show no tile), a page
+/// at a time.
 #[utoipa::path(
     get,
     path = "/v1/games/{id}/log",
     tag = "play",
     operation_id = "game_log",
-    params(("id" = uuid::Uuid, Path, description = "The game")),
+    params(("id" = uuid::Uuid, Path, description = "The game"), LogQuery),
     security((), ("seat_token" = [])),
     responses(
-        (status = 200, description = "Every move and what it caused.", body = GameLog),
+        (status = 200, description = "The moves after `after` (at most `limit`) and what each caused; `next` asks for the following page.", body = GameLog),
+        (status = 400, response = problems::BadRequest),
         (status = 401, response = problems::Unauthorized),
         (status = 404, response = problems::NotFound),
         (status = 503, response = problems::StoreUnavailable),
@@ -628,9 +683,11 @@ pub async fn game_log(
     games: web::Data<GameService>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
+    query: web::Query<LogQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    let (after, limit) = query.parse()?;
     let log = games
-        .log(&game_id(&path), bearer(request.headers())?)
+        .log(&game_id(&path), bearer(request.headers())?, after, limit)
         .await?;
     let mut res = view_response(&log.seen, GameLog::of(&log));
     res.headers_mut().insert(VARY_BY_TOKEN.0, VARY_BY_TOKEN.1);
@@ -645,7 +702,7 @@ pub async fn game_log(
     operation_id = "export_game",
     params(("id" = uuid::Uuid, Path, description = "The game")),
     responses(
-        (status = 200, description = "Enough to replay the game exactly.", body = GameExport),
+        (status = 200, description = "Enough to replay the game exactly: one JSON document, sent as it is made (chunked); an answer cut short is an export the server could not finish.", body = GameExport),
         (status = 404, response = problems::NotFound),
         (status = 412, response = problems::PreconditionFailed),
         (status = 503, response = problems::StoreUnavailable),
@@ -653,8 +710,35 @@ pub async fn game_log(
 )]
 pub async fn export_game(
     games: web::Data<GameService>,
+    request: HttpRequest,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let export = games.export(&game_id(&path)).await?;
-    Ok(view_response(&export.seen, GameExport::of(&export)))
+    let id = game_id(&path);
+    let export = games.export(&id).await?;
+    let mut answer = HttpResponse::Ok();
+    answer
+        .insert_header((header::ETAG, etag(&export.seen)))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .content_type("application/json");
+    // actix reads a HEAD answer's body to its end before dropping it: make none.
+    if request.method() == actix_web::http::Method::HEAD {
+        return Ok(answer.streaming(futures_util::stream::empty::<
+            Result<web::Bytes, actix_web::Error>,
+        >()));
+    }
+    // Made chunk by chunk as the client reads: a long match's export is never whole here.
+    let chunks = futures_util::stream::unfold(ExportWriter::of(export), move |mut writer| {
+        let id = id.clone();
+        async move {
+            let chunk = match writer.chunk()? {
+                Ok(bytes) => Ok(web::Bytes::from(bytes)),
+                Err(e) => {
+                    tracing::error!(game_id = %id, error = %e, "an export was cut short");
+                    Err(actix_web::error::ErrorInternalServerError(e.to_string()))
+                }
+            };
+            Some((chunk, writer))
+        }
+    });
+    Ok(answer.streaming(chunks))
 }

@@ -17,9 +17,10 @@ use serde::{Deserialize, Serialize};
 use super::deal::{Deal, Seed, draw_lots, round_rng, shuffle_into};
 use super::error::MoveError;
 use super::event::{EndReason, Event, MatchEnd, Outcome, RoundResult};
-use super::history::{Code, History};
+use super::history::History;
 use super::layout::{End, Layout};
 use super::moves::Move;
+use super::replay::Replay;
 use super::rules::{DrawRule, NextLeader, Opening, Rules, RulesError, Scoring, WhenStuck};
 use super::scoring;
 use super::table::EarlyEnd;
@@ -271,39 +272,19 @@ impl Game {
     /// Replays the first `n` recorded moves from the start.
     fn replay_first(&self, n: usize) -> Result<(Game, MovesAndEvents), String> {
         let mut start = Vec::new();
-        let mut game = Game::start(
-            self.rules,
-            self.seats,
-            self.seed,
-            self.first_deal.clone(),
-            &mut start,
-        )
-        .map_err(|e| format!("the game does not start: {e}"))?;
-        let codes = self.history.codes(&self.rules)?;
+        let mut replay = Replay::new(self, &mut start)?;
         let mut moves = Vec::with_capacity(n);
         let mut all = Vec::with_capacity(n + 1);
         all.push(start);
-        for (i, code) in codes.into_iter().take(n).enumerate() {
-            let turn = game.round.turn;
-            let (seat, mv) = match code {
-                Code::Draw => (turn, Move::Draw),
-                Code::Pass => (turn, Move::Pass),
-                Code::Muggins { seat } => (seat, Move::Muggins),
-                Code::Table { seat, mv } => (seat, mv),
-                Code::Play { tile, end, claimed } => {
-                    let end = (!game.round.layout.is_empty()).then_some(end);
-                    let claim = claimed.then(|| game.points_of(tile, end));
-                    (turn, Move::Play { tile, end, claim })
-                }
-            };
+        while replay.done() < n {
             let mut events = Vec::new();
-            let mv = game
-                .play_into(seat, mv, &mut events)
-                .map_err(|e| format!("move {} does not replay: {e}", i + 1))?;
-            moves.push((seat, mv));
+            let Some(played) = replay.next_move(&mut events) else {
+                break;
+            };
+            moves.push(played?);
             all.push(events);
         }
-        Ok((game, (moves, all)))
+        Ok((replay.into_game(), (moves, all)))
     }
 
     /// Scores per side (seat, or team under `teams`).

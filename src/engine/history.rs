@@ -228,6 +228,7 @@ impl History {
 
     /// The recorded codes in order; fails at the first code no move of these rules has
     /// (the record is read from storage, so it is not trusted).
+    #[cfg(test)]
     pub(crate) fn codes(&self, rules: &Rules) -> Result<Vec<Code>, String> {
         let mut codes = Vec::with_capacity(self.len());
         self.each(rules, |code| {
@@ -244,30 +245,10 @@ impl History {
         rules: &Rules,
         mut f: impl FnMut(Code) -> Result<(), String>,
     ) -> Result<(), String> {
-        let codec = Codec::of(rules);
-        let width = codec.width();
-        self.check_shape(width)?;
-        let (written, mut i, mut moves) = (self.codes_written(), 0, 0);
-        while i < written {
-            let code = self.code_at(width, i);
-            i += 1;
-            let read = if u32::from(code) == codec.escape() {
-                if i == written {
-                    return Err("the move history ends in the middle of a move".into());
-                }
-                let second = self.code_at(width, i);
-                i += 1;
-                TABLE_ACTIONS
-                    .get(usize::from(second / 4))
-                    .map(|&mv| Code::Table {
-                        seat: (second % 4) as u8,
-                        mv,
-                    })
-                    .ok_or_else(|| format!("table action code {second} means nothing"))?
-            } else {
-                decode(codec, code).ok_or_else(|| format!("move code {code} means nothing"))?
-            };
-            f(read)?;
+        let mut cursor = self.cursor(rules)?;
+        let mut moves = 0;
+        while let Some(read) = self.read(&mut cursor) {
+            f(read?)?;
             moves += 1;
         }
         if moves != self.len() {
@@ -275,6 +256,50 @@ impl History {
         }
         Ok(())
     }
+
+    /// A place to read the moves from, one at a time (see [`History::read`]): how a long
+    /// match is replayed without holding all its moves at once.
+    pub(crate) fn cursor(&self, rules: &Rules) -> Result<Cursor, String> {
+        let codec = Codec::of(rules);
+        self.check_shape(codec.width())?;
+        Ok(Cursor { codec, at: 0 })
+    }
+
+    /// The move at `cursor`, which moves past it; `None` after the last. Fails at a code no
+    /// move of these rules has.
+    pub(crate) fn read(&self, cursor: &mut Cursor) -> Option<Result<Code, String>> {
+        let (codec, written) = (cursor.codec, self.codes_written());
+        let width = codec.width();
+        if cursor.at >= written {
+            return None;
+        }
+        let code = self.code_at(width, cursor.at);
+        cursor.at += 1;
+        Some(if u32::from(code) == codec.escape() {
+            if cursor.at == written {
+                return Some(Err("the move history ends in the middle of a move".into()));
+            }
+            let second = self.code_at(width, cursor.at);
+            cursor.at += 1;
+            TABLE_ACTIONS
+                .get(usize::from(second / 4))
+                .map(|&mv| Code::Table {
+                    seat: (second % 4) as u8,
+                    mv,
+                })
+                .ok_or_else(|| format!("table action code {second} means nothing"))
+        } else {
+            decode(codec, code).ok_or_else(|| format!("move code {code} means nothing"))
+        })
+    }
+}
+
+/// Where [`History::read`] reads next, under the rules it was made for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cursor {
+    codec: Codec,
+    /// The next code.
+    at: usize,
 }
 
 /// A one-code move (not a table action).

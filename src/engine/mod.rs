@@ -11,6 +11,7 @@
 //! - [`moves`], [`event`], [`error`]: what a seat asks, what it causes, why it is refused.
 //! - [`game`]: the match — legal moves, checking and applying a move, rounds and results.
 //! - [`history`]: the compact record of a match's moves (6 bits each in a classic game).
+//! - [`replay`]: a match replayed from its record one move at a time.
 //! - [`scoring`]: round awards (pips, fives, penalty; ties; teams; the boneyard).
 //! - [`table`]: resigning, running out of time, abandoned seats (the service's clock
 //!   decides; the engine is told by a move).
@@ -69,6 +70,7 @@ pub mod history;
 pub mod layout;
 pub mod moves;
 pub mod projection;
+pub mod replay;
 pub mod rules;
 pub mod scoring;
 pub mod table;
@@ -81,5 +83,6 @@ pub use game::{Game, Unclaimed};
 pub use layout::{End, Layout};
 pub use moves::Move;
 pub use projection::{LegalMove, Projection};
+pub use replay::Replay;
 pub use rules::{Preset, Rules, RulesError, RulesPatch};
 pub use tile::{Tile, TileSet};

@@ -1,65 +1,179 @@
-//! Idempotent moves: what makes two requests the same, and what the store keeps so that a
-//! retry gets the first answer again.
+//! Idempotent moves and joins: what makes two requests the same, and what the store keeps
+//! so that a retry gets the first answer again.
 //!
 //! The store keeps a [`Receipt`] per key (which seat, which version, which moves), not the
 //! answer: the answer is rebuilt from the game replayed to the receipt's moves, so a key
 //! on every move costs a few dozen bytes each.
+//!
+//! Keys are the seat's own: a move's key is looked up and stored in its seat's scope, so
+//! two seats may use the same key text for different moves. A join has no seat yet: its
+//! keys have a scope of their own, each stored under a hash of the key.
+//!
+//! **A join's retry gives the seat's token again**, which the store never holds in clear
+//! (only a hash of it checks a bearer). Its receipt keeps the token sealed: XORed with a
+//! SHA-256 of the game, the key and the body, so only a request with that very key and body
+//! unseals it, and the store, which holds neither the key (only its hash) nor the body
+//! (only a hash of it), cannot. The key of a join is therefore a secret as strong as the
+//! token it unlocks: with the game's id and the body (a name and a seat, both public once
+//! seated), it fetches the token. Keys of joins are at least [`MIN_JOIN_KEY`] characters,
+//! and should be random (a UUID); the receipt lives in the seat's window of keys, so the
+//! seat's own keyed moves push it out.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::record::Record;
 use super::{Error, GameService};
-use crate::engine::Event;
+use crate::engine::{Event, Replay};
 use crate::store::{GameStore, IdempotencyRecord};
+
+/// Characters an `Idempotency-Key` of a join has at least: it unlocks the seat's token.
+pub const MIN_JOIN_KEY: usize = 16;
 
 /// A request's `Idempotency-Key` and what it must match to count as the same request.
 #[derive(Debug, Clone)]
 pub struct RequestKey {
-    pub(super) key: String,
+    key: String,
     fingerprint: [u8; 16],
+    /// A join's: what seals its token in the receipt (`None` for a move).
+    pad: Option<[u8; 32]>,
+    /// A join's token, sealed, for its receipt.
+    sealed: Option<[u8; 32]>,
 }
 
 impl RequestKey {
-    /// The same key is the same request only from the same seat (its token) with the same
-    /// body, byte for byte.
+    /// A move's key: the same key is the same request only from the same seat (its token)
+    /// with the same body, byte for byte.
     pub fn new(key: String, token: &str, body: &[u8]) -> RequestKey {
         let mut hash = Sha256::new();
         hash.update(Sha256::digest(token.as_bytes()));
         hash.update(body);
-        // 128 bits are ample to tell requests apart, and halve what each record keeps.
-        let mut fingerprint = [0; 16];
-        fingerprint.copy_from_slice(&hash.finalize()[..16]);
-        RequestKey { key, fingerprint }
+        RequestKey {
+            key,
+            fingerprint: first_16(hash.finalize().into()),
+            pad: None,
+            sealed: None,
+        }
+    }
+
+    /// A join's key: the same request has the same body, byte for byte (whoever sends it:
+    /// the key is the secret).
+    pub fn for_join(key: String, game_id: &str, body: &[u8]) -> RequestKey {
+        let fingerprint = first_16(
+            Sha256::new()
+                .chain_update(b"join\0")
+                .chain_update(body)
+                .finalize()
+                .into(),
+        );
+        let pad = Sha256::new()
+            .chain_update(b"domino seat token\0")
+            .chain_update(game_id.as_bytes())
+            .chain_update(b"\0")
+            .chain_update(key.as_bytes())
+            .chain_update(b"\0")
+            .chain_update(body)
+            .finalize()
+            .into();
+        RequestKey {
+            key,
+            fingerprint,
+            pad: Some(pad),
+            sealed: None,
+        }
+    }
+
+    /// Whether this is a join's key.
+    pub(super) fn is_join(&self) -> bool {
+        self.pad.is_some()
+    }
+
+    /// This join's key, carrying `token` sealed for its receipt.
+    pub(super) fn sealing(&self, token: &[u8; 32]) -> RequestKey {
+        RequestKey {
+            sealed: self.pad.map(|pad| xor(&pad, token)),
+            ..self.clone()
+        }
+    }
+
+    /// The token a receipt of this join's key sealed.
+    pub(super) fn unseal(&self, sealed: &[u8; 32]) -> Option<[u8; 32]> {
+        self.pad.map(|pad| xor(&pad, sealed))
+    }
+
+    /// The name the store keeps the key under: a move's in its seat's scope, a join's as
+    /// a hash (the key unseals a token; the store must not hold it).
+    pub(super) fn stored_name(&self, seat: Option<u8>) -> String {
+        match seat {
+            Some(seat) if !self.is_join() => format!("s{seat}:{}", self.key),
+            _ => format!(
+                "join:{}",
+                hex::encode(first_16(Sha256::digest(self.key.as_bytes()).into()))
+            ),
+        }
     }
 }
 
+fn first_16(hash: [u8; 32]) -> [u8; 16] {
+    // 128 bits are ample to tell requests apart, and halve what each record keeps.
+    let mut out = [0; 16];
+    out.copy_from_slice(&hash[..16]);
+    out
+}
+
+fn xor(a: &[u8; 32], b: &[u8; 32]) -> [u8; 32] {
+    std::array::from_fn(|i| a[i] ^ b[i])
+}
+
 /// What the store keeps under an idempotency key: one format byte, then postcard, about
-/// 8 bytes.
+/// 8 bytes (40 for a join, with its sealed token).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct Receipt {
     pub seat: u8,
-    /// The version the move made.
+    /// The version the request made.
     pub version: u64,
     /// The match's move count before the move and after it (and the bots' that followed).
     pub from: u32,
     pub to: u32,
 }
 
+/// A move's receipt.
 const FORMAT: u8 = 1;
+/// A join's: the receipt, then the sealed token.
+const JOIN_FORMAT: u8 = 2;
+
+/// A receipt as read back, with a join's sealed token.
+pub(super) struct Stored {
+    pub receipt: Receipt,
+    pub sealed: Option<[u8; 32]>,
+}
 
 impl Receipt {
-    pub fn stored_under(self, key: &RequestKey) -> IdempotencyRecord {
+    pub fn stored_under(self, key: &RequestKey, name: String) -> IdempotencyRecord {
+        let response = match key.sealed {
+            None => postcard::to_extend(&self, vec![FORMAT]),
+            Some(sealed) => postcard::to_extend(&(self, sealed), vec![JOIN_FORMAT]),
+        };
         IdempotencyRecord {
-            key: key.key.clone(),
+            key: name,
             fingerprint: key.fingerprint.to_vec(),
-            response: postcard::to_extend(&self, vec![FORMAT]).expect("a receipt serialises"),
+            response: response.expect("a receipt serialises"),
         }
     }
 
-    fn decode(bytes: &[u8]) -> Option<Receipt> {
+    fn decode(bytes: &[u8]) -> Option<Stored> {
         match bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest).ok(),
+            Some((&FORMAT, rest)) => Some(Stored {
+                receipt: postcard::from_bytes(rest).ok()?,
+                sealed: None,
+            }),
+            Some((&JOIN_FORMAT, rest)) => {
+                let (receipt, sealed) = postcard::from_bytes(rest).ok()?;
+                Some(Stored {
+                    receipt,
+                    sealed: Some(sealed),
+                })
+            }
             _ => None,
         }
     }
@@ -71,13 +185,19 @@ impl Receipt {
         if self.from > self.to || self.seat >= record.game.seats() {
             return Err(damaged("it is not from this game's past".into()));
         }
-        let (game, events) = record.game.after_moves(self.to as usize).map_err(damaged)?;
-        let caused = events[self.from as usize + 1..]
-            .iter()
-            .flatten()
-            .map(|e| e.visible_to(Some(self.seat)))
-            .collect();
-        Ok((record.with_game(game), caused))
+        // Replayed a move at a time: only the receipt's own moves' events are kept.
+        let mut replay = Replay::new(&record.game, &mut Vec::new()).map_err(damaged)?;
+        replay.skip(self.from as usize).map_err(damaged)?;
+        let mut caused = Vec::new();
+        let mut events = Vec::new();
+        while replay.done() < self.to as usize {
+            match replay.next_move(&mut events) {
+                Some(played) => played.map_err(damaged)?,
+                None => return Err(damaged("it is not from this game's past".into())),
+            };
+            caused.extend(events.drain(..).map(|e| e.visible_to(Some(self.seat))));
+        }
+        Ok((record.with_game(replay.into_game()), caused))
     }
 }
 
@@ -86,7 +206,7 @@ pub(super) enum Earlier {
     /// No request was stored under the key.
     None,
     /// This request was made before, and this is its receipt.
-    Made(Receipt),
+    Made(Stored),
     /// This request was made, and stored after the game was loaded: load again.
     AfterLoad,
 }
@@ -94,24 +214,67 @@ pub(super) enum Earlier {
 impl GameService {
     /// Looked up after the load, never before: the receipt is saved with the game, so a
     /// copy of this request stored in a state at or before the one loaded (`version`) is
-    /// seen, and a retry never meets the game it already changed.
+    /// seen, and a retry never meets the game it already changed. `name`: the key as
+    /// stored ([`RequestKey::stored_name`]).
     pub(super) async fn earlier(
         &self,
         id: &str,
         version: u64,
         key: &RequestKey,
+        name: &str,
     ) -> Result<Earlier, Error> {
-        let stored = match self.store.idempotency(id, &key.key).await? {
+        let stored = match self.store.idempotency(id, name).await? {
             Some(stored) if stored.fingerprint == key.fingerprint => stored,
             Some(_) => return Err(Error::IdempotencyKeyReused),
             None => return Ok(Earlier::None),
         };
-        let receipt = Receipt::decode(&stored.response)
+        let stored = Receipt::decode(&stored.response)
+            .filter(|s| s.sealed.is_some() == key.is_join())
             .ok_or_else(|| Error::Internal("an idempotency record is unreadable".into()))?;
-        Ok(if receipt.version > version {
+        Ok(if stored.receipt.version > version {
             Earlier::AfterLoad
         } else {
-            Earlier::Made(receipt)
+            Earlier::Made(stored)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_join_s_token_unseals_only_with_its_key_body_and_game() {
+        let token = [7u8; 32];
+        let key = RequestKey::for_join("k".repeat(20), "game-a", br#"{"name":"ann"}"#);
+        let sealed = key.sealing(&token).sealed.unwrap();
+        assert_ne!(sealed, token);
+        assert_eq!(key.unseal(&sealed), Some(token));
+        for other in [
+            RequestKey::for_join("k".repeat(21), "game-a", br#"{"name":"ann"}"#),
+            RequestKey::for_join("k".repeat(20), "game-b", br#"{"name":"ann"}"#),
+            RequestKey::for_join("k".repeat(20), "game-a", br#"{"name":"bob"}"#),
+        ] {
+            assert_ne!(other.unseal(&sealed), Some(token));
+        }
+        // The store sees neither the key nor the token.
+        let record = Receipt {
+            seat: 1,
+            version: 2,
+            from: 0,
+            to: 0,
+        }
+        .stored_under(&key.sealing(&token), key.stored_name(Some(1)));
+        assert!(!record.key.contains("kkkk"), "{}", record.key);
+        let stored = Receipt::decode(&record.response).unwrap();
+        assert_eq!((stored.receipt.seat, stored.sealed), (1, Some(sealed)));
+    }
+
+    #[test]
+    fn a_move_s_key_is_stored_in_its_seat_s_scope() {
+        let a = RequestKey::new("move-2".into(), "token a", b"{}");
+        let b = RequestKey::new("move-2".into(), "token b", b"{}");
+        assert_ne!(a.stored_name(Some(0)), b.stored_name(Some(1)));
+        assert_ne!(a.fingerprint, b.fingerprint);
     }
 }

@@ -18,12 +18,14 @@
 //! - [`view`]: the answers, each what one caller may see.
 //! - [`events`]: the public event of each version, and the feed of them.
 //! - [`idempotency`]: when two requests are the same, and the receipts that answer retries.
+//! - [`log`]: the history as answers: the log a page at a time, the export as it is sent.
 //! - [`thinking`]: where bots think (a bounded pool off the async workers) and for how long;
 //!   bots left to move make the game due at once, and [`GameService::sweep`] plays them on.
 
 pub mod clock;
 pub mod events;
 pub mod idempotency;
+pub mod log;
 pub mod record;
 pub mod thinking;
 pub mod view;
@@ -47,12 +49,13 @@ use crate::store::{Deadline, Evidence, GameStore, Health, Listing, Save, SaveOut
 
 pub use clock::{ClockSettings, OnTimeout};
 pub use events::{Feed, LobbyEvent, LobbyNews, PublicEvent, Watched};
-pub use idempotency::RequestKey;
+pub use idempotency::{MIN_JOIN_KEY, RequestKey};
+pub use log::{Export, ExportPart, Log, LogEntry, MAX_LOG_PAGE};
 pub use record::{Record, Seat, Status};
 pub use thinking::BotSettings;
-pub use view::{ClockView, Export, Joined, Log, LogEntry, Moved, Seen};
+pub use view::{ClockView, Joined, Moved, Seen};
 
-use idempotency::{Earlier, Receipt};
+use idempotency::{Earlier, Receipt, Stored};
 
 /// Attempts at a compare-and-set before giving up (each loses only to a concurrent move
 /// of the same game, so a handful is plenty).
@@ -233,7 +236,11 @@ enum Updated<T> {
         thought: Vec<Event>,
     },
     /// The same request was stored before: its receipt, and the game as loaded since.
-    Repeated { receipt: Receipt, record: Record },
+    Repeated {
+        stored: Stored,
+        version: u64,
+        record: Record,
+    },
 }
 
 pub struct GameService {
@@ -419,7 +426,15 @@ impl GameService {
     }
 
     /// Takes a seat; the last seat taken starts the game (and bots that lead move).
-    pub async fn join(&self, id: &str, name: &str, wanted: Option<u8>) -> Result<Joined, Error> {
+    /// With a key, a retry of the same request (same key and body) gets the same seat and
+    /// token again, with the seat's view as it is now.
+    pub async fn join(
+        &self,
+        id: &str,
+        name: &str,
+        wanted: Option<u8>,
+        key: Option<&RequestKey>,
+    ) -> Result<Joined, Error> {
         let name = name.trim();
         if name.is_empty()
             || name.chars().count() > MAX_NAME_CHARS
@@ -429,11 +444,17 @@ impl GameService {
                 "name: 1 to {MAX_NAME_CHARS} characters, no control characters"
             )));
         }
+        if key.is_some_and(|key| !key.is_join()) {
+            return Err(Error::Internal(
+                "a join's key must be made for a join".into(),
+            ));
+        }
         let mut token_bytes = [0u8; 32];
         rand::rng().fill_bytes(&mut token_bytes);
         let token = hex::encode(token_bytes);
+        let key = key.map(|key| key.sealing(&token_bytes));
         let updated = self
-            .update(id, None, |_, _, record| {
+            .update(id, key.as_ref().map(|key| (key, None)), |_, _, record| {
                 let free = record.free_seats();
                 let seat = match wanted {
                     _ if free.is_empty() => return Err(Error::GameFull),
@@ -462,14 +483,38 @@ impl GameService {
                 }))
             })
             .await?;
-        let Updated::Saved {
-            version,
-            record,
-            value: (seat, started),
-            ..
-        } = updated
-        else {
-            unreachable!("a join always stores, and has no idempotency key");
+        let (version, record, seat, started) = match updated {
+            Updated::Saved {
+                version,
+                record,
+                value: (seat, started),
+                ..
+            } => (version, record, seat, started),
+            Updated::Repeated {
+                stored,
+                version,
+                record,
+            } => {
+                let token = stored
+                    .sealed
+                    .zip(key.as_ref())
+                    .and_then(|(sealed, key)| key.unseal(&sealed))
+                    .map(hex::encode)
+                    .ok_or_else(|| Error::Internal("a join's receipt has no token".into()))?;
+                let seat = stored.receipt.seat;
+                // The token must open its seat: a damaged receipt answers no seat.
+                if record.seat_of(&token) != Some(seat) {
+                    return Err(Error::Internal(
+                        "a join's receipt does not open its seat".into(),
+                    ));
+                }
+                return Ok(Joined {
+                    seat,
+                    token,
+                    seen: Seen::of(id, version, &record, Some(seat)),
+                });
+            }
+            Updated::Unchanged { .. } => unreachable!("a join always stores or is refused"),
         };
         tracing::info!(game_id = %id, seat, started, version, "seat taken");
         if record.bots_to_move() {
@@ -493,37 +538,41 @@ impl GameService {
         key: Option<&RequestKey>,
     ) -> Result<Moved, Error> {
         let updated = self
-            .update(id, key.map(|key| (key, token)), |version, _, record| {
-                let seat = record.seat_of(token).ok_or(UNKNOWN_TOKEN)?;
-                if record.game.abandoned(seat) {
-                    return Err(Error::SeatAbandoned);
-                }
-                match record.status() {
-                    Status::Waiting => return Err(Error::NotStarted),
-                    Status::Finished => return Err(Error::Finished),
-                    Status::Playing => {}
-                }
-                if let Some(expected) = request.expected_version
-                    && expected != version
-                {
-                    return Err(Error::VersionConflict { current: version });
-                }
-                let mut events = Vec::new();
-                let played = record
-                    .game
-                    .play_into(seat, request.mv, &mut events)
-                    .map_err(|e| refuse(&record.game, seat, e))?;
-                let events: Vec<_> = events.iter().map(|e| e.visible_to(Some(seat))).collect();
-                Ok(Some(Change {
-                    value: (seat, events),
-                    mover: Some(seat),
-                    moves: vec![(seat, played)],
-                    seat: Some(seat),
-                    unlist: false,
-                    relist: false,
-                    think: Thinking::bots(record, BotPlace::Request),
-                }))
-            })
+            .update(
+                id,
+                key.map(|key| (key, Some(token))),
+                |version, _, record| {
+                    let seat = record.seat_of(token).ok_or(UNKNOWN_TOKEN)?;
+                    if record.game.abandoned(seat) {
+                        return Err(Error::SeatAbandoned);
+                    }
+                    match record.status() {
+                        Status::Waiting => return Err(Error::NotStarted),
+                        Status::Finished => return Err(Error::Finished),
+                        Status::Playing => {}
+                    }
+                    if let Some(expected) = request.expected_version
+                        && expected != version
+                    {
+                        return Err(Error::VersionConflict { current: version });
+                    }
+                    let mut events = Vec::new();
+                    let played = record
+                        .game
+                        .play_into(seat, request.mv, &mut events)
+                        .map_err(|e| refuse(&record.game, seat, e))?;
+                    let events: Vec<_> = events.iter().map(|e| e.visible_to(Some(seat))).collect();
+                    Ok(Some(Change {
+                        value: (seat, events),
+                        mover: Some(seat),
+                        moves: vec![(seat, played)],
+                        seat: Some(seat),
+                        unlist: false,
+                        relist: false,
+                        think: Thinking::bots(record, BotPlace::Request),
+                    }))
+                },
+            )
             .await?;
         Ok(match updated {
             Updated::Saved {
@@ -542,7 +591,8 @@ impl GameService {
                 }
             }
             Updated::Unchanged { .. } => unreachable!("a move always stores or is refused"),
-            Updated::Repeated { receipt, record } => {
+            Updated::Repeated { stored, record, .. } => {
+                let receipt = stored.receipt;
                 let (then, events) = receipt.replay(&record)?;
                 Moved {
                     seen: Seen::of(id, receipt.version, &then, Some(receipt.seat)),
@@ -555,11 +605,12 @@ impl GameService {
     /// The one write path: load the game, let `change` alter it, store it with a
     /// compare-and-set on its version (with the public event, and the receipt under
     /// `key`), and on a lost race start again from the fresh state. With `key` (and the
-    /// token the request came with), a request already stored under it is not made again.
+    /// token a move came with; a join has none), a request already stored under it is not
+    /// made again.
     async fn update<T>(
         &self,
         id: &str,
-        key: Option<(&RequestKey, &str)>,
+        key: Option<(&RequestKey, Option<&str>)>,
         mut change: impl FnMut(u64, u64, &mut Record) -> Result<Option<Change<T>>, Error>,
     ) -> Result<Updated<T>, Error> {
         // The bots' budget runs from here: a lost race does not start it again.
@@ -567,22 +618,31 @@ impl GameService {
         for _ in 0..MAX_ATTEMPTS {
             let (version, mut record) = self.load(id).await?;
             let now = now_ms();
+            let mut stored_name = None;
             if let Some((key, token)) = key {
                 // The token before the key: a stranger is refused as one (401), and learns
-                // nothing of the keys a seat has used.
-                viewer_of(&record, Some(token))?;
-                match self.earlier(id, version, key).await? {
-                    Earlier::Made(receipt) => {
+                // nothing of the keys a seat has used. A move's key is its seat's own.
+                let seat = match token {
+                    Some(token) => viewer_of(&record, Some(token))?,
+                    None => None,
+                };
+                let name = stored_name.insert(key.stored_name(seat));
+                match self.earlier(id, version, key, name).await? {
+                    Earlier::Made(stored) => {
                         // The first attempt may have been refused for want of replicas:
                         // its receipt is an acknowledgement only once they hold it.
                         self.store
-                            .vouch(id, Evidence::Record(&key.key))
+                            .vouch(id, Evidence::Record(name))
                             .await
                             .map_err(|cause| Error::Unsettled {
                                 cause,
                                 fate: Fate::Unknown,
                             })?;
-                        return Ok(Updated::Repeated { receipt, record });
+                        return Ok(Updated::Repeated {
+                            stored,
+                            version,
+                            record,
+                        });
                     }
                     Earlier::AfterLoad => continue,
                     Earlier::None => {}
@@ -633,15 +693,18 @@ impl GameService {
                 turn: record.game.turn(),
                 moves,
             };
-            let receipt = key.zip(seat).map(|((key, _), seat)| {
-                Receipt {
-                    seat,
-                    version: version + 1,
-                    from: moves_before,
-                    to: record.game.move_count() as u32,
-                }
-                .stored_under(key)
-            });
+            let receipt = key
+                .zip(seat)
+                .zip(stored_name.take())
+                .map(|(((key, _), seat), name)| {
+                    Receipt {
+                        seat,
+                        version: version + 1,
+                        from: moves_before,
+                        to: record.game.move_count() as u32,
+                    }
+                    .stored_under(key, name)
+                });
             let save = Save {
                 expected: version,
                 bytes: record.encode(),
@@ -962,44 +1025,6 @@ impl GameService {
         }
         Ok(out)
     }
-
-    /// The move history as `token`'s seat (or a spectator) may see it.
-    pub async fn log(&self, id: &str, token: Option<&str>) -> Result<Log, Error> {
-        let (version, record, viewer) = self.load_as(id, token).await?;
-        let (moves, events) = replay(&record.game)?;
-        let show = |list: &[Event]| list.iter().map(|e| e.visible_to(viewer)).collect();
-        Ok(Log {
-            seen: Seen::of(id, version, &record, viewer),
-            start: show(&events[0]),
-            moves: moves
-                .iter()
-                .zip(&events[1..])
-                .map(|(&(seat, mv), caused)| LogEntry {
-                    seat,
-                    mv,
-                    events: show(caused),
-                })
-                .collect(),
-        })
-    }
-
-    /// The finished game's whole record (rules, seed, deals and moves).
-    pub async fn export(&self, id: &str) -> Result<Export, Error> {
-        let (version, record) = self.load(id).await?;
-        if record.status() != Status::Finished {
-            return Err(Error::NotFinished);
-        }
-        let game = &record.game;
-        let (moves, _) = replay(game)?;
-        Ok(Export {
-            seed: game.seed(),
-            deals: (1..=game.round_number())
-                .map(|n| game.deal_of_round(n))
-                .collect(),
-            moves,
-            seen: Seen::of(id, version, &record, None),
-        })
-    }
 }
 
 /// The bots' moves that follow, once every seat is taken, while `keep_going` says so.
@@ -1029,12 +1054,6 @@ fn viewer_of(record: &Record, token: Option<&str>) -> Result<Option<u8>, Error> 
 }
 
 const UNKNOWN_TOKEN: Error = Error::Unauthorized("the token is not a seat of this game");
-
-/// Every move of the match and what each caused (the first entry: the first deal's).
-fn replay(game: &Game) -> Result<crate::engine::game::MovesAndEvents, Error> {
-    game.replay_history()
-        .map_err(|e| Error::Internal(format!("the stored history does not replay: {e}")))
-}
 
 /// Maps an engine refusal to the service's error, with the seat's legal moves.
 fn refuse(game: &Game, seat: u8, e: MoveError) -> Error {

@@ -1,7 +1,7 @@
 //! What a caller may see: the service's answers. Handlers render these; none of them holds
 //! the engine's whole game, so no answer can carry a hidden tile by mistake.
 
-use crate::engine::{Deal, Event, Move, Preset, Projection, Rules, Seed};
+use crate::engine::{Event, Preset, Projection, Rules};
 
 use super::clock::ClockSettings;
 use super::record::{Record, Seat, Status};
@@ -108,31 +108,4 @@ pub struct Joined {
     /// The seat's bearer secret, shown this once.
     pub token: String,
     pub seen: Seen,
-}
-
-/// One move of the history with what it caused, as the caller may see it.
-#[derive(Clone, Debug)]
-pub struct LogEntry {
-    pub seat: u8,
-    pub mv: Move,
-    pub events: Vec<Event>,
-}
-
-/// The move history as the caller may see it (another seat's draws show no tile).
-#[derive(Clone, Debug)]
-pub struct Log {
-    pub seen: Seen,
-    /// What the first deal caused (who leads, the start tile).
-    pub start: Vec<Event>,
-    pub moves: Vec<LogEntry>,
-}
-
-/// A finished game, complete: enough to replay it exactly.
-#[derive(Clone, Debug)]
-pub struct Export {
-    pub seen: Seen,
-    pub seed: Seed,
-    /// Every round's deal, in order.
-    pub deals: Vec<Deal>,
-    pub moves: Vec<(u8, Move)>,
 }

@@ -471,6 +471,72 @@ async fn a_move_of_unknown_fate_says_so_and_a_keyed_retry_makes_it_once() {
     assert_eq!(now, before + 1, "the move is stored once");
 }
 
+/// A join whose save got no answer says `outcome: unknown` (the seat may be taken by a
+/// token nobody received); retried with the same `Idempotency-Key` and body, it gets that
+/// seat and its token, and no second seat is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_of_unknown_fate_retried_with_its_key_gets_its_seat() {
+    let (proxy, url) = Proxy::to_redis();
+    let app = app_through(url, STORE_TIMEOUT).await;
+    let client = Client::of(&app);
+    let created = client
+        .post("/v1/games", None, json!({"preset": "classic", "seats": 3}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status().as_u16(), 201);
+    let id = created.json::<Value>().await.unwrap()["game_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let send = || {
+        client
+            .post(
+                &format!("/v1/games/{id}/seats"),
+                None,
+                json!({"name": "alice"}),
+            )
+            .header("Idempotency-Key", "b3c1f1e0-6a4d-4c55-9d8e-join")
+            .send()
+    };
+
+    // Far past the timeout and the look after it.
+    proxy.delay_scripts(STORE_TIMEOUT * 6);
+    let res = send().await.unwrap();
+    proxy.delay_scripts(Duration::ZERO);
+    let problem = assert_problem(res, 503, "store_unavailable").await;
+    assert_eq!(problem["outcome"], "unknown", "{problem}");
+
+    let deadline = Instant::now() + RECOVERY;
+    let joined = loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let res = send().await.unwrap();
+        match res.status().as_u16() {
+            201 => break res.json::<Value>().await.unwrap(),
+            503 if Instant::now() < deadline => {}
+            other => panic!("a retry got {other}: {:?}", res.text().await),
+        }
+    };
+    assert_eq!(joined["seat"], 0, "{joined}");
+    let token = joined["token"].as_str().unwrap();
+    let view: Value = client
+        .get(&format!("/v1/games/{id}"), Some(token))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["you"], 0, "the token is the seat's: {view}");
+    let taken: Vec<_> = view["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| !s["name"].is_null())
+        .collect();
+    assert_eq!(taken.len(), 1, "one seat taken: {view}");
+}
+
 /// Replicas of the test Redis online now (none, on a plain local one).
 async fn online_replicas(url: &str) -> usize {
     redis_info(url, "replication")

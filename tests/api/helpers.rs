@@ -367,10 +367,27 @@ impl TestApp {
         view
     }
 
+    /// One page of the log: the moves after index `after`, at most `limit`.
+    pub async fn log_page(&self, id: &str, token: Option<&str>, after: u64, limit: u64) -> Value {
+        let path = format!("/v1/games/{id}/log?after={after}&limit={limit}");
+        let res = self.get_as(&path, token).await;
+        assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+        res.json().await.unwrap()
+    }
+
+    /// The whole log, page after page as each page's `next` says, as one page would
+    /// show it (`start`, every move; `next` null).
     pub async fn log(&self, id: &str, token: Option<&str>) -> Value {
         let res = self.get_as(&format!("/v1/games/{id}/log"), token).await;
         assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
-        res.json().await.unwrap()
+        let mut log: Value = res.json().await.unwrap();
+        while let Some(after) = log["next"].as_u64() {
+            let page = self.log_page(id, token, after, 1000).await;
+            let moves = page["moves"].as_array().unwrap().clone();
+            log["moves"].as_array_mut().unwrap().extend(moves);
+            log["next"] = page["next"].clone();
+        }
+        log
     }
 
     pub async fn post_move(&self, id: &str, token: &str, body: &Value) -> reqwest::Response {

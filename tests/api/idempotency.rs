@@ -11,6 +11,8 @@ on_every_store!(
     keys_are_separate_per_game,
     a_whole_match_retried_at_its_end_gets_its_window_of_first_answers,
     a_used_key_with_a_wrong_token_is_unauthorized_not_a_reused_key,
+    a_retried_join_gets_the_same_seat_and_token_and_takes_no_other_seat,
+    two_seats_using_the_same_key_text_for_different_moves_both_succeed,
 );
 
 async fn post_with_key(
@@ -175,4 +177,104 @@ async fn a_used_key_with_a_wrong_token_is_unauthorized_not_a_reused_key(app: Tes
         .await
         .unwrap();
     assert_problem(res, 401, "unauthorized").await;
+}
+
+async fn join_with_key(app: &TestApp, id: &str, key: &str, body: &Value) -> (u16, Value) {
+    let res = app
+        .client
+        .post(app.url(&format!("/v1/games/{id}/seats")))
+        .header("idempotency-key", key)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    (status, res.json().await.unwrap())
+}
+
+/// A join whose answer was lost can be retried: the same key and body get the same seat
+/// and token (the seat is not taken twice); the key with another body is refused.
+async fn a_retried_join_gets_the_same_seat_and_token_and_takes_no_other_seat(app: TestApp) {
+    let (id, _) = app
+        .create_game(json!({"preset": "block", "seats": 3}))
+        .await;
+    let key = "9f0c2b9e-join-ann-5c8d9c4e7b21";
+    let ann = json!({"name": "ann", "seat": 1});
+    let (status, first) = join_with_key(&app, &id, key, &ann).await;
+    assert_eq!(status, 201, "{first}");
+    let (status, again) = join_with_key(&app, &id, key, &ann).await;
+    assert_eq!(status, 201, "{again}");
+    assert_eq!(
+        (&again["seat"], &again["token"]),
+        (&first["seat"], &first["token"])
+    );
+    assert_eq!(again["view"], first["view"], "nothing happened in between");
+    assert_eq!(
+        app.view(&id, None).await["version"],
+        first["view"]["version"]
+    );
+    let token = first["token"].as_str().unwrap();
+    assert_eq!(app.view(&id, Some(token)).await["you"], 1);
+
+    // Another body under the same key: refused, and no seat taken.
+    let (status, problem) = join_with_key(&app, &id, key, &json!({"name": "bob"})).await;
+    assert_eq!(
+        (status, &problem["code"]),
+        (422, &json!("idempotency_key_reused"))
+    );
+    // A key too short to keep a token secret: refused.
+    let (status, problem) = join_with_key(&app, &id, "join-1", &json!({"name": "bob"})).await;
+    assert_eq!(
+        (status, &problem["code"]),
+        (400, &json!("bad_request")),
+        "{problem}"
+    );
+    assert_eq!(
+        app.view(&id, None).await["version"],
+        first["view"]["version"]
+    );
+
+    // The others join; the game starts. A retry still gets ann's seat and token, with the
+    // game as it is now.
+    app.take_seat(&id, "bob").await;
+    app.take_seat(&id, "cy").await;
+    let (status, late) = join_with_key(&app, &id, key, &ann).await;
+    assert_eq!(status, 201, "{late}");
+    assert_eq!(
+        (&late["seat"], &late["token"]),
+        (&first["seat"], &first["token"])
+    );
+    assert_eq!(late["view"]["status"], "playing");
+    assert_eq!(late["view"], app.view(&id, Some(token)).await);
+    // The key is per game: elsewhere it is a new join.
+    let (other, _) = app.create_game(json!({"preset": "block"})).await;
+    let (status, elsewhere) = join_with_key(&app, &other, key, &ann).await;
+    assert_eq!(status, 201, "{elsewhere}");
+    assert_ne!(elsewhere["token"], first["token"]);
+}
+
+/// Keys are each seat's own: the opponent's `move-2` does not make mine a reused key.
+async fn two_seats_using_the_same_key_text_for_different_moves_both_succeed(app: TestApp) {
+    let (id, players) = app
+        .start_game(json!({"preset": "draw", "seed": "two seats one key"}))
+        .await;
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        let turn = app.view(&id, None).await["round"]["turn"].as_u64().unwrap() as usize;
+        let me = &players[turn];
+        let mv = app.view(&id, Some(&me.token)).await["legal_moves"][0].clone();
+        let answer = post_with_key(&app, &id, &me.token, "move-2", &mv).await;
+        assert_eq!(answer.0, 200, "seat {turn}: {}", answer.1);
+        answers.push((me.clone(), mv, answer));
+    }
+    assert_ne!(answers[0].0.seat, answers[1].0.seat, "two seats moved");
+    // Each seat's retry still gets its own first answer.
+    let before = app.views(&id, &players).await;
+    for (me, mv, first) in &answers {
+        assert_eq!(
+            &post_with_key(&app, &id, &me.token, "move-2", mv).await,
+            first
+        );
+    }
+    assert_eq!(app.views(&id, &players).await, before, "nothing changed");
 }

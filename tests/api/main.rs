@@ -13,6 +13,7 @@ mod errors;
 mod failover;
 mod faults;
 mod helpers;
+mod history;
 mod hostile;
 mod http_basics;
 mod idempotency;

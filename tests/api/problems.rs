@@ -31,6 +31,7 @@ on_both_stores!(
     a_deal_that_is_not_a_permutation_of_the_set_is_refused_naming_the_deal,
     an_idempotency_key_reused_with_another_body_is_refused,
     a_bad_idempotency_key_or_long_poll_query_is_a_bad_request,
+    a_log_page_out_of_bounds_is_a_bad_request_naming_the_parameter,
 );
 
 /// A two-seat classic game with both seats taken: `(id, players, seat to move first)`.
@@ -619,6 +620,35 @@ async fn a_bad_idempotency_key_or_long_poll_query_is_a_bad_request(app: TestApp)
         .await
         .unwrap();
     assert_problem(res, 400, "bad_request").await;
+    assert_eq!(app.views(&id, &players).await, before);
+}
+
+async fn a_log_page_out_of_bounds_is_a_bad_request_naming_the_parameter(app: TestApp) {
+    let (id, players, turn) = started(&app).await;
+    let mv = first_legal(&app.view(&id, Some(&players[turn].token)).await);
+    app.play(&id, &players[turn].token, &mv).await;
+    let before = app.views(&id, &players).await;
+    for (query, named) in [
+        ("limit=0", "limit"),
+        ("limit=1001", "limit"),
+        ("limit=ten", "limit"),
+        ("limit=-5", "limit"),
+        ("after=-1", "after"),
+        ("after=first", "after"),
+        ("after=2", "after"),
+        ("after=18446744073709551615", "after"),
+        ("after=0&limit=1&page=2", "page"),
+    ] {
+        let res = app.get(&format!("/v1/games/{id}/log?{query}")).await;
+        let problem = assert_problem(res, 400, "bad_request").await;
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(detail.contains(named), "{query}: {detail}");
+    }
+    // The bounds themselves are fine: one move made, so `after` goes up to 1.
+    for query in ["limit=1000", "limit=1", "after=1", "after=0"] {
+        let res = app.get(&format!("/v1/games/{id}/log?{query}")).await;
+        assert_eq!(res.status().as_u16(), 200, "{query}");
+    }
     assert_eq!(app.views(&id, &players).await, before);
 }
 
