@@ -33,6 +33,8 @@
 //! | `ALLOW_PREARRANGED` | `true` | `false` refuses games created with `seed` or `deal` (422 `invalid_rules` naming the field) |
 //! | `CORS_ORIGINS` | unset | origins whose pages may call the API from a browser: comma-separated `scheme://host[:port]`, or `*` for any; unset: no CORS headers at all |
 //! | `MAX_WAITING_PER_IP` | `20` | games one client address (IPv6: per /64) may have waiting for players at once; one more is a 429 `rate_limited`; `0`: no cap |
+//! | `MAX_GAMES_PER_IP` | `100` | games one client address (IPv6: per /64) may have created and not finished at once, tables of bots alone included; one more is a 429 `rate_limited`; `0`: no cap |
+//! | `BOT_TABLES` | `16` | tables of bots alone this process plays at once; the others wait their turn in the store (another process may take them) |
 //! | `MEMORY_MAX_GAMES` | `100000` | games the memory store holds at once; one more is a 503 `store_unavailable`; `0`: no cap (not used with Redis) |
 //!
 //! The rate limits answer 429 `rate_limited` with `Retry-After`, and every limited answer
@@ -116,6 +118,10 @@ pub struct Settings {
     pub cors_origins: CorsOrigins,
     /// Games one client address may have waiting for players at once (`None`: no cap).
     pub max_waiting_per_ip: Option<usize>,
+    /// Games one client address may have created and not finished (`None`: no cap).
+    pub max_games_per_ip: Option<usize>,
+    /// Tables of bots alone this process plays at once.
+    pub bot_tables: usize,
     /// Games the memory store holds at most (`None`: no cap).
     pub memory_max_games: Option<usize>,
 }
@@ -217,6 +223,9 @@ impl Default for Settings {
             allow_prearranged: true,
             cors_origins: CorsOrigins::None,
             max_waiting_per_ip: Some(20),
+            // Far more than a person plays at once; one address alone cannot fill a store.
+            max_games_per_ip: Some(100),
+            bot_tables: 16,
             memory_max_games: Some(100_000),
         }
     }
@@ -360,6 +369,10 @@ impl Settings {
             })?,
             cors_origins: env.parse("CORS_ORIGINS", defaults.cors_origins, str::parse)?,
             max_waiting_per_ip: env.parse("MAX_WAITING_PER_IP", defaults.max_waiting_per_ip, cap)?,
+            max_games_per_ip: env.parse("MAX_GAMES_PER_IP", defaults.max_games_per_ip, cap)?,
+            bot_tables: env.parse("BOT_TABLES", defaults.bot_tables, |s| {
+                positive(s).and_then(|n| usize::try_from(n).map_err(|_| "too large".to_owned()))
+            })?,
             memory_max_games: env.parse("MEMORY_MAX_GAMES", defaults.memory_max_games, cap)?,
         };
         if settings.redis_url.is_some() && !settings.redis_cluster_nodes.is_empty() {
@@ -574,12 +587,17 @@ mod tests {
     fn the_caps_on_games_default_on_and_zero_lifts_them() {
         let s = settings(&[]).unwrap();
         assert_eq!(s.max_waiting_per_ip, Some(20));
+        assert_eq!((s.max_games_per_ip, s.bot_tables), (Some(100), 16));
         assert_eq!(s.memory_max_games, Some(100_000));
         let s = settings(&[("MAX_WAITING_PER_IP", "3"), ("MEMORY_MAX_GAMES", "0")]).unwrap();
         assert_eq!(s.max_waiting_per_ip, Some(3));
         assert_eq!(s.memory_max_games, None);
         let bad = settings(&[("MAX_WAITING_PER_IP", "many")]).unwrap_err();
         assert_eq!(bad.var, "MAX_WAITING_PER_IP");
+        let s = settings(&[("MAX_GAMES_PER_IP", "0"), ("BOT_TABLES", "2")]).unwrap();
+        assert_eq!((s.max_games_per_ip, s.bot_tables), (None, 2));
+        let bad = settings(&[("BOT_TABLES", "0")]).unwrap_err();
+        assert_eq!(bad.var, "BOT_TABLES");
     }
 
     #[test]

@@ -255,8 +255,12 @@ fn serve(
         crate::service::BotSettings {
             threads: settings.bot_threads,
             budget: settings.bot_budget,
+            tables: settings.bot_tables,
         },
-        settings.max_waiting_per_ip,
+        crate::service::Caps {
+            waiting: settings.max_waiting_per_ip,
+            games: settings.max_games_per_ip,
+        },
     ));
     let slots = web::Data::new(api::streams::StreamSlots::new(
         settings.max_streams_per_ip,

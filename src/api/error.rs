@@ -468,6 +468,15 @@ impl From<StoreError> for ApiError {
                 ),
                 retry_after_secs: WAITING_RETRY_AFTER_SECS,
             },
+            StoreError::TooManyGames { max } => ApiError::Capped {
+                code: ProblemCode::RateLimited,
+                detail: format!(
+                    "this address has {max} games in play already, tables of bots alone \
+                     included (MAX_GAMES_PER_IP); one more can be created when one of them \
+                     finishes or expires"
+                ),
+                retry_after_secs: WAITING_RETRY_AFTER_SECS,
+            },
             StoreError::Full { max } => ApiError::Capped {
                 code: ProblemCode::StoreUnavailable,
                 detail: format!(

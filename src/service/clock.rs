@@ -114,25 +114,40 @@ impl Clock {
         }
     }
 
-    /// After a stored change at `now`: `mover` made its first move (`None` for a seat
-    /// taken or a timeout), and `next` is the human seat to move now (`None` if none).
-    pub fn settle(&mut self, mover: Option<u8>, next: Option<u8>, now: u64) {
+    /// After a stored change: `mover` made its first move (`None` for a seat taken or a
+    /// timeout), `turn_over` says whether that move ended its turn (it played or passed; a
+    /// draw that leaves it to move does not, so a turn earns the increment once however
+    /// many tiles it draws), and `next` is the human seat to move now (`None` if none).
+    /// A bank stops at `now`, when the change was asked for; the next one starts at
+    /// `visible`, when the change is stored: the bots' replies before it, and their wait
+    /// for a thread, are nobody's time.
+    pub fn settle(
+        &mut self,
+        mover: Option<u8>,
+        turn_over: bool,
+        next: Option<u8>,
+        now: u64,
+        visible: u64,
+    ) {
         let mut restart = self.running.is_none();
         if let Some((seat, _)) = self.running {
             let left = self.bank_at(seat, now);
-            let bank = &mut self.banks[seat as usize];
             if mover == Some(seat) {
-                *bank = left + self.settings.increment_secs * 1000;
                 self.timeouts[seat as usize] = 0;
+            }
+            let bank = &mut self.banks[seat as usize];
+            if mover == Some(seat) && turn_over {
+                *bank = left + self.settings.increment_secs * 1000;
                 restart = true;
             } else if next != Some(seat) {
                 // Stopped by someone else's move (the match ended, say): no increment.
                 *bank = left;
                 restart = true;
             }
+            // Else it runs on: another seat's call, or its own draw.
         }
         if restart {
-            self.running = next.map(|seat| (seat, now));
+            self.running = next.map(|seat| (seat, visible));
         }
     }
 
@@ -168,7 +183,7 @@ mod tests {
     fn a_turn_starts_the_bank_of_the_seat_to_move_only() {
         let mut c = clock(10, 0);
         assert_eq!((c.running(), c.deadline()), (None, None));
-        c.settle(None, Some(0), 1_000);
+        c.settle(None, true, Some(0), 1_000, 1_000);
         assert_eq!(c.deadline(), Some(11_000));
         assert_eq!(c.bank_at(0, 4_000), 7_000);
         assert_eq!(c.bank_at(1, 4_000), 10_000);
@@ -178,39 +193,61 @@ mod tests {
     #[test]
     fn a_move_stops_the_bank_and_adds_the_increment() {
         let mut c = clock(10, 2);
-        c.settle(None, Some(0), 0);
-        c.settle(Some(0), Some(1), 3_000);
+        c.settle(None, true, Some(0), 0, 0);
+        c.settle(Some(0), true, Some(1), 3_000, 3_000);
         assert_eq!(c.bank_at(0, 9_000), 9_000, "7 s left, 2 s added, stopped");
         assert_eq!(c.deadline(), Some(13_000));
-        // A draw keeps the turn: the bank is charged, credited, and runs again.
-        c.settle(Some(1), Some(1), 4_000);
-        assert_eq!(c.deadline(), Some(4_000 + 11_000));
+    }
+
+    #[test]
+    fn draws_within_a_turn_earn_no_increment_and_the_bank_runs_on() {
+        let mut c = clock(10, 2);
+        c.settle(None, true, Some(0), 0, 0);
+        for draw in 1..=14 {
+            c.settle(Some(0), false, Some(0), draw * 100, draw * 100);
+            assert_eq!(c.deadline(), Some(10_000), "draw {draw}: nothing earned");
+        }
+        // The play that ends the turn earns the increment, once.
+        c.settle(Some(0), true, Some(1), 3_000, 3_000);
+        assert_eq!(c.bank_at(0, 3_000), 7_000 + 2_000);
+    }
+
+    #[test]
+    fn the_next_bank_starts_when_the_change_is_visible_not_when_it_was_asked() {
+        let mut c = clock(10, 0);
+        c.settle(None, true, Some(0), 0, 0);
+        // Seat 0 moved at 1 s; the bots' replies were stored at 4 s: seat 1 starts then,
+        // and seat 0's bank stopped at 1 s.
+        c.settle(Some(0), true, Some(1), 1_000, 4_000);
+        assert_eq!(c.bank_at(0, 9_000), 9_000);
+        assert_eq!(c.deadline(), Some(4_000 + 10_000));
+        assert_eq!(c.bank_at(1, 4_000), 10_000);
     }
 
     #[test]
     fn another_seats_move_leaves_the_running_bank_alone() {
         let mut c = clock(10, 5);
-        c.settle(None, Some(0), 0);
-        c.settle(Some(1), Some(0), 4_000); // a muggins call by seat 1
+        c.settle(None, true, Some(0), 0, 0);
+        c.settle(Some(1), true, Some(0), 4_000, 4_000); // a muggins call by seat 1
         assert_eq!(c.deadline(), Some(10_000));
         assert_eq!(c.bank_at(1, 4_000), 10_000, "no increment for a call");
-        c.settle(Some(1), None, 6_000); // seat 1 resigns: the match is over
+        c.settle(Some(1), true, None, 6_000, 6_000); // seat 1 resigns: the match is over
         assert_eq!((c.running(), c.bank_at(0, 99_000)), (None, 4_000));
     }
 
     #[test]
     fn a_timeout_empties_the_bank_and_counts_in_a_row_until_the_seat_moves() {
         let mut c = clock(1, 0);
-        c.settle(None, Some(0), 0);
+        c.settle(None, true, Some(0), 0, 0);
         assert_eq!(c.time_out(), Some((0, 1)));
         assert_eq!((c.running(), c.bank_at(0, 5_000)), (None, 0));
-        c.settle(None, Some(1), 1_000);
-        c.settle(Some(1), Some(0), 1_500);
+        c.settle(None, true, Some(1), 1_000, 1_000);
+        c.settle(Some(1), true, Some(0), 1_500, 1_500);
         assert_eq!(c.deadline(), Some(1_500), "a bank at 0 runs out at once");
         assert_eq!(c.time_out(), Some((0, 2)));
-        c.settle(None, Some(0), 2_000);
-        c.settle(Some(0), Some(1), 2_000);
-        c.settle(Some(1), Some(0), 2_100);
+        c.settle(None, true, Some(0), 2_000, 2_000);
+        c.settle(Some(0), true, Some(1), 2_000, 2_000);
+        c.settle(Some(1), true, Some(0), 2_100, 2_100);
         assert_eq!(
             c.time_out(),
             Some((0, 1)),

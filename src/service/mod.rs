@@ -30,9 +30,9 @@ pub mod record;
 pub mod thinking;
 pub mod view;
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures_util::StreamExt;
 use rand::Rng;
@@ -45,7 +45,10 @@ use crate::engine::{
 };
 use crate::metrics::{BotLabels, BotPlace, Metrics};
 use crate::store::any::AnyStore;
-use crate::store::{Deadline, Evidence, GameStore, Health, Listing, Save, SaveOutcome, StoreError};
+use crate::store::{
+    Creator, Deadline, Evidence, GameStore, Health, Listing, QUEUE_END, Save, SaveOutcome,
+    StoreError,
+};
 
 pub use clock::{ClockSettings, OnTimeout};
 pub use events::{Feed, LobbyEvent, LobbyNews, PublicEvent, Watched};
@@ -53,6 +56,7 @@ pub use idempotency::{MIN_JOIN_KEY, RequestKey};
 pub use log::{Export, ExportPart, Log, LogEntry, MAX_LOG_PAGE};
 pub use record::{Record, Seat, Status};
 pub use thinking::BotSettings;
+use thinking::Priority;
 pub use view::{ClockView, Joined, Moved, Seen};
 
 use idempotency::{Earlier, Receipt, Stored};
@@ -63,6 +67,10 @@ const MAX_ATTEMPTS: usize = 16;
 /// Games a sweep acts on at most, and how many at once.
 const SWEEP_BATCH: usize = 256;
 const SWEEP_CONCURRENCY: usize = 16;
+/// How long a process's lease on a game's bots lasts unrenewed: another process takes the
+/// game over this long after its driver died. Renewed every third of it while it drives.
+const LEASE_TTL: Duration = Duration::from_secs(5);
+const RENEW_EVERY: Duration = Duration::from_millis(1_666);
 /// Player names: 1 to this many characters.
 pub const MAX_NAME_CHARS: usize = 32;
 /// Lobby pages: at most this many games each.
@@ -213,6 +221,16 @@ impl Thinking {
     }
 }
 
+/// What one client address may have at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Caps {
+    /// Games waiting for players (`MAX_WAITING_PER_IP`; `None`: no cap).
+    pub waiting: Option<usize>,
+    /// Games created and not finished, tables of bots alone included
+    /// (`MAX_GAMES_PER_IP`; `None`: no cap).
+    pub games: Option<usize>,
+}
+
 /// What [`GameService::act`] did with a game the sweep found due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Acted {
@@ -252,12 +270,16 @@ pub struct GameService {
     /// Cancelled when the server begins to stop: long polls answer and event feeds end
     /// at once. [`crate::startup`] owns it and cancels it on SIGTERM/SIGINT.
     stopping: CancellationToken,
-    /// Games one address may have waiting for players at once (`MAX_WAITING_PER_IP`).
-    max_waiting_per_address: Option<usize>,
+    caps: Caps,
     pool: thinking::Pool,
+    /// Tables of bots alone this process plays at once, at most (`BOT_TABLES`).
+    tables: usize,
     /// Games whose bots this process is playing in the background now (so its sweep
-    /// leaves them to that task rather than race it).
-    driving: Mutex<HashSet<String>>,
+    /// leaves them to that task rather than race it), each true when it counts against
+    /// `tables`.
+    driving: Mutex<HashMap<String, bool>>,
+    /// This process, as the holder of the games' leases it drives.
+    holder: String,
     /// Itself, for the background tasks it starts.
     me: Weak<GameService>,
 }
@@ -270,17 +292,19 @@ impl GameService {
         allow_prearranged: bool,
         stopping: CancellationToken,
         bots: BotSettings,
-        max_waiting_per_address: Option<usize>,
+        caps: Caps,
     ) -> Arc<GameService> {
         Arc::new_cyclic(|me| GameService {
             store,
             pool: thinking::Pool::new(bots, metrics.clone()),
+            tables: bots.tables.max(1),
             metrics,
             long_poll_max,
             allow_prearranged,
             stopping,
-            max_waiting_per_address,
-            driving: Mutex::new(HashSet::new()),
+            caps,
+            driving: Mutex::new(HashMap::new()),
+            holder: uuid::Uuid::new_v4().to_string(),
             me: me.clone(),
         })
     }
@@ -349,19 +373,25 @@ impl GameService {
         let listing = (record.status() == Status::Waiting).then(|| Listing {
             created_ms: record.created_ms,
             owner: from
-                .zip(self.max_waiting_per_address)
+                .zip(self.caps.waiting)
                 .map(|(from, max)| (from.to_string(), max)),
         });
+        let creator = from.zip(self.caps.games).map(|(from, max)| Creator {
+            address: from.to_string(),
+            max,
+        });
         let listed = listing.is_some();
-        self.store.create(&id, record.encode(), listing).await?;
+        self.store
+            .create_by(&id, record.encode(), listing, creator)
+            .await?;
         self.metrics.games_created.inc();
         if let Some(due) = record.due(now_ms()) {
-            // A table of bots alone: due at once, so whichever process sweeps next plays
-            // it even if this one stops; and this one starts at once.
+            // A table of bots alone: queued at once, so whichever process has room plays
+            // it even if this one stops; and this one starts at once if it has room.
             if let Err(e) = self.store.index_deadline(&id, 1, Some(due)).await {
                 tracing::warn!(game_id = %id, error = %e, "created, but could not index the bots' turn");
             }
-            self.kick(&id);
+            self.kick(&id, true);
         }
         tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged, "game created");
         if listed {
@@ -518,7 +548,7 @@ impl GameService {
         };
         tracing::info!(game_id = %id, seat, started, version, "seat taken");
         if record.bots_to_move() {
-            self.kick(id);
+            self.kick(id, false);
         }
         Ok(Joined {
             seat,
@@ -582,7 +612,7 @@ impl GameService {
                 thought,
             } => {
                 if record.bots_to_move() {
-                    self.kick(id);
+                    self.kick(id, false);
                 }
                 events.extend(thought.iter().map(|e| e.visible_to(Some(seat))));
                 Moved {
@@ -662,14 +692,22 @@ impl GameService {
             else {
                 return Ok(Updated::Unchanged { version, record });
             };
+            // A draw that leaves its seat to move does not end the seat's turn.
+            let turn_over = !matches!(moves.first(), Some(&(seat, Move::Draw))
+                if Some(seat) == mover && record.game.turn() == Some(seat));
             // Off the async workers, on this attempt's own copy: a lost race thinks again
             // on the fresh state.
             let (mut record, thought, bot_moves) = match think {
                 None => (record, Vec::new(), None),
                 Some(Thinking { place, think }) => {
+                    let priority = if place == BotPlace::Background && record.bots_alone() {
+                        Priority::BotsOnly
+                    } else {
+                        Priority::Human
+                    };
                     let (record, played, thought) = self
                         .pool
-                        .run(place, started, move |keep_going| {
+                        .run(place, priority, started, move |keep_going| {
                             let mut record = record;
                             let mut events = Vec::new();
                             let played = think(&mut record, &mut events, keep_going);
@@ -684,7 +722,8 @@ impl GameService {
             };
             let next = record.human_to_move();
             if let Some(clock) = &mut record.clock {
-                clock.settle(mover, next, now);
+                // The next bank starts as the change is stored, after the bots' replies.
+                clock.settle(mover, turn_over, next, now, now_ms().max(now));
             }
             let status = record.status();
             let event = PublicEvent {
@@ -920,59 +959,156 @@ impl GameService {
         }
     }
 
+    fn driving(&self) -> MutexGuard<'_, HashMap<String, bool>> {
+        self.driving.lock().expect("not poisoned")
+    }
+
+    /// Tables of bots alone this process drives now.
+    fn tables_driven(driving: &HashMap<String, bool>) -> usize {
+        driving.values().filter(|&&table| table).count()
+    }
+
     /// Plays game `id`'s bots in the background, run after run, until none is to move,
-    /// unless this process does so already. Should this process stop, the game stays due
-    /// in the store's index and another process's sweep carries on.
-    fn kick(&self, id: &str) {
-        if !self
-            .driving
-            .lock()
-            .expect("not poisoned")
-            .insert(id.to_owned())
+    /// unless this process does so already. `table`: it is a table of bots alone taken
+    /// from the queue, counted against `BOT_TABLES` from the start (else it is counted
+    /// once found to be one). Returns false when there is no room for it here: it stays in
+    /// the store's queue. The bots play under a lease in the store, so that one process at
+    /// a time drives a game; should this one stop, the lease expires and the game comes
+    /// due again for another process's sweep.
+    fn kick(&self, id: &str, table: bool) -> bool {
         {
-            return;
+            let mut driving = self.driving();
+            if driving.contains_key(id) {
+                return true;
+            }
+            if table && Self::tables_driven(&driving) >= self.tables {
+                return false;
+            }
+            driving.insert(id.to_owned(), table);
         }
         let (me, id) = (self.me.clone(), id.to_owned());
         // Holds the service weakly between runs: it ends with the server.
         tokio::spawn(async move {
+            let mut renewed: Option<Instant> = None;
+            let mut held = false;
             while let Some(service) = me.upgrade() {
-                let more = match service.act(&id).await {
-                    Ok(Acted::Bots { bots_left } | Acted::TimedOut { bots_left }) => bots_left,
-                    Ok(Acted::Nothing) => false,
+                if renewed.is_none_or(|at| at.elapsed() >= RENEW_EVERY) {
+                    match service.hold(&id).await {
+                        Ok(true) => (renewed, held) = (Some(Instant::now()), true),
+                        Ok(false) => break,
+                        Err(e) => {
+                            tracing::warn!(game_id = %id, error = %e, "could not take the bots' lease; the sweep tries again");
+                            break;
+                        }
+                    }
+                }
+                let more = match service.drive_once(&id).await {
+                    Ok(more) => more,
+                    Err(Error::NotFound) => {
+                        service.forget_due(&id).await;
+                        false
+                    }
                     Err(e) => {
                         tracing::warn!(game_id = %id, error = %e, "bots could not move; the sweep tries again");
                         false
                     }
                 };
                 if !more {
-                    service.driving.lock().expect("not poisoned").remove(&id);
                     break;
                 }
             }
+            if let Some(service) = me.upgrade() {
+                service.driving().remove(&id);
+                if held && let Err(e) = service.store.release(&id, &service.holder).await {
+                    tracing::debug!(game_id = %id, error = %e, "could not give the bots' lease up; it expires");
+                }
+            }
         });
+        true
+    }
+
+    /// Before driving game `id` (and every [`RENEW_EVERY`] while it does): whether its
+    /// bots are still to move, there is room here for it, and this process holds its lease
+    /// (taken or renewed). A table of bots alone is then moved out of the sweeps' sight
+    /// until the lease would expire.
+    async fn hold(&self, id: &str) -> Result<bool, Error> {
+        let (version, record) = self.load(id).await?;
+        if !record.bots_to_move() {
+            return Ok(false);
+        }
+        let alone = record.bots_alone();
+        let room = {
+            let mut driving = self.driving();
+            let counted = driving.get(id).copied().unwrap_or(false);
+            let room = !alone || counted || Self::tables_driven(&driving) < self.tables;
+            if room {
+                driving.insert(id.to_owned(), alone);
+            }
+            room
+        };
+        if !room {
+            // Back in the queue, for whichever process has room.
+            self.store
+                .index_deadline(id, version, record.due(now_ms()))
+                .await?;
+            return Ok(false);
+        }
+        if !self.store.lease(id, &self.holder, LEASE_TTL).await? {
+            return Ok(false);
+        }
+        if alone {
+            let expires = now_ms() + LEASE_TTL.as_millis() as u64;
+            self.store.index_deadline(id, version, Some(expires)).await?;
+        }
+        Ok(true)
+    }
+
+    /// One run of game `id`'s bots; the lease is renewed meanwhile if the run waits long
+    /// for a thread. Returns whether bots are left to move, and this process still
+    /// holds the lease.
+    async fn drive_once(&self, id: &str) -> Result<bool, Error> {
+        let mut act = std::pin::pin!(self.act(id));
+        let mut held = true;
+        loop {
+            tokio::select! {
+                acted = &mut act => {
+                    let left = matches!(
+                        acted?,
+                        Acted::Bots { bots_left: true } | Acted::TimedOut { bots_left: true }
+                    );
+                    return Ok(left && held);
+                }
+                () = tokio::time::sleep(RENEW_EVERY) => {
+                    held &= self.store.lease(id, &self.holder, LEASE_TTL).await.unwrap_or(false);
+                }
+            }
+        }
+    }
+
+    /// Drops game `id`'s entry from the index of due games: it expired.
+    async fn forget_due(&self, id: &str) {
+        if let Err(e) = self.store.index_deadline(id, u64::MAX, None).await {
+            tracing::warn!(game_id = %id, error = %e, "could not drop an expired game's deadline");
+        }
     }
 
     /// One pass over the store's due entries (every process runs this a few times a
-    /// second): clocks that ran out, and games with bots to move that no task of this
-    /// process plays already. Returns how many games it acted on.
+    /// second): clocks that ran out and games with bots to move that no task of this
+    /// process plays already, then, while this process has room, tables of bots alone
+    /// from the queue. Returns how many games it acted on.
     pub async fn sweep(&self) -> Result<usize, Error> {
-        let due = self.store.due(now_ms(), SWEEP_BATCH).await?;
+        let due = self
+            .store
+            .due_between(QUEUE_END, now_ms(), SWEEP_BATCH)
+            .await?;
         let acted = futures_util::stream::iter(due)
-            .filter(|id| std::future::ready(!self.driving.lock().expect("not poisoned").contains(id)))
+            .filter(|id| std::future::ready(!self.driving().contains_key(id)))
             .map(|id| async move {
-                match self.act(&id).await {
-                    Ok(Acted::Nothing) => false,
-                    Ok(Acted::TimedOut { bots_left } | Acted::Bots { bots_left }) => {
-                        if bots_left {
-                            self.kick(&id);
-                        }
-                        true
-                    }
+                match self.tend(&id).await {
+                    Ok(acted) => acted,
                     // Expired since it was indexed: nothing will ever be due there.
                     Err(Error::NotFound) => {
-                        if let Err(e) = self.store.index_deadline(&id, u64::MAX, None).await {
-                            tracing::warn!(game_id = %id, error = %e, "could not drop an expired game's deadline");
-                        }
+                        self.forget_due(&id).await;
                         false
                     }
                     Err(e) => {
@@ -985,7 +1121,45 @@ impl GameService {
             .filter(|&acted| std::future::ready(acted))
             .count()
             .await;
-        Ok(acted)
+        let (driven, room) = {
+            let driving = self.driving();
+            let tables = Self::tables_driven(&driving);
+            (driving.len(), self.tables.saturating_sub(tables))
+        };
+        if room == 0 {
+            return Ok(acted);
+        }
+        // The queue's first entries may be games this process drives (the memory store
+        // queues a table again with each of its saves): look past them.
+        let queued = self
+            .store
+            .due_between(0, QUEUE_END - 1, room + driven)
+            .await?;
+        let started = queued
+            .iter()
+            .filter(|id| !self.driving().contains_key(*id))
+            .take(room)
+            .filter(|id| self.kick(id, true))
+            .count();
+        Ok(acted + started)
+    }
+
+    /// Acts on a due game the sweep found: bots to move are played by a task of this
+    /// process (if it has room, and gets the lease), a clock that ran out at once.
+    async fn tend(&self, id: &str) -> Result<bool, Error> {
+        let (_, record) = self.load(id).await?;
+        if record.bots_to_move() {
+            return Ok(self.kick(id, false));
+        }
+        Ok(match self.act(id).await? {
+            Acted::Nothing => false,
+            Acted::TimedOut { bots_left } | Acted::Bots { bots_left } => {
+                if bots_left {
+                    self.kick(id, false);
+                }
+                true
+            }
+        })
     }
 
     /// A page of open games, newest first (pages from 1).

@@ -164,12 +164,23 @@ impl Record {
             && crate::bots::turns::next_bot(&self.game, &self.bots()).is_some()
     }
 
+    /// No human plays this game any more: every seat is a bot's, or abandoned to one.
+    pub fn bots_alone(&self) -> bool {
+        (0..self.seats.len()).all(|s| self.seats[s].bot.is_some() || self.game.abandoned(s as u8))
+    }
+
     /// When the sweep must next act on this game (epoch ms): `now` while bots are to move
     /// (they play on in the background, on whichever process sweeps first), else when the
-    /// running clock runs out; `None` when nothing will come due by itself.
+    /// running clock runs out; `None` when nothing will come due by itself. A table of bots
+    /// alone takes its place in the store's queue instead, behind the tables that waited
+    /// longer and apart from every clock.
     pub fn due(&self, now: u64) -> Option<u64> {
         if self.bots_to_move() {
-            return Some(now);
+            return Some(if self.bots_alone() {
+                crate::store::queued_at(now)
+            } else {
+                now
+            });
         }
         self.clock.as_ref().and_then(|c| c.deadline())
     }

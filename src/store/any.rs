@@ -7,7 +7,7 @@
 use super::memory::MemoryStore;
 use super::redis::RedisStore;
 use super::{
-    EventStream, Evidence, GameId, GameStore, Health, IdempotencyRecord, Listing, Save,
+    Creator, EventStream, Evidence, GameId, GameStore, Health, IdempotencyRecord, Listing, Save,
     SaveOutcome, StoreError, Stored,
 };
 
@@ -49,13 +49,14 @@ macro_rules! delegate {
 }
 
 impl GameStore for AnyStore {
-    async fn create(
+    async fn create_by(
         &self,
         id: &GameId,
         bytes: Vec<u8>,
         listing: Option<Listing>,
+        creator: Option<Creator>,
     ) -> Result<(), StoreError> {
-        delegate!(self, s => s.create(id, bytes, listing))
+        delegate!(self, s => s.create_by(id, bytes, listing, creator))
     }
 
     async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
@@ -94,8 +95,26 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.subscribe(id))
     }
 
-    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
-        delegate!(self, s => s.due(now_ms, limit))
+    async fn due_between(
+        &self,
+        from: u64,
+        to: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.due_between(from, to, limit))
+    }
+
+    async fn lease(
+        &self,
+        id: &GameId,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> Result<bool, StoreError> {
+        delegate!(self, s => s.lease(id, holder, ttl))
+    }
+
+    async fn release(&self, id: &GameId, holder: &str) -> Result<(), StoreError> {
+        delegate!(self, s => s.release(id, holder))
     }
 
     async fn index_deadline(

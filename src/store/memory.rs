@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 use super::{
-    Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
+    Creator, Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
     LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
 };
 
@@ -64,6 +64,10 @@ struct Inner {
     open: Ranked<LobbyKey>,
     /// Listed games per owner (creator's address), for the cap on them.
     owners: HashMap<String, usize>,
+    /// Games in play (not finished) per creator's address, for the cap on them.
+    creators: HashMap<String, usize>,
+    /// Per game, who drives its bots and until when.
+    leases: HashMap<String, (String, Instant)>,
     channels: HashMap<String, broadcast::Sender<Event>>,
     /// Games whose clock runs, earliest deadline first.
     deadlines: BTreeSet<(u64, String)>,
@@ -78,6 +82,8 @@ struct Game {
     listed: Option<u64>,
     /// Who created it, counted in `owners` while it is listed.
     owner: Option<String>,
+    /// Who created it, counted in `creators` until its match is over.
+    creator: Option<String>,
     idempotency: HashMap<String, IdempotencyRecord>,
     /// Per seat, its keys oldest first (at most [`IDEMPOTENCY_WINDOW`]).
     windows: HashMap<u8, VecDeque<String>>,
@@ -93,6 +99,8 @@ impl MemoryStore {
                 games: HashMap::new(),
                 open: Ranked::default(),
                 owners: HashMap::new(),
+                creators: HashMap::new(),
+                leases: HashMap::new(),
                 channels: HashMap::new(),
                 deadlines: BTreeSet::new(),
                 last_sweep: Instant::now(),
@@ -138,6 +146,7 @@ impl Inner {
             self.remove(&id);
         }
         self.channels.retain(|_, tx| tx.receiver_count() > 0);
+        self.leases.retain(|_, (_, until)| *until > now);
         self.last_sweep = now;
     }
 
@@ -167,10 +176,24 @@ impl Inner {
 
     fn remove(&mut self, id: &str) {
         self.unlist(id);
+        self.uncount(id);
         if let Some(game) = self.games.remove(id)
             && let Some(deadline) = game.deadline
         {
             self.deadlines.remove(&(deadline, id.to_owned()));
+        }
+    }
+
+    /// Takes game `id` out of its creator's games in play, if it is there.
+    fn uncount(&mut self, id: &str) {
+        let Some(creator) = self.games.get_mut(id).and_then(|game| game.creator.take()) else {
+            return;
+        };
+        if let Entry::Occupied(mut count) = self.creators.entry(creator) {
+            *count.get_mut() -= 1;
+            if *count.get() == 0 {
+                count.remove();
+            }
         }
     }
 
@@ -196,11 +219,12 @@ impl Inner {
 }
 
 impl GameStore for MemoryStore {
-    async fn create(
+    async fn create_by(
         &self,
         id: &GameId,
         bytes: Vec<u8>,
         listing: Option<Listing>,
+        creator: Option<Creator>,
     ) -> Result<(), StoreError> {
         let (mut inner, now) = self.lock();
         if inner.live(id, now).is_some() {
@@ -220,6 +244,14 @@ impl GameStore for MemoryStore {
         {
             return Err(StoreError::TooManyWaiting { max: *max });
         }
+        if let Some(Creator { address, max }) = &creator
+            && inner.creators.get(address).is_some_and(|n| n >= max)
+        {
+            return Err(StoreError::TooManyGames { max: *max });
+        }
+        if let Some(Creator { address, .. }) = &creator {
+            *inner.creators.entry(address.clone()).or_default() += 1;
+        }
         let created_ms = listing.as_ref().map(|l| l.created_ms);
         inner.games.insert(
             id.to_owned(),
@@ -229,6 +261,7 @@ impl GameStore for MemoryStore {
                 expires_at: now + self.idle_ttl,
                 listed: created_ms,
                 owner: owner.as_ref().map(|(owner, _)| owner.clone()),
+                creator: creator.map(|c| c.address),
                 idempotency: HashMap::new(),
                 windows: HashMap::new(),
                 events: VecDeque::new(),
@@ -300,6 +333,9 @@ impl GameStore for MemoryStore {
         if save.unlist {
             inner.unlist(id);
         }
+        if save.finished {
+            inner.uncount(id);
+        }
         if let Some(event) = event
             && let Some(tx) = inner.channels.get(id)
         {
@@ -370,12 +406,17 @@ impl GameStore for MemoryStore {
         Ok(receiver_stream(rx))
     }
 
-    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+    async fn due_between(
+        &self,
+        from: u64,
+        to: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
         let (inner, now) = self.lock();
         Ok(inner
             .deadlines
-            .iter()
-            .take_while(|(deadline, _)| *deadline <= now_ms)
+            .range((from, String::new())..)
+            .take_while(|(deadline, _)| *deadline <= to)
             .filter(|(_, id)| inner.games.get(id).is_some_and(|g| g.expires_at > now))
             .take(limit)
             .map(|(_, id)| id.clone())
@@ -391,6 +432,27 @@ impl GameStore for MemoryStore {
         let (mut inner, now) = self.lock();
         if inner.live(id, now).is_some_and(|g| g.version == version) {
             inner.set_deadline(id, deadline);
+        }
+        Ok(())
+    }
+
+    async fn lease(&self, id: &GameId, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
+        let (mut inner, now) = self.lock();
+        match inner.leases.get(id) {
+            Some((other, until)) if other != holder && *until > now => Ok(false),
+            _ => {
+                inner
+                    .leases
+                    .insert(id.to_owned(), (holder.to_owned(), now + ttl));
+                Ok(true)
+            }
+        }
+    }
+
+    async fn release(&self, id: &GameId, holder: &str) -> Result<(), StoreError> {
+        let (mut inner, _) = self.lock();
+        if inner.leases.get(id).is_some_and(|(h, _)| h == holder) {
+            inner.leases.remove(id);
         }
         Ok(())
     }

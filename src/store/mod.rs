@@ -73,6 +73,29 @@ impl Listing {
     }
 }
 
+/// Who created a game, as its place among that creator's games in play (those not
+/// finished): one more than `max` is refused with [`StoreError::TooManyGames`]. A game
+/// leaves the count when a save finishes its match, or when it expires (on Redis: at the
+/// latest one idle ttl after it was created).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Creator {
+    /// A client address, as text.
+    pub address: String,
+    pub max: usize,
+}
+
+/// Index scores below this are not clock deadlines (epoch ms) but places in the queue of
+/// tables of bots alone waiting for a process to play them: the second each began to wait
+/// ([`queued_at`]). So a sweep reads the clocks apart from the queue, and however long the
+/// queue, it never hides a clock that ran out.
+pub const QUEUE_END: u64 = 100_000_000_000;
+
+/// A table of bots alone's place in the queue of due games, when it begins to wait at
+/// `now_ms`: first come, first served, to the second.
+pub fn queued_at(now_ms: u64) -> u64 {
+    (now_ms / 1000).min(QUEUE_END - 1)
+}
+
 /// One public event of a game, numbered by the version that produced it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
@@ -153,6 +176,9 @@ pub enum StoreError {
     /// The creator has `max` games waiting for players already; nothing was created.
     #[error("this creator has {max} games waiting for players already")]
     TooManyWaiting { max: usize },
+    /// The creator has `max` games in play already; nothing was created.
+    #[error("this creator has {max} games in play already")]
+    TooManyGames { max: usize },
     /// The store holds as many games as it may (`max`); nothing was created.
     #[error("the store holds its maximum of {max} games")]
     Full { max: usize },
@@ -188,6 +214,18 @@ pub trait GameStore: Send + Sync + 'static {
         id: &GameId,
         bytes: Vec<u8>,
         listing: Option<Listing>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        self.create_by(id, bytes, listing, None)
+    }
+
+    /// [`create`](Self::create), counted among `creator`'s games in play, unless it has as
+    /// many as it may (then nothing is created).
+    fn create_by(
+        &self,
+        id: &GameId,
+        bytes: Vec<u8>,
+        listing: Option<Listing>,
+        creator: Option<Creator>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Loads a game; `None` when it does not exist or has expired.
@@ -245,7 +283,36 @@ pub trait GameStore: Send + Sync + 'static {
         &self,
         now_ms: u64,
         limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send {
+        self.due_between(0, now_ms, limit)
+    }
+
+    /// Like [`due`](Self::due), for the entries from `from` to `to` (both included): the
+    /// sweep reads clocks and the queue of tables of bots alone apart ([`QUEUE_END`]).
+    fn due_between(
+        &self,
+        from: u64,
+        to: u64,
+        limit: usize,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Takes or renews game `id`'s lease for `holder` for `ttl`: true when `holder` holds
+    /// it now (it was free, had expired, or was `holder`'s already), false when another
+    /// holds it. One process plays a table's bots at a time; should it die, its lease
+    /// expires and another takes over.
+    fn lease(
+        &self,
+        id: &GameId,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Gives game `id`'s lease up, if `holder` holds it.
+    fn release(
+        &self,
+        id: &GameId,
+        holder: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Sets game `id`'s entry in the index of deadlines to `deadline` (`None`: drops it),
     /// as the game stood at `version`: for the sweep, which found an entry early or the

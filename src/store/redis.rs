@@ -146,7 +146,7 @@ use tokio::task::JoinHandle;
 
 use super::memory::{EVENT_HISTORY, receiver_stream};
 use super::{
-    Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
+    Creator, Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
     LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
 };
 
@@ -254,19 +254,66 @@ redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return {1, tonumber(ARGV[2])}
 ";
 
-/// KEYS: open, lobby, owners, the owner's games. ARGV: id, created_ms, lobby value, owner
-/// ('' for none), the owner's cap, cutoff (ms: older entries are stale), ttl ms.
-/// Returns 1 when listed, 0 when the owner has its cap of fresh entries already.
+/// KEYS: open, lobby, owners, the owner's games, creators, creators' ages, the creator's
+/// games. ARGV: id, created_ms, lobby value ('' for a game not listed), owner ('' for
+/// none), the owner's cap, cutoff (ms: older entries are stale), ttl ms, creator ('' for
+/// none), the creator's cap, how many stale creators' entries to prune.
+/// Returns 1 when counted (and listed), 0 when the owner has its cap of fresh listed
+/// entries already, 2 when the creator has its cap of fresh games in play.
 const LOBBY_PUT_LUA: &str = r"
-if ARGV[4] ~= '' then
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[6])
-  if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[5]) then return 0 end
-  redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
-  redis.call('PEXPIRE', KEYS[4], ARGV[7])
-  redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
+if ARGV[8] ~= '' then
+  local stale = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(' .. ARGV[6], 'LIMIT', 0, ARGV[10])
+  for _, old in ipairs(stale) do
+    redis.call('HDEL', KEYS[5], old)
+    redis.call('ZREM', KEYS[6], old)
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. ARGV[6])
+  if redis.call('ZCARD', KEYS[7]) >= tonumber(ARGV[9]) then return 2 end
 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+if ARGV[3] ~= '' then
+  if ARGV[4] ~= '' then
+    redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[6])
+    if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[5]) then return 0 end
+    redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+    redis.call('PEXPIRE', KEYS[4], ARGV[7])
+    redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
+  end
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+end
+if ARGV[8] ~= '' then
+  redis.call('ZADD', KEYS[7], ARGV[2], ARGV[1])
+  redis.call('PEXPIRE', KEYS[7], ARGV[7])
+  redis.call('HSET', KEYS[5], ARGV[1], ARGV[8])
+  redis.call('ZADD', KEYS[6], ARGV[2], ARGV[1])
+end
+return 1
+";
+
+/// KEYS: creators, creators' ages. ARGV: id, the prefix of a creator's games (in the
+/// lobby's slot). Takes a finished game out of its creator's games in play.
+const LOBBY_FREE_LUA: &str = r"
+local who = redis.call('HGET', KEYS[1], ARGV[1])
+if who then
+  redis.call('ZREM', ARGV[2] .. who, ARGV[1])
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+return 1
+";
+
+/// KEYS: a game's lease. ARGV: holder, ttl ms. Returns 1 when the holder holds it now
+/// (taken or renewed), 0 when another does.
+const LEASE_LUA: &str = r"
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+";
+
+/// KEYS: a game's lease. ARGV: holder. Deletes the lease if the holder holds it.
+const RELEASE_LUA: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 ";
 
@@ -406,6 +453,8 @@ pub struct RedisStore {
     save_script: Script,
     deadline_script: Script,
     vouch_script: Script,
+    lease_script: Script,
+    release_script: Script,
     /// Boxed: large, and read once per lobby call.
     lobby: Box<LobbyScripts>,
     fanout: Arc<Fanout>,
@@ -414,6 +463,7 @@ pub struct RedisStore {
 /// The lobby's scripts, with their sources (sent when a node does not know them).
 struct LobbyScripts {
     put: Script,
+    free: Script,
     update: Script,
     drop: (Script, String),
     list: (Script, String),
@@ -425,6 +475,7 @@ impl LobbyScripts {
         let list = format!("{LOBBY_DROP}{LOBBY_LIST_LUA}");
         LobbyScripts {
             put: Script::new(LOBBY_PUT_LUA),
+            free: Script::new(LOBBY_FREE_LUA),
             update: Script::new(LOBBY_UPDATE_LUA),
             drop: (Script::new(&drop), drop),
             list: (Script::new(&list), list),
@@ -449,6 +500,10 @@ impl Keys {
     fn idem_window(&self, id: &str, seat: u8) -> String {
         format!("{}game:{{{id}}}:idem:{seat}", self.prefix)
     }
+    /// Which process plays the game's bots now (a holder id, expiring).
+    fn lease(&self, id: &str) -> String {
+        format!("{}game:{{{id}}}:lease", self.prefix)
+    }
     /// The index of clock deadlines: a sorted set of game ids, score = deadline (epoch
     /// ms), read by every process's sweep; and beside it (same slot) the version each
     /// entry was written for.
@@ -472,6 +527,17 @@ impl Keys {
     /// The prefix of an owner's sorted set of listed games (the address follows).
     fn by_owner(&self) -> String {
         format!("{}{{lobby}}:by:", self.prefix)
+    }
+    /// Games in play by their creator: id → address, and id → when it was created.
+    fn creators(&self) -> String {
+        format!("{}{{lobby}}:creator", self.prefix)
+    }
+    fn creator_ages(&self) -> String {
+        format!("{}{{lobby}}:creator-age", self.prefix)
+    }
+    /// The prefix of a creator's sorted set of games in play (the address follows).
+    fn by_creator(&self) -> String {
+        format!("{}{{lobby}}:playing:", self.prefix)
     }
     fn channel(&self, id: &str) -> String {
         format!("{}events:{{{id}}}", self.prefix)
@@ -877,6 +943,8 @@ impl RedisStore {
             save_script: Script::new(SAVE_LUA),
             deadline_script: Script::new(DEADLINE_LUA),
             vouch_script: Script::new(VOUCH_LUA),
+            lease_script: Script::new(LEASE_LUA),
+            release_script: Script::new(RELEASE_LUA),
             lobby: Box::new(LobbyScripts::new()),
         };
         if let Err(e) = store.ping().await {
@@ -1159,11 +1227,12 @@ fn corrupt(what: &str) -> StoreError {
 }
 
 impl GameStore for RedisStore {
-    async fn create(
+    async fn create_by(
         &self,
         id: &GameId,
         bytes: Vec<u8>,
         listing: Option<Listing>,
+        creator: Option<Creator>,
     ) -> Result<(), StoreError> {
         let mut conn = self.conns.writer()?;
         let deadline = self.deadline();
@@ -1194,10 +1263,13 @@ impl GameStore for RedisStore {
             return Err(StoreError::Exists);
         }
         self.vouched("create", acked)?;
-        let Some(listing) = listing else {
+        if listing.is_none() && creator.is_none() {
             return Ok(());
-        };
-        let (owner, max) = listing.owner.unwrap_or_default();
+        }
+        let created_ms = listing.as_ref().map_or_else(now_ms, |l| l.created_ms);
+        let listed = listing.as_ref().map(|_| value.as_slice()).unwrap_or_default();
+        let (owner, max) = listing.and_then(|l| l.owner).unwrap_or_default();
+        let (by, most) = creator.map(|c| (c.address, c.max)).unwrap_or_default();
         let (reply, _) = self
             .write(
                 &mut conn,
@@ -1205,25 +1277,31 @@ impl GameStore for RedisStore {
                 "create",
                 (&self.lobby.put, LOBBY_PUT_LUA),
                 |cmd| {
-                    cmd.arg(4)
+                    cmd.arg(7)
                         .arg(self.keys.open())
                         .arg(self.keys.lobby())
                         .arg(self.keys.owners())
                         .arg(format!("{}{owner}", self.keys.by_owner()))
+                        .arg(self.keys.creators())
+                        .arg(self.keys.creator_ages())
+                        .arg(format!("{}{by}", self.keys.by_creator()))
                         .arg(id)
-                        .arg(listing.created_ms)
-                        .arg(&value)
+                        .arg(created_ms)
+                        .arg(listed)
                         .arg(&owner)
                         .arg(max)
                         .arg(now_ms().saturating_sub(self.idle_ttl_ms))
-                        .arg(self.idle_ttl_ms);
+                        .arg(self.idle_ttl_ms)
+                        .arg(&by)
+                        .arg(most)
+                        .arg(LOBBY_PRUNE_BATCH);
                 },
                 false,
             )
             .await?;
         match reply {
             Value::Int(1) => Ok(()),
-            Value::Int(0) => {
+            Value::Int(refused @ (0 | 2)) => {
                 // Refused: the game must not stay behind, unlisted, for its whole ttl.
                 let deleted = self
                     .bounded_until(
@@ -1238,7 +1316,11 @@ impl GameStore for RedisStore {
                 if let Err(e) = deleted {
                     tracing::warn!(game_id = %id, error = %e, "could not delete a game refused by the lobby's cap");
                 }
-                Err(StoreError::TooManyWaiting { max })
+                Err(if refused == 2 {
+                    StoreError::TooManyGames { max: most }
+                } else {
+                    StoreError::TooManyWaiting { max }
+                })
             }
             _ => Err(corrupt("lobby reply")),
         }
@@ -1368,6 +1450,28 @@ impl GameStore for RedisStore {
                 tracing::warn!(game_id = %id, error = %e, "saved, but could not update the game's lobby entry");
             }
         }
+        if save.finished && matches!(outcome, SaveOutcome::Saved { .. }) {
+            let freed = self
+                .write(
+                    &mut conn,
+                    deadline,
+                    "free",
+                    (&self.lobby.free, LOBBY_FREE_LUA),
+                    |cmd| {
+                        cmd.arg(2)
+                            .arg(self.keys.creators())
+                            .arg(self.keys.creator_ages())
+                            .arg(id)
+                            .arg(self.keys.by_creator());
+                    },
+                    false,
+                )
+                .await;
+            if let Err(e) = freed {
+                // Counted until it goes stale, one idle ttl after it was created.
+                tracing::warn!(game_id = %id, error = %e, "finished, but could not take the game off its creator's count");
+            }
+        }
         Ok(outcome)
     }
 
@@ -1452,14 +1556,19 @@ impl GameStore for RedisStore {
         self.fanout.subscribe(id).await
     }
 
-    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+    async fn due_between(
+        &self,
+        from: u64,
+        to: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
         let mut conn = self.conns.get()?;
         self.bounded(
             "due",
             redis::cmd("ZRANGE")
                 .arg(self.keys.deadlines())
-                .arg("-inf")
-                .arg(now_ms)
+                .arg(from)
+                .arg(to)
                 .arg("BYSCORE")
                 .arg("LIMIT")
                 .arg(0)
@@ -1478,6 +1587,43 @@ impl GameStore for RedisStore {
         let mut conn = self.conns.get()?;
         self.write_deadline(&mut conn, self.deadline(), id, version, at)
             .await
+    }
+
+    async fn lease(&self, id: &GameId, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
+        let mut conn = self.conns.get()?;
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let (reply, _) = self
+            .write(
+                &mut conn,
+                self.deadline(),
+                "lease",
+                (&self.lease_script, LEASE_LUA),
+                |cmd| {
+                    cmd.arg(1).arg(self.keys.lease(id)).arg(holder).arg(ttl_ms);
+                },
+                false,
+            )
+            .await?;
+        match reply {
+            Value::Int(held) => Ok(held == 1),
+            _ => Err(corrupt("lease reply")),
+        }
+    }
+
+    async fn release(&self, id: &GameId, holder: &str) -> Result<(), StoreError> {
+        let mut conn = self.conns.get()?;
+        self.write(
+            &mut conn,
+            self.deadline(),
+            "release",
+            (&self.release_script, RELEASE_LUA),
+            |cmd| {
+                cmd.arg(1).arg(self.keys.lease(id)).arg(holder);
+            },
+            false,
+        )
+        .await
+        .map(drop)
     }
 
     async fn publish_lobby(&self, event: Event) -> Result<(), StoreError> {

@@ -96,8 +96,9 @@ pub fn test_settings() -> Settings {
         bind_addr: "127.0.0.1:0".parse().unwrap(),
         rate_limit_per_ip: None,
         rate_limit_per_token: None,
-        // Tests create many games from one address; tests/api/limits.rs sets it.
+        // Tests create many games from one address; tests/api/limits.rs sets them.
         max_waiting_per_ip: None,
+        max_games_per_ip: None,
         ..Settings::default()
     }
 }

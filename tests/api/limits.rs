@@ -1,6 +1,7 @@
 //! Caps on what one address or one server may hold (README, "Operating it in public"):
 //! games waiting for players per client address (`MAX_WAITING_PER_IP`, counted in the
-//! store, so across every server on one Redis), games in the memory store
+//! store, so across every server on one Redis), games in play per client address, tables
+//! of bots alone included (`MAX_GAMES_PER_IP`, counted likewise), games in the memory store
 //! (`MEMORY_MAX_GAMES`), and what a lobby page costs on Redis.
 
 use std::time::{Duration, Instant};
@@ -153,6 +154,92 @@ async fn memory_a_waiting_game_that_expires_frees_its_place() {
 #[tokio::test]
 async fn redis_a_waiting_game_that_expires_frees_its_place() {
     a_waiting_game_that_expires_frees_its_place(Store::Redis).await;
+}
+
+async fn refused_as_too_many_in_play(res: reqwest::Response) {
+    assert!(res.headers().contains_key("retry-after"));
+    let problem = assert_problem(res, 429, "rate_limited").await;
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("MAX_GAMES_PER_IP"), "{detail}");
+}
+
+fn capped_in_play(store: Store, max: usize) -> Settings {
+    on(
+        store,
+        Settings {
+            max_games_per_ip: Some(max),
+            proxy_hops: 1,
+            ..test_settings()
+        },
+    )
+}
+
+/// Four expert bots to a high target: still playing long after the test is done with it.
+fn long_table() -> Value {
+    json!({"preset": "draw", "seats": 4, "rules": {"target": 1000}, "bots": [
+        {"seat": 0, "level": "expert"}, {"seat": 1, "level": "expert"},
+        {"seat": 2, "level": "expert"}, {"seat": 3, "level": "expert"}]})
+}
+
+/// Tables of bots alone count among an address's games in play, with games waiting for
+/// players; another address has its own count.
+async fn an_address_may_have_only_so_many_games_in_play_tables_of_bots_included(store: Store) {
+    let app = spawn_app_with(capped_in_play(store, 2)).await;
+    let (alice, bob) = ("192.0.2.21", "192.0.2.22");
+    created_id(create(&app, alice, long_table()).await).await;
+    created_id(create(&app, alice, json!({"preset": "classic"})).await).await;
+    refused_as_too_many_in_play(create(&app, alice, long_table()).await).await;
+    refused_as_too_many_in_play(create(&app, alice, json!({"preset": "classic"})).await).await;
+    created_id(create(&app, bob, long_table()).await).await;
+}
+
+#[tokio::test]
+async fn memory_an_address_may_have_only_so_many_games_in_play_tables_of_bots_included() {
+    an_address_may_have_only_so_many_games_in_play_tables_of_bots_included(Store::Memory).await;
+}
+
+#[tokio::test]
+async fn redis_an_address_may_have_only_so_many_games_in_play_tables_of_bots_included() {
+    an_address_may_have_only_so_many_games_in_play_tables_of_bots_included(Store::Redis).await;
+}
+
+#[tokio::test]
+async fn cluster_an_address_may_have_only_so_many_games_in_play_tables_of_bots_included() {
+    an_address_may_have_only_so_many_games_in_play_tables_of_bots_included(Store::Cluster).await;
+}
+
+/// A game in play frees its place when its match is over.
+async fn a_finished_game_frees_its_place_among_the_games_in_play(store: Store) {
+    let app = spawn_app_with(capped_in_play(store, 1)).await;
+    let short = json!({"preset": "classic", "rules": {"target": null, "rounds": 1},
+        "bots": [{"seat": 0, "level": "random"}, {"seat": 1, "level": "random"}]});
+    let id = created_id(create(&app, "192.0.2.23", short.clone()).await).await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while app.view(&id, None).await["status"] != "finished" {
+        assert!(Instant::now() < deadline, "{store:?}: the table did not finish");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    created_id(create(&app, "192.0.2.23", short).await).await;
+}
+
+#[tokio::test]
+async fn memory_a_finished_game_frees_its_place_among_the_games_in_play() {
+    a_finished_game_frees_its_place_among_the_games_in_play(Store::Memory).await;
+}
+
+#[tokio::test]
+async fn redis_a_finished_game_frees_its_place_among_the_games_in_play() {
+    a_finished_game_frees_its_place_among_the_games_in_play(Store::Redis).await;
+}
+
+/// The count of games in play lives in Redis: a second server sees the first's.
+#[tokio::test]
+async fn the_cap_on_games_in_play_holds_across_servers() {
+    let settings = capped_in_play(Store::Redis, 1);
+    let one = spawn_app_with(settings.clone()).await;
+    let two = spawn_app_with(settings).await;
+    created_id(create(&one, "192.0.2.24", long_table()).await).await;
+    refused_as_too_many_in_play(create(&two, "192.0.2.24", long_table()).await).await;
 }
 
 /// The memory store holds `MEMORY_MAX_GAMES` games; one more is a 503 that says why.
