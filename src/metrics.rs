@@ -126,6 +126,12 @@ pub struct Metrics {
     pub open_streams: Gauge,
     /// Streams and long polls refused by a cap (`domino_stream_refusals_total{cap}`).
     stream_refusals: Family<CapLabels, Counter>,
+    /// Connections refused by `MAX_CONNECTIONS_PER_IP` (`domino_connection_refusals_total`).
+    pub connection_refusals: Counter,
+    /// Kept-alive connections closed because a later request head was not whole within
+    /// `HEAD_TIMEOUT_MS` (`domino_slow_heads_cut_total`; actix answers a slow first head
+    /// 408 itself).
+    pub heads_cut: Counter,
     /// Bots' moves stored, by where they were played (`domino_bot_moves_total`).
     pub bot_moves: Family<BotLabels, Counter>,
     /// Time bots spent thinking per run on the pool (`domino_bot_thinking_seconds`).
@@ -190,6 +196,18 @@ impl Metrics {
             "Event streams and long polls refused by a cap (per_address or total)",
             stream_refusals.clone(),
         );
+        let connection_refusals = Counter::default();
+        game.register(
+            "connection_refusals",
+            "Connections refused because their address had MAX_CONNECTIONS_PER_IP open",
+            connection_refusals.clone(),
+        );
+        let heads_cut = Counter::default();
+        game.register(
+            "slow_heads_cut",
+            "Kept-alive connections closed because a later request head took over HEAD_TIMEOUT_MS",
+            heads_cut.clone(),
+        );
         let bot_moves = Family::<BotLabels, Counter>::default();
         game.register(
             "bot_moves",
@@ -215,6 +233,8 @@ impl Metrics {
             timeouts,
             open_streams,
             stream_refusals,
+            connection_refusals,
+            heads_cut,
             bot_moves,
             bot_thinking,
         }
@@ -310,6 +330,8 @@ mod tests {
             "domino_store_conflicts_total 0",
             "domino_timeouts_total 0",
             "domino_open_streams 0",
+            "domino_connection_refusals_total 0",
+            "domino_slow_heads_cut_total 0",
             "# EOF",
         ] {
             assert!(text.contains(name), "{name} missing from\n{text}");

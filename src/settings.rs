@@ -30,6 +30,8 @@
 //! | `MAX_STREAMS_PER_IP` | `32` | event streams and waiting long polls open at once from one client address (IPv6: per /64); 429 beyond |
 //! | `MAX_STREAMS` | from the open-file limit, at most `10000` | event streams and waiting long polls open at once in all; 429 beyond; kept below the connections the server accepts, so health checks always get one |
 //! | `BODY_TIMEOUT_MS` | `5000` | a request body must arrive whole within this long of its head; 408 `request_timeout` and the connection closed beyond |
+//! | `HEAD_TIMEOUT_MS` | `5000` | every request head must arrive whole within this long: a connection's first from its opening (408 and closed beyond), a later one from its first byte (closed beyond) |
+//! | `MAX_CONNECTIONS_PER_IP` | `256` | connections open at once from one client address (IPv6: per /64); one more is answered 429 `rate_limited` and closed; `0`: no cap; not applied behind proxies (`RATE_LIMIT_PROXY_HOPS` > 0); must be more than `MAX_STREAMS_PER_IP` |
 //! | `ALLOW_PREARRANGED` | `true` | `false` refuses games created with `seed` or `deal` (422 `invalid_rules` naming the field) |
 //! | `CORS_ORIGINS` | unset | origins whose pages may call the API from a browser: comma-separated `scheme://host[:port]`, or `*` for any; unset: no CORS headers at all |
 //! | `MAX_WAITING_PER_IP` | `20` | games one client address (IPv6: per /64) may have waiting for players at once; one more is a 429 `rate_limited`; `0`: no cap |
@@ -112,6 +114,11 @@ pub struct Settings {
     pub max_streams: Option<usize>,
     /// Longest wait for a request's body after its head.
     pub body_timeout: Duration,
+    /// Longest wait for a whole request head: the first from the connection's opening,
+    /// later ones from their first byte.
+    pub head_timeout: Duration,
+    /// Connections one client address may hold open (`None`: no cap).
+    pub max_connections_per_ip: Option<usize>,
     /// Whether games may be created with a `seed` or a `deal`.
     pub allow_prearranged: bool,
     /// Which browser origins may call the API.
@@ -220,6 +227,11 @@ impl Default for Settings {
             max_streams: None,
             // Like the 5 s actix gives a slow head.
             body_timeout: Duration::from_millis(5000),
+            // actix's own for a first head.
+            head_timeout: Duration::from_millis(5000),
+            // A NAT'd household or office: its browsers' few connections each, and up to
+            // `max_streams_per_ip` streams; far below what starves a server.
+            max_connections_per_ip: Some(256),
             allow_prearranged: true,
             cors_origins: CorsOrigins::None,
             max_waiting_per_ip: Some(20),
@@ -360,6 +372,14 @@ impl Settings {
             body_timeout: env.parse("BODY_TIMEOUT_MS", defaults.body_timeout, |s| {
                 positive(s).map(Duration::from_millis)
             })?,
+            head_timeout: env.parse("HEAD_TIMEOUT_MS", defaults.head_timeout, |s| {
+                positive(s).map(Duration::from_millis)
+            })?,
+            max_connections_per_ip: env.parse(
+                "MAX_CONNECTIONS_PER_IP",
+                defaults.max_connections_per_ip,
+                cap,
+            )?,
             allow_prearranged: env.parse("ALLOW_PREARRANGED", defaults.allow_prearranged, |s| {
                 match s.trim().to_ascii_lowercase().as_str() {
                     "true" | "1" | "yes" => Ok(true),
@@ -382,6 +402,24 @@ impl Settings {
                 problem: "set together with REDIS_URL: set REDIS_URL for one Redis, or \
                     REDIS_CLUSTER_NODES for a Redis Cluster, not both"
                     .to_owned(),
+            });
+        }
+        // A client at its stream cap still needs a connection for its other requests.
+        let max_connections = settings
+            .max_connections_per_ip
+            .filter(|_| settings.proxy_hops == 0);
+        if let Some(max) =
+            max_connections.filter(|&max| max <= settings.max_streams_per_ip as usize)
+        {
+            return Err(SettingsError {
+                var: "MAX_CONNECTIONS_PER_IP",
+                value: max.to_string(),
+                problem: format!(
+                    "must be more than MAX_STREAMS_PER_IP ({}): each stream holds a \
+                     connection, and a client at its stream cap needs one more for its \
+                     other requests",
+                    settings.max_streams_per_ip
+                ),
             });
         }
         Ok(settings)
@@ -495,6 +533,8 @@ mod tests {
         assert_eq!(s.max_streams_per_ip, 32);
         assert_eq!(s.max_streams, None);
         assert_eq!(s.body_timeout, Duration::from_millis(5000));
+        assert_eq!(s.head_timeout, Duration::from_millis(5000));
+        assert_eq!(s.max_connections_per_ip, Some(256));
         assert!(s.allow_prearranged);
         assert_eq!(s.cors_origins, CorsOrigins::None);
     }
@@ -527,6 +567,8 @@ mod tests {
             ("MAX_STREAMS_PER_IP", "2"),
             ("MAX_STREAMS", "50"),
             ("BODY_TIMEOUT_MS", "1000"),
+            ("HEAD_TIMEOUT_MS", "700"),
+            ("MAX_CONNECTIONS_PER_IP", "40"),
             ("ALLOW_PREARRANGED", "false"),
             (
                 "CORS_ORIGINS",
@@ -550,6 +592,8 @@ mod tests {
         assert_eq!(s.max_streams_per_ip, 2);
         assert_eq!(s.max_streams, Some(50));
         assert_eq!(s.body_timeout, Duration::from_millis(1000));
+        assert_eq!(s.head_timeout, Duration::from_millis(700));
+        assert_eq!(s.max_connections_per_ip, Some(40));
         assert!(!s.allow_prearranged);
         assert_eq!(
             s.cors_origins,
@@ -601,6 +645,24 @@ mod tests {
     }
 
     #[test]
+    fn the_connection_cap_leaves_room_beyond_the_stream_cap_unless_behind_proxies() {
+        let s = settings(&[("MAX_CONNECTIONS_PER_IP", "0")]).unwrap();
+        assert_eq!(s.max_connections_per_ip, None);
+        let err = settings(&[("MAX_CONNECTIONS_PER_IP", "32")]).unwrap_err();
+        assert_eq!(err.var, "MAX_CONNECTIONS_PER_IP");
+        assert!(err.to_string().contains("MAX_STREAMS_PER_IP"), "{err}");
+        let err = settings(&[("MAX_STREAMS_PER_IP", "300")]).unwrap_err();
+        assert_eq!(err.var, "MAX_CONNECTIONS_PER_IP");
+        // Behind proxies every connection comes from a proxy: the cap is not applied.
+        settings(&[
+            ("MAX_STREAMS_PER_IP", "300"),
+            ("RATE_LIMIT_PROXY_HOPS", "1"),
+        ])
+        .unwrap();
+        settings(&[("MAX_CONNECTIONS_PER_IP", "33")]).unwrap();
+    }
+
+    #[test]
     fn cluster_nodes_are_a_list_and_exclude_redis_url() {
         let s = settings(&[
             ("REDIS_CLUSTER_NODES", "redis://a:7000, redis://b:7001"),
@@ -646,6 +708,8 @@ mod tests {
             ("MAX_STREAMS_PER_IP", "0"),
             ("MAX_STREAMS", "many"),
             ("BODY_TIMEOUT_MS", "0"),
+            ("HEAD_TIMEOUT_MS", "0"),
+            ("MAX_CONNECTIONS_PER_IP", "-1"),
             ("ALLOW_PREARRANGED", "perhaps"),
             ("CORS_ORIGINS", "localhost:3000"),
         ] {

@@ -12,17 +12,24 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use actix_http::HttpService;
+use actix_http::error::DispatchError;
+use actix_service::{IntoServiceFactory, ServiceFactoryExt, map_config};
 use actix_web::body::{BodySize, MessageBody};
-use actix_web::dev::{Server, ServerHandle, ServiceRequest, ServiceResponse};
+use actix_web::dev::{
+    AppConfig, Extensions, Server, ServerHandle, ServiceRequest, ServiceResponse, fn_service,
+};
 use actix_web::http::ConnectionType;
 use actix_web::middleware::{Compress, Condition};
 use actix_web::middleware::{Next, from_fn};
+use actix_web::rt::net::TcpStream;
 use actix_web::web::Bytes;
-use actix_web::{App, HttpServer, web};
+use actix_web::{App, web};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::api;
+use crate::api::connection::{Answering, ConnectionLimits, Watched};
 use crate::metrics::{self, Metrics};
 use crate::settings::Settings;
 use crate::store::any::AnyStore;
@@ -155,6 +162,10 @@ const RESERVED_FILES: u64 = 256;
 const MIN_SPARE_CONNECTIONS: usize = 64;
 /// `MAX_STREAMS` when the file limit allows it and the operator does not say.
 const DEFAULT_MAX_STREAMS: usize = 10_000;
+/// How long an idle kept-alive connection is kept (actix's default).
+const KEEP_ALIVE: Duration = Duration::from_secs(5);
+/// How long a closing connection may take to flush its last answer (actix's default).
+const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Raises the soft open-file limit to the hard one (streams hold a file each; the soft
 /// limit is often 1024), and returns the limit now in force (`None`: unknown).
@@ -234,14 +245,28 @@ fn serve(
             "MAX_STREAMS is more than the open-file limit leaves room for; lowered"
         );
     }
+    // Behind proxies every connection comes from a proxy: counting them per address
+    // would cap the proxies, not the clients.
+    let max_connections_per_ip = settings
+        .max_connections_per_ip
+        .filter(|_| settings.proxy_hops == 0);
     tracing::info!(
         open_files,
         workers,
         max_connections = budget.per_worker * workers,
+        max_connections_per_ip,
         max_streams = budget.max_streams,
         max_streams_per_ip = settings.max_streams_per_ip,
+        head_timeout_ms = settings.head_timeout.as_millis() as u64,
         "connection limits"
     );
+    let connections = Arc::new(ConnectionLimits::new(
+        max_connections_per_ip,
+        settings.head_timeout,
+        KEEP_ALIVE,
+        &metrics,
+    ));
+    let head_timeout = settings.head_timeout;
     // Cancelled on SIGTERM/SIGINT, before actix stops accepting: long polls answer and
     // event streams end at once, rather than holding the shutdown for its whole grace.
     let stopping = CancellationToken::new();
@@ -281,7 +306,7 @@ fn serve(
     let settings = web::Data::new(settings);
     let metrics = web::Data::from(metrics);
     let stopper = drain.clone().into_inner();
-    let server = HttpServer::new(move || {
+    let app = move || {
         let cors = api::http::cors(&settings.cors_origins);
         App::new()
             // Outermost last: the request span and id wrap everything, metrics see the
@@ -308,19 +333,45 @@ fn serve(
             .app_data(slots.clone())
             .app_data(drain.clone())
             .configure(|cfg| api::configure(cfg, max_body_bytes))
-    })
-    // Our own handling (see `stop_on_signal`): actix's makes SIGINT a forced stop, and
-    // its graceful stop waits for idle keep-alive connections too.
-    .disable_signals()
-    .shutdown_timeout(shutdown_timeout.as_secs())
-    .workers(workers)
-    .max_connections(budget.per_worker)
-    // A client that closes its side is gone: its stream or long poll ends (and gives
-    // back its slot) at once, not at the next write. HTTP clients do not half-close.
-    .h1_allow_half_closed(false)
-    .listen(listener)
-    .map_err(StartupError::Server)?
-    .run();
+    };
+    let local_addr = listener.local_addr().map_err(StartupError::Server)?;
+    // actix's `HttpServer`, but over a stream of our own: it hands actix no stream but a
+    // `TcpStream`, and watching every request head needs the reads (see
+    // `api::connection`).
+    let server = Server::build()
+        // Our own handling (see `stop_on_signal`): actix's makes SIGINT a forced stop, and
+        // its graceful stop waits for idle keep-alive connections too.
+        .disable_signals()
+        .shutdown_timeout(shutdown_timeout.as_secs())
+        .workers(workers)
+        .max_concurrent_connections(budget.per_worker)
+        .listen("domino-server", listener, move || {
+            let connections = connections.clone();
+            // The app sees no host or address of this config: the default is as good.
+            let app = map_config(app().into_factory().map_err(|e| e.error_response()), |_| {
+                AppConfig::default()
+            });
+            let http = HttpService::build()
+                .keep_alive(KEEP_ALIVE)
+                .client_request_timeout(head_timeout)
+                .client_disconnect_timeout(DISCONNECT_TIMEOUT)
+                // A client that closes its side is gone: its stream or long poll ends (and
+                // gives back its slot) at once, not at the next write. HTTP clients do not
+                // half-close.
+                .h1_allow_half_closed(false)
+                .local_addr(local_addr)
+                .on_connect_ext(|io: &Watched, data: &mut Extensions| {
+                    data.insert(io.watch());
+                })
+                .h1(app);
+            fn_service(move |io: TcpStream| {
+                let connections = connections.clone();
+                async move { connections.accept(io).await.map_err(DispatchError::Io) }
+            })
+            .and_then(http)
+        })
+        .map_err(StartupError::Server)?
+        .run();
     tokio::spawn(stop_on_signal(server.handle(), stopper, shutdown_timeout));
     Ok(server)
 }
@@ -370,6 +421,8 @@ impl Drop for InFlight {
 struct Tracked<B> {
     body: Pin<Box<B>>,
     _in_flight: InFlight,
+    /// Holds its connection's head deadline off (see `api::connection`).
+    _answering: Option<Answering>,
 }
 
 impl<B: MessageBody> MessageBody for Tracked<B> {
@@ -387,8 +440,9 @@ impl<B: MessageBody> MessageBody for Tracked<B> {
     }
 }
 
-/// Middleware: counts the request in flight until its answer is written, and once the
-/// server is stopping makes every answer close its connection.
+/// Middleware: counts the request in flight until its answer is written (and, for its
+/// connection, as a request being answered), and once the server is stopping makes every
+/// answer close its connection.
 async fn track_in_flight<B: MessageBody + 'static>(
     req: ServiceRequest,
     next: Next<B>,
@@ -399,6 +453,7 @@ async fn track_in_flight<B: MessageBody + 'static>(
         .clone()
         .into_inner();
     let in_flight = drain.enter();
+    let answering = api::connection::answering(&req);
     let mut res = next.call(req).await?;
     if drain.stopping.is_cancelled() {
         res.response_mut()
@@ -408,6 +463,7 @@ async fn track_in_flight<B: MessageBody + 'static>(
     Ok(res.map_body(|_, body| Tracked {
         body: Box::pin(body),
         _in_flight: in_flight,
+        _answering: answering,
     }))
 }
 

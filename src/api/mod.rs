@@ -11,6 +11,7 @@
 //! paths and schemas in [`openapi::ApiDoc`].
 
 pub mod body_timeout;
+pub mod connection;
 pub mod error;
 pub mod games;
 pub mod http;

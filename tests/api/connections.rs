@@ -288,3 +288,233 @@ async fn sigterm_answers_long_polls_and_ends_streams_at_once() {
     assert!(answered < Duration::from_secs(3), "{answered:?}");
     assert!(exited < Duration::from_secs(3), "{exited:?}");
 }
+
+/// A raw HTTP/1.1 connection, for what a client library hides: keep-alive, pipelining,
+/// half-sent heads, the address a connection comes from.
+struct Conn {
+    stream: tokio::net::TcpStream,
+    /// Read but not yet taken as an answer.
+    unread: Vec<u8>,
+}
+
+impl Conn {
+    /// A connection to `app` from the loopback address `from` (Linux answers on all of
+    /// 127.0.0.0/8, so each is another client address).
+    async fn open(app: &TestApp, from: &str) -> Conn {
+        let to: std::net::SocketAddr = app
+            .address
+            .strip_prefix("http://")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket
+            .bind(std::net::SocketAddr::new(from.parse().unwrap(), 0))
+            .unwrap();
+        Conn {
+            stream: socket.connect(to).await.unwrap(),
+            unread: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, bytes: &str) {
+        self.stream.write_all(bytes.as_bytes()).await.unwrap();
+    }
+
+    /// The next whole answer (head and `Content-Length` body); `None` when the server
+    /// closes first.
+    async fn answer(&mut self) -> Option<String> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = String::from_utf8_lossy(&self.unread).into_owned();
+            if let Some((head, rest)) = text.split_once("\r\n\r\n") {
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse().ok())?
+                    })
+                    .unwrap_or(0);
+                if rest.len() >= length {
+                    let whole = head.len() + 4 + length;
+                    self.unread.drain(..whole);
+                    return Some(text[..whole].to_owned());
+                }
+            }
+            let mut buf = [0u8; 4096];
+            let read = tokio::time::timeout_at(deadline.into(), self.stream.read(&mut buf))
+                .await
+                .expect("an answer or a close within 10 s");
+            match read {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.unread.extend_from_slice(&buf[..n]),
+            }
+        }
+    }
+
+    /// Sends a GET of `path` and returns its answer's status line.
+    async fn get(&mut self, path: &str) -> String {
+        self.send(&format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n"))
+            .await;
+        let answer = self.answer().await.expect("an answer");
+        answer.lines().next().unwrap().to_owned()
+    }
+
+    /// How long the server takes to close this connection (at most `limit`), reading and
+    /// keeping whatever it sends meanwhile.
+    async fn closed_within(&mut self, limit: Duration) -> Duration {
+        let started = Instant::now();
+        let mut buf = [0u8; 4096];
+        loop {
+            match tokio::time::timeout_at((started + limit).into(), self.stream.read(&mut buf))
+                .await
+            {
+                Err(_) => panic!("still open after {limit:?}"),
+                Ok(Ok(0) | Err(_)) => return started.elapsed(),
+                Ok(Ok(n)) => self.unread.extend_from_slice(&buf[..n]),
+            }
+        }
+    }
+}
+
+const HEAD_TIMEOUT: Duration = Duration::from_millis(500);
+
+async fn with_head_timeout() -> TestApp {
+    spawn_app_with(Settings {
+        head_timeout: HEAD_TIMEOUT,
+        ..test_settings()
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_later_head_that_stalls_on_a_kept_alive_connection_is_cut_after_the_head_timeout() {
+    let app = with_head_timeout().await;
+    let (id, _) = app.create_game(json!({"preset": "draw"})).await;
+    let mut conn = Conn::open(&app, "127.0.0.1").await;
+    assert_eq!(conn.get("/healthz").await, "HTTP/1.1 200 OK");
+    // Reuse, pipelining and a long poll outlasting the head timeout are untouched.
+    conn.send(
+        "GET /healthz HTTP/1.1\r\nHost: test\r\n\r\nGET /readyz HTTP/1.1\r\nHost: test\r\n\r\n",
+    )
+    .await;
+    for _ in 0..2 {
+        let answer = conn.answer().await.expect("a pipelined answer");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    let poll = format!("/v1/games/{id}?after=1&wait=1");
+    assert_eq!(conn.get(&poll).await, "HTTP/1.1 200 OK");
+    // Idle for longer than the head timeout: an idle connection is the keep-alive's (5 s).
+    tokio::time::sleep(HEAD_TIMEOUT * 3).await;
+    assert_eq!(conn.get("/healthz").await, "HTTP/1.1 200 OK");
+    // One byte of the next head, then nothing: it held the connection for ever.
+    conn.send("G").await;
+    let took = conn.closed_within(Duration::from_secs(4)).await;
+    assert!(
+        took >= HEAD_TIMEOUT - Duration::from_millis(100),
+        "{took:?}"
+    );
+    assert_eq!(metric(&app, "domino_slow_heads_cut_total").await, Some(1.0));
+}
+
+#[tokio::test]
+async fn a_head_begun_along_with_an_answered_request_and_left_unfinished_is_cut_too() {
+    let app = with_head_timeout().await;
+    let mut conn = Conn::open(&app, "127.0.0.1").await;
+    // The start of a second head arrives with the first request, in actix's buffer before
+    // the first answer; a byte more, later, then nothing.
+    conn.send("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\nGET /hea")
+        .await;
+    let answer = conn.answer().await.expect("the first request's answer");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    conn.send("l").await;
+    conn.closed_within(Duration::from_secs(4)).await;
+}
+
+#[tokio::test]
+async fn a_first_head_that_stalls_is_answered_408_after_the_head_timeout() {
+    let app = with_head_timeout().await;
+    let mut conn = Conn::open(&app, "127.0.0.1").await;
+    conn.send("GET /heal").await;
+    // actix's own timer, set from HEAD_TIMEOUT_MS (its default is 5 s).
+    let took = conn.closed_within(Duration::from_secs(4)).await;
+    assert!(
+        took >= HEAD_TIMEOUT - Duration::from_millis(100),
+        "{took:?}"
+    );
+    let answer = String::from_utf8_lossy(&conn.unread).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+#[tokio::test]
+async fn connections_over_the_per_address_cap_are_answered_429_while_other_addresses_are_served() {
+    let app = spawn_app_with(Settings {
+        max_connections_per_ip: Some(3),
+        max_streams_per_ip: 2,
+        ..test_settings()
+    })
+    .await;
+    // Three kept-alive connections from one address, each answered (so each is counted).
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut conn = Conn::open(&app, "127.0.0.1").await;
+        assert_eq!(conn.get("/healthz").await, "HTTP/1.1 200 OK");
+        held.push(conn);
+    }
+    // A fourth is answered 429 and closed.
+    let mut extra = Conn::open(&app, "127.0.0.1").await;
+    extra
+        .send("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+        .await;
+    let refused = extra
+        .answer()
+        .await
+        .expect("a 429, not a dropped connection");
+    let (head, body) = refused.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 429"), "{head}");
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains("\r\nretry-after: 5"), "{head}");
+    assert!(head.contains("\r\nconnection: close"), "{head}");
+    assert!(
+        head.contains("\r\ncontent-type: application/problem+json"),
+        "{head}"
+    );
+    let problem: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(problem["code"], "rate_limited");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("MAX_CONNECTIONS_PER_IP"),
+        "{problem}"
+    );
+    extra.closed_within(Duration::from_secs(3)).await;
+    // The connections within the cap are still served, and so is another address.
+    assert_eq!(held[0].get("/healthz").await, "HTTP/1.1 200 OK");
+    let mut other = Conn::open(&app, "127.0.0.2").await;
+    assert_eq!(other.get("/healthz").await, "HTTP/1.1 200 OK");
+    other
+        .send("GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n")
+        .await;
+    let metrics = other.answer().await.unwrap();
+    assert!(
+        metrics.contains("\ndomino_connection_refusals_total 1\n"),
+        "{metrics}"
+    );
+    // One closes: its place is free again.
+    drop(held.pop());
+    let start = Instant::now();
+    loop {
+        let mut again = Conn::open(&app, "127.0.0.1").await;
+        if again.get("/healthz").await == "HTTP/1.1 200 OK" {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the place never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
