@@ -19,6 +19,7 @@ pub mod openapi;
 pub mod ops;
 pub mod ratelimit;
 pub mod streams;
+pub mod watch;
 pub mod wire;
 
 use actix_web::web;
@@ -41,6 +42,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     .configure(ops::configure)
     .configure(games::configure)
     .configure(openapi::configure)
+    .configure(watch::configure)
     .default_service(web::to(error::unknown_route));
 }
 

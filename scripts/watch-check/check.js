@@ -1,0 +1,233 @@
+// Headless Chromium on the watch page (/watch/{id}) of a running server:
+//   node check.js <server URL> <screenshot folder>
+// 1. a spectator sees every layout tile and no other face-up tile, and one face-down
+//    tile per tile in each hand;
+// 2. with #token=... the seat's hand is drawn face up, and the token never appears in a
+//    request's address;
+// 3. a move made while the page is open appears without a reload;
+// 4. a person plays a whole game against a bot by clicking (and with the keyboard);
+// 5. the replay of that game steps to its end, by buttons and by arrow keys;
+// and screenshots at 360 and 1200 px of a 4-seat all_fives game with a spinner, a penalty
+// game and a replay are saved in the screenshot folder.
+const { chromium } = require('playwright-core');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const [base, shots] = process.argv.slice(2);
+fs.mkdirSync(shots, { recursive: true });
+
+async function api(method, url, body, token) {
+  const headers = { 'Content-Type': 'application/json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const res = await fetch(base + url, { method, headers, body: body ? JSON.stringify(body) : undefined });
+  const json = await res.json().catch(() => null);
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** A game with the given bots; the first free seat taken by "ada". */
+async function gameWithMe(body) {
+  const created = await api('POST', '/v1/games', body);
+  const seat = await api('POST', `/v1/games/${created.game_id}/seats`, { name: 'ada' });
+  return { id: created.game_id, token: seat.token };
+}
+
+/** Makes `count` of my moves (the first legal one each time) while the game plays on. */
+async function playMoves(id, token, count, pick = (moves) => moves[0]) {
+  let view = await api('GET', `/v1/games/${id}`, null, token);
+  for (let i = 0; i < count && view.status === 'playing'; i++) {
+    if (!view.legal_moves.length) {
+      view = await api('GET', `/v1/games/${id}?after=${view.version}&wait=5`, null, token);
+      continue;
+    }
+    const move = { ...pick(view.legal_moves) };
+    delete move.points;
+    view = await api('POST', `/v1/games/${id}/moves`, move, token);
+  }
+  return api('GET', `/v1/games/${id}`, null, token);
+}
+
+const layoutTiles = (layout) =>
+  [layout.lead, ...Object.values(layout.arms).flat()].filter(Boolean).map(canonical).sort();
+function canonical(t) {
+  const [a, b] = t.split('-').map(Number);
+  return a <= b ? `${a}-${b}` : `${b}-${a}`;
+}
+
+async function settled(page, version) {
+  await page.waitForSelector(`#page[data-version="${version}"]`, { timeout: 15000 });
+}
+
+async function tilesOn(page) {
+  return page.evaluate(() => {
+    const all = [...document.querySelectorAll('[data-tile]')];
+    const inLayout = all.filter((e) => e.closest('svg.layout')).map((e) => e.dataset.tile).sort();
+    const inHand = all.filter((e) => e.closest('#hand')).map((e) => e.dataset.tile).sort();
+    const revealed = all.filter((e) => e.closest('.round-result')).map((e) => e.dataset.tile).sort();
+    const elsewhere = all.filter((e) => !e.closest('svg.layout, #hand, .round-result')).map((e) => e.dataset.tile);
+    const unlabelled = all.filter((e) => !e.getAttribute('aria-label')).length;
+    const backs = document.querySelectorAll('.back').length;
+    const backsWithValue = [...document.querySelectorAll('.back')].filter((b) => b.attributes.length > 2 || b.textContent).length;
+    return { inLayout, inHand, revealed, elsewhere, unlabelled, backs, backsWithValue };
+  });
+}
+
+let failures = 0;
+function check(ok, what) {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+  if (!ok) failures++;
+}
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  const addresses = [];
+  const problems = [];
+  context.on('request', (r) => addresses.push(r.url()));
+  context.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+  const open = async (url, width = 1200) => {
+    const page = await context.newPage();
+    page.on('pageerror', (e) => problems.push(String(e)));
+    await page.setViewportSize({ width, height: width < 500 ? 780 : 900 });
+    await page.goto(base + url);
+    return page;
+  };
+
+  // ---- 1 to 3: a 4-seat all_fives game with a spinner, ada against three bots ----
+  const four = await gameWithMe({
+    preset: 'all_fives', seats: 4, seed: 'watch-check four',
+    bots: [{ seat: 1, level: 'greedy' }, { seat: 2, level: 'random' }, { seat: 3, level: 'expert' }],
+  });
+  let view = await playMoves(four.id, four.token, 9);
+  const spectator = await open(`/watch/${four.id}`);
+  await settled(spectator, view.version);
+  let seen = await tilesOn(spectator);
+  check(same(seen.inLayout, layoutTiles(view.round.layout)), `a spectator sees every layout tile (${seen.inLayout.length})`);
+  check(seen.inHand.length === 0 && seen.elsewhere.length === 0, 'and no other face-up tile, outside the last round\'s revealed hands');
+  const revealedWant = (view.last_round?.hands ?? []).flat().map(canonical).sort();
+  check(same(seen.revealed, revealedWant), 'the revealed hands are the last round\'s');
+  const handCounts = view.seats.reduce((n, s) => n + s.hand_count, 0);
+  check(seen.backs === handCounts && seen.backsWithValue === 0, `one valueless face-down tile per tile in the hands (${seen.backs})`);
+  check(seen.unlabelled === 0, 'every face-up tile has an aria-label');
+  const names = await spectator.locator('.seat .name').allInnerTexts();
+  check(names.includes('ada') && names.includes('greedy bot'), `seats are named (${names.join(', ')})`);
+
+  const player = await open(`/watch/${four.id}#token=${four.token}`);
+  await settled(player, view.version);
+  seen = await tilesOn(player);
+  const mine = await api('GET', `/v1/games/${four.id}`, null, four.token);
+  check(same(seen.inHand, mine.hand.map(canonical).sort()), `with the token, the hand is drawn face up (${seen.inHand.length})`);
+  check(same(seen.inLayout, layoutTiles(mine.round.layout)), 'and the layout too');
+
+  // A move made elsewhere shows on both pages without a reload.
+  view = await playMoves(four.id, four.token, 1);
+  await settled(spectator, view.version);
+  await settled(player, view.version);
+  seen = await tilesOn(spectator);
+  check(same(seen.inLayout, layoutTiles(view.round.layout)), 'a move made while the page is open appears without a reload');
+
+  for (const [page, name] of [[spectator, 'four-seats-spectator'], [player, 'four-seats-player']]) {
+    await page.screenshot({ path: path.join(shots, `${name}-1200.png`), fullPage: true });
+  }
+  const narrow = await open(`/watch/${four.id}#token=${four.token}`, 360);
+  await settled(narrow, view.version);
+  await narrow.screenshot({ path: path.join(shots, 'four-seats-player-360.png'), fullPage: true });
+  const narrowWidth = await narrow.evaluate(() => document.documentElement.scrollWidth);
+  check(narrowWidth <= 360, `at 360 px nothing sticks out sideways (${narrowWidth} px wide)`);
+
+  // ---- a penalty game (a start tile, penalty points), seen at both widths ----
+  const penalty = await gameWithMe({ preset: 'penalty', seed: 'watch-check penalty', bots: [{ seat: 1, level: 'greedy' }] });
+  view = await playMoves(penalty.id, penalty.token, 8);
+  for (const width of [360, 1200]) {
+    const page = await open(`/watch/${penalty.id}`, width);
+    await settled(page, view.version);
+    seen = await tilesOn(page);
+    check(same(seen.inLayout, layoutTiles(view.round.layout)), `penalty game at ${width} px: every layout tile`);
+    await page.screenshot({ path: path.join(shots, `penalty-spectator-${width}.png`), fullPage: true });
+    await page.close();
+  }
+
+  // ---- 4: a whole game by clicking ----
+  const short = await gameWithMe({ preset: 'all_fives', rules: { target: 25 }, seed: 'watch-check click', bots: [{ seat: 1, level: 'greedy' }] });
+  const game = await open(`/watch/${short.id}#token=${short.token}`);
+  await game.waitForSelector('#page[data-version]');
+  let clicks = 0;
+  let keys = 0;
+  const deadline = Date.now() + 90000;
+  for (;;) {
+    const status = await game.locator('#status').textContent();
+    if (status === 'finished') break;
+    if (Date.now() > deadline) throw new Error('the clicked game did not finish in 90 s');
+    const version = await game.locator('#page').getAttribute('data-version');
+    const end = game.locator('.end-choice').first();
+    const tile = game.locator('.hand-tile.playable:not([disabled])').first();
+    const action = game.locator('#actions button[data-move="draw"], #actions button[data-move="pass"], #actions button[data-move="muggins"]').first();
+    if (await end.count()) {
+      await end.click();
+    } else if (await tile.count()) {
+      // Every other play from the keyboard: focus the tile, Enter.
+      if (clicks % 2) {
+        await tile.focus();
+        await game.keyboard.press('Enter');
+        keys++;
+      } else {
+        await tile.click();
+      }
+      clicks++;
+      if (await game.locator('.end-choice').count()) continue;
+    } else if (await action.count()) {
+      await action.click();
+      clicks++;
+    } else {
+      await game.waitForTimeout(100);
+      continue;
+    }
+    await game.waitForFunction((v) => document.querySelector('#page').dataset.version !== v, version, { timeout: 15000 });
+  }
+  const final = await api('GET', `/v1/games/${short.id}`);
+  check(final.status === 'finished' && final.result != null, `a person played a whole game by clicking (${clicks} moves, ${keys} by keyboard)`);
+  const resultText = await game.locator('.match-result').innerText().catch(() => '');
+  check(/wins the match|Match drawn/.test(resultText), `the match result is shown: "${resultText}"`);
+  await game.screenshot({ path: path.join(shots, 'clicked-game-finished-1200.png'), fullPage: true });
+
+  // ---- 5: its replay, to the end ----
+  const replay = await open(`/watch/${short.id}#replay`);
+  await replay.waitForSelector('#step:not(:empty)');
+  const stepText = await replay.locator('#step').innerText();
+  const total = Number(stepText.split(' of ')[1]);
+  await replay.locator('#next').click();
+  await replay.keyboard.press('ArrowRight');
+  check((await replay.locator('#step').innerText()) === `step 2 of ${total}`, 'the replay steps by button and by arrow key');
+  await replay.screenshot({ path: path.join(shots, 'replay-step-2-360.png'), fullPage: true });
+  await replay.locator('#last').click();
+  check((await replay.locator('#step').innerText()) === `step ${total} of ${total}`, `the replay steps to its end (${total} steps)`);
+  seen = await tilesOn(replay);
+  check(same(seen.inLayout, layoutTiles(final.round.layout)), 'the replay\'s last layout is the game\'s last layout');
+  check(await replay.locator('#next').isDisabled(), 'there is no step past the end');
+  await replay.keyboard.press('Home');
+  check((await replay.locator('#step').innerText()) === `step 0 of ${total}`, 'Home goes back to the deal');
+  seen = await tilesOn(replay);
+  const deal = (await api('GET', `/v1/games/${short.id}/export`)).deals[0];
+  const dealt = await replay.evaluate(() => [...document.querySelectorAll('.seat [data-tile]')].map((e) => e.dataset.tile).sort());
+  check(same(dealt, deal.hands.flat().map(canonical).sort()), 'the replay shows every hand of the deal face up');
+  await replay.setViewportSize({ width: 1200, height: 900 });
+  await replay.keyboard.press('End');
+  await replay.screenshot({ path: path.join(shots, 'replay-last-1200.png'), fullPage: true });
+
+  check(!addresses.some((a) => a.includes(four.token) || a.includes(short.token) || a.includes(penalty.token)), `no request address carries a token (${addresses.length} requests)`);
+  check(addresses.every((a) => a.startsWith(base)), 'every request goes to the server itself');
+  check(problems.length === 0, `no script error or refused resource${problems.length ? `: ${problems.join('; ')}` : ''}`);
+  await browser.close();
+  if (failures) {
+    console.error(`watch check: ${failures} failed`);
+    process.exit(1);
+  }
+  console.log(`watch check: all passed; screenshots in ${shots}`);
+})().catch((e) => {
+  console.error(e);
+  process.exit(2);
+});

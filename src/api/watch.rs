@@ -1,0 +1,74 @@
+//! The pages a person watches games with: `GET /watch` lists the open games, and
+//! `GET /watch/{id}` draws one game's table, live from its event stream (with
+//! `#token=...` in the fragment, that seat's hand too, played by clicking). Plain HTML,
+//! CSS and JavaScript modules from `src/api/watch/`, compiled into the binary: the pages
+//! need no network beyond this server, and the JavaScript reads the game through the
+//! public API like any client.
+//!
+//! Any well-formed game id gets the page (the page itself says when there is no such
+//! game): serving it touches no store, so a page load costs nothing but the bytes.
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
+
+use crate::api::error::ApiError;
+use crate::api::http::readable;
+
+/// Scripts, styles, images and requests from this server only, no inline script, no
+/// framing, no form posts elsewhere, and no `Referer` (the address may carry a token in
+/// its fragment; browsers never send that part, and this leaves nothing to chance).
+pub const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
+     frame-ancestors 'none'";
+
+const GAME_PAGE: &str = include_str!("watch/game.html");
+const LOBBY_PAGE: &str = include_str!("watch/lobby.html");
+
+/// The pages' scripts and styles, by the name they are served under.
+const ASSETS: &[(&str, &str, &str)] = &[
+    ("watch.css", CSS, include_str!("watch/watch.css")),
+    ("game.mjs", JS, include_str!("watch/game.mjs")),
+    ("lobby.mjs", JS, include_str!("watch/lobby.mjs")),
+    ("api.mjs", JS, include_str!("watch/api.mjs")),
+    ("draw.mjs", JS, include_str!("watch/draw.mjs")),
+    ("geometry.mjs", JS, include_str!("watch/geometry.mjs")),
+    ("table.mjs", JS, include_str!("watch/table.mjs")),
+];
+const CSS: &str = "text/css; charset=utf-8";
+const JS: &str = "text/javascript; charset=utf-8";
+const HTML: &str = "text/html; charset=utf-8";
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(readable("/watch", lobby_page))
+        .service(readable("/watch/assets/{name}", asset))
+        .service(readable("/watch/{id}", game_page));
+}
+
+fn page(content_type: &'static str, body: &'static str) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(content_type)
+        .insert_header((header::CONTENT_SECURITY_POLICY, PAGE_CSP))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        // Small, and changed with the binary: always revalidated.
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .body(body)
+}
+
+/// The lobby page: open games, each with a link to its table.
+pub async fn lobby_page() -> HttpResponse {
+    page(HTML, LOBBY_PAGE)
+}
+
+/// One game's table. The id must be a game id's shape (else the usual 404 problem).
+pub async fn game_page(_id: web::Path<uuid::Uuid>) -> HttpResponse {
+    page(HTML, GAME_PAGE)
+}
+
+pub async fn asset(name: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    ASSETS
+        .iter()
+        .find(|(n, _, _)| *n == name.as_str())
+        .map(|&(_, content_type, body)| page(content_type, body))
+        .ok_or_else(|| ApiError::NotFound("no such file of the watch pages".into()))
+}

@@ -1,0 +1,93 @@
+// Everything the watch pages ask the server, through the public API. A token, when there
+// is one, travels only in the Authorization header, never in an address.
+
+async function answer(res) {
+  const body = await res.json().catch(() => null);
+  if (!res.ok) {
+    const err = new Error(body?.detail ?? `${res.status} ${res.statusText}`);
+    err.status = res.status;
+    err.problem = body;
+    throw err;
+  }
+  return body;
+}
+
+function headers(token, extra = {}) {
+  return token ? { ...extra, Authorization: `Bearer ${token}` } : extra;
+}
+
+const gamePath = (id) => `/v1/games/${encodeURIComponent(id)}`;
+
+/** The game as `token`'s seat sees it, or as a spectator without one. */
+export async function readView(id, token) {
+  return answer(await fetch(gamePath(id), { headers: headers(token), cache: 'no-store' }));
+}
+
+/**
+ * The log's entries after index `after` (0: from the start), every page of them. Pages
+ * are read with `?after=<index>&limit=<n>` and followed by `next` until it is null; a
+ * server that pays no attention to paging answers everything at once, and the entries
+ * already known are dropped here.
+ */
+export async function readLog(id, token, after = 0) {
+  const entries = [];
+  let start = [];
+  let cursor = after;
+  for (;;) {
+    const url = `${gamePath(id)}/log?after=${cursor}&limit=1000`;
+    const page = await answer(await fetch(url, { headers: headers(token), cache: 'no-store' }));
+    if (cursor === 0) start = page.start ?? [];
+    const fresh = (page.moves ?? []).filter((m) => m.index > cursor);
+    entries.push(...fresh);
+    const last = fresh.length ? fresh[fresh.length - 1].index : cursor;
+    if (page.next == null || last === cursor) return { start, entries };
+    cursor = page.next;
+  }
+}
+
+/**
+ * The finished game's export, whole. Should the export come in pages (a `next` to follow,
+ * `moves` in each), they are read here and joined.
+ */
+export async function readExport(id) {
+  let whole = null;
+  let url = `${gamePath(id)}/export`;
+  for (;;) {
+    const page = await answer(await fetch(url, { cache: 'no-store' }));
+    if (whole === null) whole = page;
+    else whole.moves.push(...(page.moves ?? []));
+    if (page.next == null) return whole;
+    url = `${gamePath(id)}/export?after=${encodeURIComponent(page.next)}`;
+  }
+}
+
+/** Makes a move as `token`'s seat; answers the seat's new view and what happened. */
+export async function postMove(id, token, move) {
+  return answer(
+    await fetch(`${gamePath(id)}/moves`, {
+      method: 'POST',
+      headers: headers(token, { 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() }),
+      body: JSON.stringify(move),
+    }),
+  );
+}
+
+/**
+ * Calls `onVersion(version)` for each new version of the game. The public stream (an
+ * EventSource cannot send a token); the browser reconnects by itself, with Last-Event-ID.
+ * Answers a function that stops it.
+ */
+export function followEvents(id, onVersion, onTrouble) {
+  const source = new EventSource(`${gamePath(id)}/events`);
+  source.addEventListener('version', (e) => {
+    const data = JSON.parse(e.data);
+    onVersion(data.version, data.status);
+  });
+  source.onerror = () => onTrouble?.(source.readyState);
+  return () => source.close();
+}
+
+/** One page of open games, newest first. */
+export async function listOpenGames(page = 1) {
+  return answer(await fetch(`/v1/games?status=waiting&page=${page}&per_page=50`, { cache: 'no-store' }));
+}

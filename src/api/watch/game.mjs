@@ -1,0 +1,596 @@
+// The game page: draws one game's table from its view, live from its event stream; with
+// `#token=...` the seat's hand too, played by clicking; with `#replay`, a finished game
+// step by step from its export.
+
+import { followEvents, postMove, readExport, readLog, readView } from './api.mjs';
+import { backTile, layoutSvg, tileLabel, tileSvg } from './draw.mjs';
+import { fitTable, tipsOf } from './geometry.mjs';
+import { LayoutBuilder, canonical, describeEvents, describeMatch, describeRound, findSpinner, halves, seatName, tableOf } from './table.mjs';
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, attrs = {}, ...children) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (v !== false && v != null) e.setAttribute(k, v === true ? '' : String(v));
+  }
+  e.append(...children.filter((c) => c != null));
+  return e;
+};
+
+const gameId = decodeURIComponent(location.pathname.split('/').filter(Boolean).pop());
+const fragment = new URLSearchParams(location.hash.slice(1));
+const token = fragment.get('token') || null;
+const replaying = fragment.has('replay');
+
+const state = {
+  view: null,
+  log: { start: [], entries: [] },
+  receivedAt: 0,
+  busy: false,
+  choosing: null, // a tile whose end is being chosen
+  confirmResign: false,
+  message: '',
+};
+
+// ----- the scene: what is drawn, from a view or from a replay's step -----
+
+const sideOf = (rules, seat) => (rules?.teams ? seat % 2 : seat);
+
+function sceneOfView(view, log) {
+  const round = view.round;
+  const doubles = playedDoublesOfRound(log);
+  return {
+    rules: view.rules,
+    preset: view.preset,
+    status: view.status,
+    roundNumber: round?.number ?? null,
+    turn: view.status === 'playing' ? round?.turn ?? null : null,
+    you: view.you,
+    seats: view.seats.map((s) => ({
+      seat: s.seat,
+      name: seatName(view, s.seat),
+      bot: s.bot,
+      team: s.team,
+      handCount: s.hand_count,
+      faceUp: null,
+      abandoned: s.abandoned,
+      score: view.scores[sideOf(view.rules, s.seat)],
+      bankMs: view.clock?.banks_ms?.[s.seat] ?? null,
+    })),
+    clock: view.clock,
+    layout: round?.layout ?? null,
+    spinner: round ? findSpinner(round.layout, view.rules, doubles) : null,
+    boneyard: round?.boneyard_count ?? null,
+    unclaimed: round?.unclaimed ?? null,
+    lines: lastLines(view, log, 8),
+    lastRound: view.last_round,
+    result: view.result,
+    hand: view.hand,
+    legal: view.legal_moves ?? [],
+    names: view,
+  };
+}
+
+function playedDoublesOfRound(log) {
+  let doubles = [];
+  const see = (e) => {
+    if (e.type === 'round_started') doubles = [];
+    if (e.type === 'played' && halves(e.tile)[0] === halves(e.tile)[1]) doubles.push(e.tile);
+  };
+  log.start.forEach(see);
+  for (const entry of log.entries) entry.events.forEach(see);
+  return doubles;
+}
+
+function lastLines(view, log, n) {
+  const lines = [];
+  for (let i = log.entries.length - 1; i >= 0 && lines.length < n; i--) {
+    const entry = log.entries[i];
+    const words = describeEvents(view, entry.events);
+    lines.unshift(...(words.length ? words : [`${seatName(view, entry.seat)}: ${entry.move?.type ?? 'moved'}`]));
+  }
+  if (lines.length < n) lines.unshift(...describeEvents(view, log.start));
+  return lines.slice(-n);
+}
+
+// ----- drawing -----
+
+/** The frame the layout is laid out in, in tile halves, from the felt's size. */
+function frameFor(felt) {
+  const width = Math.max(280, felt.clientWidth || 320);
+  // A tile's half: about 20 px on a phone, up to 32 px on a wide screen.
+  const unit = Math.min(32, Math.max(18, width / 22));
+  const hw = Math.max(6, Math.floor(width / unit / 2) - 1);
+  const hh = Math.max(6, Math.round(hw * (width < 600 ? 1.3 : 0.6)));
+  return { hw, hh };
+}
+
+function drawLayout(scene) {
+  const felt = $('felt');
+  felt.replaceChildren();
+  if (!scene.layout?.lead) {
+    const note = scene.status === 'waiting' ? 'Waiting for players to sit down' : 'The table is empty: waiting for the lead';
+    felt.append(el('p', { class: 'felt-note', text: note }));
+    return;
+  }
+  const table = tableOf(scene.layout, scene.spinner);
+  const { hw, hh } = frameFor(felt);
+  const fitted = fitTable(table, hw, hh);
+  const ends = scene.layout.ends ?? [];
+  felt.append(layoutSvg(fitted, { ends, tips: tipsOf(fitted.tiles) }));
+}
+
+function clockText(ms) {
+  if (ms == null) return '';
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+}
+
+function remainingMs(scene, seat) {
+  const c = scene.clock;
+  if (!c) return null;
+  if (scene.turn === seat && c.deadline_ms != null && !replaying) {
+    return c.deadline_ms - c.now_ms - (performance.now() - state.receivedAt);
+  }
+  return c.banks_ms?.[seat] ?? null;
+}
+
+/** Where each seat sits around the table: "you" (or seat 0) at the bottom. */
+function placesOf(count, bottom) {
+  const around = { 2: ['south', 'north'], 3: ['south', 'west', 'north'], 4: ['south', 'west', 'north', 'east'] }[count] ?? [];
+  const places = [];
+  for (let i = 0; i < count; i++) places[(bottom + i) % count] = around[i];
+  return places;
+}
+
+function drawSeats(scene) {
+  const places = placesOf(scene.seats.length, scene.you ?? 0);
+  for (const place of ['north', 'west', 'east', 'south']) $(`seat-${place}`).replaceChildren();
+  for (const s of scene.seats) {
+    const card = el('article', {
+      class: ['seat', scene.turn === s.seat ? 'to-move' : '', s.abandoned ? 'abandoned' : '', scene.you === s.seat ? 'you' : ''].join(' ').trim(),
+      'data-seat': s.seat,
+      'aria-label': `${s.name}${scene.turn === s.seat ? ', to move' : ''}`,
+    });
+    const badges = el('span', { class: 'badges' },
+      s.bot ? el('span', { class: 'badge bot', text: `${s.bot} bot` }) : null,
+      s.team != null ? el('span', { class: 'badge team', text: `team ${s.team === 0 ? 'A' : 'B'}` }) : null,
+      scene.you === s.seat ? el('span', { class: 'badge you', text: 'you' }) : null,
+      s.abandoned ? el('span', { class: 'badge gone', text: 'abandoned' }) : null,
+      scene.turn === s.seat ? el('span', { class: 'badge turn', text: 'to move' }) : null,
+    );
+    const scoreWord = scene.rules?.scoring === 'penalty' ? 'penalty' : scene.rules?.teams ? 'team score' : 'score';
+    const head = el('header', {},
+      el('span', { class: 'name', text: s.name }),
+      badges,
+    );
+    const stats = el('div', { class: 'stats' },
+      el('span', { class: 'score', text: `${scoreWord} ${s.score ?? 0}` }),
+      el('span', { class: 'count', text: `${s.handCount} ${s.handCount === 1 ? 'tile' : 'tiles'}` }),
+      scene.clock && s.bankMs !== null ? el('span', { class: 'clock', 'data-clock-seat': s.seat, text: clockText(remainingMs(scene, s.seat)) }) : null,
+    );
+    const tiles = el('div', { class: 'hand-row' });
+    if (s.faceUp) {
+      for (const t of s.faceUp) tiles.append(faceUpTile(t, 'small'));
+    } else if (scene.you !== s.seat) {
+      for (let i = 0; i < s.handCount; i++) tiles.append(backTile());
+    }
+    card.append(head, stats, tiles);
+    $(`seat-${places[s.seat]}`).append(card);
+  }
+}
+
+function faceUpTile(text, size) {
+  const t = canonical(text);
+  const [a, b] = halves(t);
+  return el('span', { class: `face-up ${size}`, 'data-tile': t, role: 'img', 'aria-label': tileLabel(a, b) }, tileSvg(t));
+}
+
+function drawInfo(scene) {
+  const info = $('table-info');
+  info.replaceChildren();
+  if (scene.roundNumber != null) info.append(el('span', { class: 'chip', text: `round ${scene.roundNumber}` }));
+  if (scene.boneyard != null) info.append(el('span', { class: 'chip', text: `boneyard ${scene.boneyard}` }));
+  const ends = scene.layout?.ends ?? [];
+  if (ends.length) {
+    info.append(el('span', { class: 'chip', text: `ends ${ends.map((e) => `${e.end} ${e.value}${e.double ? ' (double)' : ''}`).join(' · ')}` }));
+  }
+  if (scene.rules?.scoring === 'fives' && scene.layout?.count != null && scene.layout.lead) {
+    const scores = scene.layout.count > 0 && scene.layout.count % 5 === 0;
+    info.append(el('span', { class: `chip ${scores ? 'scores' : ''}`, text: `count ${scene.layout.count}` }));
+  }
+  if (scene.unclaimed) {
+    info.append(el('span', { class: 'chip alert', text: `${scene.seats[scene.unclaimed.seat]?.name} left ${scene.unclaimed.points} unclaimed: muggins!` }));
+  }
+}
+
+function drawSide(scene) {
+  const list = $('moves');
+  list.replaceChildren(...scene.lines.map((l) => el('li', { text: l })));
+  const results = $('results');
+  results.replaceChildren();
+  if (scene.result) {
+    results.append(el('p', { class: 'match-result', text: describeMatch(scene.names, scene.result) }));
+  }
+  if (scene.lastRound) {
+    const r = scene.lastRound;
+    const box = el('div', { class: 'round-result' }, el('p', { text: describeRound(scene.names, r) }));
+    r.hands.forEach((hand, seat) => {
+      const row = el('div', { class: 'revealed' }, el('span', { class: 'who', text: `${seatName(scene.names, seat)}:` }));
+      if (!hand.length) row.append(el('span', { class: 'empty', text: 'out' }));
+      for (const t of hand) row.append(faceUpTile(t, 'tiny'));
+      box.append(row);
+    });
+    results.append(box);
+  }
+  $('results-section').hidden = !scene.result && !scene.lastRound;
+}
+
+function drawTitle(scene) {
+  const preset = scene.preset ? scene.preset.replace('_', ' ') : 'domino';
+  $('title').textContent = `${preset}${scene.rules ? ` · double-${scene.rules.max_pip}` : ''}`;
+  const status = replaying ? 'replay' : scene.status;
+  $('status').textContent = status;
+  $('status').dataset.status = status;
+  document.title = `${preset} · ${status} · dominoes`;
+  const replayLink = $('replay-link');
+  replayLink.hidden = replaying || scene.status !== 'finished';
+}
+
+// ----- playing -----
+
+function drawHand(scene) {
+  const area = $('hand-area');
+  if (!token || replaying || !scene.hand) {
+    area.hidden = true;
+    return;
+  }
+  area.hidden = false;
+  const plays = scene.legal.filter((m) => m.type === 'play');
+  const hand = $('hand');
+  hand.replaceChildren();
+  for (const text of scene.hand) {
+    const t = canonical(text);
+    const moves = plays.filter((m) => canonical(m.tile) === t);
+    const [a, b] = halves(t);
+    const button = el('button', {
+      type: 'button',
+      class: `hand-tile ${moves.length ? 'playable' : ''} ${state.choosing === t ? 'chosen' : ''}`,
+      'data-tile': t,
+      'aria-label': `${tileLabel(a, b)}${moves.length ? ', playable' : ''}`,
+      disabled: !moves.length || state.busy,
+      onclick: () => chooseTile(t, moves),
+    }, tileSvg(t));
+    hand.append(button);
+  }
+  const actions = $('actions');
+  actions.replaceChildren();
+  if (state.choosing) {
+    const moves = plays.filter((m) => canonical(m.tile) === state.choosing);
+    actions.append(el('span', { class: 'prompt', text: `Play ${state.choosing} on:` }));
+    for (const m of moves) {
+      const end = scene.layout?.ends?.find((e) => e.end === m.end);
+      actions.append(el('button', { type: 'button', class: 'end-choice', 'data-end': m.end, disabled: state.busy, onclick: () => send(m), text: `${m.end}${end ? ` (${end.value})` : ''}${m.points ? ` +${m.points}` : ''}` }));
+    }
+    actions.append(el('button', { type: 'button', class: 'quiet', onclick: () => { state.choosing = null; render(); }, text: 'cancel' }));
+  } else {
+    for (const m of scene.legal.filter((m) => m.type !== 'play')) {
+      const label = { draw: 'Draw a tile', pass: 'Pass', muggins: `Muggins! (+${m.points ?? 0})` }[m.type] ?? m.type;
+      actions.append(el('button', { type: 'button', class: `action ${m.type}`, 'data-move': m.type, disabled: state.busy, onclick: () => send(m), text: label }));
+    }
+    if (scene.status === 'playing') {
+      actions.append(el('button', {
+        type: 'button',
+        class: `action resign ${state.confirmResign ? 'confirm' : ''}`,
+        'data-move': 'resign',
+        disabled: state.busy,
+        onclick: () => {
+          if (!state.confirmResign) {
+            state.confirmResign = true;
+            render();
+            return;
+          }
+          state.confirmResign = false;
+          send({ type: 'resign' });
+        },
+        text: state.confirmResign ? 'Really resign?' : 'Resign',
+      }));
+    }
+  }
+  const you = scene.you;
+  const prompt = scene.status !== 'playing' ? '' : scene.turn === you ? 'Your turn' : `Waiting for ${scene.seats[scene.turn]?.name ?? 'the others'}`;
+  $('hand-title').textContent = `Your hand${prompt ? ` · ${prompt}` : ''}`;
+  $('message').textContent = state.message;
+}
+
+function chooseTile(tile, moves) {
+  const ends = new Set(moves.map((m) => m.end ?? null));
+  if (ends.size <= 1) {
+    send(moves[0]);
+    return;
+  }
+  state.choosing = tile;
+  render();
+  document.querySelector('.end-choice')?.focus();
+}
+
+async function send(move) {
+  const body = { ...move };
+  delete body.points;
+  state.busy = true;
+  state.choosing = null;
+  state.message = '';
+  render();
+  try {
+    const answer = await postMove(gameId, token, body);
+    delete answer.events;
+    state.view = answer;
+    state.receivedAt = performance.now();
+    await refreshLog();
+  } catch (err) {
+    state.message = `That move was refused: ${err.message}`;
+    await refresh();
+  } finally {
+    state.busy = false;
+    render();
+    const next = document.querySelector('.hand-tile.playable:not([disabled])') ?? document.querySelector('#actions button:not([disabled])');
+    if (next && document.activeElement === document.body) next.focus();
+  }
+}
+
+// ----- live -----
+
+function render() {
+  if (state.scene === undefined && !state.view) return;
+  const scene = replaying ? state.scene : sceneOfView(state.view, state.log);
+  if (!replaying) state.scene = scene;
+  drawTitle(scene);
+  drawSeats(scene);
+  drawLayout(scene);
+  drawInfo(scene);
+  drawSide(scene);
+  drawHand(scene);
+  $('page').dataset.version = replaying ? `step-${state.step}` : String(state.view.version);
+}
+
+async function refreshLog() {
+  const known = state.log.entries.length ? state.log.entries[state.log.entries.length - 1].index : 0;
+  const more = await readLog(gameId, token, known);
+  if (known === 0) state.log.start = more.start;
+  state.log.entries.push(...more.entries);
+}
+
+let refreshing = null;
+let again = false;
+/** Reads the view and the new log entries; calls made meanwhile are folded into one more. */
+async function refresh() {
+  if (refreshing) {
+    again = true;
+    return refreshing;
+  }
+  refreshing = (async () => {
+    do {
+      again = false;
+      try {
+        const view = await readView(gameId, state.tokenRefused ? null : token);
+        await refreshLog();
+        state.view = view;
+        state.receivedAt = performance.now();
+      } catch (err) {
+        if (err.status === 401 && token && !state.tokenRefused) {
+          state.tokenRefused = true;
+          state.message = 'This token is not one of this game\'s seats: watching as a spectator.';
+          again = true;
+        } else {
+          showTrouble(err.status === 404 ? 'No such game (or it has expired).' : `Could not read the game: ${err.message}`);
+          if (err.status === 404) stopEvents?.();
+          return;
+        }
+      }
+      render();
+    } while (again);
+  })();
+  try {
+    await refreshing;
+  } finally {
+    refreshing = null;
+  }
+}
+
+function showTrouble(text) {
+  $('trouble').textContent = text;
+  $('trouble').hidden = false;
+}
+
+let stopEvents = null;
+
+async function live() {
+  await refresh();
+  if (!state.view) return;
+  stopEvents = followEvents(gameId, (_version, status) => {
+    if (state.view && _version <= state.view.version) return;
+    refresh().then(() => {
+      if (status === 'finished' && state.view?.status === 'finished') stopEvents?.();
+    });
+  }, (readyState) => {
+    $('connection').textContent = readyState === EventSource.CONNECTING ? 'reconnecting…' : '';
+  });
+  if (state.view.status === 'finished') stopEvents();
+  setInterval(tickClocks, 250);
+}
+
+function tickClocks() {
+  const scene = state.scene;
+  if (!scene?.clock) return;
+  for (const node of document.querySelectorAll('[data-clock-seat]')) {
+    const seat = Number(node.dataset.clockSeat);
+    node.textContent = clockText(remainingMs(scene, seat));
+    node.classList.toggle('low', scene.turn === seat && remainingMs(scene, seat) < 10000);
+  }
+}
+
+// ----- replay -----
+
+/**
+ * Every step of a finished game: the first round's deal, then one step per move, and one
+ * more where a round ends, each with every hand face up.
+ */
+export function replaySteps(exported, log) {
+  const rules = exported.rules;
+  const seats = exported.seats;
+  const names = { seats: exported.names.map((name, seat) => ({ seat, name, bot: null })), rules };
+  const sides = rules.teams ? 2 : seats;
+  const steps = [];
+  let scores = Array(sides).fill(0);
+  let hands = [];
+  let boneyard = [];
+  let builder = new LayoutBuilder(rules);
+  let roundNumber = 1;
+  let lastRound = null;
+  let result = null;
+  const snapshot = (lines, turn) => {
+    const layout = JSON.parse(JSON.stringify(builder.layout));
+    steps.push({
+      rules,
+      preset: exported.preset,
+      status: 'finished',
+      roundNumber,
+      turn,
+      you: null,
+      seats: hands.map((hand, seat) => ({
+        seat,
+        name: seatName(names, seat),
+        bot: null,
+        team: rules.teams ? seat % 2 : null,
+        handCount: hand.length,
+        faceUp: [...hand],
+        abandoned: false,
+        score: scores[sideOf(rules, seat)],
+        bankMs: null,
+      })),
+      clock: null,
+      layout,
+      spinner: builder.spinner ? { ...builder.spinner } : null,
+      boneyard: boneyard.length,
+      unclaimed: null,
+      lines,
+      lastRound,
+      result,
+      hand: null,
+      legal: [],
+      names,
+    });
+  };
+  const apply = (e) => {
+    switch (e.type) {
+      case 'round_started': {
+        roundNumber = e.round;
+        const deal = exported.deals[e.round - 1];
+        hands = deal.hands.map((h) => [...h]);
+        boneyard = [...deal.boneyard];
+        builder = new LayoutBuilder(rules);
+        if (e.start_tile) {
+          boneyard.splice(boneyard.findIndex((t) => canonical(t) === canonical(e.start_tile)), 1);
+          builder.play(e.start_tile);
+        }
+        break;
+      }
+      case 'played': {
+        const hand = hands[e.seat];
+        hand.splice(hand.findIndex((t) => canonical(t) === canonical(e.tile)), 1);
+        builder.play(e.tile, e.end);
+        if (e.credited && e.points) scores[sideOf(rules, e.seat)] += e.points;
+        break;
+      }
+      case 'drew': {
+        // The top of the boneyard (the deal lists it top first).
+        const i = e.tile ? boneyard.findIndex((t) => canonical(t) === canonical(e.tile)) : 0;
+        hands[e.seat].push(boneyard.splice(i, 1)[0]);
+        break;
+      }
+      case 'muggins_taken':
+        scores[sideOf(rules, e.seat)] += e.points;
+        break;
+      case 'round_ended':
+        scores = [...e.result.scores];
+        lastRound = e.result;
+        break;
+      case 'match_ended':
+        result = e.result;
+        scores = [...e.result.scores];
+        break;
+      default:
+        break;
+    }
+  };
+  log.start.forEach(apply);
+  const entries = log.entries;
+  snapshot(describeEvents(names, log.start), entries[0]?.seat ?? null);
+  entries.forEach((entry, i) => {
+    let lines = [];
+    for (const e of entry.events) {
+      if (e.type === 'round_started' && lines.length) {
+        // The round's last layout, before the next deal.
+        snapshot(lines, null);
+        lines = [];
+      }
+      apply(e);
+      lines.push(...describeEvents(names, [e]));
+    }
+    snapshot(lines, entries[i + 1]?.seat ?? null);
+  });
+  return steps;
+}
+
+async function replay() {
+  $('replay-bar').hidden = false;
+  let exported;
+  let log;
+  try {
+    [exported, log] = await Promise.all([readExport(gameId), readLog(gameId, null, 0)]);
+  } catch (err) {
+    showTrouble(err.status === 412 ? 'A replay is there once the game is finished.' : err.status === 404 ? 'No such game (or it has expired).' : `Could not read the game: ${err.message}`);
+    $('replay-bar').hidden = true;
+    return;
+  }
+  const steps = replaySteps(exported, log);
+  // Moves so far, in words, up to the step shown.
+  const show = (i) => {
+    state.step = Math.max(0, Math.min(steps.length - 1, i));
+    const lines = steps.slice(0, state.step + 1).flatMap((s) => s.lines);
+    state.scene = { ...steps[state.step], lines: lines.slice(-8) };
+    render();
+    $('step').textContent = `step ${state.step} of ${steps.length - 1}`;
+    $('first').disabled = $('prev').disabled = state.step === 0;
+    $('last').disabled = $('next').disabled = state.step === steps.length - 1;
+  };
+  $('first').onclick = () => show(0);
+  $('prev').onclick = () => show(state.step - 1);
+  $('next').onclick = () => show(state.step + 1);
+  $('last').onclick = () => show(steps.length - 1);
+  document.addEventListener('keydown', (e) => {
+    if (e.target.closest?.('input, textarea')) return;
+    const to = { ArrowLeft: state.step - 1, ArrowRight: state.step + 1, Home: 0, End: steps.length - 1 }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    show(to);
+  });
+  show(0);
+}
+
+// ----- start -----
+
+window.addEventListener('hashchange', () => location.reload());
+let resizeTimer = null;
+window.addEventListener('resize', () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => state.scene && drawLayout(state.scene), 150);
+});
+$('replay-link').href = '#replay';
+$('live-link').hidden = !replaying;
+$('live-link').href = location.pathname;
+if (replaying) replay();
+else live();
