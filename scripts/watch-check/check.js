@@ -195,7 +195,7 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await game.screenshot({ path: path.join(shots, 'clicked-game-finished-1200.png'), fullPage: true });
 
   // ---- 5: its replay, to the end ----
-  const replay = await open(`/watch/${short.id}#replay`);
+  const replay = await open(`/watch/${short.id}#replay`, 360);
   await replay.waitForSelector('#step:not(:empty)');
   const stepText = await replay.locator('#step').innerText();
   const total = Number(stepText.split(' of ')[1]);
