@@ -218,6 +218,19 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await replay.keyboard.press('End');
   await replay.screenshot({ path: path.join(shots, 'replay-last-1200.png'), fullPage: true });
 
+  // ---- the lobby lists an open game with a link to its table ----
+  const waiting = await api('POST', '/v1/games', { preset: 'block', seats: 3 });
+  const lobby = await open('/watch', 360);
+  const link = lobby.locator(`a[href="/watch/${waiting.game_id}"]`);
+  await link.waitFor({ timeout: 10000 });
+  check((await link.textContent()) === 'block', 'the lobby lists an open game with a link to its table');
+  await lobby.screenshot({ path: path.join(shots, 'lobby-360.png'), fullPage: true });
+  await link.click();
+  await lobby.waitForSelector('.felt-note');
+  check(/Waiting for players/.test(await lobby.locator('.felt-note').textContent()), 'the link opens its table, waiting for players');
+  const connection = await game.locator('#connection').textContent();
+  check(connection === '', `a finished game's page does not try to reconnect ("${connection}")`);
+
   check(!addresses.some((a) => a.includes(four.token) || a.includes(short.token) || a.includes(penalty.token)), `no request address carries a token (${addresses.length} requests)`);
   check(addresses.every((a) => a.startsWith(base)), 'every request goes to the server itself');
   check(problems.length === 0, `no script error or refused resource${problems.length ? `: ${problems.join('; ')}` : ''}`);
