@@ -175,3 +175,14 @@ async fn the_lobby_page_is_html_under_the_same_policy() {
             .contains("/watch/assets/lobby.mjs")
     );
 }
+
+#[tokio::test]
+async fn the_api_document_tells_its_readers_where_to_watch_a_game() {
+    let app = spawn_app().await;
+    let doc: serde_json::Value = app.get("/openapi.json").await.json().await.unwrap();
+    let description = doc["info"]["description"].as_str().unwrap();
+    assert!(
+        description.contains("/watch/{id}") && description.contains("#token="),
+        "{description}"
+    );
+}
