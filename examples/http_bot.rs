@@ -319,6 +319,7 @@ pub async fn run(args: Args) -> Result<Summary, Error> {
     let res = send(|| http.post(format!("{base}/seats")).json(&body)).await?;
     let granted: SeatGranted = json(res).await?;
     println!("game {game_id}: playing seat {}", granted.seat);
+    println!("watch it at {server}/watch/{game_id}");
     let mut bot = Bot {
         http,
         base,

@@ -61,3 +61,8 @@ fi
 if [[ $# == 0 ]]; then
     scripts/cross-origin-check/run.sh
 fi
+# The watch page draws a game, plays one by clicking and replays it in headless Chromium,
+# after its layout geometry's unit tests under `node --test` (scripts/watch-check/run.sh).
+if [[ $# == 0 ]]; then
+    scripts/watch-check/run.sh
+fi

@@ -335,9 +335,9 @@ fn serve(
             .configure(|cfg| api::configure(cfg, max_body_bytes))
     };
     let local_addr = listener.local_addr().map_err(StartupError::Server)?;
-    // actix's `HttpServer`, but over a stream of our own: it hands actix no stream but a
-    // `TcpStream`, and watching every request head needs the reads (see
-    // `api::connection`).
+    // What actix's `HttpServer` builds, but over a stream of our own: `HttpServer` hands
+    // actix the bare `TcpStream`, and a deadline on every head needs to see the reads
+    // (see `api::connection`).
     let server = Server::build()
         // Our own handling (see `stop_on_signal`): actix's makes SIGINT a forced stop, and
         // its graceful stop waits for idle keep-alive connections too.

@@ -92,17 +92,21 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const open = async (url, width = 1200) => {
     const page = await context.newPage();
     page.on('pageerror', (e) => problems.push(String(e)));
-    await page.setViewportSize({ width, height: width < 500 ? 780 : 900 });
+    await page.setViewportSize({ width, height: width < 500 ? 780 : width > 1600 ? 1080 : 900 });
     await page.goto(base + url);
     return page;
   };
 
   // ---- 1 to 3: a 4-seat all_fives game with a spinner, ada against three bots ----
   const four = await gameWithMe({
-    preset: 'all_fives', seats: 4, seed: 'watch-check four',
+    preset: 'all_fives', seats: 4, seed: 'watch-check four', clock: { bank_secs: 300 },
     bots: [{ seat: 1, level: 'greedy' }, { seat: 2, level: 'random' }, { seat: 3, level: 'expert' }],
   });
-  let view = await playMoves(four.id, four.token, 9);
+  // Onto the spinner's sides whenever ada can, so that the layout has four arms.
+  const spinnerFirst = (moves) => moves.find((m) => m.end === 'up' || m.end === 'down') ?? moves[0];
+  let view = await playMoves(four.id, four.token, 6, spinnerFirst);
+  const arms = view.round.layout.arms;
+  check(arms.up.length + arms.down.length > 0, `the 4-seat game has tiles on the spinner's sides (${arms.up.length} up, ${arms.down.length} down)`);
   const spectator = await open(`/watch/${four.id}`);
   await settled(spectator, view.version);
   let seen = await tilesOn(spectator);
@@ -116,6 +120,15 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const names = await spectator.locator('.seat .name').allInnerTexts();
   check(names.includes('ada') && names.includes('greedy bot'), `seats are named (${names.join(', ')})`);
 
+  // Ada is to move (the bots answer within her moves): her clock counts down.
+  const clock = spectator.locator('[data-clock-seat="0"]');
+  const before = await clock.textContent();
+  await spectator.waitForTimeout(1300);
+  const after = await clock.textContent();
+  check(view.round.turn === 0 && /^\d+:\d\d$/.test(before) && after !== before, `the clock of the seat to move counts down (${before}, then ${after})`);
+  const bots = await spectator.locator('[data-clock-seat="1"]').count();
+  check(bots === 0, 'a bot seat shows no clock');
+
   const player = await open(`/watch/${four.id}#token=${four.token}`);
   await settled(player, view.version);
   seen = await tilesOn(player);
@@ -124,7 +137,7 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   check(same(seen.inLayout, layoutTiles(mine.round.layout)), 'and the layout too');
 
   // A move made elsewhere shows on both pages without a reload.
-  view = await playMoves(four.id, four.token, 1);
+  view = await playMoves(four.id, four.token, 1, spinnerFirst);
   await settled(spectator, view.version);
   await settled(player, view.version);
   seen = await tilesOn(spectator);
@@ -133,6 +146,12 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   for (const [page, name] of [[spectator, 'four-seats-spectator'], [player, 'four-seats-player']]) {
     await page.screenshot({ path: path.join(shots, `${name}-1200.png`), fullPage: true });
   }
+  const wide = await open(`/watch/${four.id}`, 1920);
+  await settled(wide, view.version);
+  await wide.screenshot({ path: path.join(shots, 'four-seats-spectator-1920.png'), fullPage: true });
+  const narrowSpectator = await open(`/watch/${four.id}`, 360);
+  await settled(narrowSpectator, view.version);
+  await narrowSpectator.screenshot({ path: path.join(shots, 'four-seats-spectator-360.png'), fullPage: true });
   const narrow = await open(`/watch/${four.id}#token=${four.token}`, 360);
   await settled(narrow, view.version);
   await narrow.screenshot({ path: path.join(shots, 'four-seats-player-360.png'), fullPage: true });
@@ -195,7 +214,7 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await game.screenshot({ path: path.join(shots, 'clicked-game-finished-1200.png'), fullPage: true });
 
   // ---- 5: its replay, to the end ----
-  const replay = await open(`/watch/${short.id}#replay`);
+  const replay = await open(`/watch/${short.id}#replay`, 360);
   await replay.waitForSelector('#step:not(:empty)');
   const stepText = await replay.locator('#step').innerText();
   const total = Number(stepText.split(' of ')[1]);
@@ -217,6 +236,19 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await replay.setViewportSize({ width: 1200, height: 900 });
   await replay.keyboard.press('End');
   await replay.screenshot({ path: path.join(shots, 'replay-last-1200.png'), fullPage: true });
+
+  // ---- the lobby lists an open game with a link to its table ----
+  const waiting = await api('POST', '/v1/games', { preset: 'block', seats: 3 });
+  const lobby = await open('/watch', 360);
+  const link = lobby.locator(`a[href="/watch/${waiting.game_id}"]`);
+  await link.waitFor({ timeout: 10000 });
+  check((await link.textContent()) === 'block', 'the lobby lists an open game with a link to its table');
+  await lobby.screenshot({ path: path.join(shots, 'lobby-360.png'), fullPage: true });
+  await link.click();
+  await lobby.waitForSelector('.felt-note');
+  check(/Waiting for players/.test(await lobby.locator('.felt-note').textContent()), 'the link opens its table, waiting for players');
+  const connection = await game.locator('#connection').textContent();
+  check(connection === '', `a finished game's page does not try to reconnect ("${connection}")`);
 
   check(!addresses.some((a) => a.includes(four.token) || a.includes(short.token) || a.includes(penalty.token)), `no request address carries a token (${addresses.length} requests)`);
   check(addresses.every((a) => a.startsWith(base)), 'every request goes to the server itself');

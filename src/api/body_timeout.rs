@@ -1,9 +1,9 @@
 //! Slow bodies are cut: a request body must arrive whole within `BODY_TIMEOUT_MS` of its
 //! head, or the request is answered 408 `request_timeout` and its connection closed.
 //!
-//! actix cuts a slow head (`client_request_timeout`, 5 s) but waits for a body as long as
-//! its bytes trickle in, so a client sending one byte every few seconds could hold a
-//! connection and a worker's attention for minutes. One middleware wraps every request's
+//! A slow head is cut (`HEAD_TIMEOUT_MS`, see [`crate::api::connection`]), but actix waits
+//! for a body as long as its bytes trickle in, so a client sending one byte every few
+//! seconds could hold a connection and a worker's attention for minutes. One middleware wraps every request's
 //! payload in a deadline, so no route can forget it. The timer is only set when the body
 //! is not already there: a body that came with its head (nearly all) costs no timer.
 

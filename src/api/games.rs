@@ -271,6 +271,8 @@ pub async fn take_seat(
     let joined = games.join(&id, &body.name, body.seat, key.as_ref()).await?;
     Ok(HttpResponse::Created()
         .insert_header((header::ETAG, etag(&joined.seen)))
+        // The token would share a compressed body with names others chose (BREACH).
+        .insert_header(UNCOMPRESSED)
         .json(SeatGranted {
             seat: joined.seat,
             view: GameView::of(&joined.seen),

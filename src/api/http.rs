@@ -1,7 +1,7 @@
 //! HTTP basics for client authors: CORS for browser pages on other origins, `HEAD`
 //! wherever `GET` is allowed, `Vary` on answers that depend on the seat token, and
 //! compressed answers (actix's `Compress`, wrapped in [`crate::startup`]) that leave the
-//! event stream alone.
+//! event stream and the seat token alone.
 //!
 //! Owns which headers a browser page may send and read, and how a readable resource is
 //! routed. The rate limit fields are [`crate::api::ratelimit`]'s; the OpenAPI side of
@@ -82,7 +82,9 @@ pub const VARY_BY_TOKEN: (HeaderName, HeaderValue) =
 /// What an answer that must not be compressed carries on its way out: `Compress` leaves
 /// an answer with a `Content-Encoding` alone, and [`keep_uncompressed`] removes this one
 /// before it leaves. For the event stream: a compressor holds small writes back until
-/// it has a block's worth, so events would arrive late and in batches.
+/// it has a block's worth, so events would arrive late and in batches. For the join
+/// answer: its seat token would share a compressed body with names others chose, whose
+/// compressed length could be probed for it (BREACH).
 pub const UNCOMPRESSED: (HeaderName, HeaderValue) = (
     header::CONTENT_ENCODING,
     HeaderValue::from_static("identity"),

@@ -41,7 +41,10 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
             Every error answer is `application/problem+json` (RFC 9457) with a machine-readable \
             `code`; see the `Problem` schema. Every answer carries `X-Request-Id` (a sane incoming \
             one of at most 64 characters `[A-Za-z0-9_-]` is kept, otherwise one is made); quote it \
-            when reporting a problem.",
+            when reporting a problem.\n\n\
+            To watch a game as a table in a browser, open `/watch/{id}` on this server (add \
+            `#token=<seat token>` to the address to see your hand and play by clicking; \
+            `#replay` steps through a finished game); `/watch` lists the open games.",
     ),
     paths(
         games::list_presets, games::create_game, games::list_games, games::take_seat, games::get_game,

@@ -1,5 +1,5 @@
 //! HTTP for client authors: CORS for pages on other origins (`CORS_ORIGINS`), compressed
-//! answers that leave the event stream alone, `HEAD` wherever `GET` is allowed, and
+//! answers that leave the event stream and the seat token alone, `HEAD` wherever `GET` is allowed, and
 //! `Vary` on answers that differ by seat token.
 
 use std::io::Read;
@@ -222,6 +222,37 @@ async fn the_event_stream_is_never_compressed_and_its_first_event_arrives_at_onc
         .await
         .expect("the opening event, at once");
     assert_eq!(event.id, Some(1));
+}
+
+#[tokio::test]
+async fn the_join_answer_which_carries_the_seat_token_is_never_compressed() {
+    let app = spawn_app().await;
+    let (id, _) = app.create_game(json!({"preset": "classic"})).await;
+    let join = app
+        .client
+        .post(app.url(&format!("/v1/games/{id}/seats")))
+        .header("accept-encoding", "gzip")
+        .json(&json!({"name": "ann"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(join.status().as_u16(), 201);
+    assert!(
+        !join.headers().contains_key("content-encoding"),
+        "{:?}",
+        join.headers()
+    );
+    let granted: serde_json::Value = join.json().await.expect("plain JSON");
+    assert!(granted["token"].as_str().is_some_and(|t| !t.is_empty()));
+    // The same request header gets the view compressed.
+    let view = app
+        .client
+        .get(app.url(&format!("/v1/games/{id}")))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(view.headers()["content-encoding"], "gzip");
 }
 
 #[tokio::test]

@@ -32,3 +32,4 @@ mod request_ids;
 mod resharding;
 mod sse;
 mod two_servers;
+mod watch;

@@ -47,6 +47,7 @@ seat = expect(201, SeatGranted, take_seat.sync_detailed(
 me = seat.seat
 client = AuthenticatedClient(base_url=server, token=seat.token)
 print(f"game {game_id} (muggins): playing seat {me}")
+print(f"watch it at {server.rstrip('/')}/watch/{game_id}")
 
 view: GameView | MoveResult = seat.view  # a move's answer is the new view plus its events
 moves = 0

@@ -49,6 +49,7 @@ const seat = await lobby.POST("/v1/games/{id}/seats", {
 if (seat.data === undefined || seat.response.status !== 201) fail("take seat", seat.response, seat.error);
 const me = seat.data.seat;
 console.log(`game ${id} (${preset}): playing seat ${me}`);
+console.log(`watch it at ${server.replace(/\/$/, "")}/watch/${id}`);
 
 const play = createClient<paths>({ baseUrl: server, headers: { Authorization: `Bearer ${seat.data.token}` } });
 let view: GameView = seat.data.view;

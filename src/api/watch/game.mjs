@@ -413,10 +413,16 @@ async function live() {
   stopEvents = followEvents(gameId, (_version, status) => {
     if (state.view && _version <= state.view.version) return;
     refresh().then(() => {
-      if (status === 'finished' && state.view?.status === 'finished') stopEvents?.();
+      if (status === 'finished' && state.view?.status === 'finished') {
+        stopEvents?.();
+        $('connection').textContent = '';
+      }
     });
   }, (readyState) => {
-    $('connection').textContent = readyState === EventSource.CONNECTING ? 'reconnecting…' : '';
+    // The stream of a finished game ends for good: nothing to reconnect to.
+    const over = state.view?.status === 'finished';
+    if (over) stopEvents?.();
+    $('connection').textContent = readyState === EventSource.CONNECTING && !over ? 'reconnecting…' : '';
   });
   if (state.view.status === 'finished') stopEvents();
   setInterval(tickClocks, 250);

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The watch page (/watch/{id}) in headless Chromium against the debug server (check.js:
+# a spectator's tiles, a seat's hand, live moves, a whole game played by clicking, a
+# replay), after the layout geometry's unit tests (`node --test`). Screenshots at 360 and
+# 1200 px are kept in ${CARGO_TARGET_DIR:-target}/watch-check/.
+#
+# - Installs playwright-core (pinned by package-lock.json, `npm ci`) under
+#   ${CARGO_TARGET_DIR:-target}/clients-cache/watch-check once, and Debian's chromium with
+#   apt-get if /usr/bin/chromium is missing; fails loudly if it cannot.
+# - Builds the debug server if needed; the in-memory store; a free loopback port, stopped
+#   on exit.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+
+log() { printf 'watch-check: %s\n' "$*" >&2; }
+
+here=scripts/watch-check
+target_dir=${CARGO_TARGET_DIR:-target}
+deps="$target_dir/clients-cache/watch-check"
+shots="$target_dir/watch-check"
+
+# ---- the geometry, without a browser ----
+node --test "$here/" || { log "FAILED: the layout geometry's unit tests"; exit 1; }
+
+# ---- chromium and playwright-core ----
+if ! [[ -x /usr/bin/chromium ]]; then
+    log "installing Debian's chromium"
+    sudo=""
+    [[ $(id -u) == 0 ]] || sudo=sudo
+    { $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium >/dev/null; } \
+        || { log "FAILED: apt-get install chromium"; exit 1; }
+fi
+lock_sum=$(sha256sum "$here/package-lock.json" | cut -d" " -f1)
+if [[ $(cat "$deps/.installed" 2>/dev/null) != "$lock_sum" ]]; then
+    log "installing playwright-core into $deps (npm ci)"
+    rm -rf "$deps"
+    mkdir -p "$deps"
+    cp "$here/package.json" "$here/package-lock.json" "$deps/"
+    (cd "$deps" && npm ci --no-audit --no-fund --loglevel=error) \
+        || { log "FAILED: npm ci in $deps"; exit 1; }
+    echo "$lock_sum" >"$deps/.installed"
+fi
+node_path=$(cd "$deps/node_modules" && pwd)
+
+# ---- the server ----
+cargo build --quiet --bin domino-server
+server_bin="$target_dir/debug/domino-server"
+
+# shellcheck source=scripts/server-lib.sh
+source scripts/server-lib.sh
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/domino-watch-check.XXXXXX")
+port=$(free_port)
+env -u REDIS_URL -u REDIS_CLUSTER_NODES BIND_ADDR="127.0.0.1:$port" RUST_LOG=warn \
+    "$server_bin" >"$work/server.log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+wait_port "$port" "$server_pid"
+
+rm -rf "$shots"
+if ! NODE_PATH=$node_path node "$here/check.js" "http://127.0.0.1:$port" "$shots"; then
+    log "FAILED; the server's log:"
+    tail -n 30 "$work/server.log" >&2
+    exit 1
+fi

@@ -1,0 +1,188 @@
+//! The watch pages (`GET /watch`, `GET /watch/{id}`): HTML, scripts and styles served by the
+//! binary, under a Content-Security-Policy that lets them load and ask nothing but this
+//! server. What the pages draw is tested in a browser (scripts/watch-check/).
+
+use serde_json::json;
+
+use crate::helpers::{TestApp, assert_problem, spawn_app};
+
+/// The answer's header, as text.
+fn header(res: &reqwest::Response, name: &str) -> String {
+    res.headers()
+        .get(name)
+        .unwrap_or_else(|| panic!("{name} is missing"))
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The policy, as directive name -> its sources.
+fn csp(res: &reqwest::Response) -> Vec<(String, Vec<String>)> {
+    header(res, "content-security-policy")
+        .split(';')
+        .filter_map(|d| {
+            let mut words = d.split_whitespace().map(str::to_owned);
+            Some((words.next()?, words.collect()))
+        })
+        .collect()
+}
+
+fn assert_only_self(res: &reqwest::Response) {
+    let policy = csp(res);
+    let sources = |name: &str| {
+        policy
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_else(|| panic!("{name} in {policy:?}"))
+    };
+    assert_eq!(sources("default-src"), ["'none'"]);
+    for directive in ["script-src", "style-src", "connect-src"] {
+        assert_eq!(sources(directive), ["'self'"], "{directive}");
+    }
+    assert_eq!(sources("frame-ancestors"), ["'none'"]);
+    for (name, list) in &policy {
+        for source in list {
+            assert!(
+                source == "'self'" || source == "'none'" || source == "data:",
+                "{name} allows {source}"
+            );
+        }
+    }
+    assert_eq!(header(res, "x-content-type-options"), "nosniff");
+    assert_eq!(header(res, "referrer-policy"), "no-referrer");
+}
+
+/// Every `/watch/assets/...` file the text names (`src`, `href`, `import ... from`).
+fn assets_named(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for quote in ['"', '\''] {
+        for piece in text.split(quote) {
+            let name = piece
+                .strip_prefix("/watch/assets/")
+                .or_else(|| piece.strip_prefix("./"))
+                .filter(|n| n.ends_with(".mjs") || n.ends_with(".css"));
+            if let Some(name) = name
+                && !name.contains('/')
+            {
+                found.push(name.to_owned());
+            }
+        }
+    }
+    found
+}
+
+async fn game(app: &TestApp) -> String {
+    let (id, _) = app
+        .create_game(json!({"preset": "all_fives", "bots": [{"seat": 1, "level": "greedy"}]}))
+        .await;
+    id
+}
+
+#[tokio::test]
+async fn a_game_s_watch_page_is_html_that_may_load_and_ask_only_its_own_server() {
+    let app = spawn_app().await;
+    let id = game(&app).await;
+    let res = app.get(&format!("/watch/{id}")).await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(header(&res, "content-type"), "text/html; charset=utf-8");
+    assert_only_self(&res);
+    let page = res.text().await.unwrap();
+    assert!(
+        !page.contains("http://") && !page.contains("https://") && !page.contains("//cdn"),
+        "{page}"
+    );
+    assert!(page.contains("/watch/assets/game.mjs"), "{page}");
+    // No inline script: the policy would refuse it.
+    assert!(!page.contains("<script>"), "{page}");
+}
+
+#[tokio::test]
+async fn every_script_and_stylesheet_of_the_pages_is_served_with_its_type() {
+    let app = spawn_app().await;
+    let id = game(&app).await;
+    let mut queue = Vec::new();
+    for page in [format!("/watch/{id}"), "/watch".to_owned()] {
+        queue.extend(assets_named(&app.get(&page).await.text().await.unwrap()));
+    }
+    let mut served = Vec::new();
+    while let Some(name) = queue.pop() {
+        if served.contains(&name) {
+            continue;
+        }
+        let res = app.get(&format!("/watch/assets/{name}")).await;
+        assert_eq!(res.status().as_u16(), 200, "{name}");
+        let want = if name.ends_with(".css") {
+            "text/css; charset=utf-8"
+        } else {
+            "text/javascript; charset=utf-8"
+        };
+        assert_eq!(header(&res, "content-type"), want, "{name}");
+        assert_only_self(&res);
+        let text = res.text().await.unwrap();
+        // The SVG namespace is a name, not an address anything is fetched from.
+        let addresses = text.replace("'http://www.w3.org/2000/svg'", "");
+        assert!(
+            !addresses.contains("http://") && !addresses.contains("https://"),
+            "{name} names another origin"
+        );
+        queue.extend(assets_named(&text));
+        served.push(name);
+    }
+    for module in [
+        "game.mjs",
+        "lobby.mjs",
+        "geometry.mjs",
+        "table.mjs",
+        "watch.css",
+    ] {
+        assert!(served.iter().any(|s| s == module), "{module} in {served:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_game_id_still_gets_the_page_which_says_so_itself() {
+    let app = spawn_app().await;
+    let res = app.get("/watch/9b2d5c0e-4c83-4bb5-9a43-5f2a1f0e6a11").await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(header(&res, "content-type"), "text/html; charset=utf-8");
+}
+
+#[tokio::test]
+async fn an_address_that_is_no_game_id_or_no_file_of_the_pages_is_a_not_found_problem() {
+    let app = spawn_app().await;
+    assert_problem(app.get("/watch/not-a-game").await, 404, "not_found").await;
+    assert_problem(app.get("/watch/assets/secrets.mjs").await, 404, "not_found").await;
+    assert_problem(
+        app.get("/watch/assets/../Cargo.toml").await,
+        404,
+        "not_found",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_lobby_page_is_html_under_the_same_policy() {
+    let app = spawn_app().await;
+    let res = app.get("/watch").await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(header(&res, "content-type"), "text/html; charset=utf-8");
+    assert_only_self(&res);
+    assert!(
+        res.text()
+            .await
+            .unwrap()
+            .contains("/watch/assets/lobby.mjs")
+    );
+}
+
+#[tokio::test]
+async fn the_api_document_tells_its_readers_where_to_watch_a_game() {
+    let app = spawn_app().await;
+    let doc: serde_json::Value = app.get("/openapi.json").await.json().await.unwrap();
+    let description = doc["info"]["description"].as_str().unwrap();
+    assert!(
+        description.contains("/watch/{id}") && description.contains("#token="),
+        "{description}"
+    );
+}
