@@ -796,7 +796,10 @@ impl GameService {
                             .map_err(|e| Error::Internal(format!("a timeout was refused: {e}")))
                     };
                     if settings.on_timeout == OnTimeout::Bot {
-                        // The bot plays the seat's whole turn (a draw may keep it).
+                        // The bot plays the seat's one turn: draws and a muggins call keep
+                        // it, a play or a pass ends it. The seat may be to move again at
+                        // once (it went out and leads the next round): that is a new turn
+                        // with a bank of 0, its own timeout.
                         for _ in 0..bots::turns::MAX_MOVES {
                             if game.turn() != Some(seat) {
                                 break;
@@ -806,6 +809,9 @@ impl GameService {
                                 break;
                             };
                             play(game, mv, events)?;
+                            if matches!(mv, Move::Play { .. } | Move::Pass) {
+                                break;
+                            }
                         }
                         if abandon && !game.is_over() {
                             play(game, Move::Abandon, events)?;
