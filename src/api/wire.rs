@@ -14,8 +14,8 @@ use utoipa::openapi::{RefOr, Schema};
 
 use crate::bots::Level;
 use crate::engine::rules::{
-    BlockedAward, BlockedTie, DoubleValue, DrawRule, LeadDoubleCount, NextLeader, Opening, Scoring,
-    Spinner, WhenStuck,
+    BlockedAward, BlockedTie, DoubleValue, DrawRule, LeadDoubleCount, MAX_ROUNDS, MAX_TARGET,
+    NextLeader, Opening, Scoring, Spinner, WhenStuck,
 };
 use crate::engine::{
     Deal, End, EndReason, Event, LegalMove, MatchEnd, Move, Outcome, Preset, RoundResult, Rules,
@@ -94,9 +94,12 @@ pub struct RulesDoc {
     double_blank_value: u8,
     #[schema(schema_with = lead_double_count_schema)]
     lead_double_count: String,
-    /// Points that end the match, or null.
+    /// Points that end the match (1 to 2000), or null.
+    #[schema(minimum = 1, maximum = 2000)]
     target: Option<u16>,
-    /// Rounds that end the match, or null.
+    /// Rounds that end the match (1 to 1000), or null: then the match ends after 1000
+    /// rounds if no side reached the target.
+    #[schema(minimum = 1, maximum = 1000)]
     rounds: Option<u16>,
 }
 
@@ -133,6 +136,13 @@ impl utoipa::PartialSchema for RulesOverridesDoc {
                     .find(|&max: &u64| !parses(name, max + 1));
                 field.minimum = Some(0.into());
                 field.maximum = max.map(Into::into);
+            }
+        }
+        // The match's length is bounded by validation, not by its type.
+        for (name, max) in [("target", MAX_TARGET), ("rounds", MAX_ROUNDS)] {
+            if let Some(RefOr::T(Schema::Object(field))) = object.properties.get_mut(name) {
+                field.minimum = Some(1.into());
+                field.maximum = Some(max.into());
             }
         }
         RefOr::T(Schema::Object(object))

@@ -999,9 +999,7 @@ impl GameService {
         let (moves, _) = replay(game)?;
         Ok(Export {
             seed: game.seed(),
-            deals: (1..=game.round_number())
-                .map(|n| game.deal_of_round(n))
-                .collect(),
+            deals: game.deals(),
             moves,
             seen: Seen::of(id, version, &record, None),
         })
