@@ -317,7 +317,9 @@ pub struct CreateGame {
     pub seats: Option<u8>,
     #[serde(default)]
     pub bots: Vec<BotSeat>,
-    /// Any text: the same rules and seed give the same deals.
+    /// Any text: the same rules and seed give the same deals. `hex:` and 64 hex digits
+    /// give the seed's 32 bytes themselves: `"hex:" + seed` of an export deals its rounds
+    /// again. Other text is hashed (SHA-256).
     pub seed: Option<String>,
     pub deal: Option<DealBody>,
     /// Turn clocks: without one a seat may think as long as the game lives.
@@ -822,6 +824,10 @@ pub struct RoundView {
     pub layout: LayoutView,
     /// The tile turned up to start the round (`opening: start_tile`).
     pub start_tile: Option<String>,
+    /// The tile the leader must lead when the opening rule forces one (the highest double
+    /// dealt, or the heaviest tile); null once the lead is down or when any tile may lead.
+    /// Public: it is the leader's only legal move, and the next move shows it anyway.
+    pub must_lead: Option<String>,
 }
 
 /// A finished round: every hand revealed.
@@ -1020,6 +1026,7 @@ impl GameView {
                     count: p.count,
                 },
                 start_tile: p.start_tile.map(|t| t.to_string()),
+                must_lead: p.must_lead.map(|t| t.to_string()),
             }
         });
         GameView {
@@ -1150,6 +1157,8 @@ pub struct GameExport {
     pub seats: u8,
     pub names: Vec<Option<String>>,
     /// The seed of every shuffle, hex (32 bytes); a text seed is hashed with SHA-256.
+    /// Created again with `"seed": "hex:" + seed` and these rules and seats, a game deals
+    /// the same rounds.
     pub seed: String,
     /// Every round's deal, in order.
     pub deals: Vec<DealBody>,

@@ -152,7 +152,7 @@ pub struct NewGame {
     pub overrides: RulesPatch,
     pub seats: u8,
     pub bots: Vec<(u8, Level)>,
-    pub seed: Option<String>,
+    pub seed: Option<Seed>,
     pub deal: Option<Deal>,
     pub clock: Option<ClockSettings>,
 }
@@ -313,8 +313,8 @@ impl GameService {
                  (ALLOW_PREARRANGED=false); create the game without seed and deal"
             )));
         }
-        let seed = match &new.seed {
-            Some(text) => Seed::from_text(text),
+        let seed = match new.seed {
+            Some(seed) => seed,
             None => {
                 let mut bytes = [0u8; 32];
                 rand::rng().fill_bytes(&mut bytes);
