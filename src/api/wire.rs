@@ -824,9 +824,10 @@ pub struct RoundView {
     pub layout: LayoutView,
     /// The tile turned up to start the round (`opening: start_tile`).
     pub start_tile: Option<String>,
-    /// The tile the leader must lead when the opening rule forces one (the highest double
-    /// dealt, or the heaviest tile); null once the lead is down or when any tile may lead.
-    /// Public: it is the leader's only legal move, and the next move shows it anyway.
+    /// In the leader's own view, the tile it must lead when the opening rule forces one
+    /// (the highest double dealt, or the heaviest tile); null once the lead is down, when
+    /// any tile may lead, and in every other view (the tile is in the leader's hidden hand
+    /// until it is played).
     pub must_lead: Option<String>,
 }
 
@@ -1026,7 +1027,10 @@ impl GameView {
                     count: p.count,
                 },
                 start_tile: p.start_tile.map(|t| t.to_string()),
-                must_lead: p.must_lead.map(|t| t.to_string()),
+                must_lead: p
+                    .must_lead
+                    .filter(|_| p.viewer == Some(p.leader))
+                    .map(|t| t.to_string()),
             }
         });
         GameView {

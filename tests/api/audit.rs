@@ -1,7 +1,7 @@
 //! The corrections of the outside rules audits (issues 10 and 27) as a client sees them:
 //! the export of a finished game gives every round the deal its seats were dealt, and its
 //! seed given back deals them again; an open end says whether it counts both halves; a
-//! forced lead is named in the view.
+//! forced lead is named in the leader's view.
 
 use serde_json::{Value, json};
 
@@ -86,18 +86,23 @@ async fn a_seed_marked_hex_that_is_not_32_bytes_is_refused_naming_the_seed(app: 
 }
 
 /// Issue 27, 4: `round.must_lead` names the tile the opening rule forces (the highest
-/// double dealt), in every view, until the lead is down; it is null where any tile leads.
+/// double dealt) in the leader's view until the lead is down; it is null where any tile
+/// leads, and in the other views, where the tile is hidden.
 async fn the_view_names_a_forced_lead_until_it_is_down(app: TestApp) {
     let (id, players) = app
         .start_game(json!({"preset": "all_fives", "deal": lead_double_deal()}))
         .await;
-    assert_eq!(app.view(&id, None).await["round"]["must_lead"], "4-4");
-    for p in &players {
-        assert_eq!(
-            app.view(&id, Some(&p.token)).await["round"]["must_lead"],
-            "4-4"
-        );
-    }
+    let leader = app.view(&id, Some(&players[0].token)).await;
+    assert_eq!(leader["round"]["must_lead"], "4-4");
+    assert_eq!(
+        leader["legal_moves"],
+        json!([{"type": "play", "tile": "4-4", "points": 0}])
+    );
+    assert_eq!(
+        app.view(&id, Some(&players[1].token)).await["round"]["must_lead"],
+        Value::Null
+    );
+    assert_eq!(app.view(&id, None).await["round"]["must_lead"], Value::Null);
     let answer = app
         .play(
             &id,
@@ -106,11 +111,11 @@ async fn the_view_names_a_forced_lead_until_it_is_down(app: TestApp) {
         )
         .await;
     assert_eq!(answer["round"]["must_lead"], Value::Null);
-    let (free, _) = app
+    let (free, players) = app
         .start_game(json!({"preset": "all_fives", "rules": {"opening": "seat_zero"}}))
         .await;
     assert_eq!(
-        app.view(&free, None).await["round"]["must_lead"],
+        app.view(&free, Some(&players[0].token)).await["round"]["must_lead"],
         Value::Null
     );
 }
