@@ -7,7 +7,7 @@
 //! timed out, abandon, forfeit) are made at random along the way: each is accepted exactly
 //! when its conditions hold, and a game with abandoned seats or an early end replays.
 
-use domino_server::engine::rules::{DrawRule, NextLeader, Opening};
+use domino_server::engine::rules::{DrawRule, MAX_ROUNDS, MAX_TARGET, NextLeader, Opening};
 use domino_server::engine::{
     End, Event, Game, LegalMove, MatchEnd, Move, MoveError, Outcome, Preset, RoundResult, Rules,
     Seed, Tile, TileSet,
@@ -489,6 +489,61 @@ fn no_seat_is_ever_known_not_to_hold_a_number_it_holds() {
     assert!(passes > 1000, "only {passes} passes");
 }
 
+/// Issue 20, 2: the longest matches the rules allow (`rounds` and `target` at their
+/// maxima, together and alone) play to the end on every preset, are stored and read back,
+/// replay from their record, and give every round's deal. Random play, one match each:
+/// about 0.1 s in all.
+#[test]
+fn the_longest_matches_allowed_play_to_the_end_and_replay_on_every_preset() {
+    for preset in Preset::ALL {
+        for (target, rounds) in [
+            (Some(MAX_TARGET), Some(MAX_ROUNDS)),
+            (Some(MAX_TARGET), None),
+            (None, Some(MAX_ROUNDS)),
+        ] {
+            let rules = Rules {
+                target,
+                rounds,
+                ..preset.rules()
+            };
+            let started = std::time::Instant::now();
+            let mut rng = ChaCha8Rng::seed_from_u64(20);
+            let mut game = Game::new(
+                rules,
+                2,
+                Seed::from_text(&format!("longest {preset}")),
+                None,
+            )
+            .unwrap();
+            let mut moves = Vec::new();
+            while let Some(turn) = game.turn() {
+                game.legal_moves_into(turn, &mut moves);
+                game.play(turn, *moves.choose(&mut rng).unwrap()).unwrap();
+            }
+            assert!(game.rounds_done() <= MAX_ROUNDS, "{preset}");
+            game.check_invariants().unwrap();
+            let stored = Record::new(0, preset, false, None, game.clone()).encode();
+            assert_eq!(
+                Record::decode(&stored).map(|r| r.game).ok(),
+                Some(game.clone())
+            );
+            let (replayed, _) = game.replay_history().expect("the record replays");
+            assert_eq!(replayed.len(), game.move_count());
+            let deals = game.deals();
+            assert_eq!(deals.len(), game.round_number() as usize);
+            eprintln!(
+                "{preset} target {target:?} rounds {rounds:?}: {} rounds, {} moves, {} bytes stored, scores {:?}, ended by {:?}, {:?}",
+                game.rounds_done(),
+                game.move_count(),
+                stored.len(),
+                game.scores(),
+                game.match_end(),
+                started.elapsed()
+            );
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -606,8 +661,15 @@ fn check_export(rules: Rules, seats: u8, seed: u64, rng: &mut ChaCha8Rng, table_
     }
     let context = format!("seed {seed}: {rules:?}, {seats} seats");
     assert_eq!(seen.len(), game.round_number() as usize, "{context}");
+    let deals = game.deals();
+    assert_eq!(deals.len(), seen.len(), "{context}");
     for (n, saw) in (1..).zip(&seen) {
         let deal = game.deal_of_round(n);
+        assert_eq!(
+            deals[n as usize - 1],
+            deal,
+            "all the deals at once; {context}"
+        );
         let hands: Vec<TileSet> = deal
             .hands
             .iter()

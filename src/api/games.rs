@@ -18,7 +18,7 @@ use crate::api::http::{UNCOMPRESSED, VARY_BY_TOKEN, readable};
 use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
-use crate::engine::Preset;
+use crate::engine::{Preset, Seed};
 use crate::service::{self, GameService, NewGame, RequestKey, Seen, Watched};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -165,7 +165,12 @@ pub async fn create_game(
         overrides: body.rules.unwrap_or_default(),
         seats: body.seats.unwrap_or(2),
         bots: body.bots.iter().map(|b| (b.seat, b.level)).collect(),
-        seed: body.seed,
+        seed: body
+            .seed
+            .as_deref()
+            .map(Seed::given)
+            .transpose()
+            .map_err(|e| ApiError::InvalidRules(format!("seed: {e}")))?,
         deal,
         clock: body
             .clock

@@ -14,8 +14,8 @@ use utoipa::openapi::{RefOr, Schema};
 
 use crate::bots::Level;
 use crate::engine::rules::{
-    BlockedAward, BlockedTie, DoubleValue, DrawRule, LeadDoubleCount, NextLeader, Opening, Scoring,
-    Spinner, WhenStuck,
+    BlockedAward, BlockedTie, DoubleValue, DrawRule, LeadDoubleCount, MAX_ROUNDS, MAX_TARGET,
+    NextLeader, Opening, Scoring, Spinner, WhenStuck,
 };
 use crate::engine::{
     Deal, End, EndReason, Event, LegalMove, MatchEnd, Move, Outcome, Preset, RoundResult, Rules,
@@ -94,9 +94,12 @@ pub struct RulesDoc {
     double_blank_value: u8,
     #[schema(schema_with = lead_double_count_schema)]
     lead_double_count: String,
-    /// Points that end the match, or null.
+    /// Points that end the match (1 to 2000), or null.
+    #[schema(minimum = 1, maximum = 2000)]
     target: Option<u16>,
-    /// Rounds that end the match, or null.
+    /// Rounds that end the match (1 to 1000), or null: then the match ends after 1000
+    /// rounds if no side reached the target.
+    #[schema(minimum = 1, maximum = 1000)]
     rounds: Option<u16>,
 }
 
@@ -133,6 +136,13 @@ impl utoipa::PartialSchema for RulesOverridesDoc {
                     .find(|&max: &u64| !parses(name, max + 1));
                 field.minimum = Some(0.into());
                 field.maximum = max.map(Into::into);
+            }
+        }
+        // The match's length is bounded by validation, not by its type.
+        for (name, max) in [("target", MAX_TARGET), ("rounds", MAX_ROUNDS)] {
+            if let Some(RefOr::T(Schema::Object(field))) = object.properties.get_mut(name) {
+                field.minimum = Some(1.into());
+                field.maximum = Some(max.into());
             }
         }
         RefOr::T(Schema::Object(object))
@@ -307,7 +317,9 @@ pub struct CreateGame {
     pub seats: Option<u8>,
     #[serde(default)]
     pub bots: Vec<BotSeat>,
-    /// Any text: the same rules and seed give the same deals.
+    /// Any text: the same rules and seed give the same deals. `hex:` and 64 hex digits
+    /// give the seed's 32 bytes themselves: `"hex:" + seed` of an export deals its rounds
+    /// again. Other text is hashed (SHA-256).
     pub seed: Option<String>,
     pub deal: Option<DealBody>,
     /// Turn clocks: without one a seat may think as long as the game lives.
@@ -812,6 +824,11 @@ pub struct RoundView {
     pub layout: LayoutView,
     /// The tile turned up to start the round (`opening: start_tile`).
     pub start_tile: Option<String>,
+    /// In the leader's own view, the tile it must lead when the opening rule forces one
+    /// (the highest double dealt, or the heaviest tile); null once the lead is down, when
+    /// any tile may lead, and in every other view (the tile is in the leader's hidden hand
+    /// until it is played).
+    pub must_lead: Option<String>,
 }
 
 /// A finished round: every hand revealed.
@@ -1010,6 +1027,10 @@ impl GameView {
                     count: p.count,
                 },
                 start_tile: p.start_tile.map(|t| t.to_string()),
+                must_lead: p
+                    .must_lead
+                    .filter(|_| p.viewer == Some(p.leader))
+                    .map(|t| t.to_string()),
             }
         });
         GameView {
@@ -1231,6 +1252,8 @@ pub struct GameExport {
     pub seats: u8,
     pub names: Vec<Option<String>>,
     /// The seed of every shuffle, hex (32 bytes); a text seed is hashed with SHA-256.
+    /// Created again with `"seed": "hex:" + seed` and these rules and seats, a game deals
+    /// the same rounds.
     pub seed: String,
     /// Every round's deal, in order.
     pub deals: Vec<DealBody>,

@@ -29,6 +29,33 @@ impl Seed {
     pub fn to_hex(self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
+
+    /// A seed as a game's creator gives it: `hex:` and 64 hex digits are the 32 bytes
+    /// themselves (an export's seed, given back), any other text is hashed
+    /// ([`Seed::from_text`]). Text that starts `hex:` but is not 32 bytes is refused, so no
+    /// text is taken one way where its creator meant the other.
+    pub fn given(text: &str) -> Result<Seed, String> {
+        let Some(hex) = text.strip_prefix(Seed::HEX_PREFIX) else {
+            return Ok(Seed::from_text(text));
+        };
+        let mut bytes = [0u8; 32];
+        let digits = hex.as_bytes();
+        if digits.len() != 64 || !digits.iter().all(u8::is_ascii_hexdigit) {
+            return Err(format!(
+                "\"{}\" and 64 hex digits (32 bytes, as an export gives the seed) are the seed itself; got {} characters after it",
+                Seed::HEX_PREFIX,
+                hex.chars().count()
+            ));
+        }
+        for (byte, pair) in bytes.iter_mut().zip(digits.chunks(2)) {
+            let pair = std::str::from_utf8(pair).expect("ASCII hex digits");
+            *byte = u8::from_str_radix(pair, 16).expect("two hex digits");
+        }
+        Ok(Seed(bytes))
+    }
+
+    /// Marks a seed given as its bytes in hex.
+    pub const HEX_PREFIX: &'static str = "hex:";
 }
 
 impl fmt::Debug for Seed {
@@ -150,6 +177,30 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.validate(&rules, 3), Ok(()));
+    }
+
+    #[test]
+    fn a_seed_given_as_hex_is_its_bytes_and_any_other_text_is_hashed() {
+        let seed = Seed::from_text("tournament 7");
+        assert_eq!(Seed::given(&format!("hex:{}", seed.to_hex())), Ok(seed));
+        assert_eq!(
+            Seed::given(&format!("hex:{}", seed.to_hex().to_uppercase())),
+            Ok(seed)
+        );
+        assert_eq!(Seed::given("tournament 7"), Ok(seed));
+        // The export's hex without the prefix is text like any other.
+        assert_eq!(
+            Seed::given(&seed.to_hex()),
+            Ok(Seed::from_text(&seed.to_hex()))
+        );
+        for bad in [
+            "hex:",
+            "hex:00",
+            &format!("hex:{}0", seed.to_hex()),
+            &format!("hex:{}", "g".repeat(64)),
+        ] {
+            assert!(Seed::given(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -352,8 +352,32 @@ impl Game {
     /// be after a blocked round): the seed's stream for that round gives the lots (when
     /// drawn), the shuffle, and then the round's other chances.
     pub fn deal_of_round(&self, number: u16) -> Deal {
+        self.deal_dealt(number, self.opening_applied(number))
+    }
+
+    /// Every round's deal so far, in order, as [`Game::deal_of_round`] gives each, from
+    /// one replay of the record at most (each round's leader may turn on how the one
+    /// before ended): an export of a thousand rounds costs one replay, not a thousand.
+    pub fn deals(&self) -> Vec<Deal> {
+        let went_out: Option<Vec<bool>> = (self.rules.next_leader == NextLeader::Winner
+            && self.round.number > 1)
+            .then(|| self.round_ends().ok())
+            .flatten()
+            .map(|ends| ends.iter().map(|r| r.went_out.is_some()).collect());
+        (1..=self.round.number)
+            .map(|n| {
+                let by_opening = match &went_out {
+                    Some(out) if n > 1 => !out.get(n as usize - 2).copied().unwrap_or(false),
+                    _ => self.opening_applied(n),
+                };
+                self.deal_dealt(n, by_opening)
+            })
+            .collect()
+    }
+
+    /// Round `number`'s deal, its leader chosen by the opening rule or not.
+    fn deal_dealt(&self, number: u16, by_opening: bool) -> Deal {
         let mut stock = Vec::new();
-        let by_opening = self.opening_applied(number);
         self.deal_into(
             number,
             by_opening,
@@ -462,7 +486,7 @@ impl Game {
     }
 
     fn all_rounds_done(&self) -> bool {
-        self.rules.rounds.is_some_and(|r| self.rounds_done >= r)
+        self.rounds_done >= self.rules.last_round()
     }
 
     fn target_reached(&self) -> bool {
@@ -1018,7 +1042,7 @@ impl Game {
         // is over, the last one done; a first deal, when given, is a valid one.
         let over = r.number == self.rounds_done && self.is_over();
         if r.number == 0
-            || r.number == u16::MAX
+            || r.number > self.rules.last_round()
             || !(u32::from(r.number) == u32::from(self.rounds_done) + 1 || over)
         {
             return Err(format!(
@@ -1061,5 +1085,37 @@ impl Game {
         }
         self.history.validate(&self.rules, self.seats)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rules::{MAX_ROUNDS, MAX_TARGET, Preset};
+
+    #[test]
+    fn a_match_to_a_target_alone_ends_after_the_most_rounds_if_no_side_reaches_it() {
+        let rules = Rules {
+            target: Some(MAX_TARGET),
+            rounds: None,
+            ..Preset::Block.rules()
+        };
+        let mut game = Game::new(rules, 2, Seed::from_text("cap"), None).unwrap();
+        // As if the match had played all rounds but the last without reaching the target.
+        game.rounds_done = MAX_ROUNDS - 1;
+        game.round.number = MAX_ROUNDS;
+        game.check_invariants().unwrap();
+        while let Some(turn) = game.turn() {
+            let mv = game.legal_moves(turn)[0];
+            game.play(turn, mv).unwrap();
+        }
+        assert_eq!(game.match_end(), Some(MatchEnd::Rounds));
+        assert_eq!(
+            (game.rounds_done(), game.round_number()),
+            (MAX_ROUNDS, MAX_ROUNDS)
+        );
+        assert!(game.scores().iter().all(|&s| s < MAX_TARGET as i32));
+        assert!(game.outcome().is_some());
+        game.check_invariants().unwrap();
     }
 }

@@ -125,6 +125,17 @@ rule_set! {
     rounds: Option<u16>,
 }
 
+/// The most rounds a match plays: `rounds` is at most this, and a match played to a
+/// `target` alone ends after this many rounds if no side reached it (a round may score
+/// nothing, so a target by itself bounds nothing). A thousand rounds of double-15 are
+/// at most some 300,000 moves: about 300 KB stored, replayed in a fifth of a second.
+pub const MAX_ROUNDS: u16 = 1000;
+
+/// The highest `target`: 10 times the largest preset's (200). Random play reaches it
+/// inside [`MAX_ROUNDS`] on every preset: in about 550 rounds in the slowest, classic
+/// (blocked rounds there score the difference, under 4 points a round for the leader).
+pub const MAX_TARGET: u16 = 2_000;
+
 /// The documented default hand for each set: 7 with double-6, 9 with double-9 (seed 001),
 /// and for the larger sets, which no sheet covers, one tile per pip of the set (12 and 15),
 /// which keeps a boneyard for four seats.
@@ -417,13 +428,29 @@ impl Rules {
                 "a match needs a target, a number of rounds, or both",
             );
         }
-        if self.target == Some(0) {
-            return refuse("target", "a target is at least 1 point");
+        if let Some(target) = self.target
+            && !(1..=MAX_TARGET).contains(&target)
+        {
+            return refuse(
+                "target",
+                format!("a target is 1 to {MAX_TARGET} points, not {target}"),
+            );
         }
-        if self.rounds == Some(0) {
-            return refuse("rounds", "a match has at least one round");
+        if let Some(rounds) = self.rounds
+            && !(1..=MAX_ROUNDS).contains(&rounds)
+        {
+            return refuse(
+                "rounds",
+                format!("a match has 1 to {MAX_ROUNDS} rounds, not {rounds}"),
+            );
         }
         Ok(())
+    }
+
+    /// The rounds after which the match ends whatever the scores: `rounds`, else
+    /// [`MAX_ROUNDS`].
+    pub fn last_round(&self) -> u16 {
+        self.rounds.unwrap_or(MAX_ROUNDS)
     }
 
     /// Scores are kept per team under `teams`, else per seat.
@@ -625,6 +652,33 @@ mod tests {
             "double_blank_value"
         );
         assert_eq!(field(Preset::Penalty.rules(), 5), "seats");
+        for (rounds, target, named) in [
+            (Some(0), None, "rounds"),
+            (Some(MAX_ROUNDS + 1), None, "rounds"),
+            (None, Some(0), "target"),
+            (None, Some(MAX_TARGET + 1), "target"),
+        ] {
+            assert_eq!(
+                field(
+                    Rules {
+                        rounds,
+                        target,
+                        ..block
+                    },
+                    2
+                ),
+                named
+            );
+        }
+        assert_eq!(
+            Rules {
+                rounds: Some(MAX_ROUNDS),
+                target: Some(MAX_TARGET),
+                ..block
+            }
+            .validate(2),
+            Ok(())
+        );
         // Without a reserve the winner would score the whole undealt stock.
         assert_eq!(
             field(

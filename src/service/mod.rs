@@ -163,7 +163,7 @@ pub struct NewGame {
     pub overrides: RulesPatch,
     pub seats: u8,
     pub bots: Vec<(u8, Level)>,
-    pub seed: Option<String>,
+    pub seed: Option<Seed>,
     pub deal: Option<Deal>,
     pub clock: Option<ClockSettings>,
 }
@@ -344,8 +344,8 @@ impl GameService {
                  (ALLOW_PREARRANGED=false); create the game without seed and deal"
             )));
         }
-        let seed = match &new.seed {
-            Some(text) => Seed::from_text(text),
+        let seed = match new.seed {
+            Some(seed) => seed,
             None => {
                 let mut bytes = [0u8; 32];
                 rand::rng().fill_bytes(&mut bytes);
@@ -898,7 +898,10 @@ impl GameService {
                             .map_err(|e| Error::Internal(format!("a timeout was refused: {e}")))
                     };
                     if settings.on_timeout == OnTimeout::Bot {
-                        // The bot plays the seat's whole turn (a draw may keep it).
+                        // The bot plays the seat's one turn: draws and a muggins call keep
+                        // it, a play or a pass ends it. The seat may be to move again at
+                        // once (it went out and leads the next round): that is a new turn
+                        // with a bank of 0, its own timeout.
                         for _ in 0..bots::turns::MAX_MOVES {
                             if game.turn() != Some(seat) {
                                 break;
@@ -908,6 +911,9 @@ impl GameService {
                                 break;
                             };
                             play(game, mv, events)?;
+                            if matches!(mv, Move::Play { .. } | Move::Pass) {
+                                break;
+                            }
                         }
                         if abandon && !game.is_over() {
                             play(game, Move::Abandon, events)?;

@@ -49,6 +49,7 @@ on_every_store!(
     a_seat_out_of_time_is_played_by_a_bot_with_no_request_arriving,
     a_seat_out_of_time_too_often_is_abandoned_and_its_token_may_no_longer_move,
     a_seat_out_of_time_under_forfeit_loses_the_match,
+    a_timeout_bot_plays_one_turn_and_the_seat_is_abandoned_after_abandon_after_timeouts,
     a_resignation_with_two_sides_ends_the_match_on_turn_or_off,
     a_resignation_among_three_seats_hands_the_seat_to_a_bot_and_play_goes_on,
     the_banks_show_the_increment_and_the_deadline_of_the_seat_to_move,
@@ -126,6 +127,50 @@ async fn a_seat_out_of_time_too_often_is_abandoned_and_its_token_may_no_longer_m
     assert_eq!(view["you"], 0);
     assert_eq!(view["legal_moves"], json!([]));
     assert_eq!(view["your_turn"], false);
+}
+
+/// Issue 27, 3: seat 0 goes out on its lead and, under `next_leader: winner`, leads the
+/// next round at once. The timeout bot plays that one turn, not the seat's turns to the
+/// end of the match; with `abandon_after: 1` the seat is then abandoned, and every later
+/// move for it is the bot's of an abandoned seat.
+async fn a_timeout_bot_plays_one_turn_and_the_seat_is_abandoned_after_abandon_after_timeouts(
+    app: TestApp,
+) {
+    let hands = [["6-6"], ["5-5"]];
+    let boneyard: Vec<String> = (0..=6)
+        .flat_map(|hi| (0..=hi).map(move |lo| format!("{lo}-{hi}")))
+        .filter(|t| !hands.iter().flatten().any(|h| h == t))
+        .collect();
+    let (id, _) = app
+        .start_game(json!({"preset": "all_fives", "rules": {"hand_size": 1},
+            "deal": {"hands": hands, "boneyard": boneyard},
+            "clock": {"bank_secs": 1, "on_timeout": "bot", "abandon_after": 1}}))
+        .await;
+    let view = wait_for(&app, &id, "seat 0 abandoned or the match over", |v| {
+        v["seats"][0]["abandoned"] == true || v["status"] == "finished"
+    })
+    .await;
+    assert_eq!(view["seats"][0]["abandoned"], true, "{view}");
+    let log = app.log(&id, None).await;
+    let moves = log_types(&log);
+    assert_eq!(
+        moves[..3],
+        [
+            (0, "timed_out".to_owned()),
+            (0, "play".to_owned()),
+            (0, "abandon".to_owned())
+        ],
+        "{log}"
+    );
+    assert_eq!(
+        log["moves"][2]["events"],
+        json!([{"type": "abandoned", "seat": 0}])
+    );
+    assert_eq!(
+        moves.iter().filter(|m| m.1 == "timed_out").count(),
+        1,
+        "one timeout, then the seat is the bot's: {moves:?}"
+    );
 }
 
 async fn a_seat_out_of_time_under_forfeit_loses_the_match(app: TestApp) {

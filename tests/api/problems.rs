@@ -28,6 +28,7 @@ on_both_stores!(
     a_body_over_16_kib_is_payload_too_large,
     an_illegal_move_is_refused_with_the_legal_moves,
     contradictory_rules_are_refused_with_the_field_named,
+    a_match_longer_than_the_engine_plays_is_refused_naming_rounds_or_target,
     a_deal_that_is_not_a_permutation_of_the_set_is_refused_naming_the_deal,
     an_idempotency_key_reused_with_another_body_is_refused,
     a_bad_idempotency_key_or_long_poll_query_is_a_bad_request,
@@ -511,6 +512,38 @@ async fn contradictory_rules_are_refused_with_the_field_named(app: TestApp) {
     }
     let list: Value = app.get("/v1/games").await.json().await.unwrap();
     assert_eq!(list["games"], json!([]), "no game was created");
+}
+
+/// Issue 20, 2: `rounds` is 1 to 1000 and `target` 1 to 2000 (65535 rounds used to break
+/// the game once played out); the largest values are taken.
+async fn a_match_longer_than_the_engine_plays_is_refused_naming_rounds_or_target(app: TestApp) {
+    for (rules, field) in [
+        (json!({"rounds": 65535}), "rounds"),
+        (json!({"rounds": 1001}), "rounds"),
+        (json!({"rounds": 0}), "rounds"),
+        (json!({"target": 65535}), "target"),
+        (json!({"target": 2001}), "target"),
+        (json!({"target": 0}), "target"),
+    ] {
+        let res = app
+            .post_json("/v1/games", &json!({"preset": "classic", "rules": rules}))
+            .await;
+        let problem = assert_problem(res, 422, "invalid_rules").await;
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{field}:")),
+            "{rules}: {problem}"
+        );
+    }
+    let res = app
+        .post_json(
+            "/v1/games",
+            &json!({"preset": "classic", "rules": {"rounds": 1000, "target": 2000}}),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 201);
 }
 
 async fn a_deal_that_is_not_a_permutation_of_the_set_is_refused_naming_the_deal(app: TestApp) {
