@@ -158,6 +158,10 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const narrowWidth = await narrow.evaluate(() => document.documentElement.scrollWidth);
   check(narrowWidth <= 360, `at 360 px nothing sticks out sideways (${narrowWidth} px wide)`);
 
+  // Each page holds an event stream, and a browser opens at most 6 connections to one
+  // server over HTTP/1.1: pages done with are closed.
+  for (const page of [spectator, player, wide, narrowSpectator, narrow]) await page.close();
+
   // ---- a penalty game (a start tile, penalty points), seen at both widths ----
   const penalty = await gameWithMe({ preset: 'penalty', seed: 'watch-check penalty', bots: [{ seat: 1, level: 'greedy' }] });
   view = await playMoves(penalty.id, penalty.token, 8);
@@ -205,7 +209,11 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
       await game.waitForTimeout(100);
       continue;
     }
-    await game.waitForFunction((v) => document.querySelector('#page').dataset.version !== v, version, { timeout: 15000 });
+    await game.waitForFunction((v) => document.querySelector('#page').dataset.version !== v, version, { timeout: 15000 })
+      .catch(async (e) => {
+        const message = await game.locator('#message').textContent();
+        throw new Error(`the page stayed at version ${version} after a move (message: "${message}"): ${e.message}`);
+      });
   }
   const final = await api('GET', `/v1/games/${short.id}`);
   check(final.status === 'finished' && final.result != null, `a person played a whole game by clicking (${clicks} moves, ${keys} by keyboard)`);
