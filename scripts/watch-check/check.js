@@ -245,16 +245,21 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await replay.keyboard.press('End');
   await replay.screenshot({ path: path.join(shots, 'replay-last-1200.png'), fullPage: true });
 
-  // ---- the lobby lists an open game with a link to its table ----
-  const waiting = await api('POST', '/v1/games', { preset: 'block', seats: 3 });
+  // ---- the lobby lists an open game with a link to its table, and the game once started ----
+  const waiting = await api('POST', '/v1/games', { preset: 'block', bots: [{ seat: 1, level: 'random' }] });
   const lobby = await open('/watch', 360);
-  const link = lobby.locator(`a[href="/watch/${waiting.game_id}"]`);
+  const link = lobby.locator(`#games a[href="/watch/${waiting.game_id}"]`);
   await link.waitFor({ timeout: 10000 });
   check((await link.textContent()) === 'block', 'the lobby lists an open game with a link to its table');
+  await api('POST', `/v1/games/${waiting.game_id}/seats`, { name: 'bea' });
+  const started = lobby.locator(`#live a[href="/watch/${waiting.game_id}"]`);
+  await started.waitFor({ timeout: 10000 });
+  check(await link.count() === 0, 'once its seats are taken it moves from the open games to the games started');
   await lobby.screenshot({ path: path.join(shots, 'lobby-360.png'), fullPage: true });
-  await link.click();
-  await lobby.waitForSelector('.felt-note');
-  check(/Waiting for players/.test(await lobby.locator('.felt-note').textContent()), 'the link opens its table, waiting for players');
+  await started.click();
+  await lobby.waitForSelector('#page[data-version]');
+  check(/block/i.test(await lobby.locator('#title').textContent()), 'the link opens its table');
+  await lobby.close();
   const connection = await game.locator('#connection').textContent();
   check(connection === '', `a finished game's page does not try to reconnect ("${connection}")`);
 
