@@ -245,6 +245,27 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await replay.keyboard.press('End');
   await replay.screenshot({ path: path.join(shots, 'replay-last-1200.png'), fullPage: true });
 
+  // ---- replays of bots-only games: four seats in teams with a spinner, and penalty ----
+  for (const body of [
+    { preset: 'all_fives', seats: 4, rules: { teams: true }, seed: 'watch-check teams' },
+    { preset: 'penalty', seed: 'watch-check penalty bots' },
+  ]) {
+    body.bots = Array.from({ length: body.seats ?? 2 }, (_, seat) => ({ seat, level: seat % 2 ? 'greedy' : 'random' }));
+    const { game_id: id } = await api('POST', '/v1/games', body);
+    let end = await api('GET', `/v1/games/${id}`);
+    for (let i = 0; i < 60 && end.status !== 'finished'; i++) end = await api('GET', `/v1/games/${id}?after=${end.version}&wait=2`);
+    const page = await open(`/watch/${id}#replay`, 1200);
+    await page.waitForSelector('#step:not(:empty)');
+    await page.keyboard.press('End');
+    const steps = await page.locator('#step').textContent();
+    seen = await tilesOn(page);
+    check(end.status === 'finished' && same(seen.inLayout, layoutTiles(end.round.layout)),
+      `the replay of a bots-only ${body.preset} game (${body.seats ?? 2} seats) ends on its last layout (${steps})`);
+    const scores = await page.locator('.match-result').textContent();
+    check(scores.endsWith(end.result.scores.join(' – ')), `and its result: "${scores}"`);
+    await page.close();
+  }
+
   // ---- the lobby lists an open game with a link to its table, and the game once started ----
   const waiting = await api('POST', '/v1/games', { preset: 'block', bots: [{ seat: 1, level: 'random' }] });
   const lobby = await open('/watch', 360);
