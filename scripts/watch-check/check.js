@@ -158,6 +158,10 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const narrowWidth = await narrow.evaluate(() => document.documentElement.scrollWidth);
   check(narrowWidth <= 360, `at 360 px nothing sticks out sideways (${narrowWidth} px wide)`);
 
+  // Each page holds an event stream, and a browser opens at most 6 connections to one
+  // server over HTTP/1.1: pages done with are closed.
+  for (const page of [spectator, player, wide, narrowSpectator, narrow]) await page.close();
+
   // ---- a penalty game (a start tile, penalty points), seen at both widths ----
   const penalty = await gameWithMe({ preset: 'penalty', seed: 'watch-check penalty', bots: [{ seat: 1, level: 'greedy' }] });
   view = await playMoves(penalty.id, penalty.token, 8);
@@ -205,7 +209,11 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
       await game.waitForTimeout(100);
       continue;
     }
-    await game.waitForFunction((v) => document.querySelector('#page').dataset.version !== v, version, { timeout: 15000 });
+    await game.waitForFunction((v) => document.querySelector('#page').dataset.version !== v, version, { timeout: 15000 })
+      .catch(async (e) => {
+        const message = await game.locator('#message').textContent();
+        throw new Error(`the page stayed at version ${version} after a move (message: "${message}"): ${e.message}`);
+      });
   }
   const final = await api('GET', `/v1/games/${short.id}`);
   check(final.status === 'finished' && final.result != null, `a person played a whole game by clicking (${clicks} moves, ${keys} by keyboard)`);
@@ -237,16 +245,42 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await replay.keyboard.press('End');
   await replay.screenshot({ path: path.join(shots, 'replay-last-1200.png'), fullPage: true });
 
-  // ---- the lobby lists an open game with a link to its table ----
-  const waiting = await api('POST', '/v1/games', { preset: 'block', seats: 3 });
+  // ---- replays of bots-only games: four seats in teams with a spinner, and penalty ----
+  for (const body of [
+    { preset: 'all_fives', seats: 4, rules: { teams: true }, seed: 'watch-check teams' },
+    { preset: 'penalty', seed: 'watch-check penalty bots' },
+  ]) {
+    body.bots = Array.from({ length: body.seats ?? 2 }, (_, seat) => ({ seat, level: seat % 2 ? 'greedy' : 'random' }));
+    const { game_id: id } = await api('POST', '/v1/games', body);
+    let end = await api('GET', `/v1/games/${id}`);
+    for (let i = 0; i < 60 && end.status !== 'finished'; i++) end = await api('GET', `/v1/games/${id}?after=${end.version}&wait=2`);
+    const page = await open(`/watch/${id}#replay`, 1200);
+    await page.waitForSelector('#step:not(:empty)');
+    await page.keyboard.press('End');
+    const steps = await page.locator('#step').textContent();
+    seen = await tilesOn(page);
+    check(end.status === 'finished' && same(seen.inLayout, layoutTiles(end.round.layout)),
+      `the replay of a bots-only ${body.preset} game (${body.seats ?? 2} seats) ends on its last layout (${steps})`);
+    const scores = await page.locator('.match-result').textContent();
+    check(scores.endsWith(end.result.scores.join(' – ')), `and its result: "${scores}"`);
+    await page.close();
+  }
+
+  // ---- the lobby lists an open game with a link to its table, and the game once started ----
+  const waiting = await api('POST', '/v1/games', { preset: 'block', bots: [{ seat: 1, level: 'random' }] });
   const lobby = await open('/watch', 360);
-  const link = lobby.locator(`a[href="/watch/${waiting.game_id}"]`);
+  const link = lobby.locator(`#games a[href="/watch/${waiting.game_id}"]`);
   await link.waitFor({ timeout: 10000 });
   check((await link.textContent()) === 'block', 'the lobby lists an open game with a link to its table');
+  await api('POST', `/v1/games/${waiting.game_id}/seats`, { name: 'bea' });
+  const started = lobby.locator(`#live a[href="/watch/${waiting.game_id}"]`);
+  await started.waitFor({ timeout: 10000 });
+  check(await link.count() === 0, 'once its seats are taken it moves from the open games to the games started');
   await lobby.screenshot({ path: path.join(shots, 'lobby-360.png'), fullPage: true });
-  await link.click();
-  await lobby.waitForSelector('.felt-note');
-  check(/Waiting for players/.test(await lobby.locator('.felt-note').textContent()), 'the link opens its table, waiting for players');
+  await started.click();
+  await lobby.waitForSelector('#page[data-version]');
+  check(/block/i.test(await lobby.locator('#title').textContent()), 'the link opens its table');
+  await lobby.close();
   const connection = await game.locator('#connection').textContent();
   check(connection === '', `a finished game's page does not try to reconnect ("${connection}")`);
 

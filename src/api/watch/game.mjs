@@ -343,8 +343,24 @@ async function send(move) {
 
 // ----- live -----
 
+/** A selector for the focused control, so that it keeps the focus when redrawn. */
+function focusKey() {
+  const e = document.activeElement;
+  if (!e || e === document.body) return null;
+  if (e.closest('#hand') && e.dataset.tile) return `#hand [data-tile="${e.dataset.tile}"]`;
+  if (e.dataset.move) return `#actions [data-move="${e.dataset.move}"]`;
+  if (e.dataset.end) return `#actions [data-end="${e.dataset.end}"]`;
+  return null;
+}
+
 function render() {
   if (state.scene === undefined && !state.view) return;
+  const focused = focusKey();
+  draw();
+  if (focused && document.activeElement === document.body) document.querySelector(focused)?.focus();
+}
+
+function draw() {
   const scene = replaying ? state.scene : sceneOfView(state.view, state.log);
   if (!replaying) state.scene = scene;
   drawTitle(scene);
@@ -410,6 +426,23 @@ let stopEvents = null;
 async function live() {
   await refresh();
   if (!state.view) return;
+  follow();
+  // A hidden tab gives its stream back (a browser opens few connections to one server),
+  // and catches up when shown again.
+  document.addEventListener('visibilitychange', () => {
+    if (state.view?.status === 'finished') return;
+    if (document.hidden) {
+      stopEvents?.();
+      stopEvents = null;
+    } else if (!stopEvents) {
+      refresh();
+      follow();
+    }
+  });
+  setInterval(tickClocks, 250);
+}
+
+function follow() {
   stopEvents = followEvents(gameId, (_version, status) => {
     if (state.view && _version <= state.view.version) return;
     refresh().then(() => {
@@ -425,7 +458,6 @@ async function live() {
     $('connection').textContent = readyState === EventSource.CONNECTING && !over ? 'reconnecting…' : '';
   });
   if (state.view.status === 'finished') stopEvents();
-  setInterval(tickClocks, 250);
 }
 
 function tickClocks() {

@@ -1,5 +1,5 @@
 // The lobby page: open games (waiting for players), newest first, each with a link to its
-// table; read again every few seconds.
+// table, read again every few seconds and whenever the lobby's stream says one opened.
 
 import { listOpenGames } from './api.mjs';
 
@@ -19,6 +19,7 @@ async function show() {
       const li = document.createElement('li');
       const a = document.createElement('a');
       a.href = `/watch/${encodeURIComponent(g.game_id)}`;
+      a.className = 'preset';
       a.textContent = g.preset.replace('_', ' ');
       const seats = document.createElement('span');
       seats.className = 'seats-free';
@@ -35,6 +36,40 @@ async function show() {
     $('summary').textContent = `Could not list the games: ${err.message}`;
   }
 }
+
+// The API lists open games only; games that start while the page is open are known from
+// the lobby's stream ("filled"), and shown until they finish.
+const live = new Map();
+function showLive() {
+  const items = [...live.entries()].reverse().map(([id, finished]) => {
+    const li = document.createElement('li');
+    const a = document.createElement('a');
+    a.href = `/watch/${encodeURIComponent(id)}`;
+    a.textContent = `game ${id.slice(0, 8)}`;
+    const what = document.createElement('span');
+    what.className = 'when';
+    what.textContent = finished ? 'finished: replay it' : 'playing';
+    if (finished) a.href += '#replay';
+    li.append(a, what);
+    return li;
+  });
+  $('live').replaceChildren(...items);
+  $('live-section').hidden = items.length === 0;
+}
+const news = new EventSource('/v1/lobby/events');
+news.addEventListener('opened', show);
+news.addEventListener('filled', (e) => {
+  live.set(JSON.parse(e.data).game_id, false);
+  showLive();
+  show();
+});
+news.addEventListener('finished', (e) => {
+  const id = JSON.parse(e.data).game_id;
+  if (live.has(id)) {
+    live.set(id, true);
+    showLive();
+  }
+});
 
 $('go').addEventListener('submit', (e) => {
   e.preventDefault();

@@ -236,7 +236,8 @@ export function describeEvents(view, events) {
 export function describeRound(view, r) {
   const how = { domino: 'domino', blocked: 'blocked', stuck: 'stuck' }[r.reason] ?? r.reason;
   const winner = r.winner == null ? 'nobody wins it' : `${sideName(view, r.winner)} wins it`;
-  const awards = r.awards.map((a, i) => (a ? `${sideName(view, i)} +${a}` : null)).filter(Boolean);
+  const unit = view?.rules?.scoring === 'penalty' ? ' penalty' : '';
+  const awards = r.awards.map((a, i) => (a ? `${sideName(view, i)} +${a}${unit}` : null)).filter(Boolean);
   return `Round ${r.number} over (${how}): ${winner}${awards.length ? `; ${awards.join(', ')}` : ''}`;
 }
 
