@@ -48,7 +48,7 @@ use crate::store::any::AnyStore;
 use crate::store::{Deadline, Evidence, GameStore, Health, Listing, Save, SaveOutcome, StoreError};
 
 pub use clock::{ClockSettings, OnTimeout};
-pub use events::{Feed, LobbyEvent, LobbyNews, PublicEvent, Watched};
+pub use events::{Feed, LobbyEvent, LobbyItem, LobbyNews, PublicEvent, Watched};
 pub use idempotency::{MIN_JOIN_KEY, RequestKey};
 pub use log::{Export, ExportPart, Log, LogEntry, MAX_LOG_PAGE};
 pub use record::{Record, Seat, Status};
