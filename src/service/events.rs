@@ -182,7 +182,7 @@ pub enum LobbyNews {
 
 /// What a lobby stream carries: news, or word that news was lost.
 pub enum LobbyItem {
-    News(LobbyEvent),
+    News(Box<LobbyEvent>),
     /// The stream fell behind (more news came than it could hold) or lost its store's
     /// subscription, and news was lost: the client lists the open games again. The
     /// stream goes on with the news from now.
@@ -274,11 +274,11 @@ impl GameService {
                         }
                         LobbyNews::Filled | LobbyNews::Finished => None,
                     };
-                    Some(LobbyItem::News(LobbyEvent {
+                    Some(LobbyItem::News(Box::new(LobbyEvent {
                         news: stored.news,
                         game_id: stored.game_id,
                         seen,
-                    }))
+                    })))
                 }
             })
             .boxed())
