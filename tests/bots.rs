@@ -291,3 +291,58 @@ fn levels_parse_and_serialise_as_the_api_words() {
         assert_eq!(level.as_str().parse::<Level>().unwrap(), level);
     }
 }
+
+/// The expert's work (deals sampled, rollouts played) is the same for a pass, a single
+/// play and a choice of several: its thinking time must not tell the table that only one
+/// tile fits. It used to sample a deal per rollout with one candidate, and one per six
+/// rollouts with six.
+#[test]
+fn the_expert_does_the_same_work_for_a_pass_one_play_or_several_moves() {
+    let config = expert::Config {
+        rollouts: 40,
+        match_bonus: 50.0,
+    };
+    // Positions by what the seat to move may do: only pass, only one play, several moves.
+    let mut found: [Option<Projection>; 3] = [None, None, None];
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for n in 0..200 {
+        let mut game = Game::new(
+            Preset::Block.rules(),
+            2,
+            Seed::from_text(&format!("work {n}")),
+            None,
+        )
+        .unwrap();
+        while let Some(turn) = game.turn() {
+            let view = game.project(Some(turn));
+            let slot = match view.legal_moves.as_slice() {
+                [only] if only.mv == Move::Pass => Some(0),
+                [only] if matches!(only.mv, Move::Play { .. }) => Some(1),
+                [_, _, ..] => Some(2),
+                _ => None,
+            };
+            if let Some(slot) = slot {
+                found[slot].get_or_insert(view.clone());
+            }
+            let mv = bots::choose(Level::Greedy, &view, &mut rng).unwrap();
+            game.play(turn, mv).unwrap();
+        }
+        if found.iter().all(Option::is_some) {
+            break;
+        }
+    }
+    let work: Vec<expert::Work> = found
+        .iter()
+        .map(|view| {
+            let view = view.as_ref().expect("a position of each kind");
+            expert::search(view, &config, &mut ChaCha8Rng::seed_from_u64(9)).1
+        })
+        .collect();
+    assert!(work[0].rollouts >= config.rollouts, "{work:?}");
+    assert!(work[0].deals > 0, "{work:?}");
+    assert_eq!(work[0], work[1], "a pass and a single play: {work:?}");
+    assert_eq!(
+        work[1], work[2],
+        "a single play and several moves: {work:?}"
+    );
+}

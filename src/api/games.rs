@@ -569,7 +569,7 @@ fn sse_answer(
 
 /// Server-Sent Events of the lobby: games opened, filled and finished, from now on. To
 /// follow the list of open games without polling it: open this, then list, then apply
-/// the news.
+/// the news; on `resync` (news was lost), list again.
 #[utoipa::path(
     get,
     path = "/v1/lobby/events",
@@ -577,7 +577,7 @@ fn sse_answer(
     operation_id = "lobby_events",
     security(()),
     responses(
-        (status = 200, description = "`text/event-stream` of `opened`, `filled` and `finished` events, each a LobbyEvent in `data`; a comment every 15 s keeps it alive. Nothing is replayed: list the open games after the stream opens.",
+        (status = 200, description = "`text/event-stream` of `opened`, `filled` and `finished` events, each a LobbyEvent in `data`; a comment every 15 s keeps it alive. Nothing is replayed: list the open games after the stream opens. A stream that fell behind (news came faster than it was read) is not closed: it gets a `resync` event (`{\"type\":\"resync\"}`), after which the client lists the open games again, and the news goes on.",
             content_type = "text/event-stream", body = LobbyEventFrame),
         (status = 503, response = problems::StoreUnavailable),
     ),
@@ -594,17 +594,16 @@ pub async fn lobby_events(
     let frames = futures_util::stream::unfold((news, slot), |(mut news, slot)| async move {
         loop {
             match tokio::time::timeout(Duration::from_secs(15), news.next()).await {
-                Ok(Some(event)) => {
-                    let Some(wire) = LobbyEventView::of(&event) else {
-                        continue;
+                Ok(Some(item)) => {
+                    let wire = match &item {
+                        service::LobbyItem::News(event) => match LobbyEventView::of(event) {
+                            Some(wire) => wire,
+                            None => continue,
+                        },
+                        service::LobbyItem::Resync => LobbyEventView::Resync {},
                     };
                     let json = serde_json::to_string(&wire).expect("lobby news serialises");
-                    let name = match wire {
-                        LobbyEventView::Opened { .. } => "opened",
-                        LobbyEventView::Filled { .. } => "filled",
-                        LobbyEventView::Finished { .. } => "finished",
-                    };
-                    let frame = format!("event: {name}\ndata: {json}\n\n");
+                    let frame = format!("event: {}\ndata: {json}\n\n", wire.name());
                     return Some((web::Bytes::from(frame), (news, slot)));
                 }
                 Ok(None) => return None,

@@ -425,6 +425,10 @@ pub enum LobbyEventView {
     Filled { game_id: String },
     /// Its match ended.
     Finished { game_id: String },
+    /// News was lost: this stream fell behind (more news came at once than it could
+    /// hold) or the server lost its subscription for a moment. List the open games again
+    /// (`GET /v1/games?status=waiting`); the stream goes on with the news from now.
+    Resync {},
 }
 
 impl LobbyEventView {
@@ -438,6 +442,16 @@ impl LobbyEventView {
             service::LobbyNews::Filled => LobbyEventView::Filled { game_id },
             service::LobbyNews::Finished => LobbyEventView::Finished { game_id },
         })
+    }
+
+    /// The event's name on the stream (its `event:` field), as its `type`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LobbyEventView::Opened { .. } => "opened",
+            LobbyEventView::Filled { .. } => "filled",
+            LobbyEventView::Finished { .. } => "finished",
+            LobbyEventView::Resync {} => "resync",
+        }
     }
 }
 

@@ -12,8 +12,10 @@
 //! It reads nothing but the [`Projection`] and the RNG: no hidden tile, no clock. The
 //! budget is a number of rollouts ([`Config::rollouts`]), chosen so that a move takes
 //! under 50 ms at the 99th percentile in release on a 2-core machine (see BENCHMARKS.md).
-//! Every decision of its own turn spends that whole budget, one legal move or twenty: how
-//! long it thinks must not tell the table how many tiles it could play. Only taking points
+//! Every decision of its own turn does the same work, one legal move or twenty, a pass
+//! included: the same number of sampled deals, each trying [`PER_DEAL`] candidates (in
+//! turn: with fewer candidates some are tried twice on a deal, and counted once), so how
+//! long it thinks does not tell the table how many tiles it could play. Only taking points
 //! (public: everyone sees them unclaimed) answers at once.
 
 use rand::Rng;
@@ -47,6 +49,21 @@ impl Default for Config {
 /// Tries of plain rejection sampling before dealing seat by seat under the constraints.
 const REJECTION_TRIES: usize = 8;
 
+/// Rollouts on each sampled deal, whatever the number of candidate moves: sampling a deal
+/// costs about half a rollout, so a decision with one candidate used to sample a deal per
+/// rollout and take longest (3.6 ms for a pass, 2.7 for six moves). Four pairs the
+/// candidates of most turns on the same deals.
+pub const PER_DEAL: usize = 4;
+
+/// What one decision cost: the same for every decision of the expert's own turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Work {
+    /// Deals sampled.
+    pub deals: u32,
+    /// Rollouts played (each a candidate's move and a greedy play to the end of the round).
+    pub rollouts: u32,
+}
+
 /// The expert's move with the default budget. `view` must be a seat's view with a move.
 pub fn choose<R: Rng + ?Sized>(view: &Projection, rng: &mut R) -> Move {
     choose_with(view, &Config::default(), rng)
@@ -57,9 +74,9 @@ pub fn choose_with<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mu
     search(view, config, rng).0
 }
 
-/// The expert's move under `config`, and the rollouts it tried (its work): the whole budget
-/// for any move of its own turn, whatever the number of legal moves.
-pub fn search<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) -> (Move, u32) {
+/// The expert's move under `config`, and its work: the same for any move of its own turn,
+/// whatever the number of legal moves.
+pub fn search<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) -> (Move, Work) {
     let candidates = candidates(view);
     let seat = view.viewer.expect("a seat's view");
     // Out of turn a seat may only take points, and taking them is every level's public
@@ -70,37 +87,50 @@ pub fn search<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) 
                 .first()
                 .copied()
                 .unwrap_or_else(|| greedy::choose(view)),
-            0,
+            Work {
+                deals: 0,
+                rollouts: 0,
+            },
         );
     }
     let budget = (config.rollouts as usize * set_size(6) / set_size(view.rules.max_pip)).max(1);
+    let deals = budget.div_ceil(PER_DEAL);
     let mut seed = [0u8; 32];
     rng.fill_bytes(&mut seed);
     let seed = Seed(seed);
-    // Per candidate: the sum of its rollouts' outcomes and how many it had (the last
-    // sampled deal may not reach every candidate: the budget is spent exactly).
-    let mut totals = vec![(0.0f64, 0u32); candidates.len()];
-    let mut tried = 0usize;
+    // Per candidate: the sum of its rollouts' outcomes and how many deals it was tried on.
+    let n = candidates.len();
+    let mut totals = vec![(0.0f64, 0u32); n];
+    let mut first = 0usize;
+    let mut rollouts = 0u32;
     let mut buf = Vec::new();
     let mut events = Vec::new();
-    while tried < budget {
+    for _ in 0..deals {
         let (hands, boneyard) = sample_hidden(view, seat, rng);
         let game = Game::determinise(view, hands, boneyard, seed);
-        for ((total, count), &mv) in totals.iter_mut().zip(&candidates) {
-            if tried == budget {
-                break;
-            }
-            tried += 1;
+        for j in 0..PER_DEAL {
+            let c = (first + j) % n;
+            // The same deal, move and greedy rollout give the same outcome: a candidate
+            // tried again on this deal (fewer than PER_DEAL of them) is work done only so
+            // that the decision takes as long, and is not counted twice.
+            let counted = j < n;
+            rollouts += 1;
             let Ok(game) = &game else { continue };
             let mut g = game.clone();
             events.clear();
-            if g.play_into(seat, mv, &mut events).is_err() {
-                *total = f64::NEG_INFINITY;
+            if g.play_into(seat, candidates[c], &mut events).is_err() {
+                totals[c].0 = f64::NEG_INFINITY;
                 continue;
             }
-            *total += rollout(&mut g, view, seat, config, &mut buf, &mut events);
-            *count += 1;
+            let value = rollout(&mut g, view, seat, config, &mut buf, &mut events);
+            if counted {
+                totals[c].0 += value;
+                totals[c].1 += 1;
+            } else {
+                std::hint::black_box(value);
+            }
         }
+        first = (first + PER_DEAL) % n;
     }
     let mean = |&(total, count): &(f64, u32)| {
         if count == 0 {
@@ -116,7 +146,11 @@ pub fn search<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) 
         }
     }
     let mv = best.map_or_else(|| greedy::choose(view), |b| candidates[b]);
-    (mv, tried as u32)
+    let work = Work {
+        deals: deals as u32,
+        rollouts,
+    };
+    (mv, work)
 }
 
 /// The moves worth searching: every legal move, but under muggins rules a scoring play
@@ -308,7 +342,12 @@ mod tests {
                 let mut rng = ChaCha8Rng::seed_from_u64(n);
                 let (mv, work) = search(&view, &config, &mut rng);
                 if candidates != [Move::Muggins] {
-                    assert_eq!(work, config.rollouts, "{} candidates", candidates.len());
+                    let deals = config.rollouts.div_ceil(PER_DEAL as u32);
+                    let expected = Work {
+                        deals,
+                        rollouts: deals * PER_DEAL as u32,
+                    };
+                    assert_eq!(work, expected, "{} candidates", candidates.len());
                     match candidates.len() {
                         1 => one += 1,
                         _ => many += 1,

@@ -180,6 +180,20 @@ pub enum LobbyNews {
     Finished,
 }
 
+/// What a lobby stream carries: news, or word that news was lost.
+pub enum LobbyItem {
+    News(Box<LobbyEvent>),
+    /// The stream fell behind (more news came than it could hold) or lost its store's
+    /// subscription, and news was lost: the client lists the open games again. The
+    /// stream goes on with the news from now.
+    Resync,
+}
+
+/// How long a lobby stream waits before it subscribes again after a subscription that
+/// ended before giving any news (a store losing its connections), so a broken store
+/// costs one attempt a second, not a busy loop.
+const RESUBSCRIBE_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// One piece of lobby news; an opened game comes with its spectator view (for the list's
 /// summary), loaded when the news arrived.
 pub struct LobbyEvent {
@@ -214,18 +228,39 @@ impl GameService {
     }
 
     /// Live lobby news: games opened, filled and finished from now on (list the open games
-    /// after this returns, and nothing is missed in between).
-    pub async fn lobby(&self) -> Result<BoxStream<'static, LobbyEvent>, Error> {
-        let live = self
-            .store
-            .subscribe_lobby()
-            .await?
-            .take_until(self.stopping.clone().cancelled_owned());
+    /// after this returns, and nothing is missed in between). A stream that falls behind is
+    /// not ended: it says [`LobbyItem::Resync`] (list again) and goes on.
+    pub async fn lobby(&self) -> Result<BoxStream<'static, LobbyItem>, Error> {
+        let live = self.store.subscribe_lobby().await?;
         let store = self.store.clone();
-        Ok(live
+        // The store ends a subscription that lags (or loses its connection): subscribe
+        // again, and tell the client what it missed is lost.
+        let raw = stream::unfold(
+            (live, true, store.clone()),
+            |(mut live, gave, store)| async move {
+                if let Some(event) = live.next().await {
+                    return Some((Some(event), (live, true, store)));
+                }
+                if !gave {
+                    tokio::time::sleep(RESUBSCRIBE_PAUSE).await;
+                }
+                match store.subscribe_lobby().await {
+                    Ok(news) => Some((None, (news, false, store))),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "a lobby stream ends: it could not subscribe again");
+                        None
+                    }
+                }
+            },
+        )
+        .take_until(self.stopping.clone().cancelled_owned());
+        Ok(raw
             .filter_map(move |event| {
                 let store = store.clone();
                 async move {
+                    let Some(event) = event else {
+                        return Some(LobbyItem::Resync);
+                    };
                     let stored: StoredNews = match event.payload.split_first() {
                         Some((&FORMAT, rest)) => postcard::from_bytes(rest).ok()?,
                         _ => return None,
@@ -239,11 +274,11 @@ impl GameService {
                         }
                         LobbyNews::Filled | LobbyNews::Finished => None,
                     };
-                    Some(LobbyEvent {
+                    Some(LobbyItem::News(Box::new(LobbyEvent {
                         news: stored.news,
                         game_id: stored.game_id,
                         seen,
-                    })
+                    })))
                 }
             })
             .boxed())
@@ -252,8 +287,60 @@ impl GameService {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio_util::sync::CancellationToken;
+
     use super::*;
     use crate::engine::{End, Tile};
+    use crate::metrics::Metrics;
+    use crate::service::BotSettings;
+    use crate::store::memory::MemoryStore;
+
+    /// A lobby stream that fell behind by more news than the store holds for it is told
+    /// to list again, and goes on with the news that follows (it used to end).
+    #[tokio::test]
+    async fn a_lobby_stream_that_falls_behind_is_told_to_resync_and_goes_on() {
+        let service = GameService::new(
+            Arc::new(MemoryStore::new(Duration::from_secs(60)).into()),
+            Arc::new(Metrics::new()),
+            Duration::from_secs(1),
+            true,
+            CancellationToken::new(),
+            BotSettings {
+                threads: 1,
+                budget: Duration::from_millis(50),
+            },
+            None,
+        );
+        let mut lobby = service.lobby().await.unwrap();
+        // Not read while far more news comes than a subscriber's buffer holds.
+        for n in 0..500 {
+            service
+                .announce(LobbyNews::Finished, &format!("flood-{n}"))
+                .await;
+        }
+        let within = Duration::from_secs(5);
+        let item = tokio::time::timeout(within, lobby.next())
+            .await
+            .expect("an item comes");
+        assert!(matches!(item, Some(LobbyItem::Resync)), "a resync first");
+        service.announce(LobbyNews::Finished, "later").await;
+        match tokio::time::timeout(within, lobby.next())
+            .await
+            .expect("an item comes")
+        {
+            Some(LobbyItem::News(event)) => {
+                assert_eq!(
+                    (event.news, event.game_id.as_str()),
+                    (LobbyNews::Finished, "later")
+                );
+            }
+            Some(LobbyItem::Resync) => panic!("one resync for one gap"),
+            None => panic!("the stream ended"),
+        }
+    }
 
     #[test]
     fn public_events_are_compact_and_only_their_format_reads() {

@@ -292,7 +292,7 @@ mod tests {
             assert_eq!((entry.seat, entry.mv), moves[i]);
             let shown: Vec<_> = events[i + 1]
                 .iter()
-                .map(|e| e.clone().visible_to(Some(0)))
+                .map(|e| e.visible_to(Some(0)))
                 .collect();
             assert_eq!(entry.events, shown);
         }

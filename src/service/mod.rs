@@ -51,7 +51,7 @@ use crate::store::{
 };
 
 pub use clock::{ClockSettings, OnTimeout};
-pub use events::{Feed, LobbyEvent, LobbyNews, PublicEvent, Watched};
+pub use events::{Feed, LobbyEvent, LobbyItem, LobbyNews, PublicEvent, Watched};
 pub use idempotency::{MIN_JOIN_KEY, RequestKey};
 pub use log::{Export, ExportPart, Log, LogEntry, MAX_LOG_PAGE};
 pub use record::{Record, Seat, Status};

@@ -611,7 +611,8 @@ async fn an_idempotency_key_reused_with_another_body_is_refused(app: TestApp) {
         let res = post(body).await;
         assert_problem(res, 422, "idempotency_key_reused").await;
     }
-    // The same key from another seat is another request too.
+    // The same key from another seat is that seat's own key: a request of its own, judged
+    // on its merits (the tile is not in its hand), not a reused key.
     let res = app
         .client
         .post(app.url(&format!("/v1/games/{id}/moves")))
@@ -621,7 +622,7 @@ async fn an_idempotency_key_reused_with_another_body_is_refused(app: TestApp) {
         .send()
         .await
         .unwrap();
-    assert_problem(res, 422, "idempotency_key_reused").await;
+    assert_problem(res, 422, "illegal_move").await;
     assert_eq!(app.views(&id, &players).await, after);
 }
 

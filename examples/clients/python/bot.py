@@ -3,7 +3,7 @@
 It creates a `muggins` game against a built-in `greedy` bot, takes the other seat and plays
 to the end, each time posting the legal move with the most `points` as the server listed
 it (the claiming form of a scoring play comes first, the unclaimed one has 0 points). Then
-it reads the game's log and fails if a muggins call took points from it or if any of its
+it reads the game's log, page after page, and fails if a muggins call took points from it or if any of its
 plays went uncredited.
 
 Usage: python bot.py <server URL>   (with the generated `domino_client` importable)
@@ -62,8 +62,14 @@ while view.status != GameStatus.FINISHED:
         game_id, client=client, body=move, idempotency_key=str(uuid.uuid4())))
     moves += 1
 
+# The log comes a page at a time: each page's `next` is the `after` of the one that follows.
 log = expect(200, GameLog, game_log.sync_detailed(game_id, client=client))
-events = log.start + [event for entry in log.moves for event in entry.events]
+events = list(log.start)
+while True:
+    events += [event for entry in log.moves for event in entry.events]
+    if not isinstance(log.next_, int):
+        break
+    log = expect(200, GameLog, game_log.sync_detailed(game_id, client=client, after=log.next_))
 taken = sum(e.points for e in events if isinstance(e, MugginsTakenEvent) and e.from_ == me)
 uncredited = [e for e in events if isinstance(e, PlayedEvent) and e.seat == me and not e.credited]
 scored = sum(e.points for e in events if isinstance(e, PlayedEvent) and e.seat == me)
