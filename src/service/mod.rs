@@ -995,7 +995,9 @@ impl GameService {
         }
         if alone {
             let expires = now_ms() + LEASE_TTL.as_millis() as u64;
-            self.store.index_deadline(id, version, Some(expires)).await?;
+            self.store
+                .index_deadline(id, version, Some(expires))
+                .await?;
         }
         Ok(true)
     }
@@ -1291,10 +1293,15 @@ mod tests {
         let blocker = tokio::spawn(async move {
             pool_service
                 .pool
-                .run(BotPlace::Request, Priority::Human, Instant::now(), move |_| {
-                    busy_tx.send(()).unwrap();
-                    held.recv().unwrap();
-                })
+                .run(
+                    BotPlace::Request,
+                    Priority::Human,
+                    Instant::now(),
+                    move |_| {
+                        busy_tx.send(()).unwrap();
+                        held.recv().unwrap();
+                    },
+                )
                 .await
                 .unwrap();
         });

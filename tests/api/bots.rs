@@ -169,7 +169,10 @@ async fn a_humans_move_answers_within_the_budget_while_fifty_tables_of_experts_p
         if view["status"] == "finished" {
             break;
         }
-        assert_eq!(view["your_turn"], true, "the bot replied in the last request: {view}");
+        assert_eq!(
+            view["your_turn"], true,
+            "the bot replied in the last request: {view}"
+        );
         let start = Instant::now();
         let moved = app.play(&id, &ann.token, &view["legal_moves"][0]).await;
         let took = start.elapsed();

@@ -442,8 +442,12 @@ async fn a_turn_of_many_draws_earns_the_increment_once(app: TestApp) {
         .await;
     let lead = app.view(&id, None).await["round"]["turn"].as_u64().unwrap() as usize;
     let other = 1 - lead;
-    app.play(&id, &players[lead].token, &json!({"type": "play", "tile": "6-6"}))
-        .await;
+    app.play(
+        &id,
+        &players[lead].token,
+        &json!({"type": "play", "tile": "6-6"}),
+    )
+    .await;
     let mut draws = 0;
     loop {
         let mine = app.view(&id, Some(&players[other].token)).await;
@@ -462,7 +466,11 @@ async fn a_turn_of_many_draws_earns_the_increment_once(app: TestApp) {
         let answer = app.play(&id, &players[other].token, &legal[0]).await;
         draws += 1;
         let bank = answer["clock"]["banks_ms"][other].as_u64().unwrap();
-        assert!(bank <= 60_000, "draw {draws} earned time: {}", answer["clock"]);
+        assert!(
+            bank <= 60_000,
+            "draw {draws} earned time: {}",
+            answer["clock"]
+        );
     }
     assert!(draws >= 2, "drew {draws} times");
 }

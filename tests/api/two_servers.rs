@@ -71,7 +71,10 @@ async fn wait_until_finished(server: &TestApp, id: &str, within: Duration) {
         if view["status"] == "finished" {
             return;
         }
-        assert!(start.elapsed() < within, "not finished within {within:?}: {view}");
+        assert!(
+            start.elapsed() < within,
+            "not finished within {within:?}: {view}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -102,11 +105,18 @@ async fn a_table_of_bots_alone_is_taken_over_when_its_server_stops(a: TestApp, b
     // Under way on `a` (which created it, and has room for it).
     let start = Instant::now();
     while a.view(&id, None).await["version"].as_u64().unwrap() < 2 {
-        assert!(start.elapsed() < Duration::from_secs(30), "it never started");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "it never started"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     a.stop().await;
-    assert_eq!(b.view(&id, None).await["status"], "playing", "stopped mid-match");
+    assert_eq!(
+        b.view(&id, None).await["status"],
+        "playing",
+        "stopped mid-match"
+    );
     wait_until_finished(&b, &id, Duration::from_secs(120)).await;
 }
 
