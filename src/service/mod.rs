@@ -18,8 +18,11 @@
 //! - [`view`]: the answers, each what one caller may see.
 //! - [`events`]: the public event of each version, and the feed of them.
 //! - [`idempotency`]: when two requests are the same, and the receipts that answer retries.
-//! - [`thinking`]: where bots think (a bounded pool off the async workers) and for how long;
-//!   bots left to move make the game due at once, and [`GameService::sweep`] plays them on.
+//! - [`thinking`]: where bots think (a bounded pool off the async workers, games with a
+//!   human first) and for how long; bots left to move make the game due at once, and
+//!   [`GameService::sweep`] plays them on. A table of bots alone waits in the store's queue
+//!   until a process has room for it (`BOT_TABLES`); one process at a time plays it, under
+//!   a lease in the store.
 
 pub mod clock;
 pub mod events;
