@@ -1,7 +1,8 @@
 //! Lobby: what a deep page of open games costs, and what listing costs everyone else.
 //!
 //! Against a running server (memory or Redis), started with its caps lifted for the fill
-//! (`MAX_WAITING_PER_IP=0`, `MEMORY_MAX_GAMES=0`, high `RATE_LIMIT_PER_IP`):
+//! (`MAX_WAITING_PER_IP=0`, `MAX_GAMES_PER_IP=0`, `MEMORY_MAX_GAMES=0`, high
+//! `RATE_LIMIT_PER_IP`):
 //!
 //! `cargo run --release --example lobby -- --url http://127.0.0.1:8080 --games 100000`
 //!

@@ -172,6 +172,7 @@ start_server() {
         RATE_LIMIT_PER_IP=1000000 \
         RATE_LIMIT_PER_TOKEN=1000000 \
         MAX_WAITING_PER_IP=0 \
+        MAX_GAMES_PER_IP=0 \
         LOG_FORMAT=json \
         RUST_LOG="${SERVER_RUST_LOG:-warn}" \
         "${server_wrapper[@]}" "$CARGO_TARGET_DIR/release/domino-server" >"$work_dir/server.log" 2>&1 &

@@ -65,7 +65,7 @@ fi
 # It creates hundreds of waiting games from one address: no cap on them (tests/api/limits.rs
 # covers the cap).
 env "${store[@]}" BIND_ADDR="127.0.0.1:$port" LOG_FORMAT=json RUST_LOG=warn \
-    LONG_POLL_MAX_SECS=1 MAX_WAITING_PER_IP=0 "$server_bin" >"$work/server.log" 2>&1 &
+    LONG_POLL_MAX_SECS=1 MAX_WAITING_PER_IP=0 MAX_GAMES_PER_IP=0 "$server_bin" >"$work/server.log" 2>&1 &
 server_pid=$!
 wait_port "$port" "$server_pid" || { cat "$work/server.log" >&2; exit 1; }
 

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use domino_server::store::memory::MemoryStore;
 use domino_server::store::redis::{RedisStore, RedisTarget};
 use domino_server::store::{
-    Deadline, Event, EventStream, Evidence, GameStore, IDEMPOTENCY_WINDOW, IdempotencyRecord,
-    Listing, Save, SaveOutcome, StoreError, Stored,
+    Creator, Deadline, Event, EventStream, Evidence, GameStore, IDEMPOTENCY_WINDOW,
+    IdempotencyRecord, Listing, QUEUE_END, Save, SaveOutcome, StoreError, Stored, queued_at,
 };
 use futures_util::StreamExt;
 
@@ -190,7 +190,144 @@ contract_tests!(
     concurrent_saves_exactly_one_wins,
     deadlines_are_indexed_with_the_save_and_listed_once_due,
     each_seat_keeps_only_its_last_idempotency_keys,
+    a_lease_is_exclusive_renewed_by_its_holder_and_expires,
+    games_in_play_count_per_creator_until_their_match_is_over,
+    the_queue_of_tables_is_read_apart_from_the_clocks,
 );
+
+/// One holder at a time: another is refused until the holder gives the lease up or it
+/// expires; the holder renews it.
+async fn a_lease_is_exclusive_renewed_by_its_holder_and_expires<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (id, other) = (new_id(), new_id());
+    let short = Duration::from_millis(300);
+    assert!(store.lease(&id, "one", short).await.unwrap());
+    assert!(
+        !store.lease(&id, "two", LONG_TTL).await.unwrap(),
+        "held by one"
+    );
+    assert!(store.lease(&id, "one", short).await.unwrap(), "renewed");
+    assert!(
+        store.lease(&other, "two", LONG_TTL).await.unwrap(),
+        "per game"
+    );
+    let renewed = Instant::now();
+    while renewed.elapsed() <= short {
+        tokio::time::sleep(short / 3).await;
+    }
+    assert!(
+        store.lease(&id, "two", LONG_TTL).await.unwrap(),
+        "expired: two takes it"
+    );
+    assert!(!store.lease(&id, "one", short).await.unwrap(), "now two's");
+    store.release(&id, "one").await.unwrap();
+    assert!(
+        !store.lease(&id, "one", short).await.unwrap(),
+        "only its holder gives it up"
+    );
+    store.release(&id, "two").await.unwrap();
+    assert!(
+        store.lease(&id, "one", short).await.unwrap(),
+        "given up: free"
+    );
+}
+
+/// A creator's games count, listed or not, until a save finishes their match; another
+/// creator has a count of its own.
+async fn games_in_play_count_per_creator_until_their_match_is_over<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let address = new_id();
+    let by = |max| {
+        Some(Creator {
+            address: address.clone(),
+            max,
+        })
+    };
+    let (a, b, c) = (new_id(), new_id(), new_id());
+    store
+        .create_by(&a, b"a".to_vec(), None, by(2))
+        .await
+        .unwrap();
+    let listing = Some(Listing::at(now_ms()));
+    store
+        .create_by(&b, b"b".to_vec(), listing, by(2))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.create_by(&c, b"c".to_vec(), None, by(2)).await,
+        Err(StoreError::TooManyGames { max: 2 })
+    ));
+    assert_eq!(store.load(&c).await.unwrap(), None, "nothing created");
+    assert!(!listed(&store, 0, 100).await.contains(&c));
+    let elsewhere = Creator {
+        address: new_id(),
+        max: 2,
+    };
+    store
+        .create_by(&new_id(), b"x".to_vec(), None, Some(elsewhere))
+        .await
+        .unwrap();
+    // A save that does not finish the match frees nothing; one that does, frees a place.
+    store.save(&a, plain(1, b"a2")).await.unwrap();
+    assert!(matches!(
+        store.create_by(&c, b"c".to_vec(), None, by(2)).await,
+        Err(StoreError::TooManyGames { .. })
+    ));
+    let over = Save {
+        finished: true,
+        ..plain(2, b"a3")
+    };
+    assert_eq!(
+        store.save(&a, over).await.unwrap(),
+        SaveOutcome::Saved { version: 3 }
+    );
+    store
+        .create_by(&c, b"c".to_vec(), None, by(2))
+        .await
+        .unwrap();
+}
+
+/// Tables of bots alone wait in the index below [`QUEUE_END`], where a read of the clocks
+/// does not reach them, and a read of the queue finds them in the order they came.
+async fn the_queue_of_tables_is_read_apart_from_the_clocks<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (early, late, clock) = (new_id(), new_id(), new_id());
+    let now = now_ms();
+    for id in [&early, &late, &clock] {
+        store.create(id, b"v1".to_vec(), None).await.unwrap();
+    }
+    store
+        .index_deadline(&late, 1, Some(queued_at(now)))
+        .await
+        .unwrap();
+    store
+        .index_deadline(&early, 1, Some(queued_at(now - 5_000)))
+        .await
+        .unwrap();
+    store
+        .index_deadline(&clock, 1, Some(now - 1))
+        .await
+        .unwrap();
+    let clocks = store.due_between(QUEUE_END, now, 100).await.unwrap();
+    assert!(clocks.contains(&clock) && !clocks.contains(&early) && !clocks.contains(&late));
+    let queue = store.due_between(0, QUEUE_END - 1, 100).await.unwrap();
+    let ours: Vec<_> = queue
+        .into_iter()
+        .filter(|id| *id == early || *id == late)
+        .collect();
+    assert_eq!(
+        ours,
+        [early.clone(), late.clone()],
+        "first come, first served"
+    );
+    assert!(
+        !store
+            .due_between(0, QUEUE_END - 1, 100)
+            .await
+            .unwrap()
+            .contains(&clock)
+    );
+}
 
 /// A long game keeps [`IDEMPOTENCY_WINDOW`] keys per seat, not every key it ever saw: the
 /// oldest key of a seat is forgotten when it saves one more, and one seat's keys never

@@ -836,6 +836,15 @@ mod tests {
             res.headers().get(header::RETRY_AFTER).unwrap(),
             &WAITING_RETRY_AFTER_SECS.to_string()
         );
+        let games = ApiError::from(StoreError::TooManyGames { max: 100 });
+        assert_eq!(games.code(), ProblemCode::RateLimited);
+        assert!(games.problem().detail.contains("MAX_GAMES_PER_IP"));
+        assert!(
+            games
+                .error_response()
+                .headers()
+                .contains_key(header::RETRY_AFTER)
+        );
         let full = ApiError::from(StoreError::Full { max: 100_000 });
         assert_eq!(full.code(), ProblemCode::StoreUnavailable);
         assert!(full.problem().detail.contains("MEMORY_MAX_GAMES"));

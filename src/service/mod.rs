@@ -19,8 +19,11 @@
 //! - [`events`]: the public event of each version, and the feed of them.
 //! - [`idempotency`]: when two requests are the same, and the receipts that answer retries.
 //! - [`log`]: the history as answers: the log a page at a time, the export as it is sent.
-//! - [`thinking`]: where bots think (a bounded pool off the async workers) and for how long;
-//!   bots left to move make the game due at once, and [`GameService::sweep`] plays them on.
+//! - [`thinking`]: where bots think (a bounded pool off the async workers, games with a
+//!   human first) and for how long; bots left to move make the game due at once, and
+//!   [`GameService::sweep`] plays them on. A table of bots alone waits in the store's queue
+//!   until a process has room for it (`BOT_TABLES`); one process at a time plays it, under
+//!   a lease in the store.
 
 pub mod clock;
 pub mod events;
@@ -1064,7 +1067,9 @@ impl GameService {
         }
         if alone {
             let expires = now_ms() + LEASE_TTL.as_millis() as u64;
-            self.store.index_deadline(id, version, Some(expires)).await?;
+            self.store
+                .index_deadline(id, version, Some(expires))
+                .await?;
         }
         Ok(true)
     }
@@ -1244,5 +1249,110 @@ fn refuse(game: &Game, seat: u8, e: MoveError) -> Error {
             message: other.to_string(),
             legal: game.project(Some(seat)).legal_moves,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+    use crate::store::memory::MemoryStore;
+
+    /// A service on the memory store whose bots have one thread and a long budget.
+    fn service() -> Arc<GameService> {
+        GameService::new(
+            Arc::new(MemoryStore::new(Duration::from_secs(60)).into()),
+            Arc::new(Metrics::new()),
+            Duration::from_secs(1),
+            true,
+            CancellationToken::new(),
+            BotSettings {
+                threads: 1,
+                budget: Duration::from_secs(10),
+                tables: 1,
+            },
+            Caps::default(),
+        )
+    }
+
+    /// The seat's bank as stored now.
+    async fn bank(service: &GameService, id: &str, seat: u8) -> u64 {
+        let (_, record) = service.load(id).await.unwrap();
+        record.clock.unwrap().bank_at(seat, now_ms())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bots_wait_for_a_thread_is_not_charged_to_the_next_humans_bank() {
+        let service = service();
+        let clock = ClockSettings {
+            bank_secs: 60,
+            increment_secs: 0,
+            on_timeout: OnTimeout::Bot,
+            timeout_bot: Level::Greedy,
+            abandon_after: 3,
+        };
+        let seen = service
+            .create(
+                NewGame {
+                    preset: Preset::Classic,
+                    overrides: RulesPatch::default(),
+                    seats: 2,
+                    bots: vec![(1, Level::Greedy)],
+                    seed: Some("a bot's wait".into()),
+                    deal: None,
+                    clock: Some(clock),
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        let id = seen.id.clone();
+        let joined = service.join(&id, "human", Some(0)).await.unwrap();
+        let (_, record) = service.load(&id).await.unwrap();
+        assert_eq!(record.human_to_move(), Some(0), "the human's turn");
+        let mv = record.game.project(Some(0)).legal_moves[0].mv;
+        let before = bank(&service, &id, 0).await;
+
+        // The bots' only thread is busy: the bot's reply waits 500 ms for it.
+        let (release, held) = mpsc::channel::<()>();
+        let (busy_tx, busy) = tokio::sync::oneshot::channel();
+        let pool_service = service.clone();
+        let blocker = tokio::spawn(async move {
+            pool_service
+                .pool
+                .run(
+                    BotPlace::Request,
+                    Priority::Human,
+                    Instant::now(),
+                    move |_| {
+                        busy_tx.send(()).unwrap();
+                        held.recv().unwrap();
+                    },
+                )
+                .await
+                .unwrap();
+        });
+        busy.await.unwrap();
+        let request = MoveRequest {
+            mv,
+            expected_version: None,
+        };
+        let (moved, ()) = tokio::join!(
+            service.make_move(&id, &joined.token, request, None),
+            async {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                release.send(()).unwrap();
+            }
+        );
+        moved.unwrap();
+        blocker.await.unwrap();
+        let (_, record) = service.load(&id).await.unwrap();
+        assert_eq!(record.human_to_move(), Some(0), "the bot replied");
+        let charged = before - bank(&service, &id, 0).await;
+        assert!(
+            charged < 400,
+            "{charged} ms charged: the 500 ms the bot waited for a thread are not the human's"
+        );
     }
 }

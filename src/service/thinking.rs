@@ -261,7 +261,10 @@ mod tests {
     }
 
     /// Starts a job that holds its thread until told, and waits until it holds it.
-    async fn hold(pool: &Arc<Pool>, priority: Priority) -> (mpsc::Sender<()>, tokio::task::JoinHandle<()>) {
+    async fn hold(
+        pool: &Arc<Pool>,
+        priority: Priority,
+    ) -> (mpsc::Sender<()>, tokio::task::JoinHandle<()>) {
         let (release, held) = mpsc::channel::<()>();
         let (started_tx, started) = oneshot::channel();
         let pool = pool.clone();
@@ -290,11 +293,12 @@ mod tests {
         ] {
             let (job_pool, order) = (pool.clone(), order.clone());
             jobs.push(tokio::spawn(async move {
-                job_pool.run(BotPlace::Background, priority, Instant::now(), move |_| {
-                    order.lock().unwrap().push(name);
-                })
-                .await
-                .unwrap();
+                job_pool
+                    .run(BotPlace::Background, priority, Instant::now(), move |_| {
+                        order.lock().unwrap().push(name);
+                    })
+                    .await
+                    .unwrap();
             }));
             // Each in the queue before the next comes.
             let queued = || {
@@ -322,9 +326,14 @@ mod tests {
         let ran2 = ran.clone();
         let table = tokio::spawn(async move {
             pool2
-                .run(BotPlace::Background, Priority::BotsOnly, Instant::now(), move |_| {
-                    ran2.fetch_add(1, Ordering::SeqCst);
-                })
+                .run(
+                    BotPlace::Background,
+                    Priority::BotsOnly,
+                    Instant::now(),
+                    move |_| {
+                        ran2.fetch_add(1, Ordering::SeqCst);
+                    },
+                )
                 .await
                 .unwrap();
         });
@@ -349,18 +358,23 @@ mod tests {
         let table = {
             let pool = pool.clone();
             tokio::spawn(async move {
-                pool.run(BotPlace::Background, Priority::BotsOnly, Instant::now(), move |keep_going| {
-                    let mut moves = 0u64;
-                    let mut moving_tx = Some(moving_tx);
-                    while keep_going() {
-                        moves += 1;
-                        if let Some(tx) = moving_tx.take() {
-                            tx.send(()).unwrap();
+                pool.run(
+                    BotPlace::Background,
+                    Priority::BotsOnly,
+                    Instant::now(),
+                    move |keep_going| {
+                        let mut moves = 0u64;
+                        let mut moving_tx = Some(moving_tx);
+                        while keep_going() {
+                            moves += 1;
+                            if let Some(tx) = moving_tx.take() {
+                                tx.send(()).unwrap();
+                            }
+                            std::thread::sleep(Duration::from_millis(1));
                         }
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    moves
-                })
+                        moves
+                    },
+                )
                 .await
                 .unwrap()
             })
@@ -370,7 +384,10 @@ mod tests {
         pool.run(BotPlace::Request, Priority::Human, Instant::now(), |_| ())
             .await
             .unwrap();
-        assert!(started.elapsed() < Duration::from_secs(60), "served long before the budget");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "served long before the budget"
+        );
         assert!(table.await.unwrap() >= 1);
     }
 

@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 use super::{
-    Creator, Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
-    LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
+    Creator, Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW,
+    IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
 };
 
 /// How many events of one game are kept for `events_since` (the Redis store keeps the same).

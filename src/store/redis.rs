@@ -36,13 +36,17 @@
 //!   (no keyed move of the seat for a whole idle ttl), the seat's older records stay
 //!   until the game expires, a new window bounding what follows;
 //! - the sharded pub/sub channel `<prefix>events:{<id>}` carries each event as the events
-//!   area holds it (version and payload), without its length.
+//!   area holds it (version and payload), without its length;
+//! - `<prefix>game:{<id>}:lease`: which process plays the game's bots now (its holder id),
+//!   with a ttl of a few seconds that the holder renews; taken and given up by one script
+//!   each, so a holder never overwrites or deletes another's lease.
 //!
 //! Every save refreshes the expiry of all of them to the idle ttl, so an abandoned game
 //! disappears whole. Ids are UUIDs; an id must not contain `{` or `}`, nor the prefix `{`.
 //!
 //! **Clock deadlines** are one sorted set `<prefix>{deadlines}` (score = the game's next
-//! deadline, epoch ms) that every process's sweep reads, and beside it, in the same slot,
+//! deadline, epoch ms, or below [`super::QUEUE_END`] a table of bots alone's place in the
+//! queue) that every process's sweep reads, and beside it, in the same slot,
 //! the hash `<prefix>{deadlines}:v` of the game version each entry was written for. Like
 //! the lobby it lives in another slot than the games, so it is written after the save (one
 //! more script, for games with a clock only), guarded by version so that of two saves of
@@ -59,7 +63,13 @@
 //! - `<prefix>{lobby}:owner`: a hash, id → its creator's address, and per address
 //!   `<prefix>{lobby}:by:<address>`: a sorted set of its listed games (score =
 //!   `created_ms`), for the cap on waiting games per address, which therefore holds
-//!   across every server process.
+//!   across every server process;
+//! - per address `<prefix>{lobby}:playing:<address>`: a sorted set of the games it created
+//!   and whose match is not over (score = when created), for the cap on games in play;
+//!   beside it the hash `<prefix>{lobby}:creator` (id → address), read when a save
+//!   finishes a match, and `<prefix>{lobby}:creator-age` (id → when created), by which
+//!   creates prune the entries of games that expired unfinished. An entry older than the
+//!   idle ttl no longer counts.
 //!
 //! The lobby is written after the game's own script (another slot): after a create (the
 //! cap is checked there; a refused game is deleted again), and after a save that keeps the
@@ -146,8 +156,8 @@ use tokio::task::JoinHandle;
 
 use super::memory::{EVENT_HISTORY, receiver_stream};
 use super::{
-    Creator, Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW, IdempotencyRecord,
-    LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
+    Creator, Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW,
+    IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
 };
 
 /// How long a write answered `TRYAGAIN` (its slot is moving, its keys split between two
@@ -1267,7 +1277,10 @@ impl GameStore for RedisStore {
             return Ok(());
         }
         let created_ms = listing.as_ref().map_or_else(now_ms, |l| l.created_ms);
-        let listed = listing.as_ref().map(|_| value.as_slice()).unwrap_or_default();
+        let listed = listing
+            .as_ref()
+            .map(|_| value.as_slice())
+            .unwrap_or_default();
         let (owner, max) = listing.and_then(|l| l.owner).unwrap_or_default();
         let (by, most) = creator.map(|c| (c.address, c.max)).unwrap_or_default();
         let (reply, _) = self

@@ -1,7 +1,7 @@
 //! Bots off the request path: a table of bots alone answers at once and plays on by itself;
 //! bots past a request's budget catch up in the background, on any store and any process.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use domino_server::settings::Settings;
 use serde_json::{Value, json};
@@ -143,4 +143,79 @@ async fn a_table_of_bots_left_by_a_stopped_server_is_finished_by_another() {
         .find_map(|l| l.strip_prefix("domino_bot_moves_total{where=\"background\"} "))
         .and_then(|n| n.parse::<u64>().ok());
     assert!(background.is_some_and(|n| n > 0), "{metrics}");
+}
+
+/// Fifty tables of expert bots alone play, all at once on this server: a human's move
+/// against a greedy bot still answers within a second (the default budget of 200 ms and a
+/// margin for a loaded machine), with the bot's reply made inside the request. The tables
+/// think only on the threads nobody else waits for, and yield after their move when a
+/// human's job waits.
+#[tokio::test]
+async fn a_humans_move_against_greedy_answers_within_a_second_while_fifty_tables_of_experts_play() {
+    let app = busy_with_fifty_tables_of_experts().await;
+    let (id, _) = app
+        .create_game(json!({"preset": "draw", "seats": 2, "seed": "busy tables",
+                            "bots": [{"seat": 1, "level": "greedy"}]}))
+        .await;
+    let ann = app.take_seat(&id, "ann").await;
+    for _ in 0..6 {
+        let view = app.view(&id, Some(&ann.token)).await;
+        if view["status"] == "finished" {
+            break;
+        }
+        assert_eq!(
+            view["your_turn"], true,
+            "the bot replied in the last request: {view}"
+        );
+        let start = Instant::now();
+        let moved = app.play(&id, &ann.token, &view["legal_moves"][0]).await;
+        let took = start.elapsed();
+        assert!(
+            took < Duration::from_millis(200 + 800),
+            "answered in {took:?}: {moved}"
+        );
+    }
+}
+
+/// A server playing fifty tables of expert bots alone at once, in runs of 2 s: a job that
+/// waited behind them in one queue would wait about that long for a thread.
+async fn busy_with_fifty_tables_of_experts() -> TestApp {
+    let app = spawn_app_with(Settings {
+        bot_tables: 50,
+        bot_budget: Duration::from_secs(2),
+        ..test_settings()
+    })
+    .await;
+    for _ in 0..50 {
+        app.create_game(bots_alone("expert")).await;
+    }
+    app
+}
+
+/// Fifty tables of expert bots alone play: a seat out of time is still acted on within a
+/// second of its deadline (and the time this test takes to look, every 50 ms).
+#[tokio::test]
+async fn a_clock_that_runs_out_is_acted_on_within_a_second_while_fifty_tables_of_experts_play() {
+    let app = busy_with_fifty_tables_of_experts().await;
+    let (id, _) = app
+        .start_game(json!({"preset": "draw", "seed": "busy clock",
+            "clock": {"bank_secs": 1, "abandon_after": 100}}))
+        .await;
+    let started = app.view(&id, None).await;
+    let deadline = started["clock"]["deadline_ms"].as_u64().unwrap();
+    let version = started["version"].as_u64().unwrap();
+    loop {
+        let view = app.view(&id, None).await;
+        let now = view["clock"]["now_ms"].as_u64().unwrap();
+        if view["version"].as_u64().unwrap() > version {
+            assert!(
+                now < deadline + 1_000 + 300,
+                "acted on {} ms after the deadline",
+                now - deadline
+            );
+            break;
+        }
+        assert!(now < deadline + 10_000, "not acted on within 10 s: {view}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -53,6 +53,7 @@ on_every_store!(
     a_resignation_with_two_sides_ends_the_match_on_turn_or_off,
     a_resignation_among_three_seats_hands_the_seat_to_a_bot_and_play_goes_on,
     the_banks_show_the_increment_and_the_deadline_of_the_seat_to_move,
+    a_turn_of_many_draws_earns_the_increment_once,
     clock_settings_out_of_range_are_refused_naming_the_field,
 );
 
@@ -468,4 +469,53 @@ async fn a_timeout_survives_the_only_server_that_saw_the_game_being_killed() {
     .await;
     let moves = log_types(&second.log(&id, None).await);
     assert_eq!(moves[0].1, "timed_out", "{moves:?}");
+}
+
+/// Seat 1 holds no 6 after the lead 6-6 and the boneyard's ends hold none: it draws
+/// several times in one turn. Its bank earns nothing per draw, and the increment once when
+/// it plays.
+async fn a_turn_of_many_draws_earns_the_increment_once(app: TestApp) {
+    let deal = json!({
+        "hands": [["6-6", "3-3", "1-3", "2-3", "3-4", "4-4", "0-4"],
+                  ["0-0", "0-1", "0-2", "1-1", "1-2", "2-2", "0-3"]],
+        "boneyard": ["0-5", "1-4", "1-5", "2-4", "0-6", "1-6", "2-6", "3-6", "4-6", "5-6",
+                     "2-5", "3-5", "4-5", "5-5"]
+    });
+    let (id, players) = app
+        .start_game(json!({"preset": "draw", "deal": deal,
+            "clock": {"bank_secs": 60, "increment_secs": 10}}))
+        .await;
+    let lead = app.view(&id, None).await["round"]["turn"].as_u64().unwrap() as usize;
+    let other = 1 - lead;
+    app.play(
+        &id,
+        &players[lead].token,
+        &json!({"type": "play", "tile": "6-6"}),
+    )
+    .await;
+    let mut draws = 0;
+    loop {
+        let mine = app.view(&id, Some(&players[other].token)).await;
+        let legal = mine["legal_moves"].as_array().unwrap().clone();
+        if legal.iter().any(|m| m["type"] == "play") {
+            let answer = app.play(&id, &players[other].token, &legal[0]).await;
+            let bank = answer["clock"]["banks_ms"][other].as_u64().unwrap();
+            assert!(
+                (60_001..=70_000).contains(&bank),
+                "the play earns 10 s, once: {}",
+                answer["clock"]
+            );
+            break;
+        }
+        assert!(legal.iter().all(|m| m["type"] == "draw"), "{mine}");
+        let answer = app.play(&id, &players[other].token, &legal[0]).await;
+        draws += 1;
+        let bank = answer["clock"]["banks_ms"][other].as_u64().unwrap();
+        assert!(
+            bank <= 60_000,
+            "draw {draws} earned time: {}",
+            answer["clock"]
+        );
+    }
+    assert!(draws >= 2, "drew {draws} times");
 }

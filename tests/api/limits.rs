@@ -216,7 +216,10 @@ async fn a_finished_game_frees_its_place_among_the_games_in_play(store: Store) {
     let id = created_id(create(&app, "192.0.2.23", short.clone()).await).await;
     let deadline = Instant::now() + Duration::from_secs(15);
     while app.view(&id, None).await["status"] != "finished" {
-        assert!(Instant::now() < deadline, "{store:?}: the table did not finish");
+        assert!(
+            Instant::now() < deadline,
+            "{store:?}: the table did not finish"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     created_id(create(&app, "192.0.2.23", short).await).await;

@@ -45,7 +45,80 @@ on_two_servers!(
     an_event_stream_on_one_server_sees_a_move_made_through_the_other,
     a_long_poll_on_one_server_wakes_when_the_other_stores_a_move,
     copies_of_a_move_sent_through_two_servers_at_once_are_applied_once,
+    tables_of_bots_alone_are_played_by_one_server_at_a_time_and_finish,
+    a_table_of_bots_alone_is_taken_over_when_its_server_stops,
 );
+
+/// Four expert bots, a few rounds: a table that plays for a while.
+fn table_of_experts(rounds: u32) -> Value {
+    json!({"preset": "draw", "seats": 4, "rules": {"target": null, "rounds": rounds},
+        "bots": [{"seat": 0, "level": "expert"}, {"seat": 1, "level": "expert"},
+                 {"seat": 2, "level": "expert"}, {"seat": 3, "level": "expert"}]})
+}
+
+/// A counter of the server's `/metrics`.
+async fn counter(server: &TestApp, name: &str) -> u64 {
+    let text = server.get("/metrics").await.text().await.unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+async fn wait_until_finished(server: &TestApp, id: &str, within: Duration) {
+    let start = Instant::now();
+    loop {
+        let view = server.view(id, None).await;
+        if view["status"] == "finished" {
+            return;
+        }
+        assert!(
+            start.elapsed() < within,
+            "not finished within {within:?}: {view}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Both servers see every table in the store's queue; a lease lets one play each, so their
+/// writes do not collide, and every table still plays to its end.
+async fn tables_of_bots_alone_are_played_by_one_server_at_a_time_and_finish(
+    a: TestApp,
+    b: TestApp,
+) {
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        let server = if i % 2 == 0 { &a } else { &b };
+        ids.push(server.create_game(table_of_experts(3)).await.0);
+    }
+    for id in &ids {
+        wait_until_finished(&a, id, Duration::from_secs(120)).await;
+    }
+    let conflicts = counter(&a, "domino_store_conflicts_total").await
+        + counter(&b, "domino_store_conflicts_total").await;
+    assert!(conflicts <= 2, "{conflicts} write conflicts");
+}
+
+/// The server playing a table stops; the other takes the table over once the lease runs
+/// out, and plays it to its end.
+async fn a_table_of_bots_alone_is_taken_over_when_its_server_stops(a: TestApp, b: TestApp) {
+    let (id, _) = a.create_game(table_of_experts(6)).await;
+    // Under way on `a` (which created it, and has room for it).
+    let start = Instant::now();
+    while a.view(&id, None).await["version"].as_u64().unwrap() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "it never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    a.stop().await;
+    assert_eq!(
+        b.view(&id, None).await["status"],
+        "playing",
+        "stopped mid-match"
+    );
+    wait_until_finished(&b, &id, Duration::from_secs(120)).await;
+}
 
 async fn a_match_played_alternately_through_two_servers_on_one_redis_completes(
     a: TestApp,
