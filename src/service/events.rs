@@ -311,8 +311,9 @@ mod tests {
             BotSettings {
                 threads: 1,
                 budget: Duration::from_millis(50),
+                tables: 1,
             },
-            None,
+            crate::service::Caps::default(),
         );
         let mut lobby = service.lobby().await.unwrap();
         // Not read while far more news comes than a subscriber's buffer holds.

@@ -1299,7 +1299,7 @@ mod tests {
                     overrides: RulesPatch::default(),
                     seats: 2,
                     bots: vec![(1, Level::Greedy)],
-                    seed: Some("a bot's wait".into()),
+                    seed: Some(Seed::from_text("a bot's wait")),
                     deal: None,
                     clock: Some(clock),
                 },
@@ -1308,7 +1308,7 @@ mod tests {
             .await
             .unwrap();
         let id = seen.id.clone();
-        let joined = service.join(&id, "human", Some(0)).await.unwrap();
+        let joined = service.join(&id, "human", Some(0), None).await.unwrap();
         let (_, record) = service.load(&id).await.unwrap();
         assert_eq!(record.human_to_move(), Some(0), "the human's turn");
         let mv = record.game.project(Some(0)).legal_moves[0].mv;
