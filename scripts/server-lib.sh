@@ -1,6 +1,6 @@
 # Shared by the scripts that run the debug server for a client (scripts/schemathesis.sh,
-# scripts/clients.sh, scripts/cross-origin-check/run.sh). Source it after defining
-# `log`.
+# scripts/clients.sh, scripts/cross-origin-check/run.sh, scripts/watch-check/run.sh).
+# Source it after defining `log`.
 
 # A free TCP port on loopback.
 free_port() {
@@ -17,4 +17,29 @@ wait_port() { # port pid
     done
     log "nothing listens on $1"
     return 1
+}
+
+# Debian's chromium (installed with apt-get if /usr/bin/chromium is missing) and the
+# pinned npm packages of $1 (its package.json and package-lock.json, e.g. playwright-core)
+# installed with `npm ci` into $2, once per lock file. Sets `node_path` to their
+# node_modules. Fails loudly if it cannot.
+ensure_browser_deps() { # package dir, install dir
+    local here=$1 deps=$2 sudo="" lock_sum
+    if ! [[ -x /usr/bin/chromium ]]; then
+        log "installing Debian's chromium"
+        [[ $(id -u) == 0 ]] || sudo=sudo
+        { $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium >/dev/null; } \
+            || { log "FAILED: apt-get install chromium"; return 1; }
+    fi
+    lock_sum=$(sha256sum "$here/package-lock.json" | cut -d" " -f1)
+    if [[ $(cat "$deps/.installed" 2>/dev/null) != "$lock_sum" ]]; then
+        log "installing $here's packages into $deps (npm ci)"
+        rm -rf "$deps"
+        mkdir -p "$deps"
+        cp "$here/package.json" "$here/package-lock.json" "$deps/"
+        (cd "$deps" && npm ci --no-audit --no-fund --loglevel=error) \
+            || { log "FAILED: npm ci in $deps"; return 1; }
+        echo "$lock_sum" >"$deps/.installed"
+    fi
+    node_path=$(cd "$deps/node_modules" && pwd)
 }

@@ -24,31 +24,13 @@ shots="$target_dir/watch-check"
 node --test "$here/" || { log "FAILED: the layout geometry's unit tests"; exit 1; }
 
 # ---- chromium and playwright-core ----
-if ! [[ -x /usr/bin/chromium ]]; then
-    log "installing Debian's chromium"
-    sudo=""
-    [[ $(id -u) == 0 ]] || sudo=sudo
-    { $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium >/dev/null; } \
-        || { log "FAILED: apt-get install chromium"; exit 1; }
-fi
-lock_sum=$(sha256sum "$here/package-lock.json" | cut -d" " -f1)
-if [[ $(cat "$deps/.installed" 2>/dev/null) != "$lock_sum" ]]; then
-    log "installing playwright-core into $deps (npm ci)"
-    rm -rf "$deps"
-    mkdir -p "$deps"
-    cp "$here/package.json" "$here/package-lock.json" "$deps/"
-    (cd "$deps" && npm ci --no-audit --no-fund --loglevel=error) \
-        || { log "FAILED: npm ci in $deps"; exit 1; }
-    echo "$lock_sum" >"$deps/.installed"
-fi
-node_path=$(cd "$deps/node_modules" && pwd)
+# shellcheck source=scripts/server-lib.sh
+source scripts/server-lib.sh
+ensure_browser_deps "$here" "$deps" || exit 1
 
 # ---- the server ----
 cargo build --quiet --bin domino-server
 server_bin="$target_dir/debug/domino-server"
-
-# shellcheck source=scripts/server-lib.sh
-source scripts/server-lib.sh
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/domino-watch-check.XXXXXX")
 port=$(free_port)
