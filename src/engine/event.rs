@@ -38,6 +38,15 @@ pub enum MatchEnd {
     Resigned,
 }
 
+/// A match that ended before its time (only with two sides): `seat` resigned, or ran out
+/// of time under forfeit rules (`reason` is [`MatchEnd::Resigned`] or
+/// [`MatchEnd::Timeout`]); the other side wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct EarlyEnd {
+    pub(crate) seat: u8,
+    pub(crate) reason: MatchEnd,
+}
+
 impl MatchEnd {
     pub fn as_str(self) -> &'static str {
         match self {

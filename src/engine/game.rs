@@ -16,14 +16,12 @@ use serde::{Deserialize, Serialize};
 
 use super::deal::{Deal, Seed, draw_lots, round_rng, shuffle_into};
 use super::error::MoveError;
-use super::event::{EndReason, Event, MatchEnd, Outcome, RoundResult};
+use super::event::{EarlyEnd, EndReason, Event, MatchEnd, Outcome, RoundResult};
 use super::history::History;
 use super::layout::{End, Layout};
 use super::moves::Move;
-use super::replay::Replay;
 use super::rules::{DrawRule, NextLeader, Opening, Rules, RulesError, Scoring, WhenStuck};
 use super::scoring;
-use super::table::EarlyEnd;
 use super::tile::{Tile, TileSet};
 
 /// Points a player made but did not claim (muggins rules), open to the opponents until
@@ -37,10 +35,6 @@ pub struct Unclaimed {
 /// A replayed match: the game after the last move, and the events of the start followed
 /// by those of each move.
 pub type Replayed = (Game, Vec<Vec<Event>>);
-
-/// A match's moves read back from its record (each with its seat, in canonical form), and
-/// the events of the start followed by those of each move.
-pub type MovesAndEvents = (Vec<(u8, Move)>, Vec<Vec<Event>>);
 
 /// The round in play.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -247,46 +241,6 @@ impl Game {
         self.history.len()
     }
 
-    /// This match's moves, read back from its compact record by replaying it from the
-    /// start, with what each caused (the events of the start first, as [`Game::replay`]).
-    /// Fails when the record does not replay into this very game (a damaged store); a game
-    /// made by [`Game::determinise`] has no record to replay.
-    pub fn replay_history(&self) -> Result<MovesAndEvents, String> {
-        let (game, (moves, events)) = self.replay_first(self.move_count())?;
-        if game != *self {
-            return Err("the moves do not lead to the stored game".into());
-        }
-        Ok((moves, events))
-    }
-
-    /// The game as it was after its first `n` moves, with what each of them caused (the
-    /// events of the start first): how the server answers a retried request again.
-    pub fn after_moves(&self, n: usize) -> Result<(Game, Vec<Vec<Event>>), String> {
-        if n > self.move_count() {
-            return Err(format!("the match has only {} moves", self.move_count()));
-        }
-        let (game, (_, events)) = self.replay_first(n)?;
-        Ok((game, events))
-    }
-
-    /// Replays the first `n` recorded moves from the start.
-    fn replay_first(&self, n: usize) -> Result<(Game, MovesAndEvents), String> {
-        let mut start = Vec::new();
-        let mut replay = Replay::new(self, &mut start)?;
-        let mut moves = Vec::with_capacity(n);
-        let mut all = Vec::with_capacity(n + 1);
-        all.push(start);
-        while replay.done() < n {
-            let mut events = Vec::new();
-            let Some(played) = replay.next_move(&mut events) else {
-                break;
-            };
-            moves.push(played?);
-            all.push(events);
-        }
-        Ok((replay.into_game(), (moves, all)))
-    }
-
     /// Scores per side (seat, or team under `teams`).
     pub fn scores(&self) -> &[i32] {
         &self.scores[..self.rules.sides(self.seats) as usize]
@@ -406,19 +360,6 @@ impl Game {
             // No record to replay (a game a bot made up): the last result is all there is.
             Err(_) => self.opening_applies(number),
         }
-    }
-
-    /// Every round result of the match so far, by replaying its record.
-    fn round_ends(&self) -> Result<Vec<RoundResult>, String> {
-        let (_, (_, events)) = self.replay_first(self.move_count())?;
-        Ok(events
-            .iter()
-            .flatten()
-            .filter_map(|e| match *e {
-                Event::RoundEnded(r) => Some(r),
-                _ => None,
-            })
-            .collect())
     }
 
     /// Fills `stock` with round `number`'s deal in deal order (hands, then the boneyard

@@ -8,10 +8,14 @@
 
 use std::borrow::Borrow;
 
-use super::event::Event;
+use super::event::{Event, RoundResult};
 use super::game::Game;
 use super::history::{Code, Cursor};
 use super::moves::Move;
+
+/// A match's moves read back from its record (each with its seat, in canonical form), and
+/// the events of the start followed by those of each move.
+pub type MovesAndEvents = (Vec<(u8, Move)>, Vec<Vec<Event>>);
 
 /// A recorded match (`source`) replayed from its start, one move at a time.
 pub struct Replay<G: Borrow<Game> = Game> {
@@ -161,5 +165,62 @@ mod tests {
         replay.skip(half).unwrap();
         assert_eq!(replay.game(), &game.after_moves(half).unwrap().0);
         assert_eq!(replay.finish().unwrap(), game);
+    }
+}
+
+/// A match's history read back whole, for what needs it all at once (a retry's answer,
+/// the deals of an export, the results of earlier rounds).
+impl Game {
+    /// This match's moves, read back from its compact record by replaying it from the
+    /// start, with what each caused (the events of the start first, as [`Game::replay`]).
+    /// Fails when the record does not replay into this very game (a damaged store); a game
+    /// made by [`Game::determinise`] has no record to replay.
+    pub fn replay_history(&self) -> Result<MovesAndEvents, String> {
+        let (game, (moves, events)) = self.replay_first(self.move_count())?;
+        if game != *self {
+            return Err("the moves do not lead to the stored game".into());
+        }
+        Ok((moves, events))
+    }
+
+    /// The game as it was after its first `n` moves, with what each of them caused (the
+    /// events of the start first): how the server answers a retried request again.
+    pub fn after_moves(&self, n: usize) -> Result<(Game, Vec<Vec<Event>>), String> {
+        if n > self.move_count() {
+            return Err(format!("the match has only {} moves", self.move_count()));
+        }
+        let (game, (_, events)) = self.replay_first(n)?;
+        Ok((game, events))
+    }
+
+    /// Replays the first `n` recorded moves from the start.
+    fn replay_first(&self, n: usize) -> Result<(Game, MovesAndEvents), String> {
+        let mut start = Vec::new();
+        let mut replay = Replay::new(self, &mut start)?;
+        let mut moves = Vec::with_capacity(n);
+        let mut all = Vec::with_capacity(n + 1);
+        all.push(start);
+        while replay.done() < n {
+            let mut events = Vec::new();
+            let Some(played) = replay.next_move(&mut events) else {
+                break;
+            };
+            moves.push(played?);
+            all.push(events);
+        }
+        Ok((replay.into_game(), (moves, all)))
+    }
+
+    /// Every round result of the match so far, by replaying its record.
+    pub(super) fn round_ends(&self) -> Result<Vec<RoundResult>, String> {
+        let (_, (_, events)) = self.replay_first(self.move_count())?;
+        Ok(events
+            .iter()
+            .flatten()
+            .filter_map(|e| match *e {
+                Event::RoundEnded(r) => Some(r),
+                _ => None,
+            })
+            .collect())
     }
 }

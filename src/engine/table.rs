@@ -22,21 +22,10 @@
 //! player left unclaimed under muggins rules: they are open until the next move, of any
 //! kind.
 
-use serde::{Deserialize, Serialize};
-
 use super::error::MoveError;
-use super::event::{Event, MatchEnd};
+use super::event::{EarlyEnd, Event, MatchEnd};
 use super::game::Game;
 use super::moves::Move;
-
-/// A match that ended before its time (only with two sides): `seat` resigned, or ran out
-/// of time under forfeit rules (`reason` is [`MatchEnd::Resigned`] or
-/// [`MatchEnd::Timeout`]); the other side wins.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct EarlyEnd {
-    pub(crate) seat: u8,
-    pub(crate) reason: MatchEnd,
-}
 
 impl Game {
     /// Whether `seat` is abandoned: a bot plays it to the end.
