@@ -14,8 +14,10 @@ use crate::engine::{Event, Game, Move};
 use crate::metrics::BotPlace;
 use crate::store::{GameStore, QUEUE_END};
 
+use super::clock::ClockSettings;
 use super::clock::OnTimeout;
-use super::write::{Change, Think, Thinking, Updated, bots_play};
+use super::record::Record;
+use super::write::{Change, Decision, Outcome, Think, Thinking, bots_play};
 use super::{Error, GameService, now_ms};
 
 /// Games a sweep acts on at most, and how many at once.
@@ -26,9 +28,9 @@ const SWEEP_CONCURRENCY: usize = 16;
 const LEASE_TTL: Duration = Duration::from_secs(5);
 const RENEW_EVERY: Duration = Duration::from_millis(1_666);
 
-/// What [`GameService::act`] did with a game the sweep found due.
+/// What [`GameService::play_due`] did with a game the sweep found due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Acted {
+enum Played {
     /// Nothing was due after all.
     Nothing,
     /// A seat ran out of time.
@@ -44,11 +46,11 @@ impl GameService {
     /// after `abandon_after` timeouts in a row takes the seat over), or under `forfeit` its
     /// side loses. Exactly once, whichever process sweeps first: the change goes through
     /// the compare-and-set like a move.
-    pub async fn act(&self, id: &str) -> Result<Acted, Error> {
+    async fn play_due(&self, id: &str) -> Result<Played, Error> {
         let updated = self
             .update(id, None, |_, now, record| {
                 if record.bots_to_move() {
-                    return Ok(Some(Change {
+                    return Ok(Decision::Store(Change {
                         value: None,
                         mover: None,
                         moves: Vec::new(),
@@ -59,10 +61,10 @@ impl GameService {
                     }));
                 }
                 let Some(clock) = record.clock.as_mut() else {
-                    return Ok(None);
+                    return Ok(Decision::Leave(()));
                 };
                 if clock.deadline().is_none_or(|deadline| deadline > now) {
-                    return Ok(None);
+                    return Ok(Decision::Leave(()));
                 }
                 let settings = clock.settings;
                 let (seat, in_row) = clock.time_out().expect("a clock with a deadline runs");
@@ -76,39 +78,9 @@ impl GameService {
                     .map_err(|e| Error::Internal(format!("a timeout was refused: {e}")))?;
                 let abandon = u64::from(in_row) >= settings.abandon_after;
                 let think: Think = Box::new(move |record, events, keep_going| {
-                    let game = &mut record.game;
-                    let mut moves = Vec::new();
-                    let mut play = |game: &mut Game, mv: Move, events: &mut Vec<Event>| {
-                        game.play_into(seat, mv, events)
-                            .map(|played| moves.push((seat, played)))
-                            .map_err(|e| Error::Internal(format!("a timeout was refused: {e}")))
-                    };
-                    if settings.on_timeout == OnTimeout::Bot {
-                        // The bot plays the seat's one turn: draws and a muggins call keep
-                        // it, a play or a pass ends it. The seat may be to move again at
-                        // once (it went out and leads the next round): that is a new turn
-                        // with a bank of 0, its own timeout.
-                        for _ in 0..bots::turns::MAX_MOVES {
-                            if game.turn() != Some(seat) {
-                                break;
-                            }
-                            let level = settings.timeout_bot;
-                            let Some(mv) = bots::turns::choose_for(game, seat, level) else {
-                                break;
-                            };
-                            play(game, mv, events)?;
-                            if matches!(mv, Move::Play { .. } | Move::Pass) {
-                                break;
-                            }
-                        }
-                        if abandon && !game.is_over() {
-                            play(game, Move::Abandon, events)?;
-                        }
-                    }
-                    moves.extend(bots_play(record, events, keep_going));
-                    Ok(moves)
+                    timed_out_turn(record, events, keep_going, seat, settings, abandon)
                 });
-                Ok(Some(Change {
+                Ok(Decision::Store(Change {
                     value: Some((seat, in_row)),
                     mover: None,
                     moves: vec![(seat, played)],
@@ -123,7 +95,7 @@ impl GameService {
             })
             .await?;
         match updated {
-            Updated::Saved {
+            Outcome::Saved {
                 value,
                 version,
                 record,
@@ -134,20 +106,25 @@ impl GameService {
                     Some((seat, in_row)) => {
                         self.metrics.timeouts.inc();
                         tracing::info!(game_id = %id, seat, in_row, version, "a seat ran out of time");
-                        Acted::TimedOut { bots_left }
+                        Played::TimedOut { bots_left }
                     }
-                    None => Acted::Bots { bots_left },
+                    None => Played::Bots { bots_left },
                 })
             }
             // Listed as due but nothing is due yet (the index keeps an earlier state's
             // entry until then): tell it the truth, or the sweep would look every time.
-            Updated::Unchanged { version, record } => {
+            Outcome::Unchanged {
+                why: (),
+                version,
+                record,
+            } => {
                 self.store
                     .index_deadline(id, version, record.due(now_ms()))
                     .await?;
-                Ok(Acted::Nothing)
+                Ok(Played::Nothing)
             }
-            Updated::Repeated { .. } => Ok(Acted::Nothing),
+            // A background change has no key, so it repeats nothing.
+            Outcome::Repeated { .. } => Ok(Played::Nothing),
         }
     }
 
@@ -167,7 +144,7 @@ impl GameService {
     /// the store's queue. The bots play under a lease in the store, so that one process at
     /// a time drives a game; should this one stop, the lease expires and the game comes
     /// due again for another process's sweep.
-    pub(super) fn kick(&self, id: &str, table: bool) -> bool {
+    pub(super) fn drive(&self, id: &str, table: bool) -> bool {
         {
             let mut driving = self.driving();
             if driving.contains_key(id) {
@@ -261,14 +238,14 @@ impl GameService {
     /// for a thread. Returns whether bots are left to move, and this process still
     /// holds the lease.
     async fn drive_once(&self, id: &str) -> Result<bool, Error> {
-        let mut act = std::pin::pin!(self.act(id));
+        let mut playing = std::pin::pin!(self.play_due(id));
         let mut held = true;
         loop {
             tokio::select! {
-                acted = &mut act => {
+                played = &mut playing => {
                     let left = matches!(
-                        acted?,
-                        Acted::Bots { bots_left: true } | Acted::TimedOut { bots_left: true }
+                        played?,
+                        Played::Bots { bots_left: true } | Played::TimedOut { bots_left: true }
                     );
                     return Ok(left && held);
                 }
@@ -333,7 +310,7 @@ impl GameService {
             .iter()
             .filter(|id| !self.driving().contains_key(*id))
             .take(room)
-            .filter(|id| self.kick(id, true))
+            .filter(|id| self.drive(id, true))
             .count();
         Ok(acted + started)
     }
@@ -343,16 +320,60 @@ impl GameService {
     async fn tend(&self, id: &str) -> Result<bool, Error> {
         let (_, record) = self.load(id).await?;
         if record.bots_to_move() {
-            return Ok(self.kick(id, false));
+            return Ok(self.drive(id, false));
         }
-        Ok(match self.act(id).await? {
-            Acted::Nothing => false,
-            Acted::TimedOut { bots_left } | Acted::Bots { bots_left } => {
+        Ok(match self.play_due(id).await? {
+            Played::Nothing => false,
+            Played::TimedOut { bots_left } | Played::Bots { bots_left } => {
                 if bots_left {
-                    self.kick(id, false);
+                    self.drive(id, false);
                 }
                 true
             }
         })
     }
+}
+
+/// The turn of a seat that ran out of time, on the bots' pool: under `bot`, a bot of the
+/// clock's level plays the seat's one turn (and takes the seat over when `abandon`); then
+/// the bots whose turn follows move, while `keep_going` says so.
+fn timed_out_turn(
+    record: &mut Record,
+    events: &mut Vec<Event>,
+    keep_going: &mut dyn FnMut() -> bool,
+    seat: u8,
+    settings: ClockSettings,
+    abandon: bool,
+) -> Result<Vec<(u8, Move)>, Error> {
+    let game = &mut record.game;
+    let mut moves = Vec::new();
+    let mut play = |game: &mut Game, mv: Move, events: &mut Vec<Event>| {
+        game.play_into(seat, mv, events)
+            .map(|played| moves.push((seat, played)))
+            .map_err(|e| Error::Internal(format!("a timeout was refused: {e}")))
+    };
+    if settings.on_timeout == OnTimeout::Bot {
+        // The bot plays the seat's one turn: draws and a muggins call keep
+        // it, a play or a pass ends it. The seat may be to move again at
+        // once (it went out and leads the next round): that is a new turn
+        // with a bank of 0, its own timeout.
+        for _ in 0..bots::turns::MAX_MOVES {
+            if game.turn() != Some(seat) {
+                break;
+            }
+            let level = settings.timeout_bot;
+            let Some(mv) = bots::turns::choose_for(game, seat, level) else {
+                break;
+            };
+            play(game, mv, events)?;
+            if matches!(mv, Move::Play { .. } | Move::Pass) {
+                break;
+            }
+        }
+        if abandon && !game.is_over() {
+            play(game, Move::Abandon, events)?;
+        }
+    }
+    moves.extend(bots_play(record, events, keep_going));
+    Ok(moves)
 }

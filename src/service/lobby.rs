@@ -2,6 +2,8 @@
 //! players. Each checks the request in domain words, then writes through
 //! [`GameService::update`] (a join) or the store's create (a new game).
 
+use std::convert::Infallible;
+
 use rand::Rng;
 
 use crate::address::AddressKey;
@@ -15,7 +17,7 @@ use super::events::LobbyNews;
 use super::idempotency::RequestKey;
 use super::record::{Record, Status};
 use super::view::{Joined, Seen};
-use super::write::{Change, Thinking, Updated};
+use super::write::{Change, Decision, Outcome, Thinking};
 use super::{Error, GameService, now_ms};
 
 /// Player names: 1 to this many characters.
@@ -107,7 +109,7 @@ impl GameService {
             if let Err(e) = self.store.index_deadline(&id, 1, Some(due)).await {
                 tracing::warn!(game_id = %id, error = %e, "created, but could not index the bots' turn");
             }
-            self.kick(&id, true);
+            self.drive(&id, true);
         }
         tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged, "game created");
         if listed {
@@ -145,7 +147,7 @@ impl GameService {
         let token = hex::encode(token_bytes);
         let key = key.map(|key| key.sealing(&token_bytes));
         let updated = self
-            .update(id, key.as_ref().map(|key| (key, None)), |_, _, record| {
+            .update::<_, Infallible>(id, key.as_ref().map(|key| (key, None)), |_, _, record| {
                 let free = record.free_seats();
                 let seat = match wanted {
                     _ if free.is_empty() => return Err(Error::GameFull),
@@ -163,7 +165,7 @@ impl GameService {
                 };
                 record.seat_player(seat, name, &token);
                 let started = record.status() != Status::Waiting;
-                Ok(Some(Change {
+                Ok(Decision::Store(Change {
                     value: (seat, started),
                     mover: None,
                     moves: Vec::new(),
@@ -175,13 +177,13 @@ impl GameService {
             })
             .await?;
         let (version, record, seat, started) = match updated {
-            Updated::Saved {
+            Outcome::Saved {
                 version,
                 record,
                 value: (seat, started),
                 ..
             } => (version, record, seat, started),
-            Updated::Repeated {
+            Outcome::Repeated {
                 stored,
                 version,
                 record,
@@ -205,11 +207,10 @@ impl GameService {
                     seen: Seen::of(id, version, &record, Some(seat)),
                 });
             }
-            Updated::Unchanged { .. } => unreachable!("a join always stores or is refused"),
         };
         tracing::info!(game_id = %id, seat, started, version, "seat taken");
         if record.bots_to_move() {
-            self.kick(id, false);
+            self.drive(id, false);
         }
         Ok(Joined {
             seat,

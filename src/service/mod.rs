@@ -46,7 +46,6 @@ use crate::metrics::Metrics;
 use crate::store::any::AnyStore;
 use crate::store::{GameStore, Health};
 
-pub use background::Acted;
 pub use clock::{ClockSettings, OnTimeout};
 pub use error::{Error, Fate};
 pub use events::{Feed, LobbyEvent, LobbyItem, LobbyNews, PublicEvent, Watched};

@@ -1,6 +1,7 @@
 //! Playing a game: a seat's move, and the views of a game (at once, or as a long poll
 //! that answers at the next version). A move writes through [`GameService::update`].
 
+use std::convert::Infallible;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -11,7 +12,7 @@ use crate::metrics::BotPlace;
 use super::idempotency::RequestKey;
 use super::record::Status;
 use super::view::{Moved, Seen};
-use super::write::{Change, Thinking, Updated};
+use super::write::{Change, Decision, Outcome, Thinking};
 use super::{Error, GameService, UNKNOWN_TOKEN, viewer_of};
 
 /// A move request after parsing.
@@ -73,7 +74,7 @@ impl GameService {
         key: Option<&RequestKey>,
     ) -> Result<Moved, Error> {
         let updated = self
-            .update(
+            .update::<_, Infallible>(
                 id,
                 key.map(|key| (key, Some(token))),
                 |version, _, record| {
@@ -97,7 +98,7 @@ impl GameService {
                         .play_into(seat, request.mv, &mut events)
                         .map_err(|e| refuse(&record.game, seat, e))?;
                     let events: Vec<_> = events.iter().map(|e| e.visible_to(Some(seat))).collect();
-                    Ok(Some(Change {
+                    Ok(Decision::Store(Change {
                         value: (seat, events),
                         mover: Some(seat),
                         moves: vec![(seat, played)],
@@ -110,14 +111,14 @@ impl GameService {
             )
             .await?;
         Ok(match updated {
-            Updated::Saved {
+            Outcome::Saved {
                 version,
                 record,
                 value: (seat, mut events),
                 thought,
             } => {
                 if record.bots_to_move() {
-                    self.kick(id, false);
+                    self.drive(id, false);
                 }
                 events.extend(thought.iter().map(|e| e.visible_to(Some(seat))));
                 Moved {
@@ -125,8 +126,7 @@ impl GameService {
                     events,
                 }
             }
-            Updated::Unchanged { .. } => unreachable!("a move always stores or is refused"),
-            Updated::Repeated { stored, record, .. } => {
+            Outcome::Repeated { stored, record, .. } => {
                 let receipt = stored.receipt;
                 let (then, events) = receipt.replay(&record)?;
                 Moved {

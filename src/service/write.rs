@@ -78,10 +78,23 @@ pub(super) fn bots_play(
     bots::turns::play_turns_while(&mut record.game, &bots, events, keep_going)
 }
 
+/// What one attempt's `change` decided: store a change, or leave the game as it is.
+pub(super) enum Decision<T, Idle> {
+    Store(Change<T>),
+    /// Only the background may find nothing to do (a deadline not reached after all); a
+    /// request always stores or is refused, so its `Idle` is [`std::convert::Infallible`] and its
+    /// [`Outcome`] has no `Unchanged`.
+    Leave(Idle),
+}
+
 /// What [`GameService::update`] did.
-pub(super) enum Updated<T> {
-    /// Nothing to store (a deadline not reached after all): the game as loaded.
-    Unchanged { version: u64, record: Record },
+pub(super) enum Outcome<T, Idle> {
+    /// Nothing to store, for `why`: the game as loaded.
+    Unchanged {
+        why: Idle,
+        version: u64,
+        record: Record,
+    },
     /// Stored as `version`; `thought`: what the bots' moves caused.
     Saved {
         version: u64,
@@ -103,12 +116,12 @@ impl GameService {
     /// `key`), and on a lost race start again from the fresh state. With `key` (and the
     /// token a move came with; a join has none), a request already stored under it is not
     /// made again.
-    pub(super) async fn update<T>(
+    pub(super) async fn update<T, Idle>(
         &self,
         id: &str,
         key: Option<(&RequestKey, Option<&str>)>,
-        mut change: impl FnMut(u64, u64, &mut Record) -> Result<Option<Change<T>>, Error>,
-    ) -> Result<Updated<T>, Error> {
+        mut change: impl FnMut(u64, u64, &mut Record) -> Result<Decision<T, Idle>, Error>,
+    ) -> Result<Outcome<T, Idle>, Error> {
         // The bots' budget runs from here: a lost race does not start it again.
         let started = std::time::Instant::now();
         for _ in 0..MAX_ATTEMPTS {
@@ -134,7 +147,7 @@ impl GameService {
                                 cause,
                                 fate: Fate::Unknown,
                             })?;
-                        return Ok(Updated::Repeated {
+                        return Ok(Outcome::Repeated {
                             stored,
                             version,
                             record,
@@ -146,7 +159,7 @@ impl GameService {
             }
             let moves_before = record.game.move_count() as u32;
             let due_before = record.due(now);
-            let Some(Change {
+            let Change {
                 value,
                 mover,
                 mut moves,
@@ -154,9 +167,15 @@ impl GameService {
                 unlist,
                 relist,
                 think,
-            }) = change(version, now, &mut record)?
-            else {
-                return Ok(Updated::Unchanged { version, record });
+            } = match change(version, now, &mut record)? {
+                Decision::Store(change) => change,
+                Decision::Leave(why) => {
+                    return Ok(Outcome::Unchanged {
+                        why,
+                        version,
+                        record,
+                    });
+                }
             };
             // A draw that leaves its seat to move does not end the seat's turn.
             let turn_over = !matches!(moves.first(), Some(&(seat, Move::Draw))
@@ -237,7 +256,7 @@ impl GameService {
                 }
                 // Redis may have applied it and only its answer was late: look before
                 // answering, so that a client never retries blind into a second move.
-                Err(cause) => match self.landed(id, version, &bytes, event_bytes).await {
+                Err(cause) => match self.fate_of(id, version, &bytes, event_bytes).await {
                     Fate::Landed => SaveOutcome::Saved {
                         version: version + 1,
                     },
@@ -263,7 +282,7 @@ impl GameService {
                         tracing::info!(game_id = %id, scores = ?record.game.scores(), "match ended");
                         self.announce(LobbyNews::Finished, id).await;
                     }
-                    return Ok(Updated::Saved {
+                    return Ok(Outcome::Saved {
                         version,
                         record,
                         value,
@@ -288,7 +307,7 @@ impl GameService {
     /// at `expected + 1` holds exactly these bytes (its record carries fresh clocks, tokens
     /// and moves: no other write makes the same), or, when it has moved on since, the event
     /// of `expected + 1` is this one. Each look is bounded by the store's own timeout.
-    async fn landed(&self, id: &str, expected: u64, bytes: &[u8], event: Option<Vec<u8>>) -> Fate {
+    async fn fate_of(&self, id: &str, expected: u64, bytes: &[u8], event: Option<Vec<u8>>) -> Fate {
         let stored = match self.store.load_after_writes(id).await {
             Ok(Some(stored)) => stored,
             Ok(None) | Err(_) => return Fate::Unknown,
