@@ -1,0 +1,79 @@
+//! The service's one error type, in domain words, and what became of a change the store
+//! did not answer for. The API maps each variant to its problem; nothing here knows HTTP.
+
+use crate::engine::{LegalMove, RulesError};
+use crate::store::StoreError;
+
+/// What went wrong, in domain words; the API maps each to its problem code.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("no such game")]
+    NotFound,
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    #[error("{0}")]
+    NotYourTurn(String),
+    #[error("the game is at version {current}")]
+    VersionConflict { current: u64 },
+    #[error("the game has not started: seats are still free")]
+    NotStarted,
+    #[error("the match is over")]
+    Finished,
+    #[error("{0}")]
+    SeatTaken(String),
+    #[error("this seat was abandoned to a bot: it may still read the game, not move")]
+    SeatAbandoned,
+    #[error("every seat is taken")]
+    GameFull,
+    #[error("{message}")]
+    IllegalMove {
+        message: String,
+        legal: Vec<LegalMove>,
+    },
+    #[error("{0}")]
+    InvalidRules(String),
+    #[error("this Idempotency-Key was used with another request")]
+    IdempotencyKeyReused,
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("the game is not finished: the export reveals every hand")]
+    NotFinished,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A save got no answer from the store, and looking afterwards told `fate`.
+    #[error("{cause} (the change was {})", fate.as_str())]
+    Unsettled { cause: StoreError, fate: Fate },
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// What became of a change the store did not answer for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// It was stored (the caller answers as for any success).
+    Landed,
+    /// It was not: the game was read after the save on the same connection (Redis answers
+    /// a connection in order) at the version the save expected, or past it by another
+    /// change. Retrying makes it once.
+    NotApplied,
+    /// The store did not say: retry only with the same `Idempotency-Key` or with
+    /// `expected_version`, so that it is made at most once.
+    Unknown,
+}
+
+impl Fate {
+    /// The problem's `outcome`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fate::Landed => "applied",
+            Fate::NotApplied => "not_applied",
+            Fate::Unknown => "unknown",
+        }
+    }
+}
+
+impl From<RulesError> for Error {
+    fn from(e: RulesError) -> Error {
+        Error::InvalidRules(e.to_string())
+    }
+}

@@ -1,0 +1,259 @@
+//! The lobby's use cases: create a game, take a seat in it, list the games waiting for
+//! players. Each checks the request in domain words, then writes through
+//! [`GameService::update`] (a join) or the store's create (a new game).
+
+use std::convert::Infallible;
+
+use rand::Rng;
+
+use crate::address::AddressKey;
+use crate::bots::Level;
+use crate::engine::{Deal, Game, Preset, RulesPatch, Seed};
+use crate::metrics::BotPlace;
+use crate::store::{Creator, GameStore, Listing};
+
+use super::clock::{ClockSettings, OnTimeout};
+use super::events::LobbyNews;
+use super::idempotency::RequestKey;
+use super::record::{Record, Status};
+use super::view::{Joined, Seen};
+use super::write::{Change, Decision, Outcome, Thinking};
+use super::{Error, GameService, now_ms};
+
+/// Player names: 1 to this many characters.
+pub const MAX_NAME_CHARS: usize = 32;
+/// Lobby pages: at most this many games each.
+pub const MAX_PER_PAGE: usize = 100;
+
+/// A new game, as the lobby asks for it.
+#[derive(Debug, Clone)]
+pub struct NewGame {
+    pub preset: Preset,
+    pub overrides: RulesPatch,
+    pub seats: u8,
+    pub bots: Vec<(u8, Level)>,
+    pub seed: Option<Seed>,
+    pub deal: Option<Deal>,
+    pub clock: Option<ClockSettings>,
+}
+
+impl GameService {
+    /// Creates a game; a game of bots only is stored with its bots to move, and they play
+    /// it in the background. A game left waiting for players counts against `from`'s cap
+    /// on them until it fills or expires.
+    pub async fn create(&self, new: NewGame, from: Option<AddressKey>) -> Result<Seen, Error> {
+        let rules = new.preset.rules().with(&new.overrides);
+        rules.validate(new.seats)?;
+        if let Some(clock) = &new.clock {
+            clock.validate().map_err(Error::InvalidRules)?;
+            if clock.on_timeout == OnTimeout::Forfeit && rules.sides(new.seats) != 2 {
+                return Err(Error::InvalidRules(
+                    "clock.on_timeout: forfeit needs two sides (2 seats, or 4 in teams); \
+                     use bot with three or four independent seats"
+                        .into(),
+                ));
+            }
+        }
+        let prearranged = new.seed.is_some() || new.deal.is_some();
+        if prearranged && !self.allow_prearranged {
+            let field = if new.seed.is_some() { "seed" } else { "deal" };
+            return Err(Error::InvalidRules(format!(
+                "{field}: this server does not accept prearranged games \
+                 (ALLOW_PREARRANGED=false); create the game without seed and deal"
+            )));
+        }
+        let seed = match new.seed {
+            Some(seed) => seed,
+            None => {
+                let mut bytes = [0u8; 32];
+                rand::rng().fill_bytes(&mut bytes);
+                Seed(bytes)
+            }
+        };
+        let game = Game::new(rules, new.seats, seed, new.deal)?;
+        let mut record = Record::new(now_ms(), new.preset, prearranged, new.clock, game);
+        for &(seat, level) in &new.bots {
+            let slot = record.seats.get_mut(seat as usize).ok_or_else(|| {
+                Error::InvalidRules(format!(
+                    "bots: there is no seat {seat} in a {}-seat game",
+                    new.seats
+                ))
+            })?;
+            if slot.bot.is_some() {
+                return Err(Error::InvalidRules(format!(
+                    "bots: seat {seat} is given two bots"
+                )));
+            }
+            slot.bot = Some(level);
+            slot.name = Some(format!("{} bot", level.as_str()));
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let listing = (record.status() == Status::Waiting).then(|| Listing {
+            created_ms: record.created_ms,
+            owner: from
+                .zip(self.caps.waiting)
+                .map(|(from, max)| (from.to_string(), max)),
+        });
+        let creator = from.zip(self.caps.games).map(|(from, max)| Creator {
+            address: from.to_string(),
+            max,
+        });
+        let listed = listing.is_some();
+        self.store
+            .create_by(&id, record.encode(), listing, creator)
+            .await?;
+        self.metrics.games_created.inc();
+        if let Some(due) = record.due(now_ms()) {
+            // A table of bots alone: queued at once, so whichever process has room plays
+            // it even if this one stops; and this one starts at once if it has room.
+            if let Err(e) = self.store.index_deadline(&id, 1, Some(due)).await {
+                tracing::warn!(game_id = %id, error = %e, "created, but could not index the bots' turn");
+            }
+            self.drive(&id, true);
+        }
+        tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged, "game created");
+        if listed {
+            self.announce(LobbyNews::Opened, &id).await;
+        }
+        Ok(Seen::of(&id, 1, &record, None))
+    }
+
+    /// Takes a seat; the last seat taken starts the game (and bots that lead move).
+    /// With a key, a retry of the same request (same key and body) gets the same seat and
+    /// token again, with the seat's view as it is now.
+    pub async fn join(
+        &self,
+        id: &str,
+        name: &str,
+        wanted: Option<u8>,
+        key: Option<&RequestKey>,
+    ) -> Result<Joined, Error> {
+        let name = name.trim();
+        if name.is_empty()
+            || name.chars().count() > MAX_NAME_CHARS
+            || name.chars().any(char::is_control)
+        {
+            return Err(Error::BadRequest(format!(
+                "name: 1 to {MAX_NAME_CHARS} characters, no control characters"
+            )));
+        }
+        if key.is_some_and(|key| !key.is_join()) {
+            return Err(Error::Internal(
+                "a join's key must be made for a join".into(),
+            ));
+        }
+        let mut token_bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut token_bytes);
+        let token = hex::encode(token_bytes);
+        let key = key.map(|key| key.sealing(&token_bytes));
+        let updated = self
+            .update::<_, Infallible>(id, key.as_ref().map(|key| (key, None)), |_, _, record| {
+                let free = record.free_seats();
+                let seat = match wanted {
+                    _ if free.is_empty() => return Err(Error::GameFull),
+                    Some(s) if s as usize >= record.seats.len() => {
+                        return Err(Error::BadRequest(format!(
+                            "seat: this game has seats 0 to {}",
+                            record.seats.len() - 1
+                        )));
+                    }
+                    Some(s) if !free.contains(&s) => {
+                        return Err(Error::SeatTaken(format!("seat {s} is taken")));
+                    }
+                    Some(s) => s,
+                    None => free[0],
+                };
+                record.seat_player(seat, name, &token);
+                let started = record.status() != Status::Waiting;
+                Ok(Decision::Store(Change {
+                    value: (seat, started),
+                    mover: None,
+                    moves: Vec::new(),
+                    seat: Some(seat),
+                    unlist: started,
+                    relist: !started,
+                    think: Thinking::bots(record, BotPlace::Request),
+                }))
+            })
+            .await?;
+        let (version, record, seat, started) = match updated {
+            Outcome::Saved {
+                version,
+                record,
+                value: (seat, started),
+                ..
+            } => (version, record, seat, started),
+            Outcome::Repeated {
+                stored,
+                version,
+                record,
+            } => {
+                let token = stored
+                    .sealed
+                    .zip(key.as_ref())
+                    .and_then(|(sealed, key)| key.unseal(&sealed))
+                    .map(hex::encode)
+                    .ok_or_else(|| Error::Internal("a join's receipt has no token".into()))?;
+                let seat = stored.receipt.seat;
+                // The token must open its seat: a damaged receipt answers no seat.
+                if record.seat_of(&token) != Some(seat) {
+                    return Err(Error::Internal(
+                        "a join's receipt does not open its seat".into(),
+                    ));
+                }
+                return Ok(Joined {
+                    seat,
+                    token,
+                    seen: Seen::of(id, version, &record, Some(seat)),
+                });
+            }
+        };
+        tracing::info!(game_id = %id, seat, started, version, "seat taken");
+        if record.bots_to_move() {
+            self.drive(id, false);
+        }
+        Ok(Joined {
+            seat,
+            token,
+            seen: Seen::of(id, version, &record, Some(seat)),
+        })
+    }
+
+    /// A page of open games, newest first (pages from 1).
+    pub async fn list_open(&self, page: usize, per_page: usize) -> Result<Vec<Seen>, Error> {
+        if page == 0 || !(1..=MAX_PER_PAGE).contains(&per_page) {
+            return Err(Error::BadRequest(format!(
+                "page starts at 1; per_page is 1 to {MAX_PER_PAGE}"
+            )));
+        }
+        // A store counts positions in 64-bit signed integers (Redis does): a page no list
+        // could reach is the client's mistake, not the store's.
+        if page
+            .checked_mul(per_page)
+            .is_none_or(|end| i64::try_from(end).is_err())
+        {
+            return Err(Error::BadRequest(
+                "page: too large for any list of games".into(),
+            ));
+        }
+        let listed = self
+            .store
+            .list_open((page - 1) * per_page, per_page)
+            .await?;
+        let mut out = Vec::with_capacity(listed.len());
+        for (id, stored) in listed {
+            // A game may have filled since its entry was written (the store's lobby is an
+            // index): skip it. An unreadable entry is skipped too, not the whole page.
+            match Record::decode(&stored.bytes) {
+                Ok(record) if record.status() == Status::Waiting => {
+                    out.push(Seen::of(&id, stored.version, &record, None));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(game_id = %id, error = %e, "a lobby entry does not decode")
+                }
+            }
+        }
+        Ok(out)
+    }
+}

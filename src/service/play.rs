@@ -1,0 +1,151 @@
+//! Playing a game: a seat's move, and the views of a game (at once, or as a long poll
+//! that answers at the next version). A move writes through [`GameService::update`].
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+
+use crate::engine::{Game, Move, MoveError};
+use crate::metrics::BotPlace;
+
+use super::idempotency::RequestKey;
+use super::record::Status;
+use super::view::{Moved, Seen};
+use super::write::{Change, Decision, Outcome, Thinking};
+use super::{Error, GameService, UNKNOWN_TOKEN, viewer_of};
+
+/// A move request after parsing.
+#[derive(Debug, Clone, Copy)]
+pub struct MoveRequest {
+    pub mv: Move,
+    pub expected_version: Option<u64>,
+}
+
+impl GameService {
+    /// The game as `token`'s seat (or a spectator, without a token) may see it.
+    pub async fn view(&self, id: &str, token: Option<&str>) -> Result<Seen, Error> {
+        let (version, record, viewer) = self.load_as(id, token).await?;
+        Ok(Seen::of(id, version, &record, viewer))
+    }
+
+    /// Long poll: the view as soon as the version is greater than `after`, or after
+    /// `wait` (at most the configured cap) the view unchanged.
+    pub async fn view_after(
+        &self,
+        id: &str,
+        token: Option<&str>,
+        after: u64,
+        wait: Duration,
+    ) -> Result<Seen, Error> {
+        let wait = wait.min(self.long_poll_max);
+        // Watched before looking, so a move stored in between still wakes the poll.
+        let (mut live, version, record) = self.watch(id).await?;
+        let viewer = viewer_of(&record, token)?;
+        let seen = Seen::of(id, version, &record, viewer);
+        if version > after || wait.is_zero() {
+            return Ok(seen);
+        }
+        // The client has every version up to the current one: only live news can wake it.
+        let news = async {
+            while let Some(event) = live.next().await {
+                if event.version > after {
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            // News, or the live stream ended (a lost connection): look again.
+            () = news => self.view(id, token).await,
+            // The wait ran out, or the server is stopping: the view unchanged.
+            () = tokio::time::sleep(wait) => Ok(seen),
+            () = self.stopping.cancelled() => Ok(seen),
+        }
+    }
+
+    /// Makes a move for `token`'s seat, then lets the bots whose turn follows move, and
+    /// stores it all as one version. With a key, a retry of the same request gets the
+    /// first answer again.
+    pub async fn make_move(
+        &self,
+        id: &str,
+        token: &str,
+        request: MoveRequest,
+        key: Option<&RequestKey>,
+    ) -> Result<Moved, Error> {
+        let updated = self
+            .update::<_, Infallible>(
+                id,
+                key.map(|key| (key, Some(token))),
+                |version, _, record| {
+                    let seat = record.seat_of(token).ok_or(UNKNOWN_TOKEN)?;
+                    if record.game.abandoned(seat) {
+                        return Err(Error::SeatAbandoned);
+                    }
+                    match record.status() {
+                        Status::Waiting => return Err(Error::NotStarted),
+                        Status::Finished => return Err(Error::Finished),
+                        Status::Playing => {}
+                    }
+                    if let Some(expected) = request.expected_version
+                        && expected != version
+                    {
+                        return Err(Error::VersionConflict { current: version });
+                    }
+                    let mut events = Vec::new();
+                    let played = record
+                        .game
+                        .play_into(seat, request.mv, &mut events)
+                        .map_err(|e| refuse(&record.game, seat, e))?;
+                    let events: Vec<_> = events.iter().map(|e| e.visible_to(Some(seat))).collect();
+                    Ok(Decision::Store(Change {
+                        value: (seat, events),
+                        mover: Some(seat),
+                        moves: vec![(seat, played)],
+                        seat: Some(seat),
+                        unlist: false,
+                        relist: false,
+                        think: Thinking::bots(record, BotPlace::Request),
+                    }))
+                },
+            )
+            .await?;
+        Ok(match updated {
+            Outcome::Saved {
+                version,
+                record,
+                value: (seat, mut events),
+                thought,
+            } => {
+                if record.bots_to_move() {
+                    self.drive(id, false);
+                }
+                events.extend(thought.iter().map(|e| e.visible_to(Some(seat))));
+                Moved {
+                    seen: Seen::of(id, version, &record, Some(seat)),
+                    events,
+                }
+            }
+            Outcome::Repeated { stored, record, .. } => {
+                let receipt = stored.receipt;
+                let (then, events) = receipt.replay(&record)?;
+                Moved {
+                    seen: Seen::of(id, receipt.version, &then, Some(receipt.seat)),
+                    events,
+                }
+            }
+        })
+    }
+}
+
+/// Maps an engine refusal to the service's error, with the seat's legal moves.
+fn refuse(game: &Game, seat: u8, e: MoveError) -> Error {
+    match e {
+        MoveError::GameOver => Error::Finished,
+        MoveError::NotYourTurn { .. } => Error::NotYourTurn(e.to_string()),
+        other => Error::IllegalMove {
+            message: other.to_string(),
+            legal: game.project(Some(seat)).legal_moves,
+        },
+    }
+}

@@ -1,0 +1,451 @@
+//! The one write path: every change to a game (a join, a move, a timeout, the bots'
+//! background turns) is loaded, altered, and stored here with a compare-and-set on its
+//! version, with its public event and idempotency receipt. Kept apart so that the rules
+//! of a write (retries, receipts, the bots' budget, what an unanswered save became) are
+//! read in one place.
+
+use crate::bots;
+use crate::engine::{Event, Move};
+use crate::metrics::{BotLabels, BotPlace};
+use crate::store::{Deadline, Evidence, GameStore, Save, SaveOutcome, StoreError};
+
+use super::events::{LobbyNews, PublicEvent};
+use super::idempotency::{Earlier, Receipt, RequestKey, Stored};
+use super::record::{Record, Status};
+use super::thinking::Priority;
+use super::{Error, Fate, GameService, now_ms, viewer_of};
+
+/// Attempts at a compare-and-set before giving up (each loses only to a concurrent move
+/// of the same game, so a handful is plenty).
+const MAX_ATTEMPTS: usize = 16;
+
+/// What one attempt of [`GameService::update`] decided to store.
+pub(super) struct Change<T> {
+    pub(super) value: T,
+    /// The seat that made the change's first move (`None` for a seat taken, a timeout):
+    /// its bank stops.
+    pub(super) mover: Option<u8>,
+    /// The moves made, in order (a player's, then the bots'), for the public event.
+    pub(super) moves: Vec<(u8, Move)>,
+    /// The seat that asked, for an idempotency receipt.
+    pub(super) seat: Option<u8>,
+    /// The game leaves the lobby with this change.
+    pub(super) unlist: bool,
+    /// The game stays in the lobby, which shows this change.
+    pub(super) relist: bool,
+    /// Bots' thinking that follows the change, run on the bots' pool (off the async
+    /// workers) within its budget; its moves are stored with the change.
+    pub(super) think: Option<Thinking>,
+}
+
+/// Work for the bots' pool: moves made on the record (appended to the events they cause),
+/// while the budget's `keep_going` says so.
+pub(super) type Think = Box<
+    dyn FnOnce(
+            &mut Record,
+            &mut Vec<Event>,
+            &mut dyn FnMut() -> bool,
+        ) -> Result<Vec<(u8, Move)>, Error>
+        + Send,
+>;
+
+pub(super) struct Thinking {
+    pub(super) place: BotPlace,
+    pub(super) think: Think,
+}
+
+impl Thinking {
+    /// The bots whose turn follows, as far as the budget goes; `None` when no bot is to
+    /// move (most moves between humans: no trip to the pool).
+    pub(super) fn bots(record: &Record, place: BotPlace) -> Option<Thinking> {
+        record.bots_to_move().then(|| Thinking {
+            place,
+            think: Box::new(|record, events, keep_going| Ok(bots_play(record, events, keep_going))),
+        })
+    }
+}
+
+/// The bots' moves that follow, once every seat is taken, while `keep_going` says so.
+pub(super) fn bots_play(
+    record: &mut Record,
+    events: &mut Vec<Event>,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Vec<(u8, Move)> {
+    if record.status() == Status::Waiting {
+        return Vec::new();
+    }
+    let bots = record.bots();
+    bots::turns::play_turns_while(&mut record.game, &bots, events, keep_going)
+}
+
+/// What one attempt's `change` decided: store a change, or leave the game as it is.
+pub(super) enum Decision<T, Idle> {
+    Store(Change<T>),
+    /// Only the background may find nothing to do (a deadline not reached after all); a
+    /// request always stores or is refused, so its `Idle` is [`std::convert::Infallible`] and its
+    /// [`Outcome`] has no `Unchanged`.
+    Leave(Idle),
+}
+
+/// What [`GameService::update`] did.
+pub(super) enum Outcome<T, Idle> {
+    /// Nothing to store, for `why`: the game as loaded.
+    Unchanged {
+        why: Idle,
+        version: u64,
+        record: Record,
+    },
+    /// Stored as `version`; `thought`: what the bots' moves caused.
+    Saved {
+        version: u64,
+        record: Record,
+        value: T,
+        thought: Vec<Event>,
+    },
+    /// The same request was stored before: its receipt, and the game as loaded since.
+    Repeated {
+        stored: Stored,
+        version: u64,
+        record: Record,
+    },
+}
+
+impl GameService {
+    /// The one write path: load the game, let `change` alter it, store it with a
+    /// compare-and-set on its version (with the public event, and the receipt under
+    /// `key`), and on a lost race start again from the fresh state. With `key` (and the
+    /// token a move came with; a join has none), a request already stored under it is not
+    /// made again.
+    pub(super) async fn update<T, Idle>(
+        &self,
+        id: &str,
+        key: Option<(&RequestKey, Option<&str>)>,
+        mut change: impl FnMut(u64, u64, &mut Record) -> Result<Decision<T, Idle>, Error>,
+    ) -> Result<Outcome<T, Idle>, Error> {
+        // The bots' budget runs from here: a lost race does not start it again.
+        let started = std::time::Instant::now();
+        for _ in 0..MAX_ATTEMPTS {
+            let (version, mut record) = self.load(id).await?;
+            let now = now_ms();
+            let mut stored_name = None;
+            if let Some((key, token)) = key {
+                // The token before the key: a stranger is refused as one (401), and learns
+                // nothing of the keys a seat has used. A move's key is its seat's own.
+                let seat = match token {
+                    Some(token) => viewer_of(&record, Some(token))?,
+                    None => None,
+                };
+                let name = stored_name.insert(key.stored_name(seat));
+                match self.earlier(id, version, key, name).await? {
+                    Earlier::Made(stored) => {
+                        // The first attempt may have been refused for want of replicas:
+                        // its receipt is an acknowledgement only once they hold it.
+                        self.store
+                            .vouch(id, Evidence::Record(name))
+                            .await
+                            .map_err(|cause| Error::Unsettled {
+                                cause,
+                                fate: Fate::Unknown,
+                            })?;
+                        return Ok(Outcome::Repeated {
+                            stored,
+                            version,
+                            record,
+                        });
+                    }
+                    Earlier::AfterLoad => continue,
+                    Earlier::None => {}
+                }
+            }
+            let moves_before = record.game.move_count() as u32;
+            let due_before = record.due(now);
+            let Change {
+                value,
+                mover,
+                mut moves,
+                seat,
+                unlist,
+                relist,
+                think,
+            } = match change(version, now, &mut record)? {
+                Decision::Store(change) => change,
+                Decision::Leave(why) => {
+                    return Ok(Outcome::Unchanged {
+                        why,
+                        version,
+                        record,
+                    });
+                }
+            };
+            // A draw that leaves its seat to move does not end the seat's turn.
+            let turn_over = !matches!(moves.first(), Some(&(seat, Move::Draw))
+                if Some(seat) == mover && record.game.turn() == Some(seat));
+            // Off the async workers, on this attempt's own copy: a lost race thinks again
+            // on the fresh state.
+            let (mut record, thought, bot_moves) = match think {
+                None => (record, Vec::new(), None),
+                Some(Thinking { place, think }) => {
+                    let priority = if place == BotPlace::Background && record.bots_alone() {
+                        Priority::BotsOnly
+                    } else {
+                        Priority::Human
+                    };
+                    let (record, played, thought) = self
+                        .pool
+                        .run(place, priority, started, move |keep_going| {
+                            let mut record = record;
+                            let mut events = Vec::new();
+                            let played = think(&mut record, &mut events, keep_going);
+                            (record, played, events)
+                        })
+                        .await?;
+                    let played = played?;
+                    let counted = (place, played.len() as u64);
+                    moves.extend(played);
+                    (record, thought, Some(counted))
+                }
+            };
+            let next = record.human_to_move();
+            if let Some(clock) = &mut record.clock {
+                // The next bank starts as the change is stored, after the bots' replies.
+                clock.settle(mover, turn_over, next, now, now_ms().max(now));
+            }
+            let status = record.status();
+            let event = PublicEvent {
+                version: version + 1,
+                status,
+                turn: record.game.turn(),
+                moves,
+            };
+            let receipt = key
+                .zip(seat)
+                .zip(stored_name.take())
+                .map(|(((key, _), seat), name)| {
+                    Receipt {
+                        seat,
+                        version: version + 1,
+                        from: moves_before,
+                        to: record.game.move_count() as u32,
+                    }
+                    .stored_under(key, name)
+                });
+            let save = Save {
+                expected: version,
+                bytes: record.encode(),
+                idempotency: receipt,
+                seat: seat.unwrap_or(0),
+                event: Some(event.encode()),
+                unlist,
+                relist,
+                finished: status == Status::Finished,
+                deadline: match (due_before, record.due(now)) {
+                    (None, None) => None,
+                    (before, after) => Some(Deadline { before, after }),
+                },
+            };
+            let (bytes, event_bytes) = (save.bytes.clone(), save.event.clone());
+            let saved = match self.store.save(id, save).await {
+                Ok(saved) => saved,
+                // Made, but not confirmed by replicas: a retry with the same key answers
+                // once they are.
+                Err(cause @ StoreError::Unreplicated(_)) => {
+                    return Err(Error::Unsettled {
+                        cause,
+                        fate: Fate::Unknown,
+                    });
+                }
+                // Redis may have applied it and only its answer was late: look before
+                // answering, so that a client never retries blind into a second move.
+                Err(cause) => match self.fate_of(id, version, &bytes, event_bytes).await {
+                    Fate::Landed => SaveOutcome::Saved {
+                        version: version + 1,
+                    },
+                    fate => return Err(Error::Unsettled { cause, fate }),
+                },
+            };
+            match saved {
+                SaveOutcome::Saved { version } => {
+                    self.metrics.moves_applied.inc_by(event.moves.len() as u64);
+                    if let Some((place, n)) = bot_moves {
+                        self.metrics
+                            .bot_moves
+                            .get_or_create(&BotLabels { r#where: place })
+                            .inc_by(n);
+                    }
+                    for (s, mv) in &event.moves {
+                        tracing::info!(game_id = %id, seat = s, mv = ?mv, version, "move applied");
+                    }
+                    if unlist {
+                        self.announce(LobbyNews::Filled, id).await;
+                    }
+                    if status == Status::Finished {
+                        tracing::info!(game_id = %id, scores = ?record.game.scores(), "match ended");
+                        self.announce(LobbyNews::Finished, id).await;
+                    }
+                    return Ok(Outcome::Saved {
+                        version,
+                        record,
+                        value,
+                        thought,
+                    });
+                }
+                // Another request of this game won. Look again: if it was a copy of this
+                // one (same key), its answer is this one's too, pinned version or not;
+                // else a pinned version is refused as stale after the load.
+                SaveOutcome::Conflict { .. } => {
+                    self.metrics.store_conflicts.inc();
+                }
+                SaveOutcome::Missing => return Err(Error::NotFound),
+            }
+        }
+        Err(Error::Internal(
+            "too many concurrent changes to this game; try again".into(),
+        ))
+    }
+
+    /// Whether a save of game `id` from `expected` that got no answer was applied: the game
+    /// at `expected + 1` holds exactly these bytes (its record carries fresh clocks, tokens
+    /// and moves: no other write makes the same), or, when it has moved on since, the event
+    /// of `expected + 1` is this one. Each look is bounded by the store's own timeout.
+    async fn fate_of(&self, id: &str, expected: u64, bytes: &[u8], event: Option<Vec<u8>>) -> Fate {
+        let stored = match self.store.load_after_writes(id).await {
+            Ok(Some(stored)) => stored,
+            Ok(None) | Err(_) => return Fate::Unknown,
+        };
+        let fate = match stored.version {
+            v if v == expected => Fate::NotApplied,
+            v if v == expected + 1 && stored.bytes == bytes => Fate::Landed,
+            v if v == expected + 1 => Fate::NotApplied,
+            v if v < expected => Fate::Unknown,
+            _ => match self.store.events_since(id, expected).await {
+                Ok(events) => match events.iter().find(|e| e.version == expected + 1) {
+                    Some(e) if Some(&e.payload) == event.as_ref() => Fate::Landed,
+                    Some(_) => Fate::NotApplied,
+                    None => Fate::Unknown,
+                },
+                Err(_) => Fate::Unknown,
+            },
+        };
+        // Landed on the master is not yet acknowledged: the replicas must hold it too.
+        let evidence = Evidence::Stored {
+            version: stored.version,
+            bytes: &stored.bytes,
+        };
+        match fate {
+            Fate::Landed if self.store.vouch(id, evidence).await.is_err() => Fate::Unknown,
+            fate => fate,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, mpsc};
+    use std::time::{Duration, Instant};
+
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::bots::Level;
+    use crate::engine::{Preset, RulesPatch, Seed};
+    use crate::metrics::Metrics;
+    use crate::service::{BotSettings, Caps, ClockSettings, MoveRequest, NewGame, OnTimeout};
+    use crate::store::memory::MemoryStore;
+
+    /// A service on the memory store whose bots have one thread and a long budget.
+    fn service() -> Arc<GameService> {
+        GameService::new(
+            Arc::new(MemoryStore::new(Duration::from_secs(60)).into()),
+            Arc::new(Metrics::new()),
+            Duration::from_secs(1),
+            true,
+            CancellationToken::new(),
+            BotSettings {
+                threads: 1,
+                budget: Duration::from_secs(10),
+                tables: 1,
+            },
+            Caps::default(),
+        )
+    }
+
+    /// The seat's bank as stored now.
+    async fn bank(service: &GameService, id: &str, seat: u8) -> u64 {
+        let (_, record) = service.load(id).await.unwrap();
+        record.clock.unwrap().bank_at(seat, now_ms())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bots_wait_for_a_thread_is_not_charged_to_the_next_humans_bank() {
+        let service = service();
+        let clock = ClockSettings {
+            bank_secs: 60,
+            increment_secs: 0,
+            on_timeout: OnTimeout::Bot,
+            timeout_bot: Level::Greedy,
+            abandon_after: 3,
+        };
+        let seen = service
+            .create(
+                NewGame {
+                    preset: Preset::Classic,
+                    overrides: RulesPatch::default(),
+                    seats: 2,
+                    bots: vec![(1, Level::Greedy)],
+                    seed: Some(Seed::from_text("a bot's wait")),
+                    deal: None,
+                    clock: Some(clock),
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        let id = seen.id.clone();
+        let joined = service.join(&id, "human", Some(0), None).await.unwrap();
+        let (_, record) = service.load(&id).await.unwrap();
+        assert_eq!(record.human_to_move(), Some(0), "the human's turn");
+        let mv = record.game.project(Some(0)).legal_moves[0].mv;
+        let before = bank(&service, &id, 0).await;
+
+        // The bots' only thread is busy: the bot's reply waits 500 ms for it.
+        let (release, held) = mpsc::channel::<()>();
+        let (busy_tx, busy) = tokio::sync::oneshot::channel();
+        let pool_service = service.clone();
+        let blocker = tokio::spawn(async move {
+            pool_service
+                .pool
+                .run(
+                    BotPlace::Request,
+                    Priority::Human,
+                    Instant::now(),
+                    move |_| {
+                        busy_tx.send(()).unwrap();
+                        held.recv().unwrap();
+                    },
+                )
+                .await
+                .unwrap();
+        });
+        busy.await.unwrap();
+        let request = MoveRequest {
+            mv,
+            expected_version: None,
+        };
+        let (moved, ()) = tokio::join!(
+            service.make_move(&id, &joined.token, request, None),
+            async {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                release.send(()).unwrap();
+            }
+        );
+        moved.unwrap();
+        blocker.await.unwrap();
+        let (_, record) = service.load(&id).await.unwrap();
+        assert_eq!(record.human_to_move(), Some(0), "the bot replied");
+        let charged = before - bank(&service, &id, 0).await;
+        assert!(
+            charged < 400,
+            "{charged} ms charged: the 500 ms the bot waited for a thread are not the human's"
+        );
+    }
+}
