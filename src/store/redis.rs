@@ -154,10 +154,10 @@ use redis::{
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::memory::{EVENT_HISTORY, receiver_stream};
 use super::{
-    Creator, Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW,
-    IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
+    Creator, EVENT_HISTORY, Event, EventStream, Evidence, GameId, GameStore, Health,
+    IDEMPOTENCY_WINDOW, IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError,
+    Stored, receiver_stream,
 };
 
 /// How long a write answered `TRYAGAIN` (its slot is moving, its keys split between two
