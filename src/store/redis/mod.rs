@@ -125,9 +125,7 @@ impl RedisStore {
             "redis"
         }
     }
-}
 
-impl RedisStore {
     /// Sets (or drops) game `id`'s entry in the index of deadlines, for `version`. The
     /// index lives in another slot than the game, so this follows the save rather than
     /// joining its script; the version guard keeps a late, older write from undoing a
