@@ -541,15 +541,9 @@ async fn load(args: &Args) -> Result<(), Failure> {
     }
 }
 
-/// The store's save script, read from its source so the benchmark runs exactly it.
-fn save_script() -> &'static str {
-    let source = include_str!("../src/store/redis.rs");
-    let start = source
-        .find("const SAVE_LUA: &str = r\"")
-        .expect("src/store/redis.rs defines SAVE_LUA")
-        + "const SAVE_LUA: &str = r\"".len();
-    let len = source[start..].find("\";").expect("SAVE_LUA ends");
-    &source[start..start + len]
+/// The store's save script, as the store builds it, so the benchmark runs exactly it.
+fn save_script() -> String {
+    domino_server::store::redis::save_script_source()
 }
 
 /// Requests per second of one command under redis-benchmark.

@@ -12,6 +12,8 @@ use super::{
 };
 
 /// Either store; built by the startup code from the settings.
+// One per process, so the size of its variants does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyStore {
     Memory(MemoryStore),
     Redis(RedisStore),

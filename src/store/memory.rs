@@ -26,20 +26,15 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
+use super::ranked::Ranked;
 use super::{
     Creator, Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW,
     IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
+    receiver_stream,
 };
 
-/// How many events of one game are kept for `events_since` (the Redis store keeps the same).
-///
-/// Enough for an event stream that lost its connection to resume exactly after anything
-/// short of a long outage (16 versions are 8 moves of each player of a 2-seat game); a
-/// client further behind gets one event for the current version instead, and fetches its
-/// view, as it would anyway. Every game in play keeps this many in Redis, so the cap is a
-/// large part of what a game costs there: 32 events were about 700 bytes, more than the
-/// game itself, and 256 about 30 KB. A finished game keeps only its last event.
-pub const EVENT_HISTORY: usize = 16;
+/// Re-exported where it was first defined, for the paths that name it there.
+pub use super::EVENT_HISTORY;
 
 /// How many live events a subscriber may fall behind before its stream ends.
 const SUBSCRIBER_BUFFER: usize = 64;
@@ -476,159 +471,5 @@ impl GameStore for MemoryStore {
 
     async fn ping(&self) -> Result<Health, StoreError> {
         Ok(Health::default())
-    }
-}
-
-/// A broadcast receiver as a stream that ends when the channel closes or the subscriber
-/// lags: a gap must be visible to the client (its stream ends and it resumes from the
-/// history), never silently skipped. Shared with the Redis store's local fan-out.
-pub(crate) fn receiver_stream(rx: broadcast::Receiver<Event>) -> EventStream {
-    Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
-        match rx.recv().await {
-            Ok(event) => Some((event, rx)),
-            Err(broadcast::error::RecvError::Lagged(_) | broadcast::error::RecvError::Closed) => {
-                None
-            }
-        }
-    }))
-}
-
-/// Elements in one chunk of a [`Ranked`] before it splits in two.
-const CHUNK: usize = 256;
-
-/// An ordered set that finds its n-th element in O(log n): sorted chunks of up to
-/// 2 x [`CHUNK`] elements, and a Fenwick tree of the chunks' lengths. A `BTreeSet` walks
-/// every element before the n-th (137 ms, under the store's lock, for page 1300 of the
-/// lobby at 122k games).
-#[derive(Default)]
-struct Ranked<T> {
-    chunks: Vec<Vec<T>>,
-    /// Fenwick tree over `chunks[i].len()`, 1-based.
-    tree: Vec<usize>,
-}
-
-impl<T: Ord> Ranked<T> {
-    /// The chunk that holds `value`, or would: the first whose last element is not less.
-    fn chunk_of(&self, value: &T) -> usize {
-        let i = self
-            .chunks
-            .partition_point(|c| c.last().is_some_and(|last| last < value));
-        i.min(self.chunks.len().saturating_sub(1))
-    }
-
-    fn insert(&mut self, value: T) {
-        if self.chunks.is_empty() {
-            self.chunks.push(Vec::with_capacity(CHUNK));
-            self.rebuild();
-        }
-        let i = self.chunk_of(&value);
-        let chunk = &mut self.chunks[i];
-        let Err(at) = chunk.binary_search(&value) else {
-            return;
-        };
-        chunk.insert(at, value);
-        if chunk.len() > 2 * CHUNK {
-            let half = chunk.split_off(CHUNK);
-            self.chunks.insert(i + 1, half);
-            self.rebuild();
-        } else {
-            self.add(i, 1);
-        }
-    }
-
-    fn remove(&mut self, value: &T) {
-        if self.chunks.is_empty() {
-            return;
-        }
-        let i = self.chunk_of(value);
-        let chunk = &mut self.chunks[i];
-        let Ok(at) = chunk.binary_search(value) else {
-            return;
-        };
-        chunk.remove(at);
-        if chunk.is_empty() {
-            self.chunks.remove(i);
-            self.rebuild();
-        } else {
-            self.add(i, usize::MAX); // - 1, wrapping
-        }
-    }
-
-    /// The elements from position `offset` on, in order.
-    fn iter_from(&self, offset: usize) -> impl Iterator<Item = &T> {
-        // The Fenwick descent: the last chunk whose elements all come before `offset`.
-        let (mut chunk, mut before) = (0, 0);
-        let mut step = self.tree.len().next_power_of_two();
-        while step > 0 {
-            let next = chunk + step;
-            if next < self.tree.len() && before + self.tree[next] <= offset {
-                chunk = next;
-                before += self.tree[next];
-            }
-            step /= 2;
-        }
-        // `chunk` chunks (1-based: indices 0..chunk) hold `before` elements.
-        self.chunks
-            .get(chunk..)
-            .unwrap_or_default()
-            .iter()
-            .flatten()
-            .skip(offset - before)
-    }
-
-    fn add(&mut self, chunk: usize, delta: usize) {
-        let mut i = chunk + 1;
-        while i < self.tree.len() {
-            self.tree[i] = self.tree[i].wrapping_add(delta);
-            i += i & i.wrapping_neg();
-        }
-    }
-
-    /// Rebuilds the tree after chunks came or went (once per [`CHUNK`] changes at most).
-    fn rebuild(&mut self) {
-        self.tree = vec![0; self.chunks.len() + 1];
-        for (i, chunk) in self.chunks.iter().enumerate() {
-            let at = i + 1;
-            self.tree[at] += chunk.len();
-            let parent = at + (at & at.wrapping_neg());
-            if parent < self.tree.len() {
-                self.tree[parent] += self.tree[at];
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-
-    use proptest::prelude::*;
-
-    use super::Ranked;
-
-    proptest! {
-        /// Whatever is inserted and removed, the ranked set lists from any offset what
-        /// a `BTreeSet` does.
-        #[test]
-        fn ranked_lists_like_a_btreeset(
-            ops in prop::collection::vec((any::<bool>(), 0u16..2000), 0..3000),
-            offsets in prop::collection::vec(0usize..2100, 1..20),
-        ) {
-            let (mut ranked, mut reference) = (Ranked::default(), BTreeSet::new());
-            for (insert, value) in ops {
-                if insert {
-                    ranked.insert(value);
-                    reference.insert(value);
-                } else {
-                    ranked.remove(&value);
-                    reference.remove(&value);
-                }
-            }
-            for offset in offsets {
-                let got: Vec<u16> = ranked.iter_from(offset).take(7).copied().collect();
-                let want: Vec<u16> = reference.iter().skip(offset).take(7).copied().collect();
-                prop_assert_eq!(got, want);
-            }
-        }
     }
 }

@@ -17,16 +17,42 @@
 
 pub mod any;
 pub mod memory;
+mod ranked;
 pub mod redis;
 
 use std::future::Future;
 use std::pin::Pin;
 
 use futures_util::Stream;
+use tokio::sync::broadcast;
 
 /// The live channel of the lobby's news: not a game id (those are UUIDs), so it shares the
 /// games' channel machinery without meeting one of them.
 pub(crate) const LOBBY_CHANNEL: &str = "lobby";
+
+/// How many events of one game are kept for `events_since` (both stores keep the same).
+///
+/// Enough for an event stream that lost its connection to resume exactly after anything
+/// short of a long outage (16 versions are 8 moves of each player of a 2-seat game); a
+/// client further behind gets one event for the current version instead, and fetches its
+/// view, as it would anyway. Every game in play keeps this many in Redis, so the cap is a
+/// large part of what a game costs there: 32 events were about 700 bytes, more than the
+/// game itself, and 256 about 30 KB. A finished game keeps only its last event.
+pub const EVENT_HISTORY: usize = 16;
+
+/// A broadcast receiver as a stream that ends when the channel closes or the subscriber
+/// lags: a gap must be visible to the client (its stream ends and it resumes from the
+/// history), never silently skipped. Both stores fan live events out through these.
+pub(crate) fn receiver_stream(rx: broadcast::Receiver<Event>) -> EventStream {
+    Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
+        match rx.recv().await {
+            Ok(event) => Some((event, rx)),
+            Err(broadcast::error::RecvError::Lagged(_) | broadcast::error::RecvError::Closed) => {
+                None
+            }
+        }
+    }))
+}
 
 /// A game's identifier as the store sees it (the service uses UUIDs, written as text).
 pub type GameId = str;
