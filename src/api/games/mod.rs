@@ -22,8 +22,7 @@ use actix_web::{HttpResponse, web};
 
 use crate::api::error::ApiError;
 use crate::api::http::readable;
-use crate::api::wire::*;
-use crate::service::{self, Seen};
+use crate::service::Seen;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(readable("/v1/presets", list_presets))
@@ -35,41 +34,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(readable("/v1/games/{id}/events", game_events))
         .service(readable("/v1/games/{id}/log", game_log))
         .service(readable("/v1/games/{id}/export", export_game));
-}
-
-impl From<service::Error> for ApiError {
-    fn from(e: service::Error) -> ApiError {
-        use service::Error as E;
-        match e {
-            E::NotFound => ApiError::NotFound("no such game (or it expired)".into()),
-            E::Unauthorized(why) => ApiError::Unauthorized(why.into()),
-            E::NotYourTurn(why) => ApiError::NotYourTurn(why),
-            E::VersionConflict { current } => ApiError::VersionConflict {
-                current_version: current,
-            },
-            E::NotStarted => ApiError::GameNotStarted(e.to_string()),
-            E::Finished => ApiError::GameFinished(e.to_string()),
-            E::SeatTaken(why) => ApiError::SeatTaken(why),
-            E::SeatAbandoned => ApiError::SeatAbandoned(e.to_string()),
-            E::GameFull => ApiError::GameFull(e.to_string()),
-            E::IllegalMove { message, legal } => ApiError::IllegalMove {
-                detail: message,
-                legal_moves: MoveBody::listed(&legal),
-            },
-            E::InvalidRules(why) => ApiError::InvalidRules(why),
-            E::IdempotencyKeyReused => ApiError::IdempotencyKeyReused(e.to_string()),
-            E::BadRequest(why) => ApiError::BadRequest(why),
-            E::NotFinished => ApiError::PreconditionFailed(
-                "the export is available once the match is finished".into(),
-            ),
-            E::Store(store) => store.into(),
-            E::Unsettled { cause, fate } => ApiError::StoreUnsettled {
-                cause: cause.to_string(),
-                outcome: fate.as_str(),
-            },
-            E::Internal(why) => ApiError::Internal(why),
-        }
-    }
 }
 
 /// The bearer token, if the request carries one. A malformed `Authorization` is refused
