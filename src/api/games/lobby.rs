@@ -1,0 +1,193 @@
+//! The lobby: presets, creating a game, the list of open games and taking a seat.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::address::AddressKey;
+use crate::api::error::{ApiError, problems};
+use crate::api::http::UNCOMPRESSED;
+use crate::api::ratelimit::RateLimits;
+use crate::api::wire::*;
+use crate::engine::{Preset, Seed};
+use crate::service::{self, GameService, NewGame, RequestKey};
+
+use super::*;
+
+/// Every preset of RULES.md with its full rule set.
+#[utoipa::path(
+    get,
+    path = "/v1/presets",
+    tag = "lobby",
+    operation_id = "list_presets",
+    responses((status = 200, description = "The six presets.", body = [PresetInfo])),
+)]
+pub async fn list_presets() -> HttpResponse {
+    HttpResponse::Ok().json(Preset::ALL.map(PresetInfo::from))
+}
+
+/// Creates a game from a preset plus overrides; seats may be filled with bots.
+#[utoipa::path(
+    post,
+    path = "/v1/games",
+    tag = "lobby",
+    operation_id = "create_game",
+    request_body = CreateGame,
+    responses(
+        (status = 201, description = "Created: the spectator view; `Location` names the game.", body = GameView,
+            headers(("Location" = String, description = "/v1/games/{id}"))),
+        (status = 400, response = problems::BadRequest),
+        (status = 413, response = problems::PayloadTooLarge),
+        (status = 422, response = problems::UnprocessableContent),
+        (status = 429, response = problems::RateLimited),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn create_game(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    limits: Option<web::Data<RateLimits>>,
+    body: web::Json<CreateGame>,
+) -> Result<HttpResponse, ApiError> {
+    // The address the rate limits count (behind trusted proxies, the forwarded one).
+    let peer = req.peer_addr().map(|a| a.ip());
+    let from = match &limits {
+        Some(limits) => limits.client_address(peer, req.headers()),
+        None => peer,
+    };
+    let body = body.into_inner();
+    let preset: Preset = body
+        .preset
+        .parse()
+        .map_err(|e: crate::engine::RulesError| ApiError::InvalidRules(e.to_string()))?;
+    let deal = body
+        .deal
+        .as_ref()
+        .map(DealBody::parse)
+        .transpose()
+        .map_err(ApiError::BadRequest)?;
+    let new = NewGame {
+        preset,
+        overrides: body.rules.unwrap_or_default(),
+        seats: body.seats.unwrap_or(2),
+        bots: body.bots.iter().map(|b| (b.seat, b.level)).collect(),
+        seed: body
+            .seed
+            .as_deref()
+            .map(Seed::given)
+            .transpose()
+            .map_err(|e| ApiError::InvalidRules(format!("seed: {e}")))?,
+        deal,
+        clock: body
+            .clock
+            .as_ref()
+            .map(ClockBody::parse)
+            .transpose()
+            .map_err(ApiError::InvalidRules)?,
+    };
+    let seen = games.create(new, from.map(AddressKey::from)).await?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/games/{}", seen.id)))
+        .insert_header((header::ETAG, etag(&seen)))
+        .json(GameView::of(&seen)))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Only `waiting` (games with free seats) is listed.
+    #[param(schema_with = waiting_only)]
+    status: Option<String>,
+    /// From 1; a page no list could reach (page x per_page past 2^63) is a 400.
+    #[param(minimum = 1)]
+    page: Option<usize>,
+    /// 1 to 100; default 20.
+    #[param(minimum = 1, maximum = 100)]
+    per_page: Option<usize>,
+}
+
+fn waiting_only() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .enum_values(Some(["waiting"]))
+        .description(Some("Only `waiting` (games with free seats) is listed."))
+        .build()
+}
+
+/// Open games, newest first, paginated.
+#[utoipa::path(
+    get,
+    path = "/v1/games",
+    tag = "lobby",
+    operation_id = "list_games",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "A page of open games.", body = GameList),
+        (status = 400, response = problems::BadRequest),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn list_games(
+    games: web::Data<GameService>,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    if query.status.as_deref().is_some_and(|s| s != "waiting") {
+        return Err(ApiError::BadRequest(
+            "status: only `waiting` games are listed".into(),
+        ));
+    }
+    let page = query.page.unwrap_or(1);
+    let per_page = query.per_page.unwrap_or(20);
+    let found = games.list_open(page, per_page).await?;
+    let list = GameList {
+        games: found.iter().map(GameSummary::of).collect(),
+        page,
+        per_page,
+    };
+    Ok(HttpResponse::Ok().json(list))
+}
+
+/// Takes a seat. The last seat taken starts the game.
+#[utoipa::path(
+    post,
+    path = "/v1/games/{id}/seats",
+    tag = "lobby",
+    operation_id = "take_seat",
+    params(("id" = uuid::Uuid, Path, description = "The game"),
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried join with the same key and body gets the same seat and token again (with the seat's view as it is now); the same key with another body is refused (422). The key unlocks the seat's token, so it is a secret as strong as the token: 16 to 128 visible ASCII characters, random (a UUID).",
+            min_length = 16, max_length = 128, pattern = "^[!-~]+$")),
+    request_body = JoinGame,
+    responses(
+        (status = 201, description = "The seat, its token (shown once, and again to a retry with the same Idempotency-Key and body) and its view.", body = SeatGranted),
+        (status = 400, response = problems::BadRequest),
+        (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
+        (status = 422, response = problems::UnprocessableContent),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn take_seat(
+    games: web::Data<GameService>,
+    request: HttpRequest,
+    path: web::Path<uuid::Uuid>,
+    body: web::Json<JoinGame>,
+) -> Result<HttpResponse, ApiError> {
+    let id = game_id(&path);
+    // The same request is the same name and seat, however the JSON was spaced.
+    let key = idempotency_key(request.headers(), service::MIN_JOIN_KEY)?.map(|key| {
+        let same = serde_json::json!({"name": body.name, "seat": body.seat});
+        RequestKey::for_join(key.to_owned(), &id, same.to_string().as_bytes())
+    });
+    let joined = games.join(&id, &body.name, body.seat, key.as_ref()).await?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::ETAG, etag(&joined.seen)))
+        // The token would share a compressed body with names others chose (BREACH).
+        .insert_header(UNCOMPRESSED)
+        .json(SeatGranted {
+            seat: joined.seat,
+            view: GameView::of(&joined.seen),
+            token: joined.token,
+        }))
+}

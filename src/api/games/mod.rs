@@ -1,0 +1,99 @@
+//! The game resources of API.md: presets, lobby, view, moves, events, log, export.
+//!
+//! Handlers are thin: they parse the request into domain types (a bad tile, an unknown
+//! field or a malformed token stops here), call one [`GameService`] function and turn its
+//! answer into a view. They know no rules.
+//!
+//! One file per resource; the handlers are re-exported here for the router and the
+//! document. What they share (the token, the ETag, the game id) lives here.
+
+mod history;
+mod lobby;
+mod play;
+mod streams;
+
+pub use history::*;
+pub use lobby::*;
+pub use play::*;
+pub use streams::*;
+
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::{HttpResponse, web};
+
+use crate::api::error::ApiError;
+use crate::api::http::readable;
+use crate::service::Seen;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(readable("/v1/presets", list_presets))
+        .service(readable("/v1/games", list_games).route(web::post().to(create_game)))
+        .service(readable("/v1/lobby/events", lobby_events))
+        .service(readable("/v1/games/{id}", get_game))
+        .service(web::resource("/v1/games/{id}/seats").route(web::post().to(take_seat)))
+        .service(web::resource("/v1/games/{id}/moves").route(web::post().to(make_move)))
+        .service(readable("/v1/games/{id}/events", game_events))
+        .service(readable("/v1/games/{id}/log", game_log))
+        .service(readable("/v1/games/{id}/export", export_game));
+}
+
+/// The bearer token, if the request carries one. A malformed `Authorization` is refused
+/// rather than treated as a spectator, so a client's mistake does not go unnoticed.
+fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(None);
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| ApiError::Unauthorized("malformed Authorization header".into()))?;
+    match text.split_once(' ') {
+        Some((scheme, token))
+            if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
+        {
+            Ok(Some(token.trim()))
+        }
+        _ => Err(ApiError::Unauthorized(
+            "send the seat's token as `Authorization: Bearer <token>`".into(),
+        )),
+    }
+}
+
+fn etag(s: &Seen) -> String {
+    match s.viewer {
+        Some(seat) => format!("\"{}-s{seat}\"", s.version),
+        None => format!("\"{}\"", s.version),
+    }
+}
+
+/// A 200 with the ETag of `s`'s version and viewer.
+fn view_response(s: &Seen, body: impl serde::Serialize) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::ETAG, etag(s)))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(body)
+}
+
+fn game_id(path: &web::Path<uuid::Uuid>) -> String {
+    path.to_string()
+}
+
+/// The request's `Idempotency-Key`, if any: `min` to 128 visible ASCII characters.
+fn idempotency_key(headers: &HeaderMap, min: usize) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .filter(|k| (min..=128).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::BadRequest(if min > 1 {
+                format!(
+                    "Idempotency-Key: {min} to 128 visible ASCII characters on a join (its retry \
+                     gets the seat's token: use a random key, such as a UUID)"
+                )
+            } else {
+                "Idempotency-Key: 1 to 128 visible ASCII characters".into()
+            })
+        })
+}

@@ -1,0 +1,134 @@
+//! Playing a game: its view (polled, or long-polled with `wait`) and making a move.
+
+use std::time::Duration;
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::api::error::{ApiError, problems};
+use crate::api::http::VARY_BY_TOKEN;
+use crate::api::streams::StreamSlots;
+use crate::api::wire::*;
+use crate::service::{GameService, RequestKey};
+
+use super::*;
+
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ViewQuery {
+    /// Long poll: answer as soon as the version is greater than this.
+    after: Option<u64>,
+    /// Long poll: seconds to wait at most (up to 30).
+    wait: Option<u64>,
+}
+
+/// The game as the caller may see it.
+#[utoipa::path(
+    get,
+    path = "/v1/games/{id}",
+    tag = "play",
+    operation_id = "get_game",
+    params(("id" = uuid::Uuid, Path, description = "The game"), ViewQuery,
+        ("If-None-Match" = Option<String>, Header, nullable = false, description = "An ETag from an earlier answer: 304 if unchanged.")),
+    security((), ("seat_token" = [])),
+    responses(
+        (status = 200, description = "Your seat's view with a token, else the spectator's.", body = GameView,
+            headers(("ETag" = String, description = "The version (and seat) of this view."))),
+        (status = 304, description = "Unchanged since the ETag given."),
+        (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn get_game(
+    games: web::Data<GameService>,
+    slots: web::Data<StreamSlots>,
+    request: HttpRequest,
+    path: web::Path<uuid::Uuid>,
+    query: web::Query<ViewQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let id = game_id(&path);
+    let token = bearer(request.headers())?;
+    let seen = match (query.after, query.wait) {
+        (Some(after), wait) => {
+            // Held while the poll waits; given back when it answers or is dropped.
+            let _slot = slots.acquire_for(&request)?;
+            games
+                .view_after(
+                    &id,
+                    token,
+                    after,
+                    Duration::from_secs(wait.unwrap_or(30).min(30)),
+                )
+                .await?
+        }
+        (None, Some(_)) => {
+            return Err(ApiError::BadRequest(
+                "wait goes with after=<version>".into(),
+            ));
+        }
+        (None, None) => games.view(&id, token).await?,
+    };
+    let tag = etag(&seen);
+    if let Some(inm) = request
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        && inm.split(',').any(|t| t.trim() == tag || t.trim() == "*")
+    {
+        return Ok(HttpResponse::NotModified()
+            .insert_header((header::ETAG, tag))
+            .insert_header(VARY_BY_TOKEN)
+            .finish());
+    }
+    let mut res = view_response(&seen, GameView::of(&seen));
+    res.headers_mut().insert(VARY_BY_TOKEN.0, VARY_BY_TOKEN.1);
+    Ok(res)
+}
+
+/// Makes a move. Built-in bots whose turn follows move before the answer.
+#[utoipa::path(
+    post,
+    path = "/v1/games/{id}/moves",
+    tag = "play",
+    operation_id = "make_move",
+    params(("id" = uuid::Uuid, Path, description = "The game"),
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.",
+            min_length = 1, max_length = 128, pattern = "^[!-~]+$")),
+    security(("seat_token" = [])),
+    request_body = MoveBody,
+    responses(
+        (status = 200, description = "Your new view and what the move caused.", body = MoveResult),
+        (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
+        (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
+        (status = 413, response = problems::PayloadTooLarge),
+        (status = 422, response = problems::UnprocessableContent),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn make_move(
+    games: web::Data<GameService>,
+    request: HttpRequest,
+    path: web::Path<uuid::Uuid>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let id = game_id(&path);
+    let token = bearer(request.headers())?.ok_or_else(|| {
+        ApiError::Unauthorized(
+            "a move needs the seat's token: `Authorization: Bearer <token>`".into(),
+        )
+    })?;
+    let parsed: MoveBody = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::BadRequest(format!("the body is not acceptable: {e}")))?;
+    let key = idempotency_key(request.headers(), 1)?
+        .map(|key| RequestKey::new(key.to_owned(), token, &body));
+    let request = parsed.to_request();
+    let moved = games.make_move(&id, token, request, key.as_ref()).await?;
+    Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))
+}

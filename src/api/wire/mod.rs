@@ -1,0 +1,25 @@
+//! Wire types: the JSON shapes of API.md, with their OpenAPI schemas.
+//!
+//! Kept apart from the engine's types so the engine knows nothing of HTTP. Where the wire
+//! shape is the engine's or the service's own serde form (the rules, the status, bot
+//! levels, ends), that type is used as it is and only its schema is written here. The
+//! renderings of the service's answers ([`Seen`](crate::service::Seen) and the rest) live
+//! here too, so every answer is built one way. Nothing here decides a rule or what a caller may see: a view
+//! shows what the service's answer holds, and nothing else.
+//!
+//! One file per resource; everything is re-exported here, so `crate::api::wire::*` names
+//! every wire type.
+
+mod events;
+mod history;
+mod lobby;
+mod moves;
+mod rules;
+mod view;
+
+pub use events::*;
+pub use history::*;
+pub use lobby::*;
+pub use moves::*;
+pub use rules::*;
+pub use view::*;
