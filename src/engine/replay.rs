@@ -120,54 +120,6 @@ impl<G: Borrow<Game>> Replay<G> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::{Preset, Seed};
-
-    /// A muggins match played to its end by the first legal move of each turn.
-    fn played() -> Game {
-        let mut rules = Preset::Muggins.rules();
-        rules.target = Some(61);
-        let mut game = Game::new(rules, 3, Seed::from_text("replay"), None).unwrap();
-        let mut n = 0usize;
-        while let Some(turn) = game.turn() {
-            let legal = game.project(Some(turn)).legal_moves;
-            game.play(turn, legal[n % legal.len()].mv).unwrap();
-            n += 1;
-        }
-        game
-    }
-
-    #[test]
-    fn a_replay_one_move_at_a_time_gives_what_the_whole_replay_gives() {
-        let game = played();
-        let (moves, events) = game.replay_history().unwrap();
-        let mut start = Vec::new();
-        let mut replay = Replay::new(&game, &mut start).unwrap();
-        assert_eq!(start, events[0]);
-        let mut caused = Vec::new();
-        for (i, &mv) in moves.iter().enumerate() {
-            caused.clear();
-            assert_eq!(replay.next_move(&mut caused).unwrap().unwrap(), mv);
-            assert_eq!(caused, events[i + 1]);
-            assert_eq!(replay.done(), i + 1);
-        }
-        assert!(replay.next_move(&mut caused).is_none());
-        assert_eq!(replay.finish().unwrap(), game);
-    }
-
-    #[test]
-    fn a_replay_that_skips_reaches_the_same_game() {
-        let game = played();
-        let half = game.move_count() / 2;
-        let mut replay = Replay::new(game.clone(), &mut Vec::new()).unwrap();
-        replay.skip(half).unwrap();
-        assert_eq!(replay.game(), &game.after_moves(half).unwrap().0);
-        assert_eq!(replay.finish().unwrap(), game);
-    }
-}
-
 /// A match's history read back whole, for what needs it all at once (a retry's answer,
 /// the deals of an export, the results of earlier rounds).
 impl Game {
@@ -222,5 +174,53 @@ impl Game {
                 _ => None,
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Preset, Seed};
+
+    /// A muggins match played to its end by the first legal move of each turn.
+    fn played() -> Game {
+        let mut rules = Preset::Muggins.rules();
+        rules.target = Some(61);
+        let mut game = Game::new(rules, 3, Seed::from_text("replay"), None).unwrap();
+        let mut n = 0usize;
+        while let Some(turn) = game.turn() {
+            let legal = game.project(Some(turn)).legal_moves;
+            game.play(turn, legal[n % legal.len()].mv).unwrap();
+            n += 1;
+        }
+        game
+    }
+
+    #[test]
+    fn a_replay_one_move_at_a_time_gives_what_the_whole_replay_gives() {
+        let game = played();
+        let (moves, events) = game.replay_history().unwrap();
+        let mut start = Vec::new();
+        let mut replay = Replay::new(&game, &mut start).unwrap();
+        assert_eq!(start, events[0]);
+        let mut caused = Vec::new();
+        for (i, &mv) in moves.iter().enumerate() {
+            caused.clear();
+            assert_eq!(replay.next_move(&mut caused).unwrap().unwrap(), mv);
+            assert_eq!(caused, events[i + 1]);
+            assert_eq!(replay.done(), i + 1);
+        }
+        assert!(replay.next_move(&mut caused).is_none());
+        assert_eq!(replay.finish().unwrap(), game);
+    }
+
+    #[test]
+    fn a_replay_that_skips_reaches_the_same_game() {
+        let game = played();
+        let half = game.move_count() / 2;
+        let mut replay = Replay::new(game.clone(), &mut Vec::new()).unwrap();
+        replay.skip(half).unwrap();
+        assert_eq!(replay.game(), &game.after_moves(half).unwrap().0);
+        assert_eq!(replay.finish().unwrap(), game);
     }
 }
