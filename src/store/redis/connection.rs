@@ -19,7 +19,6 @@ use redis::{
 };
 use tokio::sync::mpsc;
 
-use super::scripts::{corrupt, unavailable};
 use super::{RedisStore, RedisTarget};
 use crate::store::{Health, StoreError};
 
@@ -428,4 +427,19 @@ impl RedisStore {
         }
         Ok(health)
     }
+}
+
+/// Maps a Redis error to `Unavailable`. Replies that did not parse are described by kind
+/// only: the error text could quote the reply, which may hold a blob.
+pub(super) fn unavailable(e: RedisError) -> StoreError {
+    match e.kind() {
+        ErrorKind::Parse | ErrorKind::UnexpectedReturnType => {
+            StoreError::Unavailable(format!("unexpected reply from Redis ({:?})", e.kind()))
+        }
+        _ => StoreError::Unavailable(e.to_string()),
+    }
+}
+
+pub(super) fn corrupt(what: &str) -> StoreError {
+    StoreError::Unavailable(format!("corrupt {what} in Redis"))
 }

@@ -7,8 +7,8 @@ use redis::Value;
 
 use super::RedisStore;
 use super::connection::Conn;
+use super::connection::corrupt;
 use super::format::{game_value, parse_game_value, version_text};
-use super::scripts::corrupt;
 use crate::store::{Creator, GameId, Listing, Save, StoreError, Stored};
 
 /// Stale lobby entries a page prunes at most (each a few commands inside the script).

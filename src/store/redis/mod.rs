@@ -20,6 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use redis::Value;
 
+use self::connection::corrupt;
 use self::connection::{Clients, Conn, Connections};
 pub use self::format::{GameValue, game_value, read_game_value};
 use self::format::{
@@ -27,8 +28,8 @@ use self::format::{
 };
 use self::keys::Keys;
 use self::pubsub::{Fanout, FanoutState};
+use self::scripts::Scripts;
 pub use self::scripts::save_script_source;
-use self::scripts::{Scripts, corrupt};
 use super::{
     Creator, EVENT_HISTORY, Event, EventStream, Evidence, GameId, GameStore, Health,
     IDEMPOTENCY_WINDOW, IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError,

@@ -11,10 +11,10 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::RedisStore;
+use super::connection::unavailable;
 use super::connection::{Clients, Conn};
 use super::format::decode_event;
 use super::keys::Keys;
-use super::scripts::unavailable;
 use crate::store::{Event, EventStream, StoreError, receiver_stream};
 
 /// How many live events a local subscriber may fall behind before its stream ends.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use redis::{Cmd, ErrorKind, RedisError, Script, ServerErrorKind, Value};
 
 use super::RedisStore;
-use super::connection::Conn;
+use super::connection::{Conn, corrupt, unavailable};
 use super::format::{EVENTS_LEN_DIGITS, HEADER, VERSION_DIGITS};
 use crate::store::StoreError;
 
@@ -419,21 +419,6 @@ impl RedisStore {
             _ => Ok(()),
         }
     }
-}
-
-/// Maps a Redis error to `Unavailable`. Replies that did not parse are described by kind
-/// only: the error text could quote the reply, which may hold a blob.
-pub(super) fn unavailable(e: RedisError) -> StoreError {
-    match e.kind() {
-        ErrorKind::Parse | ErrorKind::UnexpectedReturnType => {
-            StoreError::Unavailable(format!("unexpected reply from Redis ({:?})", e.kind()))
-        }
-        _ => StoreError::Unavailable(e.to_string()),
-    }
-}
-
-pub(super) fn corrupt(what: &str) -> StoreError {
-    StoreError::Unavailable(format!("corrupt {what} in Redis"))
 }
 
 #[cfg(test)]
