@@ -1,7 +1,7 @@
 //! domino-server: a headless REST domino game server.
 //!
 //! Module map (each owns one thing and says what it may not touch):
-//! - [`engine`]: the rules (RULES.md); pure, knows nothing of HTTP or Redis.
+//! - [`engine`]: the rules (docs/rules.md); pure, knows nothing of HTTP or Redis.
 //! - [`bots`]: the built-in players (random, greedy, expert) and their turns at a table;
 //!   a bot chooses from a seat's projection only.
 //! - [`store`]: persistence of games (Redis or memory); the only module that talks to Redis.

@@ -2,7 +2,7 @@
 //!
 //! Under fives scoring, the play that scores most (claimed, under muggins rules); then,
 //! and under every other scoring, the heaviest tile by its value in a hand (ties by the
-//! "heaviest" order of RULES.md, so the choice is unique up to the end it goes on: the
+//! "heaviest" order of docs/rules.md, so the choice is unique up to the end it goes on: the
 //! first end listed wins). It draws or passes only when it must. The same order is the
 //! expert's rollout policy, so it works on a [`Game`] as well as on a [`Projection`].
 

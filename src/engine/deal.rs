@@ -153,7 +153,7 @@ pub(crate) fn shuffle_into(rules: &Rules, rng: &mut ChaCha8Rng, stock: &mut Vec<
 }
 
 /// Draw lots: each seat draws from the shuffled stock, the heaviest tile leads. Tiles are
-/// totally ordered for "heaviest" (RULES.md), so the redraw on a tie never happens.
+/// totally ordered for "heaviest" (docs/rules.md), so the redraw on a tie never happens.
 pub(crate) fn draw_lots(rules: &Rules, seats: u8, rng: &mut ChaCha8Rng) -> u8 {
     let mut stock: Vec<Tile> = Tile::all(rules.max_pip).collect();
     stock.shuffle(rng);

@@ -1,4 +1,4 @@
-//! The rules engine: every game of `RULES.md`, exact and impossible to cheat.
+//! The rules engine: every game of `docs/rules.md`, exact and impossible to cheat.
 //!
 //! Pure: no I/O, no async, no clock, no global RNG. It knows nothing of HTTP or Redis; the
 //! service stores a [`Game`] through its serde form (inside the service's record) and asks
@@ -17,7 +17,7 @@
 //!   decides; the engine is told by a move).
 //! - [`projection`]: what one seat or a spectator may know.
 //!
-//! # Decisions RULES.md leaves open
+//! # Decisions docs/rules.md leaves to the engine
 //! - **Blocked** is detected as soon as no seat can play and nobody can draw, rather than
 //!   after every seat has passed once more: the outcome is the same and clients need not
 //!   send passes that change nothing. A seat that cannot play but another can must pass.
@@ -28,7 +28,7 @@
 //! - **Start tile**: every round of a `start_tile` game begins with one (the first
 //!   non-double from the top of the shuffled boneyard, which is as random as any); the
 //!   `next_leader` rule picks who plays onto it.
-//! - **Draw lots** uses the total "heaviest" order of RULES.md, so lots never tie.
+//! - **Draw lots** uses the total "heaviest" order of docs/rules.md, so lots never tie.
 //! - **`highest_double`** with no double dealt anywhere: the heaviest tile leads, and must
 //!   be the lead (seed 002). `heaviest_tile` likewise forces that tile.
 //! - **Muggins**: legal moves list each scoring play twice, first with the exact claim,

@@ -1,4 +1,4 @@
-//! Rule sets: every option of RULES.md as a field, the six presets, overrides on top of a
+//! Rule sets: every option of docs/rules.md as a field, the six presets, overrides on top of a
 //! preset, and validation that names the offending field.
 //!
 //! The serde names are the API's (`rules` in a view, overrides when a game is created), so

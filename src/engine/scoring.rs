@@ -1,12 +1,12 @@
 //! Round awards: who wins a round and what every side scores for it.
 //!
-//! Decisions RULES.md leaves open, as a careful referee would take them:
+//! Decisions docs/rules.md leaves to the engine, as a careful referee would take them:
 //! - With more than two sides, `difference` is all opposing hands' value minus the
-//!   winner's own, as RULES.md words it (never below zero).
+//!   winner's own, as docs/rules.md words it (never below zero).
 //! - A `split` tie shares the award among the tied sides, rounded down; "opposing" hands
 //!   are then those of the sides not in the tie, and the boneyard is shared too.
 //! - `lowest_tile` compares the lightest single tile of each tied side by its value under
-//!   `double_value`/`double_blank_value`, then by the tile order of RULES.md; the tie can
+//!   `double_value`/`double_blank_value`, then by the tile order of docs/rules.md; the tie can
 //!   never persist since tiles are unique. Hands that are empty cannot tie (a domino is not
 //!   a blocked round).
 //! - Under fives every award is rounded to the nearest 5 separately (after a split).

@@ -107,7 +107,7 @@ impl Tile {
         lo + hi
     }
 
-    /// A key that orders tiles for "heaviest tile" decisions (RULES.md: weight, then a
+    /// A key that orders tiles for "heaviest tile" decisions (docs/rules.md: weight, then a
     /// double beats a single, then the larger higher half). It is a total order, so two
     /// different tiles are never equally heavy.
     pub fn heaviness(self) -> (u8, bool, u8) {
@@ -307,7 +307,7 @@ impl TileSet {
         }
     }
 
-    /// The heaviest tile (RULES.md order), if any.
+    /// The heaviest tile (docs/rules.md order), if any.
     pub fn heaviest(&self) -> Option<Tile> {
         self.iter().max_by_key(|t| t.heaviness())
     }

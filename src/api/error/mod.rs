@@ -3,7 +3,7 @@
 //! Every refused request answers `application/problem+json` with
 //! `{type, title, status, detail, code}` (plus `current_version` or `legal_moves` where the
 //! contract says so). `code` is the machine-readable part clients branch on; it is one of
-//! the codes of API.md's table, plus three the table leaves implicit: `method_not_allowed`
+//! the codes of the contract's error table (README, the OpenAPI document), plus three the table leaves implicit: `method_not_allowed`
 //! (405), `request_timeout` (408: the body did not arrive within `BODY_TIMEOUT_MS`; the
 //! connection is closed after it) and `internal_error` (500).
 //!

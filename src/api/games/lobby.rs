@@ -15,7 +15,7 @@ use crate::service::{self, GameService, NewGame, RequestKey};
 
 use super::*;
 
-/// Every preset of RULES.md with its full rule set.
+/// Every preset of docs/rules.md with its full rule set.
 #[utoipa::path(
     get,
     path = "/v1/presets",

@@ -1,4 +1,4 @@
-//! The game resources of API.md: presets, lobby, view, moves, events, log, export.
+//! The game resources of the HTTP contract: presets, lobby, view, moves, events, log, export.
 //!
 //! Handlers are thin: they parse the request into domain types (a bad tile, an unknown
 //! field or a malformed token stops here), call one [`GameService`] function and turn its

@@ -11,7 +11,7 @@ use crate::service::{self, Seen};
 
 use super::*;
 
-/// A preset of RULES.md with its full rule set.
+/// A preset of docs/rules.md with its full rule set.
 #[derive(Serialize, ToSchema)]
 pub struct PresetInfo {
     #[schema(example = "all_fives")]
@@ -91,7 +91,7 @@ pub fn parse_tile(text: &str) -> Result<Tile, String> {
 fn preset_schema() -> RefOr<Schema> {
     words(
         Preset::ALL.map(Preset::name),
-        "The preset the rules start from (RULES.md).",
+        "The preset the rules start from (docs/rules.md, \"The presets\").",
     )
 }
 
@@ -119,7 +119,7 @@ pub struct CreateGame {
     pub clock: Option<ClockBody>,
 }
 
-/// A game's clock (API.md "Clocks, resigning and absent players"). Only `bank_secs` is
+/// A game's clock (docs/bots.md, "Clocks, resigning"). Only `bank_secs` is
 /// required.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -1,4 +1,4 @@
-//! Wire types: the JSON shapes of API.md, with their OpenAPI schemas.
+//! Wire types: the JSON shapes of the HTTP contract, with their OpenAPI schemas.
 //!
 //! Kept apart from the engine's types so the engine knows nothing of HTTP. Where the wire
 //! shape is the engine's or the service's own serde form (the rules, the status, bot

@@ -45,7 +45,7 @@ word_schemas! {
     lead_double_count_schema: LeadDoubleCount, "What a lead double with one side covered counts under fives.";
 }
 
-/// A complete rule set (RULES.md "Rule set fields"). Shown in every view and preset.
+/// A complete rule set (docs/rules.md, "A rule set"). Shown in every view and preset.
 #[derive(ToSchema)]
 #[schema(as = Rules)]
 #[allow(dead_code)] // documentation only: the engine's `Rules` is what is serialised
