@@ -186,6 +186,7 @@ contract_tests!(
     a_finished_game_keeps_only_its_last_event,
     subscribe_receives_events_saved_afterwards,
     list_open_is_newest_first_and_unlist_removes,
+    games_in_play_are_listed_latest_started_first_until_their_match_is_over,
     idle_games_expire_whole,
     concurrent_saves_exactly_one_wins,
     deadlines_are_indexed_with_the_save_and_listed_once_due,
@@ -788,6 +789,67 @@ async fn list_open_is_newest_first_and_unlist_removes<B: Backend>() {
         SaveOutcome::Conflict { current: 1 }
     );
     assert_eq!(listed(&store, 0, 10).await, vec![b, a]);
+}
+
+/// A game is in play from its creation when it is not listed, or from the save that takes
+/// it out of the lobby; a save that finishes its match takes it out again.
+async fn games_in_play_are_listed_latest_started_first_until_their_match_is_over<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let playing = |offset, limit| {
+        let store = &store;
+        async move {
+            store
+                .list_playing(offset, limit)
+                .await
+                .unwrap_or_else(|e| panic!("list_playing: {e}"))
+        }
+    };
+    // Each start a few milliseconds after the last, so the order is by time, not by id.
+    let later = || tokio::time::sleep(Duration::from_millis(5));
+    let (bots, open, other) = (new_id(), new_id(), new_id());
+    store.create(&bots, b"bots".to_vec(), None).await.unwrap();
+    store
+        .create(&open, b"open".to_vec(), Some(Listing::at(now_ms())))
+        .await
+        .unwrap();
+    store
+        .create(&other, b"other".to_vec(), Some(Listing::at(now_ms())))
+        .await
+        .unwrap();
+    assert_eq!(
+        playing(0, 10).await,
+        vec![bots.clone()],
+        "a listed game waits"
+    );
+
+    later().await;
+    let start = |expected| Save {
+        unlist: true,
+        ..plain(expected, b"started")
+    };
+    assert_eq!(
+        store.save(&open, start(1)).await.unwrap(),
+        SaveOutcome::Saved { version: 2 }
+    );
+    // A refused save starts nothing.
+    assert_eq!(
+        store.save(&other, start(7)).await.unwrap(),
+        SaveOutcome::Conflict { current: 1 }
+    );
+    assert_eq!(playing(0, 10).await, vec![open.clone(), bots.clone()]);
+    assert_eq!(playing(1, 1).await, vec![bots.clone()]);
+    assert_eq!(playing(2, 5).await, Vec::<String>::new());
+    assert_eq!(playing(0, 0).await, Vec::<String>::new());
+
+    // A move keeps it in play; the save that finishes the match takes it out.
+    store.save(&bots, plain(1, b"moved")).await.unwrap();
+    assert_eq!(playing(0, 10).await.len(), 2);
+    let finish = Save {
+        finished: true,
+        ..plain(2, b"over")
+    };
+    store.save(&bots, finish).await.unwrap();
+    assert_eq!(playing(0, 10).await, vec![open]);
 }
 
 async fn idle_games_expire_whole<B: Backend>() {

@@ -268,14 +268,19 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
   // ---- the lobby lists an open game with a link to its table, and the game once started ----
   const waiting = await api('POST', '/v1/games', { preset: 'block', bots: [{ seat: 1, level: 'random' }] });
+  const inPlay = await api('POST', '/v1/games', { preset: 'all_fives', bots: [{ seat: 1, level: 'random' }] });
+  await api('POST', `/v1/games/${inPlay.game_id}/seats`, { name: 'cy' });
   const lobby = await open('/watch', 360);
+  const playing = lobby.locator(`#live a[href="/watch/${inPlay.game_id}"]`);
+  await playing.waitFor({ timeout: 10000 });
+  check((await playing.textContent()) === 'all fives', 'the lobby lists a game that was in play before it opened');
   const link = lobby.locator(`#games a[href="/watch/${waiting.game_id}"]`);
   await link.waitFor({ timeout: 10000 });
   check((await link.textContent()) === 'block', 'the lobby lists an open game with a link to its table');
   await api('POST', `/v1/games/${waiting.game_id}/seats`, { name: 'bea' });
   const started = lobby.locator(`#live a[href="/watch/${waiting.game_id}"]`);
   await started.waitFor({ timeout: 10000 });
-  check(await link.count() === 0, 'once its seats are taken it moves from the open games to the games started');
+  check(await link.count() === 0, 'once its seats are taken it moves from the open games to the games in play');
   await lobby.screenshot({ path: path.join(shots, 'lobby-360.png'), fullPage: true });
   await started.click();
   await lobby.waitForSelector('#page[data-version]');

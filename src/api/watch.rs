@@ -55,7 +55,7 @@ fn page(content_type: &'static str, body: &'static str) -> HttpResponse {
         .body(body)
 }
 
-/// The lobby page: open games, each with a link to its table.
+/// The lobby page: open games and games in play, each with a link to its table.
 pub async fn lobby_page() -> HttpResponse {
     page(HTML, LOBBY_PAGE)
 }

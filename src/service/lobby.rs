@@ -221,25 +221,8 @@ impl GameService {
 
     /// A page of open games, newest first (pages from 1).
     pub async fn list_open(&self, page: usize, per_page: usize) -> Result<Vec<Seen>, Error> {
-        if page == 0 || !(1..=MAX_PER_PAGE).contains(&per_page) {
-            return Err(Error::BadRequest(format!(
-                "page starts at 1; per_page is 1 to {MAX_PER_PAGE}"
-            )));
-        }
-        // A store counts positions in 64-bit signed integers (Redis does): a page no list
-        // could reach is the client's mistake, not the store's.
-        if page
-            .checked_mul(per_page)
-            .is_none_or(|end| i64::try_from(end).is_err())
-        {
-            return Err(Error::BadRequest(
-                "page: too large for any list of games".into(),
-            ));
-        }
-        let listed = self
-            .store
-            .list_open((page - 1) * per_page, per_page)
-            .await?;
+        let offset = page_offset(page, per_page)?;
+        let listed = self.store.list_open(offset, per_page).await?;
         let mut out = Vec::with_capacity(listed.len());
         for (id, stored) in listed {
             // A game may have filled since its entry was written (the store's lobby is an
@@ -256,4 +239,47 @@ impl GameService {
         }
         Ok(out)
     }
+
+    /// A page of games in play, latest started first (pages from 1), each as a spectator
+    /// sees it now. The store's list is an index: a game that finished or expired since
+    /// its entry was written is left out, so a page may hold fewer than `per_page`.
+    pub async fn list_playing(&self, page: usize, per_page: usize) -> Result<Vec<Seen>, Error> {
+        let offset = page_offset(page, per_page)?;
+        let ids = self.store.list_playing(offset, per_page).await?;
+        let loaded = futures_util::future::join_all(ids.iter().map(|id| self.store.load(id))).await;
+        let mut out = Vec::with_capacity(ids.len());
+        for (id, loaded) in ids.iter().zip(loaded) {
+            let Some(stored) = loaded? else { continue };
+            match Record::decode(&stored.bytes) {
+                Ok(record) if record.status() == Status::Playing => {
+                    out.push(Seen::of(id, stored.version, &record, None));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(game_id = %id, error = %e, "a game in play does not decode")
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Where page `page` of `per_page` starts (pages from 1).
+fn page_offset(page: usize, per_page: usize) -> Result<usize, Error> {
+    if page == 0 || !(1..=MAX_PER_PAGE).contains(&per_page) {
+        return Err(Error::BadRequest(format!(
+            "page starts at 1; per_page is 1 to {MAX_PER_PAGE}"
+        )));
+    }
+    // A store counts positions in 64-bit signed integers (Redis does): a page no list
+    // could reach is the client's mistake, not the store's.
+    if page
+        .checked_mul(per_page)
+        .is_none_or(|end| i64::try_from(end).is_err())
+    {
+        return Err(Error::BadRequest(
+            "page: too large for any list of games".into(),
+        ));
+    }
+    Ok((page - 1) * per_page)
 }

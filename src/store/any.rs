@@ -89,6 +89,10 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.list_open(offset, limit))
     }
 
+    async fn list_playing(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.list_playing(offset, limit))
+    }
+
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<super::Event>, StoreError> {
         delegate!(self, s => s.events_since(id, after))
     }

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
+use super::now_ms;
 use super::ranked::Ranked;
 use super::{
     Creator, Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW,
@@ -57,6 +58,8 @@ struct Inner {
     /// The lobby: open games in order, indexed by position so that a deep page costs
     /// what the first one does.
     open: Ranked<LobbyKey>,
+    /// Games in play, by when they started, in the lobby's order.
+    playing: Ranked<LobbyKey>,
     /// Listed games per owner (creator's address), for the cap on them.
     owners: HashMap<String, usize>,
     /// Games in play (not finished) per creator's address, for the cap on them.
@@ -79,6 +82,8 @@ struct Game {
     owner: Option<String>,
     /// Who created it, counted in `creators` until its match is over.
     creator: Option<String>,
+    /// `Some(started_ms)` while the game is in the list of games in play.
+    started: Option<u64>,
     idempotency: HashMap<String, IdempotencyRecord>,
     /// Per seat, its keys oldest first (at most [`IDEMPOTENCY_WINDOW`]).
     windows: HashMap<u8, VecDeque<String>>,
@@ -93,6 +98,7 @@ impl MemoryStore {
             inner: Mutex::new(Inner {
                 games: HashMap::new(),
                 open: Ranked::default(),
+                playing: Ranked::default(),
                 owners: HashMap::new(),
                 creators: HashMap::new(),
                 leases: HashMap::new(),
@@ -172,6 +178,7 @@ impl Inner {
     fn remove(&mut self, id: &str) {
         self.unlist(id);
         self.uncount(id);
+        self.stop_playing(id);
         if let Some(game) = self.games.remove(id)
             && let Some(deadline) = game.deadline
         {
@@ -189,6 +196,25 @@ impl Inner {
             if *count.get() == 0 {
                 count.remove();
             }
+        }
+    }
+
+    /// Puts game `id` in the list of games in play, started at `started_ms`.
+    fn start_playing(&mut self, id: &str, started_ms: u64) {
+        if let Some(game) = self.games.get_mut(id)
+            && game.started.is_none()
+        {
+            game.started = Some(started_ms);
+            self.playing
+                .insert((Reverse(started_ms), Reverse(id.to_owned())));
+        }
+    }
+
+    /// Takes game `id` out of the list of games in play, if it is there.
+    fn stop_playing(&mut self, id: &str) {
+        if let Some(started_ms) = self.games.get_mut(id).and_then(|game| game.started.take()) {
+            self.playing
+                .remove(&(Reverse(started_ms), Reverse(id.to_owned())));
         }
     }
 
@@ -257,6 +283,7 @@ impl GameStore for MemoryStore {
                 listed: created_ms,
                 owner: owner.as_ref().map(|(owner, _)| owner.clone()),
                 creator: creator.map(|c| c.address),
+                started: None,
                 idempotency: HashMap::new(),
                 windows: HashMap::new(),
                 events: VecDeque::new(),
@@ -270,6 +297,8 @@ impl GameStore for MemoryStore {
             if let Some((owner, _)) = owner {
                 *inner.owners.entry(owner).or_default() += 1;
             }
+        } else {
+            inner.start_playing(id, now_ms());
         }
         Ok(())
     }
@@ -327,9 +356,11 @@ impl GameStore for MemoryStore {
         }
         if save.unlist {
             inner.unlist(id);
+            inner.start_playing(id, now_ms());
         }
         if save.finished {
             inner.uncount(id);
+            inner.stop_playing(id);
         }
         if let Some(event) = event
             && let Some(tx) = inner.channels.get(id)
@@ -371,6 +402,17 @@ impl GameStore for MemoryStore {
                 };
                 Some((id.clone(), stored))
             })
+            .collect())
+    }
+
+    async fn list_playing(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
+        let (inner, now) = self.lock();
+        Ok(inner
+            .playing
+            .iter_from(offset)
+            .take(limit)
+            .filter(|(_, Reverse(id))| inner.games.get(id).is_some_and(|g| g.expires_at > now))
+            .map(|(_, Reverse(id))| id.clone())
             .collect())
     }
 

@@ -54,6 +54,13 @@ pub(crate) fn receiver_stream(rx: broadcast::Receiver<Event>) -> EventStream {
     }))
 }
 
+/// The wall clock in epoch milliseconds, as the stores' indexes score games.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// A game's identifier as the store sees it (the service uses UUIDs, written as text).
 pub type GameId = str;
 
@@ -154,13 +161,16 @@ pub struct Save {
     /// Appended to the game's event history (numbered `expected + 1`) and published to
     /// every subscriber on every server process.
     pub event: Option<Vec<u8>>,
-    /// True when the game leaves the lobby's list of open games with this save.
+    /// True when the game leaves the lobby's list of open games with this save: its last
+    /// seat is taken and its match starts, so it joins the list of games in play
+    /// ([`GameStore::list_playing`]).
     pub unlist: bool,
     /// True when the game stays in the lobby with this save (a seat taken, others still
     /// free): its lobby entry shows this save's blob from now on.
     pub relist: bool,
     /// True when the match is over with this save: its event history keeps only this
-    /// save's event (which says so), as nobody needs to resume far into a finished game.
+    /// save's event (which says so), as nobody needs to resume far into a finished game,
+    /// and it leaves the list of games in play.
     pub finished: bool,
     /// For a game with a clock, its deadline before and after this save; `None` for a
     /// game without one (the index of deadlines is not touched).
@@ -287,6 +297,17 @@ pub trait GameStore: Send + Sync + 'static {
         offset: usize,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<(String, Stored)>, StoreError>> + Send;
+
+    /// Games in play, the latest started first: from `offset`, at most `limit` ids. An
+    /// index beside the games: a game joins it when it starts (created with no listing, or
+    /// a save that unlists it), and leaves it when a save finishes its match or one idle
+    /// ttl after it started, so a game that expired idle may still be listed until then
+    /// (the caller loads each), and one in play for longer than that is not.
+    fn list_playing(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 
     /// Stored events with a version greater than `after`, oldest first (the history is
     /// capped; older events are gone).

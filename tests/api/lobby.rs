@@ -19,7 +19,8 @@ on_both_stores!(
     taking_a_taken_seat_is_refused_as_seat_taken,
     a_name_that_is_empty_or_too_long_is_a_bad_request,
     a_seat_that_does_not_exist_is_a_bad_request,
-    only_waiting_games_can_be_listed,
+    games_are_listed_waiting_or_playing_and_by_nothing_else,
+    games_in_play_are_listed_for_spectators_until_their_match_is_over,
     a_page_far_past_the_end_is_empty_and_one_past_any_list_is_a_bad_request,
 );
 
@@ -512,11 +513,74 @@ async fn a_seat_that_does_not_exist_is_a_bad_request(app: TestApp) {
     assert_eq!(app.view(&id, None).await, before);
 }
 
-async fn only_waiting_games_can_be_listed(app: TestApp) {
-    let res = app.get("/v1/games?status=playing").await;
+async fn games_are_listed_waiting_or_playing_and_by_nothing_else(app: TestApp) {
+    for status in ["waiting", "playing"] {
+        let res = app.get(&format!("/v1/games?status={status}")).await;
+        assert_eq!(res.status().as_u16(), 200, "{status}");
+    }
+    let res = app.get("/v1/games?status=finished").await;
     assert_problem(res, 400, "bad_request").await;
     let res = app.get("/v1/games?colour=red").await;
     assert_problem(res, 400, "bad_request").await;
+}
+
+/// The ids on the first page of `/v1/games?status=<status>`.
+async fn ids_listed(app: &TestApp, status: &str) -> Vec<String> {
+    let list: Value = app
+        .get(&format!("/v1/games?status={status}&per_page=100"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    list["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["game_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn games_in_play_are_listed_for_spectators_until_their_match_is_over(app: TestApp) {
+    let (waiting, _) = app.create_game(json!({"preset": "draw"})).await;
+    let (started, players) = app.start_game(json!({"preset": "block"})).await;
+    // Later, so first in the list: the latest started come first.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let (bots, _) = app
+        .create_game(json!({"preset": "all_fives", "bots": [
+            {"seat": 0, "level": "expert"}, {"seat": 1, "level": "expert"}
+        ]}))
+        .await;
+    assert_eq!(ids_listed(&app, "waiting").await, vec![waiting.clone()]);
+    let playing = ids_listed(&app, "playing").await;
+    // The table of bots leads the list, unless it has finished already: bots play fast.
+    if playing.first() != Some(&bots) {
+        assert_eq!(app.view(&bots, None).await["status"], "finished");
+        assert_eq!(playing, vec![started.clone()]);
+    } else {
+        assert_eq!(playing, vec![bots.clone(), started.clone()]);
+    }
+    let list: Value = app
+        .get("/v1/games?status=playing")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let entry = list["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["game_id"] == started.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(entry["preset"], "block");
+    assert_eq!(entry["free_seats"], json!([]));
+
+    let resigned = app
+        .play(&started, &players[0].token, &json!({"type": "resign"}))
+        .await;
+    assert_eq!(resigned["status"], "finished", "{resigned}");
+    app.wait_until_finished(&bots, None).await;
+    assert_eq!(ids_listed(&app, "playing").await, Vec::<String>::new());
 }
 
 async fn a_page_far_past_the_end_is_empty_and_one_past_any_list_is_a_bad_request(app: TestApp) {

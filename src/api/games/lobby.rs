@@ -97,8 +97,9 @@ pub async fn create_game(
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// Only `waiting` (games with free seats) is listed.
-    #[param(schema_with = waiting_only)]
+    /// `waiting` (the default): games with free seats, newest first. `playing`: games in
+    /// play, latest started first.
+    #[param(schema_with = list_status)]
     status: Option<String>,
     /// From 1; a page no list could reach (page x per_page past 2^63) is a 400.
     #[param(minimum = 1)]
@@ -108,15 +109,19 @@ pub struct ListQuery {
     per_page: Option<usize>,
 }
 
-fn waiting_only() -> utoipa::openapi::Object {
+fn list_status() -> utoipa::openapi::Object {
     utoipa::openapi::ObjectBuilder::new()
         .schema_type(utoipa::openapi::Type::String)
-        .enum_values(Some(["waiting"]))
-        .description(Some("Only `waiting` (games with free seats) is listed."))
+        .enum_values(Some(["waiting", "playing"]))
+        .default(Some("waiting".into()))
+        .description(Some(
+            "`waiting` (the default): games with free seats, newest first. `playing`: games \
+             in play, latest started first (to watch them).",
+        ))
         .build()
 }
 
-/// Open games, newest first, paginated.
+/// Open games (or games in play), newest first, paginated.
 #[utoipa::path(
     get,
     path = "/v1/games",
@@ -124,7 +129,7 @@ fn waiting_only() -> utoipa::openapi::Object {
     operation_id = "list_games",
     params(ListQuery),
     responses(
-        (status = 200, description = "A page of open games.", body = GameList),
+        (status = 200, description = "A page of open games, or of games in play.", body = GameList),
         (status = 400, response = problems::BadRequest),
         (status = 503, response = problems::StoreUnavailable),
     ),
@@ -133,14 +138,17 @@ pub async fn list_games(
     games: web::Data<GameService>,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    if query.status.as_deref().is_some_and(|s| s != "waiting") {
-        return Err(ApiError::BadRequest(
-            "status: only `waiting` games are listed".into(),
-        ));
-    }
     let page = query.page.unwrap_or(1);
     let per_page = query.per_page.unwrap_or(20);
-    let found = games.list_open(page, per_page).await?;
+    let found = match query.status.as_deref() {
+        None | Some("waiting") => games.list_open(page, per_page).await?,
+        Some("playing") => games.list_playing(page, per_page).await?,
+        Some(_) => {
+            return Err(ApiError::BadRequest(
+                "status: `waiting` or `playing`".into(),
+            ));
+        }
+    };
     let list = GameList {
         games: found.iter().map(GameSummary::of).collect(),
         page,

@@ -91,3 +91,8 @@ export function followEvents(id, onVersion, onTrouble) {
 export async function listOpenGames(page = 1) {
   return answer(await fetch(`/v1/games?status=waiting&page=${page}&per_page=50`, { cache: 'no-store' }));
 }
+
+/** Games in play, latest started first. */
+export async function listPlayingGames(page = 1) {
+  return answer(await fetch(`/v1/games?status=playing&page=${page}&per_page=50`, { cache: 'no-store' }));
+}

@@ -1,7 +1,8 @@
-// The lobby page: open games (waiting for players), newest first, each with a link to its
-// table, read again every few seconds and whenever the lobby's stream says one opened.
+// The lobby page: open games (waiting for players) and games in play, newest first, each
+// with a link to its table, read again every few seconds and whenever the lobby's stream
+// says one opened, filled or finished.
 
-import { listOpenGames } from './api.mjs';
+import { listOpenGames, listPlayingGames } from './api.mjs';
 
 const $ = (id) => document.getElementById(id);
 
@@ -12,24 +13,26 @@ function ago(ms) {
   return `${Math.round(s / 3600)} h ago`;
 }
 
-async function show() {
+function item(g, what) {
+  const li = document.createElement('li');
+  const a = document.createElement('a');
+  a.href = `/watch/${encodeURIComponent(g.game_id)}`;
+  a.className = 'preset';
+  a.textContent = g.preset.replace('_', ' ');
+  const seats = document.createElement('span');
+  seats.className = 'seats-free';
+  seats.textContent = what;
+  const when = document.createElement('span');
+  when.className = 'when';
+  when.textContent = `opened ${ago(g.created_ms)}${g.prearranged ? ' · prearranged deal' : ''}`;
+  li.append(a, seats, when);
+  return li;
+}
+
+async function showOpen() {
   try {
     const list = await listOpenGames();
-    const items = list.games.map((g) => {
-      const li = document.createElement('li');
-      const a = document.createElement('a');
-      a.href = `/watch/${encodeURIComponent(g.game_id)}`;
-      a.className = 'preset';
-      a.textContent = g.preset.replace('_', ' ');
-      const seats = document.createElement('span');
-      seats.className = 'seats-free';
-      seats.textContent = `${g.seats} seats, ${g.free_seats.length} free`;
-      const when = document.createElement('span');
-      when.className = 'when';
-      when.textContent = `opened ${ago(g.created_ms)}${g.prearranged ? ' · prearranged deal' : ''}`;
-      li.append(a, seats, when);
-      return li;
-    });
+    const items = list.games.map((g) => item(g, `${g.seats} seats, ${g.free_seats.length} free`));
     $('games').replaceChildren(...items);
     $('summary').textContent = items.length ? `${items.length} open ${items.length === 1 ? 'game' : 'games'}` : 'No open games right now.';
   } catch (err) {
@@ -37,39 +40,50 @@ async function show() {
   }
 }
 
-// The API lists open games only; games that start while the page is open are known from
-// the lobby's stream ("filled"), and shown until they finish.
-const live = new Map();
-function showLive() {
-  const items = [...live.entries()].reverse().map(([id, finished]) => {
+async function showPlaying() {
+  try {
+    const list = await listPlayingGames();
+    const items = list.games.map((g) => item(g, `${g.seats} seats`));
+    $('live').replaceChildren(...items);
+    $('live-summary').textContent = items.length ? `${items.length} ${items.length === 1 ? 'game' : 'games'} in play` : 'No game in play right now.';
+  } catch (err) {
+    $('live-summary').textContent = `Could not list the games in play: ${err.message}`;
+  }
+}
+
+// Games that finish while the page is open, known from the lobby's stream: their replay.
+const finished = [];
+function showFinished() {
+  const items = finished.map((id) => {
     const li = document.createElement('li');
     const a = document.createElement('a');
-    a.href = `/watch/${encodeURIComponent(id)}`;
+    a.href = `/watch/${encodeURIComponent(id)}#replay`;
     a.textContent = `game ${id.slice(0, 8)}`;
     const what = document.createElement('span');
     what.className = 'when';
-    what.textContent = finished ? 'finished: replay it' : 'playing';
-    if (finished) a.href += '#replay';
+    what.textContent = 'finished: replay it';
     li.append(a, what);
     return li;
   });
-  $('live').replaceChildren(...items);
-  $('live-section').hidden = items.length === 0;
+  $('finished').replaceChildren(...items);
+  $('finished-section').hidden = items.length === 0;
 }
+
+function show() {
+  showOpen();
+  showPlaying();
+}
+
 const news = new EventSource('/v1/lobby/events');
-news.addEventListener('opened', show);
-news.addEventListener('filled', (e) => {
-  live.set(JSON.parse(e.data).game_id, false);
-  showLive();
-  show();
-});
+news.addEventListener('opened', showOpen);
+news.addEventListener('filled', show);
 news.addEventListener('finished', (e) => {
-  const id = JSON.parse(e.data).game_id;
-  if (live.has(id)) {
-    live.set(id, true);
-    showLive();
-  }
+  finished.unshift(JSON.parse(e.data).game_id);
+  finished.splice(20);
+  showFinished();
+  showPlaying();
 });
+news.addEventListener('resync', show);
 
 $('go').addEventListener('submit', (e) => {
   e.preventDefault();

@@ -58,6 +58,10 @@ impl Keys {
     pub(super) fn by_creator(&self) -> String {
         format!("{}{{lobby}}:playing:", self.prefix)
     }
+    /// Games in play: a sorted set of ids, score = when each started (epoch ms).
+    pub(super) fn playing(&self) -> String {
+        format!("{}{{lobby}}:live", self.prefix)
+    }
     pub(super) fn channel(&self, id: &str) -> String {
         format!("{}events:{{{id}}}", self.prefix)
     }

@@ -9,7 +9,7 @@ use super::RedisStore;
 use super::connection::Conn;
 use super::connection::corrupt;
 use super::format::{game_value, parse_game_value, version_text};
-use crate::store::{Creator, GameId, Listing, Save, StoreError, Stored};
+use crate::store::{Creator, GameId, Listing, Save, StoreError, Stored, now_ms};
 
 /// Stale lobby entries a page prunes at most (each a few commands inside the script).
 const LOBBY_PRUNE_BATCH: usize = 100;
@@ -42,7 +42,7 @@ impl RedisStore {
                 "create",
                 &self.scripts.lobby_put,
                 |cmd| {
-                    cmd.arg(7)
+                    cmd.arg(8)
                         .arg(self.keys.open())
                         .arg(self.keys.lobby())
                         .arg(self.keys.owners())
@@ -50,12 +50,13 @@ impl RedisStore {
                         .arg(self.keys.creators())
                         .arg(self.keys.creator_ages())
                         .arg(format!("{}{by}", self.keys.by_creator()))
+                        .arg(self.keys.playing())
                         .arg(id)
                         .arg(created_ms)
                         .arg(listed)
                         .arg(&owner)
                         .arg(max)
-                        .arg(super::now_ms().saturating_sub(self.idle_ttl_ms))
+                        .arg(now_ms().saturating_sub(self.idle_ttl_ms))
                         .arg(self.idle_ttl_ms)
                         .arg(&by)
                         .arg(most)
@@ -104,12 +105,15 @@ impl RedisStore {
                 "unlist",
                 &self.scripts.lobby_drop,
                 |cmd| {
-                    cmd.arg(3)
+                    cmd.arg(4)
                         .arg(self.keys.open())
                         .arg(self.keys.lobby())
                         .arg(self.keys.owners())
+                        .arg(self.keys.playing())
                         .arg(id)
-                        .arg(self.keys.by_owner());
+                        .arg(self.keys.by_owner())
+                        .arg(now_ms())
+                        .arg(now_ms().saturating_sub(self.idle_ttl_ms));
                 },
                 false,
             )
@@ -138,9 +142,9 @@ impl RedisStore {
         }
     }
 
-    /// After a save that finishes the match: the game no longer counts against its
-    /// creator's games in play.
-    pub(super) async fn free_creator(
+    /// After a save that finishes the match: the game is no longer in play, and no longer
+    /// counts against its creator's games in play.
+    pub(super) async fn note_finished(
         &self,
         conn: &mut Conn,
         deadline: tokio::time::Instant,
@@ -153,9 +157,10 @@ impl RedisStore {
                 "free",
                 &self.scripts.lobby_free,
                 |cmd| {
-                    cmd.arg(2)
+                    cmd.arg(3)
                         .arg(self.keys.creators())
                         .arg(self.keys.creator_ages())
+                        .arg(self.keys.playing())
                         .arg(id)
                         .arg(self.keys.by_creator());
                 },
@@ -177,7 +182,7 @@ impl RedisStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let cutoff = super::now_ms().saturating_sub(self.idle_ttl_ms);
+        let cutoff = now_ms().saturating_sub(self.idle_ttl_ms);
         // Redis indexes a sorted set with signed 64-bit numbers and refuses larger ones
         // (which would read as an outage): an offset past that is past every game.
         const MAX_INDEX: usize = i64::MAX as usize;
@@ -216,5 +221,41 @@ impl RedisStore {
                 Ok((id, stored))
             })
             .collect()
+    }
+}
+
+impl RedisStore {
+    /// A page of the games in play, latest started first (see
+    /// [`crate::store::GameStore::list_playing`]).
+    pub(super) async fn playing_page(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        // As for the lobby: Redis refuses ranks past a signed 64-bit number.
+        const MAX_INDEX: usize = i64::MAX as usize;
+        if limit == 0 || offset > MAX_INDEX {
+            return Ok(Vec::new());
+        }
+        let last = offset.saturating_add(limit - 1).min(MAX_INDEX);
+        let cutoff = now_ms().saturating_sub(self.idle_ttl_ms);
+        let mut conn = self.conns.get()?;
+        let (reply, _) = self
+            .write(
+                &mut conn,
+                self.deadline(),
+                "list_playing",
+                &self.scripts.playing_list,
+                |cmd| {
+                    cmd.arg(1)
+                        .arg(self.keys.playing())
+                        .arg(cutoff)
+                        .arg(offset)
+                        .arg(last);
+                },
+                false,
+            )
+            .await?;
+        redis::from_redis_value(reply).map_err(|_| corrupt("list of games in play"))
     }
 }

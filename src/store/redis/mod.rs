@@ -16,7 +16,7 @@ mod pubsub;
 mod scripts;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use redis::Value;
 
@@ -33,7 +33,7 @@ pub use self::scripts::save_script_source;
 use super::{
     Creator, EVENT_HISTORY, Event, EventStream, Evidence, GameId, GameStore, Health,
     IDEMPOTENCY_WINDOW, IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError,
-    Stored,
+    Stored, now_ms,
 };
 
 /// Where the store's Redis is.
@@ -185,12 +185,6 @@ impl RedisStore {
     }
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
 impl GameStore for RedisStore {
     async fn create_by(
         &self,
@@ -228,9 +222,7 @@ impl GameStore for RedisStore {
             return Err(StoreError::Exists);
         }
         self.vouched("create", acked)?;
-        if listing.is_none() && creator.is_none() {
-            return Ok(());
-        }
+        // Listed, or else in play from the start: the lobby's slot hears of it either way.
         self.put_in_lobby(
             &mut conn,
             deadline,
@@ -331,7 +323,7 @@ impl GameStore for RedisStore {
                 .await;
         }
         if save.finished && matches!(outcome, SaveOutcome::Saved { .. }) {
-            self.free_creator(&mut conn, deadline, id).await;
+            self.note_finished(&mut conn, deadline, id).await;
         }
         Ok(outcome)
     }
@@ -361,6 +353,10 @@ impl GameStore for RedisStore {
         limit: usize,
     ) -> Result<Vec<(String, Stored)>, StoreError> {
         self.lobby_page(offset, limit).await
+    }
+
+    async fn list_playing(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
+        self.playing_page(offset, limit).await
     }
 
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<Event>, StoreError> {

@@ -100,11 +100,12 @@ return {1, tonumber(ARGV[2])}
 ";
 
 /// KEYS: open, lobby, owners, the owner's games, creators, creators' ages, the creator's
-/// games. ARGV: id, created_ms, lobby value ('' for a game not listed), owner ('' for
-/// none), the owner's cap, cutoff (ms: older entries are stale), ttl ms, creator ('' for
-/// none), the creator's cap, how many stale creators' entries to prune.
-/// Returns 1 when counted (and listed), 0 when the owner has its cap of fresh listed
-/// entries already, 2 when the creator has its cap of fresh games in play.
+/// games, games in play. ARGV: id, created_ms, lobby value ('' for a game not listed: it
+/// is in play from the start), owner ('' for none), the owner's cap, cutoff (ms: older
+/// entries are stale), ttl ms, creator ('' for none), the creator's cap, how many stale
+/// creators' entries to prune.
+/// Returns 1 when counted (and listed, or put in play), 0 when the owner has its cap of
+/// fresh listed entries already, 2 when the creator has its cap of fresh games in play.
 const LOBBY_PUT_LUA: &str = r"
 if ARGV[8] ~= '' then
   local stale = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(' .. ARGV[6], 'LIMIT', 0, ARGV[10])
@@ -125,6 +126,9 @@ if ARGV[3] ~= '' then
   end
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+else
+  redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. ARGV[6])
+  redis.call('ZADD', KEYS[8], ARGV[2], ARGV[1])
 end
 if ARGV[8] ~= '' then
   redis.call('ZADD', KEYS[7], ARGV[2], ARGV[1])
@@ -135,9 +139,10 @@ end
 return 1
 ";
 
-/// KEYS: creators, creators' ages. ARGV: id, the prefix of a creator's games (in the
-/// lobby's slot). Takes a finished game out of its creator's games in play.
+/// KEYS: creators, creators' ages, games in play. ARGV: id, the prefix of a creator's
+/// games (in the lobby's slot). Takes a finished game out of the games in play.
 const LOBBY_FREE_LUA: &str = r"
+redis.call('ZREM', KEYS[3], ARGV[1])
 local who = redis.call('HGET', KEYS[1], ARGV[1])
 if who then
   redis.call('ZREM', ARGV[2] .. who, ARGV[1])
@@ -185,11 +190,21 @@ local function drop(id)
 end
 ";
 
-/// KEYS: open, lobby, owners. ARGV: id, owner key prefix.
+/// KEYS: open, lobby, owners, games in play. ARGV: id, owner key prefix, now (ms), cutoff
+/// (ms: older games in play are stale). A game leaves the lobby when its match starts.
 const LOBBY_DROP_LUA: &str = r"
 -- (LOBBY_DROP precedes this)
 drop(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[4])
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
 return 1
+";
+
+/// KEYS: games in play. ARGV: cutoff (ms: games started before it are stale), first rank,
+/// last rank. Returns the fresh ids from rank `first` to `last`, latest started first.
+const PLAYING_LIST_LUA: &str = r"
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+return redis.call('ZREVRANGE', KEYS[1], ARGV[2], ARGV[3])
 ";
 
 /// KEYS: open, lobby, owners. ARGV: (unused), owner key prefix, cutoff (ms), first rank,
@@ -242,6 +257,7 @@ pub(super) struct Scripts {
     pub(super) lobby_update: Lua,
     pub(super) lobby_drop: Lua,
     pub(super) lobby_list: Lua,
+    pub(super) playing_list: Lua,
 }
 
 impl Scripts {
@@ -259,6 +275,7 @@ impl Scripts {
             lobby_update: lua(LOBBY_UPDATE_LUA),
             lobby_drop: lua(&format!("{LOBBY_DROP}{LOBBY_DROP_LUA}")),
             lobby_list: lua(&format!("{LOBBY_DROP}{LOBBY_LIST_LUA}")),
+            playing_list: lua(PLAYING_LIST_LUA),
         }
     }
 }
