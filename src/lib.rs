@@ -13,6 +13,7 @@
 //!   run the engine and the bots, compare-and-set (one write path), and answer with what
 //!   the caller may see; owns the stored game's format, public events and idempotency.
 //! - [`rating`]: Glicko-2 ratings (Glickman's paper); pure arithmetic, no storage.
+//! - [`margin`]: the mean margin of duplicate deals and its 95% interval (Student's t).
 //! - [`metrics`]: the Prometheus registry, the HTTP metrics middleware, the game counters.
 //! - [`settings`]: typed settings from the environment; the only reader of it.
 //! - [`startup`]: builds the store, binds the listener, wires middleware and state, sizes
@@ -28,6 +29,7 @@ pub mod bots;
 pub mod engine;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod margin;
 pub mod metrics;
 pub mod rating;
 pub mod service;
