@@ -10,8 +10,12 @@
 //! game when any of its seats (or its team) wins it.
 //!
 //! The last line is `A vs B: <rate>% [<low>, <high>] over N matches`: A's share of the
-//! games won, a drawn game counting half, with its 95% Wilson interval. When an expert
-//! plays, earlier lines give its time per move (measured here, around the bot's call).
+//! games won, a drawn game counting half, with its 95% Wilson interval. The line before
+//! it is the duplicate margin: A's final points minus B's over each deal's two games (the
+//! other way round under penalty scoring), its mean a deal with a 95% Student-t interval
+//! (`domino_server::margin`), and about how many deals it takes for that interval to
+//! leave 0 at this mean and spread. When an expert plays, earlier lines give its time per
+//! move (measured here, around the bot's call).
 
 use std::str::FromStr;
 use std::sync::Mutex;
@@ -20,8 +24,10 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use domino_server::bots::{self, Level, expert};
+use domino_server::engine::rules::Scoring;
 use domino_server::engine::rules::default_hand_size;
 use domino_server::engine::{Game, Move, Outcome, Preset, Rules, Seed};
+use domino_server::margin::{margin, t_975};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -63,6 +69,8 @@ struct Args {
 /// One game's result for A (1, 0.5 or 0) and the expert's decision times.
 struct GameResult {
     score_a: f64,
+    /// A's final points minus B's (B's minus A's under penalty scoring: lower is better).
+    points_a: f64,
     expert_times: Vec<Duration>,
     /// Times of the decisions that had more than one legal move.
     expert_choice_times: Vec<Duration>,
@@ -92,6 +100,7 @@ fn play_game(args: &Args, config: &expert::Config, index: usize) -> GameResult {
     let level_of = |seat: u8| if seat % 2 == a_parity { args.a } else { args.b };
     let mut result = GameResult {
         score_a: 0.0,
+        points_a: 0.0,
         expert_times: Vec::new(),
         expert_choice_times: Vec::new(),
     };
@@ -120,6 +129,24 @@ fn play_game(args: &Args, config: &expert::Config, index: usize) -> GameResult {
         let mv = mv.expect("a seat with legal moves moves");
         game.play(seat, mv).expect("bots make legal moves");
     }
+    // A side is a seat, or a team of the even or the odd seats: A's when its parity is.
+    let points: f64 = game
+        .scores()
+        .iter()
+        .enumerate()
+        .map(|(side, &p)| {
+            if side % 2 == a_parity as usize {
+                f64::from(p)
+            } else {
+                -f64::from(p)
+            }
+        })
+        .sum();
+    result.points_a = if game.rules().scoring == Scoring::Penalty {
+        -points
+    } else {
+        points
+    };
     result.score_a = match game.outcome() {
         Some(Outcome::Won { side }) => {
             if side % 2 == a_parity {
@@ -239,6 +266,32 @@ fn main() {
     if !times.is_empty() {
         report_times("every decision", &mut times);
         report_times("decisions with more than one legal move", &mut choice);
+    }
+    // Deals: games 2k and 2k + 1 (an odd last game is a deal of its own).
+    let deals: Vec<f64> = results
+        .chunks(2)
+        .map(|pair| pair.iter().map(|r| r.points_a).sum())
+        .collect();
+    let m = margin(&deals);
+    if let Some((lo, hi)) = m.ci95 {
+        let spread = (hi - lo) / 2.0 / t_975(m.deals_done - 1) * (m.deals_done as f64).sqrt();
+        let needed = if m.per_deal_mean == 0.0 {
+            "never".to_owned()
+        } else {
+            format!(
+                "{:.0}",
+                (1.959_964 * spread / m.per_deal_mean).powi(2).ceil()
+            )
+        };
+        println!(
+            "duplicate margin for {}: {:+.1} points a deal [{:+.1}, {:+.1}] over {} deals (sd {:.1}); about {needed} deals separate them at 95%",
+            args.a.as_str(),
+            m.per_deal_mean,
+            lo,
+            hi,
+            m.deals_done,
+            spread
+        );
     }
     let p = if n > 0.0 { score / n } else { 0.0 };
     let (lo, hi) = wilson(p, n.max(1.0));
