@@ -128,7 +128,21 @@ pub async fn make_move(
     let key = idempotency_key(request_headers, 1)?
         .map(|key| RequestKey::new(key.to_owned(), token, &body));
     let mut request = parsed.to_request();
-    let pinned = if_match(request_headers)?;
+    let pinned = pin_to_if_match(&mut request, request_headers)?;
+    let moved = games
+        .make_move(&id, token, request, key.as_ref())
+        .await
+        .map_err(|e| refusal(e, pinned))?;
+    Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))
+}
+
+/// Pins the move to the version `If-Match` names, which must agree with the body's
+/// `expected_version` if both are sent. Answers the version pinned so.
+fn pin_to_if_match(
+    request: &mut service::MoveRequest,
+    headers: &header::HeaderMap,
+) -> Result<Option<u64>, ApiError> {
+    let pinned = if_match(headers)?;
     if let Some(version) = pinned {
         match request.expected_version {
             Some(expected) if expected != version => {
@@ -139,21 +153,21 @@ pub async fn make_move(
             _ => request.expected_version = Some(version),
         }
     }
-    let moved = games
-        .make_move(&id, token, request, key.as_ref())
-        .await
-        .map_err(|e| match (e, pinned) {
-            // The same refusal as a stale `expected_version`, in the words of HTTP's own
-            // precondition.
-            (service::Error::VersionConflict { current }, Some(named)) => ApiError::new(
-                ProblemCode::PreconditionFailed,
-                format!(
-                    "the game is at version {current}, not the {named} If-Match names; \
-                     fetch it and decide again"
-                ),
-            )
-            .with_current_version(current),
-            (e, _) => e.into(),
-        })?;
-    Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))
+    Ok(pinned)
+}
+
+/// A refused move's problem: a version pinned by `If-Match` that is stale is HTTP's own
+/// failed precondition, the same refusal as a stale `expected_version` in other words.
+fn refusal(e: service::Error, pinned_by_if_match: Option<u64>) -> ApiError {
+    match (e, pinned_by_if_match) {
+        (service::Error::VersionConflict { current }, Some(named)) => ApiError::new(
+            ProblemCode::PreconditionFailed,
+            format!(
+                "the game is at version {current}, not the {named} If-Match names; \
+                 fetch it and decide again"
+            ),
+        )
+        .with_current_version(current),
+        (e, _) => e.into(),
+    }
 }
