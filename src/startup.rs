@@ -307,7 +307,7 @@ fn serve(
     let metrics = web::Data::from(metrics);
     let stopper = drain.clone().into_inner();
     let app = move || {
-        let cors = api::http::cors(&settings.cors_origins);
+        let cors = api::headers::cors(&settings.cors_origins);
         App::new()
             // Outermost last: the request span and id wrap everything, metrics see the
             // final status, and the fallback turns actix's bare errors into problems
@@ -320,7 +320,7 @@ fn serve(
             .wrap(from_fn(api::ratelimit::limit))
             .wrap(Condition::new(cors.is_some(), cors.unwrap_or_default()))
             .wrap(Compress::default())
-            .wrap(from_fn(api::http::keep_uncompressed))
+            .wrap(from_fn(api::headers::keep_uncompressed))
             .wrap(from_fn(api::error::problem_fallback))
             .wrap(from_fn(metrics::record_http))
             .wrap(from_fn(telemetry::request_telemetry))

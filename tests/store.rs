@@ -1042,9 +1042,9 @@ fn assert_unreplicated<T: std::fmt::Debug>(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_a_write_no_replica_vouches_for_is_not_acknowledged() {
+async fn redis_a_write_no_replica_confirms_is_not_acknowledged() {
     // The shared test Redis has no replica: a store that must wait for one refuses to
-    // acknowledge, within its timeout, what it cannot vouch for, and says so when pinged.
+    // acknowledge, within its timeout, what it cannot confirm, and says so when pinged.
     let prefix = test_prefix();
     let plain_store = RedisStore::connect(&redis_url(), &prefix, LONG_TTL, OP_TIMEOUT)
         .await
@@ -1065,25 +1065,25 @@ async fn redis_a_write_no_replica_vouches_for_is_not_acknowledged() {
     let t = Instant::now();
     let saved = waiting.save(&other, plain(1, b"v2")).await;
     assert_unreplicated("save", t, OP_TIMEOUT_DOWN, "0 of the 1 replicas", saved);
-    // Made on the master all the same; and no later look vouches for it either.
+    // Made on the master all the same; and no later look confirms it either.
     assert_eq!(waiting.load(&other).await.unwrap().unwrap().version, 2);
     let t = Instant::now();
     assert_unreplicated(
-        "vouch",
+        "confirm",
         t,
         OP_TIMEOUT_DOWN,
         "0 of the 1 replicas",
-        waiting.vouch(&other, stored(2, b"v2")).await,
+        waiting.confirm(&other, stored(2, b"v2")).await,
     );
     // What it does not find, it does not even ask the replicas about.
     assert_unreplicated(
-        "vouch for another state",
+        "confirm another state",
         Instant::now(),
         OP_TIMEOUT_DOWN,
         "no longer holds",
-        waiting.vouch(&other, stored(2, b"v1")).await,
+        waiting.confirm(&other, stored(2, b"v1")).await,
     );
-    plain_store.vouch(&other, stored(2, b"v2")).await.unwrap();
+    plain_store.confirm(&other, stored(2, b"v2")).await.unwrap();
     // Refused saves do not wait.
     assert_eq!(
         waiting.save(&other, plain(1, b"x")).await.unwrap(),
@@ -1099,7 +1099,7 @@ async fn redis_a_write_no_replica_vouches_for_is_not_acknowledged() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cluster_masters_short_of_replicas_are_named_and_vouch_for_nothing() {
+async fn cluster_masters_short_of_replicas_are_named_and_confirm_nothing() {
     // The test cluster has one replica per master (and one spare): asking for three
     // leaves every master short, and the ping names each of them.
     let prefix = test_prefix();
@@ -1118,14 +1118,14 @@ async fn cluster_masters_short_of_replicas_are_named_and_vouch_for_nothing() {
     }
     let id = new_id();
     one.create(&id, b"v1".to_vec(), None).await.unwrap();
-    one.vouch(&id, stored(1, b"v1")).await.unwrap();
+    one.confirm(&id, stored(1, b"v1")).await.unwrap();
     let t = Instant::now();
     assert_unreplicated(
-        "vouch",
+        "confirm",
         t,
         OP_TIMEOUT,
         "of the 3 replicas",
-        three.vouch(&id, stored(1, b"v1")).await,
+        three.confirm(&id, stored(1, b"v1")).await,
     );
     let t = Instant::now();
     let saved = three.save(&id, plain(1, b"v2")).await;
@@ -1137,7 +1137,7 @@ async fn cluster_masters_short_of_replicas_are_named_and_vouch_for_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cluster_vouches_only_for_what_the_game_still_holds() {
+async fn cluster_confirms_only_what_the_game_still_holds() {
     let target = RedisTarget::Cluster(cluster_nodes());
     let store = RedisStore::connect_to(&target, &test_prefix(), LONG_TTL, OP_TIMEOUT, 1)
         .await
@@ -1150,22 +1150,22 @@ async fn cluster_vouches_only_for_what_the_game_still_holds() {
         store.save(&id, keyed).await.unwrap(),
         SaveOutcome::Saved { version: 2 }
     );
-    store.vouch(&id, stored(2, b"v2")).await.unwrap();
-    store.vouch(&id, Evidence::Record("k")).await.unwrap();
+    store.confirm(&id, stored(2, b"v2")).await.unwrap();
+    store.confirm(&id, Evidence::Record("k")).await.unwrap();
     for (what, evidence) in [
         ("an older version", stored(1, b"v1")),
         ("another blob", stored(2, b"v1")),
         ("a later version", stored(3, b"v2")),
         ("a record never stored", Evidence::Record("other")),
     ] {
-        let result = store.vouch(&id, evidence).await;
+        let result = store.confirm(&id, evidence).await;
         assert!(
             matches!(&result, Err(StoreError::Unreplicated(m)) if m.contains("no longer holds")),
             "{what}: {result:?}"
         );
     }
     let gone = new_id();
-    let result = store.vouch(&gone, stored(1, b"v1")).await;
+    let result = store.confirm(&gone, stored(1, b"v1")).await;
     assert!(
         matches!(result, Err(StoreError::Unreplicated(_))),
         "a game that does not exist: {result:?}"

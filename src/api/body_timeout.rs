@@ -65,10 +65,7 @@ impl Stream for Deadline {
 
 /// The 408 problem, with `Connection: close`: the rest of the body is not worth reading.
 fn timed_out(limit: Duration) -> HttpResponse {
-    let mut answer = ApiError::RequestTimeout {
-        limit_ms: limit.as_millis() as u64,
-    }
-    .error_response();
+    let mut answer = ApiError::request_timeout(limit.as_millis() as u64).error_response();
     answer.head_mut().set_connection_type(ConnectionType::Close);
     answer
 }

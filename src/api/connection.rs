@@ -147,14 +147,14 @@ impl ConnectionLimits {
 
 /// The answer to a connection over the cap, whole: status line, headers and problem.
 fn refusal(max: usize) -> Vec<u8> {
-    let problem = ApiError::Capped {
-        code: ProblemCode::RateLimited,
-        detail: format!(
+    let problem = ApiError::new(
+        ProblemCode::RateLimited,
+        format!(
             "this address has {max} connections open already (MAX_CONNECTIONS_PER_IP); \
              reuse one (keep-alive) or close one, and retry"
         ),
-        retry_after_secs: CONNECTION_RETRY_AFTER_SECS,
-    };
+    )
+    .retry_after(CONNECTION_RETRY_AFTER_SECS);
     let status = problem.status_code();
     let body = serde_json::to_vec(&problem.problem()).unwrap_or_default();
     let mut answer = format!(

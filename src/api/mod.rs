@@ -14,7 +14,7 @@ pub mod body_timeout;
 pub mod connection;
 pub mod error;
 pub mod games;
-pub mod http;
+pub mod headers;
 pub mod openapi;
 pub mod ops;
 pub mod ratelimit;

@@ -5,17 +5,18 @@
 //! seat-token security scheme (and `security: []` on the operations that need no token),
 //! the `X-Request-Id` header on every answer, what every operation may answer (400 for an
 //! unusable `Accept-Encoding`, 500), the 429 and the `RateLimit` fields of the rate limits
-//! on every limited path, and a `HEAD` operation next to every `GET` (the router's
-//! [`crate::api::http::readable`]). Each resource's paths
+//! on every limited path, and a line saying that every `GET` also answers `HEAD` (the
+//! router's [`crate::api::headers::get_and_head`]; listing a `HEAD` twin under each `GET`
+//! doubled the Swagger UI for no client's gain). Each resource's paths
 //! and schemas are listed in [`ApiDoc`]; a test compares the document with the committed
 //! `openapi/openapi.json`, so code and document cannot drift apart unnoticed.
 
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::path::Operation;
 use utoipa::openapi::schema::{AdditionalProperties, Discriminator, Schema};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{Ref, RefOr, Response};
@@ -23,7 +24,7 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::api::error::{Problem, ProblemCode, problems};
-use crate::api::http::readable;
+use crate::api::headers::get_and_head;
 use crate::api::{games, ops, ratelimit, wire};
 
 /// Where the document is served.
@@ -44,7 +45,8 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
             when reporting a problem.\n\n\
             To watch a game as a table in a browser, open `/watch/{id}` on this server (add \
             `#token=<seat token>` to the address to see your hand and play by clicking; \
-            `#replay` steps through a finished game); `/watch` lists the open games.",
+            `#replay` steps through a finished game); `/watch` lists the open games.\n\n\
+            Every `GET` here also answers `HEAD`: the same status and headers, without the body.",
     ),
     paths(
         games::list_presets, games::create_game, games::list_games, games::take_seat, games::get_game,
@@ -52,7 +54,7 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(
-        schemas(Problem, ProblemCode, wire::RulesDoc, wire::RulesOverridesDoc, games::VersionEvent),
+        schemas(Problem, ProblemCode, wire::RulesDoc, wire::RulesOverridesDoc, games::VersionEvent, wire::LobbyEventView),
         responses(
             problems::BadRequest,
             problems::Unauthorized,
@@ -78,7 +80,7 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
 pub struct ApiDoc;
 
 /// What the derive cannot express: the seat-token scheme, the headers on every response
-/// (components' included), the answers every operation may give, and `HEAD`.
+/// (components' included), and the answers every operation may give.
 struct Frame;
 
 const REQUEST_ID_HEADER: &str = "X-Request-Id";
@@ -146,8 +148,6 @@ impl Modify for Frame {
             .values_mut()
             .for_each(|r| with_headers(r, &[REQUEST_ID_HEADER]));
         for (path, item) in doc.paths.paths.iter_mut() {
-            // `HEAD` answers what `GET` does, without the body.
-            item.head = item.get.as_ref().map(head_of);
             let limited = !ratelimit::EXEMPT_PATHS.contains(&path.as_str());
             let names: &[&str] = if limited {
                 &[REQUEST_ID_HEADER, RATELIMIT_POLICY_HEADER, RATELIMIT_HEADER]
@@ -238,7 +238,83 @@ impl Modify for TaggedUnions {
             one_of.discriminator = Some(discriminator);
         }
         components.schemas.extend(variants);
+        let absorbed = flatten_unions_of_unions(&mut components.schemas);
+        // A union whose variants another now lists is left out if nothing else names it
+        // (Redocly flags an unused component).
+        let text = serde_json::to_string(&*doc).expect("the document serialises");
+        let unused: Vec<String> = absorbed
+            .into_iter()
+            .filter(|name| !text.contains(&format!("\"#/components/schemas/{name}\"")))
+            .collect();
+        if let Some(components) = doc.components.as_mut() {
+            for name in unused {
+                components.schemas.remove(&name);
+            }
+        }
     }
+}
+
+/// A union whose members are tagged unions themselves (a move as made: a seat's or the
+/// server's) becomes the union of their variants, with their discriminators merged, so it
+/// too is picked by `type`. Left alone if two members share a tag. Answers the names of
+/// the unions absorbed so.
+fn flatten_unions_of_unions(schemas: &mut BTreeMap<String, RefOr<Schema>>) -> Vec<String> {
+    let tagged: BTreeMap<String, (Vec<RefOr<Schema>>, Discriminator)> = schemas
+        .iter()
+        .filter_map(|(name, schema)| match schema {
+            RefOr::T(Schema::OneOf(one_of)) => Some((
+                format!("#/components/schemas/{name}"),
+                (one_of.items.clone(), one_of.discriminator.clone()?),
+            )),
+            _ => None,
+        })
+        .collect();
+    let mut absorbed = Vec::new();
+    for schema in schemas.values_mut() {
+        let RefOr::T(Schema::OneOf(one_of)) = schema else {
+            continue;
+        };
+        if one_of.discriminator.is_some() {
+            continue;
+        }
+        let members: Option<Vec<_>> = one_of
+            .items
+            .iter()
+            .map(|item| match item {
+                RefOr::Ref(r) => tagged.get(&r.ref_location),
+                RefOr::T(_) => None,
+            })
+            .collect();
+        let Some(members) = members else {
+            continue;
+        };
+        let mut discriminator = Discriminator::new("type");
+        let mut items = Vec::new();
+        let mut clash = false;
+        for (member_items, member) in members {
+            for (tag, variant) in &member.mapping {
+                clash |= discriminator
+                    .mapping
+                    .insert(tag.clone(), variant.clone())
+                    .is_some();
+            }
+            items.extend(member_items.iter().cloned());
+        }
+        if !clash && !items.is_empty() {
+            absorbed.extend(one_of.items.iter().filter_map(|item| {
+                match item {
+                    RefOr::Ref(r) => r
+                        .ref_location
+                        .strip_prefix("#/components/schemas/")
+                        .map(str::to_owned),
+                    RefOr::T(_) => None,
+                }
+            }));
+            one_of.items = items;
+            one_of.discriminator = Some(discriminator);
+        }
+    }
+    absorbed
 }
 
 /// The one value of a variant's `type` property, if `item` is such a variant.
@@ -267,23 +343,6 @@ fn pascal_case(snake: &str) -> String {
         .collect()
 }
 
-/// The `HEAD` twin of a `GET` operation: its own id, and its answers without content
-/// (problems keep theirs: their shape is shared, and a `HEAD` client reads no body).
-fn head_of(get: &Operation) -> Operation {
-    let mut head = get.clone();
-    head.operation_id = get.operation_id.as_ref().map(|id| format!("{id}_head"));
-    head.summary = get
-        .summary
-        .as_ref()
-        .map(|s| format!("{}: headers only (HEAD).", s.trim_end_matches('.')));
-    for response in head.responses.responses.values_mut() {
-        if let RefOr::T(response) = response {
-            response.content.clear();
-        }
-    }
-    head
-}
-
 /// The document as served and as committed: pretty JSON, built once.
 pub fn document() -> &'static str {
     static DOCUMENT: LazyLock<String> = LazyLock::new(|| {
@@ -309,11 +368,11 @@ pub async fn openapi_json() -> HttpResponse {
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(readable(OPENAPI_PATH, openapi_json))
+    cfg.service(get_and_head(OPENAPI_PATH, openapi_json))
         // The UI fetches the document from the route above rather than from a copy the UI
         // service would serve itself, so there is one document and one route.
         .service(SwaggerUi::new("/swagger-ui/{_:.*}").config(Config::new([OPENAPI_PATH])))
-        .service(readable("/swagger-ui", || async {
+        .service(get_and_head("/swagger-ui", || async {
             HttpResponse::MovedPermanently()
                 .insert_header((header::LOCATION, "/swagger-ui/"))
                 .finish()

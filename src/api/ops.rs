@@ -11,18 +11,17 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::api::error::{ApiError, problems};
-use crate::api::http::readable;
+use crate::api::headers::get_and_head;
 use crate::metrics::{self, Metrics};
-use crate::service::{Error, GameService};
+use crate::service::GameService;
 use crate::settings::Settings;
-use crate::store::StoreError;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // Resources rather than the method macros: a wrong method then answers 405 with
     // `Allow` instead of falling through to the 404.
-    cfg.service(readable("/healthz", healthz))
-        .service(readable("/readyz", readyz))
-        .service(readable("/metrics", metrics));
+    cfg.service(get_and_head("/healthz", healthz))
+        .service(get_and_head("/readyz", readyz))
+        .service(get_and_head("/metrics", metrics));
 }
 
 /// The process is alive.
@@ -84,30 +83,18 @@ pub async fn readyz(
     games: web::Data<GameService>,
     settings: web::Data<Settings>,
 ) -> Result<HttpResponse, ApiError> {
-    // The store bounds its own calls; this bound holds even if one misbehaves, so the
-    // probe's answer time never exceeds what the orchestrator was promised.
-    match tokio::time::timeout(settings.store_timeout, games.ready()).await {
-        Ok(Ok(health)) => Ok(HttpResponse::Ok()
-            .insert_header(no_store())
-            .json(Readiness {
-                status: if health.degraded.is_empty() {
-                    "ready"
-                } else {
-                    "degraded"
-                },
-                store: games.store_kind(),
-                degraded: health.degraded,
-            })),
-        Ok(Err(Error::Store(StoreError::Unavailable(cause)))) => {
-            Err(ApiError::StoreNotReady(cause))
-        }
-        Ok(Err(err)) => Err(err.into()),
-        Err(_) => Err(ApiError::StoreNotReady(format!(
-            "{} store did not answer a ping within {:?}",
-            games.store_kind(),
-            settings.store_timeout
-        ))),
-    }
+    let health = games.ready(settings.store_timeout).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header(no_store())
+        .json(Readiness {
+            status: if health.degraded.is_empty() {
+                "ready"
+            } else {
+                "degraded"
+            },
+            store: games.store_kind(),
+            degraded: health.degraded,
+        }))
 }
 
 /// Prometheus metrics in the OpenMetrics text format.

@@ -375,10 +375,7 @@ pub async fn limit(
                 Refusal::Token { .. } => "seat token",
             };
             tracing::debug!(limit = which, "rate limited");
-            let answer = ApiError::RateLimited {
-                retry_after_secs: refusal.retry_after_secs(),
-            }
-            .error_response();
+            let answer = ApiError::rate_limited(refusal.retry_after_secs()).error_response();
             req.into_response(answer).map_into_right_body()
         }
         None => next.call(req).await?.map_into_left_body(),

@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex};
 
 use actix_web::HttpRequest;
 
-use crate::api::ApiError;
 use crate::api::ratelimit::{AddressKey, client_address};
+use crate::api::{ApiError, ProblemCode};
 use crate::metrics::Metrics;
 
 /// Seconds a refused client is told to wait: streams end when games or clients do, not on
@@ -119,10 +119,7 @@ impl StreamSlots {
                     self.total
                 ),
             };
-            ApiError::TooManyStreams {
-                detail,
-                retry_after_secs: RETRY_AFTER_SECS,
-            }
+            ApiError::new(ProblemCode::RateLimited, detail).retry_after(RETRY_AFTER_SECS)
         })
     }
 

@@ -12,7 +12,7 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 
 use crate::api::error::ApiError;
-use crate::api::http::readable;
+use crate::api::headers::get_and_head;
 
 /// Scripts, styles, images and requests from this server only, no inline script, no
 /// framing, no form posts elsewhere, and no `Referer` (the address may carry a token in
@@ -39,9 +39,9 @@ const JS: &str = "text/javascript; charset=utf-8";
 const HTML: &str = "text/html; charset=utf-8";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(readable("/watch", lobby_page))
-        .service(readable("/watch/assets/{name}", asset))
-        .service(readable("/watch/{id}", game_page));
+    cfg.service(get_and_head("/watch", lobby_page))
+        .service(get_and_head("/watch/assets/{name}", asset))
+        .service(get_and_head("/watch/{id}", game_page));
 }
 
 fn page(content_type: &'static str, body: &'static str) -> HttpResponse {
@@ -70,5 +70,5 @@ pub async fn asset(name: web::Path<String>) -> Result<HttpResponse, ApiError> {
         .iter()
         .find(|(n, _, _)| *n == name.as_str())
         .map(|&(_, content_type, body)| page(content_type, body))
-        .ok_or_else(|| ApiError::NotFound("no such file of the watch pages".into()))
+        .ok_or_else(|| ApiError::not_found("no such file of the watch pages"))
 }

@@ -1,5 +1,6 @@
 //! The service's one error type, in domain words, and what became of a change the store
-//! did not answer for. The API maps each variant to its problem; nothing here knows HTTP.
+//! did not answer for. The API's error table maps each variant to its problem; nothing here
+//! knows HTTP.
 
 use crate::engine::{LegalMove, RulesError};
 use crate::store::StoreError;
@@ -38,11 +39,24 @@ pub enum Error {
     BadRequest(String),
     #[error("the game is not finished: the export reveals every hand")]
     NotFinished,
-    #[error(transparent)]
-    Store(#[from] StoreError),
+    /// The store did not answer in time; the cause is for the logs only.
+    #[error("{0}")]
+    StoreUnavailable(String),
+    /// The store does not answer a ping, or says it cannot serve (`/readyz`).
+    #[error("the game store is not ready: {0}")]
+    StoreNotReady(String),
+    /// The creator has `max` games waiting for players already; nothing was created.
+    #[error("this creator has {max} games waiting for players already")]
+    TooManyWaiting { max: usize },
+    /// The creator has `max` games in play already; nothing was created.
+    #[error("this creator has {max} games in play already")]
+    TooManyGames { max: usize },
+    /// The store holds as many games as it may (`max`); nothing was created.
+    #[error("the store holds its maximum of {max} games")]
+    StoreFull { max: usize },
     /// A save got no answer from the store, and looking afterwards told `fate`.
     #[error("{cause} (the change was {})", fate.as_str())]
-    Unsettled { cause: StoreError, fate: Fate },
+    Unsettled { cause: String, fate: Fate },
     #[error("{0}")]
     Internal(String),
 }
@@ -50,8 +64,9 @@ pub enum Error {
 /// What became of a change the store did not answer for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fate {
-    /// It was stored (the caller answers as for any success).
-    Landed,
+    /// It was stored, and acknowledged as the store must (the caller answers as for any
+    /// success).
+    Applied,
     /// It was not: the game was read after the save on the same connection (Redis answers
     /// a connection in order) at the version the save expected, or past it by another
     /// change. Retrying makes it once.
@@ -65,9 +80,25 @@ impl Fate {
     /// The problem's `outcome`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Fate::Landed => "applied",
+            Fate::Applied => "applied",
             Fate::NotApplied => "not_applied",
             Fate::Unknown => "unknown",
+        }
+    }
+}
+
+/// The store's errors in the service's words: the API never sees a `StoreError`.
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Error {
+        match e {
+            StoreError::Unavailable(_) | StoreError::Unreplicated(_) => {
+                Error::StoreUnavailable(e.to_string())
+            }
+            // Ids are random UUIDs: a clash is a bug, not something the client can fix.
+            StoreError::Exists => Error::Internal(format!("store: {e}")),
+            StoreError::TooManyWaiting { max } => Error::TooManyWaiting { max },
+            StoreError::TooManyGames { max } => Error::TooManyGames { max },
+            StoreError::Full { max } => Error::StoreFull { max },
         }
     }
 }

@@ -6,7 +6,7 @@
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 
-use super::{Error, GameService, Record, Seen, Status, viewer_of};
+use super::{Error, GameService, Record, Status, View, viewer_of};
 use crate::engine::Move;
 use crate::store::{Event as StoredEvent, EventStream, GameStore};
 
@@ -52,7 +52,7 @@ pub struct Feed {
 /// (at the event's version or a later one: its own `version` says which).
 pub struct Watched {
     pub event: PublicEvent,
-    pub seen: Option<Seen>,
+    pub view: Option<View>,
 }
 
 impl GameService {
@@ -84,7 +84,7 @@ impl GameService {
                         async move {
                             match super::load(&store, &id).await {
                                 Ok((version, record)) => Some(Watched {
-                                    seen: Some(Seen::of(&id, version, &record, Some(seat))),
+                                    view: Some(View::of(&id, version, &record, Some(seat))),
                                     ..watched
                                 }),
                                 Err(e) => {
@@ -155,7 +155,7 @@ fn feed(
                 if event.version > last {
                     let done = event.status == Status::Finished;
                     let last = event.version;
-                    let watched = Watched { event, seen: None };
+                    let watched = Watched { event, view: None };
                     return Some((watched, (inner, last, done)));
                 }
             }
@@ -199,7 +199,7 @@ const RESUBSCRIBE_PAUSE: std::time::Duration = std::time::Duration::from_secs(1)
 pub struct LobbyEvent {
     pub news: LobbyNews,
     pub game_id: String,
-    pub seen: Option<Seen>,
+    pub view: Option<View>,
 }
 
 /// The published form: the format byte, then postcard.
@@ -265,19 +265,19 @@ impl GameService {
                         Some((&FORMAT, rest)) => postcard::from_bytes(rest).ok()?,
                         _ => return None,
                     };
-                    let seen = match stored.news {
+                    let view = match stored.news {
                         // Gone or filled since: the news that follows says so.
                         LobbyNews::Opened => {
                             let (version, record) =
                                 super::load(&store, &stored.game_id).await.ok()?;
-                            Some(Seen::of(&stored.game_id, version, &record, None))
+                            Some(View::of(&stored.game_id, version, &record, None))
                         }
                         LobbyNews::Filled | LobbyNews::Finished => None,
                     };
                     Some(LobbyItem::News(Box::new(LobbyEvent {
                         news: stored.news,
                         game_id: stored.game_id,
-                        seen,
+                        view,
                     })))
                 }
             })

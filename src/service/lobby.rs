@@ -16,7 +16,7 @@ use super::clock::{ClockSettings, OnTimeout};
 use super::events::LobbyNews;
 use super::idempotency::RequestKey;
 use super::record::{Record, Status};
-use super::view::{Joined, Seen};
+use super::view::{NewSeat, View};
 use super::write::{Change, Decision, Outcome, Thinking};
 use super::{Error, GameService, now_ms};
 
@@ -41,7 +41,7 @@ impl GameService {
     /// Creates a game; a game of bots only is stored with its bots to move, and they play
     /// it in the background. A game left waiting for players counts against `from`'s cap
     /// on them until it fills or expires.
-    pub async fn create(&self, new: NewGame, from: Option<AddressKey>) -> Result<Seen, Error> {
+    pub async fn create(&self, new: NewGame, from: Option<AddressKey>) -> Result<View, Error> {
         let rules = new.preset.rules().with(&new.overrides);
         rules.validate(new.seats)?;
         if let Some(clock) = &new.clock {
@@ -115,7 +115,7 @@ impl GameService {
         if listed {
             self.announce(LobbyNews::Opened, &id).await;
         }
-        Ok(Seen::of(&id, 1, &record, None))
+        Ok(View::of(&id, 1, &record, None))
     }
 
     /// Takes a seat; the last seat taken starts the game (and bots that lead move).
@@ -127,7 +127,7 @@ impl GameService {
         name: &str,
         wanted: Option<u8>,
         key: Option<&RequestKey>,
-    ) -> Result<Joined, Error> {
+    ) -> Result<NewSeat, Error> {
         let name = name.trim();
         if name.is_empty()
             || name.chars().count() > MAX_NAME_CHARS
@@ -201,10 +201,10 @@ impl GameService {
                         "a join's receipt does not open its seat".into(),
                     ));
                 }
-                return Ok(Joined {
+                return Ok(NewSeat {
                     seat,
                     token,
-                    seen: Seen::of(id, version, &record, Some(seat)),
+                    view: View::of(id, version, &record, Some(seat)),
                 });
             }
         };
@@ -212,15 +212,15 @@ impl GameService {
         if record.bots_to_move() {
             self.drive(id, false);
         }
-        Ok(Joined {
+        Ok(NewSeat {
             seat,
             token,
-            seen: Seen::of(id, version, &record, Some(seat)),
+            view: View::of(id, version, &record, Some(seat)),
         })
     }
 
     /// A page of open games, newest first (pages from 1).
-    pub async fn list_open(&self, page: usize, per_page: usize) -> Result<Vec<Seen>, Error> {
+    pub async fn list_open(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page)?;
         let listed = self.store.list_open(offset, per_page).await?;
         let mut out = Vec::with_capacity(listed.len());
@@ -229,7 +229,7 @@ impl GameService {
             // index): skip it. An unreadable entry is skipped too, not the whole page.
             match Record::decode(&stored.bytes) {
                 Ok(record) if record.status() == Status::Waiting => {
-                    out.push(Seen::of(&id, stored.version, &record, None));
+                    out.push(View::of(&id, stored.version, &record, None));
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -243,7 +243,7 @@ impl GameService {
     /// A page of games in play, latest started first (pages from 1), each as a spectator
     /// sees it now. The store's list is an index: a game that finished or expired since
     /// its entry was written is left out, so a page may hold fewer than `per_page`.
-    pub async fn list_playing(&self, page: usize, per_page: usize) -> Result<Vec<Seen>, Error> {
+    pub async fn list_playing(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page)?;
         let ids = self.store.list_playing(offset, per_page).await?;
         let loaded = futures_util::future::join_all(ids.iter().map(|id| self.store.load(id))).await;
@@ -252,7 +252,7 @@ impl GameService {
             let Some(stored) = loaded? else { continue };
             match Record::decode(&stored.bytes) {
                 Ok(record) if record.status() == Status::Playing => {
-                    out.push(Seen::of(id, stored.version, &record, None));
+                    out.push(View::of(id, stored.version, &record, None));
                 }
                 Ok(_) => {}
                 Err(e) => {

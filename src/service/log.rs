@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::engine::{Deal, Event, Game, Move, Replay, Seed};
 
-use super::view::Seen;
+use super::view::View;
 use super::{Error, GameService, Status};
 
 /// Moves a log page holds at most (and by default).
@@ -36,7 +36,7 @@ pub struct LogEntry {
 /// tile).
 #[derive(Clone, Debug)]
 pub struct Log {
-    pub seen: Seen,
+    pub view: View,
     /// What the first deal caused (who leads, the start tile): on the first page only
     /// (empty on the others).
     pub start: Vec<Event>,
@@ -48,7 +48,7 @@ pub struct Log {
 /// A finished game, complete: enough to replay it exactly. Its deals and moves are made
 /// as [`Export::parts`] is read, every deal first, then every move.
 pub struct Export {
-    pub seen: Seen,
+    pub view: View,
     pub seed: Seed,
     pub parts: ExportParts,
 }
@@ -202,7 +202,7 @@ impl GameService {
                     "after: the log holds moves 1 to {total}; ask after 0 to {total}"
                 ))
             })?;
-        let seen = Seen::of(id, version, &record, viewer);
+        let view = View::of(id, version, &record, viewer);
         let game = record.game;
         // Replaying a long match takes a while: off the async workers.
         let (start, moves) =
@@ -212,7 +212,7 @@ impl GameService {
                 .map_err(|e| Error::Internal(format!("the stored history does not replay: {e}")))?;
         let last = after + moves.len();
         Ok(Log {
-            seen,
+            view,
             start,
             moves,
             next: (last < total).then_some(last as u64),
@@ -227,7 +227,7 @@ impl GameService {
             return Err(Error::NotFinished);
         }
         Ok(Export {
-            seen: Seen::of(id, version, &record, None),
+            view: View::of(id, version, &record, None),
             seed: record.game.seed(),
             parts: ExportParts::new(record.game),
         })
@@ -275,7 +275,7 @@ mod tests {
         let game = played(Preset::Draw.rules(), 2, "pages");
         let (moves, events) = game.replay_history().unwrap();
         let mut after = 0;
-        let mut seen = Vec::new();
+        let mut view = Vec::new();
         loop {
             let (start, entries) = page(&game, Some(0), after, 7).unwrap();
             assert_eq!(start.is_empty(), after != 0);
@@ -284,10 +284,10 @@ mod tests {
                 break;
             }
             after = entries.last().unwrap().index as usize;
-            seen.extend(entries);
+            view.extend(entries);
         }
-        assert_eq!(seen.len(), moves.len());
-        for (i, entry) in seen.iter().enumerate() {
+        assert_eq!(view.len(), moves.len());
+        for (i, entry) in view.iter().enumerate() {
             assert_eq!(entry.index, i as u64 + 1);
             assert_eq!((entry.seat, entry.mv), moves[i]);
             let shown: Vec<_> = events[i + 1]

@@ -44,7 +44,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
 use crate::store::any::AnyStore;
-use crate::store::{GameStore, Health};
+use crate::store::{GameStore, Health, StoreError};
 
 pub use clock::{ClockSettings, OnTimeout};
 pub use error::{Error, Fate};
@@ -55,7 +55,7 @@ pub use log::{Export, ExportPart, Log, LogEntry, MAX_LOG_PAGE};
 pub use play::MoveRequest;
 pub use record::{Record, Seat, Status};
 pub use thinking::BotSettings;
-pub use view::{ClockView, Joined, Moved, Seen};
+pub use view::{AfterMove, ClockView, NewSeat, View};
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -121,10 +121,21 @@ impl GameService {
         })
     }
 
-    /// Answers when the store does (on a cluster: when every slot is served), with what
-    /// it says of its health.
-    pub async fn ready(&self) -> Result<Health, Error> {
-        Ok(self.store.ping().await?)
+    /// Answers when the store does (on a cluster: when every slot is served) within
+    /// `within`, with what it says of its health. The store bounds its own calls; this
+    /// bound holds even if one misbehaves, so a probe's answer time never exceeds what the
+    /// orchestrator was promised.
+    pub async fn ready(&self, within: Duration) -> Result<Health, Error> {
+        match tokio::time::timeout(within, self.store.ping()).await {
+            Ok(Ok(health)) => Ok(health),
+            // Readiness is for operators: the cause is the answer.
+            Ok(Err(StoreError::Unavailable(cause))) => Err(Error::StoreNotReady(cause)),
+            Ok(Err(other)) => Err(other.into()),
+            Err(_) => Err(Error::StoreNotReady(format!(
+                "{} store did not answer a ping within {within:?}",
+                self.store.kind()
+            ))),
+        }
     }
 
     /// Which store keeps the games: `memory`, `redis` or `redis-cluster`.

@@ -11,7 +11,7 @@ use crate::metrics::BotPlace;
 
 use super::idempotency::RequestKey;
 use super::record::Status;
-use super::view::{Moved, Seen};
+use super::view::{AfterMove, View};
 use super::write::{Change, Decision, Outcome, Thinking};
 use super::{Error, GameService, UNKNOWN_TOKEN, viewer_of};
 
@@ -24,9 +24,9 @@ pub struct MoveRequest {
 
 impl GameService {
     /// The game as `token`'s seat (or a spectator, without a token) may see it.
-    pub async fn view(&self, id: &str, token: Option<&str>) -> Result<Seen, Error> {
+    pub async fn view(&self, id: &str, token: Option<&str>) -> Result<View, Error> {
         let (version, record, viewer) = self.load_as(id, token).await?;
-        Ok(Seen::of(id, version, &record, viewer))
+        Ok(View::of(id, version, &record, viewer))
     }
 
     /// Long poll: the view as soon as the version is greater than `after`, or after
@@ -37,14 +37,14 @@ impl GameService {
         token: Option<&str>,
         after: u64,
         wait: Duration,
-    ) -> Result<Seen, Error> {
+    ) -> Result<View, Error> {
         let wait = wait.min(self.long_poll_max);
         // Watched before looking, so a move stored in between still wakes the poll.
         let (mut live, version, record) = self.watch(id).await?;
         let viewer = viewer_of(&record, token)?;
-        let seen = Seen::of(id, version, &record, viewer);
+        let view = View::of(id, version, &record, viewer);
         if version > after || wait.is_zero() {
-            return Ok(seen);
+            return Ok(view);
         }
         // The client has every version up to the current one: only live news can wake it.
         let news = async {
@@ -58,8 +58,8 @@ impl GameService {
             // News, or the live stream ended (a lost connection): look again.
             () = news => self.view(id, token).await,
             // The wait ran out, or the server is stopping: the view unchanged.
-            () = tokio::time::sleep(wait) => Ok(seen),
-            () = self.stopping.cancelled() => Ok(seen),
+            () = tokio::time::sleep(wait) => Ok(view),
+            () = self.stopping.cancelled() => Ok(view),
         }
     }
 
@@ -72,7 +72,7 @@ impl GameService {
         token: &str,
         request: MoveRequest,
         key: Option<&RequestKey>,
-    ) -> Result<Moved, Error> {
+    ) -> Result<AfterMove, Error> {
         let updated = self
             .update::<_, Infallible>(
                 id,
@@ -121,16 +121,16 @@ impl GameService {
                     self.drive(id, false);
                 }
                 events.extend(thought.iter().map(|e| e.visible_to(Some(seat))));
-                Moved {
-                    seen: Seen::of(id, version, &record, Some(seat)),
+                AfterMove {
+                    view: View::of(id, version, &record, Some(seat)),
                     events,
                 }
             }
             Outcome::Repeated { stored, record, .. } => {
                 let receipt = stored.receipt;
                 let (then, events) = receipt.replay(&record)?;
-                Moved {
-                    seen: Seen::of(id, receipt.version, &then, Some(receipt.seat)),
+                AfterMove {
+                    view: View::of(id, receipt.version, &then, Some(receipt.seat)),
                     events,
                 }
             }

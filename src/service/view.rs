@@ -8,7 +8,7 @@ use super::record::{Record, Seat, Status};
 
 /// A game as one caller (a seat, or a spectator) may see it.
 #[derive(Clone, Debug)]
-pub struct Seen {
+pub struct View {
     pub id: String,
     pub version: u64,
     pub status: Status,
@@ -40,10 +40,10 @@ pub struct ClockView {
     pub now_ms: u64,
 }
 
-impl Seen {
-    pub(super) fn of(id: &str, version: u64, record: &Record, viewer: Option<u8>) -> Seen {
+impl View {
+    pub(super) fn of(id: &str, version: u64, record: &Record, viewer: Option<u8>) -> View {
         let status = record.status();
-        Seen {
+        View {
             id: id.to_string(),
             version,
             status,
@@ -96,16 +96,16 @@ impl Seen {
 /// The answer to a move: the seat's new view and what the move (and the bots' after it)
 /// caused, as that seat saw it.
 #[derive(Clone, Debug)]
-pub struct Moved {
-    pub seen: Seen,
+pub struct AfterMove {
+    pub view: View,
     pub events: Vec<Event>,
 }
 
 /// The answer to taking a seat.
 #[derive(Clone, Debug)]
-pub struct Joined {
+pub struct NewSeat {
     pub seat: u8,
     /// The seat's bearer secret, shown this once.
     pub token: String,
-    pub seen: Seen,
+    pub view: View,
 }

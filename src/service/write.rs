@@ -141,10 +141,10 @@ impl GameService {
                         // The first attempt may have been refused for want of replicas:
                         // its receipt is an acknowledgement only once they hold it.
                         self.store
-                            .vouch(id, Evidence::Record(name))
+                            .confirm(id, Evidence::Record(name))
                             .await
                             .map_err(|cause| Error::Unsettled {
-                                cause,
+                                cause: cause.to_string(),
                                 fate: Fate::Unknown,
                             })?;
                         return Ok(Outcome::Repeated {
@@ -250,17 +250,22 @@ impl GameService {
                 // once they are.
                 Err(cause @ StoreError::Unreplicated(_)) => {
                     return Err(Error::Unsettled {
-                        cause,
+                        cause: cause.to_string(),
                         fate: Fate::Unknown,
                     });
                 }
                 // Redis may have applied it and only its answer was late: look before
                 // answering, so that a client never retries blind into a second move.
                 Err(cause) => match self.fate_of(id, version, &bytes, event_bytes).await {
-                    Fate::Landed => SaveOutcome::Saved {
+                    Fate::Applied => SaveOutcome::Saved {
                         version: version + 1,
                     },
-                    fate => return Err(Error::Unsettled { cause, fate }),
+                    fate => {
+                        return Err(Error::Unsettled {
+                            cause: cause.to_string(),
+                            fate,
+                        });
+                    }
                 },
             };
             match saved {
@@ -314,25 +319,25 @@ impl GameService {
         };
         let fate = match stored.version {
             v if v == expected => Fate::NotApplied,
-            v if v == expected + 1 && stored.bytes == bytes => Fate::Landed,
+            v if v == expected + 1 && stored.bytes == bytes => Fate::Applied,
             v if v == expected + 1 => Fate::NotApplied,
             v if v < expected => Fate::Unknown,
             _ => match self.store.events_since(id, expected).await {
                 Ok(events) => match events.iter().find(|e| e.version == expected + 1) {
-                    Some(e) if Some(&e.payload) == event.as_ref() => Fate::Landed,
+                    Some(e) if Some(&e.payload) == event.as_ref() => Fate::Applied,
                     Some(_) => Fate::NotApplied,
                     None => Fate::Unknown,
                 },
                 Err(_) => Fate::Unknown,
             },
         };
-        // Landed on the master is not yet acknowledged: the replicas must hold it too.
+        // Applied on the master is not yet acknowledged: the replicas must hold it too.
         let evidence = Evidence::Stored {
             version: stored.version,
             bytes: &stored.bytes,
         };
         match fate {
-            Fate::Landed if self.store.vouch(id, evidence).await.is_err() => Fate::Unknown,
+            Fate::Applied if self.store.confirm(id, evidence).await.is_err() => Fate::Unknown,
             fate => fate,
         }
     }
@@ -385,7 +390,7 @@ mod tests {
             timeout_bot: Level::Greedy,
             abandon_after: 3,
         };
-        let seen = service
+        let view = service
             .create(
                 NewGame {
                     preset: Preset::Classic,
@@ -400,7 +405,7 @@ mod tests {
             )
             .await
             .unwrap();
-        let id = seen.id.clone();
+        let id = view.id.clone();
         let joined = service.join(&id, "human", Some(0), None).await.unwrap();
         let (_, record) = service.load(&id).await.unwrap();
         assert_eq!(record.human_to_move(), Some(0), "the human's turn");

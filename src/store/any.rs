@@ -140,8 +140,8 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.subscribe_lobby())
     }
 
-    async fn vouch(&self, id: &GameId, evidence: Evidence<'_>) -> Result<(), StoreError> {
-        delegate!(self, s => s.vouch(id, evidence))
+    async fn confirm(&self, id: &GameId, evidence: Evidence<'_>) -> Result<(), StoreError> {
+        delegate!(self, s => s.confirm(id, evidence))
     }
 
     async fn ping(&self) -> Result<Health, StoreError> {

@@ -507,7 +507,7 @@ impl GameStore for MemoryStore {
         self.subscribe(LOBBY_CHANNEL).await
     }
 
-    async fn vouch(&self, _id: &GameId, _evidence: Evidence<'_>) -> Result<(), StoreError> {
+    async fn confirm(&self, _id: &GameId, _evidence: Evidence<'_>) -> Result<(), StoreError> {
         Ok(())
     }
 

@@ -204,7 +204,7 @@ pub enum StoreError {
     Unavailable(String),
     /// The write was made, but fewer replicas than it must reach confirmed it in time: it
     /// may be lost if its master fails before they catch up, so it is not acknowledged.
-    #[error("the game store cannot vouch for the write: {0}")]
+    #[error("the game store cannot confirm the write: {0}")]
     Unreplicated(String),
     /// A game with this id exists already.
     #[error("a game with this id exists already")]
@@ -220,7 +220,7 @@ pub enum StoreError {
     Full { max: usize },
 }
 
-/// What [`GameStore::vouch`] must still find in the game before it vouches for it.
+/// What [`GameStore::confirm`] must still find in the game before it confirms it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Evidence<'a> {
     /// The idempotency record stored under this key (a retry's receipt).
@@ -269,7 +269,7 @@ pub trait GameStore: Send + Sync + 'static {
 
     /// Like [`load`](Self::load), read after every write this thread sent before (its
     /// answer come or not) was applied or refused: for telling whether a save whose
-    /// answer was lost landed, which a read overtaking it could not.
+    /// answer was lost was applied, which a read overtaking it could not.
     fn load_after_writes(
         &self,
         id: &GameId,
@@ -383,9 +383,9 @@ pub trait GameStore: Send + Sync + 'static {
     /// of the request's own (a retry's stored receipt, a save whose answer was lost), which
     /// the first attempt may have left unconfirmed. The evidence is checked where the
     /// replicas are asked, so a failover in between (a new master that never got the
-    /// write) is refused, not vouched for. Nothing to do when no replica must confirm
+    /// write) is refused, not confirmed. Nothing to do when no replica must confirm
     /// writes.
-    fn vouch(
+    fn confirm(
         &self,
         id: &GameId,
         evidence: Evidence<'_>,

@@ -101,3 +101,96 @@ async fn the_documented_view_and_move_answer_show_the_fields_real_ones_have() {
         assert_eq!(keys(example, &nested), keys(&real, &nested), "{schema}");
     }
 }
+
+#[tokio::test]
+async fn the_document_lists_each_get_once_and_says_that_head_answers_too() {
+    let app = spawn_app().await;
+    let doc: serde_json::Value = app.get("/openapi.json").await.json().await.unwrap();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        assert!(item.get("head").is_none(), "{path} lists a HEAD twin");
+    }
+    let description = doc["info"]["description"].as_str().unwrap();
+    assert!(description.contains("`HEAD`"), "{description}");
+    // ... and HEAD is still answered, headers only.
+    let res = app
+        .client
+        .head(app.url("/v1/presets"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn the_schema_tells_a_client_author_what_every_answer_holds() {
+    let app = spawn_app().await;
+    let doc: serde_json::Value = app.get("/openapi.json").await.json().await.unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let required = |schema: &str| -> Vec<String> {
+        schemas[schema]["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    // Always present, null where they can be.
+    let view = required("GameView");
+    for field in [
+        "clock",
+        "hand",
+        "round",
+        "result",
+        "you",
+        "last_round",
+        "legal_moves",
+    ] {
+        assert!(view.contains(&field.to_owned()), "GameView.{field}");
+    }
+    assert!(required("ClockView").contains(&"deadline_ms".to_owned()));
+    // The preset is one of the presets.
+    let presets = &schemas["GameView"]["properties"]["preset"]["enum"];
+    assert!(
+        presets
+            .as_array()
+            .is_some_and(|p| p.contains(&"all_fives".into())),
+        "{presets}"
+    );
+    // Game ids are UUIDs.
+    for schema in ["GameView", "GameSummary", "GameLog", "GameExport"] {
+        assert_eq!(
+            schemas[schema]["properties"]["game_id"]["format"], "uuid",
+            "{schema}"
+        );
+    }
+    // Tiles have a pattern, which the server's own tiles match.
+    let pattern = schemas["Tile"]["pattern"].as_str().unwrap();
+    assert_eq!(pattern, "^(0?[0-9]|1[0-5])-(0?[0-9]|1[0-5])$");
+    assert_eq!(
+        schemas["GameView"]["properties"]["hand"]["type"],
+        serde_json::json!(["array", "null"])
+    );
+    assert_eq!(
+        schemas["GameView"]["properties"]["hand"]["items"]["$ref"],
+        "#/components/schemas/Tile"
+    );
+    // A move as made is picked by `type`, the server's moves too.
+    let mapping = &schemas["MadeMove"]["discriminator"]["mapping"];
+    for tag in ["play", "draw", "pass", "resign", "timed_out"] {
+        assert!(mapping[tag].is_string(), "MadeMove: {tag} in {mapping}");
+    }
+    // An event stream's `data` is JSON of a named schema.
+    for (frame, event) in [
+        ("VersionEventFrame", "VersionEvent"),
+        ("LobbyEventFrame", "LobbyEvent"),
+    ] {
+        let data = &schemas[frame]["properties"]["data"];
+        assert_eq!(data["contentMediaType"], "application/json", "{frame}");
+        assert_eq!(
+            data["contentSchema"]["$ref"],
+            format!("#/components/schemas/{event}"),
+            "{frame}"
+        );
+        assert!(schemas[event].is_object(), "{event} is in the document");
+    }
+}

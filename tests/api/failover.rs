@@ -95,7 +95,7 @@ async fn acknowledged_moves_survive_a_master_failover() {
 
     // Play on until every game has moves acknowledged after the kill (or is over). The
     // killed master's replica takes over with no replica of its own until the spare one
-    // migrates to it: meanwhile its games' moves cannot be vouched for (503), and
+    // migrates to it: meanwhile its games' moves cannot be confirmed (503), and
     // `/readyz` says which master is short.
     let mut degraded_seen = None;
     loop {

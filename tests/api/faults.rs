@@ -549,7 +549,7 @@ async fn online_replicas(url: &str) -> usize {
 /// A server that must have one more replica confirm each write than Redis has: it says
 /// so on `/readyz`, and a move it makes on the master is never acknowledged, not by a
 /// retry with the same key either (the retry finds the move stored, and still cannot
-/// vouch for it). A server that asks for no replica answers the same retry: the move
+/// confirm it). A server that asks for no replica answers the same retry: the move
 /// was made once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_no_replica_confirms_is_not_acknowledged_even_by_its_retries() {
@@ -587,7 +587,7 @@ async fn a_move_no_replica_confirms_is_not_acknowledged_even_by_its_retries() {
     let send = |client: &Client| {
         client
             .post(&format!("/v1/games/{id}/moves"), Some(&token), mv.clone())
-            .header("Idempotency-Key", "unvouched")
+            .header("Idempotency-Key", "unconfirmed")
             .send()
     };
     for attempt in ["the move", "its retry"] {

@@ -81,6 +81,7 @@ async fn only_a_listed_origin_gets_a_preflight_saying_what_its_page_may_send_and
         "authorization",
         "content-type",
         "idempotency-key",
+        "if-match",
         "if-none-match",
         "last-event-id",
     ] {
@@ -111,10 +112,16 @@ async fn only_a_listed_origin_gets_a_preflight_saying_what_its_page_may_send_and
     }
     assert!(list(&res, "vary").contains(&"origin".to_owned()));
 
-    // A page from another origin gets no leave to call.
+    // A page from another origin gets no leave to call: forbidden, naming the origin.
     let res = preflight(&app, "http://localhost:3001").await;
-    assert!(!res.status().is_success(), "{}", res.status());
+    assert_eq!(res.status().as_u16(), 403);
     assert!(!res.headers().contains_key("access-control-allow-origin"));
+    assert_eq!(res.headers()["content-type"], "application/problem+json");
+    let problem: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(problem["code"], "forbidden");
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("http://localhost:3001"), "{detail}");
+    assert!(detail.contains("CORS_ORIGINS"), "{detail}");
     // A non-browser client sending an Origin is still served; a browser would not hand
     // the answer to the page.
     let res = get_from(&app, "/v1/presets", "http://localhost:3001").await;

@@ -57,7 +57,8 @@ async fn created_id(res: reqwest::Response) -> String {
 
 async fn refused_as_too_many_waiting(res: reqwest::Response) {
     assert!(res.headers().contains_key("retry-after"));
-    let problem = assert_problem(res, 429, "rate_limited").await;
+    // A code of its own: the client's answer is to wait for a game to fill, not to slow down.
+    let problem = assert_problem(res, 429, "too_many_games").await;
     let detail = problem["detail"].as_str().unwrap();
     assert!(detail.contains("MAX_WAITING_PER_IP"), "{detail}");
 }
@@ -158,7 +159,7 @@ async fn redis_a_waiting_game_that_expires_frees_its_place() {
 
 async fn refused_as_too_many_in_play(res: reqwest::Response) {
     assert!(res.headers().contains_key("retry-after"));
-    let problem = assert_problem(res, 429, "rate_limited").await;
+    let problem = assert_problem(res, 429, "too_many_games").await;
     let detail = problem["detail"].as_str().unwrap();
     assert!(detail.contains("MAX_GAMES_PER_IP"), "{detail}");
 }

@@ -22,6 +22,7 @@ on_both_stores!(
     a_path_that_is_not_a_uuid_is_not_found,
     a_move_out_of_turn_is_refused_as_not_your_turn,
     a_stale_expected_version_is_a_version_conflict_with_the_current_version,
+    a_stale_if_match_is_a_precondition_failed_with_the_current_version,
     a_move_while_seats_are_free_is_refused_as_game_not_started,
     a_move_after_the_end_is_refused_as_game_finished,
     the_export_before_the_end_is_a_precondition_failed,
@@ -185,6 +186,8 @@ async fn a_move_without_a_token_is_unauthorized(app: TestApp) {
     let before = app.views(&id, &players).await;
     let mv = first_legal(&before[turn + 1]);
     let res = app.post_json(&format!("/v1/games/{id}/moves"), &mv).await;
+    // RFC 6750: the 401 names the scheme that would do.
+    assert_eq!(res.headers()["www-authenticate"], "Bearer");
     let body = assert_problem(res, 401, "unauthorized").await;
     assert!(!body.to_string().contains(&players[turn].token));
     assert_eq!(app.views(&id, &players).await, before);
@@ -333,6 +336,60 @@ async fn a_stale_expected_version_is_a_version_conflict_with_the_current_version
     mv["expected_version"] = json!(version);
     let res = app.post_move(&id, &players[next].token, &mv).await;
     let body = assert_problem(res, 409, "version_conflict").await;
+    assert_eq!(body["current_version"], version + 1);
+}
+
+async fn a_stale_if_match_is_a_precondition_failed_with_the_current_version(app: TestApp) {
+    let (id, players, turn) = started(&app).await;
+    let token = &players[turn].token;
+    let before = app.views(&id, &players).await;
+    let version = before[0]["version"].as_u64().unwrap();
+    let mv = first_legal(&before[turn + 1]);
+    let res = app.get_as(&format!("/v1/games/{id}"), Some(token)).await;
+    let etag = res.headers()["etag"].to_str().unwrap().to_owned();
+    let post = |if_match: String, body: Value| {
+        app.client
+            .post(app.url(&format!("/v1/games/{id}/moves")))
+            .bearer_auth(token)
+            .header("if-match", if_match)
+            .json(&body)
+            .send()
+    };
+    for stale in [
+        format!("\"{}-s{turn}\"", version - 1),
+        format!("\"{}\"", version + 1),
+        format!("W/{etag}"),
+        "\"not-a-version\"".to_owned(),
+    ] {
+        let res = post(stale.clone(), mv.clone()).await.unwrap();
+        let body = assert_problem(res, 412, "precondition_failed").await;
+        if !stale.contains("not-a-version") && !stale.starts_with("W/") {
+            assert_eq!(body["current_version"], version, "{stale}: {body}");
+        }
+    }
+    // If-Match and expected_version naming different versions is the client's mistake.
+    let mut pinned = mv.clone();
+    pinned["expected_version"] = json!(version - 1);
+    let res = post(etag.clone(), pinned).await.unwrap();
+    assert_problem(res, 400, "bad_request").await;
+    assert_eq!(app.views(&id, &players).await, before);
+    // The ETag of the view the move was decided on is accepted, once.
+    let res = post(etag.clone(), mv.clone()).await.unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    let answer: Value = res.json().await.unwrap();
+    assert_eq!(answer["version"], version + 1);
+    let next = 1 - turn;
+    let view = app.view(&id, Some(&players[next].token)).await;
+    let res = app
+        .client
+        .post(app.url(&format!("/v1/games/{id}/moves")))
+        .bearer_auth(&players[next].token)
+        .header("if-match", &etag)
+        .json(&first_legal(&view))
+        .send()
+        .await
+        .unwrap();
+    let body = assert_problem(res, 412, "precondition_failed").await;
     assert_eq!(body["current_version"], version + 1);
 }
 

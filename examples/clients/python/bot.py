@@ -41,7 +41,7 @@ server = sys.argv[1]
 lobby = Client(base_url=server)
 game = expect(201, GameView, create_game.sync_detailed(client=lobby, body=CreateGame(
     preset=CreateGamePreset.MUGGINS, bots=[BotSeat(seat=1, level=BotLevel.GREEDY)])))
-game_id = uuid.UUID(game.game_id)
+game_id = game.game_id  # a UUID: the schema says `format: uuid`
 seat = expect(201, SeatGranted, take_seat.sync_detailed(
     game_id, client=lobby, body=JoinGame(name="py-bot")))
 me = seat.seat

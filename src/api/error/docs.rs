@@ -11,6 +11,7 @@ use utoipa::{PartialSchema, ToResponse, ToSchema};
 
 use crate::api::wire::{MoveBody, TileText};
 use crate::engine::{End, Tile};
+use crate::service::Fate;
 
 use super::*;
 
@@ -52,7 +53,7 @@ fn problem_response(description: &str, samples: &[ApiError]) -> RefOr<Response> 
     let mut response = ResponseBuilder::new()
         .description(description)
         .content(PROBLEM_JSON, content);
-    if samples.iter().any(|err| err.retry_after_secs().is_some()) {
+    if samples.iter().any(|err| err.retry_after_secs.is_some()) {
         response = response.header(
             "Retry-After",
             HeaderBuilder::new()
@@ -62,6 +63,24 @@ fn problem_response(description: &str, samples: &[ApiError]) -> RefOr<Response> 
                         .minimum(Some(0)),
                 ))
                 .description(Some("Seconds to wait before retrying."))
+                .build(),
+        );
+    }
+    if samples
+        .iter()
+        .any(|err| err.code == ProblemCode::Unauthorized)
+    {
+        response = response.header(
+            "WWW-Authenticate",
+            HeaderBuilder::new()
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some([BEARER_CHALLENGE])),
+                ))
+                .description(Some(
+                    "The scheme to authenticate with (RFC 6750): the seat token as a bearer token.",
+                ))
                 .build(),
         );
     }
@@ -88,32 +107,32 @@ pub mod problems {
 
     problem_responses! {
         BadRequest => "Malformed request: bad JSON, an unknown field, a wrong type, bad tile text, or an `Accept-Encoding` that rules out every coding the server has.",
-            [ApiError::BadRequest(
-                "the body is not acceptable: unknown field `colour`, expected one of `type`, `tile`, `end`, `claim`, `expected_version` at line 1 column 9".into(),
+            [ApiError::bad_request(
+                "the body is not acceptable: unknown field `colour`, expected one of `type`, `tile`, `end`, `claim`, `expected_version` at line 1 column 9",
             )];
         Unauthorized => "No seat token, or not a valid one for this game.",
-            [ApiError::Unauthorized("send the seat's token as `Authorization: Bearer <token>`".into())];
+            [ApiError::unauthorized("send the seat's token as `Authorization: Bearer <token>`")];
         NotFound => "No such resource (or the game expired).",
-            [ApiError::NotFound("no such resource".into())];
+            [ApiError::not_found("no such resource")];
         Conflict => "The request clashes with the game's state.",
             [
-                ApiError::NotYourTurn("it is seat 2's turn".into()),
-                ApiError::VersionConflict { current_version: 18 },
-                ApiError::GameNotStarted("the game waits for 2 more players".into()),
-                ApiError::GameFinished("the match is over".into()),
-                ApiError::SeatTaken("seat 2 is taken".into()),
-                ApiError::SeatAbandoned("this seat was abandoned to a bot: it may still read the game, not move".into()),
-                ApiError::GameFull("every seat is taken".into()),
+                ApiError::new(ProblemCode::NotYourTurn, "it is seat 2's turn"),
+                ApiError::version_conflict(18),
+                ApiError::new(ProblemCode::GameNotStarted, "the game waits for 2 more players"),
+                ApiError::new(ProblemCode::GameFinished, "the match is over"),
+                ApiError::new(ProblemCode::SeatTaken, "seat 2 is taken"),
+                ApiError::new(ProblemCode::SeatAbandoned, "this seat was abandoned to a bot: it may still read the game, not move"),
+                ApiError::new(ProblemCode::GameFull, "every seat is taken"),
             ];
         PreconditionFailed => "A conditional request's precondition did not hold.",
-            [ApiError::PreconditionFailed("the game is not at the version given in If-Match".into())];
+            [ApiError::new(ProblemCode::PreconditionFailed, "the game is not at the version given in If-Match")];
         PayloadTooLarge => "The request body is larger than the server accepts (`MAX_BODY_BYTES`).",
-            [ApiError::PayloadTooLarge { limit: Some(16_384) }];
+            [ApiError::payload_too_large(Some(16_384))];
         UnprocessableContent => "Well-formed, but the game cannot accept it.",
             [
-                ApiError::IllegalMove {
-                    detail: "5-3 fits neither end".into(),
-                    legal_moves: vec![
+                ApiError::illegal_move(
+                    "5-3 fits neither end",
+                    vec![
                         MoveBody::Play {
                             tile: TileText(Tile::new(4, 6)),
                             end: Some(End::Left),
@@ -123,20 +142,23 @@ pub mod problems {
                         },
                         MoveBody::Draw { points: Some(0), expected_version: None },
                     ],
-                },
-                ApiError::InvalidRules("hand_size 20 does not fit 4 seats in a double-six set".into()),
-                ApiError::IdempotencyKeyReused("this Idempotency-Key was used with another body".into()),
+                ),
+                ApiError::new(ProblemCode::InvalidRules, "hand_size 20 does not fit 4 seats in a double-six set"),
+                ApiError::new(ProblemCode::IdempotencyKeyReused, "this Idempotency-Key was used with another body"),
             ];
-        RateLimited => "Too many requests, or too many event streams and long polls open (`MAX_STREAMS_PER_IP`, `MAX_STREAMS`): wait `Retry-After` seconds.",
-            [ApiError::RateLimited { retry_after_secs: 2 }];
+        RateLimited => "Too many requests (`rate_limited`), too many event streams and long polls open (`MAX_STREAMS_PER_IP`, `MAX_STREAMS`: `rate_limited`), or, creating a game, too many games of this address waiting or in play (`MAX_WAITING_PER_IP`, `MAX_GAMES_PER_IP`: `too_many_games`): wait `Retry-After` seconds.",
+            [
+                ApiError::rate_limited(2),
+                ApiError::from(crate::service::Error::TooManyWaiting { max: 20 }),
+            ];
         RequestTimeout => "The body did not arrive within `BODY_TIMEOUT_MS`; the connection is closed.",
-            [ApiError::RequestTimeout { limit_ms: 5000 }];
+            [ApiError::request_timeout(5000)];
         StoreUnavailable => "The game store did not answer in time: retry after `Retry-After` seconds.",
             [
-                ApiError::StoreUnavailable(String::new()),
-                ApiError::StoreUnsettled { cause: String::new(), outcome: "unknown" },
+                ApiError::store_unavailable(String::new()),
+                ApiError::unsettled(String::new(), Fate::Unknown),
             ];
         InternalError => "A bug on the server's side; the request changed nothing.",
-            [ApiError::Internal(String::new())];
+            [ApiError::internal(String::new())];
     }
 }

@@ -2,10 +2,12 @@
 //!
 //! Every refused request answers `application/problem+json` with
 //! `{type, title, status, detail, code}` (plus `current_version` or `legal_moves` where the
-//! contract says so). `code` is the machine-readable part clients branch on; it is one of
-//! the codes of the contract's error table (README, the OpenAPI document), plus three the table leaves implicit: `method_not_allowed`
-//! (405), `request_timeout` (408: the body did not arrive within `BODY_TIMEOUT_MS`; the
-//! connection is closed after it) and `internal_error` (500).
+//! contract says so). `code` is the machine-readable part clients branch on; each code,
+//! with its status and title, is one row of [`table`], which also says which service error
+//! answers with which code. The contract's error table (README, the OpenAPI document)
+//! leaves three implicit: `method_not_allowed` (405), `request_timeout` (408: the body did
+//! not arrive within `BODY_TIMEOUT_MS`; the connection is closed after it) and
+//! `internal_error` (500).
 //!
 //! `type` is `https://domino.example/problems/<code>`: one URI per code, as RFC 9457 asks
 //! when a problem has its own semantics and extension members (so not `about:blank`).
@@ -23,6 +25,7 @@
 
 use std::borrow::Cow;
 
+use actix_cors::CorsError;
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::error::{
@@ -36,9 +39,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::api::wire::MoveBody;
+use crate::service::Fate;
 
 /// The media type of every error answer.
 pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// The challenge of every 401: the seat token is a bearer token (RFC 6750).
+pub const BEARER_CHALLENGE: &str = "Bearer";
 
 /// Prefix of every problem's `type` URI; the code follows.
 pub const PROBLEM_TYPE_BASE: &str = "https://domino.example/problems/";
@@ -54,190 +61,36 @@ pub const WAITING_RETRY_AFTER_SECS: u32 = 30;
 /// expire.
 pub const FULL_RETRY_AFTER_SECS: u32 = 60;
 
-/// Why a request was refused. Handlers and the service return this; actix turns it into
-/// the problem+json answer.
-#[derive(Debug, thiserror::Error)]
-pub enum ApiError {
-    #[error("bad request: {0}")]
-    BadRequest(String),
-    #[error("unauthorized: {0}")]
-    Unauthorized(String),
-    #[error("not found: {0}")]
-    NotFound(String),
-    #[error("method not allowed")]
-    MethodNotAllowed,
-    #[error("not your turn: {0}")]
-    NotYourTurn(String),
-    #[error("version conflict: the game is at version {current_version}")]
-    VersionConflict { current_version: u64 },
-    #[error("game not started: {0}")]
-    GameNotStarted(String),
-    #[error("game finished: {0}")]
-    GameFinished(String),
-    #[error("seat taken: {0}")]
-    SeatTaken(String),
-    #[error("seat abandoned: {0}")]
-    SeatAbandoned(String),
-    #[error("game full: {0}")]
-    GameFull(String),
-    #[error("precondition failed: {0}")]
-    PreconditionFailed(String),
-    /// `limit` is `None` when the refusal came from somewhere that does not know it.
-    #[error("payload too large (limit {limit:?} bytes)")]
-    PayloadTooLarge { limit: Option<usize> },
-    #[error("illegal move: {detail}")]
-    IllegalMove {
-        detail: String,
-        legal_moves: Vec<MoveBody>,
-    },
-    #[error("invalid rules: {0}")]
-    InvalidRules(String),
-    #[error("idempotency key reused: {0}")]
-    IdempotencyKeyReused(String),
-    #[error("rate limited (retry after {retry_after_secs} s)")]
-    RateLimited { retry_after_secs: u32 },
-    /// A stream cap ([`crate::api::streams`]) refused an event stream or long poll:
-    /// `rate_limited`, with a detail naming the cap.
-    #[error("too many streams: {detail}")]
-    TooManyStreams {
-        detail: String,
-        retry_after_secs: u32,
-    },
-    /// The body did not arrive within `BODY_TIMEOUT_MS` (`limit_ms`).
-    #[error("request timeout: the body took over {limit_ms} ms")]
-    RequestTimeout { limit_ms: u64 },
-    /// The cause is for the logs only.
-    #[error("store unavailable: {0}")]
-    StoreUnavailable(String),
-    /// `/readyz` only: the store does not answer, or says it cannot serve (a cluster whose
-    /// state is `fail`). The cause is the detail: readiness is for operators.
-    #[error("store not ready: {0}")]
-    StoreNotReady(String),
-    /// A change the store did not answer for: `outcome` says whether it was made
-    /// (`not_applied`, `unknown`). The cause is for the logs only.
-    #[error("store unavailable ({outcome}): {cause}")]
-    StoreUnsettled {
-        cause: String,
-        outcome: &'static str,
-    },
-    /// A cap on what one server or address may hold (a 429 `rate_limited` or a 503
-    /// `store_unavailable`), with what was capped in `detail`.
-    #[error("{detail}")]
-    Capped {
-        code: ProblemCode,
-        detail: String,
-        retry_after_secs: u32,
-    },
-    /// The cause is for the logs only.
-    #[error("internal error: {0}")]
-    Internal(String),
+/// Why a request was refused: a code of the [error table](table), what the client is
+/// told, and what only the logs see. Handlers return this (the service's errors become it
+/// through `From`); actix turns it into the problem+json answer.
+#[derive(Debug)]
+pub struct ApiError {
+    code: ProblemCode,
+    /// The text a client sees. Never holds the cause of a 5xx.
+    detail: Cow<'static, str>,
+    /// For the logs only (the `Display` form): a store's or a bug's own words.
+    cause: Option<String>,
+    retry_after_secs: Option<u32>,
+    /// With `version_conflict`.
+    current_version: Option<u64>,
+    /// With `illegal_move`.
+    legal_moves: Option<Vec<MoveBody>>,
+    /// With `store_unavailable` after a change the store did not answer for.
+    outcome: Option<Fate>,
 }
 
-/// The machine-readable code of a problem.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ProblemCode {
-    BadRequest,
-    Unauthorized,
-    NotFound,
-    MethodNotAllowed,
-    RequestTimeout,
-    NotYourTurn,
-    VersionConflict,
-    GameNotStarted,
-    GameFinished,
-    SeatTaken,
-    SeatAbandoned,
-    GameFull,
-    PreconditionFailed,
-    PayloadTooLarge,
-    IllegalMove,
-    InvalidRules,
-    IdempotencyKeyReused,
-    RateLimited,
-    StoreUnavailable,
-    InternalError,
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.detail)?;
+        match &self.cause {
+            Some(cause) => write!(f, " ({cause})"),
+            None => Ok(()),
+        }
+    }
 }
 
-impl ProblemCode {
-    /// The code as it appears on the wire.
-    pub fn as_str(self) -> &'static str {
-        use ProblemCode::*;
-        match self {
-            BadRequest => "bad_request",
-            Unauthorized => "unauthorized",
-            NotFound => "not_found",
-            MethodNotAllowed => "method_not_allowed",
-            RequestTimeout => "request_timeout",
-            NotYourTurn => "not_your_turn",
-            VersionConflict => "version_conflict",
-            GameNotStarted => "game_not_started",
-            GameFinished => "game_finished",
-            SeatTaken => "seat_taken",
-            SeatAbandoned => "seat_abandoned",
-            GameFull => "game_full",
-            PreconditionFailed => "precondition_failed",
-            PayloadTooLarge => "payload_too_large",
-            IllegalMove => "illegal_move",
-            InvalidRules => "invalid_rules",
-            IdempotencyKeyReused => "idempotency_key_reused",
-            RateLimited => "rate_limited",
-            StoreUnavailable => "store_unavailable",
-            InternalError => "internal_error",
-        }
-    }
-
-    /// A short summary that does not change between occurrences (RFC 9457 `title`).
-    pub fn title(self) -> &'static str {
-        use ProblemCode::*;
-        match self {
-            BadRequest => "The request is malformed",
-            Unauthorized => "A valid seat token is required",
-            NotFound => "No such resource",
-            MethodNotAllowed => "Method not allowed on this resource",
-            RequestTimeout => "The request body arrived too slowly",
-            NotYourTurn => "It is not your turn",
-            VersionConflict => "The game has moved on",
-            GameNotStarted => "The game has not started",
-            GameFinished => "The game is finished",
-            SeatTaken => "The seat is taken",
-            SeatAbandoned => "The seat was abandoned to a bot",
-            GameFull => "Every seat is taken",
-            PreconditionFailed => "A precondition failed",
-            PayloadTooLarge => "The request body is too large",
-            IllegalMove => "The move is not legal",
-            InvalidRules => "The rules are not valid",
-            IdempotencyKeyReused => "The idempotency key was used for another request",
-            RateLimited => "Too many requests",
-            StoreUnavailable => "The game store is unavailable",
-            InternalError => "Internal error",
-        }
-    }
-
-    pub fn status(self) -> StatusCode {
-        use ProblemCode::*;
-        match self {
-            BadRequest => StatusCode::BAD_REQUEST,
-            Unauthorized => StatusCode::UNAUTHORIZED,
-            NotFound => StatusCode::NOT_FOUND,
-            MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            RequestTimeout => StatusCode::REQUEST_TIMEOUT,
-            NotYourTurn | VersionConflict | GameNotStarted | GameFinished | SeatTaken
-            | SeatAbandoned | GameFull => StatusCode::CONFLICT,
-            PreconditionFailed => StatusCode::PRECONDITION_FAILED,
-            PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            IllegalMove | InvalidRules | IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
-            RateLimited => StatusCode::TOO_MANY_REQUESTS,
-            StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-            InternalError => StatusCode::INTERNAL_SERVER_ERROR,
-        }
-    }
-
-    /// The problem's `type` URI.
-    pub fn type_uri(self) -> String {
-        format!("{PROBLEM_TYPE_BASE}{}", self.as_str())
-    }
-}
+impl std::error::Error for ApiError {}
 
 /// An RFC 9457 problem: the body of every error answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -258,7 +111,8 @@ pub struct Problem {
     /// What went wrong with this request, for humans.
     pub detail: String,
     pub code: ProblemCode,
-    /// With `version_conflict`: the game's version now.
+    /// With `version_conflict`, and `precondition_failed` from a stale `If-Match`: the
+    /// game's version now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_version: Option<u64>,
     /// With `illegal_move`: every move the seat may make now, in request body form.
@@ -273,151 +127,184 @@ pub struct Problem {
 }
 
 impl ApiError {
-    pub fn code(&self) -> ProblemCode {
-        use ApiError as E;
-        match self {
-            E::BadRequest(_) => ProblemCode::BadRequest,
-            E::Unauthorized(_) => ProblemCode::Unauthorized,
-            E::NotFound(_) => ProblemCode::NotFound,
-            E::MethodNotAllowed => ProblemCode::MethodNotAllowed,
-            E::NotYourTurn(_) => ProblemCode::NotYourTurn,
-            E::VersionConflict { .. } => ProblemCode::VersionConflict,
-            E::GameNotStarted(_) => ProblemCode::GameNotStarted,
-            E::GameFinished(_) => ProblemCode::GameFinished,
-            E::SeatTaken(_) => ProblemCode::SeatTaken,
-            E::SeatAbandoned(_) => ProblemCode::SeatAbandoned,
-            E::GameFull(_) => ProblemCode::GameFull,
-            E::PreconditionFailed(_) => ProblemCode::PreconditionFailed,
-            E::PayloadTooLarge { .. } => ProblemCode::PayloadTooLarge,
-            E::IllegalMove { .. } => ProblemCode::IllegalMove,
-            E::InvalidRules(_) => ProblemCode::InvalidRules,
-            E::IdempotencyKeyReused(_) => ProblemCode::IdempotencyKeyReused,
-            E::RateLimited { .. } | E::TooManyStreams { .. } => ProblemCode::RateLimited,
-            E::RequestTimeout { .. } => ProblemCode::RequestTimeout,
-            E::StoreUnavailable(_) | E::StoreNotReady(_) | E::StoreUnsettled { .. } => {
-                ProblemCode::StoreUnavailable
-            }
-            E::Capped { code, .. } => *code,
-            E::Internal(_) => ProblemCode::InternalError,
+    /// A problem of `code` that tells the client `detail`.
+    pub fn new(code: ProblemCode, detail: impl Into<Cow<'static, str>>) -> ApiError {
+        ApiError {
+            code,
+            detail: detail.into(),
+            cause: None,
+            retry_after_secs: None,
+            current_version: None,
+            legal_moves: None,
+            outcome: None,
         }
     }
 
-    /// The text a client sees. Never includes the cause of a 5xx.
-    fn detail(&self) -> Cow<'_, str> {
-        use ApiError as E;
-        match self {
-            E::BadRequest(d)
-            | E::Unauthorized(d)
-            | E::NotFound(d)
-            | E::NotYourTurn(d)
-            | E::GameNotStarted(d)
-            | E::GameFinished(d)
-            | E::SeatTaken(d)
-            | E::SeatAbandoned(d)
-            | E::GameFull(d)
-            | E::PreconditionFailed(d)
-            | E::InvalidRules(d)
-            | E::IdempotencyKeyReused(d)
-            | E::TooManyStreams { detail: d, .. }
-            | E::IllegalMove { detail: d, .. }
-            | E::Capped { detail: d, .. } => Cow::Borrowed(d),
-            E::MethodNotAllowed => {
-                "this resource does not answer that method; see the Allow header".into()
-            }
-            E::VersionConflict { current_version } => {
-                format!("the game is at version {current_version}; fetch it and decide again")
-                    .into()
-            }
-            E::PayloadTooLarge { limit: Some(limit) } => {
+    /// The same problem, with `Retry-After: secs`.
+    pub fn retry_after(mut self, secs: u32) -> ApiError {
+        self.retry_after_secs = Some(secs);
+        self
+    }
+
+    pub fn bad_request(detail: impl Into<Cow<'static, str>>) -> ApiError {
+        ApiError::new(ProblemCode::BadRequest, detail)
+    }
+
+    pub fn unauthorized(detail: impl Into<Cow<'static, str>>) -> ApiError {
+        ApiError::new(ProblemCode::Unauthorized, detail)
+    }
+
+    pub fn not_found(detail: impl Into<Cow<'static, str>>) -> ApiError {
+        ApiError::new(ProblemCode::NotFound, detail)
+    }
+
+    pub fn invalid_rules(detail: impl Into<Cow<'static, str>>) -> ApiError {
+        ApiError::new(ProblemCode::InvalidRules, detail)
+    }
+
+    pub fn method_not_allowed() -> ApiError {
+        ApiError::new(
+            ProblemCode::MethodNotAllowed,
+            "this resource does not answer that method; see the Allow header",
+        )
+    }
+
+    pub fn version_conflict(current_version: u64) -> ApiError {
+        ApiError::new(
+            ProblemCode::VersionConflict,
+            format!("the game is at version {current_version}; fetch it and decide again"),
+        )
+        .with_current_version(current_version)
+    }
+
+    /// The same problem, with the game's version now (a refusal of a stale version).
+    pub fn with_current_version(mut self, current_version: u64) -> ApiError {
+        self.current_version = Some(current_version);
+        self
+    }
+
+    /// `limit` is `None` when the refusal came from somewhere that does not know it.
+    pub fn payload_too_large(limit: Option<usize>) -> ApiError {
+        let detail = match limit {
+            Some(limit) => {
                 format!("the body is larger than the {limit} bytes this server accepts").into()
             }
-            E::PayloadTooLarge { limit: None } => {
-                "the body is larger than this server accepts".into()
-            }
-            E::RateLimited { retry_after_secs } => {
-                format!("too many requests; retry in {retry_after_secs} s").into()
-            }
-            E::RequestTimeout { limit_ms } => {
-                format!("the body did not arrive within {limit_ms} ms; the connection is closed")
-                    .into()
-            }
-            E::StoreUnavailable(_) => {
-                format!("the game store did not answer; retry in {STORE_RETRY_AFTER_SECS} s").into()
-            }
-            E::StoreNotReady(cause) => format!("the game store is not ready: {cause}").into(),
-            E::StoreUnsettled { outcome, .. } if *outcome == "not_applied" => format!(
+            None => Cow::Borrowed("the body is larger than this server accepts"),
+        };
+        ApiError::new(ProblemCode::PayloadTooLarge, detail)
+    }
+
+    pub fn illegal_move(detail: impl Into<Cow<'static, str>>, legal: Vec<MoveBody>) -> ApiError {
+        ApiError {
+            legal_moves: Some(legal),
+            ..ApiError::new(ProblemCode::IllegalMove, detail)
+        }
+    }
+
+    /// The request rate limit ([`crate::api::ratelimit`]).
+    pub fn rate_limited(retry_after_secs: u32) -> ApiError {
+        ApiError::new(
+            ProblemCode::RateLimited,
+            format!("too many requests; retry in {retry_after_secs} s"),
+        )
+        .retry_after(retry_after_secs)
+    }
+
+    /// The body did not arrive within `BODY_TIMEOUT_MS` (`limit_ms`).
+    pub fn request_timeout(limit_ms: u64) -> ApiError {
+        ApiError::new(
+            ProblemCode::RequestTimeout,
+            format!("the body did not arrive within {limit_ms} ms; the connection is closed"),
+        )
+    }
+
+    /// The store did not answer; `cause` is for the logs only.
+    pub fn store_unavailable(cause: impl Into<String>) -> ApiError {
+        ApiError {
+            cause: Some(cause.into()),
+            ..ApiError::new(
+                ProblemCode::StoreUnavailable,
+                format!("the game store did not answer; retry in {STORE_RETRY_AFTER_SECS} s"),
+            )
+            .retry_after(STORE_RETRY_AFTER_SECS)
+        }
+    }
+
+    /// `/readyz` only: the cause is the detail, since readiness is for operators.
+    pub fn store_not_ready(cause: impl std::fmt::Display) -> ApiError {
+        ApiError::new(
+            ProblemCode::StoreUnavailable,
+            format!("the game store is not ready: {cause}"),
+        )
+        .retry_after(STORE_RETRY_AFTER_SECS)
+    }
+
+    /// A change the store did not answer for: `fate` says whether it was made. The cause
+    /// is for the logs only.
+    pub fn unsettled(cause: impl Into<String>, fate: Fate) -> ApiError {
+        let detail = match fate {
+            Fate::NotApplied => format!(
                 "the game store did not answer in time and the change was not made; \
                  retry in {STORE_RETRY_AFTER_SECS} s"
-            )
-            .into(),
-            E::StoreUnsettled { .. } => format!(
+            ),
+            Fate::Applied | Fate::Unknown => format!(
                 "the game store could not confirm the change in time: it may or may not have \
                  been made; retry in {STORE_RETRY_AFTER_SECS} s with the same Idempotency-Key, or \
                  with expected_version, so that it is made at most once"
-            )
-            .into(),
-            E::Internal(_) => {
-                "something went wrong on our side; the request changed nothing".into()
-            }
+            ),
+        };
+        ApiError {
+            cause: Some(cause.into()),
+            outcome: Some(fate),
+            ..ApiError::new(ProblemCode::StoreUnavailable, detail)
+                .retry_after(STORE_RETRY_AFTER_SECS)
         }
+    }
+
+    /// A bug on the server's side; `cause` is for the logs only.
+    pub fn internal(cause: impl Into<String>) -> ApiError {
+        ApiError {
+            cause: Some(cause.into()),
+            ..ApiError::new(
+                ProblemCode::InternalError,
+                "something went wrong on our side; the request changed nothing",
+            )
+        }
+    }
+
+    pub fn code(&self) -> ProblemCode {
+        self.code
     }
 
     /// The body of the answer.
     pub fn problem(&self) -> Problem {
-        let code = self.code();
+        let code = self.code;
         Problem {
             type_uri: code.type_uri(),
             title: code.title().to_owned(),
             status: code.status().as_u16(),
-            detail: self.detail().into_owned(),
+            detail: self.detail.clone().into_owned(),
             code,
-            current_version: match self {
-                ApiError::VersionConflict { current_version } => Some(*current_version),
-                _ => None,
-            },
-            legal_moves: match self {
-                ApiError::IllegalMove { legal_moves, .. } => Some(legal_moves.clone()),
-                _ => None,
-            },
-            outcome: match self {
-                ApiError::StoreUnsettled { outcome, .. } => Some((*outcome).to_owned()),
-                _ => None,
-            },
-        }
-    }
-
-    fn retry_after_secs(&self) -> Option<u32> {
-        match self {
-            ApiError::RateLimited { retry_after_secs }
-            | ApiError::TooManyStreams {
-                retry_after_secs, ..
-            } => Some(*retry_after_secs),
-            ApiError::StoreUnavailable(_)
-            | ApiError::StoreNotReady(_)
-            | ApiError::StoreUnsettled { .. } => Some(STORE_RETRY_AFTER_SECS),
-            ApiError::Capped {
-                retry_after_secs, ..
-            } => Some(*retry_after_secs),
-            _ => None,
+            current_version: self.current_version,
+            legal_moves: self.legal_moves.clone(),
+            outcome: self.outcome.map(|fate| fate.as_str().to_owned()),
         }
     }
 
     /// The generic problem for a bare status produced outside our handlers.
     pub fn from_status(status: StatusCode) -> ApiError {
         match status {
-            StatusCode::UNAUTHORIZED => {
-                ApiError::Unauthorized("a valid seat token is required".into())
-            }
-            StatusCode::NOT_FOUND => ApiError::NotFound("no such resource".into()),
-            StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed,
+            StatusCode::UNAUTHORIZED => ApiError::unauthorized("a valid seat token is required"),
+            StatusCode::NOT_FOUND => ApiError::not_found("no such resource"),
+            StatusCode::METHOD_NOT_ALLOWED => ApiError::method_not_allowed(),
             // From `Compress`: no problem code of its own, and a client that refuses
             // every coding this server has sent a request it cannot be answered.
-            StatusCode::NOT_ACCEPTABLE => ApiError::BadRequest(
-                "Accept-Encoding rules out every coding this server has (identity, gzip, deflate, br, zstd)".into(),
+            StatusCode::NOT_ACCEPTABLE => ApiError::bad_request(
+                "Accept-Encoding rules out every coding this server has (identity, gzip, deflate, br, zstd)",
             ),
-            StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge { limit: None },
-            s if s.is_server_error() => ApiError::Internal(format!("bare {s} answer")),
-            _ => ApiError::BadRequest("the request is malformed".into()),
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::payload_too_large(None),
+            s if s.is_server_error() => ApiError::internal(format!("bare {s} answer")),
+            _ => ApiError::bad_request("the request is malformed"),
         }
     }
 }
@@ -430,8 +317,12 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse<BoxBody> {
         let mut answer = HttpResponse::build(self.status_code());
         answer.insert_header((header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON)));
-        if let Some(secs) = self.retry_after_secs() {
+        if let Some(secs) = self.retry_after_secs {
             answer.insert_header((header::RETRY_AFTER, secs));
+        }
+        // RFC 9110 §11.6.1 asks a 401 to name the scheme that would do (RFC 6750's).
+        if self.code == ProblemCode::Unauthorized {
+            answer.insert_header((header::WWW_AUTHENTICATE, BEARER_CHALLENGE));
         }
         // Serialising a struct of strings and numbers cannot fail; the fallback keeps
         // the answer well-formed anyway rather than panicking in an error path.
@@ -447,20 +338,18 @@ impl ResponseError for ApiError {
 pub fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
     let api = match err {
         JsonPayloadError::OverflowKnownLength { limit, .. }
-        | JsonPayloadError::Overflow { limit } => ApiError::PayloadTooLarge { limit: Some(limit) },
-        JsonPayloadError::Payload(PayloadError::Overflow) => {
-            ApiError::PayloadTooLarge { limit: None }
+        | JsonPayloadError::Overflow { limit } => ApiError::payload_too_large(Some(limit)),
+        JsonPayloadError::Payload(PayloadError::Overflow) => ApiError::payload_too_large(None),
+        JsonPayloadError::ContentType => {
+            ApiError::bad_request("the body must be JSON, sent with Content-Type: application/json")
         }
-        JsonPayloadError::ContentType => ApiError::BadRequest(
-            "the body must be JSON, sent with Content-Type: application/json".into(),
-        ),
         // serde's message names the field, the expected type and the position, and
         // holds nothing the client did not send.
         JsonPayloadError::Deserialize(e) => {
-            ApiError::BadRequest(format!("the body is not acceptable: {e}"))
+            ApiError::bad_request(format!("the body is not acceptable: {e}"))
         }
-        JsonPayloadError::Serialize(e) => ApiError::Internal(format!("serialising JSON: {e}")),
-        other => ApiError::BadRequest(format!("the body could not be read: {other}")),
+        JsonPayloadError::Serialize(e) => ApiError::internal(format!("serialising JSON: {e}")),
+        other => ApiError::bad_request(format!("the body could not be read: {other}")),
     };
     api.into()
 }
@@ -471,18 +360,18 @@ pub fn query_error(err: QueryPayloadError, _req: &HttpRequest) -> actix_web::Err
         QueryPayloadError::Deserialize(e) => format!("bad query string: {e}"),
         other => format!("bad query string: {other}"),
     };
-    ApiError::BadRequest(detail).into()
+    ApiError::bad_request(detail).into()
 }
 
 /// A path that matched a route's shape but not its types (say, an id that is not a UUID)
 /// names nothing that exists: 404, like any unknown path.
 pub fn path_error(_err: PathError, _req: &HttpRequest) -> actix_web::Error {
-    ApiError::NotFound("no such resource".into()).into()
+    ApiError::not_found("no such resource").into()
 }
 
 /// The default service: a path no route matches.
 pub async fn unknown_route() -> ApiError {
-    ApiError::NotFound("no such resource".into())
+    ApiError::not_found("no such resource")
 }
 
 impl actix_web::Responder for ApiError {
@@ -508,23 +397,24 @@ pub async fn problem_fallback(
         Ok(res) => res,
         Err(err) => {
             let answer = err.error_response();
-            if is_problem(&answer) {
+            if needs_no_rewrite(&answer) {
                 return Err(err);
             }
-            let answer = problem_like(answer.status(), answer.headers());
+            let answer = problem_like(ApiError::from_status(answer.status()), answer.headers());
             return Err(InternalError::from_response(err, answer).into());
         }
     };
-    if is_problem(res.response()) {
+    if needs_no_rewrite(res.response()) {
         return Ok(res.map_into_left_body());
     }
-    let answer = problem_like(res.status(), res.headers());
+    let problem = refused_origin(&res).unwrap_or_else(|| ApiError::from_status(res.status()));
+    let answer = problem_like(problem, res.headers());
     let (req, _) = res.into_parts();
     Ok(ServiceResponse::new(req, answer).map_into_right_body())
 }
 
 /// True for answers that need no rewriting: successes, redirects, and problems.
-fn is_problem<B>(res: &HttpResponse<B>) -> bool {
+fn needs_no_rewrite<B>(res: &HttpResponse<B>) -> bool {
     let status = res.status();
     !(status.is_client_error() || status.is_server_error())
         || res
@@ -533,8 +423,38 @@ fn is_problem<B>(res: &HttpResponse<B>) -> bool {
             .is_some_and(|ct| ct.as_bytes().starts_with(PROBLEM_JSON.as_bytes()))
 }
 
-fn problem_like(status: StatusCode, headers: &header::HeaderMap) -> HttpResponse {
-    let mut answer = ApiError::from_status(status).error_response();
+/// A preflight from an origin `CORS_ORIGINS` does not list, which actix-cors refuses as a
+/// bare 400: the request is well-formed, the origin is not allowed, and the page's author
+/// needs to know which origin the server saw.
+fn refused_origin<B>(res: &ServiceResponse<B>) -> Option<ApiError> {
+    match res.response().error()?.as_error::<CorsError>()? {
+        CorsError::OriginNotAllowed => {
+            let origin = res
+                .request()
+                .headers()
+                .get(header::ORIGIN)
+                .map(|o| {
+                    String::from_utf8_lossy(o.as_bytes())
+                        .chars()
+                        .take(200)
+                        .collect()
+                })
+                .unwrap_or_else(|| "(none)".to_owned());
+            Some(ApiError::new(
+                ProblemCode::Forbidden,
+                format!(
+                    "the origin {origin} may not call this server from a browser page: \
+                     CORS_ORIGINS does not list it"
+                ),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// `problem`'s answer, with every header of `headers` that is not about the body.
+fn problem_like(problem: ApiError, headers: &header::HeaderMap) -> HttpResponse {
+    let mut answer = problem.error_response();
     let about_the_body = [
         header::CONTENT_TYPE,
         header::CONTENT_LENGTH,
@@ -550,9 +470,10 @@ fn problem_like(status: StatusCode, headers: &header::HeaderMap) -> HttpResponse
 
 // ---- OpenAPI: the schema and the reusable problem responses ----
 
-mod convert;
 mod docs;
+mod table;
 #[cfg(test)]
 mod tests;
 
 pub use docs::problems;
+pub use table::ProblemCode;

@@ -1,6 +1,7 @@
 //! The error table checked against the contract: every code's status, title and body.
 
 use super::*;
+use crate::service;
 use crate::store::StoreError;
 
 #[test]
@@ -24,19 +25,22 @@ fn every_code_has_its_contract_status() {
         (InvalidRules, 422),
         (IdempotencyKeyReused, 422),
         (RateLimited, 429),
+        (TooManyGames, 429),
+        (Forbidden, 403),
         (StoreUnavailable, 503),
     ];
     for (code, status) in table {
         assert_eq!(code.status().as_u16(), status, "{code:?}");
+    }
+    for &code in ProblemCode::ALL {
         let wire = serde_json::to_value(code).unwrap();
-        assert_eq!(wire, code.as_str());
+        assert_eq!(wire, code.as_str(), "serde and the table agree");
     }
 }
 
 #[test]
 fn a_version_conflict_carries_the_current_version() {
-    let body =
-        serde_json::to_value(ApiError::VersionConflict { current_version: 7 }.problem()).unwrap();
+    let body = serde_json::to_value(ApiError::version_conflict(7).problem()).unwrap();
     assert_eq!(body["code"], "version_conflict");
     assert_eq!(body["status"], 409);
     assert_eq!(body["current_version"], 7);
@@ -49,13 +53,13 @@ fn a_version_conflict_carries_the_current_version() {
 
 #[test]
 fn an_illegal_move_carries_the_legal_moves() {
-    let err = ApiError::IllegalMove {
-        detail: "no".into(),
-        legal_moves: vec![MoveBody::Draw {
+    let err = ApiError::illegal_move(
+        "no",
+        vec![MoveBody::Draw {
             points: None,
             expected_version: None,
         }],
-    };
+    );
     let body = serde_json::to_value(err.problem()).unwrap();
     assert_eq!(body["legal_moves"], serde_json::json!([{"type": "draw"}]));
     assert!(body.get("current_version").is_none());
@@ -63,9 +67,9 @@ fn an_illegal_move_carries_the_legal_moves() {
 
 #[test]
 fn store_errors_never_reach_the_client() {
-    let err = ApiError::from(StoreError::Unavailable(
+    let err = ApiError::from(service::Error::from(StoreError::Unavailable(
         "connection refused at 10.0.0.7:6379".into(),
-    ));
+    )));
     let res = err.error_response();
     assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(res.headers().get(header::RETRY_AFTER).unwrap(), "1");
@@ -79,17 +83,14 @@ fn store_errors_never_reach_the_client() {
         "the cause stays for the logs"
     );
 
-    let err = ApiError::from(StoreError::Exists);
+    let err = ApiError::from(service::Error::from(StoreError::Exists));
     assert_eq!(err.problem().status, 500);
     assert!(!err.problem().detail.contains("exists"));
 }
 
 #[test]
 fn a_change_of_unknown_fate_says_so_and_how_to_retry() {
-    let err = ApiError::StoreUnsettled {
-        cause: "Redis did not answer save within 1s".into(),
-        outcome: "unknown",
-    };
+    let err = ApiError::unsettled("Redis did not answer save within 1s", Fate::Unknown);
     let res = err.error_response();
     assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(res.headers().get(header::RETRY_AFTER).unwrap(), "1");
@@ -98,22 +99,22 @@ fn a_change_of_unknown_fate_says_so_and_how_to_retry() {
     assert_eq!(body["outcome"], "unknown");
     assert!(body["detail"].as_str().unwrap().contains("Idempotency-Key"));
     assert!(!body["detail"].as_str().unwrap().contains("Redis"));
-    let plain = serde_json::to_value(ApiError::StoreUnavailable(String::new()).problem());
+    let plain = serde_json::to_value(ApiError::store_unavailable(String::new()).problem());
     assert!(plain.unwrap().get("outcome").is_none());
 }
 
 #[test]
 fn caps_answer_their_code_with_a_retry_after() {
-    let waiting = ApiError::from(StoreError::TooManyWaiting { max: 20 });
-    assert_eq!(waiting.code(), ProblemCode::RateLimited);
+    let waiting = ApiError::from(service::Error::from(StoreError::TooManyWaiting { max: 20 }));
+    assert_eq!(waiting.code(), ProblemCode::TooManyGames);
     assert!(waiting.problem().detail.contains("MAX_WAITING_PER_IP"));
     let res = waiting.error_response();
     assert_eq!(
         res.headers().get(header::RETRY_AFTER).unwrap(),
         &WAITING_RETRY_AFTER_SECS.to_string()
     );
-    let games = ApiError::from(StoreError::TooManyGames { max: 100 });
-    assert_eq!(games.code(), ProblemCode::RateLimited);
+    let games = ApiError::from(service::Error::from(StoreError::TooManyGames { max: 100 }));
+    assert_eq!(games.code(), ProblemCode::TooManyGames);
     assert!(games.problem().detail.contains("MAX_GAMES_PER_IP"));
     assert!(
         games
@@ -121,7 +122,19 @@ fn caps_answer_their_code_with_a_retry_after() {
             .headers()
             .contains_key(header::RETRY_AFTER)
     );
-    let full = ApiError::from(StoreError::Full { max: 100_000 });
+    let full = ApiError::from(service::Error::from(StoreError::Full { max: 100_000 }));
     assert_eq!(full.code(), ProblemCode::StoreUnavailable);
     assert!(full.problem().detail.contains("MEMORY_MAX_GAMES"));
+}
+
+#[test]
+fn an_unauthorized_answer_names_the_bearer_scheme() {
+    let res = ApiError::unauthorized("no token").error_response();
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        res.headers().get(header::WWW_AUTHENTICATE).unwrap(),
+        "Bearer"
+    );
+    let other = ApiError::not_found("no such game").error_response();
+    assert!(!other.headers().contains_key(header::WWW_AUTHENTICATE));
 }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, problems};
-use crate::api::http::VARY_BY_TOKEN;
+use crate::api::headers::VARY_BY_TOKEN;
 use crate::api::wire::*;
 use crate::service::{self, GameService};
 
@@ -33,7 +33,7 @@ impl LogQuery {
         let number = |text: &Option<String>, name: &str, default: u64| match text {
             None => Ok(default),
             Some(text) => text.parse::<u64>().map_err(|_| {
-                ApiError::BadRequest(format!(
+                ApiError::bad_request(format!(
                     "{name}: a whole number, not {:?}",
                     text.chars().take(24).collect::<String>()
                 ))
@@ -73,7 +73,7 @@ pub async fn game_log(
     let log = games
         .log(&game_id(&path), bearer(request.headers())?, after, limit)
         .await?;
-    let mut res = view_response(&log.seen, GameLog::of(&log));
+    let mut res = view_response(&log.view, GameLog::of(&log));
     res.headers_mut().insert(VARY_BY_TOKEN.0, VARY_BY_TOKEN.1);
     Ok(res)
 }
@@ -101,7 +101,7 @@ pub async fn export_game(
     let export = games.export(&id).await?;
     let mut answer = HttpResponse::Ok();
     answer
-        .insert_header((header::ETAG, etag(&export.seen)))
+        .insert_header((header::ETAG, etag(&export.view)))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .content_type("application/json");
     // actix reads a HEAD answer's body to its end before dropping it: make none.

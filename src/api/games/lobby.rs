@@ -7,7 +7,7 @@ use utoipa::IntoParams;
 
 use crate::address::AddressKey;
 use crate::api::error::{ApiError, problems};
-use crate::api::http::UNCOMPRESSED;
+use crate::api::headers::UNCOMPRESSED;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::*;
 use crate::engine::{Preset, Seed};
@@ -60,13 +60,13 @@ pub async fn create_game(
     let preset: Preset = body
         .preset
         .parse()
-        .map_err(|e: crate::engine::RulesError| ApiError::InvalidRules(e.to_string()))?;
+        .map_err(|e: crate::engine::RulesError| ApiError::invalid_rules(e.to_string()))?;
     let deal = body
         .deal
         .as_ref()
         .map(DealBody::parse)
         .transpose()
-        .map_err(ApiError::BadRequest)?;
+        .map_err(ApiError::bad_request)?;
     let new = NewGame {
         preset,
         overrides: body.rules.unwrap_or_default(),
@@ -77,20 +77,20 @@ pub async fn create_game(
             .as_deref()
             .map(Seed::given)
             .transpose()
-            .map_err(|e| ApiError::InvalidRules(format!("seed: {e}")))?,
+            .map_err(|e| ApiError::invalid_rules(format!("seed: {e}")))?,
         deal,
         clock: body
             .clock
             .as_ref()
             .map(ClockBody::parse)
             .transpose()
-            .map_err(ApiError::InvalidRules)?,
+            .map_err(ApiError::invalid_rules)?,
     };
-    let seen = games.create(new, from.map(AddressKey::from)).await?;
+    let view = games.create(new, from.map(AddressKey::from)).await?;
     Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/games/{}", seen.id)))
-        .insert_header((header::ETAG, etag(&seen)))
-        .json(GameView::of(&seen)))
+        .insert_header((header::LOCATION, format!("/v1/games/{}", view.id)))
+        .insert_header((header::ETAG, etag(&view)))
+        .json(GameView::of(&view)))
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -144,9 +144,7 @@ pub async fn list_games(
         None | Some("waiting") => games.list_open(page, per_page).await?,
         Some("playing") => games.list_playing(page, per_page).await?,
         Some(_) => {
-            return Err(ApiError::BadRequest(
-                "status: `waiting` or `playing`".into(),
-            ));
+            return Err(ApiError::bad_request("status: `waiting` or `playing`"));
         }
     };
     let list = GameList {
@@ -190,12 +188,12 @@ pub async fn take_seat(
     });
     let joined = games.join(&id, &body.name, body.seat, key.as_ref()).await?;
     Ok(HttpResponse::Created()
-        .insert_header((header::ETAG, etag(&joined.seen)))
+        .insert_header((header::ETAG, etag(&joined.view)))
         // The token would share a compressed body with names others chose (BREACH).
         .insert_header(UNCOMPRESSED)
         .json(SeatGranted {
             seat: joined.seat,
-            view: GameView::of(&joined.seen),
+            view: GameView::of(&joined.view),
             token: joined.token,
         }))
 }

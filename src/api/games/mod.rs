@@ -20,20 +20,20 @@ pub use streams::*;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpResponse, web};
 
-use crate::api::error::ApiError;
-use crate::api::http::readable;
-use crate::service::Seen;
+use crate::api::error::{ApiError, ProblemCode};
+use crate::api::headers::get_and_head;
+use crate::service::View;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(readable("/v1/presets", list_presets))
-        .service(readable("/v1/games", list_games).route(web::post().to(create_game)))
-        .service(readable("/v1/lobby/events", lobby_events))
-        .service(readable("/v1/games/{id}", get_game))
+    cfg.service(get_and_head("/v1/presets", list_presets))
+        .service(get_and_head("/v1/games", list_games).route(web::post().to(create_game)))
+        .service(get_and_head("/v1/lobby/events", lobby_events))
+        .service(get_and_head("/v1/games/{id}", get_game))
         .service(web::resource("/v1/games/{id}/seats").route(web::post().to(take_seat)))
         .service(web::resource("/v1/games/{id}/moves").route(web::post().to(make_move)))
-        .service(readable("/v1/games/{id}/events", game_events))
-        .service(readable("/v1/games/{id}/log", game_log))
-        .service(readable("/v1/games/{id}/export", export_game));
+        .service(get_and_head("/v1/games/{id}/events", game_events))
+        .service(get_and_head("/v1/games/{id}/log", game_log))
+        .service(get_and_head("/v1/games/{id}/export", export_game));
 }
 
 /// The bearer token, if the request carries one. A malformed `Authorization` is refused
@@ -44,28 +44,65 @@ fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
     };
     let text = value
         .to_str()
-        .map_err(|_| ApiError::Unauthorized("malformed Authorization header".into()))?;
+        .map_err(|_| ApiError::unauthorized("malformed Authorization header"))?;
     match text.split_once(' ') {
         Some((scheme, token))
             if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
         {
             Ok(Some(token.trim()))
         }
-        _ => Err(ApiError::Unauthorized(
-            "send the seat's token as `Authorization: Bearer <token>`".into(),
+        _ => Err(ApiError::unauthorized(
+            "send the seat's token as `Authorization: Bearer <token>`",
         )),
     }
 }
 
-fn etag(s: &Seen) -> String {
+fn etag(s: &View) -> String {
     match s.viewer {
         Some(seat) => format!("\"{}-s{seat}\"", s.version),
         None => format!("\"{}\"", s.version),
     }
 }
 
+/// The version an `If-Match` pins a change to: `None` without one, or with `*`. The tags
+/// are this server's ETags (`"17"`, `"17-s0"`: the version, then the viewer), compared
+/// strongly (RFC 9110 §13.1.1): a weak tag, or one this server never made, matches no
+/// version, which is a failed precondition.
+fn if_match(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
+    let Some(value) = headers.get(header::IF_MATCH) else {
+        return Ok(None);
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| ApiError::bad_request("If-Match: entity tags are visible ASCII"))?;
+    let mut versions = Vec::new();
+    for tag in text.split(',').map(str::trim) {
+        if tag == "*" {
+            return Ok(None);
+        }
+        let version = tag
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .map(|t| t.split_once("-s").map_or(t, |(version, _)| version))
+            .and_then(|v| v.parse::<u64>().ok());
+        versions.extend(version);
+    }
+    versions.sort_unstable();
+    versions.dedup();
+    match versions[..] {
+        [version] => Ok(Some(version)),
+        [] => Err(ApiError::new(
+            ProblemCode::PreconditionFailed,
+            "If-Match names no version of this game: send the ETag of your last view",
+        )),
+        _ => Err(ApiError::bad_request(
+            "If-Match: name one version of the game",
+        )),
+    }
+}
+
 /// A 200 with the ETag of `s`'s version and viewer.
-fn view_response(s: &Seen, body: impl serde::Serialize) -> HttpResponse {
+fn view_response(s: &View, body: impl serde::Serialize) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((header::ETAG, etag(s)))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
@@ -87,7 +124,7 @@ fn idempotency_key(headers: &HeaderMap, min: usize) -> Result<Option<&str>, ApiE
         .filter(|k| (min..=128).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
         .map(Some)
         .ok_or_else(|| {
-            ApiError::BadRequest(if min > 1 {
+            ApiError::bad_request(if min > 1 {
                 format!(
                     "Idempotency-Key: {min} to 128 visible ASCII characters on a join (its retry \
                      gets the seat's token: use a random key, such as a UUID)"

@@ -7,11 +7,11 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::api::error::{ApiError, problems};
-use crate::api::http::VARY_BY_TOKEN;
+use crate::api::error::{ApiError, ProblemCode, problems};
+use crate::api::headers::VARY_BY_TOKEN;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
-use crate::service::{GameService, RequestKey};
+use crate::service::{self, GameService, RequestKey};
 
 use super::*;
 
@@ -53,7 +53,7 @@ pub async fn get_game(
 ) -> Result<HttpResponse, ApiError> {
     let id = game_id(&path);
     let token = bearer(request.headers())?;
-    let seen = match (query.after, query.wait) {
+    let view = match (query.after, query.wait) {
         (Some(after), wait) => {
             // Held while the poll waits; given back when it answers or is dropped.
             let _slot = slots.acquire_for(&request)?;
@@ -67,13 +67,11 @@ pub async fn get_game(
                 .await?
         }
         (None, Some(_)) => {
-            return Err(ApiError::BadRequest(
-                "wait goes with after=<version>".into(),
-            ));
+            return Err(ApiError::bad_request("wait goes with after=<version>"));
         }
         (None, None) => games.view(&id, token).await?,
     };
-    let tag = etag(&seen);
+    let tag = etag(&view);
     if let Some(inm) = request
         .headers()
         .get(header::IF_NONE_MATCH)
@@ -85,7 +83,7 @@ pub async fn get_game(
             .insert_header(VARY_BY_TOKEN)
             .finish());
     }
-    let mut res = view_response(&seen, GameView::of(&seen));
+    let mut res = view_response(&view, GameView::of(&view));
     res.headers_mut().insert(VARY_BY_TOKEN.0, VARY_BY_TOKEN.1);
     Ok(res)
 }
@@ -98,7 +96,8 @@ pub async fn get_game(
     operation_id = "make_move",
     params(("id" = uuid::Uuid, Path, description = "The game"),
         ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.",
-            min_length = 1, max_length = 128, pattern = "^[!-~]+$")),
+            min_length = 1, max_length = 128, pattern = "^[!-~]+$"),
+        ("If-Match" = Option<String>, Header, nullable = false, description = "The `ETag` of the view the move was decided on: the move is made only if the game is still at that version, else 412 `precondition_failed` with `current_version`. The same as `expected_version` in the body (send one of them; both must then agree)." )),
     security(("seat_token" = [])),
     request_body = MoveBody,
     responses(
@@ -107,6 +106,7 @@ pub async fn get_game(
         (status = 401, response = problems::Unauthorized),
         (status = 404, response = problems::NotFound),
         (status = 409, response = problems::Conflict),
+        (status = 412, response = problems::PreconditionFailed),
         (status = 413, response = problems::PayloadTooLarge),
         (status = 422, response = problems::UnprocessableContent),
         (status = 503, response = problems::StoreUnavailable),
@@ -120,15 +120,54 @@ pub async fn make_move(
 ) -> Result<HttpResponse, ApiError> {
     let id = game_id(&path);
     let token = bearer(request.headers())?.ok_or_else(|| {
-        ApiError::Unauthorized(
-            "a move needs the seat's token: `Authorization: Bearer <token>`".into(),
-        )
+        ApiError::unauthorized("a move needs the seat's token: `Authorization: Bearer <token>`")
     })?;
     let parsed: MoveBody = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::BadRequest(format!("the body is not acceptable: {e}")))?;
-    let key = idempotency_key(request.headers(), 1)?
+        .map_err(|e| ApiError::bad_request(format!("the body is not acceptable: {e}")))?;
+    let request_headers = request.headers();
+    let key = idempotency_key(request_headers, 1)?
         .map(|key| RequestKey::new(key.to_owned(), token, &body));
-    let request = parsed.to_request();
-    let moved = games.make_move(&id, token, request, key.as_ref()).await?;
+    let mut request = parsed.to_request();
+    let pinned = pin_to_if_match(&mut request, request_headers)?;
+    let moved = games
+        .make_move(&id, token, request, key.as_ref())
+        .await
+        .map_err(|e| refusal(e, pinned))?;
     Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))
+}
+
+/// Pins the move to the version `If-Match` names, which must agree with the body's
+/// `expected_version` if both are sent. Answers the version pinned so.
+fn pin_to_if_match(
+    request: &mut service::MoveRequest,
+    headers: &header::HeaderMap,
+) -> Result<Option<u64>, ApiError> {
+    let pinned = if_match(headers)?;
+    if let Some(version) = pinned {
+        match request.expected_version {
+            Some(expected) if expected != version => {
+                return Err(ApiError::bad_request(format!(
+                    "If-Match names version {version} and expected_version {expected}: send one"
+                )));
+            }
+            _ => request.expected_version = Some(version),
+        }
+    }
+    Ok(pinned)
+}
+
+/// A refused move's problem: a version pinned by `If-Match` that is stale is HTTP's own
+/// failed precondition, the same refusal as a stale `expected_version` in other words.
+fn refusal(e: service::Error, pinned_by_if_match: Option<u64>) -> ApiError {
+    match (e, pinned_by_if_match) {
+        (service::Error::VersionConflict { current }, Some(named)) => ApiError::new(
+            ProblemCode::PreconditionFailed,
+            format!(
+                "the game is at version {current}, not the {named} If-Match names; \
+                 fetch it and decide again"
+            ),
+        )
+        .with_current_version(current),
+        (e, _) => e.into(),
+    }
 }

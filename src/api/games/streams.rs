@@ -8,7 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::StreamExt;
 
 use crate::api::error::{ApiError, problems};
-use crate::api::http::{UNCOMPRESSED, VARY_BY_TOKEN};
+use crate::api::headers::{UNCOMPRESSED, VARY_BY_TOKEN};
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
 use crate::service::{self, GameService, Watched};
@@ -57,13 +57,13 @@ fn version_event_json() -> utoipa::openapi::Object {
         .build()
 }
 
-fn sse_frame(Watched { event, seen }: &Watched) -> web::Bytes {
+fn sse_frame(Watched { event, view }: &Watched) -> web::Bytes {
     let wire = VersionEvent {
         version: event.version,
         status: event.status,
         turn: event.turn,
         moves: event.moves.iter().map(|&m| ExportedMove::of(m)).collect(),
-        view: seen.as_ref().map(GameView::of),
+        view: view.as_ref().map(GameView::of),
     };
     let json = serde_json::to_string(&wire).expect("events serialise");
     web::Bytes::from(format!(
@@ -105,7 +105,7 @@ pub async fn game_events(
             v.to_str()
                 .ok()
                 .and_then(|s| s.trim().parse::<u64>().ok())
-                .ok_or_else(|| ApiError::BadRequest("Last-Event-ID is a version number".into()))?,
+                .ok_or_else(|| ApiError::bad_request("Last-Event-ID is a version number"))?,
         ),
     };
     let slot = slots.acquire_for(&request)?;
@@ -217,9 +217,19 @@ pub async fn lobby_events(
 pub struct LobbyEventFrame {
     #[schema(example = "opened")]
     event: String,
-    /// A `LobbyEvent`, as JSON.
-    #[schema(
-        example = r#"{"type":"opened","game":{"game_id":"0b9f3a52-8f0e-4a55-9f0c-5c8d9c4e7b21","preset":"all_fives","seats":2,"free_seats":[0],"created_ms":1795000000000}}"#
-    )]
+    #[schema(schema_with = lobby_event_json)]
     data: String,
+}
+
+/// A string holding a `LobbyEvent` as JSON (OpenAPI 3.1's `contentSchema`).
+fn lobby_event_json() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .description(Some("A `LobbyEvent`, as JSON."))
+        .content_media_type("application/json")
+        .content_schema(Some(utoipa::openapi::Ref::from_schema_name("LobbyEvent")))
+        .examples([
+            r#"{"type":"opened","game":{"game_id":"0b9f3a52-8f0e-4a55-9f0c-5c8d9c4e7b21","preset":"all_fives","seats":2,"free_seats":[0],"created_ms":1795000000000}}"#,
+        ])
+        .build()
 }

@@ -5,7 +5,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::engine::{End, Event};
-use crate::service::Seen;
+use crate::service::View;
 
 use super::*;
 
@@ -18,12 +18,14 @@ pub enum EventView {
         round: u16,
         leader: u8,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = Option<TileText>)]
         start_tile: Option<String>,
     },
     /// `points`: what the play counted; `credited`: whether they were scored (false when
     /// not claimed under muggins rules).
     Played {
         seat: u8,
+        #[schema(value_type = TileText)]
         tile: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         end: Option<End>,
@@ -34,6 +36,7 @@ pub enum EventView {
     Drew {
         seat: u8,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = Option<TileText>)]
         tile: Option<String>,
     },
     Passed {
@@ -64,9 +67,9 @@ pub enum EventView {
 }
 
 impl EventView {
-    /// Events already in the caller's visible form, rendered for the game `seen`.
-    pub fn all(events: &[Event], seen: &Seen) -> Vec<EventView> {
-        let (seats, sides) = (seen.seats.len(), seen.scores.len());
+    /// Events already in the caller's visible form, rendered for the game `view`.
+    pub fn all(events: &[Event], view: &View) -> Vec<EventView> {
+        let (seats, sides) = (view.seats.len(), view.scores.len());
         events
             .iter()
             .map(|e| EventView::of(e, seats, sides))

@@ -12,9 +12,9 @@ use super::*;
 impl GameLog {
     pub fn of(log: &service::Log) -> GameLog {
         GameLog {
-            game_id: log.seen.id.clone(),
-            version: log.seen.version,
-            start: EventView::all(&log.start, &log.seen),
+            game_id: log.view.id.clone(),
+            version: log.view.version,
+            start: EventView::all(&log.start, &log.view),
             moves: log
                 .moves
                 .iter()
@@ -22,7 +22,7 @@ impl GameLog {
                     index: entry.index,
                     seat: entry.seat,
                     mv: MadeMove::of(entry.mv),
-                    events: EventView::all(&entry.events, &log.seen),
+                    events: EventView::all(&entry.events, &log.view),
                 })
                 .collect(),
             next: log.next,
@@ -58,7 +58,7 @@ pub struct ExportWriter {
 
 impl ExportWriter {
     pub fn of(export: service::Export) -> ExportWriter {
-        let s = &export.seen;
+        let s = &export.view;
         let head = ExportHead {
             game_id: &s.id,
             preset: s.preset.name(),
@@ -155,6 +155,7 @@ pub struct LogEntry {
 /// A page of the move log: the moves after the page's `after` index, oldest first.
 #[derive(Serialize, ToSchema)]
 pub struct GameLog {
+    #[schema(format = Uuid)]
     pub game_id: String,
     /// The game's version when the page was read.
     pub version: u64,
@@ -174,7 +175,9 @@ pub struct GameLog {
 #[derive(Serialize, ToSchema)]
 #[allow(dead_code)] // the export's schema: its JSON is written by `ExportWriter`
 pub struct GameExport {
+    #[schema(format = Uuid)]
     pub game_id: String,
+    #[schema(schema_with = preset_schema)]
     pub preset: &'static str,
     #[schema(value_type = RulesDoc)]
     pub rules: Rules,

@@ -7,7 +7,7 @@ use utoipa::openapi::{RefOr, Schema};
 
 use crate::bots::Level;
 use crate::engine::{Deal, Preset, Rules, RulesPatch, Tile};
-use crate::service::{self, Seen};
+use crate::service::{self, View};
 
 use super::*;
 
@@ -52,9 +52,9 @@ pub struct BotSeat {
 #[derive(Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DealBody {
-    #[schema(example = json!([["6-6", "5-5", "1-2", "0-3", "4-4", "2-6", "1-1"], ["3-3", "0-0", "2-2", "0-1", "1-3", "2-3", "5-6"]]))]
+    #[schema(value_type = Vec<Vec<TileText>>, example = json!([["6-6", "5-5", "1-2", "0-3", "4-4", "2-6", "1-1"], ["3-3", "0-0", "2-2", "0-1", "1-3", "2-3", "5-6"]]))]
     pub hands: Vec<Vec<String>>,
-    #[schema(example = json!(["0-2", "0-4", "0-5", "0-6", "1-4", "1-5", "1-6", "2-4", "2-5", "3-4", "3-5", "3-6", "4-5", "4-6"]))]
+    #[schema(value_type = Vec<TileText>, example = json!(["0-2", "0-4", "0-5", "0-6", "1-4", "1-5", "1-6", "2-4", "2-5", "3-4", "3-5", "3-6", "4-5", "4-6"]))]
     pub boneyard: Vec<String>,
 }
 
@@ -88,7 +88,7 @@ pub fn parse_tile(text: &str) -> Result<Tile, String> {
     text.parse().map_err(|e| format!("bad tile {text:?}: {e}"))
 }
 
-fn preset_schema() -> RefOr<Schema> {
+pub(super) fn preset_schema() -> RefOr<Schema> {
     words(
         Preset::ALL.map(Preset::name),
         "The preset the rules start from (docs/rules.md, \"The presets\").",
@@ -197,7 +197,9 @@ pub struct SeatGranted {
 /// An open game in the lobby.
 #[derive(Serialize, ToSchema)]
 pub struct GameSummary {
+    #[schema(format = Uuid)]
     pub game_id: String,
+    #[schema(schema_with = preset_schema)]
     pub preset: &'static str,
     pub seats: u8,
     pub free_seats: Vec<u8>,
@@ -215,9 +217,15 @@ pub enum LobbyEventView {
     /// A game was listed: it waits for players.
     Opened { game: GameSummary },
     /// Its last seat was taken: it left the list and started.
-    Filled { game_id: String },
+    Filled {
+        #[schema(format = Uuid)]
+        game_id: String,
+    },
     /// Its match ended.
-    Finished { game_id: String },
+    Finished {
+        #[schema(format = Uuid)]
+        game_id: String,
+    },
     /// News was lost: this stream fell behind (more news came at once than it could
     /// hold) or the server lost its subscription for a moment. List the open games again
     /// (`GET /v1/games?status=waiting`); the stream goes on with the news from now.
@@ -230,7 +238,7 @@ impl LobbyEventView {
         let game_id = event.game_id.clone();
         Some(match event.news {
             service::LobbyNews::Opened => LobbyEventView::Opened {
-                game: GameSummary::of(event.seen.as_ref()?),
+                game: GameSummary::of(event.view.as_ref()?),
             },
             service::LobbyNews::Filled => LobbyEventView::Filled { game_id },
             service::LobbyNews::Finished => LobbyEventView::Finished { game_id },
@@ -257,7 +265,7 @@ pub struct GameList {
 }
 
 impl GameSummary {
-    pub fn of(s: &Seen) -> GameSummary {
+    pub fn of(s: &View) -> GameSummary {
         GameSummary {
             game_id: s.id.clone(),
             preset: s.preset.name(),

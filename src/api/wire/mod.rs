@@ -3,7 +3,7 @@
 //! Kept apart from the engine's types so the engine knows nothing of HTTP. Where the wire
 //! shape is the engine's or the service's own serde form (the rules, the status, bot
 //! levels, ends), that type is used as it is and only its schema is written here. The
-//! renderings of the service's answers ([`Seen`](crate::service::Seen) and the rest) live
+//! renderings of the service's answers ([`View`](crate::service::View) and the rest) live
 //! here too, so every answer is built one way. Nothing here decides a rule or what a caller may see: a view
 //! shows what the service's answer holds, and nothing else.
 //!

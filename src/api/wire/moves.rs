@@ -19,6 +19,30 @@ impl Serialize for TileText {
     }
 }
 
+/// A tile's text as the parser reads it: the pips of its halves, 0 to 15 each (one or two
+/// digits), joined by `-`.
+const TILE_PATTERN: &str = "^(0?[0-9]|1[0-5])-(0?[0-9]|1[0-5])$";
+
+impl utoipa::PartialSchema for TileText {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::Type::String)
+            .pattern(Some(TILE_PATTERN))
+            .description(Some(
+                "A tile: the pips of its halves (0 to 15), `a-b`. Read in either order; \
+                 written with the lower half first.",
+            ))
+            .examples(["5-3"])
+            .into()
+    }
+}
+
+impl ToSchema for TileText {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "Tile".into()
+    }
+}
+
 impl<'de> Deserialize<'de> for TileText {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TileText, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
@@ -38,7 +62,6 @@ pub enum MoveBody {
     /// Play a tile.
     Play {
         /// `"a-b"`, in either order.
-        #[schema(value_type = String, example = "5-3")]
         tile: TileText,
         /// Omitted for the lead, or when only one end fits.
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use crate::bots::Level;
 use crate::engine::{End, EndReason, MatchEnd, Outcome, RoundResult, Rules};
-use crate::service::{self, Seen, Status};
+use crate::service::{self, Status, View};
 
 use super::*;
 
@@ -40,14 +40,19 @@ pub struct EndView {
 /// first half faces the lead.
 #[derive(Serialize, ToSchema, Default)]
 pub struct Arms {
+    #[schema(value_type = Vec<TileText>)]
     pub left: Vec<String>,
+    #[schema(value_type = Vec<TileText>)]
     pub right: Vec<String>,
+    #[schema(value_type = Vec<TileText>)]
     pub up: Vec<String>,
+    #[schema(value_type = Vec<TileText>)]
     pub down: Vec<String>,
 }
 
 #[derive(Serialize, ToSchema)]
 pub struct LayoutView {
+    #[schema(value_type = Option<TileText>)]
     pub lead: Option<String>,
     pub arms: Arms,
     pub ends: Vec<EndView>,
@@ -72,11 +77,13 @@ pub struct RoundView {
     pub unclaimed: Option<UnclaimedView>,
     pub layout: LayoutView,
     /// The tile turned up to start the round (`opening: start_tile`).
+    #[schema(value_type = Option<TileText>)]
     pub start_tile: Option<String>,
     /// In the leader's own view, the tile it must lead when the opening rule forces one
     /// (the highest double dealt, or the heaviest tile); null once the lead is down, when
     /// any tile may lead, and in every other view (the tile is in the leader's hidden hand
     /// until it is played).
+    #[schema(value_type = Option<TileText>)]
     pub must_lead: Option<String>,
 }
 
@@ -89,6 +96,7 @@ pub struct RoundResultView {
     pub winner: Option<u8>,
     /// The seat that played its last tile, for a domino.
     pub went_out: Option<u8>,
+    #[schema(value_type = Vec<Vec<TileText>>)]
     pub hands: Vec<Vec<String>>,
     /// Per seat, or per team.
     pub awards: Vec<i32>,
@@ -151,6 +159,7 @@ pub struct ClockView {
     pub banks_ms: Vec<Option<u64>>,
     /// When the human seat to move runs out (epoch milliseconds); null when no human seat
     /// is to move. Compare it with `now_ms`, not with your own clock.
+    #[schema(required = true)]
     pub deadline_ms: Option<u64>,
     /// The server's clock when it answered (epoch milliseconds).
     pub now_ms: u64,
@@ -176,30 +185,40 @@ impl ClockView {
 #[derive(Serialize, ToSchema)]
 #[schema(example = view_example)]
 pub struct GameView {
+    #[schema(format = Uuid)]
     pub game_id: String,
     /// Grows by one with every stored change; the `ETag`.
     pub version: u64,
     pub status: Status,
+    #[schema(schema_with = preset_schema)]
     pub preset: &'static str,
     #[schema(value_type = RulesDoc)]
     pub rules: Rules,
     /// Made with a seed or a fixed deal.
     pub prearranged: bool,
     /// Your seat, or null for a spectator.
+    #[schema(required = true)]
     pub you: Option<u8>,
     pub seats: Vec<SeatView>,
     /// Per seat, or per team under `rules.teams`; penalty points under penalty scoring.
     pub scores: Vec<i32>,
     /// Null while the game waits for players.
+    #[schema(required = true)]
     pub round: Option<RoundView>,
     /// Your tiles; null for a spectator (and while waiting).
+    #[schema(required = true, value_type = Option<Vec<TileText>>)]
     pub hand: Option<Vec<String>>,
     pub your_turn: bool,
     /// Every move you may make now, in the body form of `POST .../moves`.
     pub legal_moves: Vec<MoveBody>,
+    /// The round that ended last, every hand revealed; null before the first ends.
+    #[schema(required = true)]
     pub last_round: Option<RoundResultView>,
+    /// Null until the match is over.
+    #[schema(required = true)]
     pub result: Option<MatchResult>,
     /// Null for a game without a clock.
+    #[schema(required = true)]
     pub clock: Option<ClockView>,
 }
 
@@ -226,7 +245,7 @@ pub(super) fn pips(mask: u16) -> Vec<u8> {
 }
 
 impl GameView {
-    pub fn of(s: &Seen) -> GameView {
+    pub fn of(s: &View) -> GameView {
         let p = s.projection.as_ref();
         let sides = s.scores.len();
         let seats = s
@@ -311,10 +330,10 @@ impl GameView {
 }
 
 impl MoveResult {
-    pub fn of(moved: &service::Moved) -> MoveResult {
+    pub fn of(moved: &service::AfterMove) -> MoveResult {
         MoveResult {
-            view: GameView::of(&moved.seen),
-            events: EventView::all(&moved.events, &moved.seen),
+            view: GameView::of(&moved.view),
+            events: EventView::all(&moved.events, &moved.view),
         }
     }
 }

@@ -221,7 +221,7 @@ impl GameStore for RedisStore {
         if !created {
             return Err(StoreError::Exists);
         }
-        self.vouched("create", acked)?;
+        self.confirmed("create", acked)?;
         // Listed, or else in play from the start: the lobby's slot hears of it either way.
         self.put_in_lobby(
             &mut conn,
@@ -314,7 +314,7 @@ impl GameStore for RedisStore {
             }
         }
         if matches!(outcome, SaveOutcome::Saved { .. }) {
-            self.vouched("save", acked)?;
+            self.confirmed("save", acked)?;
         }
         if let SaveOutcome::Saved { version } = outcome
             && (save.unlist || save.relist)
@@ -458,11 +458,11 @@ impl GameStore for RedisStore {
         self.fanout.subscribe(LOBBY_CHANNEL).await
     }
 
-    /// The vouch script (the evidence checked, the game's expiry set again: a write of the
+    /// The confirm script (the evidence checked, the game's expiry set again: a write of the
     /// game's slot), then WAIT on the same connection: Redis replicates one ordered stream
     /// per master, so the replicas that confirm this write hold every earlier write of the
     /// game too, and the node that checked the evidence is the one they replicate.
-    async fn vouch(&self, id: &GameId, evidence: Evidence<'_>) -> Result<(), StoreError> {
+    async fn confirm(&self, id: &GameId, evidence: Evidence<'_>) -> Result<(), StoreError> {
         if self.wait_replicas == 0 {
             return Ok(());
         }
@@ -476,8 +476,8 @@ impl GameStore for RedisStore {
             .write(
                 &mut conn,
                 self.deadline(),
-                "vouch",
-                &self.scripts.vouch,
+                "confirm",
+                &self.scripts.confirm,
                 |cmd| {
                     cmd.arg(2)
                         .arg(&game)
@@ -491,11 +491,11 @@ impl GameStore for RedisStore {
             )
             .await?;
         match reply {
-            Value::Int(1) => self.vouched("game", acked),
+            Value::Int(1) => self.confirmed("game", acked),
             Value::Int(0) => Err(StoreError::Unreplicated(
-                "the game no longer holds what was to be vouched for".into(),
+                "the game no longer holds what was to be confirmed".into(),
             )),
-            _ => Err(corrupt("vouch reply")),
+            _ => Err(corrupt("confirm reply")),
         }
     }
 

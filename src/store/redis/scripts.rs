@@ -47,7 +47,7 @@ return 1
 /// digits) and a blob; ttl ms. Returns 1, having set the game's expiry again (a write,
 /// which a WAIT after it waits for), when the game holds that record, or stands at that
 /// version with that blob; else 0, writing nothing.
-const VOUCH_LUA: &str = r"
+const CONFIRM_LUA: &str = r"
 local cur = redis.call('GET', KEYS[1])
 if not cur then return 0 end
 if ARGV[1] == 'record' then
@@ -249,7 +249,7 @@ pub(super) struct Scripts {
     pub(super) create: Lua,
     pub(super) save: Lua,
     pub(super) deadline: Lua,
-    pub(super) vouch: Lua,
+    pub(super) confirm: Lua,
     pub(super) lease: Lua,
     pub(super) release: Lua,
     pub(super) lobby_put: Lua,
@@ -267,7 +267,7 @@ impl Scripts {
             create: lua(CREATE_LUA),
             save: lua(SAVE_LUA),
             deadline: lua(DEADLINE_LUA),
-            vouch: lua(VOUCH_LUA),
+            confirm: lua(CONFIRM_LUA),
             lease: lua(LEASE_LUA),
             release: lua(RELEASE_LUA),
             lobby_put: lua(LOBBY_PUT_LUA),
@@ -333,7 +333,7 @@ impl RedisStore {
     }
 
     /// Runs a write script: EVALSHA (EVAL when the node does not know the script), and,
-    /// when replicas must vouch for writes, WAIT in the same pipeline, so that it runs on
+    /// when replicas must confirm writes, WAIT in the same pipeline, so that it runs on
     /// the same connection right after the script. `args` writes the key count, the keys
     /// and the arguments. Returns the script's reply and how many replicas have the write
     /// (`None` when not asked).
@@ -426,7 +426,7 @@ impl RedisStore {
     }
 
     /// After a write: fails unless enough replicas have it.
-    pub(super) fn vouched(&self, what: &str, acked: Option<i64>) -> Result<(), StoreError> {
+    pub(super) fn confirmed(&self, what: &str, acked: Option<i64>) -> Result<(), StoreError> {
         let wanted = i64::from(self.wait_replicas);
         match acked {
             Some(n) if n < wanted => Err(StoreError::Unreplicated(format!(
@@ -456,7 +456,7 @@ mod unit {
 
     /// The scripts, as built, read and write a game's value at the offsets `format` uses:
     /// a value written in Rust is saved twice by the save script (the second save reads
-    /// the events area the first one wrote), read back in Rust, then checked by the vouch
+    /// the events area the first one wrote), read back in Rust, then checked by the confirm
     /// and lobby scripts, which read the version and the blob at those offsets.
     #[tokio::test]
     async fn the_scripts_read_and_write_a_game_value_as_rust_does() {
@@ -523,9 +523,9 @@ mod unit {
             [encode_event(2, b"two"), encode_event(3, b"3")]
         );
 
-        for (blob, vouched) in [(&b"third"[..], 1), (b"second", 0)] {
+        for (blob, confirmed) in [(&b"third"[..], 1), (b"second", 0)] {
             let reply: i64 = scripts
-                .vouch
+                .confirm
                 .script
                 .key(&game)
                 .key(&idem)
@@ -536,7 +536,10 @@ mod unit {
                 .invoke_async(&mut conn)
                 .await
                 .unwrap();
-            assert_eq!(reply, vouched, "the vouch script finds the blob Rust wrote");
+            assert_eq!(
+                reply, confirmed,
+                "the confirm script finds the blob Rust wrote"
+            );
         }
 
         redis::cmd("HSET")

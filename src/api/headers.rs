@@ -1,10 +1,10 @@
-//! HTTP basics for client authors: CORS for browser pages on other origins, `HEAD`
-//! wherever `GET` is allowed, `Vary` on answers that depend on the seat token, and
-//! compressed answers (actix's `Compress`, wrapped in [`crate::startup`]) that leave the
-//! event stream and the seat token alone.
+//! The headers client authors meet on every resource: CORS for browser pages on other
+//! origins, `HEAD` (headers only) wherever `GET` is allowed, `Vary` on answers that depend
+//! on the seat token, and compressed answers (actix's `Compress`, wrapped in
+//! [`crate::startup`]) that leave the event stream and the seat token alone.
 //!
-//! Owns which headers a browser page may send and read, and how a readable resource is
-//! routed. The rate limit fields are [`crate::api::ratelimit`]'s; the OpenAPI side of
+//! Owns which headers a browser page may send and read, and how a resource answering
+//! `GET` and `HEAD` is routed. The rate limit fields are [`crate::api::ratelimit`]'s; the OpenAPI side of
 //! `HEAD` is [`crate::api::openapi`]'s.
 
 use actix_cors::Cors;
@@ -18,9 +18,10 @@ use crate::api::ratelimit::{RATELIMIT, RATELIMIT_POLICY};
 use crate::settings::CorsOrigins;
 
 /// Request headers a page may send besides the CORS-safelisted ones.
-pub const CORS_ALLOWED_HEADERS: [HeaderName; 6] = [
+pub const CORS_ALLOWED_HEADERS: [HeaderName; 7] = [
     header::AUTHORIZATION,
     header::CONTENT_TYPE,
+    header::IF_MATCH,
     header::IF_NONE_MATCH,
     HeaderName::from_static("idempotency-key"),
     HeaderName::from_static("last-event-id"),
@@ -63,7 +64,7 @@ pub fn cors(origins: &CorsOrigins) -> Option<Cors> {
 
 /// A resource answering `GET` and `HEAD` with one handler: actix routes `HEAD` only where
 /// asked, and drops the body of a `HEAD` answer itself, keeping every header.
-pub fn readable<F, Args>(path: &str, handler: F) -> Resource
+pub fn get_and_head<F, Args>(path: &str, handler: F) -> Resource
 where
     F: Handler<Args>,
     Args: FromRequest + 'static,

@@ -1,0 +1,149 @@
+//! The error table: every problem code with its status and title, written once, and which
+//! service error answers with which code.
+//!
+//! Adding an error: its variant in [`service::Error`], its row in `problem_codes!` when
+//! its code is new, and its arm in `From<service::Error>` below (the compiler asks for
+//! the arm). The README's error table and the OpenAPI document list the same codes.
+
+use std::borrow::Cow;
+
+use actix_web::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::api::wire::MoveBody;
+use crate::service;
+
+use super::{ApiError, FULL_RETRY_AFTER_SECS, PROBLEM_TYPE_BASE, WAITING_RETRY_AFTER_SECS};
+
+/// One row a code: `Variant = STATUS, "wire_code", "title"`. The title is RFC 9457's: the
+/// same for every occurrence of the code.
+macro_rules! problem_codes {
+    ($($name:ident = $status:ident, $wire:literal, $title:literal;)+) => {
+        /// The machine-readable code of a problem.
+        // `rename_all` rather than each row's wire code, which the schema derive cannot
+        // read through the macro; a test checks that the two agree.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum ProblemCode {
+            $($name,)+
+        }
+
+        impl ProblemCode {
+            /// Every code, in the table's order.
+            pub const ALL: &[ProblemCode] = &[$(ProblemCode::$name),+];
+
+            fn row(self) -> (StatusCode, &'static str, &'static str) {
+                match self {
+                    $(ProblemCode::$name => (StatusCode::$status, $wire, $title),)+
+                }
+            }
+        }
+    };
+}
+
+problem_codes! {
+    BadRequest = BAD_REQUEST, "bad_request", "The request is malformed";
+    Unauthorized = UNAUTHORIZED, "unauthorized", "A valid seat token is required";
+    Forbidden = FORBIDDEN, "forbidden", "The request is not allowed";
+    NotFound = NOT_FOUND, "not_found", "No such resource";
+    MethodNotAllowed = METHOD_NOT_ALLOWED, "method_not_allowed", "Method not allowed on this resource";
+    RequestTimeout = REQUEST_TIMEOUT, "request_timeout", "The request body arrived too slowly";
+    NotYourTurn = CONFLICT, "not_your_turn", "It is not your turn";
+    VersionConflict = CONFLICT, "version_conflict", "The game has moved on";
+    GameNotStarted = CONFLICT, "game_not_started", "The game has not started";
+    GameFinished = CONFLICT, "game_finished", "The game is finished";
+    SeatTaken = CONFLICT, "seat_taken", "The seat is taken";
+    SeatAbandoned = CONFLICT, "seat_abandoned", "The seat was abandoned to a bot";
+    GameFull = CONFLICT, "game_full", "Every seat is taken";
+    PreconditionFailed = PRECONDITION_FAILED, "precondition_failed", "A precondition failed";
+    PayloadTooLarge = PAYLOAD_TOO_LARGE, "payload_too_large", "The request body is too large";
+    IllegalMove = UNPROCESSABLE_ENTITY, "illegal_move", "The move is not legal";
+    InvalidRules = UNPROCESSABLE_ENTITY, "invalid_rules", "The rules are not valid";
+    IdempotencyKeyReused = UNPROCESSABLE_ENTITY, "idempotency_key_reused", "The idempotency key was used for another request";
+    RateLimited = TOO_MANY_REQUESTS, "rate_limited", "Too many requests";
+    TooManyGames = TOO_MANY_REQUESTS, "too_many_games", "This address holds too many games";
+    StoreUnavailable = SERVICE_UNAVAILABLE, "store_unavailable", "The game store is unavailable";
+    InternalError = INTERNAL_SERVER_ERROR, "internal_error", "Internal error";
+}
+
+impl ProblemCode {
+    /// The code as it appears on the wire.
+    pub fn as_str(self) -> &'static str {
+        self.row().1
+    }
+
+    /// A short summary that does not change between occurrences (RFC 9457 `title`).
+    pub fn title(self) -> &'static str {
+        self.row().2
+    }
+
+    pub fn status(self) -> StatusCode {
+        self.row().0
+    }
+
+    /// The problem's `type` URI.
+    pub fn type_uri(self) -> String {
+        format!("{PROBLEM_TYPE_BASE}{}", self.as_str())
+    }
+}
+
+impl From<service::Error> for ApiError {
+    fn from(e: service::Error) -> ApiError {
+        use ProblemCode as C;
+        use service::Error as E;
+        // The service's own words, where they are the client's detail.
+        let said: Cow<'static, str> = e.to_string().into();
+        match e {
+            E::NotFound => ApiError::new(C::NotFound, "no such game (or it expired)"),
+            E::Unauthorized(why) => ApiError::new(C::Unauthorized, why),
+            E::NotYourTurn(why) => ApiError::new(C::NotYourTurn, why),
+            E::VersionConflict { current } => ApiError::version_conflict(current),
+            E::NotStarted => ApiError::new(C::GameNotStarted, said),
+            E::Finished => ApiError::new(C::GameFinished, said),
+            E::SeatTaken(why) => ApiError::new(C::SeatTaken, why),
+            E::SeatAbandoned => ApiError::new(C::SeatAbandoned, said),
+            E::GameFull => ApiError::new(C::GameFull, said),
+            E::IllegalMove { message, legal } => {
+                ApiError::illegal_move(message, MoveBody::listed(&legal))
+            }
+            E::InvalidRules(why) => ApiError::new(C::InvalidRules, why),
+            E::IdempotencyKeyReused => ApiError::new(C::IdempotencyKeyReused, said),
+            E::BadRequest(why) => ApiError::new(C::BadRequest, why),
+            E::NotFinished => ApiError::new(
+                C::PreconditionFailed,
+                "the export is available once the match is finished",
+            ),
+            E::TooManyWaiting { max } => ApiError::new(
+                C::TooManyGames,
+                format!(
+                    "this address has {max} games waiting for players already \
+                     (MAX_WAITING_PER_IP); one more can be created when one of them fills \
+                     or expires"
+                ),
+            )
+            .retry_after(WAITING_RETRY_AFTER_SECS),
+            E::TooManyGames { max } => ApiError::new(
+                C::TooManyGames,
+                format!(
+                    "this address has {max} games in play already, tables of bots alone \
+                     included (MAX_GAMES_PER_IP); one more can be created when one of them \
+                     finishes or expires"
+                ),
+            )
+            .retry_after(WAITING_RETRY_AFTER_SECS),
+            E::StoreFull { max } => ApiError::new(
+                C::StoreUnavailable,
+                format!(
+                    "this server holds its maximum of {max} games (MEMORY_MAX_GAMES); \
+                     try again once some have finished or expired"
+                ),
+            )
+            .retry_after(FULL_RETRY_AFTER_SECS),
+            E::StoreUnavailable(cause) => ApiError::store_unavailable(cause),
+            E::StoreNotReady(cause) => ApiError::store_not_ready(cause),
+            E::Unsettled { cause, fate } => ApiError::unsettled(cause, fate),
+            E::Internal(why) => ApiError::internal(why),
+        }
+    }
+}
