@@ -29,6 +29,17 @@ impl From<service::Error> for ApiError {
             E::InvalidRules(why) => ApiError::InvalidRules(why),
             E::IdempotencyKeyReused => ApiError::IdempotencyKeyReused(e.to_string()),
             E::BadRequest(why) => ApiError::BadRequest(why),
+            E::PlayerNotFound => ApiError::NotFound(e.to_string()),
+            E::Forbidden(why) => ApiError::Forbidden(why),
+            E::NameTaken(why) => ApiError::NameTaken(why),
+            E::TooManyPlayers { max } => ApiError::Capped {
+                code: ProblemCode::RateLimited,
+                detail: format!(
+                    "this address created {max} players in the last hour already \
+                     (MAX_PLAYERS_PER_IP); try again later"
+                ),
+                retry_after_secs: PLAYERS_RETRY_AFTER_SECS,
+            },
             E::NotFinished => ApiError::PreconditionFailed(
                 "the export is available once the match is finished".into(),
             ),

@@ -93,6 +93,8 @@ pub mod problems {
             )];
         Unauthorized => "No seat token, or not a valid one for this game.",
             [ApiError::Unauthorized("send the seat's token as `Authorization: Bearer <token>`".into())];
+        Forbidden => "A valid player key, acting on what is not its player's.",
+            [ApiError::Forbidden("this game has no seat bound to the key's player".into())];
         NotFound => "No such resource (or the game expired).",
             [ApiError::NotFound("no such resource".into())];
         Conflict => "The request clashes with the game's state.",
@@ -104,6 +106,7 @@ pub mod problems {
                 ApiError::SeatTaken("seat 2 is taken".into()),
                 ApiError::SeatAbandoned("this seat was abandoned to a bot: it may still read the game, not move".into()),
                 ApiError::GameFull("every seat is taken".into()),
+                ApiError::NameTaken("the name \"alice\" is taken".into()),
             ];
         PreconditionFailed => "A conditional request's precondition did not hold.",
             [ApiError::PreconditionFailed("the game is not at the version given in If-Match".into())];

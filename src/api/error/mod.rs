@@ -50,6 +50,9 @@ pub const STORE_RETRY_AFTER_SECS: u32 = 1;
 /// Seconds before creating again when an address has its cap of waiting games: a game
 /// fills when players join it, which takes a while.
 pub const WAITING_RETRY_AFTER_SECS: u32 = 30;
+/// Seconds before creating a player again when an address has created its cap in the
+/// hour: a while, not the whole hour (the window may be nearly over).
+pub const PLAYERS_RETRY_AFTER_SECS: u32 = 60;
 /// Seconds before creating again when the memory store is full: games leave it as they
 /// expire.
 pub const FULL_RETRY_AFTER_SECS: u32 = 60;
@@ -62,6 +65,11 @@ pub enum ApiError {
     BadRequest(String),
     #[error("unauthorized: {0}")]
     Unauthorized(String),
+    /// A valid key acting on what is not its own.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    #[error("name taken: {0}")]
+    NameTaken(String),
     #[error("not found: {0}")]
     NotFound(String),
     #[error("method not allowed")]
@@ -139,6 +147,7 @@ pub enum ApiError {
 pub enum ProblemCode {
     BadRequest,
     Unauthorized,
+    Forbidden,
     NotFound,
     MethodNotAllowed,
     RequestTimeout,
@@ -149,6 +158,7 @@ pub enum ProblemCode {
     SeatTaken,
     SeatAbandoned,
     GameFull,
+    NameTaken,
     PreconditionFailed,
     PayloadTooLarge,
     IllegalMove,
@@ -166,6 +176,7 @@ impl ProblemCode {
         match self {
             BadRequest => "bad_request",
             Unauthorized => "unauthorized",
+            Forbidden => "forbidden",
             NotFound => "not_found",
             MethodNotAllowed => "method_not_allowed",
             RequestTimeout => "request_timeout",
@@ -176,6 +187,7 @@ impl ProblemCode {
             SeatTaken => "seat_taken",
             SeatAbandoned => "seat_abandoned",
             GameFull => "game_full",
+            NameTaken => "name_taken",
             PreconditionFailed => "precondition_failed",
             PayloadTooLarge => "payload_too_large",
             IllegalMove => "illegal_move",
@@ -193,6 +205,7 @@ impl ProblemCode {
         match self {
             BadRequest => "The request is malformed",
             Unauthorized => "A valid seat token is required",
+            Forbidden => "Not yours to act on",
             NotFound => "No such resource",
             MethodNotAllowed => "Method not allowed on this resource",
             RequestTimeout => "The request body arrived too slowly",
@@ -203,6 +216,7 @@ impl ProblemCode {
             SeatTaken => "The seat is taken",
             SeatAbandoned => "The seat was abandoned to a bot",
             GameFull => "Every seat is taken",
+            NameTaken => "The name is taken",
             PreconditionFailed => "A precondition failed",
             PayloadTooLarge => "The request body is too large",
             IllegalMove => "The move is not legal",
@@ -219,11 +233,12 @@ impl ProblemCode {
         match self {
             BadRequest => StatusCode::BAD_REQUEST,
             Unauthorized => StatusCode::UNAUTHORIZED,
+            Forbidden => StatusCode::FORBIDDEN,
             NotFound => StatusCode::NOT_FOUND,
             MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             NotYourTurn | VersionConflict | GameNotStarted | GameFinished | SeatTaken
-            | SeatAbandoned | GameFull => StatusCode::CONFLICT,
+            | SeatAbandoned | GameFull | NameTaken => StatusCode::CONFLICT,
             PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             IllegalMove | InvalidRules | IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
@@ -278,6 +293,8 @@ impl ApiError {
         match self {
             E::BadRequest(_) => ProblemCode::BadRequest,
             E::Unauthorized(_) => ProblemCode::Unauthorized,
+            E::Forbidden(_) => ProblemCode::Forbidden,
+            E::NameTaken(_) => ProblemCode::NameTaken,
             E::NotFound(_) => ProblemCode::NotFound,
             E::MethodNotAllowed => ProblemCode::MethodNotAllowed,
             E::NotYourTurn(_) => ProblemCode::NotYourTurn,
@@ -308,6 +325,8 @@ impl ApiError {
         match self {
             E::BadRequest(d)
             | E::Unauthorized(d)
+            | E::Forbidden(d)
+            | E::NameTaken(d)
             | E::NotFound(d)
             | E::NotYourTurn(d)
             | E::GameNotStarted(d)
