@@ -330,3 +330,37 @@ async fn redis_holds_no_player_key_in_the_clear() {
         }
     }
 }
+
+/// A player's stream takes a stream slot of its address like any other stream: one more
+/// than `MAX_STREAMS_PER_IP` is refused; and creations are counted in the metrics.
+#[tokio::test]
+async fn a_players_stream_counts_against_the_stream_cap_per_address() {
+    let app = spawn_app_with(Settings {
+        max_streams_per_ip: 1,
+        ..test_settings()
+    })
+    .await;
+    let key = key_of(&app, "nia").await;
+    let open = || {
+        app.client
+            .get(app.url("/v1/players/me/events"))
+            .bearer_auth(&key)
+            .send()
+    };
+    let first = open().await.unwrap();
+    assert_eq!(first.status().as_u16(), 200);
+    let problem = assert_problem(open().await.unwrap(), 429, "rate_limited").await;
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("MAX_STREAMS_PER_IP")
+    );
+    drop(first);
+
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("domino_players_created_total 1"),
+        "{metrics}"
+    );
+}
