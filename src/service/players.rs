@@ -286,22 +286,21 @@ impl GameService {
         }
     }
 
-    /// The player a key opens, checked before it takes a seat of game `game_id`: not
-    /// seated there already, the game not full. The game goes into the player's index of
-    /// games now, before the seat is taken: a crash in between leaves the index naming a
-    /// game where the player holds no seat, which the listing skips; the other order could
-    /// leave a seat the player's listing never shows (a bot catching up after a restart
-    /// would never play it).
+    /// The player a key opens, about to take a seat of game `game_id`. The game goes into
+    /// the player's index of games now, before the seat is taken: a crash in between
+    /// leaves the index naming a game where the player holds no seat, which the listing
+    /// skips; the other order could leave a seat the player's listing never shows (a bot
+    /// catching up after a restart would never play it). Not when the player sits there
+    /// already or no seat is free: the join decides then (a retry's answer, or a refusal),
+    /// and the index gains nothing it should not.
     pub(super) async fn seating(&self, game_id: &str, key: &str) -> Result<PlayerRecord, Error> {
         let (_, player) = self.authenticate(key).await?;
         let (_, record) = self.load(game_id).await?;
-        held_by(&record, &player)?;
-        if record.free_seats().is_empty() {
-            return Err(Error::GameFull);
+        if record.seat_of_player(&player.id).is_none() && !record.free_seats().is_empty() {
+            self.store
+                .add_player_game(&player.id, game_id, record.created_ms)
+                .await?;
         }
-        self.store
-            .add_player_game(&player.id, game_id, record.created_ms)
-            .await?;
         Ok(player)
     }
 

@@ -14,6 +14,7 @@ use crate::helpers::{
 on_every_store!(
     a_player_key_takes_a_seat_bound_to_its_player_and_plays_with_it,
     a_player_holds_one_seat_per_game,
+    a_retried_keyed_join_gets_the_same_seat_and_another_players_retry_is_refused,
     another_players_key_is_forbidden_and_a_forged_one_unauthorized,
     the_players_games_are_listed_newest_first_with_its_seat,
     the_players_stream_tells_of_its_games_started_and_finished,
@@ -103,6 +104,46 @@ async fn a_player_holds_one_seat_per_game(app: TestApp) {
     // Without a key a name is still needed.
     assert_problem(app.join(&id, json!({})).await, 400, "bad_request").await;
     assert_eq!(app.view(&id, None).await, before, "nothing changed");
+}
+
+/// `POST /v1/games/{id}/seats` with a player's key, an `Idempotency-Key` and `{}`.
+async fn keyed_join(app: &TestApp, id: &str, key: &str, idem: &str) -> (u16, Value) {
+    let res = app
+        .client
+        .post(app.url(&format!("/v1/games/{id}/seats")))
+        .bearer_auth(key)
+        .header("idempotency-key", idem)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    (status, res.json().await.unwrap())
+}
+
+async fn a_retried_keyed_join_gets_the_same_seat_and_another_players_retry_is_refused(
+    app: TestApp,
+) {
+    let (_, ann) = player(&app, "ida").await;
+    let (_, bob) = player(&app, "jon").await;
+    let (id, _) = app
+        .create_game(json!({"preset": "block", "seats": 3}))
+        .await;
+    let idem = "a-join-key-of-twenty-chars";
+    let (status, first) = keyed_join(&app, &id, &ann, idem).await;
+    assert_eq!(status, 201, "{first}");
+    let (status, again) = keyed_join(&app, &id, &ann, idem).await;
+    assert_eq!(status, 201, "{again}");
+    assert_eq!(
+        (&again["seat"], &again["token"]),
+        (&first["seat"], &first["token"])
+    );
+    // The same key and body from another player is another request: refused, and it
+    // learns no token.
+    let (status, refused) = keyed_join(&app, &id, &bob, idem).await;
+    assert_eq!(status, 422, "{refused}");
+    assert_eq!(refused["code"], "idempotency_key_reused");
+    assert_eq!(app.view(&id, None).await["seats"][1]["name"], Value::Null);
 }
 
 async fn another_players_key_is_forbidden_and_a_forged_one_unauthorized(app: TestApp) {
