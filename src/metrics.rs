@@ -116,6 +116,8 @@ pub struct Metrics {
     pub http_request_duration: HistogramFamily,
     /// Games created (`domino_games_created_total`).
     pub games_created: Counter,
+    /// Players created by this process (`domino_players_created_total`).
+    pub players_created: Counter,
     /// Moves stored, bots' included (`domino_moves_applied_total`).
     pub moves_applied: Counter,
     /// Saves that lost a compare-and-set race and were retried (`domino_store_conflicts_total`).
@@ -163,11 +165,17 @@ impl Metrics {
         );
 
         let games_created = Counter::default();
+        let players_created = Counter::default();
         let moves_applied = Counter::default();
         let store_conflicts = Counter::default();
         let timeouts = Counter::default();
         let game = registry.sub_registry_with_prefix("domino");
         game.register("games_created", "Games created", games_created.clone());
+        game.register(
+            "players_created",
+            "Players created by this process",
+            players_created.clone(),
+        );
         game.register(
             "moves_applied",
             "Moves stored, bots' included",
@@ -228,6 +236,7 @@ impl Metrics {
             http_requests,
             http_request_duration,
             games_created,
+            players_created,
             moves_applied,
             store_conflicts,
             timeouts,

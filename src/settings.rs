@@ -36,6 +36,7 @@
 //! | `CORS_ORIGINS` | unset | origins whose pages may call the API from a browser: comma-separated `scheme://host[:port]`, or `*` for any; unset: no CORS headers at all |
 //! | `MAX_WAITING_PER_IP` | `20` | games one client address (IPv6: per /64) may have waiting for players at once; one more is a 429 `rate_limited`; `0`: no cap |
 //! | `MAX_GAMES_PER_IP` | `100` | games one client address (IPv6: per /64) may have created and not finished at once, tables of bots alone included; one more is a 429 `rate_limited`; `0`: no cap |
+//! | `MAX_PLAYERS_PER_IP` | `20` | players one client address (IPv6: per /64) may create in an hour; one more is a 429 `rate_limited`; `0`: no cap |
 //! | `BOT_TABLES` | `16` | tables of bots alone this process plays at once; the others wait their turn in the store (another process may take them) |
 //! | `MEMORY_MAX_GAMES` | `100000` | games the memory store holds at once; one more is a 503 `store_unavailable`; `0`: no cap (not used with Redis) |
 //!
@@ -127,6 +128,8 @@ pub struct Settings {
     pub max_waiting_per_ip: Option<usize>,
     /// Games one client address may have created and not finished (`None`: no cap).
     pub max_games_per_ip: Option<usize>,
+    /// Players one client address may create in an hour (`None`: no cap).
+    pub max_players_per_ip: Option<usize>,
     /// Tables of bots alone this process plays at once.
     pub bot_tables: usize,
     /// Games the memory store holds at most (`None`: no cap).
@@ -237,6 +240,8 @@ impl Default for Settings {
             max_waiting_per_ip: Some(20),
             // Far more than a person plays at once; one address alone cannot fill a store.
             max_games_per_ip: Some(100),
+            // A household's people and bots, not a script minting identities.
+            max_players_per_ip: Some(20),
             bot_tables: 16,
             memory_max_games: Some(100_000),
         }
@@ -390,6 +395,7 @@ impl Settings {
             cors_origins: env.parse("CORS_ORIGINS", defaults.cors_origins, str::parse)?,
             max_waiting_per_ip: env.parse("MAX_WAITING_PER_IP", defaults.max_waiting_per_ip, cap)?,
             max_games_per_ip: env.parse("MAX_GAMES_PER_IP", defaults.max_games_per_ip, cap)?,
+            max_players_per_ip: env.parse("MAX_PLAYERS_PER_IP", defaults.max_players_per_ip, cap)?,
             bot_tables: env.parse("BOT_TABLES", defaults.bot_tables, |s| {
                 positive(s).and_then(|n| usize::try_from(n).map_err(|_| "too large".to_owned()))
             })?,

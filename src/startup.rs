@@ -285,6 +285,7 @@ fn serve(
         crate::service::Caps {
             waiting: settings.max_waiting_per_ip,
             games: settings.max_games_per_ip,
+            players: settings.max_players_per_ip,
         },
     ));
     let slots = web::Data::new(api::streams::StreamSlots::new(

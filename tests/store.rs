@@ -25,6 +25,9 @@ use domino_server::store::{
 };
 use futures_util::StreamExt;
 
+#[path = "store/players.rs"]
+mod players;
+use players::*;
 #[path = "support/proxy.rs"]
 mod proxy;
 use proxy::{Proxy, redis_url};
@@ -37,7 +40,7 @@ const OP_TIMEOUT_DOWN: Duration = Duration::from_millis(500);
 const PROMPTLY: Duration = Duration::from_secs(5);
 
 trait Backend {
-    type Store: GameStore;
+    type Store: GameStore + domino_server::store::players::PlayerStore;
     async fn open(idle_ttl: Duration) -> Self::Store;
 }
 
@@ -194,6 +197,11 @@ contract_tests!(
     a_lease_is_exclusive_renewed_by_its_holder_and_expires,
     games_in_play_count_per_creator_until_their_match_is_over,
     the_queue_of_tables_is_read_apart_from_the_clocks,
+    a_name_is_held_by_one_player_and_a_refused_player_is_not_stored,
+    racing_creations_of_one_name_make_one_player,
+    a_player_is_saved_by_compare_and_set,
+    a_players_games_are_listed_newest_first_a_page_at_a_time,
+    creations_are_admitted_per_address_up_to_the_cap,
 );
 
 /// One holder at a time: another is refused until the holder gives the lease up or it

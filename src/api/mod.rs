@@ -17,6 +17,7 @@ pub mod games;
 pub mod headers;
 pub mod openapi;
 pub mod ops;
+pub mod players;
 pub mod ratelimit;
 pub mod streams;
 pub mod watch;
@@ -41,6 +42,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     .app_data(web::PathConfig::default().error_handler(error::path_error))
     .configure(ops::configure)
     .configure(games::configure)
+    .configure(players::configure)
     .configure(openapi::configure)
     .configure(watch::configure)
     .default_service(web::to(error::unknown_route));

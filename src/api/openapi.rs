@@ -25,13 +25,15 @@ use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::api::error::{Problem, ProblemCode, problems};
 use crate::api::headers::get_and_head;
-use crate::api::{games, ops, ratelimit, wire};
+use crate::api::{games, ops, players, ratelimit, wire};
 
 /// Where the document is served.
 pub const OPENAPI_PATH: &str = "/openapi.json";
 
 /// The name of the bearer scheme the game endpoints use (`security(("seat_token" = []))`).
 pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
+/// The name of the bearer scheme of a player's key (`security(("player_key" = []))`).
+pub const PLAYER_KEY_SCHEME: &str = "player_key";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -51,6 +53,8 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
     paths(
         games::list_presets, games::create_game, games::list_games, games::take_seat, games::get_game,
         games::make_move, games::game_events, games::lobby_events, games::game_log, games::export_game,
+        players::create_player, players::get_player, players::my_profile, players::rotate_key,
+        players::my_games, players::my_events,
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(
@@ -58,6 +62,7 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
         responses(
             problems::BadRequest,
             problems::Unauthorized,
+            problems::Forbidden,
             problems::NotFound,
             problems::Conflict,
             problems::PreconditionFailed,
@@ -71,6 +76,7 @@ pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
     ),
     tags(
         (name = "lobby", description = "Presets, creating games, taking seats, open games."),
+        (name = "players", description = "Players: identities that outlive a game, and their keys."),
         (name = "play", description = "Views, moves, events, logs and exports of one game."),
         (name = "ops", description = "Liveness, readiness and metrics, for orchestrators and scrapers."),
         (name = "docs", description = "This document."),
@@ -96,7 +102,18 @@ impl Modify for Frame {
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
                     .description(Some(
-                        "The seat token given once when taking a seat: `Authorization: Bearer <token>`.",
+                        "The seat token given once when taking a seat, or the key of the player the seat is bound to: `Authorization: Bearer <token>`.",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            PLAYER_KEY_SCHEME,
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "A player's key (`dpk_...`), given when the player is created: `Authorization: Bearer <key>`.",
                     ))
                     .build(),
             ),

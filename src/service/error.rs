@@ -37,6 +37,16 @@ pub enum Error {
     IdempotencyKeyReused,
     #[error("{0}")]
     BadRequest(String),
+    #[error("no such player")]
+    PlayerNotFound,
+    /// A valid key acting on what is not its player's.
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NameTaken(String),
+    /// The address created `max` players in the last hour already.
+    #[error("this address created {max} players in the last hour already")]
+    TooManyPlayers { max: usize },
     #[error("the game is not finished: the export reveals every hand")]
     NotFinished,
     /// The store did not answer in time; the cause is for the logs only.

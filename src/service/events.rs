@@ -65,8 +65,9 @@ impl GameService {
         after: Option<u64>,
         token: Option<&str>,
     ) -> Result<Feed, Error> {
+        let bearer = self.bearer(token).await?;
         let (live, version, record) = self.watch(id).await?;
-        let viewer = viewer_of(&record, token)?;
+        let viewer = viewer_of(&record, bearer.as_ref())?;
         // The history holds versions up to the current one: nothing to read when the
         // client has them all.
         let backlog = match after {

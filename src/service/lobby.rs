@@ -15,6 +15,7 @@ use crate::store::{Creator, GameStore, Listing};
 use super::clock::{ClockSettings, OnTimeout};
 use super::events::LobbyNews;
 use super::idempotency::RequestKey;
+use super::players::held_by;
 use super::record::{Record, Status};
 use super::view::{NewSeat, View};
 use super::write::{Change, Decision, Outcome, Thinking};
@@ -120,23 +121,39 @@ impl GameService {
 
     /// Takes a seat; the last seat taken starts the game (and bots that lead move).
     /// With a key, a retry of the same request (same key and body) gets the same seat and
-    /// token again, with the seat's view as it is now.
+    /// token again, with the seat's view as it is now. With a player's key, the seat is
+    /// bound to that player and shows its name.
     pub async fn join(
         &self,
         id: &str,
-        name: &str,
+        name: Option<&str>,
         wanted: Option<u8>,
         key: Option<&RequestKey>,
+        player_key: Option<&str>,
     ) -> Result<NewSeat, Error> {
-        let name = name.trim();
-        if name.is_empty()
-            || name.chars().count() > MAX_NAME_CHARS
-            || name.chars().any(char::is_control)
-        {
+        let name = name.map(str::trim);
+        if name.is_some_and(|name| {
+            name.is_empty()
+                || name.chars().count() > MAX_NAME_CHARS
+                || name.chars().any(char::is_control)
+        }) {
             return Err(Error::BadRequest(format!(
                 "name: 1 to {MAX_NAME_CHARS} characters, no control characters"
             )));
         }
+        let player = match player_key {
+            Some(player_key) => Some(self.seating(id, player_key).await?),
+            None => None,
+        };
+        let name = match (&player, name) {
+            (Some(player), _) => player.name.as_str(),
+            (None, Some(name)) => name,
+            (None, None) => {
+                return Err(Error::BadRequest(
+                    "name: required when no player key is sent".into(),
+                ));
+            }
+        };
         if key.is_some_and(|key| !key.is_join()) {
             return Err(Error::Internal(
                 "a join's key must be made for a join".into(),
@@ -148,6 +165,9 @@ impl GameService {
         let key = key.map(|key| key.sealing(&token_bytes));
         let updated = self
             .update::<_, Infallible>(id, key.as_ref().map(|key| (key, None)), |_, _, record| {
+                if let Some(player) = &player {
+                    held_by(record, player)?;
+                }
                 let free = record.free_seats();
                 let seat = match wanted {
                     _ if free.is_empty() => return Err(Error::GameFull),
@@ -163,7 +183,10 @@ impl GameService {
                     Some(s) => s,
                     None => free[0],
                 };
-                record.seat_player(seat, name, &token);
+                match &player {
+                    Some(player) => record.seat_bound(seat, name, &token, &player.id),
+                    None => record.seat_player(seat, name, &token),
+                }
                 let started = record.status() != Status::Waiting;
                 Ok(Decision::Store(Change {
                     value: (seat, started),

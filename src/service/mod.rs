@@ -20,6 +20,8 @@
 //! - [`events`]: the public event of each version, and the feed of them.
 //! - [`idempotency`]: when two requests are the same, and the receipts that answer retries.
 //! - [`log`]: the history as answers: the log a page at a time, the export as it is sent.
+//! - [`players`]: players (identities that outlive a game), their keys and their games;
+//!   [`player_events`]: a player's stream.
 //! - [`thinking`]: where bots think (a bounded pool off the async workers, games with a
 //!   human first) and for how long.
 
@@ -31,6 +33,8 @@ pub mod idempotency;
 mod lobby;
 pub mod log;
 mod play;
+mod player_events;
+pub mod players;
 pub mod record;
 pub mod thinking;
 pub mod view;
@@ -53,6 +57,8 @@ pub use idempotency::{MIN_JOIN_KEY, RequestKey};
 pub use lobby::{MAX_NAME_CHARS, MAX_PER_PAGE, NewGame};
 pub use log::{Export, ExportPart, Log, LogEntry, MAX_LOG_PAGE};
 pub use play::MoveRequest;
+pub use player_events::{PlayerItem, PlayerNews};
+pub use players::{Keyed, Profile};
 pub use record::{Record, Seat, Status};
 pub use thinking::BotSettings;
 pub use view::{AfterMove, ClockView, NewSeat, View};
@@ -71,6 +77,8 @@ pub struct Caps {
     /// Games created and not finished, tables of bots alone included
     /// (`MAX_GAMES_PER_IP`; `None`: no cap).
     pub games: Option<usize>,
+    /// Players created in the last hour (`MAX_PLAYERS_PER_IP`; `None`: no cap).
+    pub players: Option<usize>,
 }
 
 pub struct GameService {
@@ -153,10 +161,32 @@ impl GameService {
         id: &str,
         token: Option<&str>,
     ) -> Result<(u64, Record, Option<u8>), Error> {
+        let bearer = self.bearer(token).await?;
         let (version, record) = self.load(id).await?;
-        let viewer = viewer_of(&record, token)?;
+        let viewer = viewer_of(&record, bearer.as_ref())?;
         Ok((version, record, viewer))
     }
+
+    /// Who `token` is: a seat's token as it is, or a player key checked against its
+    /// player (401 when it opens none).
+    async fn bearer<'a>(&self, token: Option<&'a str>) -> Result<Option<Bearer<'a>>, Error> {
+        match token {
+            Some(key) if players::is_player_key(key) => {
+                let (_, player) = self.authenticate(key).await?;
+                Ok(Some(Bearer::Player(player.id)))
+            }
+            Some(token) => Ok(Some(Bearer::Token(token))),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Who sent a request: a seat's token, or a player whose key was checked.
+#[derive(Debug, Clone)]
+enum Bearer<'a> {
+    Token(&'a str),
+    /// The player's id.
+    Player(String),
 }
 
 /// Game `id`'s version and record, checked.
@@ -165,11 +195,19 @@ async fn load(store: &AnyStore, id: &str) -> Result<(u64, Record), Error> {
     Ok((stored.version, Record::decode(&stored.bytes)?))
 }
 
-/// The seat of `token` (`None` for a spectator, without a token).
-fn viewer_of(record: &Record, token: Option<&str>) -> Result<Option<u8>, Error> {
-    token
-        .map(|t| record.seat_of(t).ok_or(UNKNOWN_TOKEN))
-        .transpose()
+/// The seat of `bearer` (`None` for a spectator, without a token).
+fn viewer_of(record: &Record, bearer: Option<&Bearer>) -> Result<Option<u8>, Error> {
+    bearer.map(|b| seat_of(record, b)).transpose()
+}
+
+/// The seat `bearer` holds: a token's own, or the one bound to the key's player.
+fn seat_of(record: &Record, bearer: &Bearer) -> Result<u8, Error> {
+    match bearer {
+        Bearer::Token(token) => record.seat_of(token).ok_or(UNKNOWN_TOKEN),
+        Bearer::Player(player) => record.seat_of_player(player).ok_or_else(|| {
+            Error::Forbidden("no seat of this game is bound to the key's player".into())
+        }),
+    }
 }
 
 const UNKNOWN_TOKEN: Error = Error::Unauthorized("the token is not a seat of this game");

@@ -13,7 +13,7 @@ use super::idempotency::RequestKey;
 use super::record::Status;
 use super::view::{AfterMove, View};
 use super::write::{Change, Decision, Outcome, Thinking};
-use super::{Error, GameService, UNKNOWN_TOKEN, viewer_of};
+use super::{Error, GameService, seat_of, viewer_of};
 
 /// A move request after parsing.
 #[derive(Debug, Clone, Copy)]
@@ -39,9 +39,10 @@ impl GameService {
         wait: Duration,
     ) -> Result<View, Error> {
         let wait = wait.min(self.long_poll_max);
+        let bearer = self.bearer(token).await?;
         // Watched before looking, so a move stored in between still wakes the poll.
         let (mut live, version, record) = self.watch(id).await?;
-        let viewer = viewer_of(&record, token)?;
+        let viewer = viewer_of(&record, bearer.as_ref())?;
         let view = View::of(id, version, &record, viewer);
         if version > after || wait.is_zero() {
             return Ok(view);
@@ -73,12 +74,16 @@ impl GameService {
         request: MoveRequest,
         key: Option<&RequestKey>,
     ) -> Result<AfterMove, Error> {
+        let bearer = self
+            .bearer(Some(token))
+            .await?
+            .ok_or_else(|| Error::Internal("a move without a bearer".into()))?;
         let updated = self
             .update::<_, Infallible>(
                 id,
-                key.map(|key| (key, Some(token))),
+                key.map(|key| (key, Some(&bearer))),
                 |version, _, record| {
-                    let seat = record.seat_of(token).ok_or(UNKNOWN_TOKEN)?;
+                    let seat = seat_of(record, &bearer)?;
                     if record.game.abandoned(seat) {
                         return Err(Error::SeatAbandoned);
                     }

@@ -15,7 +15,7 @@ use super::clock::{Clock, ClockSettings};
 /// bytes of its own) so a move costs one (de)serialisation pass. Bump it when `Record` or
 /// the engine's `Game` changes shape; no deployment holds games across such a change, so
 /// no old reader is kept.
-const FORMAT: u8 = 4;
+const FORMAT: u8 = 5;
 
 /// Where a game stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +45,9 @@ pub struct Record {
     /// stored). Tokens are 256 random bits, so finding another token with these 128 bits
     /// is out of reach, and every stored game is smaller than with the whole hash.
     tokens: Vec<Option<[u8; 16]>>,
+    /// Per seat, the id of the player it is bound to (taken with a player's key): that
+    /// player's key opens it as its token does.
+    players: Vec<Option<String>>,
     pub clock: Option<Clock>,
     pub game: Game,
 }
@@ -71,6 +74,7 @@ impl Record {
                 seats
             ],
             tokens: vec![None; seats],
+            players: vec![None; seats],
             clock: clock.map(|c| Clock::new(c, game.seats())),
             game,
         }
@@ -84,6 +88,7 @@ impl Record {
             prearranged: self.prearranged,
             seats: self.seats.clone(),
             tokens: self.tokens.clone(),
+            players: self.players.clone(),
             clock: self.clock.clone(),
             game,
         }
@@ -117,6 +122,28 @@ impl Record {
             bot: None,
         };
         self.tokens[seat as usize] = Some(token_hash(token));
+    }
+
+    /// Seats player `player` (its id) holding `token`: its key opens the seat too.
+    pub fn seat_bound(&mut self, seat: u8, name: &str, token: &str, player: &str) {
+        self.seat_player(seat, name, token);
+        self.players[seat as usize] = Some(player.to_owned());
+    }
+
+    /// Every seat bound to a player, with the player's id.
+    pub fn bound_players(&self) -> impl Iterator<Item = (u8, &str)> {
+        self.players
+            .iter()
+            .enumerate()
+            .filter_map(|(seat, p)| Some((seat as u8, p.as_deref()?)))
+    }
+
+    /// The seat bound to player `player` (its id), if any.
+    pub fn seat_of_player(&self, player: &str) -> Option<u8> {
+        self.players
+            .iter()
+            .position(|p| p.as_deref() == Some(player))
+            .map(|seat| seat as u8)
     }
 
     /// The seat a bearer token belongs to. Every seat's hash is compared, in constant time,
@@ -200,7 +227,10 @@ impl Record {
             _ => return Err(unreadable("unknown format".into())),
         };
         let seats = record.game.seats() as usize;
-        if record.seats.len() != seats || record.tokens.len() != seats {
+        if record.seats.len() != seats
+            || record.tokens.len() != seats
+            || record.players.len() != seats
+        {
             return Err(unreadable("its seats do not match its game".into()));
         }
         record
@@ -243,6 +273,18 @@ mod tests {
         assert_eq!(again.seat_of("token-a"), Some(0));
         assert_eq!(again.seat_of("token-b"), None);
         assert!(again.free_seats().is_empty());
+        assert_eq!(again.seat_of_player("p1"), None);
+    }
+
+    #[test]
+    fn a_bound_seat_reads_back_with_its_player_and_its_token() {
+        let mut record = record();
+        record.seat_bound(0, "ann", "token-a", "p1");
+        let again = Record::decode(&record.encode()).unwrap();
+        assert_eq!(again.seat_of_player("p1"), Some(0));
+        assert_eq!(again.seat_of_player("p2"), None);
+        assert_eq!(again.seat_of("token-a"), Some(0));
+        assert_eq!(again.seats[0].name.as_deref(), Some("ann"));
     }
 
     #[test]

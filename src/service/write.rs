@@ -13,7 +13,7 @@ use super::events::{LobbyNews, PublicEvent};
 use super::idempotency::{Earlier, Receipt, RequestKey, Stored};
 use super::record::{Record, Status};
 use super::thinking::Priority;
-use super::{Error, Fate, GameService, now_ms, viewer_of};
+use super::{Bearer, Error, Fate, GameService, now_ms, viewer_of};
 
 /// Attempts at a compare-and-set before giving up (each loses only to a concurrent move
 /// of the same game, so a handful is plenty).
@@ -119,7 +119,7 @@ impl GameService {
     pub(super) async fn update<T, Idle>(
         &self,
         id: &str,
-        key: Option<(&RequestKey, Option<&str>)>,
+        key: Option<(&RequestKey, Option<&Bearer<'_>>)>,
         mut change: impl FnMut(u64, u64, &mut Record) -> Result<Decision<T, Idle>, Error>,
     ) -> Result<Outcome<T, Idle>, Error> {
         // The bots' budget runs from here: a lost race does not start it again.
@@ -131,10 +131,7 @@ impl GameService {
             if let Some((key, token)) = key {
                 // The token before the key: a stranger is refused as one (401), and learns
                 // nothing of the keys a seat has used. A move's key is its seat's own.
-                let seat = match token {
-                    Some(token) => viewer_of(&record, Some(token))?,
-                    None => None,
-                };
+                let seat = viewer_of(&record, token)?;
                 let name = stored_name.insert(key.stored_name(seat));
                 match self.earlier(id, version, key, name).await? {
                     Earlier::Made(stored) => {
@@ -287,6 +284,8 @@ impl GameService {
                         tracing::info!(game_id = %id, scores = ?record.game.scores(), "match ended");
                         self.announce(LobbyNews::Finished, id).await;
                     }
+                    self.tell_players(id, &record, unlist, status == Status::Finished)
+                        .await;
                     return Ok(Outcome::Saved {
                         version,
                         record,
@@ -406,7 +405,10 @@ mod tests {
             .await
             .unwrap();
         let id = view.id.clone();
-        let joined = service.join(&id, "human", Some(0), None).await.unwrap();
+        let joined = service
+            .join(&id, Some("human"), Some(0), None, None)
+            .await
+            .unwrap();
         let (_, record) = service.load(&id).await.unwrap();
         assert_eq!(record.human_to_move(), Some(0), "the human's turn");
         let mv = record.game.project(Some(0)).legal_moves[0].mv;

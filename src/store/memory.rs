@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
+mod players;
+
 use super::now_ms;
 use super::ranked::Ranked;
 use super::{
@@ -47,6 +49,8 @@ pub struct MemoryStore {
     sweep_every: Duration,
     /// Games it may hold at once (expired ones are swept before refusing).
     max_games: usize,
+    /// Players, under a lock of their own (`players`).
+    players: Mutex<players::Players>,
 }
 
 /// A lobby entry's place: newest first, ties broken by id descending, which is the order
@@ -109,6 +113,7 @@ impl MemoryStore {
             idle_ttl,
             sweep_every: (idle_ttl / 4).clamp(Duration::from_millis(100), Duration::from_secs(30)),
             max_games: usize::MAX,
+            players: Mutex::default(),
         }
     }
 

@@ -17,6 +17,7 @@
 
 pub mod any;
 pub mod memory;
+pub mod players;
 mod ranked;
 pub mod redis;
 

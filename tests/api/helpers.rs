@@ -99,6 +99,7 @@ pub fn test_settings() -> Settings {
         // Tests create many games from one address; tests/api/limits.rs sets them.
         max_waiting_per_ip: None,
         max_games_per_ip: None,
+        max_players_per_ip: None,
         ..Settings::default()
     }
 }

@@ -23,6 +23,8 @@ mod logs;
 mod long_poll;
 mod matches;
 mod ops;
+mod player_seats;
+mod players;
 mod problems;
 #[path = "../support/proxy.rs"]
 mod proxy;

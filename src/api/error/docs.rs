@@ -112,6 +112,8 @@ pub mod problems {
             )];
         Unauthorized => "No seat token, or not a valid one for this game.",
             [ApiError::unauthorized("send the seat's token as `Authorization: Bearer <token>`")];
+        Forbidden => "A valid player key, acting on what is not its player's.",
+            [ApiError::new(ProblemCode::Forbidden, "this game has no seat bound to the key's player")];
         NotFound => "No such resource (or the game expired).",
             [ApiError::not_found("no such resource")];
         Conflict => "The request clashes with the game's state.",
@@ -123,6 +125,7 @@ pub mod problems {
                 ApiError::new(ProblemCode::SeatTaken, "seat 2 is taken"),
                 ApiError::new(ProblemCode::SeatAbandoned, "this seat was abandoned to a bot: it may still read the game, not move"),
                 ApiError::new(ProblemCode::GameFull, "every seat is taken"),
+                ApiError::new(ProblemCode::NameTaken, "the name \"alice\" is taken"),
             ];
         PreconditionFailed => "A conditional request's precondition did not hold.",
             [ApiError::new(ProblemCode::PreconditionFailed, "the game is not at the version given in If-Match")];

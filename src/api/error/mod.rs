@@ -57,6 +57,9 @@ pub const STORE_RETRY_AFTER_SECS: u32 = 1;
 /// Seconds before creating again when an address has its cap of waiting games: a game
 /// fills when players join it, which takes a while.
 pub const WAITING_RETRY_AFTER_SECS: u32 = 30;
+/// Seconds before creating a player again when an address has created its cap in the
+/// hour: a while, not the whole hour (the window may be nearly over).
+pub const PLAYERS_RETRY_AFTER_SECS: u32 = 60;
 /// Seconds before creating again when the memory store is full: games leave it as they
 /// expire.
 pub const FULL_RETRY_AFTER_SECS: u32 = 60;

@@ -14,7 +14,10 @@ use utoipa::ToSchema;
 use crate::api::wire::MoveBody;
 use crate::service;
 
-use super::{ApiError, FULL_RETRY_AFTER_SECS, PROBLEM_TYPE_BASE, WAITING_RETRY_AFTER_SECS};
+use super::{
+    ApiError, FULL_RETRY_AFTER_SECS, PLAYERS_RETRY_AFTER_SECS, PROBLEM_TYPE_BASE,
+    WAITING_RETRY_AFTER_SECS,
+};
 
 /// One row a code: `Variant = STATUS, "wire_code", "title"`. The title is RFC 9457's: the
 /// same for every occurrence of the code.
@@ -56,6 +59,7 @@ problem_codes! {
     SeatTaken = CONFLICT, "seat_taken", "The seat is taken";
     SeatAbandoned = CONFLICT, "seat_abandoned", "The seat was abandoned to a bot";
     GameFull = CONFLICT, "game_full", "Every seat is taken";
+    NameTaken = CONFLICT, "name_taken", "The name is taken";
     PreconditionFailed = PRECONDITION_FAILED, "precondition_failed", "A precondition failed";
     PayloadTooLarge = PAYLOAD_TOO_LARGE, "payload_too_large", "The request body is too large";
     IllegalMove = UNPROCESSABLE_ENTITY, "illegal_move", "The move is not legal";
@@ -110,6 +114,17 @@ impl From<service::Error> for ApiError {
             E::InvalidRules(why) => ApiError::new(C::InvalidRules, why),
             E::IdempotencyKeyReused => ApiError::new(C::IdempotencyKeyReused, said),
             E::BadRequest(why) => ApiError::new(C::BadRequest, why),
+            E::PlayerNotFound => ApiError::new(C::NotFound, said),
+            E::Forbidden(why) => ApiError::new(C::Forbidden, why),
+            E::NameTaken(why) => ApiError::new(C::NameTaken, why),
+            E::TooManyPlayers { max } => ApiError::new(
+                C::RateLimited,
+                format!(
+                    "this address created {max} players in the last hour already \
+                     (MAX_PLAYERS_PER_IP); try again later"
+                ),
+            )
+            .retry_after(PLAYERS_RETRY_AFTER_SECS),
             E::NotFinished => ApiError::new(
                 C::PreconditionFailed,
                 "the export is available once the match is finished",

@@ -59,6 +59,7 @@ impl LogQuery {
         (status = 200, description = "The moves after `after` (at most `limit`) and what each caused; `next` asks for the following page.", body = GameLog),
         (status = 400, response = problems::BadRequest),
         (status = 401, response = problems::Unauthorized),
+        (status = 403, response = problems::Forbidden),
         (status = 404, response = problems::NotFound),
         (status = 503, response = problems::StoreUnavailable),
     ),

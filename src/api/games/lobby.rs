@@ -165,9 +165,11 @@ pub async fn list_games(
         ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried join with the same key and body gets the same seat and token again (with the seat's view as it is now); the same key with another body is refused (422). The key unlocks the seat's token, so it is a secret as strong as the token: 16 to 128 visible ASCII characters, random (a UUID).",
             min_length = 16, max_length = 128, pattern = "^[!-~]+$")),
     request_body = JoinGame,
+    security((), ("player_key" = [])),
     responses(
-        (status = 201, description = "The seat, its token (shown once, and again to a retry with the same Idempotency-Key and body) and its view.", body = SeatGranted),
+        (status = 201, description = "The seat, its token (shown once, and again to a retry with the same Idempotency-Key and body) and its view. With a player's key the seat is bound to that player: the key opens it as the token does.", body = SeatGranted),
         (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
         (status = 404, response = problems::NotFound),
         (status = 409, response = problems::Conflict),
         (status = 422, response = problems::UnprocessableContent),
@@ -181,12 +183,23 @@ pub async fn take_seat(
     body: web::Json<JoinGame>,
 ) -> Result<HttpResponse, ApiError> {
     let id = game_id(&path);
-    // The same request is the same name and seat, however the JSON was spaced.
+    // A seat token means nothing here; a player's key binds the seat to its player.
+    let player_key = bearer(request.headers())?.filter(|t| service::players::is_player_key(t));
+    // The same request is the same name, seat and player, however the JSON was spaced.
     let key = idempotency_key(request.headers(), service::MIN_JOIN_KEY)?.map(|key| {
-        let same = serde_json::json!({"name": body.name, "seat": body.seat});
+        let same = serde_json::json!({"name": body.name, "seat": body.seat,
+            "player": player_key.and_then(service::players::player_of_key)});
         RequestKey::for_join(key.to_owned(), &id, same.to_string().as_bytes())
     });
-    let joined = games.join(&id, &body.name, body.seat, key.as_ref()).await?;
+    let joined = games
+        .join(
+            &id,
+            body.name.as_deref(),
+            body.seat,
+            key.as_ref(),
+            player_key,
+        )
+        .await?;
     Ok(HttpResponse::Created()
         .insert_header((header::ETAG, etag(&joined.view)))
         // The token would share a compressed body with names others chose (BREACH).

@@ -38,7 +38,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// The bearer token, if the request carries one. A malformed `Authorization` is refused
 /// rather than treated as a spectator, so a client's mistake does not go unnoticed.
-fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+pub(super) fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Ok(None);
     };

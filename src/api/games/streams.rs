@@ -88,6 +88,7 @@ fn sse_frame(Watched { event, view }: &Watched) -> web::Bytes {
             content_type = "text/event-stream", body = VersionEventFrame),
         (status = 400, response = problems::BadRequest),
         (status = 401, response = problems::Unauthorized),
+        (status = 403, response = problems::Forbidden),
         (status = 404, response = problems::NotFound),
         (status = 503, response = problems::StoreUnavailable),
     ),
@@ -138,7 +139,7 @@ pub async fn game_events(
 /// and a stopping server is not kept waiting by a connection left idle), and empty for a
 /// `HEAD` (actix drops a HEAD answer's body but still reads it to its end: an endless
 /// stream would hold the connection for good).
-fn sse_answer(
+pub(in crate::api) fn sse_answer(
     request: &HttpRequest,
     stream: impl futures_util::Stream<Item = Result<web::Bytes, actix_web::Error>> + 'static,
 ) -> HttpResponse {

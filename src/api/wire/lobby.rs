@@ -173,13 +173,14 @@ impl ClockBody {
 #[schema(example = json!({"name": "alice"}))]
 pub struct JoinGame {
     /// 1 to 32 characters once leading and trailing white space is trimmed; no control
-    /// characters.
+    /// characters. Required, unless the request carries a player's key: the seat then
+    /// shows the player's name.
     #[schema(
         min_length = 1,
         max_length = 32,
         pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
     )]
-    pub name: String,
+    pub name: Option<String>,
     /// The seat wanted (0 to the game's seats less one); default the lowest free one.
     #[schema(maximum = 3)]
     pub seat: Option<u8>,

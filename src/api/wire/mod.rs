@@ -14,6 +14,7 @@ mod events;
 mod history;
 mod lobby;
 mod moves;
+mod players;
 mod rules;
 mod view;
 
@@ -21,5 +22,6 @@ pub use events::*;
 pub use history::*;
 pub use lobby::*;
 pub use moves::*;
+pub use players::*;
 pub use rules::*;
 pub use view::*;

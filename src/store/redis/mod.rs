@@ -12,6 +12,7 @@ mod connection;
 mod format;
 mod keys;
 mod lobby;
+mod players;
 mod pubsub;
 mod scripts;
 
@@ -56,6 +57,7 @@ pub struct RedisStore {
     wait_replicas: u32,
     /// Boxed: large, and read once per call.
     scripts: Box<Scripts>,
+    player_scripts: Box<players::PlayerScripts>,
     fanout: Arc<Fanout>,
 }
 
@@ -111,6 +113,7 @@ impl RedisStore {
             op_timeout,
             wait_replicas,
             scripts: Box::new(Scripts::new()),
+            player_scripts: Box::new(players::PlayerScripts::new()),
         };
         if let Err(e) = store.ping().await {
             tracing::warn!(error = %e, "Redis does not answer yet; store calls will fail until it does");

@@ -236,7 +236,7 @@ pub(super) struct Lua {
 }
 
 impl Lua {
-    fn new(source: String) -> Lua {
+    pub(super) fn new(source: String) -> Lua {
         Lua {
             script: Script::new(&source),
             source,

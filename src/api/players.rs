@@ -1,0 +1,269 @@
+//! Players: creating one, profiles, the key's own player and a new key.
+
+use actix_web::http::header;
+use std::time::Duration;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::address::AddressKey;
+use crate::api::error::{ApiError, problems};
+use crate::api::games::bearer;
+use crate::api::games::sse_answer;
+use crate::api::headers::{UNCOMPRESSED, get_and_head};
+use crate::api::ratelimit::RateLimits;
+use crate::api::streams::StreamSlots;
+use crate::api::wire::{
+    CreatePlayer, PlayerEventView, PlayerGame, PlayerGameList, PlayerKey, PlayerProfile,
+};
+use crate::service::{GameService, Status};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    // `me` before `{who}`, which would take it for a name (and `me` is reserved).
+    cfg.service(web::resource("/v1/players").route(web::post().to(create_player)))
+        .service(get_and_head("/v1/players/me", my_profile))
+        .service(web::resource("/v1/players/me/key").route(web::post().to(rotate_key)))
+        .service(get_and_head("/v1/players/me/games", my_games))
+        .service(get_and_head("/v1/players/me/events", my_events))
+        .service(get_and_head("/v1/players/{who}", get_player));
+}
+
+/// A player answer: it carries a key, so it is never compressed along with text others
+/// chose (BREACH), and never cached.
+fn with_key(mut answer: actix_web::HttpResponseBuilder, keyed: PlayerKey) -> HttpResponse {
+    answer
+        .insert_header(UNCOMPRESSED)
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(keyed)
+}
+
+/// Creates a player: its profile and its key, shown once.
+#[utoipa::path(
+    post,
+    path = "/v1/players",
+    tag = "players",
+    operation_id = "create_player",
+    request_body = CreatePlayer,
+    responses(
+        (status = 201, description = "Created: the profile and the key (shown once); `Location` names the player.", body = PlayerKey,
+            headers(("Location" = String, description = "/v1/players/{id}"))),
+        (status = 400, response = problems::BadRequest),
+        (status = 409, response = problems::Conflict),
+        (status = 413, response = problems::PayloadTooLarge),
+        (status = 429, response = problems::RateLimited),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn create_player(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    limits: Option<web::Data<RateLimits>>,
+    body: web::Json<CreatePlayer>,
+) -> Result<HttpResponse, ApiError> {
+    let peer = req.peer_addr().map(|a| a.ip());
+    let from = match &limits {
+        Some(limits) => limits.client_address(peer, req.headers()),
+        None => peer,
+    };
+    let keyed = games
+        .create_player(&body.name, body.bot, from.map(AddressKey::from))
+        .await?;
+    let mut answer = HttpResponse::Created();
+    answer.insert_header((
+        header::LOCATION,
+        format!("/v1/players/{}", keyed.profile.id),
+    ));
+    Ok(with_key(answer, PlayerKey::of(keyed)))
+}
+
+/// A player's public profile, by id or name (a built-in level by its name).
+#[utoipa::path(
+    get,
+    path = "/v1/players/{who}",
+    tag = "players",
+    operation_id = "get_player",
+    params(("who" = String, Path, description = "A player's id or name (ignoring case), or a built-in level")),
+    responses(
+        (status = 200, description = "The profile.", body = PlayerProfile),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn get_player(
+    games: web::Data<GameService>,
+    who: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let profile = games.profile(&who).await?;
+    Ok(HttpResponse::Ok().json(PlayerProfile::of(&profile)))
+}
+
+/// The profile of the key's player.
+#[utoipa::path(
+    get,
+    path = "/v1/players/me",
+    tag = "players",
+    operation_id = "my_profile",
+    security(("player_key" = [])),
+    responses(
+        (status = 200, description = "The key's player.", body = PlayerProfile),
+        (status = 401, response = problems::Unauthorized),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn my_profile(
+    games: web::Data<GameService>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let profile = games.me(bearer(req.headers())?).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(PlayerProfile::of(&profile)))
+}
+
+/// A new key for the key's player; the old one stops working at once.
+#[utoipa::path(
+    post,
+    path = "/v1/players/me/key",
+    tag = "players",
+    operation_id = "rotate_player_key",
+    security(("player_key" = [])),
+    responses(
+        (status = 200, description = "The profile and the new key (shown once).", body = PlayerKey),
+        (status = 401, response = problems::Unauthorized),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn rotate_key(
+    games: web::Data<GameService>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let keyed = games.rotate_key(bearer(req.headers())?).await?;
+    Ok(with_key(HttpResponse::Ok(), PlayerKey::of(keyed)))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct GamesQuery {
+    /// `playing` (games not finished, those still waiting for players included) or
+    /// `finished`; every game without it.
+    #[param(schema_with = playing_or_finished)]
+    status: Option<String>,
+    /// From 1.
+    #[param(minimum = 1)]
+    page: Option<usize>,
+    /// 1 to 100; default 20.
+    #[param(minimum = 1, maximum = 100)]
+    per_page: Option<usize>,
+}
+
+fn playing_or_finished() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .enum_values(Some(["playing", "finished"]))
+        .build()
+}
+
+/// The key's player's games, newest first, each with the player's seat. On (re)connecting
+/// to its stream, a client lists `status=playing` to catch up.
+#[utoipa::path(
+    get,
+    path = "/v1/players/me/games",
+    tag = "players",
+    operation_id = "my_games",
+    security(("player_key" = [])),
+    params(GamesQuery),
+    responses(
+        (status = 200, description = "A page of the player's games.", body = PlayerGameList),
+        (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn my_games(
+    games: web::Data<GameService>,
+    req: HttpRequest,
+    query: web::Query<GamesQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let status = match query.status.as_deref() {
+        None => None,
+        Some("playing") => Some(Status::Playing),
+        Some("finished") => Some(Status::Finished),
+        Some(_) => {
+            return Err(ApiError::bad_request("status: `playing` or `finished`"));
+        }
+    };
+    let (page, per_page) = (query.page.unwrap_or(1), query.per_page.unwrap_or(20));
+    let found = games
+        .my_games(bearer(req.headers())?, status, page, per_page)
+        .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(PlayerGameList {
+            games: found.iter().filter_map(PlayerGame::of).collect(),
+            page,
+            per_page,
+        }))
+}
+
+/// Server-Sent Events of the key's player: `game_started` and `game_finished` for the
+/// games its seats are bound in, from now on. On (re)connecting, list
+/// `GET /v1/players/me/games?status=playing` to catch up; on `resync`, list again.
+#[utoipa::path(
+    get,
+    path = "/v1/players/me/events",
+    tag = "players",
+    operation_id = "my_events",
+    security(("player_key" = [])),
+    responses(
+        (status = 200, description = "`text/event-stream` of `game_started` and `game_finished` events, each a PlayerEvent in `data`; a comment every 15 s keeps it alive. Nothing is replayed. A stream that fell behind gets a `resync` event, after which the client lists its games again.",
+            content_type = "text/event-stream", body = PlayerEventFrame),
+        (status = 401, response = problems::Unauthorized),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn my_events(
+    games: web::Data<GameService>,
+    slots: web::Data<StreamSlots>,
+    request: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let news = games.player_events(bearer(request.headers())?).await?;
+    let slot = slots.acquire_for(&request)?;
+    let hello = web::Bytes::from_static(b": player\n\n");
+    // The slot travels with the stream: given back when it ends or the client goes.
+    let frames = futures_util::stream::unfold((news, slot), |(mut news, slot)| async move {
+        match tokio::time::timeout(Duration::from_secs(15), news.next()).await {
+            Ok(Some(item)) => {
+                let wire = PlayerEventView::of(&item);
+                let json = serde_json::to_string(&wire).expect("player news serialises");
+                let frame = format!("event: {}\ndata: {json}\n\n", wire.name());
+                Some((web::Bytes::from(frame), (news, slot)))
+            }
+            Ok(None) => None,
+            Err(_) => {
+                let alive = web::Bytes::from_static(b": keep-alive\n\n");
+                Some((alive, (news, slot)))
+            }
+        }
+    });
+    let stream = futures_util::stream::once(async move { hello })
+        .chain(frames)
+        .map(Ok::<_, actix_web::Error>);
+    Ok(sse_answer(&request, stream))
+}
+
+/// One event of a player's stream as it travels: `event` names it, `data` holds a
+/// `PlayerEvent` as JSON.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[allow(dead_code)] // documentation of the stream's framing: the frame is written by hand
+pub struct PlayerEventFrame {
+    #[schema(example = "game_started")]
+    event: String,
+    /// A `PlayerEvent`, as JSON.
+    #[schema(
+        example = r#"{"type":"game_started","game_id":"0b9f3a52-8f0e-4a55-9f0c-5c8d9c4e7b21","seat":1,"preset":"all_fives","rated":false,"players":["bob","alice"]}"#
+    )]
+    data: String,
+}

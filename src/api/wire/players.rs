@@ -1,0 +1,195 @@
+//! The players' shapes: creating one, its profile, its key.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::service::{Keyed, PlayerItem, PlayerNews, Profile, Status, View};
+
+use super::MatchResult;
+
+/// `POST /v1/players`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreatePlayer {
+    /// 2 to 24 characters of `A-Z a-z 0-9 _ -`, unique ignoring case; `random`, `greedy`,
+    /// `expert` (the built-in levels) and `me` are reserved.
+    #[schema(
+        example = "alice",
+        min_length = 2,
+        max_length = 24,
+        pattern = "^[A-Za-z0-9_-]{2,24}$"
+    )]
+    pub name: String,
+    /// A bot account says so (as lichess BOT accounts do); default false.
+    #[serde(default)]
+    pub bot: bool,
+}
+
+/// One preset's rating of a player (Glicko-2).
+#[derive(Serialize, ToSchema)]
+pub struct RatingView {
+    pub rating: f64,
+    pub deviation: f64,
+    pub volatility: f64,
+    pub games: u64,
+    /// While the deviation is above 110.
+    pub provisional: bool,
+}
+
+/// A player as anyone may see it. The built-in levels are players too (`bot: true`, their
+/// name as their id).
+#[derive(Serialize, ToSchema)]
+pub struct PlayerProfile {
+    #[schema(example = "3f1c0b6a9d2e4f5a8b7c6d5e4f3a2b1c")]
+    pub id: String,
+    #[schema(example = "alice")]
+    pub name: String,
+    pub bot: bool,
+    /// When the player was created (epoch ms; 0 for a built-in level).
+    pub created_ms: u64,
+    /// Games the player was seated in.
+    pub games: u64,
+    /// Per preset, the player's rating there: none until rated games are played.
+    pub ratings: BTreeMap<String, RatingView>,
+}
+
+impl PlayerProfile {
+    pub fn of(p: &Profile) -> PlayerProfile {
+        PlayerProfile {
+            id: p.id.clone(),
+            name: p.name.clone(),
+            bot: p.bot,
+            created_ms: p.created_ms,
+            games: p.games,
+            ratings: BTreeMap::new(),
+        }
+    }
+}
+
+/// A player and its key: the answer to creating a player or rotating its key.
+#[derive(Serialize, ToSchema)]
+pub struct PlayerKey {
+    pub player: PlayerProfile,
+    /// The player's bearer secret, shown once (`Authorization: Bearer <key>`); the server
+    /// keeps only its hash. It starts with `dpk_`, so scanners can find a leaked one.
+    #[schema(example = "dpk_3f1c0b6a9d2e4f5a8b7c6d5e4f3a2b1c_9c1e...")]
+    pub key: String,
+}
+
+impl PlayerKey {
+    pub fn of(k: Keyed) -> PlayerKey {
+        PlayerKey {
+            player: PlayerProfile::of(&k.profile),
+            key: k.key,
+        }
+    }
+}
+
+/// One of a player's games, as its seat sees the table.
+#[derive(Serialize, ToSchema)]
+pub struct PlayerGame {
+    pub game_id: String,
+    /// The player's seat.
+    pub seat: u8,
+    pub status: Status,
+    #[schema(example = "all_fives")]
+    pub preset: &'static str,
+    pub version: u64,
+    /// Milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// Per seat, the name shown there (`null` while free).
+    pub names: Vec<Option<String>>,
+    /// Per side (seat, or team).
+    pub scores: Vec<i32>,
+}
+
+impl PlayerGame {
+    /// `None` for a game seen by nobody's seat (never: the service lists seats).
+    pub fn of(s: &View) -> Option<PlayerGame> {
+        Some(PlayerGame {
+            game_id: s.id.clone(),
+            seat: s.viewer?,
+            status: s.status,
+            preset: s.preset.name(),
+            version: s.version,
+            created_ms: s.created_ms,
+            names: s.seats.iter().map(|seat| seat.name.clone()).collect(),
+            scores: s.scores.clone(),
+        })
+    }
+}
+
+/// A page of a player's games, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct PlayerGameList {
+    pub games: Vec<PlayerGame>,
+    pub page: usize,
+    pub per_page: usize,
+}
+
+/// News on a player's stream (`GET /v1/players/me/events`).
+#[derive(Serialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[schema(as = PlayerEvent)]
+pub enum PlayerEventView {
+    /// A game with a seat bound to the player started.
+    GameStarted {
+        game_id: String,
+        /// The player's seat.
+        seat: u8,
+        #[schema(example = "all_fives")]
+        preset: &'static str,
+        rated: bool,
+        /// Per seat, the name shown there.
+        players: Vec<Option<String>>,
+    },
+    /// A game with a seat bound to the player ended.
+    GameFinished {
+        game_id: String,
+        result: MatchResult,
+    },
+    /// News was lost (the stream fell behind, or the server lost its subscription for a
+    /// moment): list `GET /v1/players/me/games?status=playing` again; the news goes on.
+    Resync {},
+}
+
+impl PlayerEventView {
+    pub fn of(item: &PlayerItem) -> PlayerEventView {
+        match item {
+            PlayerItem::News(PlayerNews::GameStarted {
+                game_id,
+                seat,
+                preset,
+                rated,
+                players,
+            }) => PlayerEventView::GameStarted {
+                game_id: game_id.clone(),
+                seat: *seat,
+                preset: preset.name(),
+                rated: *rated,
+                players: players.clone(),
+            },
+            PlayerItem::News(PlayerNews::GameFinished {
+                game_id,
+                outcome,
+                reason,
+                scores,
+            }) => PlayerEventView::GameFinished {
+                game_id: game_id.clone(),
+                result: MatchResult::of(*outcome, *reason, scores),
+            },
+            PlayerItem::Resync => PlayerEventView::Resync {},
+        }
+    }
+
+    /// The event's name on the stream (its `event:` field), as its `type`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PlayerEventView::GameStarted { .. } => "game_started",
+            PlayerEventView::GameFinished { .. } => "game_finished",
+            PlayerEventView::Resync {} => "resync",
+        }
+    }
+}

@@ -1,0 +1,423 @@
+//! Players: identities that outlive a game. A player holds a key, a bearer secret shown
+//! once; the store keeps only its SHA-256 (the key is 256 random bits, so no password
+//! hashing is needed), compared in constant time.
+//!
+//! A key reads `dpk_<player id>_<secret>`: the prefix lets scanners find a leaked key, and
+//! the id means authenticating is one read of the player's record. The built-in levels
+//! are players too (their names are reserved), served from the code, never stored.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::address::AddressKey;
+use crate::bots::Level;
+use crate::store::players::{Created, PlayerStore};
+use crate::store::{GameStore, SaveOutcome};
+
+use super::lobby::MAX_PER_PAGE;
+use super::record::{Record, Status};
+use super::view::View;
+use super::{Error, GameService, now_ms};
+
+/// What every player key starts with.
+pub const KEY_PREFIX: &str = "dpk_";
+/// Names: this many characters at least, and at most.
+pub const NAME_CHARS: std::ops::RangeInclusive<usize> = 2..=24;
+/// Names no player may take: `me` is the key's own player in the paths; the built-in
+/// levels are players of their own ([`Level::ALL`], so a new level is reserved with it).
+const RESERVED: [&str; 1] = ["me"];
+/// The window [`super::Caps::players`] counts creations in.
+const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The player's record's format byte, then postcard.
+const FORMAT: u8 = 1;
+
+/// A player as anyone may see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    pub id: String,
+    pub name: String,
+    pub bot: bool,
+    pub created_ms: u64,
+    /// Games the player was seated in (as far as the store's index of them goes).
+    pub games: u64,
+}
+
+/// A profile with the player's key: the answer to creating a player or a new key.
+#[derive(Debug, Clone)]
+pub struct Keyed {
+    pub profile: Profile,
+    pub key: String,
+}
+
+/// A player as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct PlayerRecord {
+    pub(super) id: String,
+    pub(super) name: String,
+    bot: bool,
+    created_ms: u64,
+    /// SHA-256 of the whole key.
+    key_hash: [u8; 32],
+}
+
+impl PlayerRecord {
+    fn encode(&self) -> Vec<u8> {
+        postcard::to_extend(self, vec![FORMAT]).expect("a player always serialises")
+    }
+
+    fn decode(bytes: &[u8]) -> Result<PlayerRecord, Error> {
+        match bytes.split_first() {
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
+                .map_err(|e| Error::Internal(format!("stored player unreadable: {e}"))),
+            _ => Err(Error::Internal(
+                "stored player unreadable: unknown format".into(),
+            )),
+        }
+    }
+
+    fn opens_with(&self, key: &str) -> bool {
+        bool::from(key_hash(key).ct_eq(&self.key_hash))
+    }
+
+    fn profile(&self, games: u64) -> Profile {
+        Profile {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            bot: self.bot,
+            created_ms: self.created_ms,
+            games,
+        }
+    }
+}
+
+fn key_hash(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+/// A new key for player `id`, 256 random bits after its prefix and id.
+fn new_key(id: &str) -> String {
+    let mut secret = [0u8; 32];
+    rand::rng().fill_bytes(&mut secret);
+    format!("{KEY_PREFIX}{id}_{}", hex::encode(secret))
+}
+
+/// The player id a key names, if it has a key's shape.
+fn id_of_key(key: &str) -> Option<&str> {
+    let (id, secret) = key.strip_prefix(KEY_PREFIX)?.split_once('_')?;
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex(id, 32) && hex(secret, 64)).then_some(id)
+}
+
+/// The player id a key names, unchecked: for telling requests of two players apart (an
+/// idempotency fingerprint), never for trusting one.
+pub fn player_of_key(key: &str) -> Option<&str> {
+    id_of_key(key)
+}
+
+/// Whether `token` is meant as a player key (rather than a seat token).
+pub fn is_player_key(token: &str) -> bool {
+    token.starts_with(KEY_PREFIX)
+}
+
+/// A name as the store holds it unique: ignoring case (names are ASCII).
+fn folded(name: &str) -> String {
+    name.to_ascii_lowercase()
+}
+
+fn is_reserved(folded: &str) -> bool {
+    RESERVED.contains(&folded) || Level::ALL.iter().any(|l| l.as_str() == folded)
+}
+
+/// The profile of a built-in level.
+fn level_profile(level: Level) -> Profile {
+    Profile {
+        id: level.as_str().to_owned(),
+        name: level.as_str().to_owned(),
+        bot: true,
+        created_ms: 0,
+        games: 0,
+    }
+}
+
+/// Refuses a seat to a player holding one in this game already.
+pub(super) fn held_by(record: &Record, player: &PlayerRecord) -> Result<(), Error> {
+    match record.seat_of_player(&player.id) {
+        Some(seat) => Err(Error::SeatTaken(format!(
+            "this player holds seat {seat} of this game already"
+        ))),
+        None => Ok(()),
+    }
+}
+
+const BAD_KEY: Error = Error::Unauthorized("the key is not a player's key");
+pub(super) const NO_KEY: Error =
+    Error::Unauthorized("send the player's key as `Authorization: Bearer <key>`");
+
+impl GameService {
+    /// Creates a player named `name` (unique ignoring case), counted against `from`'s
+    /// creations in the last hour.
+    pub async fn create_player(
+        &self,
+        name: &str,
+        bot: bool,
+        from: Option<AddressKey>,
+    ) -> Result<Keyed, Error> {
+        if !NAME_CHARS.contains(&name.len())
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            return Err(Error::BadRequest(format!(
+                "name: {} to {} characters of A-Z a-z 0-9 _ -",
+                NAME_CHARS.start(),
+                NAME_CHARS.end()
+            )));
+        }
+        let name_key = folded(name);
+        if is_reserved(&name_key) {
+            return Err(Error::NameTaken(format!("the name {name:?} is reserved")));
+        }
+        let counted = from
+            .zip(self.caps.players)
+            .map(|(from, max)| (from.to_string(), max));
+        if let Some((address, max)) = &counted
+            && !self
+                .store
+                .admit_player(address, *max, CREATION_WINDOW)
+                .await?
+        {
+            return Err(Error::TooManyPlayers { max: *max });
+        }
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let key = new_key(&id);
+        let record = PlayerRecord {
+            id: id.clone(),
+            name: name.to_owned(),
+            bot,
+            created_ms: now_ms(),
+            key_hash: key_hash(&key),
+        };
+        let created = self
+            .store
+            .create_player(&id, &name_key, record.encode())
+            .await;
+        if !matches!(created, Ok(Created::Created))
+            && let Some((address, _)) = &counted
+            && let Err(e) = self.store.unadmit_player(address).await
+        {
+            tracing::warn!(error = %e, "could not take back a refused player's count");
+        }
+        match created? {
+            Created::Created => {}
+            Created::NameTaken => {
+                return Err(Error::NameTaken(format!("the name {name:?} is taken")));
+            }
+        }
+        self.metrics.players_created.inc();
+        tracing::info!(player_id = %id, bot, "player created");
+        Ok(Keyed {
+            profile: record.profile(0),
+            key,
+        })
+    }
+
+    /// The profile of a player by id or name, or of a built-in level by its name.
+    pub async fn profile(&self, who: &str) -> Result<Profile, Error> {
+        if let Ok(level) = who.parse::<Level>() {
+            return Ok(level_profile(level));
+        }
+        let id = match uuid::Uuid::try_parse(who) {
+            Ok(id) => Some(id.simple().to_string()),
+            Err(_) => self.store.player_named(&folded(who)).await?,
+        };
+        let record = match id {
+            Some(id) => self.player_record(&id).await?.map(|(_, record)| record),
+            None => None,
+        };
+        let record = record.ok_or(Error::PlayerNotFound)?;
+        self.profile_of(&record).await
+    }
+
+    /// The profile of the key's player.
+    pub async fn me(&self, key: Option<&str>) -> Result<Profile, Error> {
+        let (_, record) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        self.profile_of(&record).await
+    }
+
+    /// A new key for the key's player; the old one stops working at once.
+    pub async fn rotate_key(&self, key: Option<&str>) -> Result<Keyed, Error> {
+        let key = key.ok_or(NO_KEY)?;
+        // A rotation that loses a race to another starts again, and finds the key it
+        // holds stopped by the winner (401), as it should.
+        for _ in 0..3 {
+            let (version, mut record) = self.authenticate(key).await?;
+            let fresh = new_key(&record.id);
+            record.key_hash = key_hash(&fresh);
+            match self
+                .store
+                .save_player(&record.id, version, record.encode())
+                .await?
+            {
+                SaveOutcome::Saved { .. } => {
+                    tracing::info!(player_id = %record.id, "player key rotated");
+                    return Ok(Keyed {
+                        profile: self.profile_of(&record).await?,
+                        key: fresh,
+                    });
+                }
+                SaveOutcome::Conflict { .. } => continue,
+                SaveOutcome::Missing => return Err(BAD_KEY),
+            }
+        }
+        Err(Error::Internal(
+            "a player's key kept changing under a rotation".into(),
+        ))
+    }
+
+    /// The player a key opens, and its record's version.
+    pub(super) async fn authenticate(&self, key: &str) -> Result<(u64, PlayerRecord), Error> {
+        let id = id_of_key(key).ok_or(BAD_KEY)?;
+        match self.player_record(id).await? {
+            Some((version, record)) if record.opens_with(key) => Ok((version, record)),
+            _ => Err(BAD_KEY),
+        }
+    }
+
+    /// The player a key opens, about to take a seat of game `game_id`. The game goes into
+    /// the player's index of games now, before the seat is taken: a crash in between
+    /// leaves the index naming a game where the player holds no seat, which the listing
+    /// skips; the other order could leave a seat the player's listing never shows (a bot
+    /// catching up after a restart would never play it). Not when the player sits there
+    /// already or no seat is free: the join decides then (a retry's answer, or a refusal),
+    /// and the index gains nothing it should not.
+    pub(super) async fn seating(&self, game_id: &str, key: &str) -> Result<PlayerRecord, Error> {
+        let (_, player) = self.authenticate(key).await?;
+        let (_, record) = self.load(game_id).await?;
+        if record.seat_of_player(&player.id).is_none() && !record.free_seats().is_empty() {
+            self.store
+                .add_player_game(&player.id, game_id, record.created_ms)
+                .await?;
+        }
+        Ok(player)
+    }
+
+    /// The key's player's games, newest first, each as its seat sees it: a page (from 1)
+    /// of those with `status` (any without), `waiting` counted as playing.
+    pub async fn my_games(
+        &self,
+        key: Option<&str>,
+        status: Option<Status>,
+        page: usize,
+        per_page: usize,
+    ) -> Result<Vec<View>, Error> {
+        if page == 0 || !(1..=MAX_PER_PAGE).contains(&per_page) {
+            return Err(Error::BadRequest(format!(
+                "page starts at 1; per_page is 1 to {MAX_PER_PAGE}"
+            )));
+        }
+        let (_, player) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let skip = (page - 1).saturating_mul(per_page);
+        let (mut matched, mut out, mut offset) = (0usize, Vec::new(), 0usize);
+        // The index is capped (PLAYER_GAMES_KEPT), so this reads a bounded number of
+        // games; expired ones and seats never taken are skipped.
+        loop {
+            let (ids, _) = self
+                .store
+                .player_games(&player.id, offset, MAX_PER_PAGE)
+                .await?;
+            if ids.is_empty() {
+                return Ok(out);
+            }
+            offset += ids.len();
+            for id in ids {
+                let Some(stored) = self.store.load(&id).await? else {
+                    continue;
+                };
+                let record = Record::decode(&stored.bytes)?;
+                let Some(seat) = record.seat_of_player(&player.id) else {
+                    continue;
+                };
+                let wanted = match (status, record.status()) {
+                    (None, _) => true,
+                    (Some(Status::Finished), s) => s == Status::Finished,
+                    (Some(_), s) => s != Status::Finished,
+                };
+                if !wanted {
+                    continue;
+                }
+                matched += 1;
+                if matched > skip {
+                    out.push(View::of(&id, stored.version, &record, Some(seat)));
+                    if out.len() == per_page {
+                        return Ok(out);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn player_record(&self, id: &str) -> Result<Option<(u64, PlayerRecord)>, Error> {
+        match self.store.load_player(id).await? {
+            Some(stored) => Ok(Some((stored.version, PlayerRecord::decode(&stored.bytes)?))),
+            None => Ok(None),
+        }
+    }
+
+    async fn profile_of(&self, record: &PlayerRecord) -> Result<Profile, Error> {
+        let (_, games) = self.store.player_games(&record.id, 0, 0).await?;
+        Ok(record.profile(games))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_key_has_its_prefix_names_its_player_and_holds_256_bits() {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let key = new_key(&id);
+        assert!(is_player_key(&key));
+        assert_eq!(id_of_key(&key), Some(id.as_str()));
+        assert_eq!(key.len(), KEY_PREFIX.len() + 32 + 1 + 64);
+        assert_ne!(new_key(&id), key);
+    }
+
+    #[test]
+    fn a_key_opens_only_the_record_made_for_it() {
+        let key = new_key("0123456789abcdef0123456789abcdef");
+        let record = PlayerRecord {
+            id: "0123456789abcdef0123456789abcdef".into(),
+            name: "ann".into(),
+            bot: false,
+            created_ms: 1,
+            key_hash: key_hash(&key),
+        };
+        let again = PlayerRecord::decode(&record.encode()).unwrap();
+        assert!(again.opens_with(&key));
+        assert!(!again.opens_with(&new_key(&record.id)));
+    }
+
+    #[test]
+    fn malformed_keys_name_no_player() {
+        for key in [
+            "dpk_",
+            "dpk_abc_def",
+            "xyz_0123456789abcdef0123456789abcdef_00",
+            "0123456789abcdef",
+        ] {
+            assert_eq!(id_of_key(key), None, "{key}");
+        }
+    }
+
+    #[test]
+    fn reserved_names_are_the_levels_and_me_ignoring_case() {
+        for name in ["random", "greedy", "expert", "me"] {
+            assert!(is_reserved(&folded(&name.to_uppercase())), "{name}");
+        }
+        assert!(!is_reserved("alice"));
+    }
+}

@@ -1,0 +1,184 @@
+//! Persistence of players: identities that outlive a game. Like games, a player is one
+//! opaque blob with a version (the service owns its format, the key's hash among it); the
+//! store adds what it must decide atomically or index: the claim on a name, the player's
+//! games newest first, and how many players each address created lately.
+//!
+//! Names are given here already folded (the service lowercases them), so uniqueness
+//! ignoring case is plain uniqueness. Players never expire.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::{Event, EventStream, SaveOutcome, StoreError, Stored};
+
+/// The player's games an index keeps at most (newest first); older ones drop off it.
+pub const PLAYER_GAMES_KEPT: usize = 1000;
+
+/// What became of [`PlayerStore::create_player`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Created {
+    Created,
+    /// Another player holds the name; nothing was stored.
+    NameTaken,
+}
+
+/// The contract both stores keep for players.
+pub trait PlayerStore: Send + Sync + 'static {
+    /// Stores a new player under `id` at version 1, holding `name` (folded) for it, unless
+    /// another player holds that name.
+    fn create_player(
+        &self,
+        id: &str,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> impl Future<Output = Result<Created, StoreError>> + Send;
+
+    /// A player by id; `None` when there is none.
+    fn load_player(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<Stored>, StoreError>> + Send;
+
+    /// The id of the player holding `name` (folded), if any.
+    fn player_named(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Compare-and-set of a player's blob on its version.
+    fn save_player(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> impl Future<Output = Result<SaveOutcome, StoreError>> + Send;
+
+    /// Adds `game` (created at `created_ms`) to player `id`'s games; the index keeps the
+    /// newest [`PLAYER_GAMES_KEPT`].
+    fn add_player_game(
+        &self,
+        id: &str,
+        game: &str,
+        created_ms: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Player `id`'s games, newest first (ties: id descending): from `offset`, at most
+    /// `limit`; and how many the index holds.
+    fn player_games(
+        &self,
+        id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> impl Future<Output = Result<(Vec<String>, u64), StoreError>> + Send;
+
+    /// Counts one more player created by `address` in the current `window`, unless it has
+    /// created `max` there already (then false, and nothing is counted).
+    fn admit_player(
+        &self,
+        address: &str,
+        max: usize,
+        window: Duration,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Takes back one count of [`admit_player`](Self::admit_player) (a creation that was
+    /// refused after all).
+    fn unadmit_player(&self, address: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Publishes news for player `id` to its subscribers on every server process. Kept
+    /// nowhere: a client lists its games, then listens.
+    fn publish_player(
+        &self,
+        id: &str,
+        event: Event,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Live news for player `id`, from any server process.
+    fn subscribe_player(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<EventStream, StoreError>> + Send;
+}
+
+/// The live channel of player `id`'s news, among the games' channels: not a game id (those
+/// are UUIDs with hyphens), nor the lobby's.
+pub(crate) fn player_channel(id: &str) -> String {
+    format!("player:{id}")
+}
+
+use super::any::AnyStore;
+
+macro_rules! delegate {
+    ($self:ident, $store:ident => $call:expr) => {
+        match $self {
+            AnyStore::Memory($store) => $call.await,
+            AnyStore::Redis($store) => $call.await,
+        }
+    };
+}
+
+impl PlayerStore for AnyStore {
+    async fn create_player(
+        &self,
+        id: &str,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> Result<Created, StoreError> {
+        delegate!(self, s => s.create_player(id, name, bytes))
+    }
+
+    async fn load_player(&self, id: &str) -> Result<Option<Stored>, StoreError> {
+        delegate!(self, s => s.load_player(id))
+    }
+
+    async fn player_named(&self, name: &str) -> Result<Option<String>, StoreError> {
+        delegate!(self, s => s.player_named(name))
+    }
+
+    async fn save_player(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> Result<SaveOutcome, StoreError> {
+        delegate!(self, s => s.save_player(id, expected, bytes))
+    }
+
+    async fn add_player_game(
+        &self,
+        id: &str,
+        game: &str,
+        created_ms: u64,
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.add_player_game(id, game, created_ms))
+    }
+
+    async fn player_games(
+        &self,
+        id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<String>, u64), StoreError> {
+        delegate!(self, s => s.player_games(id, offset, limit))
+    }
+
+    async fn admit_player(
+        &self,
+        address: &str,
+        max: usize,
+        window: Duration,
+    ) -> Result<bool, StoreError> {
+        delegate!(self, s => s.admit_player(address, max, window))
+    }
+
+    async fn unadmit_player(&self, address: &str) -> Result<(), StoreError> {
+        delegate!(self, s => s.unadmit_player(address))
+    }
+
+    async fn publish_player(&self, id: &str, event: Event) -> Result<(), StoreError> {
+        delegate!(self, s => s.publish_player(id, event))
+    }
+
+    async fn subscribe_player(&self, id: &str) -> Result<EventStream, StoreError> {
+        delegate!(self, s => s.subscribe_player(id))
+    }
+}
