@@ -11,7 +11,7 @@ use utoipa::IntoParams;
 use crate::address::AddressKey;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::bearer;
-use crate::api::games::sse_answer;
+use crate::api::games::{KEEP_ALIVE, named_frame, sse_answer};
 use crate::api::headers::{UNCOMPRESSED, get_and_head};
 use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
@@ -237,15 +237,10 @@ pub async fn my_events(
         match tokio::time::timeout(Duration::from_secs(15), news.next()).await {
             Ok(Some(item)) => {
                 let wire = PlayerEventView::of(&item);
-                let json = serde_json::to_string(&wire).expect("player news serialises");
-                let frame = format!("event: {}\ndata: {json}\n\n", wire.name());
-                Some((web::Bytes::from(frame), (news, slot)))
+                Some((named_frame(wire.name(), &wire), (news, slot)))
             }
             Ok(None) => None,
-            Err(_) => {
-                let alive = web::Bytes::from_static(b": keep-alive\n\n");
-                Some((alive, (news, slot)))
-            }
+            Err(_) => Some((KEEP_ALIVE, (news, slot))),
         }
     });
     let stream = futures_util::stream::once(async move { hello })

@@ -120,7 +120,7 @@ pub async fn game_events(
             match tokio::time::timeout(Duration::from_secs(15), events.next()).await {
                 Ok(Some(event)) => Some((sse_frame(&event), (events, slot))),
                 Ok(None) => None,
-                Err(_) => Some((web::Bytes::from_static(b": keep-alive\n\n"), (events, slot))),
+                Err(_) => Some((KEEP_ALIVE, (events, slot))),
             }
         });
     let stream = futures_util::stream::once(async move { hello })
@@ -132,6 +132,17 @@ pub async fn game_events(
         .headers_mut()
         .insert(VARY_BY_TOKEN.0, VARY_BY_TOKEN.1);
     Ok(answer)
+}
+
+/// A comment line, sent after 15 s without an event, that keeps proxies from closing a
+/// stream.
+pub(in crate::api) const KEEP_ALIVE: web::Bytes = web::Bytes::from_static(b": keep-alive\n\n");
+
+/// One event of a stream without ids (the lobby's, a player's): `event` names it, `data`
+/// holds it as JSON. A client resumes those by listing again, not by `Last-Event-ID`.
+pub(in crate::api) fn named_frame(name: &str, data: &impl serde::Serialize) -> web::Bytes {
+    let json = serde_json::to_string(data).expect("an event serialises");
+    web::Bytes::from(format!("event: {name}\ndata: {json}\n\n"))
 }
 
 /// A stream of Server-Sent Events as it is answered: never compressed (a compressor would
@@ -193,15 +204,10 @@ pub async fn lobby_events(
                         },
                         service::LobbyItem::Resync => LobbyEventView::Resync {},
                     };
-                    let json = serde_json::to_string(&wire).expect("lobby news serialises");
-                    let frame = format!("event: {}\ndata: {json}\n\n", wire.name());
-                    return Some((web::Bytes::from(frame), (news, slot)));
+                    return Some((named_frame(wire.name(), &wire), (news, slot)));
                 }
                 Ok(None) => return None,
-                Err(_) => {
-                    let alive = web::Bytes::from_static(b": keep-alive\n\n");
-                    return Some((alive, (news, slot)));
-                }
+                Err(_) => return Some((KEEP_ALIVE, (news, slot))),
             }
         }
     });
