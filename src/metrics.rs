@@ -107,6 +107,12 @@ pub struct BotLabels {
     pub r#where: BotPlace,
 }
 
+/// What befell a challenge: `made`, `accepted`, `declined`, `canceled` or `expired`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ChallengeLabels {
+    pub event: &'static str,
+}
+
 type BotHistogramFamily = Family<BotLabels, Histogram, fn() -> Histogram>;
 
 /// Every metric of the process. Handles are cheap clones of what the registry holds.
@@ -118,6 +124,10 @@ pub struct Metrics {
     pub games_created: Counter,
     /// Players created by this process (`domino_players_created_total`).
     pub players_created: Counter,
+    /// Challenges made and closed by this process, by what befell them
+    /// (`domino_challenges_total{event}`): the open ones are those made less those
+    /// closed, summed over the processes.
+    pub challenges: Family<ChallengeLabels, Counter>,
     /// Moves stored, bots' included (`domino_moves_applied_total`).
     pub moves_applied: Counter,
     /// Saves that lost a compare-and-set race and were retried (`domino_store_conflicts_total`).
@@ -138,6 +148,15 @@ pub struct Metrics {
     pub bot_moves: Family<BotLabels, Counter>,
     /// Time bots spent thinking per run on the pool (`domino_bot_thinking_seconds`).
     pub bot_thinking: BotHistogramFamily,
+}
+
+impl Metrics {
+    /// Counts one challenge `event` (see [`ChallengeLabels`]).
+    pub fn challenge(&self, event: &'static str) {
+        self.challenges
+            .get_or_create(&ChallengeLabels { event })
+            .inc();
+    }
 }
 
 impl Default for Metrics {
@@ -167,6 +186,7 @@ impl Metrics {
         let games_created = Counter::default();
         let players_created = Counter::default();
         let moves_applied = Counter::default();
+        let challenges = Family::<ChallengeLabels, Counter>::default();
         let store_conflicts = Counter::default();
         let timeouts = Counter::default();
         let game = registry.sub_registry_with_prefix("domino");
@@ -175,6 +195,11 @@ impl Metrics {
             "players_created",
             "Players created by this process",
             players_created.clone(),
+        );
+        game.register(
+            "challenges",
+            "Challenges made and closed by this process, by what befell them",
+            challenges.clone(),
         );
         game.register(
             "moves_applied",
@@ -237,6 +262,7 @@ impl Metrics {
             http_request_duration,
             games_created,
             players_created,
+            challenges,
             moves_applied,
             store_conflicts,
             timeouts,

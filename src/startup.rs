@@ -59,6 +59,25 @@ pub enum StartupError {
 pub struct Application {
     port: u16,
     server: Server,
+    stopping: CancellationToken,
+}
+
+/// Stops a server from outside (tests; the binary stops on signals) as a dying process
+/// would: its background work (the sweep, the bots it drives) ends with its next step,
+/// and its workers stop at once, with no grace for open connections.
+#[derive(Clone)]
+pub struct Stopper {
+    server: ServerHandle,
+    stopping: CancellationToken,
+}
+
+impl Stopper {
+    /// Begins the stop at once (the background work sees it before this returns); the
+    /// future resolves once the server has told its workers to stop.
+    pub fn stop(&self) -> impl std::future::Future<Output = ()> + use<> {
+        self.stopping.cancel();
+        self.server.stop(false)
+    }
 }
 
 impl Application {
@@ -72,11 +91,19 @@ impl Application {
                 error,
             })?;
         let addr = listener.local_addr().map_err(StartupError::Server)?;
-        let server = serve(listener, settings, store, Arc::new(Metrics::new()))?;
+        let stopping = CancellationToken::new();
+        let server = serve(
+            listener,
+            settings,
+            store,
+            Arc::new(Metrics::new()),
+            stopping.clone(),
+        )?;
         tracing::info!(%addr, "listening");
         Ok(Application {
             port: addr.port(),
             server,
+            stopping,
         })
     }
 
@@ -86,8 +113,11 @@ impl Application {
     }
 
     /// Stops the server from outside (tests; the binary stops on signals).
-    pub fn handle(&self) -> ServerHandle {
-        self.server.handle()
+    pub fn handle(&self) -> Stopper {
+        Stopper {
+            server: self.server.handle(),
+            stopping: self.stopping.clone(),
+        }
     }
 
     /// Serves until SIGTERM or SIGINT; then stops accepting, answers every waiting long
@@ -229,6 +259,7 @@ fn serve(
     settings: Settings,
     store: AnyStore,
     metrics: Arc<Metrics>,
+    stopping: CancellationToken,
 ) -> Result<Server, StartupError> {
     let shutdown_timeout = settings.shutdown_timeout;
     let max_body_bytes = settings.max_body_bytes;
@@ -267,9 +298,9 @@ fn serve(
         &metrics,
     ));
     let head_timeout = settings.head_timeout;
-    // Cancelled on SIGTERM/SIGINT, before actix stops accepting: long polls answer and
-    // event streams end at once, rather than holding the shutdown for its whole grace.
-    let stopping = CancellationToken::new();
+    // `stopping` is cancelled on SIGTERM/SIGINT, before actix stops accepting: long polls
+    // answer, event streams end and the background work stops at once, rather than
+    // holding the shutdown for its whole grace.
     // The store is the service's alone: no handler reaches it any other way.
     let games = web::Data::from(crate::service::GameService::new(
         Arc::new(store),
@@ -286,6 +317,7 @@ fn serve(
             waiting: settings.max_waiting_per_ip,
             games: settings.max_games_per_ip,
             players: settings.max_players_per_ip,
+            challenge_ttl: settings.challenge_ttl,
         },
     ));
     let slots = web::Data::new(api::streams::StreamSlots::new(
@@ -503,6 +535,9 @@ async fn sweep_clocks(
     loop {
         tick.tick().await;
         let Some(games) = games.upgrade() else { return };
+        if games.is_stopping() {
+            return;
+        }
         if let Err(e) = games.sweep().await {
             tracing::warn!(error = %e, "the clock sweep could not read the deadlines");
         }

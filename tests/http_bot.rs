@@ -19,7 +19,7 @@ use domino_server::startup::Application;
 const MATCH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The real server with the memory store on a free loopback port; its base URL.
-async fn spawn_server() -> (String, actix_web::dev::ServerHandle) {
+async fn spawn_server() -> (String, domino_server::startup::Stopper) {
     let settings = Settings {
         bind_addr: "127.0.0.1:0".parse().unwrap(),
         ..Settings::default()
@@ -63,7 +63,7 @@ async fn the_example_bot_plays_a_whole_match_against_a_greedy_bot() {
         assert_finished(&summary);
         assert_eq!(summary.seat, 0);
     }
-    handle.stop(false).await;
+    handle.stop().await;
 }
 
 /// Two example bots at one table: each waits for its turn on the event stream, so this
@@ -74,7 +74,7 @@ async fn two_example_bots_play_each_other_over_the_event_stream() {
     let (first, second) = two_bots_at_one_table(&server, &server).await;
     assert_ne!(first.seat, second.seat);
     assert_eq!(first.final_view.scores, second.final_view.scores);
-    handle.stop(false).await;
+    handle.stop().await;
 }
 
 /// The same through a proxy that cuts every event stream after its first event: a bot
@@ -88,7 +88,7 @@ async fn the_example_bot_resumes_an_event_stream_cut_after_every_event() {
     let (first, second) = two_bots_at_one_table(&server, &format!("http://{proxy}")).await;
     assert_eq!(first.final_view.scores, second.final_view.scores);
     assert!(cuts.load(Ordering::SeqCst) > 5, "the streams were cut");
-    handle.stop(false).await;
+    handle.stop().await;
 }
 
 /// Creates a two-seat game without built-in bots and seats an example bot talking to

@@ -30,7 +30,7 @@ async fn committed_openapi_document_matches_the_served_one() {
         .expect("the document is served");
     assert_eq!(res.status().as_u16(), 200);
     let served = res.text().await.expect("the document is read");
-    handle.stop(false).await;
+    handle.stop().await;
     serde_json::from_str::<serde_json::Value>(&served).expect("the document is JSON");
     // Compared as text, so the committed file also keeps the served key order.
     let served = format!("{}\n", served.trim_end());

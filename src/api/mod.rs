@@ -11,6 +11,7 @@
 //! paths and schemas in [`openapi::ApiDoc`].
 
 pub mod body_timeout;
+pub mod challenges;
 pub mod connection;
 pub mod error;
 pub mod games;
@@ -43,6 +44,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     .configure(ops::configure)
     .configure(games::configure)
     .configure(players::configure)
+    .configure(challenges::configure)
     .configure(openapi::configure)
     .configure(watch::configure)
     .default_service(web::to(error::unknown_route));

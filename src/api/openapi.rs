@@ -25,7 +25,7 @@ use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::api::error::{Problem, ProblemCode, problems};
 use crate::api::headers::get_and_head;
-use crate::api::{games, ops, players, ratelimit, wire};
+use crate::api::{challenges, games, ops, players, ratelimit, wire};
 
 /// Where the document is served.
 pub const OPENAPI_PATH: &str = "/openapi.json";
@@ -55,10 +55,12 @@ pub const PLAYER_KEY_SCHEME: &str = "player_key";
         games::make_move, games::game_events, games::lobby_events, games::game_log, games::export_game,
         players::create_player, players::get_player, players::my_profile, players::rotate_key,
         players::my_games, players::my_events,
+        challenges::create_challenge, challenges::list_challenges, challenges::get_challenge,
+        challenges::accept_challenge, challenges::decline_challenge, challenges::cancel_challenge,
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(
-        schemas(Problem, ProblemCode, wire::RulesDoc, wire::RulesOverridesDoc, games::VersionEvent, wire::LobbyEventView),
+        schemas(Problem, ProblemCode, wire::RulesDoc, wire::RulesOverridesDoc, games::VersionEvent, wire::LobbyEventView, wire::PlayerEventView),
         responses(
             problems::BadRequest,
             problems::Unauthorized,
@@ -77,6 +79,7 @@ pub const PLAYER_KEY_SCHEME: &str = "player_key";
     tags(
         (name = "lobby", description = "Presets, creating games, taking seats, open games."),
         (name = "players", description = "Players: identities that outlive a game, and their keys."),
+        (name = "challenges", description = "Challenges: a player invites players or built-in levels to a game; it starts when every opponent has accepted."),
         (name = "play", description = "Views, moves, events, logs and exports of one game."),
         (name = "ops", description = "Liveness, readiness and metrics, for orchestrators and scrapers."),
         (name = "docs", description = "This document."),

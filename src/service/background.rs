@@ -128,6 +128,11 @@ impl GameService {
         }
     }
 
+    /// Whether this process has begun to stop: its sweep and its bots' tasks end.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.is_cancelled()
+    }
+
     fn driving(&self) -> MutexGuard<'_, HashMap<String, bool>> {
         self.driving.lock().expect("not poisoned")
     }
@@ -161,6 +166,10 @@ impl GameService {
             let mut renewed: Option<Instant> = None;
             let mut held = false;
             while let Some(service) = me.upgrade() {
+                // A stopping process leaves its games to the others, as a dead one would.
+                if service.is_stopping() {
+                    break;
+                }
                 if renewed.is_none_or(|at| at.elapsed() >= RENEW_EVERY) {
                     match service.hold(&id).await {
                         Ok(true) => (renewed, held) = (Some(Instant::now()), true),
@@ -265,8 +274,9 @@ impl GameService {
 
     /// One pass over the store's due entries (every process runs this a few times a
     /// second): clocks that ran out and games with bots to move that no task of this
-    /// process plays already, then, while this process has room, tables of bots alone
-    /// from the queue. Returns how many games it acted on.
+    /// process plays already, the due challenges, then, while this process has room,
+    /// tables of bots alone from the queue. Returns how many games and challenges it
+    /// acted on.
     pub async fn sweep(&self) -> Result<usize, Error> {
         let due = self
             .store
@@ -292,6 +302,12 @@ impl GameService {
             .filter(|&acted| std::future::ready(acted))
             .count()
             .await;
+        // Challenges expire, and an accepted one whose process died gets its game.
+        let acted = acted
+            + self.sweep_challenges().await.unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "the sweep could not read the due challenges");
+                0
+            });
         let (driven, room) = {
             let driving = self.driving();
             let tables = Self::tables_driven(&driving);

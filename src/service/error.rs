@@ -39,6 +39,14 @@ pub enum Error {
     BadRequest(String),
     #[error("no such player")]
     PlayerNotFound,
+    #[error("{0}")]
+    OpponentNotFound(String),
+    #[error("no such challenge (or it is no longer kept)")]
+    ChallengeNotFound,
+    #[error("{0}")]
+    ChallengeClosed(String),
+    #[error("this player has {max} open challenges already")]
+    TooManyChallenges { max: usize },
     /// A valid key acting on what is not its player's.
     #[error("{0}")]
     Forbidden(String),

@@ -10,7 +10,7 @@ use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::{Deal, Game, Preset, RulesPatch, Seed};
 use crate::metrics::BotPlace;
-use crate::store::{Creator, GameStore, Listing};
+use crate::store::{Creator, GameStore, Listing, StoreError};
 
 use super::clock::{ClockSettings, OnTimeout};
 use super::events::LobbyNews;
@@ -43,6 +43,15 @@ impl GameService {
     /// it in the background. A game left waiting for players counts against `from`'s cap
     /// on them until it fills or expires.
     pub async fn create(&self, new: NewGame, from: Option<AddressKey>) -> Result<View, Error> {
+        let record = self.new_record(&new)?;
+        let id = uuid::Uuid::new_v4().to_string();
+        self.store_new(&id, &record, from).await?;
+        tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged = record.prearranged, "game created");
+        Ok(View::of(&id, 1, &record, None))
+    }
+
+    /// A new game's record as `new` asks for it, checked: its seats free but the bots'.
+    pub(super) fn new_record(&self, new: &NewGame) -> Result<Record, Error> {
         let rules = new.preset.rules().with(&new.overrides);
         rules.validate(new.seats)?;
         if let Some(clock) = &new.clock {
@@ -71,7 +80,7 @@ impl GameService {
                 Seed(bytes)
             }
         };
-        let game = Game::new(rules, new.seats, seed, new.deal)?;
+        let game = Game::new(rules, new.seats, seed, new.deal.clone())?;
         let mut record = Record::new(now_ms(), new.preset, prearranged, new.clock, game);
         for &(seat, level) in &new.bots {
             let slot = record.seats.get_mut(seat as usize).ok_or_else(|| {
@@ -88,7 +97,18 @@ impl GameService {
             slot.bot = Some(level);
             slot.name = Some(format!("{} bot", level.as_str()));
         }
-        let id = uuid::Uuid::new_v4().to_string();
+        Ok(record)
+    }
+
+    /// Stores new game `id` (refused with [`StoreError::Exists`] if the id is taken),
+    /// listed in the lobby while it waits for players, and its bots set to play if they
+    /// are to move.
+    pub(super) async fn store_new(
+        &self,
+        id: &str,
+        record: &Record,
+        from: Option<AddressKey>,
+    ) -> Result<(), StoreError> {
         let listing = (record.status() == Status::Waiting).then(|| Listing {
             created_ms: record.created_ms,
             owner: from
@@ -101,22 +121,22 @@ impl GameService {
         });
         let listed = listing.is_some();
         self.store
-            .create_by(&id, record.encode(), listing, creator)
+            .create_by(id, record.encode(), listing, creator)
             .await?;
         self.metrics.games_created.inc();
         if let Some(due) = record.due(now_ms()) {
-            // A table of bots alone: queued at once, so whichever process has room plays
-            // it even if this one stops; and this one starts at once if it has room.
-            if let Err(e) = self.store.index_deadline(&id, 1, Some(due)).await {
+            // Bots to move (a table of bots alone, or bots leading a full table): queued
+            // at once, so whichever process has room plays them even if this one stops;
+            // and this one starts at once if it has room.
+            if let Err(e) = self.store.index_deadline(id, 1, Some(due)).await {
                 tracing::warn!(game_id = %id, error = %e, "created, but could not index the bots' turn");
             }
-            self.drive(&id, true);
+            self.drive(id, record.bots_alone());
         }
-        tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged, "game created");
         if listed {
-            self.announce(LobbyNews::Opened, &id).await;
+            self.announce(LobbyNews::Opened, id).await;
         }
-        Ok(View::of(&id, 1, &record, None))
+        Ok(())
     }
 
     /// Takes a seat; the last seat taken starts the game (and bots that lead move).

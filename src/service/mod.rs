@@ -26,6 +26,7 @@
 //!   human first) and for how long.
 
 mod background;
+pub mod challenges;
 pub mod clock;
 mod error;
 pub mod events;
@@ -50,6 +51,7 @@ use crate::metrics::Metrics;
 use crate::store::any::AnyStore;
 use crate::store::{GameStore, Health, StoreError};
 
+pub use challenges::{Challenge, ChallengeStatus, NewChallenge, Opponent};
 pub use clock::{ClockSettings, OnTimeout};
 pub use error::{Error, Fate};
 pub use events::{Feed, LobbyEvent, LobbyItem, LobbyNews, PublicEvent, Watched};
@@ -79,6 +81,8 @@ pub struct Caps {
     pub games: Option<usize>,
     /// Players created in the last hour (`MAX_PLAYERS_PER_IP`; `None`: no cap).
     pub players: Option<usize>,
+    /// How long a challenge may stay open (`CHALLENGE_TTL_SECS`; zero: the default).
+    pub challenge_ttl: std::time::Duration,
 }
 
 pub struct GameService {
@@ -87,8 +91,9 @@ pub struct GameService {
     long_poll_max: Duration,
     /// `ALLOW_PREARRANGED`: whether a game may be created with a seed or a deal.
     allow_prearranged: bool,
-    /// Cancelled when the server begins to stop: long polls answer and event feeds end
-    /// at once. [`crate::startup`] owns it and cancels it on SIGTERM/SIGINT.
+    /// Cancelled when the server begins to stop: long polls answer, event feeds end and
+    /// the background work stops at once. [`crate::startup`] owns it and cancels it on
+    /// SIGTERM/SIGINT.
     stopping: CancellationToken,
     caps: Caps,
     pool: thinking::Pool,

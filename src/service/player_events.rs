@@ -6,6 +6,7 @@
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 
+use super::challenges::Challenge;
 use super::{Error, GameService, Record};
 use crate::engine::{MatchEnd, Outcome, Preset};
 use crate::store::Event as StoredEvent;
@@ -30,6 +31,14 @@ pub enum PlayerNews {
         /// Per seat, the name shown there.
         players: Vec<Option<String>>,
     },
+    /// A challenge to the player was made.
+    Challenge(Box<Challenge>),
+    /// An opponent declined a challenge the player made or was also challenged in.
+    ChallengeDeclined(Box<Challenge>),
+    /// The challenger took back a challenge to the player.
+    ChallengeCanceled(Box<Challenge>),
+    /// A challenge the player made or received expired unanswered.
+    ChallengeExpired(Box<Challenge>),
     /// Its match ended.
     GameFinished {
         game_id: String,
@@ -70,7 +79,7 @@ impl GameService {
                     game_id: id.to_owned(),
                     seat,
                     preset: record.preset,
-                    rated: false,
+                    rated: record.rated,
                     players: names.clone(),
                 });
             }
@@ -86,15 +95,21 @@ impl GameService {
                 });
             }
             for news in news {
-                let payload = postcard::to_extend(&news, vec![FORMAT]).expect("news serialises");
-                let event = StoredEvent {
-                    version: super::now_ms(),
-                    payload,
-                };
-                if let Err(e) = self.store.publish_player(player, event).await {
-                    tracing::warn!(game_id = %id, player_id = %player, error = %e, "player news not published");
-                }
+                self.tell_player(player, &news).await;
             }
+        }
+    }
+
+    /// Publishes `news` on player `player`'s channel; a failure is logged (news is a
+    /// notice: what it tells can be read from the store).
+    pub(super) async fn tell_player(&self, player: &str, news: &PlayerNews) {
+        let payload = postcard::to_extend(news, vec![FORMAT]).expect("news serialises");
+        let event = StoredEvent {
+            version: super::now_ms(),
+            payload,
+        };
+        if let Err(e) = self.store.publish_player(player, event).await {
+            tracing::warn!(player_id = %player, error = %e, "player news not published");
         }
     }
 

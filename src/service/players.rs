@@ -123,7 +123,7 @@ pub fn is_player_key(token: &str) -> bool {
 }
 
 /// A name as the store holds it unique: ignoring case (names are ASCII).
-fn folded(name: &str) -> String {
+pub(super) fn folded(name: &str) -> String {
     name.to_ascii_lowercase()
 }
 
@@ -359,7 +359,10 @@ impl GameService {
         }
     }
 
-    async fn player_record(&self, id: &str) -> Result<Option<(u64, PlayerRecord)>, Error> {
+    pub(super) async fn player_record(
+        &self,
+        id: &str,
+    ) -> Result<Option<(u64, PlayerRecord)>, Error> {
         match self.store.load_player(id).await? {
             Some(stored) => Ok(Some((stored.version, PlayerRecord::decode(&stored.bytes)?))),
             None => Ok(None),

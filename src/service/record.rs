@@ -15,7 +15,7 @@ use super::clock::{Clock, ClockSettings};
 /// bytes of its own) so a move costs one (de)serialisation pass. Bump it when `Record` or
 /// the engine's `Game` changes shape; no deployment holds games across such a change, so
 /// no old reader is kept.
-const FORMAT: u8 = 5;
+const FORMAT: u8 = 6;
 
 /// Where a game stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +40,8 @@ pub struct Record {
     pub preset: Preset,
     /// Made with a seed or a fixed deal: its creator may know every deal.
     pub prearranged: bool,
+    /// Made by a rated challenge or seek: its result is to move its players' ratings.
+    pub rated: bool,
     pub seats: Vec<Seat>,
     /// Per seat, the first 128 bits of its token's SHA-256 (the token itself is never
     /// stored). Tokens are 256 random bits, so finding another token with these 128 bits
@@ -66,6 +68,7 @@ impl Record {
             created_ms,
             preset,
             prearranged,
+            rated: false,
             seats: vec![
                 Seat {
                     name: None,
@@ -86,6 +89,7 @@ impl Record {
             created_ms: self.created_ms,
             preset: self.preset,
             prearranged: self.prearranged,
+            rated: self.rated,
             seats: self.seats.clone(),
             tokens: self.tokens.clone(),
             players: self.players.clone(),

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
+mod challenges;
 mod players;
 
 use super::now_ms;
@@ -51,6 +52,8 @@ pub struct MemoryStore {
     max_games: usize,
     /// Players, under a lock of their own (`players`).
     players: Mutex<players::Players>,
+    /// Challenges, under a lock of their own.
+    challenges: Mutex<challenges::Challenges>,
 }
 
 /// A lobby entry's place: newest first, ties broken by id descending, which is the order
@@ -114,6 +117,7 @@ impl MemoryStore {
             sweep_every: (idle_ttl / 4).clamp(Duration::from_millis(100), Duration::from_secs(30)),
             max_games: usize::MAX,
             players: Mutex::default(),
+            challenges: Mutex::default(),
         }
     }
 

@@ -16,6 +16,7 @@
 //! default).
 
 pub mod any;
+pub mod challenges;
 pub mod memory;
 pub mod players;
 mod ranked;

@@ -3,9 +3,8 @@
 use std::sync::Once;
 use std::time::Duration;
 
-use actix_web::dev::ServerHandle;
 use domino_server::settings::{LogFormat, Settings};
-use domino_server::startup::Application;
+use domino_server::startup::{Application, Stopper};
 use domino_server::telemetry;
 use serde_json::{Value, json};
 
@@ -32,7 +31,7 @@ pub struct TestApp {
     pub address: String,
     pub client: reqwest::Client,
     /// `None` for a server this test did not start in-process (a child process).
-    handle: Option<ServerHandle>,
+    handle: Option<Stopper>,
 }
 
 /// The client of every test: a timeout, and no redirects followed.
@@ -70,11 +69,11 @@ impl TestApp {
 }
 
 impl TestApp {
-    /// Stops the server at once (no grace for open connections) and waits until it has:
-    /// its workers, and the tasks they started, are gone, as when a process dies.
+    /// Stops the server at once, as when a process dies: no grace for open connections,
+    /// and its background work (the sweep, the bots it drives) takes no further step.
     pub async fn stop(self) {
         let handle = self.handle.clone().expect("a server this test started");
-        handle.stop(false).await;
+        handle.stop().await;
     }
 }
 
@@ -83,7 +82,7 @@ impl Drop for TestApp {
         // The stop command is sent when `stop` is called; not awaiting it only means not
         // waiting for the workers to finish.
         if let Some(handle) = &self.handle {
-            drop(handle.stop(false));
+            drop(handle.stop());
         }
     }
 }

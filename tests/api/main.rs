@@ -5,6 +5,7 @@
 
 mod audit;
 mod bots;
+mod challenges;
 mod clocks;
 mod concurrency;
 mod connections;

@@ -116,7 +116,7 @@ pub mod problems {
             [ApiError::new(ProblemCode::Forbidden, "this game has no seat bound to the key's player")];
         NotFound => "No such resource (or the game expired).",
             [ApiError::not_found("no such resource")];
-        Conflict => "The request clashes with the game's state.",
+        Conflict => "The request clashes with the state of the game, the name or the challenge.",
             [
                 ApiError::new(ProblemCode::NotYourTurn, "it is seat 2's turn"),
                 ApiError::version_conflict(18),
@@ -126,6 +126,7 @@ pub mod problems {
                 ApiError::new(ProblemCode::SeatAbandoned, "this seat was abandoned to a bot: it may still read the game, not move"),
                 ApiError::new(ProblemCode::GameFull, "every seat is taken"),
                 ApiError::new(ProblemCode::NameTaken, "the name \"alice\" is taken"),
+                ApiError::new(ProblemCode::ChallengeClosed, "this challenge is declined already"),
             ];
         PreconditionFailed => "A conditional request's precondition did not hold.",
             [ApiError::new(ProblemCode::PreconditionFailed, "the game is not at the version given in If-Match")];
@@ -149,7 +150,7 @@ pub mod problems {
                 ApiError::new(ProblemCode::InvalidRules, "hand_size 20 does not fit 4 seats in a double-six set"),
                 ApiError::new(ProblemCode::IdempotencyKeyReused, "this Idempotency-Key was used with another body"),
             ];
-        RateLimited => "Too many requests (`rate_limited`), too many event streams and long polls open (`MAX_STREAMS_PER_IP`, `MAX_STREAMS`: `rate_limited`), or, creating a game, too many games of this address waiting or in play (`MAX_WAITING_PER_IP`, `MAX_GAMES_PER_IP`: `too_many_games`): wait `Retry-After` seconds.",
+        RateLimited => "Too many requests (`rate_limited`), too many event streams and long polls open (`MAX_STREAMS_PER_IP`, `MAX_STREAMS`: `rate_limited`), too many players created by this address (`MAX_PLAYERS_PER_IP`) or open challenges of this player (20): `rate_limited`; or, creating a game, too many games of this address waiting or in play (`MAX_WAITING_PER_IP`, `MAX_GAMES_PER_IP`: `too_many_games`): wait `Retry-After` seconds.",
             [
                 ApiError::rate_limited(2),
                 ApiError::from(crate::service::Error::TooManyWaiting { max: 20 }),

@@ -60,6 +60,9 @@ pub const WAITING_RETRY_AFTER_SECS: u32 = 30;
 /// Seconds before creating a player again when an address has created its cap in the
 /// hour: a while, not the whole hour (the window may be nearly over).
 pub const PLAYERS_RETRY_AFTER_SECS: u32 = 60;
+/// `Retry-After` when a player has its maximum of open challenges: answers come in
+/// minutes.
+pub const CHALLENGES_RETRY_AFTER_SECS: u32 = 30;
 /// Seconds before creating again when the memory store is full: games leave it as they
 /// expire.
 pub const FULL_RETRY_AFTER_SECS: u32 = 60;

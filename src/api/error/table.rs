@@ -15,8 +15,8 @@ use crate::api::wire::MoveBody;
 use crate::service;
 
 use super::{
-    ApiError, FULL_RETRY_AFTER_SECS, PLAYERS_RETRY_AFTER_SECS, PROBLEM_TYPE_BASE,
-    WAITING_RETRY_AFTER_SECS,
+    ApiError, CHALLENGES_RETRY_AFTER_SECS, FULL_RETRY_AFTER_SECS, PLAYERS_RETRY_AFTER_SECS,
+    PROBLEM_TYPE_BASE, WAITING_RETRY_AFTER_SECS,
 };
 
 /// One row a code: `Variant = STATUS, "wire_code", "title"`. The title is RFC 9457's: the
@@ -60,6 +60,7 @@ problem_codes! {
     SeatAbandoned = CONFLICT, "seat_abandoned", "The seat was abandoned to a bot";
     GameFull = CONFLICT, "game_full", "Every seat is taken";
     NameTaken = CONFLICT, "name_taken", "The name is taken";
+    ChallengeClosed = CONFLICT, "challenge_closed", "The challenge is closed";
     PreconditionFailed = PRECONDITION_FAILED, "precondition_failed", "A precondition failed";
     PayloadTooLarge = PAYLOAD_TOO_LARGE, "payload_too_large", "The request body is too large";
     IllegalMove = UNPROCESSABLE_ENTITY, "illegal_move", "The move is not legal";
@@ -114,7 +115,17 @@ impl From<service::Error> for ApiError {
             E::InvalidRules(why) => ApiError::new(C::InvalidRules, why),
             E::IdempotencyKeyReused => ApiError::new(C::IdempotencyKeyReused, said),
             E::BadRequest(why) => ApiError::new(C::BadRequest, why),
-            E::PlayerNotFound => ApiError::new(C::NotFound, said),
+            E::PlayerNotFound | E::ChallengeNotFound => ApiError::new(C::NotFound, said),
+            E::OpponentNotFound(why) => ApiError::new(C::NotFound, why),
+            E::ChallengeClosed(why) => ApiError::new(C::ChallengeClosed, why),
+            E::TooManyChallenges { max } => ApiError::new(
+                C::RateLimited,
+                format!(
+                    "this player has {max} open challenges already; one more can be made \
+                     when one of them is answered, canceled or expired"
+                ),
+            )
+            .retry_after(CHALLENGES_RETRY_AFTER_SECS),
             E::Forbidden(why) => ApiError::new(C::Forbidden, why),
             E::NameTaken(why) => ApiError::new(C::NameTaken, why),
             E::TooManyPlayers { max } => ApiError::new(

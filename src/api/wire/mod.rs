@@ -10,6 +10,7 @@
 //! One file per resource; everything is re-exported here, so `crate::api::wire::*` names
 //! every wire type.
 
+mod challenges;
 mod events;
 mod history;
 mod lobby;
@@ -18,6 +19,7 @@ mod players;
 mod rules;
 mod view;
 
+pub use challenges::*;
 pub use events::*;
 pub use history::*;
 pub use lobby::*;

@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use crate::service::{Keyed, PlayerItem, PlayerNews, Profile, Status, View};
 
-use super::MatchResult;
+use super::{ChallengeView, MatchResult};
 
 /// `POST /v1/players`.
 #[derive(Deserialize, ToSchema)]
@@ -145,6 +145,14 @@ pub enum PlayerEventView {
         /// Per seat, the name shown there.
         players: Vec<Option<String>>,
     },
+    /// A challenge to the player was made: accept or decline it.
+    Challenge(ChallengeView),
+    /// An opponent declined a challenge the player is in.
+    ChallengeDeclined(ChallengeView),
+    /// The challenger canceled a challenge to the player.
+    ChallengeCanceled(ChallengeView),
+    /// A challenge the player is in expired unanswered.
+    ChallengeExpired(ChallengeView),
     /// A game with a seat bound to the player ended.
     GameFinished {
         game_id: String,
@@ -180,6 +188,18 @@ impl PlayerEventView {
                 game_id: game_id.clone(),
                 result: MatchResult::of(*outcome, *reason, scores),
             },
+            PlayerItem::News(PlayerNews::Challenge(c)) => {
+                PlayerEventView::Challenge(ChallengeView::of(c))
+            }
+            PlayerItem::News(PlayerNews::ChallengeDeclined(c)) => {
+                PlayerEventView::ChallengeDeclined(ChallengeView::of(c))
+            }
+            PlayerItem::News(PlayerNews::ChallengeCanceled(c)) => {
+                PlayerEventView::ChallengeCanceled(ChallengeView::of(c))
+            }
+            PlayerItem::News(PlayerNews::ChallengeExpired(c)) => {
+                PlayerEventView::ChallengeExpired(ChallengeView::of(c))
+            }
             PlayerItem::Resync => PlayerEventView::Resync {},
         }
     }
@@ -189,6 +209,10 @@ impl PlayerEventView {
         match self {
             PlayerEventView::GameStarted { .. } => "game_started",
             PlayerEventView::GameFinished { .. } => "game_finished",
+            PlayerEventView::Challenge(_) => "challenge",
+            PlayerEventView::ChallengeDeclined(_) => "challenge_declined",
+            PlayerEventView::ChallengeCanceled(_) => "challenge_canceled",
+            PlayerEventView::ChallengeExpired(_) => "challenge_expired",
             PlayerEventView::Resync {} => "resync",
         }
     }

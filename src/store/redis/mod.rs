@@ -8,6 +8,7 @@
 //! Redis and Redis Cluster". Nothing here logs a blob, an event payload or an idempotency
 //! record: they hold hidden tiles and answers meant for one seat.
 
+mod challenges;
 mod connection;
 mod format;
 mod keys;
@@ -58,6 +59,7 @@ pub struct RedisStore {
     /// Boxed: large, and read once per call.
     scripts: Box<Scripts>,
     player_scripts: Box<players::PlayerScripts>,
+    challenge_scripts: Box<challenges::ChallengeScripts>,
     fanout: Arc<Fanout>,
 }
 
@@ -114,6 +116,7 @@ impl RedisStore {
             wait_replicas,
             scripts: Box::new(Scripts::new()),
             player_scripts: Box::new(players::PlayerScripts::new()),
+            challenge_scripts: Box::new(challenges::ChallengeScripts::new()),
         };
         if let Err(e) = store.ping().await {
             tracing::warn!(error = %e, "Redis does not answer yet; store calls will fail until it does");

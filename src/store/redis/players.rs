@@ -33,7 +33,7 @@ use crate::store::{Event, EventStream, SaveOutcome, StoreError, Stored};
 const PENDING: Duration = Duration::from_secs(60);
 
 /// KEYS: player. ARGV: value, ttl ms. Returns 1 when stored, 0 when the id exists.
-const CREATE_LUA: &str = r"
+pub(super) const CREATE_LUA: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
@@ -55,7 +55,7 @@ return redis.call('PERSIST', KEYS[1])
 
 /// KEYS: player. ARGV: expected version (ten digits), new value.
 /// Returns {1, new} saved, {0, current} conflict, {-1, 0} missing.
-const SAVE_LUA: &str = r"
+pub(super) const SAVE_LUA: &str = r"
 local cur = redis.call('GET', KEYS[1])
 if not cur then return {-1, 0} end
 local v = string.sub(cur, 1, 10)
@@ -132,13 +132,13 @@ impl Keys {
     }
 }
 
-fn player_value(version: u64, bytes: &[u8]) -> Vec<u8> {
+pub(super) fn versioned_value(version: u64, bytes: &[u8]) -> Vec<u8> {
     let mut value = version_text(version).into_bytes();
     value.extend_from_slice(bytes);
     value
 }
 
-fn parse_player_value(value: &[u8]) -> Option<Stored> {
+pub(super) fn parse_versioned(value: &[u8]) -> Option<Stored> {
     let digits = version_text(0).len();
     let version = std::str::from_utf8(value.get(..digits)?)
         .ok()?
@@ -150,13 +150,13 @@ fn parse_player_value(value: &[u8]) -> Option<Stored> {
     })
 }
 
-fn millis(d: Duration) -> u64 {
+pub(super) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
 impl RedisStore {
     /// One script on `key`'s slot, its reply an integer.
-    async fn player_int(
+    pub(super) async fn script_int(
         &self,
         conn: &mut Conn,
         what: &str,
@@ -189,13 +189,55 @@ impl RedisStore {
         }
     }
 
+    /// Compare-and-set of a versioned value (a player's, a challenge's) by [`SAVE_LUA`],
+    /// waited on by the replicas.
+    pub(super) async fn save_versioned(
+        &self,
+        what: &str,
+        lua: &Lua,
+        key: &str,
+        expected: u64,
+        bytes: &[u8],
+    ) -> Result<SaveOutcome, StoreError> {
+        let mut conn = self.conns.writer()?;
+        let value = versioned_value(expected + 1, bytes);
+        let expected_text = version_text(expected);
+        let (reply, acked) = self
+            .write(
+                &mut conn,
+                self.deadline(),
+                what,
+                lua,
+                |cmd| {
+                    cmd.arg(1).arg(key).arg(&expected_text).arg(&value);
+                },
+                true,
+            )
+            .await?;
+        let reply: Vec<i64> = redis::from_redis_value(reply).map_err(|_| corrupt(what))?;
+        let version = |n: i64| u64::try_from(n).map_err(|_| corrupt(what));
+        match reply.as_slice() {
+            [1, saved] => {
+                self.confirmed(what, acked)?;
+                Ok(SaveOutcome::Saved {
+                    version: version(*saved)?,
+                })
+            }
+            [0, current] => Ok(SaveOutcome::Conflict {
+                current: version(*current)?,
+            }),
+            [-1, _] => Ok(SaveOutcome::Missing),
+            _ => Err(corrupt(what)),
+        }
+    }
+
     /// Claims `name` for `id`, taking it over from a holder whose player is gone.
     async fn claim_name(&self, conn: &mut Conn, name: &str, id: &str) -> Result<bool, StoreError> {
         let key = self.keys.name(name);
         let claim = &self.player_scripts.claim;
         let id = id.as_bytes();
         if self
-            .player_int(conn, "claim", claim, &key, &[id, &b""[..]], true)
+            .script_int(conn, "claim", claim, &key, &[id, &b""[..]], true)
             .await?
             == 1
         {
@@ -204,7 +246,7 @@ impl RedisStore {
         let Some(holder) = self.player_named(name).await? else {
             // Freed in between (never, today: names are not given up); try once more.
             return Ok(self
-                .player_int(conn, "claim", claim, &key, &[id, &b""[..]], true)
+                .script_int(conn, "claim", claim, &key, &[id, &b""[..]], true)
                 .await?
                 == 1);
         };
@@ -213,7 +255,7 @@ impl RedisStore {
         }
         let orphan = holder.as_bytes();
         Ok(self
-            .player_int(conn, "claim", claim, &key, &[id, orphan], true)
+            .script_int(conn, "claim", claim, &key, &[id, orphan], true)
             .await?
             == 1)
     }
@@ -228,11 +270,11 @@ impl PlayerStore for RedisStore {
     ) -> Result<Created, StoreError> {
         let mut conn = self.conns.writer()?;
         let player = self.keys.player(id);
-        let value = player_value(1, &bytes);
+        let value = versioned_value(1, &bytes);
         let pending = millis(PENDING).to_string();
         let scripts = &self.player_scripts;
         let created = self
-            .player_int(
+            .script_int(
                 &mut conn,
                 "create player",
                 &scripts.create,
@@ -257,7 +299,7 @@ impl PlayerStore for RedisStore {
             }
             return Ok(Created::NameTaken);
         }
-        self.player_int(
+        self.script_int(
             &mut conn,
             "create player",
             &scripts.keep,
@@ -280,7 +322,7 @@ impl PlayerStore for RedisStore {
             )
             .await?;
         value
-            .map(|value| parse_player_value(&value).ok_or_else(|| corrupt("player value")))
+            .map(|value| parse_versioned(&value).ok_or_else(|| corrupt("player value")))
             .transpose()
     }
 
@@ -301,38 +343,15 @@ impl PlayerStore for RedisStore {
         expected: u64,
         bytes: Vec<u8>,
     ) -> Result<SaveOutcome, StoreError> {
-        let mut conn = self.conns.writer()?;
         let key = self.keys.player(id);
-        let value = player_value(expected + 1, &bytes);
-        let expected_text = version_text(expected);
-        let (reply, acked) = self
-            .write(
-                &mut conn,
-                self.deadline(),
-                "save player",
-                &self.player_scripts.save,
-                |cmd| {
-                    cmd.arg(1).arg(&key).arg(&expected_text).arg(&value);
-                },
-                true,
-            )
-            .await?;
-        let reply: Vec<i64> =
-            redis::from_redis_value(reply).map_err(|_| corrupt("save player reply"))?;
-        let version = |n: i64| u64::try_from(n).map_err(|_| corrupt("player version"));
-        match reply.as_slice() {
-            [1, saved] => {
-                self.confirmed("save player", acked)?;
-                Ok(SaveOutcome::Saved {
-                    version: version(*saved)?,
-                })
-            }
-            [0, current] => Ok(SaveOutcome::Conflict {
-                current: version(*current)?,
-            }),
-            [-1, _] => Ok(SaveOutcome::Missing),
-            _ => Err(corrupt("save player reply")),
-        }
+        self.save_versioned(
+            "save player",
+            &self.player_scripts.save,
+            &key,
+            expected,
+            &bytes,
+        )
+        .await
     }
 
     async fn add_player_game(
@@ -344,7 +363,7 @@ impl PlayerStore for RedisStore {
         let mut conn = self.conns.writer()?;
         let created = created_ms.to_string();
         let keep = PLAYER_GAMES_KEPT.to_string();
-        self.player_int(
+        self.script_int(
             &mut conn,
             "add player game",
             &self.player_scripts.add_game,
@@ -403,7 +422,7 @@ impl PlayerStore for RedisStore {
         let mut conn = self.conns.get()?;
         let (max, window) = (max.to_string(), millis(window).to_string());
         let admitted = self
-            .player_int(
+            .script_int(
                 &mut conn,
                 "admit player",
                 &self.player_scripts.admit,
@@ -435,7 +454,7 @@ impl PlayerStore for RedisStore {
 
     async fn unadmit_player(&self, address: &str) -> Result<(), StoreError> {
         let mut conn = self.conns.get()?;
-        self.player_int(
+        self.script_int(
             &mut conn,
             "unadmit player",
             &self.player_scripts.unadmit,

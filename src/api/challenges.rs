@@ -1,0 +1,255 @@
+//! Challenges: making one, answering it, taking it back, and a player's open ones.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::address::AddressKey;
+use crate::api::error::{ApiError, problems};
+use crate::api::games::bearer;
+use crate::api::ratelimit::RateLimits;
+use crate::api::wire::{ChallengeList, ChallengeView, ClockBody, CreateChallenge};
+use crate::engine::Preset;
+use crate::service::{GameService, NewChallenge};
+use crate::store::challenges::Direction;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/v1/challenges")
+            .route(web::post().to(create_challenge))
+            .route(web::get().to(list_challenges))
+            .route(web::head().to(list_challenges)),
+    )
+    .service(
+        web::resource("/v1/challenges/{id}")
+            .route(web::get().to(get_challenge))
+            .route(web::head().to(get_challenge))
+            .route(web::delete().to(cancel_challenge)),
+    )
+    .service(web::resource("/v1/challenges/{id}/accept").route(web::post().to(accept_challenge)))
+    .service(web::resource("/v1/challenges/{id}/decline").route(web::post().to(decline_challenge)));
+}
+
+fn answer(challenge: &crate::service::Challenge) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(ChallengeView::of(challenge))
+}
+
+/// Challenges players or built-in levels to a game: the challenger (the key's player)
+/// takes seat 0, the opponents the next seats in order. Each opponent that is a player
+/// gets a `challenge` event on its stream; built-in levels accept at once, so a challenge
+/// of levels only is answered `accepted`, its game created and started.
+#[utoipa::path(
+    post,
+    path = "/v1/challenges",
+    tag = "challenges",
+    operation_id = "create_challenge",
+    security(("player_key" = [])),
+    request_body = CreateChallenge,
+    responses(
+        (status = 201, description = "Made: the challenge (`open`, or `accepted` with its `game_id` when every opponent is a built-in level); `Location` names it.", body = ChallengeView,
+            headers(("Location" = String, description = "/v1/challenges/{id}"))),
+        (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
+        (status = 404, response = problems::NotFound),
+        (status = 413, response = problems::PayloadTooLarge),
+        (status = 422, response = problems::UnprocessableContent),
+        (status = 429, response = problems::RateLimited),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn create_challenge(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    limits: Option<web::Data<RateLimits>>,
+    body: web::Json<CreateChallenge>,
+) -> Result<HttpResponse, ApiError> {
+    let peer = req.peer_addr().map(|a| a.ip());
+    let from = match &limits {
+        Some(limits) => limits.client_address(peer, req.headers()),
+        None => peer,
+    };
+    let body = body.into_inner();
+    let preset: Preset = body
+        .preset
+        .parse()
+        .map_err(|e: crate::engine::RulesError| ApiError::invalid_rules(e.to_string()))?;
+    let new = NewChallenge {
+        opponents: body.opponents,
+        preset,
+        overrides: body.rules.unwrap_or_default(),
+        seats: body.seats.unwrap_or(2),
+        clock: body
+            .clock
+            .as_ref()
+            .map(ClockBody::parse)
+            .transpose()
+            .map_err(ApiError::invalid_rules)?,
+        rated: body.rated,
+    };
+    let challenge = games
+        .challenge(bearer(req.headers())?, new, from.map(AddressKey::from))
+        .await?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/challenges/{}", challenge.id)))
+        .json(ChallengeView::of(&challenge)))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// `in` (the default): challenges to the key's player; `out`: those it made.
+    #[param(schema_with = in_or_out)]
+    direction: Option<String>,
+}
+
+fn in_or_out() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .enum_values(Some(["in", "out"]))
+        .build()
+}
+
+/// The key's player's open challenges, newest first: those it received (`in`) or made
+/// (`out`). On (re)connecting to its stream, a client lists them to catch up.
+#[utoipa::path(
+    get,
+    path = "/v1/challenges",
+    tag = "challenges",
+    operation_id = "list_challenges",
+    security(("player_key" = [])),
+    params(ListQuery),
+    responses(
+        (status = 200, description = "The open challenges (at most 100).", body = ChallengeList),
+        (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn list_challenges(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let direction = match query.direction.as_deref() {
+        None | Some("in") => Direction::In,
+        Some("out") => Direction::Out,
+        Some(_) => return Err(ApiError::bad_request("direction: `in` or `out`")),
+    };
+    let found = games.challenges(bearer(req.headers())?, direction).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(ChallengeList {
+            challenges: found.iter().map(ChallengeView::of).collect(),
+        }))
+}
+
+/// A challenge, for one of its players.
+#[utoipa::path(
+    get,
+    path = "/v1/challenges/{id}",
+    tag = "challenges",
+    operation_id = "get_challenge",
+    security(("player_key" = [])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, description = "The challenge.", body = ChallengeView),
+        (status = 401, response = problems::Unauthorized),
+        (status = 403, response = problems::Forbidden),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn get_challenge(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let challenge = games.challenge_of(bearer(req.headers())?, &id).await?;
+    Ok(answer(&challenge))
+}
+
+/// Accepts a challenge (an opponent's key). When every opponent has, the game is created
+/// with every seat bound and starts: `game_id` names it, and every player's stream gets
+/// `game_started`. Accepting again answers the challenge as it is.
+#[utoipa::path(
+    post,
+    path = "/v1/challenges/{id}/accept",
+    tag = "challenges",
+    operation_id = "accept_challenge",
+    security(("player_key" = [])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, description = "The challenge, `accepted` with its `game_id` once every opponent has.", body = ChallengeView),
+        (status = 401, response = problems::Unauthorized),
+        (status = 403, response = problems::Forbidden),
+        (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn accept_challenge(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let challenge = games.accept(bearer(req.headers())?, &id).await?;
+    Ok(answer(&challenge))
+}
+
+/// Declines a challenge (an opponent's key): it closes for everyone, and the other
+/// players' streams get `challenge_declined`.
+#[utoipa::path(
+    post,
+    path = "/v1/challenges/{id}/decline",
+    tag = "challenges",
+    operation_id = "decline_challenge",
+    security(("player_key" = [])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, description = "The challenge, `declined`.", body = ChallengeView),
+        (status = 401, response = problems::Unauthorized),
+        (status = 403, response = problems::Forbidden),
+        (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn decline_challenge(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let challenge = games.decline(bearer(req.headers())?, &id).await?;
+    Ok(answer(&challenge))
+}
+
+/// Cancels a challenge (the challenger's key): the opponents' streams get
+/// `challenge_canceled`.
+#[utoipa::path(
+    delete,
+    path = "/v1/challenges/{id}",
+    tag = "challenges",
+    operation_id = "cancel_challenge",
+    security(("player_key" = [])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, description = "The challenge, `canceled`.", body = ChallengeView),
+        (status = 401, response = problems::Unauthorized),
+        (status = 403, response = problems::Forbidden),
+        (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn cancel_challenge(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let challenge = games.cancel_challenge(bearer(req.headers())?, &id).await?;
+    Ok(answer(&challenge))
+}

@@ -1,0 +1,739 @@
+//! Challenges: a player invites players or built-in levels to a game. Each human opponent
+//! accepts or declines; the challenger may cancel; an open challenge expires after
+//! [`CHALLENGE_TTL`] (`CHALLENGE_TTL_SECS`). When every opponent has accepted (levels accept at once), the game
+//! is created with every seat bound, and starts.
+//!
+//! All of it is in the store, so any process can answer what another received. Every
+//! change is a compare-and-set on the challenge's version, and the one that makes it
+//! accepted also names its game's id: a challenge becomes exactly one game, created by the
+//! request that completed it, or (if that process died in between) by a sweep.
+
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::address::AddressKey;
+use crate::bots::Level;
+use crate::engine::{Preset, RulesPatch};
+use crate::store::challenges::{ChallengeStore, Direction, Parties};
+use crate::store::players::PlayerStore;
+use crate::store::{GameStore, SaveOutcome, StoreError};
+
+use super::clock::ClockSettings;
+use super::lobby::NewGame;
+use super::player_events::PlayerNews;
+use super::players::{NO_KEY, PlayerRecord, folded};
+use super::{Error, GameService, now_ms};
+
+/// How long a challenge waits for its answers, unless `CHALLENGE_TTL_SECS` says otherwise.
+pub const CHALLENGE_TTL: Duration = Duration::from_secs(600);
+/// Open challenges a player may have made at once.
+pub const MAX_OPEN_CHALLENGES: usize = 20;
+/// How long after its acceptance a sweep makes sure a challenge's game exists (the
+/// accepting request creates it at once; this is for a process that died in between).
+const RECOVER_AFTER: Duration = Duration::from_secs(10);
+/// Due challenges a sweep acts on at most.
+const SWEEP_BATCH: usize = 64;
+/// Challenges one listing reads at most.
+const LISTED: usize = 100;
+/// Compare-and-set attempts before a change gives up (each loss means another answer
+/// came in meanwhile; a handful of opponents cannot race for long).
+const ATTEMPTS: usize = 8;
+
+/// The challenge record's format byte, then postcard.
+const FORMAT: u8 = 1;
+
+/// A player in a challenge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Party {
+    pub id: String,
+    pub name: String,
+}
+
+/// One opponent of a challenge: a player, who answers, or a built-in level, which accepts
+/// at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Opponent {
+    Player { party: Party, accepted: bool },
+    Level(Level),
+}
+
+impl Opponent {
+    fn player(&self) -> Option<&Party> {
+        match self {
+            Opponent::Player { party, .. } => Some(party),
+            Opponent::Level(_) => None,
+        }
+    }
+
+    pub fn accepted(&self) -> bool {
+        match self {
+            Opponent::Player { accepted, .. } => *accepted,
+            Opponent::Level(_) => true,
+        }
+    }
+}
+
+/// Where a challenge stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ChallengeStatus {
+    Open,
+    /// Every opponent accepted: its game exists (or is being created).
+    Accepted,
+    Declined,
+    Canceled,
+    Expired,
+}
+
+impl ChallengeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChallengeStatus::Open => "open",
+            ChallengeStatus::Accepted => "accepted",
+            ChallengeStatus::Declined => "declined",
+            ChallengeStatus::Canceled => "canceled",
+            ChallengeStatus::Expired => "expired",
+        }
+    }
+}
+
+/// A challenge, as stored and as its players see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Challenge {
+    pub id: String,
+    status: ChallengeStatus,
+    /// Seat 0.
+    pub challenger: Party,
+    /// Seats 1 and on, in order.
+    pub opponents: Vec<Opponent>,
+    pub preset: Preset,
+    #[serde(with = "patch_as_json")]
+    pub overrides: RulesPatch,
+    pub seats: u8,
+    pub clock: Option<ClockSettings>,
+    pub rated: bool,
+    pub created_ms: u64,
+    pub expires_ms: u64,
+    /// The game it became, once accepted.
+    pub game_id: Option<String>,
+    /// The player who declined it.
+    pub declined_by: Option<String>,
+}
+
+impl Challenge {
+    /// Its status at `now`: an open challenge past its expiry is expired, whether or not
+    /// a sweep has said so yet.
+    pub fn status_at(&self, now: u64) -> ChallengeStatus {
+        match self.status {
+            ChallengeStatus::Open if now >= self.expires_ms => ChallengeStatus::Expired,
+            status => status,
+        }
+    }
+
+    /// Its status now.
+    pub fn status_now(&self) -> ChallengeStatus {
+        self.status_at(now_ms())
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        postcard::to_extend(self, vec![FORMAT]).expect("a challenge always serialises")
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Challenge, Error> {
+        match bytes.split_first() {
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
+                .map_err(|e| Error::Internal(format!("stored challenge unreadable: {e}"))),
+            _ => Err(Error::Internal(
+                "stored challenge unreadable: unknown format".into(),
+            )),
+        }
+    }
+
+    /// The opponents that are players, by id.
+    fn opponent_ids(&self) -> Vec<String> {
+        self.opponents
+            .iter()
+            .filter_map(|o| o.player().map(|p| p.id.clone()))
+            .collect()
+    }
+
+    /// Every player in it, challenger first.
+    fn player_ids(&self) -> Vec<String> {
+        std::iter::once(self.challenger.id.clone())
+            .chain(self.opponent_ids())
+            .collect()
+    }
+
+    fn all_accepted(&self) -> bool {
+        self.opponents.iter().all(Opponent::accepted)
+    }
+
+    /// The game it asks for, its seats as yet unbound.
+    fn new_game(&self) -> NewGame {
+        NewGame {
+            preset: self.preset,
+            overrides: self.overrides,
+            seats: self.seats,
+            bots: self
+                .opponents
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| match o {
+                    Opponent::Level(level) => Some((i as u8 + 1, *level)),
+                    Opponent::Player { .. } => None,
+                })
+                .collect(),
+            seed: None,
+            deal: None,
+            clock: self.clock,
+        }
+    }
+}
+
+/// Rules overrides as their JSON text: `RulesPatch` leaves absent fields out, which a
+/// format without field names (postcard) cannot read back.
+mod patch_as_json {
+    use serde::de::Error as _;
+    use serde::ser::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::engine::RulesPatch;
+
+    pub fn serialize<S: Serializer>(patch: &RulesPatch, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::to_string(patch)
+            .map_err(S::Error::custom)?
+            .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<RulesPatch, D::Error> {
+        serde_json::from_str(&String::deserialize(d)?).map_err(D::Error::custom)
+    }
+}
+
+/// A new challenge, as its challenger asks for it.
+#[derive(Debug, Clone)]
+pub struct NewChallenge {
+    /// Player names or ids, or built-in levels: one per seat after the challenger's.
+    pub opponents: Vec<String>,
+    pub preset: Preset,
+    pub overrides: RulesPatch,
+    pub seats: u8,
+    pub clock: Option<ClockSettings>,
+    pub rated: bool,
+}
+
+/// What an answer to a challenge does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+impl GameService {
+    /// Makes a challenge for the key's player. One of built-in levels only is accepted at
+    /// once: its game is created in this request (counted against `from`'s games).
+    pub async fn challenge(
+        &self,
+        key: Option<&str>,
+        new: NewChallenge,
+        from: Option<AddressKey>,
+    ) -> Result<Challenge, Error> {
+        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let others = usize::from(new.seats.saturating_sub(1));
+        if new.opponents.len() != others {
+            return Err(Error::BadRequest(format!(
+                "opponents: one per seat after the challenger's: {others} for {} seats",
+                new.seats
+            )));
+        }
+        let challenge = Challenge {
+            id: uuid::Uuid::new_v4().to_string(),
+            status: ChallengeStatus::Open,
+            challenger: Party {
+                id: me.id.clone(),
+                name: me.name.clone(),
+            },
+            opponents: Vec::new(),
+            preset: new.preset,
+            overrides: new.overrides,
+            seats: new.seats,
+            clock: new.clock,
+            rated: new.rated,
+            created_ms: now_ms(),
+            expires_ms: now_ms() + self.challenge_ttl().as_millis() as u64,
+            game_id: None,
+            declined_by: None,
+        };
+        // The rules, seats and clock are checked as a game's are.
+        self.new_record(&challenge.new_game())?;
+        let rules = new.preset.rules().with(&new.overrides);
+        if new.rated && (rules.sides(new.seats) != 2 || new.overrides != RulesPatch::default()) {
+            return Err(Error::InvalidRules(
+                "rated: a rated game has two sides (2 seats, or 4 in teams) and the \
+                 preset's rules as they stand (no rules overrides)"
+                    .into(),
+            ));
+        }
+        let mut challenge = challenge;
+        for who in &new.opponents {
+            let opponent = self.opponent(who, &me).await?;
+            if let Some(party) = opponent.player()
+                && challenge.opponent_ids().contains(&party.id)
+            {
+                return Err(Error::BadRequest(format!(
+                    "opponents: {who:?} is named twice; a player sits once"
+                )));
+            }
+            challenge.opponents.push(opponent);
+        }
+        if self.open_challenges(&me.id, Direction::Out).await?.len() >= MAX_OPEN_CHALLENGES {
+            return Err(Error::TooManyChallenges {
+                max: MAX_OPEN_CHALLENGES,
+            });
+        }
+        let opponents = challenge.opponent_ids();
+        let parties = Parties {
+            challenger: &me.id,
+            opponents: &opponents,
+        };
+        if challenge.all_accepted() {
+            // Levels only: the game first (it may be refused by the address's cap), then
+            // the challenge that names it.
+            challenge.status = ChallengeStatus::Accepted;
+            challenge.game_id = Some(uuid::Uuid::new_v4().to_string());
+            self.start(&challenge, from).await?;
+            self.store
+                .create_challenge(
+                    &challenge.id,
+                    challenge.encode(),
+                    challenge.created_ms,
+                    parties,
+                    None,
+                )
+                .await?;
+        } else {
+            self.store
+                .create_challenge(
+                    &challenge.id,
+                    challenge.encode(),
+                    challenge.created_ms,
+                    parties,
+                    Some(challenge.expires_ms),
+                )
+                .await?;
+            for player in &opponents {
+                self.tell_player(player, &PlayerNews::Challenge(Box::new(challenge.clone())))
+                    .await;
+            }
+        }
+        self.metrics.challenge("made");
+        tracing::info!(challenge_id = %challenge.id, challenger = %me.id, status = challenge.status.as_str(), game_id = ?challenge.game_id, "challenge made");
+        Ok(challenge)
+    }
+
+    /// A challenge, for one of its players.
+    pub async fn challenge_of(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
+        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, challenge) = self.load_challenge(id).await?;
+        if !challenge.player_ids().contains(&me.id) {
+            return Err(Error::Forbidden(
+                "this challenge is between other players".into(),
+            ));
+        }
+        Ok(challenge)
+    }
+
+    /// The key's player's open challenges in `direction`, newest first.
+    pub async fn challenges(
+        &self,
+        key: Option<&str>,
+        direction: Direction,
+    ) -> Result<Vec<Challenge>, Error> {
+        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        self.open_challenges(&me.id, direction).await
+    }
+
+    /// An opponent accepts; the last acceptance creates the game (counted against no
+    /// address: the challenger's cap is on its challenges).
+    pub async fn accept(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
+        self.answer(key, id, Answer::Accept).await
+    }
+
+    /// An opponent declines: the challenge is closed for everyone.
+    pub async fn decline(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
+        self.answer(key, id, Answer::Decline).await
+    }
+
+    /// The challenger takes its challenge back.
+    pub async fn cancel_challenge(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
+        self.answer(key, id, Answer::Cancel).await
+    }
+
+    async fn answer(
+        &self,
+        key: Option<&str>,
+        id: &str,
+        answer: Answer,
+    ) -> Result<Challenge, Error> {
+        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        for _ in 0..ATTEMPTS {
+            let (version, mut challenge) = self.load_challenge(id).await?;
+            let mine = challenge
+                .opponents
+                .iter()
+                .position(|o| o.player().is_some_and(|p| p.id == me.id));
+            let challenger = challenge.challenger.id == me.id;
+            match (answer, mine, challenger) {
+                (Answer::Cancel, _, false) => {
+                    return Err(Error::Forbidden(
+                        "only the challenger may cancel a challenge".into(),
+                    ));
+                }
+                (Answer::Accept | Answer::Decline, None, _) => {
+                    return Err(Error::Forbidden(if challenger {
+                        "the challenger answers no challenge of its own; cancel it instead".into()
+                    } else {
+                        "this challenge is not to this player".into()
+                    }));
+                }
+                _ => {}
+            }
+            let now = now_ms();
+            let status = challenge.status_at(now);
+            // The same answer again gets the same challenge: a retry is harmless.
+            let repeated = match (answer, status) {
+                (Answer::Accept, ChallengeStatus::Open | ChallengeStatus::Accepted) => {
+                    mine.is_some_and(|i| challenge.opponents[i].accepted())
+                }
+                (Answer::Decline, ChallengeStatus::Declined) => {
+                    challenge.declined_by.as_deref() == Some(me.id.as_str())
+                }
+                (Answer::Cancel, ChallengeStatus::Canceled) => true,
+                _ => false,
+            };
+            if repeated {
+                return Ok(challenge);
+            }
+            if status != ChallengeStatus::Open {
+                return Err(Error::ChallengeClosed(format!(
+                    "this challenge is {} already",
+                    status.as_str()
+                )));
+            }
+            match answer {
+                Answer::Accept => {
+                    if let Some(Opponent::Player { accepted, .. }) =
+                        mine.map(|i| &mut challenge.opponents[i])
+                    {
+                        *accepted = true;
+                    }
+                    if challenge.all_accepted() {
+                        challenge.status = ChallengeStatus::Accepted;
+                        challenge.game_id = Some(uuid::Uuid::new_v4().to_string());
+                    }
+                }
+                Answer::Decline => {
+                    challenge.status = ChallengeStatus::Declined;
+                    challenge.declined_by = Some(me.id.clone());
+                }
+                Answer::Cancel => challenge.status = ChallengeStatus::Canceled,
+            }
+            match self
+                .store
+                .save_challenge(id, version, challenge.encode())
+                .await?
+            {
+                SaveOutcome::Saved { .. } => {}
+                SaveOutcome::Conflict { .. } => continue,
+                SaveOutcome::Missing => return Err(Error::ChallengeNotFound),
+            }
+            tracing::info!(challenge_id = %id, player_id = %me.id, ?answer, status = challenge.status.as_str(), "challenge answered");
+            if challenge.status != ChallengeStatus::Open {
+                self.metrics.challenge(challenge.status.as_str());
+            }
+            self.closed(&challenge, &me.id).await;
+            return Ok(challenge);
+        }
+        Err(Error::Internal(
+            "a challenge kept changing under an answer".into(),
+        ))
+    }
+
+    /// After a change of `challenge` made by player `by`: its game created if it was
+    /// accepted, the players told if it closed otherwise, and the index of due challenges
+    /// set to what is left to do.
+    async fn closed(&self, challenge: &Challenge, by: &str) {
+        let news = match challenge.status {
+            ChallengeStatus::Open => return,
+            ChallengeStatus::Accepted => {
+                // Should this process stop before the game is created, a sweep creates it.
+                let recover = Some(now_ms() + RECOVER_AFTER.as_millis() as u64);
+                self.set_challenge_due(&challenge.id, recover).await;
+                match self.start(challenge, None).await {
+                    Ok(()) => self.set_challenge_due(&challenge.id, None).await,
+                    Err(e) => {
+                        tracing::warn!(challenge_id = %challenge.id, error = %e, "an accepted challenge's game was not created; a sweep creates it");
+                    }
+                }
+                return;
+            }
+            ChallengeStatus::Declined => PlayerNews::ChallengeDeclined(Box::new(challenge.clone())),
+            ChallengeStatus::Canceled => PlayerNews::ChallengeCanceled(Box::new(challenge.clone())),
+            ChallengeStatus::Expired => PlayerNews::ChallengeExpired(Box::new(challenge.clone())),
+        };
+        self.set_challenge_due(&challenge.id, None).await;
+        for player in challenge.player_ids() {
+            if player != by {
+                self.tell_player(&player, &news).await;
+            }
+        }
+    }
+
+    /// Creates accepted `challenge`'s game, every seat bound, unless it exists already;
+    /// then tells its players it started.
+    async fn start(&self, challenge: &Challenge, from: Option<AddressKey>) -> Result<(), Error> {
+        let game_id = challenge
+            .game_id
+            .as_deref()
+            .ok_or_else(|| Error::Internal("an accepted challenge names no game".into()))?;
+        let mut record = self.new_record(&challenge.new_game())?;
+        record.rated = challenge.rated;
+        let humans = std::iter::once((0u8, &challenge.challenger)).chain(
+            challenge
+                .opponents
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| Some((i as u8 + 1, o.player()?))),
+        );
+        for (seat, party) in humans {
+            // The key opens a bound seat: this token is never shown.
+            let mut token = [0u8; 32];
+            rand::rng().fill_bytes(&mut token);
+            record.seat_bound(seat, &party.name, &hex::encode(token), &party.id);
+            // Indexed before the game exists, as a join does (see `seating`).
+            self.store
+                .add_player_game(&party.id, game_id, record.created_ms)
+                .await?;
+        }
+        match self.store_new(game_id, &record, from).await {
+            Ok(()) => {}
+            Err(StoreError::Exists) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+        tracing::info!(game_id, challenge_id = %challenge.id, preset = challenge.preset.name(), rated = record.rated, "game created for a challenge");
+        self.tell_players(game_id, &record, true, false).await;
+        Ok(())
+    }
+
+    /// One pass over the due challenges (run by every process's sweep): open ones past
+    /// their expiry are closed and their players told, and accepted ones get their game
+    /// if the process that accepted them died before creating it. Returns how many it
+    /// acted on.
+    pub async fn sweep_challenges(&self) -> Result<usize, Error> {
+        let now = now_ms();
+        let due = self.store.challenges_due(now, SWEEP_BATCH).await?;
+        let mut acted = 0;
+        for id in due {
+            match self.tend_challenge(&id, now).await {
+                Ok(true) => acted += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(challenge_id = %id, error = %e, "a due challenge could not be acted on; retried on the next sweep");
+                }
+            }
+        }
+        Ok(acted)
+    }
+
+    async fn tend_challenge(&self, id: &str, now: u64) -> Result<bool, Error> {
+        let (version, mut challenge) = match self.load_challenge(id).await {
+            Ok(loaded) => loaded,
+            Err(Error::ChallengeNotFound) => {
+                self.set_challenge_due(id, None).await;
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        };
+        match (challenge.status, challenge.status_at(now)) {
+            (ChallengeStatus::Open, ChallengeStatus::Expired) => {
+                challenge.status = ChallengeStatus::Expired;
+                match self
+                    .store
+                    .save_challenge(id, version, challenge.encode())
+                    .await?
+                {
+                    // The winner of the compare-and-set tells, exactly once.
+                    SaveOutcome::Saved { .. } => {
+                        tracing::info!(challenge_id = %id, "challenge expired");
+                        self.metrics.challenge("expired");
+                        self.closed(&challenge, "").await;
+                        Ok(true)
+                    }
+                    // Answered meanwhile: the next sweep sees what it became.
+                    SaveOutcome::Conflict { .. } => Ok(false),
+                    SaveOutcome::Missing => Ok(false),
+                }
+            }
+            (ChallengeStatus::Open, _) => {
+                self.set_challenge_due(id, Some(challenge.expires_ms)).await;
+                Ok(false)
+            }
+            (ChallengeStatus::Accepted, _) => {
+                let game_id = challenge.game_id.clone().unwrap_or_default();
+                if self.store.load(&game_id).await?.is_none() {
+                    tracing::warn!(challenge_id = %id, game_id, "an accepted challenge had no game: creating it");
+                    self.start(&challenge, None).await?;
+                }
+                self.set_challenge_due(id, None).await;
+                Ok(true)
+            }
+            _ => {
+                self.set_challenge_due(id, None).await;
+                Ok(false)
+            }
+        }
+    }
+
+    async fn load_challenge(&self, id: &str) -> Result<(u64, Challenge), Error> {
+        let stored = self
+            .store
+            .load_challenge(id)
+            .await?
+            .ok_or(Error::ChallengeNotFound)?;
+        Ok((stored.version, Challenge::decode(&stored.bytes)?))
+    }
+
+    /// Player `player`'s open challenges in `direction`, newest first.
+    async fn open_challenges(
+        &self,
+        player: &str,
+        direction: Direction,
+    ) -> Result<Vec<Challenge>, Error> {
+        let now = now_ms();
+        let since = now.saturating_sub(self.challenge_ttl().as_millis() as u64);
+        let ids = self
+            .store
+            .player_challenges(player, direction, since, LISTED)
+            .await?;
+        let loaded = join_all(ids.iter().map(|id| self.store.load_challenge(id))).await;
+        let mut open = Vec::new();
+        for stored in loaded {
+            let Some(stored) = stored? else { continue };
+            let challenge = Challenge::decode(&stored.bytes)?;
+            if challenge.status_at(now) == ChallengeStatus::Open {
+                open.push(challenge);
+            }
+        }
+        Ok(open)
+    }
+
+    fn challenge_ttl(&self) -> Duration {
+        match self.caps.challenge_ttl {
+            Duration::ZERO => CHALLENGE_TTL,
+            ttl => ttl,
+        }
+    }
+
+    async fn set_challenge_due(&self, id: &str, due: Option<u64>) {
+        if let Err(e) = self.store.index_challenge_due(id, due).await {
+            tracing::warn!(challenge_id = %id, error = %e, "could not index a challenge's next step");
+        }
+    }
+
+    /// An opponent named `who` (a level, or a player's name or id) for challenger `me`.
+    async fn opponent(&self, who: &str, me: &PlayerRecord) -> Result<Opponent, Error> {
+        if let Ok(level) = who.parse::<Level>() {
+            return Ok(Opponent::Level(level));
+        }
+        let id = match uuid::Uuid::try_parse(who) {
+            Ok(id) => Some(id.simple().to_string()),
+            Err(_) => self.store.player_named(&folded(who)).await?,
+        };
+        let player = match id {
+            Some(id) => self.player_record(&id).await?.map(|(_, p)| p),
+            None => None,
+        };
+        let player = player
+            .ok_or_else(|| Error::OpponentNotFound(format!("opponents: no player {who:?}")))?;
+        if player.id == me.id {
+            return Err(Error::BadRequest(
+                "opponents: a player cannot challenge itself".into(),
+            ));
+        }
+        Ok(Opponent::Player {
+            party: Party {
+                id: player.id.clone(),
+                name: player.name.clone(),
+            },
+            accepted: false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn challenge() -> Challenge {
+        Challenge {
+            id: "c".into(),
+            status: ChallengeStatus::Open,
+            challenger: Party {
+                id: "a".into(),
+                name: "ann".into(),
+            },
+            opponents: vec![
+                Opponent::Player {
+                    party: Party {
+                        id: "b".into(),
+                        name: "bob".into(),
+                    },
+                    accepted: false,
+                },
+                Opponent::Level(Level::Greedy),
+            ],
+            preset: Preset::Draw,
+            overrides: RulesPatch {
+                target: Some(None),
+                rounds: Some(Some(3)),
+                ..RulesPatch::default()
+            },
+            seats: 3,
+            clock: None,
+            rated: false,
+            created_ms: 1_000,
+            expires_ms: 2_000,
+            game_id: None,
+            declined_by: None,
+        }
+    }
+
+    #[test]
+    fn an_open_challenge_is_expired_from_its_expiry_on_and_a_closed_one_stays_as_it_is() {
+        let mut c = challenge();
+        assert_eq!(c.status_at(1_999), ChallengeStatus::Open);
+        assert_eq!(c.status_at(2_000), ChallengeStatus::Expired);
+        c.status = ChallengeStatus::Declined;
+        assert_eq!(c.status_at(5_000), ChallengeStatus::Declined);
+    }
+
+    #[test]
+    fn a_challenge_reads_back_as_it_was_stored_and_another_format_is_refused() {
+        let c = challenge();
+        assert_eq!(Challenge::decode(&c.encode()).unwrap(), c);
+        let mut bytes = c.encode();
+        bytes[0] = FORMAT + 1;
+        assert!(Challenge::decode(&bytes).is_err());
+    }
+
+    #[test]
+    fn its_game_seats_levels_after_the_challenger_in_the_order_named() {
+        let c = challenge();
+        assert_eq!(c.new_game().bots, vec![(2, Level::Greedy)]);
+        assert!(!c.all_accepted());
+        assert_eq!(c.player_ids(), vec!["a".to_owned(), "b".to_owned()]);
+    }
+}

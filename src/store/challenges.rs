@@ -1,0 +1,149 @@
+//! Persistence of challenges: a player's invitation to a game, answered by its opponents.
+//! Like a player, a challenge is one opaque blob with a version (the service owns its
+//! format and decides with a compare-and-set); the store adds the indexes it cannot read
+//! from the blob: each player's challenges, in and out, and the challenges due (to expire,
+//! or to be finished after a crash between their acceptance and their game's creation).
+//!
+//! The indexes are hints, written after the challenge itself: the service loads what they
+//! name and trusts only the blob, so an index entry left by a crash costs a load, never a
+//! wrong answer. A challenge is kept [`CHALLENGE_KEPT`] after its creation, then dropped.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::{SaveOutcome, StoreError, Stored};
+
+/// How long the store keeps a challenge, whatever became of it (an open one expires much
+/// sooner: the service decides that, and answers for it this long).
+pub const CHALLENGE_KEPT: Duration = Duration::from_secs(24 * 3600);
+
+/// Which of a player's challenges: those it received, or those it made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    In,
+    Out,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::In => "in",
+            Direction::Out => "out",
+        }
+    }
+}
+
+/// Who a new challenge concerns, for the indexes.
+#[derive(Debug, Clone)]
+pub struct Parties<'a> {
+    pub challenger: &'a str,
+    /// The opponents that are players (built-in levels have no index).
+    pub opponents: &'a [String],
+}
+
+/// The contract both stores keep for challenges.
+pub trait ChallengeStore: Send + Sync + 'static {
+    /// Stores a new challenge under `id` at version 1, indexed under each party by
+    /// `created_ms` and as due at `due_ms` (if any).
+    fn create_challenge(
+        &self,
+        id: &str,
+        bytes: Vec<u8>,
+        created_ms: u64,
+        parties: Parties<'_>,
+        due_ms: Option<u64>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// A challenge by id; `None` when there is none (or it is no longer kept).
+    fn load_challenge(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<Stored>, StoreError>> + Send;
+
+    /// Compare-and-set of a challenge's blob on its version.
+    fn save_challenge(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> impl Future<Output = Result<SaveOutcome, StoreError>> + Send;
+
+    /// Player `player`'s challenges in `direction` created at `since_ms` or later, newest
+    /// first, at most `limit`. Older entries are dropped from the index as it is read.
+    fn player_challenges(
+        &self,
+        player: &str,
+        direction: Direction,
+        since_ms: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Sets (or with `None` drops) challenge `id`'s entry in the index of due challenges.
+    fn index_challenge_due(
+        &self,
+        id: &str,
+        due_ms: Option<u64>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Challenges due at `now_ms` or before, earliest first, at most `limit`.
+    fn challenges_due(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+}
+
+use super::any::AnyStore;
+
+macro_rules! delegate {
+    ($self:ident, $store:ident => $call:expr) => {
+        match $self {
+            AnyStore::Memory($store) => $call.await,
+            AnyStore::Redis($store) => $call.await,
+        }
+    };
+}
+
+impl ChallengeStore for AnyStore {
+    async fn create_challenge(
+        &self,
+        id: &str,
+        bytes: Vec<u8>,
+        created_ms: u64,
+        parties: Parties<'_>,
+        due_ms: Option<u64>,
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.create_challenge(id, bytes, created_ms, parties, due_ms))
+    }
+
+    async fn load_challenge(&self, id: &str) -> Result<Option<Stored>, StoreError> {
+        delegate!(self, s => s.load_challenge(id))
+    }
+
+    async fn save_challenge(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> Result<SaveOutcome, StoreError> {
+        delegate!(self, s => s.save_challenge(id, expected, bytes))
+    }
+
+    async fn player_challenges(
+        &self,
+        player: &str,
+        direction: Direction,
+        since_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.player_challenges(player, direction, since_ms, limit))
+    }
+
+    async fn index_challenge_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {
+        delegate!(self, s => s.index_challenge_due(id, due_ms))
+    }
+
+    async fn challenges_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.challenges_due(now_ms, limit))
+    }
+}
