@@ -25,6 +25,9 @@ use domino_server::store::{
 };
 use futures_util::StreamExt;
 
+#[path = "store/challenges.rs"]
+mod challenges;
+use challenges::*;
 #[path = "store/players.rs"]
 mod players;
 use players::*;
@@ -40,7 +43,9 @@ const OP_TIMEOUT_DOWN: Duration = Duration::from_millis(500);
 const PROMPTLY: Duration = Duration::from_secs(5);
 
 trait Backend {
-    type Store: GameStore + domino_server::store::players::PlayerStore;
+    type Store: GameStore
+        + domino_server::store::players::PlayerStore
+        + domino_server::store::challenges::ChallengeStore;
     async fn open(idle_ttl: Duration) -> Self::Store;
 }
 
@@ -202,6 +207,9 @@ contract_tests!(
     a_player_is_saved_by_compare_and_set,
     a_players_games_are_listed_newest_first_a_page_at_a_time,
     creations_are_admitted_per_address_up_to_the_cap,
+    a_challenge_is_created_once_and_saved_by_compare_and_set,
+    a_players_challenges_are_indexed_in_and_out_newest_first,
+    due_challenges_come_earliest_first_until_their_entry_is_dropped,
 );
 
 /// One holder at a time: another is refused until the holder gives the lease up or it

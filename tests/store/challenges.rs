@@ -1,0 +1,165 @@
+//! The challenges' part of the store contract: a challenge created once and saved by
+//! compare-and-set, each player's index in and out (older entries dropped as it is read),
+//! and the index of due challenges.
+
+use domino_server::store::challenges::{ChallengeStore, Direction, Parties};
+use domino_server::store::{SaveOutcome, StoreError, Stored};
+
+use super::{Backend, LONG_TTL, new_id};
+
+pub(crate) async fn a_challenge_is_created_once_and_saved_by_compare_and_set<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (id, ann) = (new_id(), new_id());
+    let parties = || Parties {
+        challenger: &ann,
+        opponents: &[],
+    };
+    store
+        .create_challenge(&id, b"open".to_vec(), 10, parties(), None)
+        .await
+        .unwrap();
+    assert!(matches!(
+        store
+            .create_challenge(&id, b"again".to_vec(), 10, parties(), None)
+            .await,
+        Err(StoreError::Exists)
+    ));
+    assert_eq!(
+        store.load_challenge(&id).await.unwrap(),
+        Some(Stored {
+            version: 1,
+            bytes: b"open".to_vec()
+        })
+    );
+    assert_eq!(
+        store
+            .save_challenge(&id, 1, b"accepted".to_vec())
+            .await
+            .unwrap(),
+        SaveOutcome::Saved { version: 2 }
+    );
+    assert_eq!(
+        store
+            .save_challenge(&id, 1, b"late".to_vec())
+            .await
+            .unwrap(),
+        SaveOutcome::Conflict { current: 2 }
+    );
+    assert_eq!(
+        store.load_challenge(&id).await.unwrap().unwrap().bytes,
+        b"accepted"
+    );
+    assert_eq!(
+        store
+            .save_challenge(&new_id(), 1, b"x".to_vec())
+            .await
+            .unwrap(),
+        SaveOutcome::Missing
+    );
+    assert_eq!(store.load_challenge(&new_id()).await.unwrap(), None);
+}
+
+pub(crate) async fn a_players_challenges_are_indexed_in_and_out_newest_first<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (ann, bob, cat) = (new_id(), new_id(), new_id());
+    let opponents = [bob.clone(), cat.clone()];
+    for (id, at) in [("c-old", 10), ("c-new", 30), ("c-mid", 20)] {
+        let parties = Parties {
+            challenger: &ann,
+            opponents: &opponents,
+        };
+        store
+            .create_challenge(&format!("{id}-{ann}"), vec![1], at, parties, None)
+            .await
+            .unwrap();
+    }
+    let names = |ids: Vec<String>| -> Vec<String> {
+        ids.into_iter()
+            .map(|id| id.split('-').take(2).collect::<Vec<_>>().join("-"))
+            .collect()
+    };
+    assert_eq!(
+        names(
+            store
+                .player_challenges(&ann, Direction::Out, 0, 10)
+                .await
+                .unwrap()
+        ),
+        ["c-new", "c-mid", "c-old"]
+    );
+    assert_eq!(
+        names(
+            store
+                .player_challenges(&cat, Direction::In, 0, 2)
+                .await
+                .unwrap()
+        ),
+        ["c-new", "c-mid"]
+    );
+    assert!(
+        store
+            .player_challenges(&ann, Direction::In, 0, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Entries made before `since` are dropped as the index is read.
+    assert_eq!(
+        names(
+            store
+                .player_challenges(&bob, Direction::In, 20, 10)
+                .await
+                .unwrap()
+        ),
+        ["c-new", "c-mid"]
+    );
+    assert_eq!(
+        names(
+            store
+                .player_challenges(&bob, Direction::In, 0, 10)
+                .await
+                .unwrap()
+        ),
+        ["c-new", "c-mid"]
+    );
+}
+
+pub(crate) async fn due_challenges_come_earliest_first_until_their_entry_is_dropped<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let ann = new_id();
+    let (early, late, never) = (new_id(), new_id(), new_id());
+    for (id, due) in [(&late, Some(2_000)), (&early, Some(1_000)), (&never, None)] {
+        let parties = Parties {
+            challenger: &ann,
+            opponents: &[],
+        };
+        store
+            .create_challenge(id, vec![1], 1, parties, due)
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        store.challenges_due(999, 10).await.unwrap(),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        store.challenges_due(5_000, 10).await.unwrap(),
+        vec![early.clone(), late.clone()]
+    );
+    assert_eq!(
+        store.challenges_due(5_000, 1).await.unwrap(),
+        vec![early.clone()]
+    );
+    // Moved later, then dropped.
+    store
+        .index_challenge_due(&early, Some(3_000))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.challenges_due(2_500, 10).await.unwrap(),
+        vec![late.clone()]
+    );
+    store.index_challenge_due(&late, None).await.unwrap();
+    store.index_challenge_due(&never, None).await.unwrap();
+    assert_eq!(store.challenges_due(5_000, 10).await.unwrap(), vec![early]);
+}
