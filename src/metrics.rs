@@ -27,6 +27,9 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 
 /// Latency buckets, in seconds: most answers take well under a millisecond with the
 /// memory store and a few with Redis; the top buckets catch long polls (up to 30 s).
+/// A seek's wait for its game, in seconds: at once, a sweep or two, a fallback's wait, up
+/// to its expiry (5 minutes).
+const SEEK_WAIT_BUCKETS: [f64; 10] = [0.05, 0.25, 0.5, 1.0, 2.5, 5.0, 15.0, 30.0, 60.0, 300.0];
 const LATENCY_BUCKETS: [f64; 14] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0,
 ];
@@ -113,6 +116,12 @@ pub struct ChallengeLabels {
     pub event: &'static str,
 }
 
+/// What befell a seek: `made`, `matched`, `fell_back`, `canceled` or `expired`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SeekLabels {
+    pub event: &'static str,
+}
+
 type BotHistogramFamily = Family<BotLabels, Histogram, fn() -> Histogram>;
 
 /// Every metric of the process. Handles are cheap clones of what the registry holds.
@@ -128,6 +137,12 @@ pub struct Metrics {
     /// (`domino_challenges_total{event}`): the open ones are those made less those
     /// closed, summed over the processes.
     pub challenges: Family<ChallengeLabels, Counter>,
+    /// Seeks made and closed by this process, by what befell them
+    /// (`domino_seeks_total{event}`): the waiting ones are those made less those closed,
+    /// summed over the processes.
+    pub seeks: Family<SeekLabels, Counter>,
+    /// How long each seek waited for its game (`domino_seek_wait_seconds`).
+    pub seek_waits: Histogram,
     /// Moves stored, bots' included (`domino_moves_applied_total`).
     pub moves_applied: Counter,
     /// Saves that lost a compare-and-set race and were retried (`domino_store_conflicts_total`).
@@ -156,6 +171,11 @@ impl Metrics {
         self.challenges
             .get_or_create(&ChallengeLabels { event })
             .inc();
+    }
+
+    /// Counts one seek `event` (see [`SeekLabels`]).
+    pub fn seek(&self, event: &'static str) {
+        self.seeks.get_or_create(&SeekLabels { event }).inc();
     }
 }
 
@@ -187,6 +207,8 @@ impl Metrics {
         let players_created = Counter::default();
         let moves_applied = Counter::default();
         let challenges = Family::<ChallengeLabels, Counter>::default();
+        let seeks = Family::<SeekLabels, Counter>::default();
+        let seek_waits = Histogram::new(SEEK_WAIT_BUCKETS);
         let store_conflicts = Counter::default();
         let timeouts = Counter::default();
         let game = registry.sub_registry_with_prefix("domino");
@@ -200,6 +222,17 @@ impl Metrics {
             "challenges",
             "Challenges made and closed by this process, by what befell them",
             challenges.clone(),
+        );
+        game.register(
+            "seeks",
+            "Seeks made and closed by this process, by what befell them",
+            seeks.clone(),
+        );
+        game.register_with_unit(
+            "seek_wait",
+            "How long each seek waited for its game (matched or given its fallback)",
+            Unit::Seconds,
+            seek_waits.clone(),
         );
         game.register(
             "moves_applied",
@@ -263,6 +296,8 @@ impl Metrics {
             games_created,
             players_created,
             challenges,
+            seeks,
+            seek_waits,
             moves_applied,
             store_conflicts,
             timeouts,

@@ -38,6 +38,7 @@
 //! | `MAX_GAMES_PER_IP` | `100` | games one client address (IPv6: per /64) may have created and not finished at once, tables of bots alone included; one more is a 429 `rate_limited`; `0`: no cap |
 //! | `MAX_PLAYERS_PER_IP` | `20` | players one client address (IPv6: per /64) may create in an hour; one more is a 429 `rate_limited`; `0`: no cap |
 //! | `CHALLENGE_TTL_SECS` | `600` | how long an open challenge waits for its answers before it expires |
+//! | `SEEK_TTL_SECS` | `300` | how long a seek waits for its game before it expires |
 //! | `BOT_TABLES` | `16` | tables of bots alone this process plays at once; the others wait their turn in the store (another process may take them) |
 //! | `MEMORY_MAX_GAMES` | `100000` | games the memory store holds at once; one more is a 503 `store_unavailable`; `0`: no cap (not used with Redis) |
 //!
@@ -133,6 +134,8 @@ pub struct Settings {
     pub max_players_per_ip: Option<usize>,
     /// How long an open challenge waits for its answers.
     pub challenge_ttl: Duration,
+    /// How long a seek waits for its game.
+    pub seek_ttl: Duration,
     /// Tables of bots alone this process plays at once.
     pub bot_tables: usize,
     /// Games the memory store holds at most (`None`: no cap).
@@ -246,6 +249,7 @@ impl Default for Settings {
             // A household's people and bots, not a script minting identities.
             max_players_per_ip: Some(20),
             challenge_ttl: Duration::from_secs(600),
+            seek_ttl: Duration::from_secs(300),
             bot_tables: 16,
             memory_max_games: Some(100_000),
         }
@@ -401,6 +405,9 @@ impl Settings {
             max_games_per_ip: env.parse("MAX_GAMES_PER_IP", defaults.max_games_per_ip, cap)?,
             max_players_per_ip: env.parse("MAX_PLAYERS_PER_IP", defaults.max_players_per_ip, cap)?,
             challenge_ttl: env.parse("CHALLENGE_TTL_SECS", defaults.challenge_ttl, |s| {
+                positive(s).map(Duration::from_secs)
+            })?,
+            seek_ttl: env.parse("SEEK_TTL_SECS", defaults.seek_ttl, |s| {
                 positive(s).map(Duration::from_secs)
             })?,
             bot_tables: env.parse("BOT_TABLES", defaults.bot_tables, |s| {

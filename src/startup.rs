@@ -318,6 +318,7 @@ fn serve(
             games: settings.max_games_per_ip,
             players: settings.max_players_per_ip,
             challenge_ttl: settings.challenge_ttl,
+            seek_ttl: settings.seek_ttl,
         },
     ));
     let slots = web::Data::new(api::streams::StreamSlots::new(

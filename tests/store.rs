@@ -31,6 +31,9 @@ use challenges::*;
 #[path = "store/players.rs"]
 mod players;
 use players::*;
+#[path = "store/seeks.rs"]
+mod seeks;
+use seeks::*;
 #[path = "support/proxy.rs"]
 mod proxy;
 use proxy::{Proxy, redis_url};
@@ -45,7 +48,8 @@ const PROMPTLY: Duration = Duration::from_secs(5);
 trait Backend {
     type Store: GameStore
         + domino_server::store::players::PlayerStore
-        + domino_server::store::challenges::ChallengeStore;
+        + domino_server::store::challenges::ChallengeStore
+        + domino_server::store::seeks::SeekStore;
     async fn open(idle_ttl: Duration) -> Self::Store;
 }
 
@@ -210,6 +214,9 @@ contract_tests!(
     a_challenge_is_created_once_and_saved_by_compare_and_set,
     a_players_challenges_are_indexed_in_and_out_newest_first,
     due_challenges_come_earliest_first_until_their_entry_is_dropped,
+    a_pairing_takes_seeks_of_distinct_players_oldest_first_once,
+    a_player_has_its_cap_of_waiting_seeks_and_a_canceled_one_is_not_paired,
+    a_due_seek_expires_or_falls_back_once,
 );
 
 /// One holder at a time: another is refused until the holder gives the lease up or it

@@ -20,6 +20,7 @@ pub mod openapi;
 pub mod ops;
 pub mod players;
 pub mod ratelimit;
+pub mod seeks;
 pub mod streams;
 pub mod watch;
 pub mod wire;
@@ -45,6 +46,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     .configure(games::configure)
     .configure(players::configure)
     .configure(challenges::configure)
+    .configure(seeks::configure)
     .configure(openapi::configure)
     .configure(watch::configure)
     .default_service(web::to(error::unknown_route));

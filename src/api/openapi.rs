@@ -25,7 +25,7 @@ use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::api::error::{Problem, ProblemCode, problems};
 use crate::api::headers::get_and_head;
-use crate::api::{challenges, games, ops, players, ratelimit, wire};
+use crate::api::{challenges, games, ops, players, ratelimit, seeks, wire};
 
 /// Where the document is served.
 pub const OPENAPI_PATH: &str = "/openapi.json";
@@ -57,6 +57,7 @@ pub const PLAYER_KEY_SCHEME: &str = "player_key";
         players::my_games, players::my_events,
         challenges::create_challenge, challenges::list_challenges, challenges::get_challenge,
         challenges::accept_challenge, challenges::decline_challenge, challenges::cancel_challenge,
+        seeks::create_seek, seeks::get_seek, seeks::cancel_seek,
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(
@@ -79,7 +80,7 @@ pub const PLAYER_KEY_SCHEME: &str = "player_key";
     tags(
         (name = "lobby", description = "Presets, creating games, taking seats, open games."),
         (name = "players", description = "Players: identities that outlive a game, and their keys."),
-        (name = "challenges", description = "Challenges: a player invites players or built-in levels to a game; it starts when every opponent has accepted."),
+        (name = "challenges", description = "Challenges and matchmaking: a player invites players or built-in levels to a game (it starts when every opponent has accepted), or seeks a game with anyone who wants the same one."),
         (name = "play", description = "Views, moves, events, logs and exports of one game."),
         (name = "ops", description = "Liveness, readiness and metrics, for orchestrators and scrapers."),
         (name = "docs", description = "This document."),

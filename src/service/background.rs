@@ -274,7 +274,7 @@ impl GameService {
 
     /// One pass over the store's due entries (every process runs this a few times a
     /// second): clocks that ran out and games with bots to move that no task of this
-    /// process plays already, the due challenges, then, while this process has room,
+    /// process plays already, the due challenges, the seeks, then, while this process has room,
     /// tables of bots alone from the queue. Returns how many games and challenges it
     /// acted on.
     pub async fn sweep(&self) -> Result<usize, Error> {
@@ -302,10 +302,15 @@ impl GameService {
             .filter(|&acted| std::future::ready(acted))
             .count()
             .await;
-        // Challenges expire, and an accepted one whose process died gets its game.
+        // Challenges expire, and an accepted one whose process died gets its game; seeks
+        // are paired, expire or fall back.
         let acted = acted
             + self.sweep_challenges().await.unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "the sweep could not read the due challenges");
+                0
+            })
+            + self.sweep_seeks().await.unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "the sweep could not pair or settle the seeks");
                 0
             });
         let (driven, room) = {

@@ -224,6 +224,14 @@ pub struct NewChallenge {
     pub rated: bool,
 }
 
+/// A token for a seat bound to a player: the player's key opens it, so this token is
+/// never shown to anyone.
+pub(super) fn unseen_token() -> String {
+    let mut token = [0u8; 32];
+    rand::rng().fill_bytes(&mut token);
+    hex::encode(token)
+}
+
 /// What an answer to a challenge does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Answer {
@@ -509,10 +517,7 @@ impl GameService {
                 .filter_map(|(i, o)| Some((i as u8 + 1, o.player()?))),
         );
         for (seat, party) in humans {
-            // The key opens a bound seat: this token is never shown.
-            let mut token = [0u8; 32];
-            rand::rng().fill_bytes(&mut token);
-            record.seat_bound(seat, &party.name, &hex::encode(token), &party.id);
+            record.seat_bound(seat, &party.name, &unseen_token(), &party.id);
             // Indexed before the game exists, as a join does (see `seating`).
             self.store
                 .add_player_game(&party.id, game_id, record.created_ms)

@@ -47,6 +47,10 @@ pub enum Error {
     ChallengeClosed(String),
     #[error("this player has {max} open challenges already")]
     TooManyChallenges { max: usize },
+    #[error("no such seek (or it is no longer kept)")]
+    SeekNotFound,
+    #[error("this player has {max} waiting seeks already")]
+    TooManySeeks { max: usize },
     /// A valid key acting on what is not its player's.
     #[error("{0}")]
     Forbidden(String),

@@ -37,6 +37,7 @@ mod play;
 mod player_events;
 pub mod players;
 pub mod record;
+pub mod seeks;
 pub mod thinking;
 pub mod view;
 mod write;
@@ -62,6 +63,7 @@ pub use play::MoveRequest;
 pub use player_events::{PlayerItem, PlayerNews};
 pub use players::{Keyed, Profile};
 pub use record::{Record, Seat, Status};
+pub use seeks::{NewSeek, Seek, Wish};
 pub use thinking::BotSettings;
 pub use view::{AfterMove, ClockView, NewSeat, View};
 
@@ -83,6 +85,8 @@ pub struct Caps {
     pub players: Option<usize>,
     /// How long a challenge may stay open (`CHALLENGE_TTL_SECS`; zero: the default).
     pub challenge_ttl: std::time::Duration,
+    /// How long a seek may wait (`SEEK_TTL_SECS`; zero: the default).
+    pub seek_ttl: std::time::Duration,
 }
 
 pub struct GameService {

@@ -7,6 +7,7 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 
 use super::challenges::Challenge;
+use super::seeks::Seek;
 use super::{Error, GameService, Record};
 use crate::engine::{MatchEnd, Outcome, Preset};
 use crate::store::Event as StoredEvent;
@@ -39,6 +40,8 @@ pub enum PlayerNews {
     ChallengeCanceled(Box<Challenge>),
     /// A challenge the player made or received expired unanswered.
     ChallengeExpired(Box<Challenge>),
+    /// A seek of the player's expired unmatched.
+    SeekExpired(Box<Seek>),
     /// Its match ended.
     GameFinished {
         game_id: String,

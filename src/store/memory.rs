@@ -28,6 +28,7 @@ use tokio::sync::broadcast;
 
 mod challenges;
 mod players;
+mod seeks;
 
 use super::now_ms;
 use super::ranked::Ranked;
@@ -54,6 +55,8 @@ pub struct MemoryStore {
     players: Mutex<players::Players>,
     /// Challenges, under a lock of their own.
     challenges: Mutex<challenges::Challenges>,
+    /// Seeks, under a lock of their own.
+    seeks: Mutex<seeks::Seeks>,
 }
 
 /// A lobby entry's place: newest first, ties broken by id descending, which is the order
@@ -118,6 +121,7 @@ impl MemoryStore {
             max_games: usize::MAX,
             players: Mutex::default(),
             challenges: Mutex::default(),
+            seeks: Mutex::default(),
         }
     }
 

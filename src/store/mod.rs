@@ -21,6 +21,7 @@ pub mod memory;
 pub mod players;
 mod ranked;
 pub mod redis;
+pub mod seeks;
 
 use std::future::Future;
 use std::pin::Pin;

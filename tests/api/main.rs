@@ -33,6 +33,7 @@ mod ratelimit;
 mod redaction;
 mod request_ids;
 mod resharding;
+mod seeks;
 mod sse;
 mod two_servers;
 mod watch;

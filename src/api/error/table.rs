@@ -115,7 +115,17 @@ impl From<service::Error> for ApiError {
             E::InvalidRules(why) => ApiError::new(C::InvalidRules, why),
             E::IdempotencyKeyReused => ApiError::new(C::IdempotencyKeyReused, said),
             E::BadRequest(why) => ApiError::new(C::BadRequest, why),
-            E::PlayerNotFound | E::ChallengeNotFound => ApiError::new(C::NotFound, said),
+            E::PlayerNotFound | E::ChallengeNotFound | E::SeekNotFound => {
+                ApiError::new(C::NotFound, said)
+            }
+            E::TooManySeeks { max } => ApiError::new(
+                C::RateLimited,
+                format!(
+                    "this player has {max} waiting seeks already; one more can be made when \
+                     one of them is matched, canceled or expired"
+                ),
+            )
+            .retry_after(CHALLENGES_RETRY_AFTER_SECS),
             E::OpponentNotFound(why) => ApiError::new(C::NotFound, why),
             E::ChallengeClosed(why) => ApiError::new(C::ChallengeClosed, why),
             E::TooManyChallenges { max } => ApiError::new(

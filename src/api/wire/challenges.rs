@@ -91,6 +91,18 @@ pub struct ChallengeView {
     pub declined_by: Option<String>,
 }
 
+impl ClockSettingsView {
+    pub fn of(s: &service::ClockSettings) -> ClockSettingsView {
+        ClockSettingsView {
+            bank_secs: s.bank_secs,
+            increment_secs: s.increment_secs,
+            on_timeout: s.on_timeout,
+            timeout_bot: s.timeout_bot,
+            abandon_after: s.abandon_after,
+        }
+    }
+}
+
 fn challenge_status_schema() -> utoipa::openapi::Object {
     utoipa::openapi::ObjectBuilder::new()
         .schema_type(utoipa::openapi::Type::String)
@@ -129,13 +141,7 @@ impl ChallengeView {
             preset: c.preset.name(),
             rules: c.preset.rules().with(&c.overrides),
             seats: c.seats,
-            clock: c.clock.map(|s| ClockSettingsView {
-                bank_secs: s.bank_secs,
-                increment_secs: s.increment_secs,
-                on_timeout: s.on_timeout,
-                timeout_bot: s.timeout_bot,
-                abandon_after: s.abandon_after,
-            }),
+            clock: c.clock.as_ref().map(ClockSettingsView::of),
             rated: c.rated,
             created_ms: c.created_ms,
             expires_ms: c.expires_ms,

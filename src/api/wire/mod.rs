@@ -17,6 +17,7 @@ mod lobby;
 mod moves;
 mod players;
 mod rules;
+mod seeks;
 mod view;
 
 pub use challenges::*;
@@ -26,4 +27,5 @@ pub use lobby::*;
 pub use moves::*;
 pub use players::*;
 pub use rules::*;
+pub use seeks::*;
 pub use view::*;

@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use crate::service::{Keyed, PlayerItem, PlayerNews, Profile, Status, View};
 
-use super::{ChallengeView, MatchResult};
+use super::{ChallengeView, MatchResult, SeekView};
 
 /// `POST /v1/players`.
 #[derive(Deserialize, ToSchema)]
@@ -153,6 +153,8 @@ pub enum PlayerEventView {
     ChallengeCanceled(ChallengeView),
     /// A challenge the player is in expired unanswered.
     ChallengeExpired(ChallengeView),
+    /// A seek of the player's expired unmatched.
+    SeekExpired(SeekView),
     /// A game with a seat bound to the player ended.
     GameFinished {
         game_id: String,
@@ -200,6 +202,9 @@ impl PlayerEventView {
             PlayerItem::News(PlayerNews::ChallengeExpired(c)) => {
                 PlayerEventView::ChallengeExpired(ChallengeView::of(c))
             }
+            PlayerItem::News(PlayerNews::SeekExpired(s)) => {
+                PlayerEventView::SeekExpired(SeekView::of(s))
+            }
             PlayerItem::Resync => PlayerEventView::Resync {},
         }
     }
@@ -213,6 +218,7 @@ impl PlayerEventView {
             PlayerEventView::ChallengeDeclined(_) => "challenge_declined",
             PlayerEventView::ChallengeCanceled(_) => "challenge_canceled",
             PlayerEventView::ChallengeExpired(_) => "challenge_expired",
+            PlayerEventView::SeekExpired(_) => "seek_expired",
             PlayerEventView::Resync {} => "resync",
         }
     }

@@ -8,8 +8,6 @@
 //! after a crash, costs a listing a load, never a wrong answer (the service trusts only
 //! the challenge, and treats an open one past its expiry as expired).
 
-use redis::Value;
-
 use super::RedisStore;
 use super::connection::corrupt;
 use super::keys::Keys;
@@ -206,21 +204,7 @@ impl ChallengeStore for RedisStore {
     }
 
     async fn challenges_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
-        let mut conn = self.conns.get()?;
-        let reply: Value = self
-            .bounded(
-                "challenges due",
-                redis::cmd("ZRANGE")
-                    .arg(self.keys.challenges_due())
-                    .arg("-inf")
-                    .arg(now_ms)
-                    .arg("BYSCORE")
-                    .arg("LIMIT")
-                    .arg(0)
-                    .arg(limit)
-                    .query_async(&mut conn),
-            )
-            .await?;
-        redis::from_redis_value(reply).map_err(|_| corrupt("challenges due reply"))
+        self.due_in(&self.keys.challenges_due(), now_ms, limit, "challenges due")
+            .await
     }
 }

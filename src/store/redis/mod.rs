@@ -16,6 +16,7 @@ mod lobby;
 mod players;
 mod pubsub;
 mod scripts;
+mod seeks;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -60,6 +61,7 @@ pub struct RedisStore {
     scripts: Box<Scripts>,
     player_scripts: Box<players::PlayerScripts>,
     challenge_scripts: Box<challenges::ChallengeScripts>,
+    seek_scripts: Box<seeks::SeekScripts>,
     fanout: Arc<Fanout>,
 }
 
@@ -117,6 +119,7 @@ impl RedisStore {
             scripts: Box::new(Scripts::new()),
             player_scripts: Box::new(players::PlayerScripts::new()),
             challenge_scripts: Box::new(challenges::ChallengeScripts::new()),
+            seek_scripts: Box::new(seeks::SeekScripts::new()),
         };
         if let Err(e) = store.ping().await {
             tracing::warn!(error = %e, "Redis does not answer yet; store calls will fail until it does");

@@ -1,0 +1,135 @@
+//! Seeks (matchmaking): making one, reading it, canceling it.
+
+use std::time::Duration;
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+
+use crate::api::error::{ApiError, problems};
+use crate::api::games::bearer;
+use crate::api::wire::{ClockBody, CreateSeek, SeekView};
+use crate::engine::Preset;
+use crate::service::{GameService, NewSeek, Wish};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/v1/seeks").route(web::post().to(create_seek)))
+        .service(
+            web::resource("/v1/seeks/{id}")
+                .route(web::get().to(get_seek))
+                .route(web::head().to(get_seek))
+                .route(web::delete().to(cancel_seek)),
+        );
+}
+
+fn answer(seek: &crate::service::Seek) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(SeekView::of(seek))
+}
+
+/// Seeks a game with anyone who wants the same one (the same preset, seats, clock and
+/// `rated`): as soon as enough such seeks of distinct players wait, through any server
+/// process, they are matched into one game, seats drawn at random, and every player's
+/// stream gets `game_started`. With `fallback`, the missing seats are filled with that
+/// built-in level after `after_secs`. A seek waits 5 minutes at most (then
+/// `seek_expired`); a player has at most 5 waiting.
+#[utoipa::path(
+    post,
+    path = "/v1/seeks",
+    tag = "challenges",
+    operation_id = "create_seek",
+    security(("player_key" = [])),
+    request_body = CreateSeek,
+    responses(
+        (status = 201, description = "Made: the seek, `waiting`, or `matched` with its `game_id` when it completed a game; `Location` names it.", body = SeekView,
+            headers(("Location" = String, description = "/v1/seeks/{id}"))),
+        (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
+        (status = 413, response = problems::PayloadTooLarge),
+        (status = 422, response = problems::UnprocessableContent),
+        (status = 429, response = problems::RateLimited),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn create_seek(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    body: web::Json<CreateSeek>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    let preset: Preset = body
+        .preset
+        .parse()
+        .map_err(|e: crate::engine::RulesError| ApiError::invalid_rules(e.to_string()))?;
+    let new = NewSeek {
+        wish: Wish {
+            preset,
+            seats: body.seats.unwrap_or(2),
+            clock: body
+                .clock
+                .as_ref()
+                .map(ClockBody::parse)
+                .transpose()
+                .map_err(ApiError::invalid_rules)?,
+            rated: body.rated,
+        },
+        fallback: body
+            .fallback
+            .map(|f| (Duration::from_secs(f.after_secs), f.level)),
+    };
+    let seek = games.seek(bearer(req.headers())?, new).await?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/seeks/{}", seek.id)))
+        .json(SeekView::of(&seek)))
+}
+
+/// A seek, for its player.
+#[utoipa::path(
+    get,
+    path = "/v1/seeks/{id}",
+    tag = "challenges",
+    operation_id = "get_seek",
+    security(("player_key" = [])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, description = "The seek.", body = SeekView),
+        (status = 401, response = problems::Unauthorized),
+        (status = 403, response = problems::Forbidden),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn get_seek(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let seek = games.my_seek(bearer(req.headers())?, &id).await?;
+    Ok(answer(&seek))
+}
+
+/// Cancels a waiting seek (its player's key); a seek matched, canceled or expired already
+/// is answered as it is.
+#[utoipa::path(
+    delete,
+    path = "/v1/seeks/{id}",
+    tag = "challenges",
+    operation_id = "cancel_seek",
+    security(("player_key" = [])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, description = "The seek, `canceled` (or as it was, when it no longer waited).", body = SeekView),
+        (status = 401, response = problems::Unauthorized),
+        (status = 403, response = problems::Forbidden),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn cancel_seek(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let seek = games.cancel_seek(bearer(req.headers())?, &id).await?;
+    Ok(answer(&seek))
+}

@@ -1,0 +1,430 @@
+//! Seeks: matchmaking. A player asks for a game with anyone of the same pool (preset,
+//! seats, clock, `rated`); as soon as the pool holds enough seeks of distinct players,
+//! they are matched into one game, seats drawn at random. The store decides each match in
+//! one step (see [`crate::store::seeks`]), so a seek is used once and a player sits once
+//! however many processes pair at the same moment: the request that made a seek pairs its
+//! pool at once, and every process's sweep pairs every pool, so no seek waits on a request.
+//!
+//! A seek with a `fallback` that waited `after_secs` gets a table with built-in levels in
+//! the missing seats; a seek lives [`SEEK_TTL`], then expires (`seek_expired` on the
+//! player's stream). Ratings do not exist yet, so rated seeks pair first come first served.
+
+use std::time::Duration;
+
+use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
+
+use crate::address::AddressKey;
+use crate::bots::Level;
+use crate::engine::{Preset, RulesPatch};
+use crate::store::players::PlayerStore;
+use crate::store::seeks::{Added, SeekEntry, SeekState, SeekStore, Settled};
+use crate::store::{GameStore, StoreError};
+
+use super::challenges::Party;
+use super::clock::{ClockSettings, OnTimeout};
+use super::lobby::NewGame;
+use super::player_events::PlayerNews;
+use super::players::NO_KEY;
+use super::{Error, GameService, now_ms};
+
+/// How long a seek waits, unless `SEEK_TTL_SECS` says otherwise.
+pub const SEEK_TTL: Duration = Duration::from_secs(300);
+/// Waiting seeks a player may have at once.
+pub const MAX_OPEN_SEEKS: usize = 5;
+/// A fallback waits this long at most.
+pub const MAX_FALLBACK_SECS: u64 = 300;
+/// How long after a match a sweep makes sure its game exists.
+const RECOVER_AFTER: Duration = Duration::from_secs(10);
+/// Due seeks and starting games a sweep acts on at most.
+const SWEEP_BATCH: usize = 64;
+/// Games one pool makes at most in one go (a pool of many waiting seeks drains over a
+/// few sweeps rather than holding one).
+const PAIRINGS_AT_ONCE: usize = 64;
+
+/// The seek's blob's format byte, then postcard.
+const FORMAT: u8 = 1;
+
+/// What a seek asks for: the seeks of one pool may play each other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Wish {
+    pub preset: Preset,
+    pub seats: u8,
+    pub clock: Option<ClockSettings>,
+    pub rated: bool,
+}
+
+impl Wish {
+    /// The pool's name: every field of the wish, so equal wishes share it.
+    fn pool(&self) -> String {
+        let clock = match &self.clock {
+            None => "none".to_owned(),
+            Some(c) => format!(
+                "{}+{}/{}/{}/{}",
+                c.bank_secs,
+                c.increment_secs,
+                match c.on_timeout {
+                    OnTimeout::Bot => "bot",
+                    OnTimeout::Forfeit => "forfeit",
+                },
+                c.timeout_bot.as_str(),
+                c.abandon_after
+            ),
+        };
+        format!(
+            "{}:{}:{}:{}",
+            self.preset.name(),
+            self.seats,
+            clock,
+            if self.rated { "rated" } else { "casual" }
+        )
+    }
+}
+
+/// A seek, as its player sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seek {
+    pub id: String,
+    pub player: Party,
+    pub wish: Wish,
+    /// After how long, and with which level, the missing seats are filled.
+    pub fallback: Option<(Duration, Level)>,
+    pub created_ms: u64,
+    pub expires_ms: u64,
+    pub state: SeekState,
+}
+
+/// What the service keeps in the store's blob: the rest is the store's own fields.
+#[derive(Serialize, Deserialize)]
+struct Blob {
+    name: String,
+    wish: Wish,
+    fallback: Option<(u64, Level)>,
+}
+
+impl Seek {
+    fn of(entry: SeekEntry) -> Result<Seek, Error> {
+        let blob: Blob = match entry.bytes.split_first() {
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
+                .map_err(|e| Error::Internal(format!("stored seek unreadable: {e}")))?,
+            _ => {
+                return Err(Error::Internal(
+                    "stored seek unreadable: unknown format".into(),
+                ));
+            }
+        };
+        Ok(Seek {
+            id: entry.id,
+            player: Party {
+                id: entry.player,
+                name: blob.name,
+            },
+            wish: blob.wish,
+            fallback: blob
+                .fallback
+                .map(|(secs, level)| (Duration::from_secs(secs), level)),
+            created_ms: entry.created_ms,
+            expires_ms: entry.expires_ms,
+            state: entry.state,
+        })
+    }
+
+    /// Its state now: a waiting seek past its expiry is expired, whether or not a sweep
+    /// has said so yet.
+    pub fn state_now(&self) -> SeekState {
+        match &self.state {
+            SeekState::Waiting if now_ms() >= self.expires_ms => SeekState::Expired,
+            state => state.clone(),
+        }
+    }
+}
+
+/// A new seek, as its player asks for it.
+#[derive(Debug, Clone)]
+pub struct NewSeek {
+    pub wish: Wish,
+    pub fallback: Option<(Duration, Level)>,
+}
+
+impl GameService {
+    /// Makes a seek for the key's player and pairs its pool at once: the answer says
+    /// `Matched` when this seek completed a game.
+    pub async fn seek(&self, key: Option<&str>, new: NewSeek) -> Result<Seek, Error> {
+        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let wish = new.wish;
+        // The seats and clock are checked as a game's are.
+        self.new_record(&wish_game(&wish, Vec::new()))?;
+        if wish.rated && wish.preset.rules().sides(wish.seats) != 2 {
+            return Err(Error::InvalidRules(
+                "rated: a rated game has two sides (2 seats, or 4 in teams)".into(),
+            ));
+        }
+        if let Some((after, _)) = new.fallback
+            && !(1..=MAX_FALLBACK_SECS).contains(&after.as_secs())
+        {
+            return Err(Error::InvalidRules(format!(
+                "fallback.after_secs: 1 to {MAX_FALLBACK_SECS}"
+            )));
+        }
+        let now = now_ms();
+        let entry = SeekEntry {
+            id: uuid::Uuid::new_v4().to_string(),
+            player: me.id.clone(),
+            pool: wish.pool(),
+            created_ms: now,
+            expires_ms: now + self.seek_ttl().as_millis() as u64,
+            fallback_ms: new
+                .fallback
+                .map(|(after, _)| now + after.as_millis() as u64),
+            state: SeekState::Waiting,
+            bytes: postcard::to_extend(
+                &Blob {
+                    name: me.name.clone(),
+                    wish: wish.clone(),
+                    fallback: new.fallback.map(|(after, level)| (after.as_secs(), level)),
+                },
+                vec![FORMAT],
+            )
+            .expect("a seek always serialises"),
+        };
+        match self.store.add_seek(&entry, MAX_OPEN_SEEKS, now).await? {
+            Added::Added => {}
+            Added::TooMany => {
+                return Err(Error::TooManySeeks {
+                    max: MAX_OPEN_SEEKS,
+                });
+            }
+        }
+        self.metrics.seek("made");
+        tracing::info!(seek_id = %entry.id, player_id = %me.id, pool = %entry.pool, "seek made");
+        if let Err(e) = self.pair(&entry.pool, wish.seats).await {
+            tracing::warn!(pool = %entry.pool, error = %e, "a pool could not be paired; the sweep pairs it");
+        }
+        self.seek_of(&me.id, &entry.id).await
+    }
+
+    /// A seek, for its player.
+    pub async fn my_seek(&self, key: Option<&str>, id: &str) -> Result<Seek, Error> {
+        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        self.seek_of(&me.id, id).await
+    }
+
+    /// Cancels the key's player's seek if it still waits; answers it as it is after.
+    pub async fn cancel_seek(&self, key: Option<&str>, id: &str) -> Result<Seek, Error> {
+        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let seek = self.seek_of(&me.id, id).await?;
+        if seek.state != SeekState::Waiting {
+            return Ok(seek);
+        }
+        let entry = self
+            .store
+            .cancel_seek(id)
+            .await?
+            .ok_or(Error::SeekNotFound)?;
+        let seek = Seek::of(entry)?;
+        if seek.state == SeekState::Canceled {
+            self.metrics.seek("canceled");
+            tracing::info!(seek_id = %id, "seek canceled");
+        }
+        Ok(seek)
+    }
+
+    async fn seek_of(&self, player: &str, id: &str) -> Result<Seek, Error> {
+        let entry = self.store.load_seek(id).await?.ok_or(Error::SeekNotFound)?;
+        if entry.player != player {
+            return Err(Error::Forbidden("this seek is another player's".into()));
+        }
+        Seek::of(entry)
+    }
+
+    /// Matches games out of `pool` while it holds enough seeks; returns how many.
+    async fn pair(&self, pool: &str, seats: u8) -> Result<usize, Error> {
+        let mut made = 0;
+        while made < PAIRINGS_AT_ONCE {
+            let game = uuid::Uuid::new_v4().to_string();
+            let now = now_ms();
+            let recover = now + RECOVER_AFTER.as_millis() as u64;
+            let ids = self
+                .store
+                .pair_seeks(pool, usize::from(seats), &game, now, recover)
+                .await?;
+            if ids.is_empty() {
+                break;
+            }
+            made += 1;
+            if let Err(e) = self.start_matched(&game).await {
+                tracing::warn!(game_id = %game, error = %e, "a matched game was not created; a sweep creates it");
+            }
+        }
+        Ok(made)
+    }
+
+    /// Creates matched game `game` from the seeks matched to it, unless it exists: their
+    /// players in seats drawn at random, built-in levels in the seats left (a fallback).
+    async fn start_matched(&self, game: &str) -> Result<(), Error> {
+        let ids = self.store.seeks_of_game(game).await?;
+        let mut seeks = Vec::with_capacity(ids.len());
+        for id in &ids {
+            if let Some(entry) = self.store.load_seek(id).await? {
+                seeks.push(Seek::of(entry)?);
+            }
+        }
+        let Some(first) = seeks.first() else {
+            // Its seeks are gone (no longer kept): nothing can be made of it.
+            self.store.started(game).await?;
+            return Ok(());
+        };
+        let wish = first.wish.clone();
+        let mut seats: Vec<u8> = (0..wish.seats).collect();
+        seats.shuffle(&mut rand::rng());
+        let level = first.fallback.map_or(Level::Greedy, |(_, level)| level);
+        let bots: Vec<(u8, Level)> = seats[seeks.len()..].iter().map(|&s| (s, level)).collect();
+        let mut record = self.new_record(&wish_game(&wish, bots))?;
+        record.rated = wish.rated;
+        for (seek, &seat) in seeks.iter().zip(&seats) {
+            let token = super::challenges::unseen_token();
+            record.seat_bound(seat, &seek.player.name, &token, &seek.player.id);
+            self.store
+                .add_player_game(&seek.player.id, game, record.created_ms)
+                .await?;
+        }
+        match self.store_new(game, &record, None::<AddressKey>).await {
+            Ok(()) => {}
+            Err(StoreError::Exists) => {
+                self.store.started(game).await?;
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        }
+        self.store.started(game).await?;
+        let now = now_ms();
+        for seek in &seeks {
+            self.metrics
+                .seek_waits
+                .observe(now.saturating_sub(seek.created_ms) as f64 / 1000.0);
+        }
+        let fell_back = seeks.len() < usize::from(wish.seats);
+        self.metrics
+            .seek(if fell_back { "fell_back" } else { "matched" });
+        tracing::info!(game_id = %game, pool = %wish.pool(), players = seeks.len(), fell_back, "game created for seeks");
+        self.tell_players(game, &record, true, false).await;
+        Ok(())
+    }
+
+    /// One pass over the seeks (run by every process's sweep): every pool paired, due
+    /// seeks expired or given their fallback, and games matched by a process that died
+    /// before creating them created. Returns how many it acted on.
+    pub async fn sweep_seeks(&self) -> Result<usize, Error> {
+        let mut acted = 0;
+        for pool in self.store.seek_pools().await? {
+            let Some(seats) = pool_seats(&pool) else {
+                continue;
+            };
+            acted += self.pair(&pool, seats).await?;
+        }
+        let now = now_ms();
+        for id in self.store.due_seeks(now, SWEEP_BATCH).await? {
+            let game = uuid::Uuid::new_v4().to_string();
+            let recover = now + RECOVER_AFTER.as_millis() as u64;
+            match self.store.settle_seek(&id, now, &game, recover).await? {
+                Settled::Nothing => {}
+                Settled::Expired => {
+                    acted += 1;
+                    self.metrics.seek("expired");
+                    if let Some(entry) = self.store.load_seek(&id).await? {
+                        let seek = Seek::of(entry)?;
+                        tracing::info!(seek_id = %id, "seek expired");
+                        self.tell_player(
+                            &seek.player.id,
+                            &PlayerNews::SeekExpired(Box::new(seek.clone())),
+                        )
+                        .await;
+                    }
+                }
+                Settled::FellBack => {
+                    acted += 1;
+                    if let Err(e) = self.start_matched(&game).await {
+                        tracing::warn!(game_id = %game, error = %e, "a fallback game was not created; a sweep creates it");
+                    }
+                }
+            }
+        }
+        for game in self.store.starting_due(now, SWEEP_BATCH).await? {
+            if self.store.load(&game).await?.is_none() {
+                tracing::warn!(game_id = %game, "matched seeks had no game: creating it");
+            }
+            self.start_matched(&game).await?;
+            acted += 1;
+        }
+        Ok(acted)
+    }
+
+    fn seek_ttl(&self) -> Duration {
+        match self.caps.seek_ttl {
+            Duration::ZERO => SEEK_TTL,
+            ttl => ttl,
+        }
+    }
+}
+
+/// The seats of a pool's games, read back from its name.
+fn pool_seats(pool: &str) -> Option<u8> {
+    pool.split(':').nth(1)?.parse().ok()
+}
+
+/// The game a wish asks for, with `bots` seated.
+fn wish_game(wish: &Wish, bots: Vec<(u8, Level)>) -> NewGame {
+    NewGame {
+        preset: wish.preset,
+        overrides: RulesPatch::default(),
+        seats: wish.seats,
+        bots,
+        seed: None,
+        deal: None,
+        clock: wish.clock,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_wishes_share_a_pool_and_any_difference_makes_another() {
+        let wish = Wish {
+            preset: Preset::AllFives,
+            seats: 2,
+            clock: None,
+            rated: true,
+        };
+        assert_eq!(wish.pool(), wish.clone().pool());
+        assert_eq!(pool_seats(&wish.pool()), Some(2));
+        let others = [
+            Wish {
+                rated: false,
+                ..wish.clone()
+            },
+            Wish {
+                seats: 4,
+                ..wish.clone()
+            },
+            Wish {
+                preset: Preset::Block,
+                ..wish.clone()
+            },
+            Wish {
+                clock: Some(ClockSettings {
+                    bank_secs: 60,
+                    increment_secs: 0,
+                    on_timeout: OnTimeout::Bot,
+                    timeout_bot: Level::Greedy,
+                    abandon_after: 3,
+                }),
+                ..wish.clone()
+            },
+        ];
+        for other in others {
+            assert_ne!(other.pool(), wish.pool(), "{other:?}");
+        }
+    }
+}

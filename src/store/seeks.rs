@@ -1,0 +1,212 @@
+//! Persistence of seeks (matchmaking): a player's wish for a game with anyone of the same
+//! pool (the same preset, seats, clock and `rated`). Pairing must use a seek once and seat
+//! a player once however many processes pair at the same moment, so the store decides it
+//! in one step: on Redis every seek key shares one slot (`{seeks}`) and one script takes a
+//! game's seeks out of their pool and marks them matched to it.
+//!
+//! A step that matches seeks also records their game as *starting* until the service says
+//! it was created: a process that dies in between leaves the game to a sweep, which
+//! creates it from the seeks matched to it.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::StoreError;
+
+/// How long the store keeps a seek, whatever became of it.
+pub const SEEK_KEPT: Duration = Duration::from_secs(24 * 3600);
+
+/// Where a seek stands.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum SeekState {
+    Waiting,
+    /// Used for this game.
+    Matched(String),
+    Canceled,
+    Expired,
+}
+
+/// A seek as the store holds it: what the store decides on, and the service's blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeekEntry {
+    pub id: String,
+    pub player: String,
+    /// The seeks of one pool may play each other.
+    pub pool: String,
+    pub created_ms: u64,
+    pub expires_ms: u64,
+    /// When a waiting seek gets a table with built-in levels instead, if ever.
+    pub fallback_ms: Option<u64>,
+    pub state: SeekState,
+    pub bytes: Vec<u8>,
+}
+
+impl SeekEntry {
+    /// When the sweep must look at it while it waits: its fallback or its expiry.
+    pub fn due_ms(&self) -> u64 {
+        self.fallback_ms
+            .map_or(self.expires_ms, |f| f.min(self.expires_ms))
+    }
+}
+
+/// What became of [`SeekStore::add_seek`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    Added,
+    /// The player has its maximum of waiting seeks; nothing was stored.
+    TooMany,
+}
+
+/// What [`SeekStore::settle_seek`] did with a due seek.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// Nothing: gone, no longer waiting, or not due yet (its entry is set again).
+    Nothing,
+    /// Its time ran out.
+    Expired,
+    /// Its fallback came: it is matched, alone, to the game given.
+    FellBack,
+}
+
+/// The contract both stores keep for seeks.
+pub trait SeekStore: Send + Sync + 'static {
+    /// Stores a new waiting seek (its pool's newest) unless its player has `max_open`
+    /// waiting ones (those expired at `now_ms` not counted).
+    fn add_seek(
+        &self,
+        entry: &SeekEntry,
+        max_open: usize,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<Added, StoreError>> + Send;
+
+    fn load_seek(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<SeekEntry>, StoreError>> + Send;
+
+    /// A waiting seek canceled; any other left as it is. Returns it after.
+    fn cancel_seek(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<SeekEntry>, StoreError>> + Send;
+
+    /// Takes `seats` waiting, unexpired seeks of distinct players from `pool`, oldest
+    /// first, and matches them to `game` (starting until [`started`](Self::started), and
+    /// due then for a check at `recover_ms`). Returns their ids; none when the pool holds
+    /// too few.
+    fn pair_seeks(
+        &self,
+        pool: &str,
+        seats: usize,
+        game: &str,
+        now_ms: u64,
+        recover_ms: u64,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// The pools that may hold waiting seeks.
+    fn seek_pools(&self) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Waiting seeks due (fallback or expiry) at `now_ms`, earliest first, at most `limit`.
+    fn due_seeks(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// A due seek: expired if its time ran out, else matched alone to `game` if its
+    /// fallback came (starting, as [`pair_seeks`](Self::pair_seeks) leaves a game).
+    fn settle_seek(
+        &self,
+        id: &str,
+        now_ms: u64,
+        game: &str,
+        recover_ms: u64,
+    ) -> impl Future<Output = Result<Settled, StoreError>> + Send;
+
+    /// Games matched at most `limit`, due for a check at `now_ms`.
+    fn starting_due(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// The seeks matched to `game`.
+    fn seeks_of_game(
+        &self,
+        game: &str,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// `game` was created: no check is due for it any more.
+    fn started(&self, game: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+use super::any::AnyStore;
+
+macro_rules! delegate {
+    ($self:ident, $store:ident => $call:expr) => {
+        match $self {
+            AnyStore::Memory($store) => $call.await,
+            AnyStore::Redis($store) => $call.await,
+        }
+    };
+}
+
+impl SeekStore for AnyStore {
+    async fn add_seek(
+        &self,
+        entry: &SeekEntry,
+        max_open: usize,
+        now_ms: u64,
+    ) -> Result<Added, StoreError> {
+        delegate!(self, s => s.add_seek(entry, max_open, now_ms))
+    }
+
+    async fn load_seek(&self, id: &str) -> Result<Option<SeekEntry>, StoreError> {
+        delegate!(self, s => s.load_seek(id))
+    }
+
+    async fn cancel_seek(&self, id: &str) -> Result<Option<SeekEntry>, StoreError> {
+        delegate!(self, s => s.cancel_seek(id))
+    }
+
+    async fn pair_seeks(
+        &self,
+        pool: &str,
+        seats: usize,
+        game: &str,
+        now_ms: u64,
+        recover_ms: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.pair_seeks(pool, seats, game, now_ms, recover_ms))
+    }
+
+    async fn seek_pools(&self) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.seek_pools())
+    }
+
+    async fn due_seeks(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.due_seeks(now_ms, limit))
+    }
+
+    async fn settle_seek(
+        &self,
+        id: &str,
+        now_ms: u64,
+        game: &str,
+        recover_ms: u64,
+    ) -> Result<Settled, StoreError> {
+        delegate!(self, s => s.settle_seek(id, now_ms, game, recover_ms))
+    }
+
+    async fn starting_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.starting_due(now_ms, limit))
+    }
+
+    async fn seeks_of_game(&self, game: &str) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.seeks_of_game(game))
+    }
+
+    async fn started(&self, game: &str) -> Result<(), StoreError> {
+        delegate!(self, s => s.started(game))
+    }
+}

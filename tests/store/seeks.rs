@@ -1,0 +1,195 @@
+//! The seeks' part of the store contract: a pairing takes seeks of distinct players from
+//! one pool, oldest first, once; a player's cap; cancel; a due seek expires or falls back;
+//! games matched stay starting until said created.
+
+use domino_server::store::seeks::{Added, SeekEntry, SeekState, SeekStore, Settled};
+
+use super::{Backend, LONG_TTL, new_id};
+
+fn entry(player: &str, pool: &str, created_ms: u64) -> SeekEntry {
+    SeekEntry {
+        id: new_id(),
+        player: player.to_owned(),
+        pool: pool.to_owned(),
+        created_ms,
+        expires_ms: 10_000,
+        fallback_ms: None,
+        state: SeekState::Waiting,
+        bytes: vec![1, 2, 3],
+    }
+}
+
+pub(crate) async fn a_pairing_takes_seeks_of_distinct_players_oldest_first_once<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (ann, bob, cat) = (new_id(), new_id(), new_id());
+    let pool = format!("block:2:{}", new_id());
+    let a1 = entry(&ann, &pool, 1);
+    let a2 = entry(&ann, &pool, 2);
+    let b1 = entry(&bob, &pool, 3);
+    let c1 = entry(&cat, &pool, 4);
+    for seek in [&a1, &a2, &b1, &c1] {
+        assert_eq!(store.add_seek(seek, 5, 0).await.unwrap(), Added::Added);
+    }
+    assert!(store.seek_pools().await.unwrap().contains(&pool));
+    let game = new_id();
+    let picked = store.pair_seeks(&pool, 2, &game, 100, 500).await.unwrap();
+    // Ann's first and Bob's: never Ann twice.
+    assert_eq!(picked, vec![a1.id.clone(), b1.id.clone()]);
+    let loaded = store.load_seek(&a1.id).await.unwrap().unwrap();
+    assert_eq!(loaded.state, SeekState::Matched(game.clone()));
+    assert_eq!(loaded.bytes, vec![1, 2, 3]);
+    assert_eq!(store.seeks_of_game(&game).await.unwrap(), picked);
+    // Ann's second and Cat's are left; three are wanted: nothing is taken.
+    assert!(
+        store
+            .pair_seeks(&pool, 3, &new_id(), 100, 500)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let again = store
+        .pair_seeks(&pool, 2, &new_id(), 100, 500)
+        .await
+        .unwrap();
+    assert_eq!(again, vec![a2.id.clone(), c1.id.clone()]);
+    assert!(
+        store
+            .pair_seeks(&pool, 2, &new_id(), 100, 500)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Starting until said created.
+    assert!(store.starting_due(499, 10).await.unwrap().is_empty());
+    assert!(store.starting_due(500, 10).await.unwrap().contains(&game));
+    store.started(&game).await.unwrap();
+    assert!(!store.starting_due(500, 10).await.unwrap().contains(&game));
+    assert!(store.seeks_of_game(&game).await.unwrap().is_empty());
+}
+
+pub(crate) async fn a_player_has_its_cap_of_waiting_seeks_and_a_canceled_one_is_not_paired<
+    B: Backend,
+>() {
+    let store = B::open(LONG_TTL).await;
+    let (ann, bob) = (new_id(), new_id());
+    let pool = format!("block:2:{}", new_id());
+    let first = entry(&ann, &pool, 1);
+    assert_eq!(store.add_seek(&first, 2, 0).await.unwrap(), Added::Added);
+    assert_eq!(
+        store
+            .add_seek(&entry(&ann, "elsewhere", 2), 2, 0)
+            .await
+            .unwrap(),
+        Added::Added
+    );
+    assert_eq!(
+        store.add_seek(&entry(&ann, &pool, 3), 2, 0).await.unwrap(),
+        Added::TooMany
+    );
+    let canceled = store.cancel_seek(&first.id).await.unwrap().unwrap();
+    assert_eq!(canceled.state, SeekState::Canceled);
+    // Room again; and the canceled one is never paired.
+    assert_eq!(
+        store.add_seek(&entry(&bob, &pool, 4), 2, 0).await.unwrap(),
+        Added::Added
+    );
+    assert!(
+        store
+            .pair_seeks(&pool, 2, &new_id(), 100, 500)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store.add_seek(&entry(&ann, &pool, 5), 2, 0).await.unwrap(),
+        Added::Added
+    );
+    assert_eq!(
+        store
+            .pair_seeks(&pool, 2, &new_id(), 100, 500)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(store.cancel_seek(&new_id()).await.unwrap(), None);
+}
+
+pub(crate) async fn a_due_seek_expires_or_falls_back_once<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let ann = new_id();
+    let pool = format!("block:2:{}", new_id());
+    let expiring = SeekEntry {
+        expires_ms: 1_000,
+        ..entry(&ann, &pool, 1)
+    };
+    let falling = SeekEntry {
+        fallback_ms: Some(500),
+        ..entry(&ann, &pool, 2)
+    };
+    for seek in [&expiring, &falling] {
+        store.add_seek(seek, 5, 0).await.unwrap();
+    }
+    assert!(store.due_seeks(499, 10).await.unwrap().is_empty());
+    assert_eq!(
+        store.due_seeks(600, 10).await.unwrap(),
+        vec![falling.id.clone()]
+    );
+    let game = new_id();
+    assert_eq!(
+        store
+            .settle_seek(&falling.id, 600, &game, 900)
+            .await
+            .unwrap(),
+        Settled::FellBack
+    );
+    assert_eq!(
+        store
+            .settle_seek(&falling.id, 600, &new_id(), 900)
+            .await
+            .unwrap(),
+        Settled::Nothing
+    );
+    assert_eq!(
+        store.seeks_of_game(&game).await.unwrap(),
+        vec![falling.id.clone()]
+    );
+    assert_eq!(
+        store
+            .settle_seek(&expiring.id, 600, &new_id(), 900)
+            .await
+            .unwrap(),
+        Settled::Nothing
+    );
+    assert_eq!(
+        store.due_seeks(1_000, 10).await.unwrap(),
+        vec![expiring.id.clone()]
+    );
+    assert_eq!(
+        store
+            .settle_seek(&expiring.id, 1_000, &new_id(), 900)
+            .await
+            .unwrap(),
+        Settled::Expired
+    );
+    assert_eq!(
+        store.load_seek(&expiring.id).await.unwrap().unwrap().state,
+        SeekState::Expired
+    );
+    assert!(store.due_seeks(5_000, 10).await.unwrap().is_empty());
+    // An expired seek is neither paired nor counted against the cap.
+    assert_eq!(
+        store
+            .add_seek(&entry(&new_id(), &pool, 3), 5, 2_000)
+            .await
+            .unwrap(),
+        Added::Added
+    );
+    assert!(
+        store
+            .pair_seeks(&pool, 2, &new_id(), 2_000, 2_500)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
