@@ -143,6 +143,8 @@ pub struct Metrics {
     pub seeks: Family<SeekLabels, Counter>,
     /// How long each seek waited for its game (`domino_seek_wait_seconds`).
     pub seek_waits: Histogram,
+    /// Rated games whose ratings this process moved (`domino_rated_games_total`).
+    pub rated_games: Counter,
     /// Moves stored, bots' included (`domino_moves_applied_total`).
     pub moves_applied: Counter,
     /// Saves that lost a compare-and-set race and were retried (`domino_store_conflicts_total`).
@@ -206,6 +208,7 @@ impl Metrics {
         let games_created = Counter::default();
         let players_created = Counter::default();
         let moves_applied = Counter::default();
+        let rated_games = Counter::default();
         let challenges = Family::<ChallengeLabels, Counter>::default();
         let seeks = Family::<SeekLabels, Counter>::default();
         let seek_waits = Histogram::new(SEEK_WAIT_BUCKETS);
@@ -233,6 +236,11 @@ impl Metrics {
             "How long each seek waited for its game (matched or given its fallback)",
             Unit::Seconds,
             seek_waits.clone(),
+        );
+        game.register(
+            "rated_games",
+            "Rated games whose ratings this process moved",
+            rated_games.clone(),
         );
         game.register(
             "moves_applied",
@@ -298,6 +306,7 @@ impl Metrics {
             challenges,
             seeks,
             seek_waits,
+            rated_games,
             moves_applied,
             store_conflicts,
             timeouts,

@@ -20,7 +20,7 @@ const EPSILON: f64 = 0.000_001;
 pub const PROVISIONAL_ABOVE: f64 = 110.0;
 
 /// One player's rating on the Glicko scale.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Rating {
     pub rating: f64,
     pub deviation: f64,

@@ -54,7 +54,7 @@ pub const PLAYER_KEY_SCHEME: &str = "player_key";
         games::list_presets, games::create_game, games::list_games, games::take_seat, games::get_game,
         games::make_move, games::game_events, games::lobby_events, games::game_log, games::export_game,
         players::create_player, players::get_player, players::my_profile, players::rotate_key,
-        players::my_games, players::my_events,
+        players::my_games, players::my_events, players::leaderboard,
         challenges::create_challenge, challenges::list_challenges, challenges::get_challenge,
         challenges::accept_challenge, challenges::decline_challenge, challenges::cancel_challenge,
         seeks::create_seek, seeks::get_seek, seeks::cancel_seek,

@@ -16,7 +16,8 @@ use crate::api::headers::{UNCOMPRESSED, get_and_head};
 use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::{
-    CreatePlayer, PlayerEventView, PlayerGame, PlayerGameList, PlayerKey, PlayerProfile,
+    CreatePlayer, Leaderboard, LeaderboardEntry, PlayerEventView, PlayerGame, PlayerGameList,
+    PlayerKey, PlayerProfile,
 };
 use crate::service::{GameService, Status};
 
@@ -27,7 +28,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/v1/players/me/key").route(web::post().to(rotate_key)))
         .service(get_and_head("/v1/players/me/games", my_games))
         .service(get_and_head("/v1/players/me/events", my_events))
-        .service(get_and_head("/v1/players/{who}", get_player));
+        .service(get_and_head("/v1/players/{who}", get_player))
+        .service(get_and_head("/v1/leaderboard/{preset}", leaderboard));
 }
 
 /// A player answer: it carries a key, so it is never compressed along with text others
@@ -263,4 +265,65 @@ pub struct PlayerEventFrame {
         example = r#"{"type":"game_started","game_id":"0b9f3a52-8f0e-4a55-9f0c-5c8d9c4e7b21","seat":1,"preset":"all_fives","rated":false,"players":["bob","alice"]}"#
     )]
     data: String,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LeaderboardQuery {
+    /// 1 to 100; default 50.
+    #[param(minimum = 1, maximum = 100)]
+    limit: Option<usize>,
+    /// From 1.
+    #[param(minimum = 1)]
+    page: Option<usize>,
+}
+
+/// A preset's leaderboard: the players (built-in levels included) with at least one rated
+/// game there, highest rating first, provisional ratings after every established one.
+#[utoipa::path(
+    get,
+    path = "/v1/leaderboard/{preset}",
+    tag = "players",
+    operation_id = "leaderboard",
+    params(("preset" = String, Path, description = "A preset's name, e.g. `all_fives`"), LeaderboardQuery),
+    responses(
+        (status = 200, description = "A page of the leaderboard.", body = Leaderboard),
+        (status = 400, response = problems::BadRequest),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn leaderboard(
+    games: web::Data<GameService>,
+    preset: web::Path<String>,
+    query: web::Query<LeaderboardQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let preset: crate::engine::Preset = preset
+        .parse()
+        .map_err(|_| ApiError::not_found(format!("no preset named {:?}", preset.as_str())))?;
+    let (page, limit) = (query.page.unwrap_or(1), query.limit.unwrap_or(50));
+    let ranked = games.leaderboard(preset, page, limit).await?;
+    let first = (page - 1) * limit;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(Leaderboard {
+            preset: preset.name(),
+            players: ranked
+                .into_iter()
+                .enumerate()
+                .map(|(i, r)| LeaderboardEntry {
+                    rank: first + i + 1,
+                    id: r.id,
+                    name: r.name,
+                    bot: r.bot,
+                    rating: r.rating.rating,
+                    deviation: r.rating.deviation,
+                    games: r.games,
+                    provisional: r.rating.provisional(),
+                })
+                .collect(),
+            page,
+            limit,
+        }))
 }

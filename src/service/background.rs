@@ -16,7 +16,7 @@ use crate::store::{GameStore, QUEUE_END};
 
 use super::clock::ClockSettings;
 use super::clock::OnTimeout;
-use super::record::Record;
+use super::record::{Record, Status};
 use super::write::{Change, Decision, Outcome, Think, Thinking, bots_play};
 use super::{Error, GameService, now_ms};
 
@@ -339,7 +339,12 @@ impl GameService {
     /// Acts on a due game the sweep found: bots to move are played by a task of this
     /// process (if it has room, and gets the lease), a clock that ran out at once.
     async fn tend(&self, id: &str) -> Result<bool, Error> {
-        let (_, record) = self.load(id).await?;
+        let (version, record) = self.load(id).await?;
+        if record.rated && record.status() == Status::Finished {
+            // Its ratings, if the process that finished it did not move them.
+            self.settle_ratings(id, version, &record).await?;
+            return Ok(true);
+        }
         if record.bots_to_move() {
             return Ok(self.drive(id, false));
         }

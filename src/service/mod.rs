@@ -36,6 +36,7 @@ pub mod log;
 mod play;
 mod player_events;
 pub mod players;
+pub mod ratings;
 pub mod record;
 pub mod seeks;
 pub mod thinking;

@@ -7,6 +7,7 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 
 use super::challenges::Challenge;
+use super::ratings::RatingChange;
 use super::seeks::Seek;
 use super::{Error, GameService, Record};
 use crate::engine::{MatchEnd, Outcome, Preset};
@@ -49,6 +50,8 @@ pub enum PlayerNews {
         reason: MatchEnd,
         /// Per side.
         scores: Vec<i32>,
+        /// In a rated game, the player's rating before and after it.
+        rating: Option<RatingChange>,
     },
 }
 
@@ -63,7 +66,8 @@ pub enum PlayerItem {
 impl GameService {
     /// After a save of game `id`: tells every player bound to a seat that the game
     /// `started` or `finished`. Best effort, as the lobby's news: the player's games are
-    /// the truth, so a failure is logged and the save stands.
+    /// the truth, so a failure is logged and the save stands. A rated game's end is told
+    /// once its ratings moved, with each player's change ([`Self::settle_ratings`]).
     pub(super) async fn tell_players(
         &self,
         id: &str,
@@ -71,34 +75,20 @@ impl GameService {
         started: bool,
         finished: bool,
     ) {
-        if !started && !finished {
-            return;
-        }
         let names: Vec<Option<String>> = record.seats.iter().map(|s| s.name.clone()).collect();
         for (seat, player) in record.bound_players() {
-            let mut news = Vec::new();
             if started {
-                news.push(PlayerNews::GameStarted {
+                let news = PlayerNews::GameStarted {
                     game_id: id.to_owned(),
                     seat,
                     preset: record.preset,
                     rated: record.rated,
                     players: names.clone(),
-                });
-            }
-            if finished
-                && let (Some(outcome), Some(reason)) =
-                    (record.game.outcome(), record.game.match_end())
-            {
-                news.push(PlayerNews::GameFinished {
-                    game_id: id.to_owned(),
-                    outcome,
-                    reason,
-                    scores: record.game.scores().to_vec(),
-                });
-            }
-            for news in news {
+                };
                 self.tell_player(player, &news).await;
+            }
+            if finished && !record.rated {
+                self.tell_finished(id, record, player, None).await;
             }
         }
     }

@@ -6,6 +6,8 @@
 //! the id means authenticating is one read of the player's record. The built-in levels
 //! are players too (their names are reserved), served from the code, never stored.
 
+use std::collections::BTreeMap;
+
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -13,6 +15,7 @@ use subtle::ConstantTimeEq;
 
 use crate::address::AddressKey;
 use crate::bots::Level;
+use crate::rating::Rating;
 use crate::store::players::{Created, PlayerStore};
 use crate::store::{GameStore, SaveOutcome};
 
@@ -32,10 +35,21 @@ const RESERVED: [&str; 1] = ["me"];
 const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// The player's record's format byte, then postcard.
-const FORMAT: u8 = 1;
+const FORMAT: u8 = 2;
+/// Rated games a player's record remembers, newest last: a rating moved for one of them
+/// is not moved again (a sweep finishing what a dead process began).
+const RATED_GAMES_KEPT: usize = 64;
+
+/// A player's rating in one preset.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PresetRating {
+    pub rating: Rating,
+    /// Rated games played there.
+    pub games: u64,
+}
 
 /// A player as anyone may see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Profile {
     pub id: String,
     pub name: String,
@@ -43,6 +57,8 @@ pub struct Profile {
     pub created_ms: u64,
     /// Games the player was seated in (as far as the store's index of them goes).
     pub games: u64,
+    /// Per preset (by name), its rating there: only presets with rated games.
+    pub ratings: BTreeMap<String, PresetRating>,
 }
 
 /// A profile with the player's key: the answer to creating a player or a new key.
@@ -61,6 +77,10 @@ pub(super) struct PlayerRecord {
     created_ms: u64,
     /// SHA-256 of the whole key.
     key_hash: [u8; 32],
+    /// Per preset (by name), the player's rating there.
+    pub(super) ratings: BTreeMap<String, PresetRating>,
+    /// The rated games whose result moved these ratings lately, oldest first.
+    rated_games: Vec<String>,
 }
 
 impl PlayerRecord {
@@ -89,7 +109,64 @@ impl PlayerRecord {
             bot: self.bot,
             created_ms: self.created_ms,
             games,
+            ratings: self.ratings.clone(),
         }
+    }
+
+    /// Moves its rating in `preset` to `after` for game `game`, unless that game moved it
+    /// already: then false, and nothing changes.
+    pub(super) fn rate(&mut self, game: &str, preset: &str, after: Rating) -> bool {
+        if self.rated_games.iter().any(|g| g == game) {
+            return false;
+        }
+        let entry = self
+            .ratings
+            .entry(preset.to_owned())
+            .or_insert(PresetRating {
+                rating: Rating::default(),
+                games: 0,
+            });
+        entry.rating = after;
+        entry.games += 1;
+        self.rated_games.push(game.to_owned());
+        if self.rated_games.len() > RATED_GAMES_KEPT {
+            self.rated_games.remove(0);
+        }
+        true
+    }
+
+    /// The record of built-in `level` as a rated player: its name as its id, and a key
+    /// nobody holds (a key names a 32-digit id, which a level's is not).
+    pub(super) fn level(level: Level) -> PlayerRecord {
+        PlayerRecord {
+            id: level.as_str().to_owned(),
+            name: level.as_str().to_owned(),
+            bot: true,
+            created_ms: 0,
+            key_hash: key_hash(&new_key(level.as_str())),
+            ratings: BTreeMap::new(),
+            rated_games: Vec::new(),
+        }
+    }
+
+    pub(super) fn is_bot(&self) -> bool {
+        self.bot
+    }
+
+    /// Its rating in `preset` now (a newcomer's where it has played no rated game).
+    pub(super) fn rating_in(&self, preset: &str) -> Rating {
+        self.ratings
+            .get(preset)
+            .map_or_else(Rating::default, |r| r.rating)
+    }
+
+    /// Whether game `game` moved its ratings already.
+    pub(super) fn rated(&self, game: &str) -> bool {
+        self.rated_games.iter().any(|g| g == game)
+    }
+
+    pub(super) fn encode_record(&self) -> Vec<u8> {
+        self.encode()
     }
 }
 
@@ -139,6 +216,7 @@ fn level_profile(level: Level) -> Profile {
         bot: true,
         created_ms: 0,
         games: 0,
+        ratings: BTreeMap::new(),
     }
 }
 
@@ -199,6 +277,8 @@ impl GameService {
             bot,
             created_ms: now_ms(),
             key_hash: key_hash(&key),
+            ratings: BTreeMap::new(),
+            rated_games: Vec::new(),
         };
         let created = self
             .store
@@ -227,7 +307,12 @@ impl GameService {
     /// The profile of a player by id or name, or of a built-in level by its name.
     pub async fn profile(&self, who: &str) -> Result<Profile, Error> {
         if let Ok(level) = who.parse::<Level>() {
-            return Ok(level_profile(level));
+            // A level's ratings, once it played rated games, are in a record of its own.
+            let mut profile = level_profile(level);
+            if let Some((_, record)) = self.player_record(level.as_str()).await? {
+                profile.ratings = record.ratings;
+            }
+            return Ok(profile);
         }
         let id = match uuid::Uuid::try_parse(who) {
             Ok(id) => Some(id.simple().to_string()),
@@ -398,6 +483,8 @@ mod tests {
             bot: false,
             created_ms: 1,
             key_hash: key_hash(&key),
+            ratings: BTreeMap::new(),
+            rated_games: Vec::new(),
         };
         let again = PlayerRecord::decode(&record.encode()).unwrap();
         assert!(again.opens_with(&key));

@@ -241,6 +241,10 @@ impl GameService {
                 },
             };
             let (bytes, event_bytes) = (save.bytes.clone(), save.event.clone());
+            let rated_end = record.rated && status == Status::Finished;
+            if rated_end {
+                self.expect_ratings(id, version + 1).await;
+            }
             let saved = match self.store.save(id, save).await {
                 Ok(saved) => saved,
                 // Made, but not confirmed by replicas: a retry with the same key answers
@@ -286,6 +290,9 @@ impl GameService {
                     }
                     self.tell_players(id, &record, unlist, status == Status::Finished)
                         .await;
+                    if rated_end {
+                        self.settle_logged(id, version, &record).await;
+                    }
                     return Ok(Outcome::Saved {
                         version,
                         record,

@@ -28,6 +28,7 @@ use tokio::sync::broadcast;
 
 mod challenges;
 mod players;
+mod ratings;
 mod seeks;
 
 use super::now_ms;
@@ -57,6 +58,8 @@ pub struct MemoryStore {
     challenges: Mutex<challenges::Challenges>,
     /// Seeks, under a lock of their own.
     seeks: Mutex<seeks::Seeks>,
+    /// Ratings' bookkeeping, under a lock of their own.
+    ratings: Mutex<ratings::Ratings>,
 }
 
 /// A lobby entry's place: newest first, ties broken by id descending, which is the order
@@ -122,6 +125,7 @@ impl MemoryStore {
             players: Mutex::default(),
             challenges: Mutex::default(),
             seeks: Mutex::default(),
+            ratings: Mutex::default(),
         }
     }
 

@@ -20,6 +20,7 @@ pub mod challenges;
 pub mod memory;
 pub mod players;
 mod ranked;
+pub mod ratings;
 pub mod redis;
 pub mod seeks;
 

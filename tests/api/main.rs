@@ -30,6 +30,7 @@ mod problems;
 #[path = "../support/proxy.rs"]
 mod proxy;
 mod ratelimit;
+mod ratings;
 mod redaction;
 mod request_ids;
 mod resharding;

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 use crate::service::{Keyed, PlayerItem, PlayerNews, Profile, Status, View};
 
 use super::{ChallengeView, MatchResult, SeekView};
+use crate::rating::Rating;
 
 /// `POST /v1/players`.
 #[derive(Deserialize, ToSchema)]
@@ -63,9 +64,51 @@ impl PlayerProfile {
             bot: p.bot,
             created_ms: p.created_ms,
             games: p.games,
-            ratings: BTreeMap::new(),
+            ratings: p
+                .ratings
+                .iter()
+                .map(|(preset, r)| (preset.clone(), RatingView::of(r.rating, r.games)))
+                .collect(),
         }
     }
+}
+
+impl RatingView {
+    pub fn of(r: Rating, games: u64) -> RatingView {
+        RatingView {
+            rating: r.rating,
+            deviation: r.deviation,
+            volatility: r.volatility,
+            games,
+            provisional: r.provisional(),
+        }
+    }
+}
+
+/// A rating at one moment (Glicko-2).
+#[derive(Serialize, ToSchema)]
+pub struct RatingPoint {
+    #[schema(example = 1562.3)]
+    pub rating: f64,
+    pub deviation: f64,
+    pub volatility: f64,
+}
+
+impl RatingPoint {
+    fn of(r: Rating) -> RatingPoint {
+        RatingPoint {
+            rating: r.rating,
+            deviation: r.deviation,
+            volatility: r.volatility,
+        }
+    }
+}
+
+/// A player's rating before and after a rated game.
+#[derive(Serialize, ToSchema)]
+pub struct RatingChangeView {
+    pub before: RatingPoint,
+    pub after: RatingPoint,
 }
 
 /// A player and its key: the answer to creating a player or rotating its key.
@@ -159,6 +202,10 @@ pub enum PlayerEventView {
     GameFinished {
         game_id: String,
         result: MatchResult,
+        /// In a rated game, the player's rating in its preset before and after it; null
+        /// in a game not rated.
+        #[schema(required = true)]
+        rating: Option<RatingChangeView>,
     },
     /// News was lost (the stream fell behind, or the server lost its subscription for a
     /// moment): list `GET /v1/players/me/games?status=playing` again; the news goes on.
@@ -186,9 +233,14 @@ impl PlayerEventView {
                 outcome,
                 reason,
                 scores,
+                rating,
             }) => PlayerEventView::GameFinished {
                 game_id: game_id.clone(),
                 result: MatchResult::of(*outcome, *reason, scores),
+                rating: rating.map(|c| RatingChangeView {
+                    before: RatingPoint::of(c.before),
+                    after: RatingPoint::of(c.after),
+                }),
             },
             PlayerItem::News(PlayerNews::Challenge(c)) => {
                 PlayerEventView::Challenge(ChallengeView::of(c))
@@ -222,4 +274,33 @@ impl PlayerEventView {
             PlayerEventView::Resync {} => "resync",
         }
     }
+}
+
+/// One place on a leaderboard.
+#[derive(Serialize, ToSchema)]
+pub struct LeaderboardEntry {
+    /// 1 for the top of the board.
+    pub rank: usize,
+    #[schema(example = "3f1c0b6a9d2e4f5a8b7c6d5e4f3a2b1c")]
+    pub id: String,
+    #[schema(example = "alice")]
+    pub name: String,
+    /// A bot account, or a built-in level (whose id is its name).
+    pub bot: bool,
+    pub rating: f64,
+    pub deviation: f64,
+    /// Rated games played in this preset.
+    pub games: u64,
+    /// While the deviation is above 110: listed after every established rating.
+    pub provisional: bool,
+}
+
+/// A page of a preset's leaderboard.
+#[derive(Serialize, ToSchema)]
+pub struct Leaderboard {
+    #[schema(example = "all_fives")]
+    pub preset: &'static str,
+    pub players: Vec<LeaderboardEntry>,
+    pub page: usize,
+    pub limit: usize,
 }

@@ -15,6 +15,7 @@ mod keys;
 mod lobby;
 mod players;
 mod pubsub;
+mod ratings;
 mod scripts;
 mod seeks;
 
@@ -62,6 +63,7 @@ pub struct RedisStore {
     player_scripts: Box<players::PlayerScripts>,
     challenge_scripts: Box<challenges::ChallengeScripts>,
     seek_scripts: Box<seeks::SeekScripts>,
+    rating_scripts: Box<ratings::RatingScripts>,
     fanout: Arc<Fanout>,
 }
 
@@ -120,6 +122,7 @@ impl RedisStore {
             player_scripts: Box::new(players::PlayerScripts::new()),
             challenge_scripts: Box::new(challenges::ChallengeScripts::new()),
             seek_scripts: Box::new(seeks::SeekScripts::new()),
+            rating_scripts: Box::new(ratings::RatingScripts::new()),
         };
         if let Err(e) = store.ping().await {
             tracing::warn!(error = %e, "Redis does not answer yet; store calls will fail until it does");

@@ -1,0 +1,453 @@
+//! Rated play: when a rated game finishes, every player's rating in its preset moves once
+//! (Glicko-2, [`crate::rating`]), whichever process finishes the game, with any number of
+//! processes, and across a crash between the game's last save and the update.
+//!
+//! How once is kept:
+//! 1. Before the save that finishes a rated game, the game is indexed as due a little
+//!    later ([`RECOVER_AFTER`]): should the process stop after the save, a sweep settles it.
+//! 2. Settling claims the game's rating record in the store: who is rated, from which
+//!    ratings (the snapshot), with which score. The first claim is kept, so every process
+//!    settling the game works from the same snapshot.
+//! 3. Each player's rating moves by a compare-and-set on its record, which remembers the
+//!    rated games that moved it: a second settling of the game skips it.
+//! 4. The rating record is marked done and the game's due entry dropped.
+//!
+//! Each player is rated against the other side's snapshot (its mean, in teams), from its
+//! own rating as it is when it moves, so two games of one player finishing at once both
+//! count. The built-in levels are rated like players, in records of their own under their
+//! names, created on their first rated game.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bots::Level;
+use crate::engine::Outcome;
+use crate::rating::{self, Rating};
+use crate::store::players::PlayerStore;
+use crate::store::ratings::RatingStore;
+use crate::store::{GameStore, SaveOutcome};
+
+use super::lobby::MAX_PER_PAGE;
+use super::player_events::PlayerNews;
+use super::players::PlayerRecord;
+use super::record::{Record, Status};
+use super::{Error, GameService, now_ms};
+
+/// How long after a rated game's last save a sweep settles it, if the process that saved
+/// it did not.
+const RECOVER_AFTER: Duration = Duration::from_secs(10);
+/// Compare-and-set attempts on one record before giving up (the sweep tries again).
+const ATTEMPTS: usize = 8;
+/// A provisional rating's place on a leaderboard is its rating less this: after every
+/// established one.
+const PROVISIONAL_PENALTY: f64 = 100_000.0;
+
+/// The rating record's format byte, then postcard.
+const FORMAT: u8 = 1;
+
+/// One seat of a rated game, as its rating record holds it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Rated {
+    /// A player's id, or a built-in level's name.
+    who: String,
+    side: u8,
+    /// Its rating when the game was settled first: what its opponents are rated against.
+    before: Rating,
+    /// 1 a win, 0.5 a draw, 0 a loss.
+    score: f64,
+}
+
+/// A rated game's rating record.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Job {
+    seats: Vec<Rated>,
+    done: bool,
+}
+
+impl Job {
+    fn encode(&self) -> Vec<u8> {
+        postcard::to_extend(self, vec![FORMAT]).expect("a rating record always serialises")
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Job, Error> {
+        match bytes.split_first() {
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
+                .map_err(|e| Error::Internal(format!("stored ratings unreadable: {e}"))),
+            _ => Err(Error::Internal(
+                "stored ratings unreadable: unknown format".into(),
+            )),
+        }
+    }
+}
+
+/// A rating's change, as a player's stream tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RatingChange {
+    pub before: Rating,
+    pub after: Rating,
+}
+
+/// One place on a leaderboard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    pub id: String,
+    pub name: String,
+    pub bot: bool,
+    pub rating: Rating,
+    pub games: u64,
+}
+
+impl GameService {
+    /// Before the save that finishes rated game `id` (to be at `version`): the game is
+    /// indexed as due a little later, so a sweep settles it if this process does not.
+    pub(super) async fn expect_ratings(&self, id: &str, version: u64) {
+        let due = now_ms() + RECOVER_AFTER.as_millis() as u64;
+        if let Err(e) = self.store.index_deadline(id, version, Some(due)).await {
+            tracing::warn!(game_id = %id, error = %e, "could not index a rated game's settling");
+        }
+    }
+
+    /// Settles rated game `id` (finished, at `version`) and logs a failure: the sweep
+    /// settles it then.
+    pub(super) async fn settle_logged(&self, id: &str, version: u64, record: &Record) {
+        if let Err(e) = self.settle_ratings(id, version, record).await {
+            tracing::warn!(game_id = %id, error = %e, "ratings not settled; a sweep settles them");
+        }
+    }
+
+    /// Moves the ratings of finished rated game `id` (as `record`, at `version`), once.
+    pub(super) async fn settle_ratings(
+        &self,
+        id: &str,
+        version: u64,
+        record: &Record,
+    ) -> Result<(), Error> {
+        if !record.rated || record.status() != Status::Finished {
+            return Ok(());
+        }
+        let preset = record.preset.name();
+        let Some(outcome) = record.game.outcome() else {
+            return Ok(());
+        };
+        let rules = *record.game.rules();
+        let mut seats = Vec::with_capacity(record.seats.len());
+        for seat in 0..record.seats.len() as u8 {
+            let who = match (record.player_at(seat), record.seats[seat as usize].bot) {
+                (Some(player), _) => player.to_owned(),
+                (None, Some(level)) => level.as_str().to_owned(),
+                // A seat nobody bound (not made by a challenge or a seek): not rated.
+                (None, None) => continue,
+            };
+            let side = rules.side_of(seat);
+            let before = match self.player_record(&who).await? {
+                Some((_, player)) => player.rating_in(preset),
+                None => Rating::default(),
+            };
+            let score = match outcome {
+                Outcome::Won { side: winner } if winner == side => 1.0,
+                Outcome::Won { .. } => 0.0,
+                Outcome::Drawn => 0.5,
+            };
+            seats.push(Rated {
+                who,
+                side,
+                before,
+                score,
+            });
+        }
+        let claimed = Job { seats, done: false };
+        let stored = self.store.claim_ratings(id, claimed.encode()).await?;
+        let (mut job_version, mut job) = (stored.version, Job::decode(&stored.bytes)?);
+        for _ in 0..ATTEMPTS {
+            if job.done {
+                break;
+            }
+            for rated in &job.seats {
+                let opponents: Vec<Rating> = job
+                    .seats
+                    .iter()
+                    .filter(|o| o.side != rated.side)
+                    .map(|o| o.before)
+                    .collect();
+                let opponent = Rating::mean_of(&opponents);
+                if let Some(change) = self
+                    .rate_one(&rated.who, id, preset, opponent, rated.score)
+                    .await?
+                    && rated.who.parse::<Level>().is_err()
+                {
+                    self.tell_finished(id, record, &rated.who, Some(change))
+                        .await;
+                }
+            }
+            let mut finished = job.clone();
+            finished.done = true;
+            match self
+                .store
+                .save_ratings(id, job_version, finished.encode())
+                .await?
+            {
+                SaveOutcome::Saved { .. } => {
+                    self.metrics.rated_games.inc();
+                    tracing::info!(game_id = %id, preset, "ratings moved");
+                    break;
+                }
+                SaveOutcome::Conflict { .. } => {
+                    let stored = self.store.claim_ratings(id, claimed.encode()).await?;
+                    (job_version, job) = (stored.version, Job::decode(&stored.bytes)?);
+                }
+                SaveOutcome::Missing => break,
+            }
+        }
+        self.store.index_deadline(id, version, None).await?;
+        Ok(())
+    }
+
+    /// Moves `who`'s rating in `preset` for game `game`, unless that game moved it already
+    /// (then `None`), and sets its place on the leaderboard.
+    async fn rate_one(
+        &self,
+        who: &str,
+        game: &str,
+        preset: &str,
+        opponent: Rating,
+        score: f64,
+    ) -> Result<Option<RatingChange>, Error> {
+        for _ in 0..ATTEMPTS {
+            let (version, mut player) = match self.player_record(who).await? {
+                Some(found) => found,
+                None => match who.parse::<Level>() {
+                    Ok(level) => {
+                        let record = PlayerRecord::level(level);
+                        // Another process may create it first: either way it exists now.
+                        let _ = self
+                            .store
+                            .create_player(who, who, record.encode_record())
+                            .await;
+                        continue;
+                    }
+                    // A player that is no more has no rating to move.
+                    Err(_) => return Ok(None),
+                },
+            };
+            if player.rated(game) {
+                return Ok(None);
+            }
+            let before = player.rating_in(preset);
+            let after = rating::update(before, &[(opponent, score)]);
+            player.rate(game, preset, after);
+            match self
+                .store
+                .save_player(who, version, player.encode_record())
+                .await?
+            {
+                SaveOutcome::Saved { .. } => {
+                    let place = if after.provisional() {
+                        after.rating - PROVISIONAL_PENALTY
+                    } else {
+                        after.rating
+                    };
+                    self.store.rank(preset, who, place).await?;
+                    return Ok(Some(RatingChange { before, after }));
+                }
+                SaveOutcome::Conflict { .. } => continue,
+                SaveOutcome::Missing => return Ok(None),
+            }
+        }
+        Err(Error::Internal(format!(
+            "player {who}'s record kept changing while its rating moved"
+        )))
+    }
+
+    /// Tells `player` that game `id` finished, with its rating's change when rated.
+    pub(super) async fn tell_finished(
+        &self,
+        id: &str,
+        record: &Record,
+        player: &str,
+        rating: Option<RatingChange>,
+    ) {
+        if let (Some(outcome), Some(reason)) = (record.game.outcome(), record.game.match_end()) {
+            let news = PlayerNews::GameFinished {
+                game_id: id.to_owned(),
+                outcome,
+                reason,
+                scores: record.game.scores().to_vec(),
+                rating,
+            };
+            self.tell_player(player, &news).await;
+        }
+    }
+
+    /// A page (from 1) of `preset`'s leaderboard: players with a rated game there, highest
+    /// rating first, provisional ones last.
+    pub async fn leaderboard(
+        &self,
+        preset: crate::engine::Preset,
+        page: usize,
+        per_page: usize,
+    ) -> Result<Vec<Ranked>, Error> {
+        if page == 0 || !(1..=MAX_PER_PAGE).contains(&per_page) {
+            return Err(Error::BadRequest(format!(
+                "page starts at 1; limit is 1 to {MAX_PER_PAGE}"
+            )));
+        }
+        let offset = (page - 1).saturating_mul(per_page);
+        if offset > 1_000_000 {
+            return Err(Error::BadRequest(
+                "page: too far down any leaderboard".into(),
+            ));
+        }
+        let places = self
+            .store
+            .leaderboard(preset.name(), offset, per_page)
+            .await?;
+        let mut out = Vec::with_capacity(places.len());
+        for (id, _) in places {
+            let Some((_, player)) = self.player_record(&id).await? else {
+                continue;
+            };
+            let Some(rated) = player.ratings.get(preset.name()) else {
+                continue;
+            };
+            out.push(Ranked {
+                id: player.id.clone(),
+                name: player.name.clone(),
+                bot: id.parse::<Level>().is_ok() || player.is_bot(),
+                rating: rated.rating,
+                games: rated.games,
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::engine::{Move, Preset, RulesPatch};
+    use crate::metrics::Metrics;
+    use crate::service::{BotSettings, Caps, MoveRequest, NewChallenge};
+    use crate::store::memory::MemoryStore;
+
+    fn service() -> Arc<GameService> {
+        GameService::new(
+            Arc::new(MemoryStore::new(Duration::from_secs(60)).into()),
+            Arc::new(Metrics::new()),
+            Duration::from_secs(1),
+            true,
+            CancellationToken::new(),
+            BotSettings {
+                threads: 1,
+                budget: Duration::from_secs(1),
+                tables: 1,
+            },
+            Caps::default(),
+        )
+    }
+
+    /// Ann resigns a rated block game against Bob, made by a challenge; the game's id,
+    /// Ann's key and Bob's id.
+    async fn finished_rated_game(service: &GameService) -> (String, String, String) {
+        let ann = service.create_player("ann", false, None).await.unwrap();
+        let bob = service.create_player("bob", false, None).await.unwrap();
+        let challenge = service
+            .challenge(
+                Some(&ann.key),
+                NewChallenge {
+                    opponents: vec!["bob".into()],
+                    preset: Preset::Block,
+                    overrides: RulesPatch::default(),
+                    seats: 2,
+                    clock: None,
+                    rated: true,
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        let accepted = service.accept(Some(&bob.key), &challenge.id).await.unwrap();
+        let game = accepted.game_id.unwrap();
+        service
+            .make_move(
+                &game,
+                &ann.key,
+                MoveRequest {
+                    mv: Move::Resign,
+                    expected_version: None,
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        (game, ann.key, bob.profile.id)
+    }
+
+    async fn block_rating(service: &GameService, who: &str) -> Option<(f64, u64)> {
+        let profile = service.profile(who).await.unwrap();
+        profile
+            .ratings
+            .get("block")
+            .map(|r| (r.rating.rating, r.games))
+    }
+
+    #[tokio::test]
+    async fn a_rated_game_moves_each_rating_once_however_often_it_is_settled() {
+        let service = service();
+        let (game, _, bob) = finished_rated_game(&service).await;
+        let (bob_after, games) = block_rating(&service, &bob).await.unwrap();
+        assert!(bob_after > 1500.0, "{bob_after}");
+        assert_eq!(games, 1);
+        let (ann_after, _) = block_rating(&service, "ann").await.unwrap();
+        assert!(ann_after < 1500.0, "{ann_after}");
+        // Settled again, by the sweep or by another process, at once or later: no change.
+        let (version, record) = service.load(&game).await.unwrap();
+        let again = futures_util::future::join_all(
+            (0..4).map(|_| service.settle_ratings(&game, version, &record)),
+        )
+        .await;
+        assert!(again.iter().all(Result::is_ok), "{again:?}");
+        assert_eq!(block_rating(&service, &bob).await, Some((bob_after, 1)));
+        assert_eq!(block_rating(&service, "ann").await, Some((ann_after, 1)));
+        let board = service.leaderboard(Preset::Block, 1, 10).await.unwrap();
+        let names: Vec<&str> = board.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["bob", "ann"]);
+    }
+
+    #[tokio::test]
+    async fn a_rated_game_left_unsettled_by_its_process_is_settled_by_a_sweep() {
+        let service = service();
+        let (game, _, bob) = finished_rated_game(&service).await;
+        let (bob_after, _) = block_rating(&service, &bob).await.unwrap();
+        // As if the process had stopped between the last save and the ratings: a new
+        // game of the same two, finished, its rating record never claimed.
+        let (_, mut record) = service.load(&game).await.unwrap();
+        let other = "11111111-2222-3333-4444-555555555555";
+        record.created_ms += 1;
+        service
+            .store
+            .create_by(other, record.encode(), None, None)
+            .await
+            .unwrap();
+        service.expect_ratings(other, 1).await;
+        assert_eq!(block_rating(&service, &bob).await.unwrap().1, 1);
+        // The sweep finds it due once the recovery delay passed; here it is told so.
+        service
+            .store
+            .index_deadline(other, 1, Some(now_ms()))
+            .await
+            .unwrap();
+        service.sweep().await.unwrap();
+        let (after_two, games) = block_rating(&service, &bob).await.unwrap();
+        assert_eq!(games, 2);
+        assert!(after_two > bob_after);
+        // And only once.
+        service.sweep().await.unwrap();
+        assert_eq!(block_rating(&service, &bob).await.unwrap().1, 2);
+    }
+}

@@ -1,0 +1,158 @@
+//! Rated play: a rated game moves its players' ratings once and tells each the change on
+//! its stream; profiles show them; the leaderboard lists players and built-in levels,
+//! highest first; games not rated move nothing.
+
+use serde_json::{Value, json};
+
+use crate::helpers::{EventStream, TestApp, assert_problem, on_every_store};
+
+on_every_store!(
+    a_rated_game_moves_both_ratings_and_tells_each_player_its_change,
+    a_built_in_level_is_rated_like_a_player_and_joins_the_leaderboard,
+    a_game_not_rated_moves_no_rating,
+);
+
+async fn player(app: &TestApp, name: &str) -> String {
+    let res = app.post_json("/v1/players", &json!({ "name": name })).await;
+    assert_eq!(res.status().as_u16(), 201);
+    let created: Value = res.json().await.unwrap();
+    created["key"].as_str().unwrap().to_owned()
+}
+
+async fn post_as(app: &TestApp, path: &str, key: &str, body: Option<Value>) -> Value {
+    let mut req = app.client.post(app.url(path)).bearer_auth(key);
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    let res = req.send().await.unwrap();
+    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+    res.json().await.unwrap()
+}
+
+async fn open_stream(app: &TestApp, key: &str) -> EventStream {
+    let res = app
+        .client
+        .get(app.url("/v1/players/me/events"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
+    EventStream::of(res)
+}
+
+/// The next `game_finished` on a stream (skipping `game_started`).
+async fn finished_news(stream: &mut EventStream) -> Value {
+    loop {
+        let event = stream
+            .next(std::time::Duration::from_secs(5))
+            .await
+            .expect("news");
+        if event.event.as_deref() == Some("game_finished") {
+            return event.data;
+        }
+    }
+}
+
+async fn profile(app: &TestApp, who: &str) -> Value {
+    app.get(&format!("/v1/players/{who}"))
+        .await
+        .json()
+        .await
+        .unwrap()
+}
+
+/// A game made by a challenge from `ann` to `opponent`, which `ann` resigns at once.
+async fn resigned(app: &TestApp, ann: &str, opponent: (&str, Option<&str>), rated: bool) -> String {
+    let made = post_as(
+        app,
+        "/v1/challenges",
+        ann,
+        Some(json!({"opponents": [opponent.0], "preset": "block", "rated": rated})),
+    )
+    .await;
+    let game = match opponent.1 {
+        Some(key) => {
+            let path = format!("/v1/challenges/{}/accept", made["id"].as_str().unwrap());
+            post_as(app, &path, key, None).await["game_id"].clone()
+        }
+        None => made["game_id"].clone(),
+    };
+    let game = game.as_str().unwrap().to_owned();
+    app.play(&game, ann, &json!({"type": "resign"})).await;
+    game
+}
+
+async fn a_rated_game_moves_both_ratings_and_tells_each_player_its_change(app: TestApp) {
+    let ann = player(&app, "ann").await;
+    let bob = player(&app, "bob").await;
+    let mut anns = open_stream(&app, &ann).await;
+    let mut bobs = open_stream(&app, &bob).await;
+    let game = resigned(&app, &ann, ("bob", Some(&bob)), true).await;
+    let lost = finished_news(&mut anns).await;
+    let won = finished_news(&mut bobs).await;
+    for news in [&lost, &won] {
+        assert_eq!(news["game_id"], game.as_str());
+        assert_eq!(news["rating"]["before"]["rating"], 1500.0, "{news}");
+        assert_eq!(news["rating"]["before"]["deviation"], 350.0, "{news}");
+    }
+    let ann_after = lost["rating"]["after"]["rating"].as_f64().unwrap();
+    let bob_after = won["rating"]["after"]["rating"].as_f64().unwrap();
+    assert!(ann_after < 1500.0 && bob_after > 1500.0, "{lost} {won}");
+    let rated = &profile(&app, "bob").await["ratings"]["block"];
+    assert_eq!(rated["rating"], bob_after, "{rated}");
+    assert_eq!(rated["games"], 1);
+    assert_eq!(rated["provisional"], true);
+    let board: Value = app.get("/v1/leaderboard/block").await.json().await.unwrap();
+    let names: Vec<&str> = board["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["bob", "ann"], "{board}");
+    assert_eq!(board["players"][0]["rank"], 1);
+    assert_eq!(
+        app.get("/v1/leaderboard/all_fives")
+            .await
+            .json::<Value>()
+            .await
+            .unwrap()["players"],
+        json!([])
+    );
+    assert_problem(app.get("/v1/leaderboard/chess").await, 404, "not_found").await;
+    assert_problem(
+        app.get("/v1/leaderboard/block?limit=0").await,
+        400,
+        "bad_request",
+    )
+    .await;
+}
+
+async fn a_built_in_level_is_rated_like_a_player_and_joins_the_leaderboard(app: TestApp) {
+    let ann = player(&app, "ann").await;
+    let mut anns = open_stream(&app, &ann).await;
+    resigned(&app, &ann, ("greedy", None), true).await;
+    let news = finished_news(&mut anns).await;
+    assert!(
+        news["rating"]["after"]["rating"].as_f64().unwrap() < 1500.0,
+        "{news}"
+    );
+    let greedy = profile(&app, "greedy").await;
+    assert_eq!(greedy["bot"], true);
+    assert_eq!(greedy["ratings"]["block"]["games"], 1, "{greedy}");
+    let board: Value = app.get("/v1/leaderboard/block").await.json().await.unwrap();
+    assert_eq!(board["players"][0]["name"], "greedy", "{board}");
+    assert_eq!(board["players"][0]["bot"], true);
+}
+
+async fn a_game_not_rated_moves_no_rating(app: TestApp) {
+    let ann = player(&app, "ann").await;
+    let bob = player(&app, "bob").await;
+    let mut anns = open_stream(&app, &ann).await;
+    resigned(&app, &ann, ("bob", Some(&bob)), false).await;
+    let news = finished_news(&mut anns).await;
+    assert_eq!(news["rating"], Value::Null, "{news}");
+    assert_eq!(profile(&app, "ann").await["ratings"], json!({}));
+    let board: Value = app.get("/v1/leaderboard/block").await.json().await.unwrap();
+    assert_eq!(board["players"], json!([]));
+}
