@@ -217,6 +217,7 @@ contract_tests!(
     a_pairing_takes_seeks_of_distinct_players_oldest_first_once,
     a_player_has_its_cap_of_waiting_seeks_and_a_canceled_one_is_not_paired,
     a_due_seek_expires_or_falls_back_once,
+    a_rated_pool_pairs_close_ratings_first_within_a_gap_that_widens,
 );
 
 /// One holder at a time: another is refused until the holder gives the lease up or it

@@ -7,7 +7,8 @@
 //!
 //! A seek with a `fallback` that waited `after_secs` gets a table with built-in levels in
 //! the missing seats; a seek lives [`SEEK_TTL`], then expires (`seek_expired` on the
-//! player's stream). Ratings do not exist yet, so rated seeks pair first come first served.
+//! player's stream). A rated pool pairs close ratings first ([`RATED_GAP`]); others,
+//! first come first served.
 
 use std::time::Duration;
 
@@ -18,7 +19,7 @@ use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::{Preset, RulesPatch};
 use crate::store::players::PlayerStore;
-use crate::store::seeks::{Added, SeekEntry, SeekState, SeekStore, Settled};
+use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 use crate::store::{GameStore, StoreError};
 
 use super::challenges::Party;
@@ -34,6 +35,14 @@ pub const SEEK_TTL: Duration = Duration::from_secs(300);
 pub const MAX_OPEN_SEEKS: usize = 5;
 /// A fallback waits this long at most.
 pub const MAX_FALLBACK_SECS: u64 = 300;
+/// How far apart two ratings a rated pool pairs: 100 points at first, 10 more each second
+/// the older seek has waited, and any gap once it has waited 30 s (no seek waits longer
+/// while a compatible one is waiting).
+const RATED_GAP: Gap = Gap {
+    base: 100.0,
+    per_sec: 10.0,
+    open_after_ms: 30_000,
+};
 /// How long after a match a sweep makes sure its game exists.
 const RECOVER_AFTER: Duration = Duration::from_secs(10);
 /// Due seeks and starting games a sweep acts on at most.
@@ -173,6 +182,7 @@ impl GameService {
             pool: wish.pool(),
             created_ms: now,
             expires_ms: now + self.seek_ttl().as_millis() as u64,
+            rating: me.rating_in(wish.preset.name()).rating,
             fallback_ms: new
                 .fallback
                 .map(|(after, _)| now + after.as_millis() as u64),
@@ -239,6 +249,7 @@ impl GameService {
 
     /// Matches games out of `pool` while it holds enough seeks; returns how many.
     async fn pair(&self, pool: &str, seats: u8) -> Result<usize, Error> {
+        let gap = pool_rated(pool).then_some(RATED_GAP);
         let mut made = 0;
         while made < PAIRINGS_AT_ONCE {
             let game = uuid::Uuid::new_v4().to_string();
@@ -246,7 +257,7 @@ impl GameService {
             let recover = now + RECOVER_AFTER.as_millis() as u64;
             let ids = self
                 .store
-                .pair_seeks(pool, usize::from(seats), &game, now, recover)
+                .pair_seeks(pool, usize::from(seats), &game, now, recover, gap)
                 .await?;
             if ids.is_empty() {
                 break;
@@ -367,6 +378,11 @@ impl GameService {
     }
 }
 
+/// Whether a pool's games are rated, read back from its name.
+fn pool_rated(pool: &str) -> bool {
+    pool.ends_with(":rated")
+}
+
 /// The seats of a pool's games, read back from its name.
 fn pool_seats(pool: &str) -> Option<u8> {
     pool.split(':').nth(1)?.parse().ok()
@@ -399,6 +415,7 @@ mod tests {
         };
         assert_eq!(wish.pool(), wish.clone().pool());
         assert_eq!(pool_seats(&wish.pool()), Some(2));
+        assert!(pool_rated(&wish.pool()));
         let others = [
             Wish {
                 rated: false,

@@ -27,7 +27,7 @@ pub enum SeekState {
 }
 
 /// A seek as the store holds it: what the store decides on, and the service's blob.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SeekEntry {
     pub id: String,
     pub player: String,
@@ -35,10 +35,53 @@ pub struct SeekEntry {
     pub pool: String,
     pub created_ms: u64,
     pub expires_ms: u64,
+    /// The player's rating when it sought (a rated pool pairs close ratings first).
+    pub rating: f64,
     /// When a waiting seek gets a table with built-in levels instead, if ever.
     pub fallback_ms: Option<u64>,
     pub state: SeekState,
     pub bytes: Vec<u8>,
+}
+
+/// Picks a game's seeks among `waiting` (`(id, player, rating, created_ms)`, oldest
+/// first), as [`SeekStore::pair_seeks`] says; the stores' one account of it (the Redis
+/// script does the same in Lua).
+pub fn pick(
+    waiting: &[(String, String, f64, u64)],
+    seats: usize,
+    now_ms: u64,
+    by_rating: Option<Gap>,
+) -> Vec<String> {
+    for (a, anchor) in waiting.iter().enumerate() {
+        let mut others: Vec<&(String, String, f64, u64)> = waiting
+            .iter()
+            .enumerate()
+            .filter(|&(b, _)| b != a)
+            .map(|(_, o)| o)
+            .collect();
+        if by_rating.is_some() {
+            others.sort_by(|x, y| (x.2 - anchor.2).abs().total_cmp(&(y.2 - anchor.2).abs()));
+        }
+        let mut picked = vec![anchor.0.clone()];
+        let mut players = vec![anchor.1.as_str()];
+        for other in others {
+            if picked.len() == seats {
+                break;
+            }
+            let fits = by_rating.is_none_or(|gap| {
+                let older = anchor.3.min(other.3);
+                (other.2 - anchor.2).abs() <= gap.at(older, now_ms)
+            });
+            if fits && !players.contains(&other.1.as_str()) {
+                picked.push(other.0.clone());
+                players.push(&other.1);
+            }
+        }
+        if picked.len() == seats {
+            return picked;
+        }
+    }
+    Vec::new()
 }
 
 impl SeekEntry {
@@ -46,6 +89,28 @@ impl SeekEntry {
     pub fn due_ms(&self) -> u64 {
         self.fallback_ms
             .map_or(self.expires_ms, |f| f.min(self.expires_ms))
+    }
+}
+
+/// How far apart two ratings a rated pool pairs: `base` at first, widening by `per_sec`
+/// each second the older of the two has waited, and without limit once it has waited
+/// `open_after_ms`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gap {
+    pub base: f64,
+    pub per_sec: f64,
+    pub open_after_ms: u64,
+}
+
+impl Gap {
+    /// The widest gap a seek created at `created_ms` accepts at `now_ms`.
+    pub fn at(&self, created_ms: u64, now_ms: u64) -> f64 {
+        let waited = now_ms.saturating_sub(created_ms);
+        if waited >= self.open_after_ms {
+            f64::INFINITY
+        } else {
+            self.base + self.per_sec * waited as f64 / 1000.0
+        }
     }
 }
 
@@ -90,10 +155,12 @@ pub trait SeekStore: Send + Sync + 'static {
         id: &str,
     ) -> impl Future<Output = Result<Option<SeekEntry>, StoreError>> + Send;
 
-    /// Takes `seats` waiting, unexpired seeks of distinct players from `pool`, oldest
-    /// first, and matches them to `game` (starting until [`started`](Self::started), and
-    /// due then for a check at `recover_ms`). Returns their ids; none when the pool holds
-    /// too few.
+    /// Takes `seats` waiting, unexpired seeks of distinct players from `pool` and matches
+    /// them to `game` (starting until [`started`](Self::started), and due then for a
+    /// check at `recover_ms`). The oldest seek that can be matched anchors the game; the
+    /// others are the oldest after it, or with `by_rating` the closest ratings to its
+    /// within the [`Gap`] of the older of each two. Returns their ids, anchor first; none
+    /// when the pool holds too few that fit.
     fn pair_seeks(
         &self,
         pool: &str,
@@ -101,6 +168,7 @@ pub trait SeekStore: Send + Sync + 'static {
         game: &str,
         now_ms: u64,
         recover_ms: u64,
+        by_rating: Option<Gap>,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 
     /// The pools that may hold waiting seeks.
@@ -176,8 +244,9 @@ impl SeekStore for AnyStore {
         game: &str,
         now_ms: u64,
         recover_ms: u64,
+        by_rating: Option<Gap>,
     ) -> Result<Vec<String>, StoreError> {
-        delegate!(self, s => s.pair_seeks(pool, seats, game, now_ms, recover_ms))
+        delegate!(self, s => s.pair_seeks(pool, seats, game, now_ms, recover_ms, by_rating))
     }
 
     async fn seek_pools(&self) -> Result<Vec<String>, StoreError> {

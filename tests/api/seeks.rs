@@ -21,6 +21,7 @@ on_every_store!(
     a_seek_with_a_fallback_gets_a_built_in_level_after_its_wait,
     only_its_player_reads_or_cancels_a_seek_and_a_canceled_one_is_never_matched,
     bad_seeks_are_refused_naming_what_is_wrong,
+    a_rated_seek_is_matched_with_a_close_rating_before_an_older_far_one,
 );
 
 const WITHIN: Duration = Duration::from_secs(5);
@@ -364,4 +365,38 @@ async fn cluster_fifty_seeks_through_two_servers_at_once_are_each_used_once() {
     let a = spawn_app_with_cluster_prefix(&prefix).await;
     let b = spawn_app_with_cluster_prefix(&prefix).await;
     fifty_seeks_through_two_servers(a, b).await;
+}
+
+/// A player who lost three rated games to a built-in level: about 300 points down.
+async fn lost_three(app: &TestApp, key: &str) {
+    for _ in 0..3 {
+        let res = app
+            .client
+            .post(app.url("/v1/challenges"))
+            .bearer_auth(key)
+            .json(&json!({"opponents": ["greedy"], "preset": "block", "rated": true}))
+            .send()
+            .await
+            .unwrap();
+        let made: Value = res.json().await.unwrap();
+        let game = made["game_id"].as_str().unwrap().to_owned();
+        app.play(&game, key, &json!({"type": "resign"})).await;
+    }
+}
+
+async fn a_rated_seek_is_matched_with_a_close_rating_before_an_older_far_one(app: TestApp) {
+    let (_, dan) = player(&app, "dan").await;
+    let (_, ann) = player(&app, "ann").await;
+    let (_, bob) = player(&app, "bob").await;
+    lost_three(&app, &dan).await;
+    let profile: Value = app.get("/v1/players/dan").await.json().await.unwrap();
+    let rating = profile["ratings"]["block"]["rating"].as_f64().unwrap();
+    assert!(rating < 1350.0, "{profile}");
+    let wish = json!({"preset": "block", "rated": true});
+    let dans = seek(&app, &dan, wish.clone()).await;
+    assert_eq!(seek(&app, &ann, wish.clone()).await["status"], "waiting");
+    let bobs = seek(&app, &bob, wish).await;
+    assert_eq!(bobs["status"], "matched", "{bobs}");
+    let dans = read(&app, dans["id"].as_str().unwrap(), &dan).await;
+    assert_eq!(dans["status"], "waiting", "{dans}");
 }

@@ -2,7 +2,7 @@
 //! one pool, oldest first, once; a player's cap; cancel; a due seek expires or falls back;
 //! games matched stay starting until said created.
 
-use domino_server::store::seeks::{Added, SeekEntry, SeekState, SeekStore, Settled};
+use domino_server::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 
 use super::{Backend, LONG_TTL, new_id};
 
@@ -13,6 +13,7 @@ fn entry(player: &str, pool: &str, created_ms: u64) -> SeekEntry {
         pool: pool.to_owned(),
         created_ms,
         expires_ms: 10_000,
+        rating: 1500.0,
         fallback_ms: None,
         state: SeekState::Waiting,
         bytes: vec![1, 2, 3],
@@ -32,7 +33,10 @@ pub(crate) async fn a_pairing_takes_seeks_of_distinct_players_oldest_first_once<
     }
     assert!(store.seek_pools().await.unwrap().contains(&pool));
     let game = new_id();
-    let picked = store.pair_seeks(&pool, 2, &game, 100, 500).await.unwrap();
+    let picked = store
+        .pair_seeks(&pool, 2, &game, 100, 500, None)
+        .await
+        .unwrap();
     // Ann's first and Bob's: never Ann twice.
     assert_eq!(picked, vec![a1.id.clone(), b1.id.clone()]);
     let loaded = store.load_seek(&a1.id).await.unwrap().unwrap();
@@ -42,19 +46,19 @@ pub(crate) async fn a_pairing_takes_seeks_of_distinct_players_oldest_first_once<
     // Ann's second and Cat's are left; three are wanted: nothing is taken.
     assert!(
         store
-            .pair_seeks(&pool, 3, &new_id(), 100, 500)
+            .pair_seeks(&pool, 3, &new_id(), 100, 500, None)
             .await
             .unwrap()
             .is_empty()
     );
     let again = store
-        .pair_seeks(&pool, 2, &new_id(), 100, 500)
+        .pair_seeks(&pool, 2, &new_id(), 100, 500, None)
         .await
         .unwrap();
     assert_eq!(again, vec![a2.id.clone(), c1.id.clone()]);
     assert!(
         store
-            .pair_seeks(&pool, 2, &new_id(), 100, 500)
+            .pair_seeks(&pool, 2, &new_id(), 100, 500, None)
             .await
             .unwrap()
             .is_empty()
@@ -95,7 +99,7 @@ pub(crate) async fn a_player_has_its_cap_of_waiting_seeks_and_a_canceled_one_is_
     );
     assert!(
         store
-            .pair_seeks(&pool, 2, &new_id(), 100, 500)
+            .pair_seeks(&pool, 2, &new_id(), 100, 500, None)
             .await
             .unwrap()
             .is_empty()
@@ -106,7 +110,7 @@ pub(crate) async fn a_player_has_its_cap_of_waiting_seeks_and_a_canceled_one_is_
     );
     assert_eq!(
         store
-            .pair_seeks(&pool, 2, &new_id(), 100, 500)
+            .pair_seeks(&pool, 2, &new_id(), 100, 500, None)
             .await
             .unwrap()
             .len(),
@@ -187,9 +191,62 @@ pub(crate) async fn a_due_seek_expires_or_falls_back_once<B: Backend>() {
     );
     assert!(
         store
-            .pair_seeks(&pool, 2, &new_id(), 2_000, 2_500)
+            .pair_seeks(&pool, 2, &new_id(), 2_000, 2_500, None)
             .await
             .unwrap()
             .is_empty()
     );
+}
+
+pub(crate) async fn a_rated_pool_pairs_close_ratings_first_within_a_gap_that_widens<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let pool = format!("block:2:{}", new_id());
+    let gap = Gap {
+        base: 100.0,
+        per_sec: 10.0,
+        open_after_ms: 30_000,
+    };
+    let rated = |pool: &str, rating: f64, created_ms: u64| SeekEntry {
+        rating,
+        expires_ms: 100_000,
+        ..entry(&new_id(), pool, created_ms)
+    };
+    // The oldest is far from everyone; two close ones come after it.
+    let far = rated(&pool, 1100.0, 1_000);
+    let near = rated(&pool, 1500.0, 2_000);
+    let nearer = rated(&pool, 1540.0, 3_000);
+    for seek in [&far, &near, &nearer] {
+        store.add_seek(seek, 5, 0).await.unwrap();
+    }
+    // At 4 s the oldest accepts 130 points: nobody; the two close ones pair.
+    let picked = store
+        .pair_seeks(&pool, 2, &new_id(), 4_000, 9_000, Some(gap))
+        .await
+        .unwrap();
+    assert_eq!(picked, vec![near.id.clone(), nearer.id.clone()]);
+    // 350 points apart: not after 5 s (150), but after 30 s of waiting any gap is.
+    let closer = rated(&pool, 1450.0, 5_000);
+    store.add_seek(&closer, 5, 0).await.unwrap();
+    for at in [6_000, 20_000] {
+        let picked = store
+            .pair_seeks(&pool, 2, &new_id(), at, 99_000, Some(gap))
+            .await
+            .unwrap();
+        assert!(picked.is_empty(), "at {at}: {picked:?}");
+    }
+    let picked = store
+        .pair_seeks(&pool, 2, &new_id(), 31_000, 99_000, Some(gap))
+        .await
+        .unwrap();
+    assert_eq!(picked, vec![far.id.clone(), closer.id.clone()]);
+    // Without ratings, the oldest first whatever they are.
+    let casual = format!("block:2:{}", new_id());
+    let (old, young) = (rated(&casual, 900.0, 1_000), rated(&casual, 2100.0, 2_000));
+    store.add_seek(&old, 5, 0).await.unwrap();
+    store.add_seek(&young, 5, 0).await.unwrap();
+    let picked = store
+        .pair_seeks(&casual, 2, &new_id(), 3_000, 9_000, None)
+        .await
+        .unwrap();
+    assert_eq!(picked, vec![old.id.clone(), young.id.clone()]);
 }

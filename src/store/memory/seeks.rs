@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::MemoryStore;
 use crate::store::StoreError;
-use crate::store::seeks::{Added, SEEK_KEPT, SeekEntry, SeekState, SeekStore, Settled};
+use crate::store::seeks::{Added, Gap, SEEK_KEPT, SeekEntry, SeekState, SeekStore, Settled, pick};
 
 #[derive(Default)]
 pub(super) struct Seeks {
@@ -142,27 +142,22 @@ impl SeekStore for MemoryStore {
         game: &str,
         now_ms: u64,
         recover_ms: u64,
+        by_rating: Option<Gap>,
     ) -> Result<Vec<String>, StoreError> {
         let mut seeks = self.seeks();
         let Some(waiting) = seeks.pools.get(pool) else {
             return Ok(Vec::new());
         };
-        let (mut picked, mut players) = (Vec::new(), HashSet::new());
-        for (_, id) in waiting {
-            let Some((entry, _)) = seeks.seeks.get(id) else {
-                continue;
-            };
-            if entry.expires_ms > now_ms && players.insert(entry.player.clone()) {
-                picked.push(id.clone());
-                if picked.len() == seats {
-                    break;
-                }
-            }
+        let candidates: Vec<(String, String, f64, u64)> = waiting
+            .iter()
+            .filter_map(|(_, id)| seeks.seeks.get(id))
+            .filter(|(entry, _)| entry.expires_ms > now_ms)
+            .map(|(e, _)| (e.id.clone(), e.player.clone(), e.rating, e.created_ms))
+            .collect();
+        let picked = pick(&candidates, seats, now_ms, by_rating);
+        if !picked.is_empty() {
+            seeks.match_to(&picked, game, recover_ms);
         }
-        if picked.len() < seats {
-            return Ok(Vec::new());
-        }
-        seeks.match_to(&picked, game, recover_ms);
         Ok(picked)
     }
 

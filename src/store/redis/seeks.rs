@@ -19,10 +19,10 @@ use super::keys::Keys;
 use super::players::millis;
 use super::scripts::Lua;
 use crate::store::StoreError;
-use crate::store::seeks::{Added, SEEK_KEPT, SeekEntry, SeekState, SeekStore, Settled};
+use crate::store::seeks::{Added, Gap, SEEK_KEPT, SeekEntry, SeekState, SeekStore, Settled};
 
 /// KEYS: seek, pool, pools, player's set, due. ARGV: id, player, pool, created, expires,
-/// fallback ('' none), blob, max open, keep ms, due, now, seek key prefix.
+/// fallback ('' none), blob, max open, keep ms, due, now, seek key prefix, rating.
 /// Returns 1 stored, 0 at the player's cap, -1 when the id exists.
 const ADD_LUA: &str = r"
 local open = 0
@@ -37,7 +37,8 @@ end
 if open >= tonumber(ARGV[8]) then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('HSET', KEYS[1], 'player', ARGV[2], 'pool', ARGV[3], 'created', ARGV[4],
-  'expires', ARGV[5], 'fallback', ARGV[6], 'state', 'waiting', 'game', '', 'blob', ARGV[7])
+  'expires', ARGV[5], 'fallback', ARGV[6], 'state', 'waiting', 'game', '', 'blob', ARGV[7],
+  'rating', ARGV[13])
 redis.call('PEXPIRE', KEYS[1], ARGV[9])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[3])
@@ -62,23 +63,61 @@ end
 ";
 
 /// KEYS: pool, starting, the game's list. ARGV: seats, game, now, recover ms, keep ms,
-/// pool name, then the prefixes (seek, pool, player), the pools set and the due set.
-/// Returns the seeks matched, oldest first; none when the pool holds too few.
+/// pool name, then the prefixes (seek, pool, player), the pools set and the due set, then
+/// by rating ('1' or '0') and the gap's base, widening a second and opening ms.
+/// Returns the seeks matched, anchor first; none when the pool holds too few that fit.
+/// The same choice as `store::seeks::pick`.
 const PAIR_LUA: &str = r"
 local P_SEEK, P_POOL, P_PLAYER, POOLS, DUE = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
 $CLOSE
-local picked, players = {}, {}
+local n, now = tonumber(ARGV[1]), tonumber(ARGV[3])
+local by_rating = ARGV[12] == '1'
+local base, per_sec, open_after = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
+local function gap(created)
+  local waited = now - created
+  if waited >= open_after then return math.huge end
+  return base + per_sec * waited / 1000
+end
+local cand = {}
 for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local f = redis.call('HMGET', P_SEEK .. sid, 'state', 'player', 'expires')
+  local f = redis.call('HMGET', P_SEEK .. sid, 'state', 'player', 'expires', 'rating', 'created')
   if f[1] ~= 'waiting' then
     redis.call('ZREM', KEYS[1], sid)
-  elseif tonumber(f[3]) > tonumber(ARGV[3]) and not players[f[2]] then
-    players[f[2]] = true
-    picked[#picked + 1] = sid
-    if #picked == tonumber(ARGV[1]) then break end
+  elseif tonumber(f[3]) > now then
+    cand[#cand + 1] = {sid, f[2], tonumber(f[4]), tonumber(f[5]), #cand + 1}
   end
 end
-if #picked < tonumber(ARGV[1]) then
+local picked = {}
+for a = 1, #cand do
+  local anchor = cand[a]
+  local others = {}
+  for b = 1, #cand do
+    if b ~= a then others[#others + 1] = cand[b] end
+  end
+  if by_rating then
+    table.sort(others, function(x, y)
+      local dx, dy = math.abs(x[3] - anchor[3]), math.abs(y[3] - anchor[3])
+      if dx ~= dy then return dx < dy end
+      return x[5] < y[5]
+    end)
+  end
+  picked = {anchor[1]}
+  local players = {[anchor[2]] = true}
+  for _, o in ipairs(others) do
+    if #picked == n then break end
+    local fits = true
+    if by_rating then
+      fits = math.abs(o[3] - anchor[3]) <= gap(math.min(anchor[4], o[4]))
+    end
+    if fits and not players[o[2]] then
+      picked[#picked + 1] = o[1]
+      players[o[2]] = true
+    end
+  end
+  if #picked == n then break end
+  picked = {}
+end
+if #picked < n then
   if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('SREM', POOLS, ARGV[6]) end
   return {}
 end
@@ -251,6 +290,9 @@ fn parse_entry(id: &str, fields: HashMap<String, Vec<u8>>) -> Result<SeekEntry, 
         pool: string("pool")?,
         created_ms: number("created")?,
         expires_ms: number("expires")?,
+        rating: string("rating")?
+            .parse()
+            .map_err(|_| corrupt("seek rating"))?,
         fallback_ms: if fallback.is_empty() {
             None
         } else {
@@ -288,6 +330,7 @@ impl SeekStore for RedisStore {
             text(entry.due_ms()).into_bytes(),
             text(now_ms).into_bytes(),
             self.keys.seek_prefix().into_bytes(),
+            entry.rating.to_string().into_bytes(),
         ];
         let reply = self
             .seek_script("add seek", &self.seek_scripts.add, &keys, &args)
@@ -332,6 +375,7 @@ impl SeekStore for RedisStore {
         game: &str,
         now_ms: u64,
         recover_ms: u64,
+        by_rating: Option<Gap>,
     ) -> Result<Vec<String>, StoreError> {
         let keys = [
             format!("{}{pool}", self.keys.pool_prefix()),
@@ -347,6 +391,19 @@ impl SeekStore for RedisStore {
             pool.as_bytes().to_vec(),
         ];
         args.extend(self.keys.seek_tail().map(String::into_bytes));
+        let gap = by_rating.unwrap_or(Gap {
+            base: 0.0,
+            per_sec: 0.0,
+            open_after_ms: 0,
+        });
+        args.extend([
+            (if by_rating.is_some() { "1" } else { "0" })
+                .as_bytes()
+                .to_vec(),
+            gap.base.to_string().into_bytes(),
+            gap.per_sec.to_string().into_bytes(),
+            gap.open_after_ms.to_string().into_bytes(),
+        ]);
         let reply = self
             .seek_script("pair seeks", &self.seek_scripts.pair, &keys, &args)
             .await?;
