@@ -16,6 +16,7 @@ pub mod connection;
 pub mod error;
 pub mod games;
 pub mod headers;
+pub mod matches;
 pub mod openapi;
 pub mod ops;
 pub mod players;
@@ -47,6 +48,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     .configure(players::configure)
     .configure(challenges::configure)
     .configure(seeks::configure)
+    .configure(matches::configure)
     .configure(openapi::configure)
     .configure(watch::configure)
     .default_service(web::to(error::unknown_route));

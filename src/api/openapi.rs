@@ -25,7 +25,7 @@ use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::api::error::{Problem, ProblemCode, problems};
 use crate::api::headers::get_and_head;
-use crate::api::{challenges, games, ops, players, ratelimit, seeks, wire};
+use crate::api::{challenges, games, matches, ops, players, ratelimit, seeks, wire};
 
 /// Where the document is served.
 pub const OPENAPI_PATH: &str = "/openapi.json";
@@ -58,6 +58,7 @@ pub const PLAYER_KEY_SCHEME: &str = "player_key";
         challenges::create_challenge, challenges::list_challenges, challenges::get_challenge,
         challenges::accept_challenge, challenges::decline_challenge, challenges::cancel_challenge,
         seeks::create_seek, seeks::get_seek, seeks::cancel_seek,
+        matches::create_match, matches::get_match, matches::cancel_match,
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(
@@ -80,6 +81,7 @@ pub const PLAYER_KEY_SCHEME: &str = "player_key";
     tags(
         (name = "lobby", description = "Presets, creating games, taking seats, open games."),
         (name = "players", description = "Players: identities that outlive a game, and their keys."),
+        (name = "matches", description = "Matches, the duplicate arena: a series of games on deals the server makes, each deal played twice with the sides swapped, and the margin a deal with its 95% interval."),
         (name = "challenges", description = "Challenges and matchmaking: a player invites players or built-in levels to a game (it starts when every opponent has accepted), or seeks a game with anyone who wants the same one."),
         (name = "play", description = "Views, moves, events, logs and exports of one game."),
         (name = "ops", description = "Liveness, readiness and metrics, for orchestrators and scrapers."),

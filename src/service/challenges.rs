@@ -23,6 +23,7 @@ use crate::store::{GameStore, SaveOutcome, StoreError};
 
 use super::clock::ClockSettings;
 use super::lobby::NewGame;
+use super::matches::Series;
 use super::player_events::PlayerNews;
 use super::players::{NO_KEY, PlayerRecord, folded};
 use super::{Error, GameService, now_ms};
@@ -43,7 +44,7 @@ const LISTED: usize = 100;
 const ATTEMPTS: usize = 8;
 
 /// The challenge record's format byte, then postcard.
-const FORMAT: u8 = 1;
+const FORMAT: u8 = 2;
 
 /// A player in a challenge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +121,8 @@ pub struct Challenge {
     pub game_id: Option<String>,
     /// The player who declined it.
     pub declined_by: Option<String>,
+    /// A match's games, when it is a match (duplicate arena) rather than one game.
+    pub series: Option<Series>,
 }
 
 impl Challenge {
@@ -137,11 +140,11 @@ impl Challenge {
         self.status_at(now_ms())
     }
 
-    fn encode(&self) -> Vec<u8> {
+    pub(super) fn encode(&self) -> Vec<u8> {
         postcard::to_extend(self, vec![FORMAT]).expect("a challenge always serialises")
     }
 
-    fn decode(bytes: &[u8]) -> Result<Challenge, Error> {
+    pub(super) fn decode(bytes: &[u8]) -> Result<Challenge, Error> {
         match bytes.split_first() {
             Some((&FORMAT, rest)) => postcard::from_bytes(rest)
                 .map_err(|e| Error::Internal(format!("stored challenge unreadable: {e}"))),
@@ -171,7 +174,7 @@ impl Challenge {
     }
 
     /// The game it asks for, its seats as yet unbound.
-    fn new_game(&self) -> NewGame {
+    pub(super) fn new_game(&self) -> NewGame {
         NewGame {
             preset: self.preset,
             overrides: self.overrides,
@@ -249,6 +252,17 @@ impl GameService {
         new: NewChallenge,
         from: Option<AddressKey>,
     ) -> Result<Challenge, Error> {
+        self.challenge_with(key, new, from, None).await
+    }
+
+    /// Makes a challenge, or with `series` a match ([`super::matches`]).
+    pub(super) async fn challenge_with(
+        &self,
+        key: Option<&str>,
+        new: NewChallenge,
+        from: Option<AddressKey>,
+        series: Option<Series>,
+    ) -> Result<Challenge, Error> {
         let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
         let others = usize::from(new.seats.saturating_sub(1));
         if new.opponents.len() != others {
@@ -274,6 +288,7 @@ impl GameService {
             expires_ms: now_ms() + self.challenge_ttl().as_millis() as u64,
             game_id: None,
             declined_by: None,
+            series,
         };
         // The rules, seats and clock are checked as a game's are.
         self.new_record(&challenge.new_game())?;
@@ -307,7 +322,22 @@ impl GameService {
             challenger: &me.id,
             opponents: &opponents,
         };
-        if challenge.all_accepted() {
+        if challenge.all_accepted() && challenge.series.is_some() {
+            // A match against a level: accepted at once, and driven from now on.
+            challenge.status = ChallengeStatus::Accepted;
+            self.store
+                .create_challenge(
+                    &challenge.id,
+                    challenge.encode(),
+                    challenge.created_ms,
+                    parties,
+                    Some(now_ms()),
+                )
+                .await?;
+            if let Err(e) = self.drive_series(&challenge.id).await {
+                tracing::warn!(match_id = %challenge.id, error = %e, "a match did not start; a sweep starts it");
+            }
+        } else if challenge.all_accepted() {
             // Levels only: the game first (it may be refused by the address's cap), then
             // the challenge that names it.
             challenge.status = ChallengeStatus::Accepted;
@@ -440,7 +470,9 @@ impl GameService {
                     }
                     if challenge.all_accepted() {
                         challenge.status = ChallengeStatus::Accepted;
-                        challenge.game_id = Some(uuid::Uuid::new_v4().to_string());
+                        if challenge.series.is_none() {
+                            challenge.game_id = Some(uuid::Uuid::new_v4().to_string());
+                        }
                     }
                 }
                 Answer::Decline => {
@@ -476,6 +508,13 @@ impl GameService {
     async fn closed(&self, challenge: &Challenge, by: &str) {
         let news = match challenge.status {
             ChallengeStatus::Open => return,
+            ChallengeStatus::Accepted if challenge.series.is_some() => {
+                self.set_challenge_due(&challenge.id, Some(now_ms())).await;
+                if let Err(e) = self.drive_series(&challenge.id).await {
+                    tracing::warn!(match_id = %challenge.id, error = %e, "a match did not start; a sweep starts it");
+                }
+                return;
+            }
             ChallengeStatus::Accepted => {
                 // Should this process stop before the game is created, a sweep creates it.
                 let recover = Some(now_ms() + RECOVER_AFTER.as_millis() as u64);
@@ -585,6 +624,10 @@ impl GameService {
             (ChallengeStatus::Open, _) => {
                 self.set_challenge_due(id, Some(challenge.expires_ms)).await;
                 Ok(false)
+            }
+            (ChallengeStatus::Accepted, _) if challenge.series.is_some() => {
+                self.drive_series(id).await?;
+                Ok(true)
             }
             (ChallengeStatus::Accepted, _) => {
                 let game_id = challenge.game_id.clone().unwrap_or_default();
@@ -713,6 +756,7 @@ mod tests {
             expires_ms: 2_000,
             game_id: None,
             declined_by: None,
+            series: None,
         }
     }
 

@@ -49,6 +49,8 @@ pub enum Error {
     TooManyChallenges { max: usize },
     #[error("no such seek (or it is no longer kept)")]
     SeekNotFound,
+    #[error("no such match (or it is no longer kept)")]
+    MatchNotFound,
     #[error("this player has {max} waiting seeks already")]
     TooManySeeks { max: usize },
     /// A valid key acting on what is not its player's.

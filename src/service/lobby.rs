@@ -52,6 +52,16 @@ impl GameService {
 
     /// A new game's record as `new` asks for it, checked: its seats free but the bots'.
     pub(super) fn new_record(&self, new: &NewGame) -> Result<Record, Error> {
+        self.record_from(new, None)
+    }
+
+    /// [`Self::new_record`], dealt from `server_seed` when given: the server's own secret
+    /// seed (a match's deal), which no player knows, so the game is not prearranged.
+    pub(super) fn record_from(
+        &self,
+        new: &NewGame,
+        server_seed: Option<Seed>,
+    ) -> Result<Record, Error> {
         let rules = new.preset.rules().with(&new.overrides);
         rules.validate(new.seats)?;
         if let Some(clock) = &new.clock {
@@ -72,7 +82,7 @@ impl GameService {
                  (ALLOW_PREARRANGED=false); create the game without seed and deal"
             )));
         }
-        let seed = match new.seed {
+        let seed = match server_seed.or(new.seed) {
             Some(seed) => seed,
             None => {
                 let mut bytes = [0u8; 32];

@@ -33,6 +33,7 @@ pub mod events;
 pub mod idempotency;
 mod lobby;
 pub mod log;
+pub mod matches;
 mod play;
 mod player_events;
 pub mod players;

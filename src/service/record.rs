@@ -42,6 +42,8 @@ pub struct Record {
     pub prearranged: bool,
     /// Made by a rated challenge or seek: its result is to move its players' ratings.
     pub rated: bool,
+    /// The match (duplicate arena) it is a game of, by its id: its end moves the match on.
+    pub series: Option<String>,
     pub seats: Vec<Seat>,
     /// Per seat, the first 128 bits of its token's SHA-256 (the token itself is never
     /// stored). Tokens are 256 random bits, so finding another token with these 128 bits
@@ -69,6 +71,7 @@ impl Record {
             preset,
             prearranged,
             rated: false,
+            series: None,
             seats: vec![
                 Seat {
                     name: None,
@@ -90,6 +93,7 @@ impl Record {
             preset: self.preset,
             prearranged: self.prearranged,
             rated: self.rated,
+            series: self.series.clone(),
             seats: self.seats.clone(),
             tokens: self.tokens.clone(),
             players: self.players.clone(),

@@ -293,6 +293,9 @@ impl GameService {
                     if rated_end {
                         self.settle_logged(id, version, &record).await;
                     }
+                    if status == Status::Finished {
+                        self.poke_series(&record).await;
+                    }
                     return Ok(Outcome::Saved {
                         version,
                         record,

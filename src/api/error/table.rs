@@ -115,7 +115,7 @@ impl From<service::Error> for ApiError {
             E::InvalidRules(why) => ApiError::new(C::InvalidRules, why),
             E::IdempotencyKeyReused => ApiError::new(C::IdempotencyKeyReused, said),
             E::BadRequest(why) => ApiError::new(C::BadRequest, why),
-            E::PlayerNotFound | E::ChallengeNotFound | E::SeekNotFound => {
+            E::PlayerNotFound | E::ChallengeNotFound | E::SeekNotFound | E::MatchNotFound => {
                 ApiError::new(C::NotFound, said)
             }
             E::TooManySeeks { max } => ApiError::new(

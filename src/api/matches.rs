@@ -1,0 +1,142 @@
+//! Matches, the duplicate arena: making one, reading it, canceling it.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+
+use crate::address::AddressKey;
+use crate::api::error::{ApiError, problems};
+use crate::api::games::bearer;
+use crate::api::ratelimit::RateLimits;
+use crate::api::wire::{ClockBody, CreateMatch, MatchView};
+use crate::engine::Preset;
+use crate::service::GameService;
+use crate::service::matches::NewMatch;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/v1/matches").route(web::post().to(create_match)))
+        .service(
+            web::resource("/v1/matches/{id}")
+                .route(web::get().to(get_match))
+                .route(web::head().to(get_match))
+                .route(web::delete().to(cancel_match)),
+        );
+}
+
+/// Plays a series of games against a built-in level (at once) or a player (once it
+/// accepts, as a challenge: `POST /v1/challenges/{id}/accept` with this match's id), on
+/// deals the server makes from a secret seed; with `duplicate` each deal twice, the same
+/// hands, the sides swapped, so the luck of the deal cancels out of the margin. At most
+/// `parallel` games at once; each is an ordinary game with both seats bound, announced by
+/// `game_started` on the players' streams, and played with the players' keys.
+#[utoipa::path(
+    post,
+    path = "/v1/matches",
+    tag = "matches",
+    operation_id = "create_match",
+    security(("player_key" = [])),
+    request_body = CreateMatch,
+    responses(
+        (status = 201, description = "Made: the match (`waiting` for a player to accept, `running` against a level); `Location` names it.", body = MatchView,
+            headers(("Location" = String, description = "/v1/matches/{id}"))),
+        (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
+        (status = 404, response = problems::NotFound),
+        (status = 413, response = problems::PayloadTooLarge),
+        (status = 422, response = problems::UnprocessableContent),
+        (status = 429, response = problems::RateLimited),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn create_match(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    limits: Option<web::Data<RateLimits>>,
+    body: web::Json<CreateMatch>,
+) -> Result<HttpResponse, ApiError> {
+    let peer = req.peer_addr().map(|a| a.ip());
+    let from = match &limits {
+        Some(limits) => limits.client_address(peer, req.headers()),
+        None => peer,
+    };
+    let body = body.into_inner();
+    let preset: Preset = body
+        .preset
+        .parse()
+        .map_err(|e: crate::engine::RulesError| ApiError::invalid_rules(e.to_string()))?;
+    let new = NewMatch {
+        opponent: body.opponent,
+        preset,
+        overrides: body.rules.unwrap_or_default(),
+        seats: body.seats.unwrap_or(2),
+        deals: body.deals.unwrap_or(10),
+        duplicate: body.duplicate.unwrap_or(true),
+        clock: body
+            .clock
+            .as_ref()
+            .map(ClockBody::parse)
+            .transpose()
+            .map_err(ApiError::invalid_rules)?,
+        parallel: body.parallel.unwrap_or(1),
+        rated: body.rated,
+    };
+    let made = games
+        .create_match(bearer(req.headers())?, new, from.map(AddressKey::from))
+        .await?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/matches/{}", made.id)))
+        .json(MatchView::of(&made)))
+}
+
+/// A match: its games, the challenger's score, and its margin a deal with a 95% interval.
+/// Anyone may read one.
+#[utoipa::path(
+    get,
+    path = "/v1/matches/{id}",
+    tag = "matches",
+    operation_id = "get_match",
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, description = "The match.", body = MatchView),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn get_match(
+    games: web::Data<GameService>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let found = games.get_match(&id).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(MatchView::of(&found)))
+}
+
+/// Cancels a match (either player's key): no game of it starts any more; those in play go
+/// on. Before it is accepted, the challenger's cancel takes it back and the opponent's
+/// declines it.
+#[utoipa::path(
+    delete,
+    path = "/v1/matches/{id}",
+    tag = "matches",
+    operation_id = "cancel_match",
+    security(("player_key" = [])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, description = "The match, `canceled` (or as it was, when it was over).", body = MatchView),
+        (status = 401, response = problems::Unauthorized),
+        (status = 403, response = problems::Forbidden),
+        (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn cancel_match(
+    req: HttpRequest,
+    games: web::Data<GameService>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let found = games.cancel_match(bearer(req.headers())?, &id).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(MatchView::of(&found)))
+}

@@ -1,0 +1,185 @@
+//! The matches' shapes: making one, and a match with its games, score and margin.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::engine::{Rules, RulesPatch};
+use crate::service::matches::penalty_scoring;
+use crate::service::{Challenge, ChallengeStatus};
+
+use super::*;
+
+/// `POST /v1/matches`. `opponent` and `preset` are required.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"opponent": "expert", "preset": "block", "deals": 50, "duplicate": true, "parallel": 4}))]
+pub struct CreateMatch {
+    /// A built-in level (`random`, `greedy`, `expert`: the match starts at once) or a
+    /// player's name or id (who accepts it as a challenge, at
+    /// `POST /v1/challenges/{id}/accept` with the match's id).
+    #[schema(example = "expert")]
+    pub opponent: String,
+    #[schema(schema_with = preset_schema)]
+    pub preset: String,
+    #[serde(default)]
+    #[schema(value_type = Option<RulesOverridesDoc>)]
+    pub rules: Option<RulesPatch>,
+    /// 2 (the only count a match of two players plays today); default 2.
+    #[schema(minimum = 2, maximum = 2)]
+    pub seats: Option<u8>,
+    /// Deals played, 1 to 500; default 10.
+    #[schema(minimum = 1, maximum = 500)]
+    pub deals: Option<u32>,
+    /// Each deal twice, the same hands, the sides swapped; default true.
+    pub duplicate: Option<bool>,
+    pub clock: Option<ClockBody>,
+    /// Games in play at once, 1 to 8; default 1.
+    #[schema(minimum = 1, maximum = 8)]
+    pub parallel: Option<u8>,
+    /// Whether its games are rated (the preset's rules as they stand); default false.
+    #[serde(default)]
+    pub rated: bool,
+}
+
+/// One game of a match.
+#[derive(Serialize, ToSchema)]
+pub struct MatchGameView {
+    /// The deal it plays, from 0 (both games of a duplicate deal share it).
+    pub deal: u32,
+    #[schema(format = Uuid)]
+    pub game_id: String,
+    /// Per seat, the name shown there.
+    pub seats: Vec<String>,
+    /// `playing` or `finished`.
+    #[schema(example = "finished")]
+    pub status: &'static str,
+    /// Once finished, from the challenger's side.
+    #[schema(required = true)]
+    pub result: Option<MatchGameResult>,
+}
+
+/// A finished game of a match, from the challenger's side.
+#[derive(Serialize, ToSchema)]
+pub struct MatchGameResult {
+    /// `win`, `loss` or `draw`.
+    #[schema(example = "win")]
+    pub outcome: &'static str,
+    pub points_for: i32,
+    pub points_against: i32,
+}
+
+/// The challenger's tally over the games that ended.
+#[derive(Serialize, ToSchema)]
+pub struct MatchScore {
+    pub wins: u32,
+    pub losses: u32,
+    pub draws: u32,
+    pub points_for: i64,
+    pub points_against: i64,
+}
+
+/// The challenger's margin a deal: its final points less the opponent's over the deal's
+/// games (the other way round under penalty scoring), over the deals whose games all
+/// ended, with its 95% Student-t interval.
+#[derive(Serialize, ToSchema)]
+pub struct MatchMargin {
+    pub per_deal_mean: f64,
+    /// Null until two deals are done.
+    #[schema(required = true, value_type = Option<Vec<f64>>)]
+    pub ci95: Option<[f64; 2]>,
+    pub deals_done: usize,
+}
+
+/// A match: its games, the challenger's score and margin.
+#[derive(Serialize, ToSchema)]
+pub struct MatchView {
+    #[schema(format = Uuid)]
+    pub id: String,
+    /// `waiting` for the opponent to accept, `running`, `finished`, or `canceled` (no
+    /// game starts any more; those in play go on). A match declined or never accepted
+    /// says `canceled` too.
+    #[schema(example = "running")]
+    pub status: &'static str,
+    #[schema(example = "block")]
+    pub preset: &'static str,
+    #[schema(value_type = RulesDoc)]
+    pub rules: Rules,
+    pub deals: u32,
+    pub duplicate: bool,
+    pub parallel: u8,
+    pub rated: bool,
+    /// The challenger, then the opponent.
+    pub players: Vec<ChallengePlayer>,
+    pub games: Vec<MatchGameView>,
+    pub score: MatchScore,
+    pub margin: MatchMargin,
+}
+
+impl MatchView {
+    pub fn of(c: &Challenge) -> MatchView {
+        let series = c.series.as_ref().expect("a match has a series");
+        let challenge = ChallengeView::of(c);
+        let status = match c.status_now() {
+            ChallengeStatus::Open => "waiting",
+            ChallengeStatus::Accepted => series.status(true).as_str(),
+            _ => "canceled",
+        };
+        let mut players = vec![challenge.challenger];
+        players.extend(challenge.opponents);
+        let names: Vec<String> = players.iter().map(|p| p.name.clone()).collect();
+        let tally = series.tally();
+        let margin = series.margin(penalty_scoring(c));
+        MatchView {
+            id: c.id.clone(),
+            status,
+            preset: c.preset.name(),
+            rules: challenge.rules,
+            deals: series.deals,
+            duplicate: series.duplicate,
+            parallel: series.parallel,
+            rated: c.rated,
+            games: series
+                .games
+                .iter()
+                .map(|g| {
+                    let mut seats = vec![names[1].clone(), names[1].clone()];
+                    seats[g.seat as usize] = names[0].clone();
+                    MatchGameView {
+                        deal: series.deal_of(g.index),
+                        game_id: g.game_id.clone(),
+                        seats,
+                        status: if g.result.is_some() {
+                            "finished"
+                        } else {
+                            "playing"
+                        },
+                        result: g.result.map(|(points_for, points_against, result)| {
+                            MatchGameResult {
+                                outcome: match result {
+                                    10 => "win",
+                                    0 => "loss",
+                                    _ => "draw",
+                                },
+                                points_for,
+                                points_against,
+                            }
+                        }),
+                    }
+                })
+                .collect(),
+            players,
+            score: MatchScore {
+                wins: tally.wins,
+                losses: tally.losses,
+                draws: tally.draws,
+                points_for: tally.points_for,
+                points_against: tally.points_against,
+            },
+            margin: MatchMargin {
+                per_deal_mean: margin.per_deal_mean,
+                ci95: margin.ci95.map(|(lo, hi)| [lo, hi]),
+                deals_done: margin.deals_done,
+            },
+        }
+    }
+}

@@ -1,0 +1,478 @@
+//! Matches, the duplicate arena: a series of games between two players (or a player and
+//! a built-in level) on deals the server makes from one secret seed, each deal played
+//! twice with the sides swapped when `duplicate`, so the luck of the deal cancels out of
+//! the margin ([`crate::margin`]).
+//!
+//! A match is a challenge with a series ([`Series`]): it is made, accepted (a level
+//! accepts at once), declined or canceled as a challenge is, and once accepted the sweep
+//! drives it: every change to it is a compare-and-set on the challenge, which names each
+//! game before it is created, so two processes driving one match never make a game twice,
+//! and a game a dead process named but never made is made by the next drive. The games
+//! are ordinary games with both seats bound; each one's end pokes its match.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::address::AddressKey;
+use crate::engine::{Outcome, Preset, RulesPatch, Seed, rules::Scoring};
+use crate::margin::{Margin, margin};
+use crate::store::challenges::ChallengeStore;
+use crate::store::players::PlayerStore;
+use crate::store::{GameStore, SaveOutcome, StoreError};
+
+use super::challenges::{Challenge, ChallengeStatus, NewChallenge, Opponent, unseen_token};
+use super::clock::ClockSettings;
+use super::record::{Record, Status};
+use super::{Error, GameService, now_ms};
+
+/// Deals a match plays at most.
+pub const MAX_DEALS: u32 = 500;
+/// Games of one match in play at once, at most.
+pub const MAX_PARALLEL: u8 = 8;
+/// A running match is looked at this often at least (a game's end pokes it sooner).
+const POLL: Duration = Duration::from_secs(2);
+/// Compare-and-set attempts on a match before a drive gives up (the next sweep goes on).
+const ATTEMPTS: usize = 8;
+
+/// One game of a series.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeriesGame {
+    /// Its place in the series, from 0.
+    pub index: u32,
+    pub game_id: String,
+    /// The challenger's seat (the opponent holds the other).
+    pub seat: u8,
+    /// Once the game is over: the challenger's final points, the opponent's, and the
+    /// challenger's result (1 a win, 0.5 a draw, 0 a loss, as a tenth to stay exact).
+    pub result: Option<(i32, i32, u8)>,
+}
+
+/// A match's games and how to make them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Series {
+    pub deals: u32,
+    pub duplicate: bool,
+    pub parallel: u8,
+    /// The secret every deal's seed is made from: nobody may know the deals.
+    seed: [u8; 32],
+    /// Named before they are made, in order.
+    pub games: Vec<SeriesGame>,
+    /// No game is started after a cancel; those in play go on.
+    pub canceled: bool,
+}
+
+/// A match as its players and anyone else see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchStatus {
+    Waiting,
+    Running,
+    Finished,
+    Canceled,
+}
+
+impl MatchStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchStatus::Waiting => "waiting",
+            MatchStatus::Running => "running",
+            MatchStatus::Finished => "finished",
+            MatchStatus::Canceled => "canceled",
+        }
+    }
+}
+
+/// The challenger's tally over the games that ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub wins: u32,
+    pub losses: u32,
+    pub draws: u32,
+    pub points_for: i64,
+    pub points_against: i64,
+}
+
+impl Series {
+    fn new(deals: u32, duplicate: bool, parallel: u8) -> Series {
+        let mut seed = [0u8; 32];
+        rand::Rng::fill_bytes(&mut rand::rng(), &mut seed);
+        Series {
+            deals,
+            duplicate,
+            parallel,
+            seed,
+            games: Vec::new(),
+            canceled: false,
+        }
+    }
+
+    /// Games it plays in all.
+    pub fn total(&self) -> u32 {
+        self.deals * if self.duplicate { 2 } else { 1 }
+    }
+
+    /// The deal game `index` plays.
+    pub fn deal_of(&self, index: u32) -> u32 {
+        if self.duplicate { index / 2 } else { index }
+    }
+
+    /// The challenger's seat in game `index`: the second game of a duplicate deal swaps
+    /// the sides.
+    fn challenger_seat(&self, index: u32) -> u8 {
+        u8::from(self.duplicate && index % 2 == 1)
+    }
+
+    /// Deal `deal`'s seed: the same for both games of a duplicate deal.
+    fn seed_of(&self, deal: u32) -> Seed {
+        let mut hash = Sha256::new();
+        hash.update(self.seed);
+        hash.update(deal.to_le_bytes());
+        Seed(hash.finalize().into())
+    }
+
+    fn in_play(&self) -> usize {
+        self.games.iter().filter(|g| g.result.is_none()).count()
+    }
+
+    pub fn status(&self, accepted: bool) -> MatchStatus {
+        if !accepted {
+            MatchStatus::Waiting
+        } else if self.games.len() as u32 == self.total() && self.in_play() == 0 {
+            MatchStatus::Finished
+        } else if self.canceled {
+            MatchStatus::Canceled
+        } else {
+            MatchStatus::Running
+        }
+    }
+
+    pub fn tally(&self) -> Tally {
+        let mut tally = Tally::default();
+        for (points_for, points_against, result) in self.games.iter().filter_map(|g| g.result) {
+            match result {
+                10 => tally.wins += 1,
+                0 => tally.losses += 1,
+                _ => tally.draws += 1,
+            }
+            tally.points_for += i64::from(points_for);
+            tally.points_against += i64::from(points_against);
+        }
+        tally
+    }
+
+    /// The challenger's margin a deal over the deals whose games all ended: its points
+    /// less the opponent's over the deal's games (the other way round when points are
+    /// penalties).
+    pub fn margin(&self, penalty: bool) -> Margin {
+        let per_deal = if self.duplicate { 2 } else { 1 };
+        let deals: Vec<f64> = self
+            .games
+            .chunks(per_deal)
+            .filter(|deal| deal.len() == per_deal && deal.iter().all(|g| g.result.is_some()))
+            .map(|deal| {
+                let diff: i64 = deal
+                    .iter()
+                    .filter_map(|g| g.result)
+                    .map(|(f, a, _)| i64::from(f) - i64::from(a))
+                    .sum();
+                if penalty { -diff as f64 } else { diff as f64 }
+            })
+            .collect();
+        margin(&deals)
+    }
+}
+
+/// A new match, as its challenger asks for it.
+#[derive(Debug, Clone)]
+pub struct NewMatch {
+    /// A built-in level, or a player's name or id (who accepts as a challenge).
+    pub opponent: String,
+    pub preset: Preset,
+    pub overrides: RulesPatch,
+    pub seats: u8,
+    pub deals: u32,
+    pub duplicate: bool,
+    pub clock: Option<ClockSettings>,
+    pub parallel: u8,
+    pub rated: bool,
+}
+
+impl GameService {
+    /// Makes a match for the key's player; one against a built-in level starts at once.
+    pub async fn create_match(
+        &self,
+        key: Option<&str>,
+        new: NewMatch,
+        from: Option<AddressKey>,
+    ) -> Result<Challenge, Error> {
+        if new.seats != 2 {
+            return Err(Error::InvalidRules(
+                "seats: a match is played by two players, so at 2 seats".into(),
+            ));
+        }
+        if !(1..=MAX_DEALS).contains(&new.deals) {
+            return Err(Error::InvalidRules(format!("deals: 1 to {MAX_DEALS}")));
+        }
+        if !(1..=MAX_PARALLEL).contains(&new.parallel) {
+            return Err(Error::InvalidRules(format!(
+                "parallel: 1 to {MAX_PARALLEL}"
+            )));
+        }
+        let challenge = NewChallenge {
+            opponents: vec![new.opponent],
+            preset: new.preset,
+            overrides: new.overrides,
+            seats: new.seats,
+            clock: new.clock,
+            rated: new.rated,
+        };
+        let series = Series::new(new.deals, new.duplicate, new.parallel);
+        self.challenge_with(key, challenge, from, Some(series))
+            .await
+    }
+
+    /// A match by id: anyone may read one.
+    pub async fn get_match(&self, id: &str) -> Result<Challenge, Error> {
+        let (_, challenge) = self.load_match(id).await?;
+        Ok(challenge)
+    }
+
+    /// Cancels a match: before it is accepted as its challenge is canceled (the
+    /// challenger) or declined (the opponent); once running, either player stops it
+    /// starting games (those in play go on).
+    pub async fn cancel_match(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
+        let (_, me) = self
+            .authenticate(key.ok_or(super::players::NO_KEY)?)
+            .await?;
+        let (_, challenge) = self.load_match(id).await?;
+        if challenge.status_now() == ChallengeStatus::Open {
+            return if challenge.challenger.id == me.id {
+                self.cancel_challenge(key, id).await
+            } else {
+                self.decline(key, id).await
+            };
+        }
+        for _ in 0..ATTEMPTS {
+            let (version, mut challenge) = self.load_match(id).await?;
+            let player = challenge.challenger.id == me.id
+                || challenge
+                    .opponents
+                    .iter()
+                    .any(|o| matches!(o, Opponent::Player { party, .. } if party.id == me.id));
+            if !player {
+                return Err(Error::Forbidden(
+                    "this match is between other players".into(),
+                ));
+            }
+            let accepted = challenge.status_now() == ChallengeStatus::Accepted;
+            let series = challenge.series.as_mut().expect("a match has a series");
+            if series.canceled || !accepted {
+                return Ok(challenge);
+            }
+            series.canceled = true;
+            match self
+                .store
+                .save_challenge(id, version, challenge.encode())
+                .await?
+            {
+                SaveOutcome::Saved { .. } => {
+                    tracing::info!(match_id = %id, player_id = %me.id, "match canceled");
+                    return Ok(challenge);
+                }
+                SaveOutcome::Conflict { .. } => continue,
+                SaveOutcome::Missing => return Err(Error::ChallengeNotFound),
+            }
+        }
+        Err(Error::Internal(
+            "a match kept changing under a cancel".into(),
+        ))
+    }
+
+    async fn load_match(&self, id: &str) -> Result<(u64, Challenge), Error> {
+        let stored = self
+            .store
+            .load_challenge(id)
+            .await?
+            .ok_or(Error::MatchNotFound)?;
+        let challenge = Challenge::decode(&stored.bytes)?;
+        if challenge.series.is_none() {
+            return Err(Error::MatchNotFound);
+        }
+        Ok((stored.version, challenge))
+    }
+
+    /// Moves accepted match `id` on: the results of its games that ended, new games up to
+    /// `parallel`, and the games it named but nobody made. Returns whether it is done.
+    pub(super) async fn drive_series(&self, id: &str) -> Result<bool, Error> {
+        for _ in 0..ATTEMPTS {
+            let (version, mut challenge) = self.load_match(id).await?;
+            if challenge.status_now() != ChallengeStatus::Accepted {
+                return Ok(true);
+            }
+            let series = challenge.series.as_mut().expect("a match has a series");
+            let mut changed = false;
+            let mut missing = Vec::new();
+            for game in series.games.iter_mut().filter(|g| g.result.is_none()) {
+                match self.store.load(&game.game_id).await? {
+                    Some(stored) => {
+                        let record = Record::decode(&stored.bytes)?;
+                        if let (Status::Finished, Some(outcome)) =
+                            (record.status(), record.game.outcome())
+                        {
+                            let scores = record.game.scores();
+                            let (mine, theirs) = (game.seat as usize, 1 - game.seat as usize);
+                            let result = match outcome {
+                                Outcome::Won { side } if side == game.seat => 10,
+                                Outcome::Won { .. } => 0,
+                                Outcome::Drawn => 5,
+                            };
+                            game.result = Some((scores[mine], scores[theirs], result));
+                            changed = true;
+                        }
+                    }
+                    None => missing.push(game.index),
+                }
+            }
+            // A deal's games start together, so neither is played after the other ended
+            // (whose last round shows every hand).
+            let per_deal = if series.duplicate { 2 } else { 1 };
+            let mut named = Vec::new();
+            while !series.canceled
+                && series.in_play() < usize::from(series.parallel)
+                && (series.games.len() as u32) < series.total()
+            {
+                for _ in 0..per_deal {
+                    let index = series.games.len() as u32;
+                    series.games.push(SeriesGame {
+                        index,
+                        game_id: uuid::Uuid::new_v4().to_string(),
+                        seat: series.challenger_seat(index),
+                        result: None,
+                    });
+                    named.push(index);
+                }
+            }
+            let done = series.in_play() == 0
+                && (series.canceled || series.games.len() as u32 == series.total());
+            if changed || !named.is_empty() {
+                match self
+                    .store
+                    .save_challenge(id, version, challenge.encode())
+                    .await?
+                {
+                    SaveOutcome::Saved { .. } => {}
+                    SaveOutcome::Conflict { .. } => continue,
+                    SaveOutcome::Missing => return Err(Error::MatchNotFound),
+                }
+            }
+            for index in missing.into_iter().chain(named) {
+                self.start_series_game(&challenge, index).await?;
+            }
+            let next = (!done).then(|| now_ms() + POLL.as_millis() as u64);
+            self.store.index_challenge_due(id, next).await?;
+            if done {
+                tracing::info!(match_id = %id, "match over");
+            }
+            return Ok(done);
+        }
+        Ok(false)
+    }
+
+    /// Makes game `index` of match `challenge` unless it exists: its deal's seed, the
+    /// challenger at its seat, the opponent (a player or a level) at the other.
+    async fn start_series_game(&self, challenge: &Challenge, index: u32) -> Result<(), Error> {
+        let series = challenge.series.as_ref().expect("a match has a series");
+        let game = &series.games[index as usize];
+        let seat = game.seat;
+        let mut new = challenge.new_game();
+        new.bots.clear();
+        if let Some(Opponent::Level(level)) = challenge.opponents.first() {
+            new.bots.push((1 - seat, *level));
+        }
+        let seed = series.seed_of(series.deal_of(index));
+        let mut record = self.record_from(&new, Some(seed))?;
+        record.rated = challenge.rated;
+        record.series = Some(challenge.id.clone());
+        let mut humans = vec![(seat, &challenge.challenger)];
+        if let Some(Opponent::Player { party, .. }) = challenge.opponents.first() {
+            humans.push((1 - seat, party));
+        }
+        for (seat, party) in humans {
+            record.seat_bound(seat, &party.name, &unseen_token(), &party.id);
+            self.store
+                .add_player_game(&party.id, &game.game_id, record.created_ms)
+                .await?;
+        }
+        match self.store_new(&game.game_id, &record, None).await {
+            Ok(()) => {}
+            Err(StoreError::Exists) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+        tracing::info!(game_id = %game.game_id, match_id = %challenge.id, index, "match game created");
+        self.tell_players(&game.game_id, &record, true, false).await;
+        Ok(())
+    }
+
+    /// After the save that ended game `id` of a match: the match is due at once.
+    pub(super) async fn poke_series(&self, record: &Record) {
+        if let Some(series) = &record.series
+            && let Err(e) = self.store.index_challenge_due(series, Some(now_ms())).await
+        {
+            tracing::warn!(match_id = %series, error = %e, "could not poke a match; its poll comes");
+        }
+    }
+}
+
+/// Whether points in `preset` are penalties (the margin is the other way round).
+pub fn penalty_scoring(challenge: &Challenge) -> bool {
+    challenge.preset.rules().with(&challenge.overrides).scoring == Scoring::Penalty
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duplicate_deal_is_played_twice_on_one_seed_with_the_sides_swapped() {
+        let series = Series::new(3, true, 2);
+        assert_eq!(series.total(), 6);
+        assert_eq!(series.deal_of(4), 2);
+        assert_eq!(series.deal_of(5), 2);
+        assert_eq!(series.challenger_seat(4), 0);
+        assert_eq!(series.challenger_seat(5), 1);
+        assert_eq!(
+            series.seed_of(series.deal_of(4)),
+            series.seed_of(series.deal_of(5))
+        );
+        assert_ne!(series.seed_of(0), series.seed_of(1));
+        let single = Series::new(3, false, 1);
+        assert_eq!(single.total(), 3);
+        assert_eq!(single.challenger_seat(1), 0);
+    }
+
+    #[test]
+    fn the_margin_counts_only_deals_whose_games_all_ended() {
+        let mut series = Series::new(2, true, 2);
+        for (index, result) in [
+            (0, Some((100, 40, 10))),
+            (1, Some((30, 100, 0))),
+            (2, Some((100, 0, 10))),
+            (3, None),
+        ] {
+            series.games.push(SeriesGame {
+                index,
+                game_id: index.to_string(),
+                seat: series.challenger_seat(index),
+                result,
+            });
+        }
+        let m = series.margin(false);
+        assert_eq!(m.deals_done, 1);
+        assert_eq!(m.per_deal_mean, 60.0 - 70.0);
+        assert_eq!(series.margin(true).per_deal_mean, 10.0);
+        let tally = series.tally();
+        assert_eq!((tally.wins, tally.losses, tally.draws), (2, 1, 0));
+        assert_eq!(series.status(true), MatchStatus::Running);
+    }
+}
