@@ -212,7 +212,8 @@ pub async fn my_games(
 
 /// Server-Sent Events of the key's player, from now on: `challenge` (one received),
 /// `challenge_declined`, `challenge_canceled` and `challenge_expired` for the challenges
-/// it is in, and `game_started` and `game_finished` for the games its seats are bound in.
+/// it is in, `seek_expired`, `match_updated` for its matches, and `game_started` and
+/// `game_finished` for the games its seats are bound in.
 /// On (re)connecting, list `GET /v1/players/me/games?status=playing` and
 /// `GET /v1/challenges` to catch up; on `resync`, list again.
 #[utoipa::path(
@@ -222,7 +223,7 @@ pub async fn my_games(
     operation_id = "my_events",
     security(("player_key" = [])),
     responses(
-        (status = 200, description = "`text/event-stream` of `challenge`, `challenge_declined`, `challenge_canceled`, `challenge_expired`, `game_started` and `game_finished` events, each a PlayerEvent in `data`; a comment every 15 s keeps it alive. Nothing is replayed. A stream that fell behind gets a `resync` event, after which the client lists its games again.",
+        (status = 200, description = "`text/event-stream` of `challenge`, `challenge_declined`, `challenge_canceled`, `challenge_expired`, `seek_expired`, `match_updated`, `game_started` and `game_finished` events, each a PlayerEvent in `data`; a comment every 15 s keeps it alive. Nothing is replayed. A stream that fell behind gets a `resync` event, after which the client lists its games again.",
             content_type = "text/event-stream", body = PlayerEventFrame),
         (status = 401, response = problems::Unauthorized),
         (status = 503, response = problems::StoreUnavailable),

@@ -163,7 +163,7 @@ impl Challenge {
     }
 
     /// Every player in it, challenger first.
-    fn player_ids(&self) -> Vec<String> {
+    pub(super) fn player_ids(&self) -> Vec<String> {
         std::iter::once(self.challenger.id.clone())
             .chain(self.opponent_ids())
             .collect()

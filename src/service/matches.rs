@@ -24,6 +24,7 @@ use crate::store::{GameStore, SaveOutcome, StoreError};
 
 use super::challenges::{Challenge, ChallengeStatus, NewChallenge, Opponent, unseen_token};
 use super::clock::ClockSettings;
+use super::player_events::PlayerNews;
 use super::record::{Record, Status};
 use super::{Error, GameService, now_ms};
 
@@ -364,6 +365,10 @@ impl GameService {
                     SaveOutcome::Saved { .. } => {}
                     SaveOutcome::Conflict { .. } => continue,
                     SaveOutcome::Missing => return Err(Error::MatchNotFound),
+                }
+                let news = PlayerNews::MatchUpdated(Box::new(challenge.clone()));
+                for player in challenge.player_ids() {
+                    self.tell_player(&player, &news).await;
                 }
             }
             for index in missing.into_iter().chain(named) {

@@ -43,6 +43,8 @@ pub enum PlayerNews {
     ChallengeExpired(Box<Challenge>),
     /// A seek of the player's expired unmatched.
     SeekExpired(Box<Seek>),
+    /// A match the player is in moved on: a game started or ended, or it is over.
+    MatchUpdated(Box<Challenge>),
     /// Its match ended.
     GameFinished {
         game_id: String,

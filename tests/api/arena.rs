@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, assert_problem, on_every_store};
+use crate::helpers::{EventStream, TestApp, assert_problem, on_every_store};
 
 on_every_store!(
     a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_swapped,
@@ -101,6 +101,14 @@ async fn a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_
     app: TestApp,
 ) {
     let ann = player(&app, "ann").await;
+    let mut stream = EventStream::of(
+        app.client
+            .get(app.url("/v1/players/me/events"))
+            .bearer_auth(&ann)
+            .send()
+            .await
+            .unwrap(),
+    );
     let res = post_as(
         &app,
         "/v1/matches",
@@ -142,6 +150,18 @@ async fn a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_
         let view = app.view(pair[0]["game_id"].as_str().unwrap(), None).await;
         assert_eq!(view["prearranged"], false, "{view}");
     }
+    // The stream told of every game, and of the match moving on up to its end.
+    let (mut started, mut last_update) = (0, Value::Null);
+    while let Some(event) = stream.next(Duration::from_millis(500)).await {
+        match event.event.as_deref() {
+            Some("game_started") => started += 1,
+            Some("match_updated") => last_update = event.data,
+            _ => {}
+        }
+    }
+    assert_eq!(started, 6);
+    assert_eq!(last_update["id"], id.as_str());
+    assert_eq!(last_update["status"], "finished", "{last_update}");
     let mine: Value = app
         .get_as("/v1/players/me/games?per_page=100", Some(&ann))
         .await

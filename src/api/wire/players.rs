@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use crate::service::{Keyed, PlayerItem, PlayerNews, Profile, Status, View};
 
-use super::{ChallengeView, MatchResult, SeekView};
+use super::{ChallengeView, MatchResult, MatchView, SeekView};
 use crate::rating::Rating;
 
 /// `POST /v1/players`.
@@ -198,6 +198,8 @@ pub enum PlayerEventView {
     ChallengeExpired(ChallengeView),
     /// A seek of the player's expired unmatched.
     SeekExpired(SeekView),
+    /// A match the player is in moved on: a game started or ended, or it is over.
+    MatchUpdated(MatchView),
     /// A game with a seat bound to the player ended.
     GameFinished {
         game_id: String,
@@ -254,6 +256,9 @@ impl PlayerEventView {
             PlayerItem::News(PlayerNews::ChallengeExpired(c)) => {
                 PlayerEventView::ChallengeExpired(ChallengeView::of(c))
             }
+            PlayerItem::News(PlayerNews::MatchUpdated(m)) => {
+                PlayerEventView::MatchUpdated(MatchView::of(m))
+            }
             PlayerItem::News(PlayerNews::SeekExpired(s)) => {
                 PlayerEventView::SeekExpired(SeekView::of(s))
             }
@@ -271,6 +276,7 @@ impl PlayerEventView {
             PlayerEventView::ChallengeCanceled(_) => "challenge_canceled",
             PlayerEventView::ChallengeExpired(_) => "challenge_expired",
             PlayerEventView::SeekExpired(_) => "seek_expired",
+            PlayerEventView::MatchUpdated(_) => "match_updated",
             PlayerEventView::Resync {} => "resync",
         }
     }
