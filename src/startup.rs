@@ -319,6 +319,7 @@ fn serve(
             players: settings.max_players_per_ip,
             challenge_ttl: settings.challenge_ttl,
             seek_ttl: settings.seek_ttl,
+            skip_settling: settings.fault_skip_settling,
         },
     ));
     let slots = web::Data::new(api::streams::StreamSlots::new(

@@ -89,6 +89,10 @@ pub struct Caps {
     pub challenge_ttl: std::time::Duration,
     /// How long a seek may wait (`SEEK_TTL_SECS`; zero: the default).
     pub seek_ttl: std::time::Duration,
+    /// A fault hook for tests, never set from the environment: the process that finishes
+    /// a rated game does not move its ratings, as if it had died right after the game's
+    /// last save, and leaves them to a sweep.
+    pub skip_settling: bool,
 }
 
 pub struct GameService {

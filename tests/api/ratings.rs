@@ -4,7 +4,10 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{EventStream, TestApp, assert_problem, on_every_store};
+use crate::helpers::{
+    EventStream, TestApp, assert_problem, on_every_store, spawn_app_with_cluster_prefix,
+    spawn_app_with_redis_prefix, unique_prefix,
+};
 
 on_every_store!(
     a_rated_game_moves_both_ratings_and_tells_each_player_its_change,
@@ -155,4 +158,98 @@ async fn a_game_not_rated_moves_no_rating(app: TestApp) {
     assert_eq!(profile(&app, "ann").await["ratings"], json!({}));
     let board: Value = app.get("/v1/leaderboard/block").await.json().await.unwrap();
     assert_eq!(board["players"], json!([]));
+}
+
+/// A rated game made through one server and resigned through another: both players are
+/// rated once, whichever process settles it.
+async fn rated_through_two_servers(a: TestApp, b: TestApp) {
+    let ann = player(&a, "ann").await;
+    let bob = player(&a, "bob").await;
+    let made = post_as(
+        &a,
+        "/v1/challenges",
+        &ann,
+        Some(json!({"opponents": ["bob"], "preset": "block", "rated": true})),
+    )
+    .await;
+    let path = format!("/v1/challenges/{}/accept", made["id"].as_str().unwrap());
+    let game = post_as(&a, &path, &bob, None).await["game_id"].clone();
+    b.play(game.as_str().unwrap(), &ann, &json!({"type": "resign"}))
+        .await;
+    // Both sweeps run too: give them a few rounds, then count.
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    for (app, who) in [(&a, "ann"), (&b, "bob")] {
+        let rated = &profile(app, who).await["ratings"]["block"];
+        assert_eq!(rated["games"], 1, "{who}: {rated}");
+    }
+}
+
+#[tokio::test]
+async fn redis_a_rated_game_resigned_through_another_server_rates_both_players_once() {
+    let prefix = unique_prefix();
+    let a = spawn_app_with_redis_prefix(&prefix).await;
+    let b = spawn_app_with_redis_prefix(&prefix).await;
+    rated_through_two_servers(a, b).await;
+}
+
+#[tokio::test]
+async fn cluster_a_rated_game_resigned_through_another_server_rates_both_players_once() {
+    let prefix = unique_prefix();
+    let a = spawn_app_with_cluster_prefix(&prefix).await;
+    let b = spawn_app_with_cluster_prefix(&prefix).await;
+    rated_through_two_servers(a, b).await;
+}
+
+/// The server that finishes a rated game stops before moving the ratings (a fault hook:
+/// as if it died right after the game's last save); another server's sweep moves them,
+/// once, when the game comes due.
+#[tokio::test]
+async fn redis_a_rated_game_left_by_a_server_that_died_after_its_last_save_is_rated_once() {
+    let prefix = unique_prefix();
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
+    let settings = domino_server::settings::Settings {
+        redis_url: Some(url),
+        redis_key_prefix: prefix,
+        game_idle_ttl: std::time::Duration::from_secs(600),
+        ..crate::helpers::test_settings()
+    };
+    let dying = crate::helpers::spawn_app_with(domino_server::settings::Settings {
+        fault_skip_settling: true,
+        ..settings.clone()
+    })
+    .await;
+    let ann = player(&dying, "ann").await;
+    let bob = player(&dying, "bob").await;
+    let made = post_as(
+        &dying,
+        "/v1/challenges",
+        &ann,
+        Some(json!({"opponents": ["bob"], "preset": "block", "rated": true})),
+    )
+    .await;
+    let path = format!("/v1/challenges/{}/accept", made["id"].as_str().unwrap());
+    let game = post_as(&dying, &path, &bob, None).await["game_id"].clone();
+    dying
+        .play(game.as_str().unwrap(), &ann, &json!({"type": "resign"}))
+        .await;
+    dying.stop().await;
+    let other = crate::helpers::spawn_app_with(settings).await;
+    assert_eq!(
+        profile(&other, "ann").await["ratings"],
+        json!({}),
+        "not rated yet"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let rated = &profile(&other, "bob").await["ratings"]["block"];
+        if rated["games"] == 1 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never rated: {rated}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // And once: later sweeps change nothing.
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    assert_eq!(profile(&other, "ann").await["ratings"]["block"]["games"], 1);
+    assert_eq!(profile(&other, "bob").await["ratings"]["block"]["games"], 1);
 }
