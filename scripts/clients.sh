@@ -5,6 +5,9 @@
 # both against the built-in `greedy` bot, both posting `legal_moves` entries unchanged
 # (checked by `tsc --strict` and `mypy --strict` against the generated types).
 # The Python bot fails if a muggins call took any of its points (it reads the game's log).
+# Then each bot-account runner (runner.ts, runner.py) plays a small duplicate match against
+# `greedy` in its `match` mode (its games announced on the player's stream) and must see
+# it finished.
 #
 # - Clients are generated from the committed openapi/openapi.json on every run, so a
 #   schema change that breaks a typed client fails here.
@@ -39,11 +42,11 @@ if [[ $(cat "$ts/.installed" 2>/dev/null) != "$lock_sum" ]]; then
         || { log "FAILED: npm ci in $ts"; exit 1; }
     echo "$lock_sum" >"$ts/.installed"
 fi
-cp "$ts_src/tsconfig.json" "$ts_src/bot.ts" "$ts/"
+cp "$ts_src/tsconfig.json" "$ts_src/bot.ts" "$ts_src/runner.ts" "$ts/"
 rm -rf "$ts/dist"
 (cd "$ts" && node_modules/.bin/openapi-typescript "$root/openapi/openapi.json" --output schema.d.ts --silent) \
     || { log "FAILED: openapi-typescript"; exit 1; }
-(cd "$ts" && node_modules/.bin/tsc) || { log "FAILED: tsc (strict) on $ts_src/bot.ts"; exit 1; }
+(cd "$ts" && node_modules/.bin/tsc) || { log "FAILED: tsc (strict) on $ts_src/bot.ts and runner.ts"; exit 1; }
 
 # ---- Python: a venv with the pinned generator, then a client package generated here ----
 py_src=examples/clients/python
@@ -63,8 +66,8 @@ py_client="$cache/python-client"
     --config "$py_src/config.yaml" --output-path "$py_client" --overwrite >"$cache/python-generate.log" 2>&1 \
     || { log "FAILED: openapi-python-client generate:"; cat "$cache/python-generate.log" >&2; exit 1; }
 # The types, not only the run: an entry of legal_moves must be what the move call takes.
-MYPYPATH="$py_client" "$venv/bin/mypy" --strict --no-incremental "$py_src/bot.py" \
-    || { log "FAILED: mypy --strict on $py_src/bot.py"; exit 1; }
+MYPYPATH="$py_client" "$venv/bin/mypy" --strict --no-incremental "$py_src/bot.py" "$py_src/runner.py" \
+    || { log "FAILED: mypy --strict on $py_src/bot.py and runner.py"; exit 1; }
 
 # ---- the server ----
 cargo build --quiet --bin domino-server
@@ -95,9 +98,15 @@ url="http://127.0.0.1:$port"
 status=0
 node "$ts/dist/bot.js" "$url" all_fives || { log "FAILED: the TypeScript bot"; status=1; }
 PYTHONPATH="$py_client" "$venv/bin/python" "$py_src/bot.py" "$url" || { log "FAILED: the Python bot"; status=1; }
+# The runners: a bot account each, a two-deal duplicate match of one round a game, two
+# games at a time; each exits 0 once its match is finished (timeout: a match that stalls).
+match_args=(match --opponent greedy --preset block --deals 2 --parallel 2 --rules '{"target":null,"rounds":1}')
+timeout 120 node "$ts/dist/runner.js" "$url" "${match_args[@]}" || { log "FAILED: the TypeScript runner"; status=1; }
+PYTHONPATH="$py_client" timeout 120 "$venv/bin/python" "$py_src/runner.py" "$url" "${match_args[@]}" \
+    || { log "FAILED: the Python runner"; status=1; }
 if [[ $status != 0 ]]; then
     log "the server's log:"
     tail -n 30 "$work/server.log" >&2
     exit 1
 fi
-printf 'clients: the TypeScript and the Python example bots played whole games\n'
+printf 'clients: the TypeScript and the Python example bots played whole games, and both runners a whole match\n'

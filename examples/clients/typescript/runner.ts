@@ -1,0 +1,290 @@
+// A bot-account runner on types generated from the server's OpenAPI document (schema.d.ts;
+// see ../README.md, "The runners").
+//
+// Fill in `choose()` below: given your seat's view, return one entry of `view.legal_moves`.
+// Everything else is done here, the lichess-bot way (docs/bots.md, section 10):
+// - the player: --key (or DOMINO_KEY), else a new bot account whose key is printed once;
+// - its stream, GET /v1/players/me/events: every game it is given (`game_started`, and on
+//   every (re)connect or `resync` the list of GET /v1/players/me/games?status=playing) is
+//   played in a task of its own, long-polling the view until `legal_moves` is not empty;
+// - every `challenge` (and on (re)connecting, every open one GET /v1/challenges?direction=in
+//   lists) is accepted: a default, change `onChallenge()` to be choosier;
+// - `match`: a duplicate match against a built-in level (POST /v1/matches), its margin
+//   printed each time one of its games ends, until it is finished.
+//
+// Usage:
+//   node dist/runner.js URL [--key KEY] [--name NAME]          # play whatever comes, forever
+//   node dist/runner.js URL match --opponent greedy --preset block --deals 10 --parallel 2 \
+//       [--rules '{"target": null, "rounds": 1}'] [--rated]  # a match; exits when it ends
+// Exits non-zero on any answer it did not expect.
+import createClient from "openapi-fetch";
+import { randomUUID, randomBytes } from "node:crypto";
+import { parseArgs } from "node:util";
+import type { components, paths } from "./schema.js";
+
+type Schemas = components["schemas"];
+type Move = Schemas["Move"];
+type View = Schemas["GameView"] | Schemas["MoveResult"]; // a move's answer: the new view plus its events
+type Challenge = Schemas["ChallengeView"];
+type PlayerEvent = Schemas["PlayerEvent"];
+type MatchView = Schemas["MatchView"];
+type Preset = Schemas["CreateMatch"]["preset"];
+
+// ---- the one function to fill in ------------------------------------------------------
+
+// Resign is never listed; every other variant says what it credits.
+const pointsOf = (move: Move): number => (move.type === "resign" ? 0 : (move.points ?? 0));
+
+// Your bot: given your seat's view (hand, layout, scores, `legal_moves`, never empty here),
+// return the move to make, one entry of `view.legal_moves` as it is. The default: the most
+// points, first of equals (under muggins the claiming form of a scoring play comes first).
+function choose(view: View): Move {
+  let best = view.legal_moves[0]!;
+  for (const move of view.legal_moves) if (pointsOf(move) > pointsOf(best)) best = move;
+  return best;
+}
+
+// Whether to accept a challenge (a default: every one).
+function onChallenge(_challenge: Challenge): boolean {
+  return true;
+}
+
+// ---- the runner -----------------------------------------------------------------------
+
+function fail(what: string, status?: number, error?: unknown): never {
+  console.error(`FAILED: ${what}${status === undefined ? "" : `: unexpected answer ${status}: ${JSON.stringify(error)}`}`);
+  process.exit(1);
+}
+
+const { values: opts, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    key: { type: "string" },
+    name: { type: "string" },
+    opponent: { type: "string", default: "greedy" },
+    preset: { type: "string", default: "block" },
+    deals: { type: "string", default: "10" },
+    parallel: { type: "string", default: "2" },
+    rules: { type: "string" },
+    rated: { type: "boolean", default: false },
+  },
+});
+const [server, command] = positionals;
+if (server === undefined || (command !== undefined && command !== "match")) {
+  console.error(
+    "usage: runner.js URL [--key KEY] [--name NAME]\n" +
+      "       runner.js URL match [--key KEY] --opponent greedy --preset block --deals 10 --parallel 2 [--rules JSON] [--rated]",
+  );
+  process.exit(2);
+}
+
+let key = opts.key ?? process.env["DOMINO_KEY"];
+if (key === undefined || key === "") {
+  const name = opts.name ?? `ts-runner-${randomBytes(4).toString("hex")}`;
+  const made = await createClient<paths>({ baseUrl: server }).POST("/v1/players", { body: { name, bot: true } });
+  if (made.data === undefined || made.response.status !== 201) fail("create player", made.response.status, made.error);
+  key = made.data.key;
+  console.log(`bot account ${made.data.player.name} created; its key, shown once (keep it, then run with --key or DOMINO_KEY):\n${key}`);
+}
+const authorization = `Bearer ${key}`;
+const api = createClient<paths>({ baseUrl: server, headers: { Authorization: authorization } });
+const me = await api.GET("/v1/players/me");
+if (me.data === undefined || me.response.status !== 200) fail("me", me.response.status, me.error);
+console.log(`playing as ${me.data.name}`);
+
+// ---- one game ----
+const started = new Set<string>(); // never twice: the list and the events overlap
+const gameEnded: Array<() => void> = []; // who waits for the next game to end
+
+function startGame(id: string): void {
+  if (started.has(id)) return;
+  started.add(id);
+  play(id).catch((error: unknown) => fail(`game ${id}: ${String(error)}`));
+}
+
+async function play(id: string): Promise<void> {
+  const first = await api.GET("/v1/games/{id}", { params: { path: { id } } });
+  if (first.data === undefined || first.response.status !== 200) fail(`game ${id}`, first.response.status, first.error);
+  let view: View = first.data;
+  console.log(`game ${id} (${view.preset}): playing seat ${view.you}`);
+  let moves = 0;
+  while (view.status !== "finished") {
+    if (view.legal_moves.length === 0) {
+      // Not ours to move: wait (long poll) until the game changes.
+      const after: number = view.version;
+      const next = await api.GET("/v1/games/{id}", { params: { path: { id }, query: { after, wait: 30 } } });
+      if (next.data === undefined || next.response.status !== 200) fail(`game ${id}`, next.response.status, next.error);
+      view = next.data;
+      continue;
+    }
+    const move = choose(view);
+    const answer = await api.POST("/v1/games/{id}/moves", {
+      params: { path: { id }, header: { "Idempotency-Key": randomUUID() } },
+      body: move,
+    });
+    if (answer.data === undefined || answer.response.status !== 200)
+      fail(`game ${id}: move ${JSON.stringify(move)}`, answer.response.status, answer.error);
+    view = answer.data;
+    moves += 1;
+  }
+  console.log(
+    `game ${id} finished: scores ${JSON.stringify(view.scores)}, winner ${view.result?.winner ?? "none"}, ` +
+      `we were seat ${view.you} and made ${moves} moves`,
+  );
+  for (const wake of gameEnded.splice(0)) wake();
+}
+
+// ---- the player's stream ----
+async function catchUp(): Promise<void> {
+  for (let page = 1; ; page++) {
+    const list = await api.GET("/v1/players/me/games", { params: { query: { status: "playing", page, per_page: 100 } } });
+    if (list.data === undefined || list.response.status !== 200) fail("my games", list.response.status, list.error);
+    for (const game of list.data.games) startGame(game.game_id);
+    if (list.data.games.length < list.data.per_page) break;
+  }
+  const open = await api.GET("/v1/challenges", { params: { query: { direction: "in" } } });
+  if (open.data === undefined || open.response.status !== 200) fail("my challenges", open.response.status, open.error);
+  for (const challenge of open.data.challenges) await answer(challenge); // open ones, received
+}
+
+async function answer(challenge: Challenge): Promise<void> {
+  // Not accepted: it expires unanswered (or decline it: POST /v1/challenges/{id}/decline).
+  if (!onChallenge(challenge)) return;
+  const { id } = challenge;
+  const accepted = await api.POST("/v1/challenges/{id}/accept", { params: { path: { id } } });
+  if (accepted.response.status === 409) {
+    console.log(`challenge ${id}: already closed`); // canceled or expired meanwhile
+    return;
+  }
+  if (accepted.data === undefined || accepted.response.status !== 200)
+    fail(`accept challenge ${id}`, accepted.response.status, accepted.error);
+  console.log(`challenge ${id} from ${challenge.challenger.name} (${challenge.preset}): accepted, ${accepted.data.status}`);
+}
+
+async function handle(name: string, data: string): Promise<void> {
+  if (name === "resync") return catchUp();
+  if (data === "") return;
+  const event = JSON.parse(data) as PlayerEvent; // the stream's `data` is a PlayerEvent
+  if (event.type === "game_started") {
+    startGame(event.game_id);
+  } else if (event.type === "challenge") {
+    await answer(event);
+  }
+  // game_finished: the game's own task sees it end; the rest needs nothing here.
+}
+
+// Connects, lists what is in play (nothing is replayed), then handles every event until
+// the stream closes.
+async function listenOnce(onConnected: () => void): Promise<void> {
+  const response = await fetch(`${server!.replace(/\/$/, "")}/v1/players/me/events`, {
+    headers: { Authorization: authorization, Accept: "text/event-stream" },
+  });
+  if (response.status !== 200 || response.body === null) fail("events", response.status, await response.text());
+  await catchUp();
+  onConnected();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let name = "message";
+  let data: string[] = [];
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, end).replace(/\r$/, "");
+      buffer = buffer.slice(end + 1);
+      if (line === "") {
+        if (data.length > 0) await handle(name, data.join("\n"));
+        name = "message";
+        data = [];
+      } else if (!line.startsWith(":")) {
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+        if (field === "event") name = value;
+        else if (field === "data") data.push(value);
+      }
+    }
+  }
+}
+
+// The stream, for ever: (re)connect with a growing pause after a failure.
+async function listen(onConnected: () => void): Promise<never> {
+  let delay = 1000;
+  for (;;) {
+    try {
+      await listenOnce(() => {
+        delay = 1000;
+        onConnected();
+      });
+      console.log("events: the stream closed; reconnecting");
+    } catch (error) {
+      console.log(`events: ${String(error)}; reconnecting in ${delay / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, 30_000);
+    }
+  }
+}
+
+// ---- a match ----
+const signed = (x: number): string => `${x >= 0 ? "+" : ""}${x.toFixed(2)}`;
+
+function marginLine(match: MatchView): string {
+  const { score: s, margin: m } = match;
+  const ci = m.ci95 ? `[${m.ci95.map(signed).join(", ")}]` : "n/a (fewer than 2 deals)";
+  return (
+    `match ${match.id} ${match.status}: ${m.deals_done}/${match.deals} deals, ` +
+    `score ${s.wins}-${s.losses}-${s.draws} (w-l-d), points ${s.points_for}-${s.points_against}; ` +
+    `margin ${signed(m.per_deal_mean)} a deal, 95% CI ${ci}`
+  );
+}
+
+async function runMatch(): Promise<void> {
+  const presets: readonly Preset[] = ["classic", "block", "draw", "all_fives", "muggins", "penalty"];
+  const preset = presets.find((p) => p === opts.preset);
+  if (preset === undefined) fail(`unknown preset ${opts.preset}`);
+  const rules = opts.rules === undefined ? null : (JSON.parse(opts.rules) as Schemas["RulesOverrides"]);
+  const body: Schemas["CreateMatch"] = {
+    opponent: opts.opponent,
+    preset,
+    deals: Number(opts.deals),
+    parallel: Number(opts.parallel),
+    rated: opts.rated,
+    rules,
+  };
+  const made = await api.POST("/v1/matches", { body });
+  if (made.data === undefined || made.response.status !== 201) fail("create match", made.response.status, made.error);
+  const id = made.data.id;
+  console.log(`match ${id}: ${body.deals} deals of ${preset} against ${body.opponent}, ${body.parallel} at a time`);
+  let last = "";
+  for (;;) {
+    // A game ended (its task says so), or look again in a while anyway.
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 5000);
+      gameEnded.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    const read = await api.GET("/v1/matches/{id}", { params: { path: { id } } });
+    if (read.data === undefined || read.response.status !== 200) fail("match", read.response.status, read.error);
+    const match = read.data;
+    for (const game of match.games) if (game.status === "playing") startGame(game.game_id); // the stream announces them; this only makes sure
+    const line = marginLine(match);
+    if (line !== last) console.log(line);
+    last = line;
+    if (match.status === "finished") return;
+    if (match.status !== "waiting" && match.status !== "running") fail(`match ${id} is ${match.status}`);
+  }
+}
+
+const connected = new Promise<void>((resolve) => {
+  listen(resolve).catch((error: unknown) => fail(`events: ${String(error)}`));
+});
+if (command === "match") {
+  // The stream first: game_started is not replayed.
+  const timeout = setTimeout(() => fail("events: not connected after 30 s"), 30_000);
+  await connected;
+  clearTimeout(timeout);
+  await runMatch();
+  process.exit(0);
+}
