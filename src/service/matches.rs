@@ -337,10 +337,12 @@ impl GameService {
             }
             // A deal's games start together, so neither is played after the other ended
             // (whose last round shows every hand).
+            // So `parallel` counts whole deals: an odd one is rounded up.
             let per_deal = if series.duplicate { 2 } else { 1 };
+            let most = usize::from(series.parallel).div_ceil(per_deal) * per_deal;
             let mut named = Vec::new();
             while !series.canceled
-                && series.in_play() < usize::from(series.parallel)
+                && series.in_play() + per_deal <= most
                 && (series.games.len() as u32) < series.total()
             {
                 for _ in 0..per_deal {
@@ -419,12 +421,14 @@ impl GameService {
         Ok(())
     }
 
-    /// After the save that ended game `id` of a match: the match is due at once.
+    /// After the save that ended a game of a match: the match moves on at once (its
+    /// view counts the game as soon as the game's last move is answered); should that
+    /// fail, its next poll does.
     pub(super) async fn poke_series(&self, record: &Record) {
         if let Some(series) = &record.series
-            && let Err(e) = self.store.index_challenge_due(series, Some(now_ms())).await
+            && let Err(e) = self.drive_series(series).await
         {
-            tracing::warn!(match_id = %series, error = %e, "could not poke a match; its poll comes");
+            tracing::warn!(match_id = %series, error = %e, "a match did not move on; its poll comes");
         }
     }
 }

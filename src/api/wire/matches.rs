@@ -33,7 +33,8 @@ pub struct CreateMatch {
     /// Each deal twice, the same hands, the sides swapped; default true.
     pub duplicate: Option<bool>,
     pub clock: Option<ClockBody>,
-    /// Games in play at once, 1 to 8; default 1.
+    /// Games in play at once, 1 to 8; default 1. A duplicate deal's two games start
+    /// together, so with `duplicate` an odd number is rounded up.
     #[schema(minimum = 1, maximum = 8)]
     pub parallel: Option<u8>,
     /// Whether its games are rated (the preset's rules as they stand); default false.
