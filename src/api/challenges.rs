@@ -5,10 +5,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::address::AddressKey;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::bearer;
-use crate::api::ratelimit::RateLimits;
+use crate::api::ratelimit::{RateLimits, creator_of};
 use crate::api::wire::{ChallengeList, ChallengeView, ClockBody, CreateChallenge};
 use crate::engine::Preset;
 use crate::service::{GameService, NewChallenge};
@@ -66,11 +65,7 @@ pub async fn create_challenge(
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateChallenge>,
 ) -> Result<HttpResponse, ApiError> {
-    let peer = req.peer_addr().map(|a| a.ip());
-    let from = match &limits {
-        Some(limits) => limits.client_address(peer, req.headers()),
-        None => peer,
-    };
+    let from = creator_of(&req, limits.as_ref().map(|l| l.get_ref()));
     let body = body.into_inner();
     let preset: Preset = body
         .preset
@@ -89,9 +84,7 @@ pub async fn create_challenge(
             .map_err(ApiError::invalid_rules)?,
         rated: body.rated,
     };
-    let challenge = games
-        .challenge(bearer(req.headers())?, new, from.map(AddressKey::from))
-        .await?;
+    let challenge = games.challenge(bearer(req.headers())?, new, from).await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/challenges/{}", challenge.id)))
         .json(ChallengeView::of(&challenge)))

@@ -3,10 +3,9 @@
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::address::AddressKey;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::bearer;
-use crate::api::ratelimit::RateLimits;
+use crate::api::ratelimit::{RateLimits, creator_of};
 use crate::api::wire::{ClockBody, CreateMatch, MatchView};
 use crate::engine::Preset;
 use crate::service::GameService;
@@ -53,11 +52,7 @@ pub async fn create_match(
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateMatch>,
 ) -> Result<HttpResponse, ApiError> {
-    let peer = req.peer_addr().map(|a| a.ip());
-    let from = match &limits {
-        Some(limits) => limits.client_address(peer, req.headers()),
-        None => peer,
-    };
+    let from = creator_of(&req, limits.as_ref().map(|l| l.get_ref()));
     let body = body.into_inner();
     let preset: Preset = body
         .preset
@@ -80,7 +75,7 @@ pub async fn create_match(
         rated: body.rated,
     };
     let made = games
-        .create_match(bearer(req.headers())?, new, from.map(AddressKey::from))
+        .create_match(bearer(req.headers())?, new, from)
         .await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/matches/{}", made.id)))

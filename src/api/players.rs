@@ -8,12 +8,11 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::address::AddressKey;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::bearer;
 use crate::api::games::{KEEP_ALIVE, named_frame, sse_answer};
 use crate::api::headers::{UNCOMPRESSED, get_and_head};
-use crate::api::ratelimit::RateLimits;
+use crate::api::ratelimit::{RateLimits, creator_of};
 use crate::api::streams::StreamSlots;
 use crate::api::wire::{
     CreatePlayer, Leaderboard, LeaderboardEntry, PlayerEventView, PlayerGame, PlayerGameList,
@@ -64,14 +63,8 @@ pub async fn create_player(
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreatePlayer>,
 ) -> Result<HttpResponse, ApiError> {
-    let peer = req.peer_addr().map(|a| a.ip());
-    let from = match &limits {
-        Some(limits) => limits.client_address(peer, req.headers()),
-        None => peer,
-    };
-    let keyed = games
-        .create_player(&body.name, body.bot, from.map(AddressKey::from))
-        .await?;
+    let from = creator_of(&req, limits.as_ref().map(|l| l.get_ref()));
+    let keyed = games.create_player(&body.name, body.bot, from).await?;
     let mut answer = HttpResponse::Created();
     answer.insert_header((
         header::LOCATION,

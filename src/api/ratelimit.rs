@@ -308,6 +308,20 @@ impl RateLimits {
     }
 }
 
+/// The address a request's creations count against (games, players, challenges): the
+/// client's, behind trusted proxies the forwarded one.
+pub fn creator_of(
+    req: &actix_web::HttpRequest,
+    limits: Option<&RateLimits>,
+) -> Option<crate::address::AddressKey> {
+    let peer = req.peer_addr().map(|a| a.ip());
+    let from = match limits {
+        Some(limits) => limits.client_address(peer, req.headers()),
+        None => peer,
+    };
+    from.map(crate::address::AddressKey::from)
+}
+
 /// The client's address: the peer's, or with `proxy_hops` trusted proxies the entry of
 /// `X-Forwarded-For` the outermost of them appended (the peer's when there is none). The
 /// one reading of it, for the rate limits and the stream caps alike.

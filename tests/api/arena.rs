@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::helpers::{EventStream, TestApp, assert_problem, on_every_store};
+use crate::helpers::{TestApp, assert_problem, on_every_store};
 
 on_every_store!(
     a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_swapped,
@@ -16,18 +16,11 @@ on_every_store!(
 );
 
 async fn player(app: &TestApp, name: &str) -> String {
-    let res = app.post_json("/v1/players", &json!({ "name": name })).await;
-    assert_eq!(res.status().as_u16(), 201);
-    let created: Value = res.json().await.unwrap();
-    created["key"].as_str().unwrap().to_owned()
+    app.new_player(name).await.1
 }
 
 async fn post_as(app: &TestApp, path: &str, key: &str, body: Option<Value>) -> reqwest::Response {
-    let mut req = app.client.post(app.url(path)).bearer_auth(key);
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    req.send().await.unwrap()
+    app.post_as(path, key, body.as_ref()).await
 }
 
 async fn read(app: &TestApp, id: &str) -> Value {
@@ -101,14 +94,7 @@ async fn a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_
     app: TestApp,
 ) {
     let ann = player(&app, "ann").await;
-    let mut stream = EventStream::of(
-        app.client
-            .get(app.url("/v1/players/me/events"))
-            .bearer_auth(&ann)
-            .send()
-            .await
-            .unwrap(),
-    );
+    let mut stream = app.player_stream(&ann).await;
     let res = post_as(
         &app,
         "/v1/matches",

@@ -25,18 +25,15 @@ const WITHIN: Duration = Duration::from_secs(5);
 
 /// A new player's key.
 async fn player(app: &TestApp, name: &str) -> String {
-    let res = app.post_json("/v1/players", &json!({ "name": name })).await;
-    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
-    let created: Value = res.json().await.unwrap();
-    created["key"].as_str().unwrap().to_owned()
+    app.new_player(name).await.1
 }
 
 async fn post_as(app: &TestApp, path: &str, key: &str, body: Option<Value>) -> reqwest::Response {
-    let mut req = app.client.post(app.url(path)).bearer_auth(key);
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    req.send().await.unwrap()
+    app.post_as(path, key, body.as_ref()).await
+}
+
+async fn open_stream(app: &TestApp, key: &str) -> EventStream {
+    app.player_stream(key).await
 }
 
 /// `POST /v1/challenges` by `key`, answered 201; the challenge.
@@ -77,17 +74,6 @@ async fn listed(app: &TestApp, key: &str, direction: &str) -> Vec<String> {
         .iter()
         .map(|c| c["id"].as_str().unwrap().to_owned())
         .collect()
-}
-
-async fn open_stream(app: &TestApp, key: &str) -> EventStream {
-    let res = app
-        .client
-        .get(app.url("/v1/players/me/events"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap();
-    EventStream::of(res)
 }
 
 /// The next event on a player's stream, which must be `kind`.

@@ -628,3 +628,39 @@ impl EventStream {
         }
     }
 }
+
+impl TestApp {
+    /// A new player named `name`: its id and its key.
+    pub async fn new_player(&self, name: &str) -> (String, String) {
+        let res = self
+            .post_json("/v1/players", &json!({ "name": name }))
+            .await;
+        assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+        let created: Value = res.json().await.unwrap();
+        (
+            created["player"]["id"].as_str().unwrap().to_owned(),
+            created["key"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    /// `POST path` with `key` as the bearer, and `body` as JSON when given.
+    pub async fn post_as(&self, path: &str, key: &str, body: Option<&Value>) -> reqwest::Response {
+        let mut req = self.client.post(self.url(path)).bearer_auth(key);
+        if let Some(body) = body {
+            req = req.json(body);
+        }
+        req.send().await.expect("the request is answered")
+    }
+
+    /// The stream of the player whose key is `key` (`GET /v1/players/me/events`).
+    pub async fn player_stream(&self, key: &str) -> EventStream {
+        let res = self
+            .client
+            .get(self.url("/v1/players/me/events"))
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("the request is answered");
+        EventStream::of(res)
+    }
+}

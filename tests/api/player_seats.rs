@@ -22,15 +22,12 @@ on_every_store!(
 
 const WITHIN: Duration = Duration::from_secs(5);
 
-/// A new player: its id and key.
 async fn player(app: &TestApp, name: &str) -> (String, String) {
-    let res = app.post_json("/v1/players", &json!({ "name": name })).await;
-    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
-    let created: Value = res.json().await.unwrap();
-    (
-        created["player"]["id"].as_str().unwrap().to_owned(),
-        created["key"].as_str().unwrap().to_owned(),
-    )
+    app.new_player(name).await
+}
+
+async fn open_stream(app: &TestApp, key: &str) -> EventStream {
+    app.player_stream(key).await
 }
 
 /// `POST /v1/games/{id}/seats` with a player's key and `body`.
@@ -260,17 +257,6 @@ async fn news_of(stream: &mut EventStream, id: &str, kind: &str) -> Value {
     assert_eq!(event.data["type"], kind);
     assert_eq!(event.data["game_id"], id);
     event.data
-}
-
-async fn open_stream(app: &TestApp, key: &str) -> EventStream {
-    let res = app
-        .client
-        .get(app.url("/v1/players/me/events"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap();
-    EventStream::of(res)
 }
 
 async fn the_players_stream_tells_of_its_games_started_and_finished(app: TestApp) {

@@ -16,31 +16,18 @@ on_every_store!(
 );
 
 async fn player(app: &TestApp, name: &str) -> String {
-    let res = app.post_json("/v1/players", &json!({ "name": name })).await;
-    assert_eq!(res.status().as_u16(), 201);
-    let created: Value = res.json().await.unwrap();
-    created["key"].as_str().unwrap().to_owned()
+    app.new_player(name).await.1
 }
 
+/// `POST path` by `key`, answered with success; its body.
 async fn post_as(app: &TestApp, path: &str, key: &str, body: Option<Value>) -> Value {
-    let mut req = app.client.post(app.url(path)).bearer_auth(key);
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    let res = req.send().await.unwrap();
+    let res = app.post_as(path, key, body.as_ref()).await;
     assert!(res.status().is_success(), "{}", res.text().await.unwrap());
     res.json().await.unwrap()
 }
 
 async fn open_stream(app: &TestApp, key: &str) -> EventStream {
-    let res = app
-        .client
-        .get(app.url("/v1/players/me/events"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap();
-    EventStream::of(res)
+    app.player_stream(key).await
 }
 
 /// The next `game_finished` on a stream (skipping `game_started`).

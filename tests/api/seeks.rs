@@ -26,15 +26,12 @@ on_every_store!(
 
 const WITHIN: Duration = Duration::from_secs(5);
 
-/// A new player's id and key.
 async fn player(app: &TestApp, name: &str) -> (String, String) {
-    let res = app.post_json("/v1/players", &json!({ "name": name })).await;
-    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
-    let created: Value = res.json().await.unwrap();
-    (
-        created["player"]["id"].as_str().unwrap().to_owned(),
-        created["key"].as_str().unwrap().to_owned(),
-    )
+    app.new_player(name).await
+}
+
+async fn open_stream(app: &TestApp, key: &str) -> EventStream {
+    app.player_stream(key).await
 }
 
 async fn post_seek(app: &TestApp, key: &str, body: &Value) -> reqwest::Response {
@@ -73,17 +70,6 @@ async fn cancel(app: &TestApp, id: &str, key: &str) -> reqwest::Response {
         .send()
         .await
         .unwrap()
-}
-
-async fn open_stream(app: &TestApp, key: &str) -> EventStream {
-    let res = app
-        .client
-        .get(app.url("/v1/players/me/events"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap();
-    EventStream::of(res)
 }
 
 async fn next_news(stream: &mut EventStream, kind: &str) -> Value {

@@ -5,10 +5,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::address::AddressKey;
 use crate::api::error::{ApiError, problems};
 use crate::api::headers::UNCOMPRESSED;
-use crate::api::ratelimit::RateLimits;
+use crate::api::ratelimit::{RateLimits, creator_of};
 use crate::api::wire::*;
 use crate::engine::{Preset, Seed};
 use crate::service::{self, GameService, NewGame, RequestKey};
@@ -50,12 +49,7 @@ pub async fn create_game(
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateGame>,
 ) -> Result<HttpResponse, ApiError> {
-    // The address the rate limits count (behind trusted proxies, the forwarded one).
-    let peer = req.peer_addr().map(|a| a.ip());
-    let from = match &limits {
-        Some(limits) => limits.client_address(peer, req.headers()),
-        None => peer,
-    };
+    let from = creator_of(&req, limits.as_ref().map(|l| l.get_ref()));
     let body = body.into_inner();
     let preset: Preset = body
         .preset
@@ -86,7 +80,7 @@ pub async fn create_game(
             .transpose()
             .map_err(ApiError::invalid_rules)?,
     };
-    let view = games.create(new, from.map(AddressKey::from)).await?;
+    let view = games.create(new, from).await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/games/{}", view.id)))
         .insert_header((header::ETAG, etag(&view)))
