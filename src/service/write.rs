@@ -243,7 +243,7 @@ impl GameService {
             let (bytes, event_bytes) = (save.bytes.clone(), save.event.clone());
             let rated_end = record.rated && status == Status::Finished;
             if rated_end {
-                self.expect_ratings(id, version + 1).await;
+                Box::pin(self.expect_ratings(id, version + 1)).await;
             }
             let saved = match self.store.save(id, save).await {
                 Ok(saved) => saved,
@@ -290,11 +290,13 @@ impl GameService {
                     }
                     self.tell_players(id, &record, unlist, status == Status::Finished)
                         .await;
+                    // Boxed: rare and deep, they would otherwise swell every move's future
+                    // (copied whole as it is boxed for actix: 8,000 instructions a move).
                     if rated_end {
-                        self.settle_logged(id, version, &record).await;
+                        Box::pin(self.settle_logged(id, version, &record)).await;
                     }
                     if status == Status::Finished {
-                        self.poke_series(&record).await;
+                        Box::pin(self.poke_series(&record)).await;
                     }
                     return Ok(Outcome::Saved {
                         version,
