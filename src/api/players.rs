@@ -254,11 +254,21 @@ pub async fn my_events(
 pub struct PlayerEventFrame {
     #[schema(example = "game_started")]
     event: String,
-    /// A `PlayerEvent`, as JSON.
-    #[schema(
-        example = r#"{"type":"game_started","game_id":"0b9f3a52-8f0e-4a55-9f0c-5c8d9c4e7b21","seat":1,"preset":"all_fives","rated":false,"players":["bob","alice"]}"#
-    )]
+    #[schema(schema_with = player_event_json)]
     data: String,
+}
+
+/// A string holding a `PlayerEvent` as JSON (OpenAPI 3.1's `contentSchema`).
+fn player_event_json() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .description(Some("A `PlayerEvent`, as JSON."))
+        .content_media_type("application/json")
+        .content_schema(Some(utoipa::openapi::Ref::from_schema_name("PlayerEvent")))
+        .examples([
+            r#"{"type":"game_started","game_id":"0b9f3a52-8f0e-4a55-9f0c-5c8d9c4e7b21","seat":1,"preset":"all_fives","rated":false,"players":["bob","alice"]}"#,
+        ])
+        .build()
 }
 
 #[derive(Deserialize, IntoParams)]
