@@ -22,7 +22,7 @@ use crate::store::challenges::ChallengeStore;
 use crate::store::players::PlayerStore;
 use crate::store::{GameStore, SaveOutcome, StoreError};
 
-use super::challenges::{Challenge, ChallengeStatus, NewChallenge, Opponent, unseen_token};
+use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, unseen_token};
 use super::clock::ClockSettings;
 use super::player_events::PlayerNews;
 use super::record::{Record, Status};

@@ -22,10 +22,16 @@
 //! - [`log`]: the history as answers: the log a page at a time, the export as it is sent.
 //! - [`players`]: players (identities that outlive a game), their keys and their games;
 //!   [`player_events`]: a player's stream.
+//! - [`challenge`] (the stored challenge) and [`challenges`] (make, answer, expire): a
+//!   player's invitation, which becomes exactly one game.
+//! - [`seeks`]: matchmaking by pool, decided by the store in one step.
+//! - [`ratings`]: a rated game's ratings moved once, and the leaderboard.
+//! - [`matches`]: the duplicate arena, a challenge with a series of games.
 //! - [`thinking`]: where bots think (a bounded pool off the async workers, games with a
 //!   human first) and for how long.
 
 mod background;
+pub mod challenge;
 pub mod challenges;
 pub mod clock;
 mod error;
@@ -54,7 +60,7 @@ use crate::metrics::Metrics;
 use crate::store::any::AnyStore;
 use crate::store::{GameStore, Health, StoreError};
 
-pub use challenges::{Challenge, ChallengeStatus, NewChallenge, Opponent};
+pub use challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};
 pub use clock::{ClockSettings, OnTimeout};
 pub use error::{Error, Fate};
 pub use events::{Feed, LobbyEvent, LobbyItem, LobbyNews, PublicEvent, Watched};

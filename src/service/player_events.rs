@@ -6,7 +6,7 @@
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 
-use super::challenges::Challenge;
+use super::challenge::Challenge;
 use super::ratings::RatingChange;
 use super::seeks::Seek;
 use super::{Error, GameService, Record};

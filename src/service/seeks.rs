@@ -22,7 +22,7 @@ use crate::store::players::PlayerStore;
 use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 use crate::store::{GameStore, StoreError};
 
-use super::challenges::Party;
+use super::challenge::Party;
 use super::clock::{ClockSettings, OnTimeout};
 use super::lobby::NewGame;
 use super::player_events::PlayerNews;
@@ -293,7 +293,7 @@ impl GameService {
         let mut record = self.new_record(&wish_game(&wish, bots))?;
         record.rated = wish.rated;
         for (seek, &seat) in seeks.iter().zip(&seats) {
-            let token = super::challenges::unseen_token();
+            let token = super::challenge::unseen_token();
             record.seat_bound(seat, &seek.player.name, &token, &seek.player.id);
             self.store
                 .add_player_game(&seek.player.id, game, record.created_ms)

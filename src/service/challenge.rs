@@ -1,0 +1,271 @@
+//! A challenge as it is stored and as its players see it: who challenged whom, to which
+//! game, and where it stands. The use cases that change it are in [`super::challenges`].
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::bots::Level;
+use crate::engine::{Preset, RulesPatch};
+
+use super::clock::ClockSettings;
+use super::lobby::NewGame;
+use super::matches::Series;
+use super::{Error, now_ms};
+
+/// The challenge record's format byte, then postcard.
+const FORMAT: u8 = 2;
+
+/// A player in a challenge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Party {
+    pub id: String,
+    pub name: String,
+}
+
+/// One opponent of a challenge: a player, who answers, or a built-in level, which accepts
+/// at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Opponent {
+    Player { party: Party, accepted: bool },
+    Level(Level),
+}
+
+impl Opponent {
+    pub(super) fn player(&self) -> Option<&Party> {
+        match self {
+            Opponent::Player { party, .. } => Some(party),
+            Opponent::Level(_) => None,
+        }
+    }
+
+    pub fn accepted(&self) -> bool {
+        match self {
+            Opponent::Player { accepted, .. } => *accepted,
+            Opponent::Level(_) => true,
+        }
+    }
+}
+
+/// Where a challenge stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ChallengeStatus {
+    Open,
+    /// Every opponent accepted: its game exists (or is being created).
+    Accepted,
+    Declined,
+    Canceled,
+    Expired,
+}
+
+impl ChallengeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChallengeStatus::Open => "open",
+            ChallengeStatus::Accepted => "accepted",
+            ChallengeStatus::Declined => "declined",
+            ChallengeStatus::Canceled => "canceled",
+            ChallengeStatus::Expired => "expired",
+        }
+    }
+}
+
+/// A challenge, as stored and as its players see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Challenge {
+    pub id: String,
+    pub(super) status: ChallengeStatus,
+    /// Seat 0.
+    pub challenger: Party,
+    /// Seats 1 and on, in order.
+    pub opponents: Vec<Opponent>,
+    pub preset: Preset,
+    #[serde(with = "patch_as_json")]
+    pub overrides: RulesPatch,
+    pub seats: u8,
+    pub clock: Option<ClockSettings>,
+    pub rated: bool,
+    pub created_ms: u64,
+    pub expires_ms: u64,
+    /// The game it became, once accepted.
+    pub game_id: Option<String>,
+    /// The player who declined it.
+    pub declined_by: Option<String>,
+    /// A match's games, when it is a match (duplicate arena) rather than one game.
+    pub series: Option<Series>,
+}
+
+impl Challenge {
+    /// Its status at `now`: an open challenge past its expiry is expired, whether or not
+    /// a sweep has said so yet.
+    pub fn status_at(&self, now: u64) -> ChallengeStatus {
+        match self.status {
+            ChallengeStatus::Open if now >= self.expires_ms => ChallengeStatus::Expired,
+            status => status,
+        }
+    }
+
+    /// Its status now.
+    pub fn status_now(&self) -> ChallengeStatus {
+        self.status_at(now_ms())
+    }
+
+    pub(super) fn encode(&self) -> Vec<u8> {
+        postcard::to_extend(self, vec![FORMAT]).expect("a challenge always serialises")
+    }
+
+    pub(super) fn decode(bytes: &[u8]) -> Result<Challenge, Error> {
+        match bytes.split_first() {
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
+                .map_err(|e| Error::Internal(format!("stored challenge unreadable: {e}"))),
+            _ => Err(Error::Internal(
+                "stored challenge unreadable: unknown format".into(),
+            )),
+        }
+    }
+
+    /// The opponents that are players, by id.
+    pub(super) fn opponent_ids(&self) -> Vec<String> {
+        self.opponents
+            .iter()
+            .filter_map(|o| o.player().map(|p| p.id.clone()))
+            .collect()
+    }
+
+    /// Every player in it, challenger first.
+    pub(super) fn player_ids(&self) -> Vec<String> {
+        std::iter::once(self.challenger.id.clone())
+            .chain(self.opponent_ids())
+            .collect()
+    }
+
+    pub(super) fn all_accepted(&self) -> bool {
+        self.opponents.iter().all(Opponent::accepted)
+    }
+
+    /// The game it asks for, its seats as yet unbound.
+    pub(super) fn new_game(&self) -> NewGame {
+        NewGame {
+            preset: self.preset,
+            overrides: self.overrides,
+            seats: self.seats,
+            bots: self
+                .opponents
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| match o {
+                    Opponent::Level(level) => Some((i as u8 + 1, *level)),
+                    Opponent::Player { .. } => None,
+                })
+                .collect(),
+            seed: None,
+            deal: None,
+            clock: self.clock,
+        }
+    }
+}
+
+/// Rules overrides as their JSON text: `RulesPatch` leaves absent fields out, which a
+/// format without field names (postcard) cannot read back.
+mod patch_as_json {
+    use serde::de::Error as _;
+    use serde::ser::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::engine::RulesPatch;
+
+    pub fn serialize<S: Serializer>(patch: &RulesPatch, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::to_string(patch)
+            .map_err(S::Error::custom)?
+            .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<RulesPatch, D::Error> {
+        serde_json::from_str(&String::deserialize(d)?).map_err(D::Error::custom)
+    }
+}
+
+/// A new challenge, as its challenger asks for it.
+#[derive(Debug, Clone)]
+pub struct NewChallenge {
+    /// Player names or ids, or built-in levels: one per seat after the challenger's.
+    pub opponents: Vec<String>,
+    pub preset: Preset,
+    pub overrides: RulesPatch,
+    pub seats: u8,
+    pub clock: Option<ClockSettings>,
+    pub rated: bool,
+}
+
+/// A token for a seat bound to a player: the player's key opens it, so this token is
+/// never shown to anyone.
+pub(super) fn unseen_token() -> String {
+    let mut token = [0u8; 32];
+    rand::rng().fill_bytes(&mut token);
+    hex::encode(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn challenge() -> Challenge {
+        Challenge {
+            id: "c".into(),
+            status: ChallengeStatus::Open,
+            challenger: Party {
+                id: "a".into(),
+                name: "ann".into(),
+            },
+            opponents: vec![
+                Opponent::Player {
+                    party: Party {
+                        id: "b".into(),
+                        name: "bob".into(),
+                    },
+                    accepted: false,
+                },
+                Opponent::Level(Level::Greedy),
+            ],
+            preset: Preset::Draw,
+            overrides: RulesPatch {
+                target: Some(None),
+                rounds: Some(Some(3)),
+                ..RulesPatch::default()
+            },
+            seats: 3,
+            clock: None,
+            rated: false,
+            created_ms: 1_000,
+            expires_ms: 2_000,
+            game_id: None,
+            declined_by: None,
+            series: None,
+        }
+    }
+
+    #[test]
+    fn an_open_challenge_is_expired_from_its_expiry_on_and_a_closed_one_stays_as_it_is() {
+        let mut c = challenge();
+        assert_eq!(c.status_at(1_999), ChallengeStatus::Open);
+        assert_eq!(c.status_at(2_000), ChallengeStatus::Expired);
+        c.status = ChallengeStatus::Declined;
+        assert_eq!(c.status_at(5_000), ChallengeStatus::Declined);
+    }
+
+    #[test]
+    fn a_challenge_reads_back_as_it_was_stored_and_another_format_is_refused() {
+        let c = challenge();
+        assert_eq!(Challenge::decode(&c.encode()).unwrap(), c);
+        let mut bytes = c.encode();
+        bytes[0] = FORMAT + 1;
+        assert!(Challenge::decode(&bytes).is_err());
+    }
+
+    #[test]
+    fn its_game_seats_levels_after_the_challenger_in_the_order_named() {
+        let c = challenge();
+        assert_eq!(c.new_game().bots, vec![(2, Level::Greedy)]);
+        assert!(!c.all_accepted());
+        assert_eq!(c.player_ids(), vec!["a".to_owned(), "b".to_owned()]);
+    }
+}
