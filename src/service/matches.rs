@@ -46,9 +46,20 @@ pub struct SeriesGame {
     /// The challenger's seat (the opponent holds the other).
     pub seat: u8,
     /// Once the game is over: the challenger's final points, the opponent's, and the
-    /// challenger's result (1 a win, 0.5 a draw, 0 a loss, as a tenth to stay exact).
+    /// challenger's result (1 a win, 0.5 a draw, 0 a loss, as a tenth to stay exact; or
+    /// [`VOID`]).
     pub result: Option<(i32, i32, u8)>,
+    /// When it was named (epoch ms): a game gone long after that expired unfinished.
+    pub named_ms: u64,
 }
+
+/// The result of a game that expired unfinished (nobody moved for the idle ttl): it
+/// counts in neither the score nor the margin.
+pub const VOID: u8 = u8::MAX;
+
+/// How long after it was named a game missing from the store is still to be made (its
+/// process died between naming and making it); after that it expired, and is void.
+const MAKE_WITHIN: Duration = Duration::from_secs(60);
 
 /// A match's games and how to make them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,6 +163,7 @@ impl Series {
         let mut tally = Tally::default();
         for (points_for, points_against, result) in self.games.iter().filter_map(|g| g.result) {
             match result {
+                VOID => continue,
                 10 => tally.wins += 1,
                 0 => tally.losses += 1,
                 _ => tally.draws += 1,
@@ -170,7 +182,12 @@ impl Series {
         let deals: Vec<f64> = self
             .games
             .chunks(per_deal)
-            .filter(|deal| deal.len() == per_deal && deal.iter().all(|g| g.result.is_some()))
+            .filter(|deal| {
+                deal.len() == per_deal
+                    && deal
+                        .iter()
+                        .all(|g| g.result.is_some_and(|(_, _, r)| r != VOID))
+            })
             .map(|deal| {
                 let diff: i64 = deal
                     .iter()
@@ -332,7 +349,16 @@ impl GameService {
                             changed = true;
                         }
                     }
-                    None => missing.push(game.index),
+                    None if now_ms().saturating_sub(game.named_ms)
+                        < MAKE_WITHIN.as_millis() as u64 =>
+                    {
+                        missing.push(game.index);
+                    }
+                    None => {
+                        tracing::info!(match_id = %id, game_id = %game.game_id, "a match game expired unfinished: void");
+                        game.result = Some((0, 0, VOID));
+                        changed = true;
+                    }
                 }
             }
             // A deal's games start together, so neither is played after the other ended
@@ -352,6 +378,7 @@ impl GameService {
                         game_id: uuid::Uuid::new_v4().to_string(),
                         seat: series.challenger_seat(index),
                         result: None,
+                        named_ms: now_ms(),
                     });
                     named.push(index);
                 }
@@ -474,6 +501,7 @@ mod tests {
                 game_id: index.to_string(),
                 seat: series.challenger_seat(index),
                 result,
+                named_ms: 0,
             });
         }
         let m = series.margin(false);
@@ -483,5 +511,11 @@ mod tests {
         let tally = series.tally();
         assert_eq!((tally.wins, tally.losses, tally.draws), (2, 1, 0));
         assert_eq!(series.status(true), MatchStatus::Running);
+        // A game that expired unfinished counts nowhere: its deal leaves the margin.
+        series.games[3].result = Some((0, 0, VOID));
+        assert_eq!(series.margin(false).deals_done, 1);
+        assert_eq!(series.tally().wins + series.tally().losses, 3);
+        series.games[2].result = Some((0, 0, VOID));
+        assert_eq!(series.status(true), MatchStatus::Finished);
     }
 }

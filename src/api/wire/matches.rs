@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::engine::{Rules, RulesPatch};
-use crate::service::matches::penalty_scoring;
+use crate::service::matches::{VOID, penalty_scoring};
 use crate::service::{Challenge, ChallengeStatus};
 
 use super::*;
@@ -62,7 +62,8 @@ pub struct MatchGameView {
 /// A finished game of a match, from the challenger's side.
 #[derive(Serialize, ToSchema)]
 pub struct MatchGameResult {
-    /// `win`, `loss` or `draw`.
+    /// `win`, `loss` or `draw`; `void` for a game that expired unfinished (nobody moved
+    /// for `GAME_IDLE_TTL_SECS`), which counts in neither the score nor the margin.
     #[schema(example = "win")]
     pub outcome: &'static str,
     pub points_for: i32,
@@ -157,6 +158,7 @@ impl MatchView {
                         result: g.result.map(|(points_for, points_against, result)| {
                             MatchGameResult {
                                 outcome: match result {
+                                    VOID => "void",
                                     10 => "win",
                                     0 => "loss",
                                     _ => "draw",
