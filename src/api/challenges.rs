@@ -8,8 +8,7 @@ use utoipa::IntoParams;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::bearer;
 use crate::api::ratelimit::{RateLimits, creator_of};
-use crate::api::wire::{ChallengeList, ChallengeView, ClockBody, CreateChallenge};
-use crate::engine::Preset;
+use crate::api::wire::{ChallengeList, ChallengeView, CreateChallenge};
 use crate::service::{GameService, NewChallenge};
 use crate::store::challenges::Direction;
 
@@ -67,21 +66,13 @@ pub async fn create_challenge(
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map(|l| l.get_ref()));
     let body = body.into_inner();
-    let preset: Preset = body
-        .preset
-        .parse()
-        .map_err(|e: crate::engine::RulesError| ApiError::invalid_rules(e.to_string()))?;
+    let preset = crate::api::preset_named(&body.preset)?;
     let new = NewChallenge {
         opponents: body.opponents,
         preset,
         overrides: body.rules.unwrap_or_default(),
         seats: body.seats.unwrap_or(2),
-        clock: body
-            .clock
-            .as_ref()
-            .map(ClockBody::parse)
-            .transpose()
-            .map_err(ApiError::invalid_rules)?,
+        clock: crate::api::clock_asked(body.clock.as_ref())?,
         rated: body.rated,
     };
     let challenge = games.challenge(bearer(req.headers())?, new, from).await?;

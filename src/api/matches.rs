@@ -6,8 +6,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::api::error::{ApiError, problems};
 use crate::api::games::bearer;
 use crate::api::ratelimit::{RateLimits, creator_of};
-use crate::api::wire::{ClockBody, CreateMatch, MatchView};
-use crate::engine::Preset;
+use crate::api::wire::{CreateMatch, MatchView};
 use crate::service::GameService;
 use crate::service::matches::NewMatch;
 
@@ -54,10 +53,7 @@ pub async fn create_match(
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map(|l| l.get_ref()));
     let body = body.into_inner();
-    let preset: Preset = body
-        .preset
-        .parse()
-        .map_err(|e: crate::engine::RulesError| ApiError::invalid_rules(e.to_string()))?;
+    let preset = crate::api::preset_named(&body.preset)?;
     let new = NewMatch {
         opponent: body.opponent,
         preset,
@@ -65,12 +61,7 @@ pub async fn create_match(
         seats: body.seats.unwrap_or(2),
         deals: body.deals.unwrap_or(10),
         duplicate: body.duplicate.unwrap_or(true),
-        clock: body
-            .clock
-            .as_ref()
-            .map(ClockBody::parse)
-            .transpose()
-            .map_err(ApiError::invalid_rules)?,
+        clock: crate::api::clock_asked(body.clock.as_ref())?,
         parallel: body.parallel.unwrap_or(1),
         rated: body.rated,
     };

@@ -30,6 +30,22 @@ use actix_web::web;
 
 pub use error::{ApiError, Problem, ProblemCode};
 
+/// The preset a body names (`preset`), or 422 `invalid_rules`.
+pub(crate) fn preset_named(name: &str) -> Result<crate::engine::Preset, ApiError> {
+    name.parse()
+        .map_err(|e: crate::engine::RulesError| ApiError::invalid_rules(e.to_string()))
+}
+
+/// The clock a body asks for (`clock`, optional), or 422 `invalid_rules` naming the field.
+pub(crate) fn clock_asked(
+    clock: Option<&wire::ClockBody>,
+) -> Result<Option<crate::service::ClockSettings>, ApiError> {
+    clock
+        .map(wire::ClockBody::parse)
+        .transpose()
+        .map_err(ApiError::invalid_rules)
+}
+
 /// Every route, the extractor limits and error handlers, and the 404 for unknown paths.
 /// Middleware (request ids, metrics, the problem fallback, rate limits, the body timeout) is
 /// wrapped by the caller, since a `ServiceConfig` cannot wrap.

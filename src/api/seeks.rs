@@ -7,8 +7,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::api::error::{ApiError, problems};
 use crate::api::games::bearer;
-use crate::api::wire::{ClockBody, CreateSeek, SeekView};
-use crate::engine::Preset;
+use crate::api::wire::{CreateSeek, SeekView};
 use crate::service::{GameService, NewSeek, Wish};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -57,20 +56,12 @@ pub async fn create_seek(
     body: web::Json<CreateSeek>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
-    let preset: Preset = body
-        .preset
-        .parse()
-        .map_err(|e: crate::engine::RulesError| ApiError::invalid_rules(e.to_string()))?;
+    let preset = crate::api::preset_named(&body.preset)?;
     let new = NewSeek {
         wish: Wish {
             preset,
             seats: body.seats.unwrap_or(2),
-            clock: body
-                .clock
-                .as_ref()
-                .map(ClockBody::parse)
-                .transpose()
-                .map_err(ApiError::invalid_rules)?,
+            clock: crate::api::clock_asked(body.clock.as_ref())?,
             rated: body.rated,
         },
         fallback: body

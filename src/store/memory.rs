@@ -42,6 +42,31 @@ use super::{
 /// Re-exported where it was first defined, for the paths that name it there.
 pub use super::EVENT_HISTORY;
 
+/// The compare-and-set of a versioned blob kept in `map` under `id` (a player's, a
+/// challenge's, a rated game's record), as the Redis store's `SAVE_LUA` does it.
+fn save_versioned(
+    map: &mut HashMap<String, Stored>,
+    id: &str,
+    expected: u64,
+    bytes: Vec<u8>,
+) -> SaveOutcome {
+    let Some(stored) = map.get_mut(id) else {
+        return SaveOutcome::Missing;
+    };
+    if stored.version != expected {
+        return SaveOutcome::Conflict {
+            current: stored.version,
+        };
+    }
+    *stored = Stored {
+        version: expected + 1,
+        bytes,
+    };
+    SaveOutcome::Saved {
+        version: expected + 1,
+    }
+}
+
 /// How many live events a subscriber may fall behind before its stream ends.
 const SUBSCRIBER_BUFFER: usize = 64;
 

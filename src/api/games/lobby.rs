@@ -51,10 +51,7 @@ pub async fn create_game(
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map(|l| l.get_ref()));
     let body = body.into_inner();
-    let preset: Preset = body
-        .preset
-        .parse()
-        .map_err(|e: crate::engine::RulesError| ApiError::invalid_rules(e.to_string()))?;
+    let preset = crate::api::preset_named(&body.preset)?;
     let deal = body
         .deal
         .as_ref()
@@ -73,12 +70,7 @@ pub async fn create_game(
             .transpose()
             .map_err(|e| ApiError::invalid_rules(format!("seed: {e}")))?,
         deal,
-        clock: body
-            .clock
-            .as_ref()
-            .map(ClockBody::parse)
-            .transpose()
-            .map_err(ApiError::invalid_rules)?,
+        clock: crate::api::clock_asked(body.clock.as_ref())?,
     };
     let view = games.create(new, from).await?;
     Ok(HttpResponse::Created()

@@ -106,22 +106,12 @@ impl ChallengeStore for MemoryStore {
         expected: u64,
         bytes: Vec<u8>,
     ) -> Result<SaveOutcome, StoreError> {
-        let mut challenges = self.challenges();
-        let Some(stored) = challenges.challenges.get_mut(id) else {
-            return Ok(SaveOutcome::Missing);
-        };
-        if stored.version != expected {
-            return Ok(SaveOutcome::Conflict {
-                current: stored.version,
-            });
-        }
-        *stored = Stored {
-            version: expected + 1,
+        Ok(super::save_versioned(
+            &mut self.challenges().challenges,
+            id,
+            expected,
             bytes,
-        };
-        Ok(SaveOutcome::Saved {
-            version: expected + 1,
-        })
+        ))
     }
 
     async fn player_challenges(

@@ -69,22 +69,12 @@ impl PlayerStore for MemoryStore {
         expected: u64,
         bytes: Vec<u8>,
     ) -> Result<SaveOutcome, StoreError> {
-        let mut players = self.players();
-        let Some(stored) = players.players.get_mut(id) else {
-            return Ok(SaveOutcome::Missing);
-        };
-        if stored.version != expected {
-            return Ok(SaveOutcome::Conflict {
-                current: stored.version,
-            });
-        }
-        *stored = Stored {
-            version: expected + 1,
+        Ok(super::save_versioned(
+            &mut self.players().players,
+            id,
+            expected,
             bytes,
-        };
-        Ok(SaveOutcome::Saved {
-            version: expected + 1,
-        })
+        ))
     }
 
     async fn add_player_game(

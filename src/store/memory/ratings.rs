@@ -60,22 +60,12 @@ impl RatingStore for MemoryStore {
         expected: u64,
         bytes: Vec<u8>,
     ) -> Result<SaveOutcome, StoreError> {
-        let mut ratings = self.ratings();
-        let Some(stored) = ratings.records.get_mut(game) else {
-            return Ok(SaveOutcome::Missing);
-        };
-        if stored.version != expected {
-            return Ok(SaveOutcome::Conflict {
-                current: stored.version,
-            });
-        }
-        *stored = Stored {
-            version: expected + 1,
+        Ok(super::save_versioned(
+            &mut self.ratings().records,
+            game,
+            expected,
             bytes,
-        };
-        Ok(SaveOutcome::Saved {
-            version: expected + 1,
-        })
+        ))
     }
 
     async fn rank(&self, preset: &str, player: &str, score: f64) -> Result<(), StoreError> {
