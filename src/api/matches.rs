@@ -64,6 +64,16 @@ pub async fn create_match(
         clock: crate::api::clock_asked(body.clock.as_ref())?,
         parallel: body.parallel.unwrap_or(1),
         rated: body.rated,
+        seed: body.seed,
+        play_as: body
+            .play_as
+            .as_deref()
+            .map(|name| {
+                name.parse().map_err(|e| {
+                    ApiError::from(crate::service::Error::InvalidRules(format!("play_as: {e}")))
+                })
+            })
+            .transpose()?,
     };
     let made = games
         .create_match(bearer(req.headers())?, new, from)

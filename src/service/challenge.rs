@@ -13,7 +13,7 @@ use super::matches::Series;
 use super::{Error, now_ms};
 
 /// The challenge record's format byte, then postcard.
-const FORMAT: u8 = 3;
+const FORMAT: u8 = 4;
 
 /// A player in a challenge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

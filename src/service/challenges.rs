@@ -20,7 +20,7 @@ use crate::store::players::PlayerStore;
 use crate::store::{GameStore, SaveOutcome, StoreError};
 
 use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, Party, unseen_token};
-use super::matches::Series;
+use super::matches::{MAX_RUNNING, Series};
 use super::player_events::PlayerNews;
 use super::players::{NO_KEY, PlayerRecord, folded};
 use super::{Error, GameService, now_ms};
@@ -121,6 +121,9 @@ impl GameService {
             return Err(Error::TooManyChallenges {
                 max: MAX_OPEN_CHALLENGES,
             });
+        }
+        if challenge.series.is_some() && self.running_matches(&me.id).await? >= MAX_RUNNING {
+            return Err(Error::TooManyMatches { max: MAX_RUNNING });
         }
         let opponents = challenge.opponent_ids();
         let parties = Parties {

@@ -53,6 +53,8 @@ pub enum Error {
     MatchNotFound,
     #[error("this player has {max} waiting seeks already")]
     TooManySeeks { max: usize },
+    #[error("this player has {max} running matches already")]
+    TooManyMatches { max: usize },
     /// A valid key acting on what is not its player's.
     #[error("{0}")]
     Forbidden(String),

@@ -12,13 +12,15 @@
 
 use std::time::Duration;
 
+use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::address::AddressKey;
+use crate::bots::Level;
 use crate::engine::{Outcome, Preset, RulesPatch, Seed, rules::Scoring};
 use crate::margin::{Margin, margin};
-use crate::store::challenges::ChallengeStore;
+use crate::store::challenges::{ChallengeStore, Direction};
 use crate::store::players::PlayerStore;
 use crate::store::{GameStore, SaveOutcome, StoreError};
 
@@ -32,6 +34,11 @@ use super::{Error, GameService, now_ms};
 pub const MAX_DEALS: u32 = 500;
 /// Games of one match in play at once, at most.
 pub const MAX_PARALLEL: u8 = 8;
+/// Running matches a player may have made, at most: each keeps up to `parallel` games
+/// in play, and those against levels keep the bots thinking.
+pub const MAX_RUNNING: usize = 4;
+/// A player's newest challenges looked at to count its running matches.
+const LOOKED_AT: usize = 100;
 /// A running match is looked at this often at least (a game's end pokes it sooner).
 const POLL: Duration = Duration::from_secs(2);
 /// Compare-and-set attempts on a match before a drive gives up (the next sweep goes on).
@@ -67,13 +74,26 @@ pub struct Series {
     pub deals: u32,
     pub duplicate: bool,
     pub parallel: u8,
-    /// The secret every deal's seed is made from: nobody may know the deals.
+    /// What every deal's seed is made from: a secret, so nobody may know the deals,
+    /// unless `seeded`.
     seed: [u8; 32],
+    /// Made from the challenger's seed text: its deals are known (its games are
+    /// prearranged, so unrated) and the same text plays the same deals again.
+    pub seeded: bool,
+    /// A built-in level that plays the challenger's side: a match between two levels,
+    /// which its challenger owns (reads and cancels) without playing.
+    pub stand_in: Option<Level>,
     /// Named before they are made, in order.
     pub games: Vec<SeriesGame>,
     /// No game is started after a cancel; those in play go on.
     pub canceled: bool,
+    /// When it was last saved (epoch ms): a running match is saved at least every
+    /// [`RENEW`], and each save keeps it (`CHALLENGE_KEPT`) however long it runs.
+    pub saved_ms: u64,
 }
+
+/// A running match whose games take long is saved again after this, to stay kept.
+const RENEW: Duration = Duration::from_secs(3600);
 
 /// A match as its players and anyone else see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,16 +126,26 @@ pub struct Tally {
 }
 
 impl Series {
-    fn new(deals: u32, duplicate: bool, parallel: u8) -> Series {
-        let mut seed = [0u8; 32];
-        rand::Rng::fill_bytes(&mut rand::rng(), &mut seed);
+    /// A series on a secret seed, or on one made from `seed` text.
+    fn new(deals: u32, duplicate: bool, parallel: u8, seed: Option<&str>) -> Series {
+        let bytes = match seed {
+            Some(text) => Sha256::digest(text.as_bytes()).into(),
+            None => {
+                let mut bytes = [0u8; 32];
+                rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
+                bytes
+            }
+        };
         Series {
             deals,
             duplicate,
             parallel,
-            seed,
+            seed: bytes,
+            seeded: seed.is_some(),
+            stand_in: None,
             games: Vec::new(),
             canceled: false,
+            saved_ms: now_ms(),
         }
     }
 
@@ -214,6 +244,10 @@ pub struct NewMatch {
     pub clock: Option<ClockSettings>,
     pub parallel: u8,
     pub rated: bool,
+    /// Seed text: the same text, the same deals (the games are prearranged, so unrated).
+    pub seed: Option<String>,
+    /// A built-in level to play the challenger's side (unrated).
+    pub play_as: Option<Level>,
 }
 
 impl GameService {
@@ -237,6 +271,24 @@ impl GameService {
                 "parallel: 1 to {MAX_PARALLEL}"
             )));
         }
+        if new.rated && (new.seed.is_some() || new.play_as.is_some()) {
+            let field = if new.seed.is_some() {
+                "seed"
+            } else {
+                "play_as"
+            };
+            return Err(Error::InvalidRules(format!(
+                "rated: a match with {field} is unrated (rated games are played by \
+                 players on deals nobody knows)"
+            )));
+        }
+        if new.seed.is_some() && !self.allow_prearranged {
+            return Err(Error::InvalidRules(
+                "seed: this server does not accept prearranged games \
+                 (ALLOW_PREARRANGED=false); make the match without seed"
+                    .into(),
+            ));
+        }
         let challenge = NewChallenge {
             opponents: vec![new.opponent],
             preset: new.preset,
@@ -245,7 +297,8 @@ impl GameService {
             clock: new.clock,
             rated: new.rated,
         };
-        let series = Series::new(new.deals, new.duplicate, new.parallel);
+        let mut series = Series::new(new.deals, new.duplicate, new.parallel, new.seed.as_deref());
+        series.stand_in = new.play_as;
         self.challenge_with(key, challenge, from, Some(series))
             .await
     }
@@ -305,6 +358,27 @@ impl GameService {
         Err(Error::Internal(
             "a match kept changing under a cancel".into(),
         ))
+    }
+
+    /// The running matches `player` made, among its newest challenges.
+    pub(super) async fn running_matches(&self, player: &str) -> Result<usize, Error> {
+        let ids = self
+            .store
+            .player_challenges(player, Direction::Out, 0, LOOKED_AT)
+            .await?;
+        let loaded = join_all(ids.iter().map(|id| self.store.load_challenge(id))).await;
+        let mut running = 0;
+        for stored in loaded {
+            let Some(stored) = stored? else { continue };
+            let challenge = Challenge::decode(&stored.bytes)?;
+            if let Some(series) = &challenge.series
+                && challenge.status_now() == ChallengeStatus::Accepted
+                && series.status(true) == MatchStatus::Running
+            {
+                running += 1;
+            }
+        }
+        Ok(running)
     }
 
     async fn load_match(&self, id: &str) -> Result<(u64, Challenge), Error> {
@@ -385,7 +459,9 @@ impl GameService {
             }
             let done = series.in_play() == 0
                 && (series.canceled || series.games.len() as u32 == series.total());
-            if changed || !named.is_empty() {
+            let renew = now_ms().saturating_sub(series.saved_ms) >= RENEW.as_millis() as u64;
+            if changed || !named.is_empty() || renew {
+                series.saved_ms = now_ms();
                 match self
                     .store
                     .save_challenge(id, version, challenge.encode())
@@ -424,11 +500,24 @@ impl GameService {
         if let Some(Opponent::Level(level)) = challenge.opponents.first() {
             new.bots.push((1 - seat, *level));
         }
+        if let Some(level) = series.stand_in {
+            new.bots.push((seat, level));
+        }
         let seed = series.seed_of(series.deal_of(index));
-        let mut record = self.record_from(&new, Some(seed))?;
+        // A seeded match's deals are known: its games say so (prearranged).
+        let server_seed = if series.seeded {
+            new.seed = Some(seed);
+            None
+        } else {
+            Some(seed)
+        };
+        let mut record = self.record_from(&new, server_seed)?;
         record.rated = challenge.rated;
         record.series = Some(challenge.id.clone());
-        let mut humans = vec![(seat, &challenge.challenger)];
+        let mut humans = Vec::new();
+        if series.stand_in.is_none() {
+            humans.push((seat, &challenge.challenger));
+        }
         if let Some(Opponent::Player { party, .. }) = challenge.opponents.first() {
             humans.push((1 - seat, party));
         }
@@ -471,7 +560,7 @@ mod tests {
 
     #[test]
     fn a_duplicate_deal_is_played_twice_on_one_seed_with_the_sides_swapped() {
-        let series = Series::new(3, true, 2);
+        let series = Series::new(3, true, 2, None);
         assert_eq!(series.total(), 6);
         assert_eq!(series.deal_of(4), 2);
         assert_eq!(series.deal_of(5), 2);
@@ -482,14 +571,28 @@ mod tests {
             series.seed_of(series.deal_of(5))
         );
         assert_ne!(series.seed_of(0), series.seed_of(1));
-        let single = Series::new(3, false, 1);
+        let single = Series::new(3, false, 1, None);
         assert_eq!(single.total(), 3);
         assert_eq!(single.challenger_seat(1), 0);
     }
 
     #[test]
+    fn a_seed_text_makes_the_same_deals_again_and_another_text_others() {
+        let (a, again) = (
+            Series::new(2, true, 1, Some("x")),
+            Series::new(2, true, 1, Some("x")),
+        );
+        assert!(a.seeded);
+        assert_eq!(a.seed_of(1), again.seed_of(1));
+        assert_ne!(a.seed_of(1), Series::new(2, true, 1, Some("y")).seed_of(1));
+        let secret = Series::new(2, true, 1, None);
+        assert!(!secret.seeded);
+        assert_ne!(secret.seed_of(1), Series::new(2, true, 1, None).seed_of(1));
+    }
+
+    #[test]
     fn the_margin_counts_only_deals_whose_games_all_ended() {
-        let mut series = Series::new(2, true, 2);
+        let mut series = Series::new(2, true, 2, None);
         for (index, result) in [
             (0, Some((100, 40, 10))),
             (1, Some((30, 100, 0))),

@@ -6,7 +6,8 @@
 //!
 //! The indexes are hints, written after the challenge itself: the service loads what they
 //! name and trusts only the blob, so an index entry left by a crash costs a load, never a
-//! wrong answer. A challenge is kept [`CHALLENGE_KEPT`] after its creation, then dropped.
+//! wrong answer. A challenge is kept [`CHALLENGE_KEPT`] after its creation or its last save, then
+//! dropped.
 
 use std::future::Future;
 use std::time::Duration;

@@ -1,18 +1,26 @@
 //! Matches (`/v1/matches`), the duplicate arena: a match against a built-in level plays its deals twice
 //! with the same hands and the sides swapped, a deal's games together and no more at once
 //! than asked, and ends with a score and a margin; a match against a player waits for its
-//! acceptance; a cancel stops new games; bad matches are refused.
+//! acceptance; a cancel stops new games; bad matches are refused. A seeded match between
+//! two levels plays by itself, on the same deals for the same seed, and goes on after the
+//! server that made it stops.
 
 use std::time::{Duration, Instant};
 
+use domino_server::settings::Settings;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, assert_problem, on_every_store};
+use crate::helpers::{
+    TestApp, assert_problem, on_every_store, spawn_app_with, test_settings, unique_prefix,
+};
+use crate::proxy::{Proxy, redis_url};
 
 on_every_store!(
     a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_swapped,
     a_match_against_a_player_starts_when_accepted_and_a_cancel_stops_new_games,
     bad_matches_are_refused_naming_what_is_wrong,
+    a_seeded_ten_deal_match_between_two_levels_plays_identical_deals_with_the_seats_swapped,
+    a_player_may_run_four_matches_at_once_and_not_a_fifth,
 );
 
 async fn player(app: &TestApp, name: &str) -> String {
@@ -74,6 +82,32 @@ async fn play_out(app: &TestApp, id: &str, keys: &[&str]) -> (Value, usize) {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+}
+
+/// Waits until match `id` is over (its games played by levels alone).
+async fn wait_over(app: &TestApp, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let seen = read(app, id).await;
+        if seen["status"] == "finished" {
+            return seen;
+        }
+        assert!(Instant::now() < deadline, "the match did not end: {seen}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The challenger's points less the opponent's over the games, a deal.
+fn mean_of_games(done: &Value) -> f64 {
+    let games = done["games"].as_array().unwrap();
+    let sum: i64 = games
+        .iter()
+        .map(|g| {
+            g["result"]["points_for"].as_i64().unwrap()
+                - g["result"]["points_against"].as_i64().unwrap()
+        })
+        .sum();
+    sum as f64 / done["deals"].as_f64().unwrap()
 }
 
 async fn export(app: &TestApp, game: &Value) -> Value {
@@ -258,6 +292,18 @@ async fn bad_matches_are_refused_naming_what_is_wrong(app: TestApp) {
             "invalid_rules",
             "rated",
         ),
+        (
+            json!({"opponent": "greedy", "preset": "block", "rated": true, "seed": "x"}),
+            422,
+            "invalid_rules",
+            "seed",
+        ),
+        (
+            json!({"opponent": "greedy", "preset": "block", "play_as": "grandmaster"}),
+            422,
+            "invalid_rules",
+            "play_as",
+        ),
     ] {
         let problem = assert_problem(
             post_as(&app, "/v1/matches", &ann, Some(body.clone())).await,
@@ -279,4 +325,165 @@ async fn bad_matches_are_refused_naming_what_is_wrong(app: TestApp) {
     assert_problem(res, 401, "unauthorized").await;
     let unknown = format!("/v1/matches/{}", uuid::Uuid::new_v4());
     assert_problem(app.get(&unknown).await, 404, "not_found").await;
+}
+
+/// The test of the arena: two levels, ten duplicate deals from one seed. The pairs
+/// hold the same hands with the seats swapped, the margin is the games' points, and greedy
+/// against itself has an interval that holds 0; the same seed plays the same deals again.
+async fn a_seeded_ten_deal_match_between_two_levels_plays_identical_deals_with_the_seats_swapped(
+    app: TestApp,
+) {
+    let ann = player(&app, "ann").await;
+    let make = |play_as: &str| {
+        json!({"opponent": "greedy", "play_as": play_as, "preset": "all_fives",
+               "deals": 10, "duplicate": true, "parallel": 8, "seed": "ten deals"})
+    };
+    let res = post_as(&app, "/v1/matches", &ann, Some(make("random"))).await;
+    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+    let made: Value = res.json().await.unwrap();
+    assert_eq!(made["status"], "running", "{made}");
+    assert_eq!(made["seeded"], true);
+    assert_eq!(made["players"][0]["name"], "random");
+    assert_eq!(made["players"][0]["bot"], true);
+    let done = wait_over(&app, made["id"].as_str().unwrap()).await;
+    let games = done["games"].as_array().unwrap();
+    assert_eq!(games.len(), 20, "{done}");
+    assert_eq!(done["margin"]["deals_done"], 10);
+    let mean = done["margin"]["per_deal_mean"].as_f64().unwrap();
+    assert!((mean - mean_of_games(&done)).abs() < 1e-9, "{done}");
+    for pair in games.chunks(2) {
+        assert_eq!(pair[0]["deal"], pair[1]["deal"]);
+        assert_eq!(pair[0]["seats"], json!(["random", "greedy"]));
+        assert_eq!(pair[1]["seats"], json!(["greedy", "random"]));
+        let (first, second) = (export(&app, &pair[0]).await, export(&app, &pair[1]).await);
+        assert_eq!(first["deals"][0], second["deals"][0]);
+        let view = app.view(pair[0]["game_id"].as_str().unwrap(), None).await;
+        assert_eq!(view["prearranged"], true, "its deals are known: {view}");
+    }
+    // Greedy against itself, on the same deals: its margin's interval holds 0.
+    let res = post_as(&app, "/v1/matches", &ann, Some(make("greedy"))).await;
+    let mirror = wait_over(
+        &app,
+        res.json::<Value>().await.unwrap()["id"].as_str().unwrap(),
+    )
+    .await;
+    let ci = mirror["margin"]["ci95"].as_array().unwrap();
+    let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+    assert!(lo <= 0.0 && 0.0 <= hi, "{}", mirror["margin"]);
+    let mirror_games = mirror["games"].as_array().unwrap();
+    for (a, b) in games.iter().zip(mirror_games).step_by(2) {
+        let (a, b) = (export(&app, a).await, export(&app, b).await);
+        assert_eq!(a["deals"][0], b["deals"][0], "one seed, the same deals");
+    }
+    // The owner played in none of them.
+    let mine: Value = app
+        .get_as("/v1/players/me/games", Some(&ann))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(mine["games"], json!([]), "{mine}");
+}
+
+/// Each running match keeps games in play: a player has four at most, and a fifth may be
+/// made once one is canceled.
+async fn a_player_may_run_four_matches_at_once_and_not_a_fifth(app: TestApp) {
+    let ann = player(&app, "ann").await;
+    let body = json!({"opponent": "greedy", "preset": "block", "deals": 5});
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        let res = post_as(&app, "/v1/matches", &ann, Some(body.clone())).await;
+        assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+        ids.push(
+            res.json::<Value>().await.unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    let res = post_as(&app, "/v1/matches", &ann, Some(body.clone())).await;
+    assert!(res.headers().contains_key("retry-after"));
+    let problem = assert_problem(res, 429, "rate_limited").await;
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("4 running matches"),
+        "{problem}"
+    );
+    // Another player is not held back by ann's matches.
+    let bob = player(&app, "bob").await;
+    let res = post_as(&app, "/v1/matches", &bob, Some(body.clone())).await;
+    assert_eq!(res.status().as_u16(), 201);
+    let canceled = app
+        .client
+        .delete(app.url(&format!("/v1/matches/{}", ids[0])))
+        .bearer_auth(&ann)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(canceled.status().as_u16(), 200);
+    // A canceled match's games in play go on; it no longer counts as running once they
+    // end, which ann's resignation does at once.
+    let seen = read(&app, &ids[0]).await;
+    for game in seen["games"].as_array().unwrap() {
+        let path = format!("/v1/games/{}/moves", game["game_id"].as_str().unwrap());
+        let res = post_as(&app, &path, &ann, Some(json!({"type": "resign"}))).await;
+        assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let res = post_as(&app, "/v1/matches", &ann, Some(body.clone())).await;
+        if res.status().as_u16() == 201 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{}", res.text().await.unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A match between two levels made through one server goes on through another after the
+/// first stops (as after a restart): the match is in the store and driven by any sweep.
+/// The first reaches Redis through a proxy taken down once the match is made, so it cannot
+/// play the match on however slow the machine is.
+#[tokio::test]
+async fn a_match_left_by_a_stopped_server_is_played_to_its_end_by_another() {
+    let (proxy, through_proxy) = Proxy::to_redis();
+    let settings = Settings {
+        redis_url: Some(redis_url()),
+        redis_key_prefix: unique_prefix(),
+        game_idle_ttl: Duration::from_secs(600),
+        ..test_settings()
+    };
+    let first = spawn_app_with(Settings {
+        bot_budget: Duration::ZERO,
+        redis_url: Some(through_proxy),
+        ..settings.clone()
+    })
+    .await;
+    let ann = player(&first, "ann").await;
+    let res = post_as(
+        &first,
+        "/v1/matches",
+        &ann,
+        Some(
+            json!({"opponent": "greedy", "play_as": "random", "preset": "block",
+                    "deals": 3, "parallel": 2, "seed": "left behind"}),
+        ),
+    )
+    .await;
+    proxy.stop();
+    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+    let id = res.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    first.stop().await;
+    let second = spawn_app_with(settings).await;
+    let left = read(&second, &id).await;
+    assert_eq!(left["status"], "running", "{left}");
+    assert!(playing(&left) > 0, "{left}");
+    let done = wait_over(&second, &id).await;
+    assert_eq!(done["games"].as_array().unwrap().len(), 6, "{done}");
+    assert_eq!(done["margin"]["deals_done"], 3);
 }

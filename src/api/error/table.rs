@@ -126,6 +126,14 @@ impl From<service::Error> for ApiError {
                 ),
             )
             .retry_after(CHALLENGES_RETRY_AFTER_SECS),
+            E::TooManyMatches { max } => ApiError::new(
+                C::RateLimited,
+                format!(
+                    "this player has {max} running matches already; one more can be made \
+                     when one of them ends or is canceled"
+                ),
+            )
+            .retry_after(CHALLENGES_RETRY_AFTER_SECS),
             E::OpponentNotFound(why) => ApiError::new(C::NotFound, why),
             E::ChallengeClosed(why) => ApiError::new(C::ChallengeClosed, why),
             E::TooManyChallenges { max } => ApiError::new(

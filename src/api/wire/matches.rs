@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::bots::Level;
 use crate::engine::{Rules, RulesPatch};
 use crate::service::matches::{VOID, penalty_scoring};
 use crate::service::{Challenge, ChallengeStatus};
@@ -40,6 +41,15 @@ pub struct CreateMatch {
     /// Whether its games are rated (the preset's rules as they stand); default false.
     #[serde(default)]
     pub rated: bool,
+    /// Makes the deals from this text instead of a secret: the same text, the same
+    /// deals, so two versions of a bot can be measured on one set of deals. Its games
+    /// say `prearranged` and are unrated.
+    #[schema(example = "my-bot-v2")]
+    pub seed: Option<String>,
+    /// A built-in level that plays your side: a reference match between two levels,
+    /// which you own (read and cancel) without playing. Unrated.
+    #[schema(value_type = Option<Level>, example = "greedy")]
+    pub play_as: Option<String>,
 }
 
 /// One game of a match.
@@ -110,7 +120,9 @@ pub struct MatchView {
     pub duplicate: bool,
     pub parallel: u8,
     pub rated: bool,
-    /// The challenger, then the opponent.
+    /// Its deals were made from the challenger's seed text, not a secret.
+    pub seeded: bool,
+    /// The challenger (or the level playing its side, `play_as`), then the opponent.
     pub players: Vec<ChallengePlayer>,
     pub games: Vec<MatchGameView>,
     pub score: MatchScore,
@@ -126,7 +138,16 @@ impl MatchView {
             ChallengeStatus::Accepted => series.status(true).as_str(),
             _ => "canceled",
         };
-        let mut players = vec![challenge.challenger];
+        let challenger = match series.stand_in {
+            Some(level) => ChallengePlayer {
+                id: level.as_str().to_owned(),
+                name: level.as_str().to_owned(),
+                bot: true,
+                accepted: true,
+            },
+            None => challenge.challenger,
+        };
+        let mut players = vec![challenger];
         players.extend(challenge.opponents);
         let names: Vec<String> = players.iter().map(|p| p.name.clone()).collect();
         let tally = series.tally();
@@ -140,6 +161,7 @@ impl MatchView {
             duplicate: series.duplicate,
             parallel: series.parallel,
             rated: c.rated,
+            seeded: series.seeded,
             games: series
                 .games
                 .iter()

@@ -1,6 +1,6 @@
 //! The memory store's challenges: maps behind a lock of their own, so each call is
 //! atomic, as a script is on Redis. A challenge is dropped [`CHALLENGE_KEPT`] after its
-//! creation, checked as the sweep reads the due ones.
+//! creation or last save, checked as the sweep reads the due ones.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
@@ -17,8 +17,9 @@ type Entry = (Reverse<u64>, Reverse<String>);
 #[derive(Default)]
 pub(super) struct Challenges {
     challenges: HashMap<String, Stored>,
-    /// When each challenge is dropped, earliest first.
+    /// When each challenge is dropped, earliest first, and each one's entry.
     kept_until: BTreeSet<(Instant, String)>,
+    kept_at: HashMap<String, Instant>,
     /// Per player and direction, its challenges newest first (ties: id descending).
     indexed: HashMap<(String, Direction), BTreeSet<Entry>>,
     /// Due challenges: by due time, and each one's entry.
@@ -37,12 +38,22 @@ impl Challenges {
         }
     }
 
+    fn keep(&mut self, id: &str) {
+        if let Some(old) = self.kept_at.remove(id) {
+            self.kept_until.remove(&(old, id.to_owned()));
+        }
+        let until = Instant::now() + CHALLENGE_KEPT;
+        self.kept_until.insert((until, id.to_owned()));
+        self.kept_at.insert(id.to_owned(), until);
+    }
+
     fn drop_old(&mut self, now: Instant) {
         while let Some((until, id)) = self.kept_until.first().cloned() {
             if until > now {
                 break;
             }
             self.kept_until.pop_first();
+            self.kept_at.remove(&id);
             self.challenges.remove(&id);
             self.set_due(&id, None);
         }
@@ -74,9 +85,7 @@ impl ChallengeStore for MemoryStore {
         challenges
             .challenges
             .insert(id.to_owned(), Stored { version: 1, bytes });
-        challenges
-            .kept_until
-            .insert((Instant::now() + CHALLENGE_KEPT, id.to_owned()));
+        challenges.keep(id);
         let entry = (Reverse(created_ms), Reverse(id.to_owned()));
         let out = (parties.challenger.to_owned(), Direction::Out);
         challenges
@@ -106,12 +115,12 @@ impl ChallengeStore for MemoryStore {
         expected: u64,
         bytes: Vec<u8>,
     ) -> Result<SaveOutcome, StoreError> {
-        Ok(super::save_versioned(
-            &mut self.challenges().challenges,
-            id,
-            expected,
-            bytes,
-        ))
+        let mut challenges = self.challenges();
+        let saved = super::save_versioned(&mut challenges.challenges, id, expected, bytes);
+        if let SaveOutcome::Saved { .. } = saved {
+            challenges.keep(id);
+        }
+        Ok(saved)
     }
 
     async fn player_challenges(

@@ -1,5 +1,5 @@
 //! Challenges on Redis. A challenge is a key of its own (`challenge:{id}`, a versioned
-//! value like a player's, kept [`CHALLENGE_KEPT`]); each player's challenges are a sorted
+//! value like a player's, kept [`CHALLENGE_KEPT`] after its creation or last save); each player's challenges are a sorted
 //! set in the player's slot (`player:{id}:challenges:in` and `:out`, by creation time);
 //! the due ones a sorted set of one slot (`{challenges}:due`, by due time).
 //!
@@ -51,9 +51,13 @@ pub(super) struct ChallengeScripts {
 impl ChallengeScripts {
     pub(super) fn new() -> ChallengeScripts {
         let lua = |source: &str| Lua::new(source.to_owned());
+        // A player's save keeps its key's ttl; a challenge's renews it, so a match saved
+        // while it runs is kept however long it runs.
+        let save = SAVE_LUA.replace("'KEEPTTL'", &format!("'PX', {}", millis(CHALLENGE_KEPT)));
+        assert_ne!(save, SAVE_LUA, "the save script sets its ttl as KEEPTTL");
         ChallengeScripts {
             create: lua(CREATE_LUA),
-            save: lua(SAVE_LUA),
+            save: lua(&save),
             index: lua(INDEX_LUA),
             list: lua(LIST_LUA),
             due: lua(DUE_LUA),
