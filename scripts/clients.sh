@@ -96,8 +96,18 @@ url="http://127.0.0.1:$port"
 
 # ---- the bots ----
 status=0
-node "$ts/dist/bot.js" "$url" all_fives || { log "FAILED: the TypeScript bot"; status=1; }
-PYTHONPATH="$py_client" "$venv/bin/python" "$py_src/bot.py" "$url" || { log "FAILED: the Python bot"; status=1; }
+# Each prints a link to watch its game, which must open the game's page.
+watch_link_opens() { # <bot's output file> <what>
+    local link
+    link=$(grep -o "$url/watch/[0-9a-f-]*" "$1" | head -n 1 || true)
+    [[ -n $link ]] && curl -fsS -o /dev/null "$link" \
+        || { log "FAILED: the $2 printed no watch link that opens (${link:-none})"; status=1; }
+}
+node "$ts/dist/bot.js" "$url" all_fives | tee "$work/ts-bot.out" || { log "FAILED: the TypeScript bot"; status=1; }
+watch_link_opens "$work/ts-bot.out" "TypeScript bot"
+PYTHONPATH="$py_client" "$venv/bin/python" "$py_src/bot.py" "$url" | tee "$work/py-bot.out" \
+    || { log "FAILED: the Python bot"; status=1; }
+watch_link_opens "$work/py-bot.out" "Python bot"
 # The runners: a bot account each, a two-deal duplicate match of one round a game, two
 # games at a time; each exits 0 once its match is finished (timeout: a match that stalls).
 match_args=(match --opponent greedy --preset block --deals 2 --parallel 2 --rules '{"target":null,"rounds":1}')
