@@ -7,6 +7,7 @@ use crate::api::error::{ApiError, problems};
 use crate::api::games::bearer;
 use crate::api::ratelimit::{RateLimits, creator_of};
 use crate::api::wire::{CreateMatch, MatchView};
+use crate::bots::Level;
 use crate::service::GameService;
 use crate::service::matches::NewMatch;
 
@@ -65,15 +66,8 @@ pub async fn create_match(
         parallel: body.parallel.unwrap_or(1),
         rated: body.rated,
         seed: body.seed,
-        play_as: body
-            .play_as
-            .as_deref()
-            .map(|name| {
-                name.parse().map_err(|e| {
-                    ApiError::from(crate::service::Error::InvalidRules(format!("play_as: {e}")))
-                })
-            })
-            .transpose()?,
+        play_as: level_named("play_as", body.play_as.as_deref())?,
+        partner: level_named("partner", body.partner.as_deref())?,
     };
     let made = games
         .create_match(bearer(req.headers())?, new, from)
@@ -81,6 +75,16 @@ pub async fn create_match(
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/matches/{}", made.id)))
         .json(MatchView::of(&made)))
+}
+
+/// The level a field names, if any.
+fn level_named(field: &str, name: Option<&str>) -> Result<Option<Level>, ApiError> {
+    name.map(|name| {
+        name.parse().map_err(|e| {
+            ApiError::from(crate::service::Error::InvalidRules(format!("{field}: {e}")))
+        })
+    })
+    .transpose()
 }
 
 /// A match: its games, the challenger's score, and its margin a deal with a 95% interval.

@@ -159,8 +159,8 @@ impl Series {
         if self.duplicate { index / 2 } else { index }
     }
 
-    /// The challenger's seat in game `index`: the second game of a duplicate deal swaps
-    /// the sides.
+    /// The challenger's seat in game `index` (and its side: at 4 seats, teams play seats
+    /// 0 and 2 against 1 and 3): the second game of a duplicate deal swaps the sides.
     fn challenger_seat(&self, index: u32) -> u8 {
         u8::from(self.duplicate && index % 2 == 1)
     }
@@ -248,6 +248,8 @@ pub struct NewMatch {
     pub seed: Option<String>,
     /// A built-in level to play the challenger's side (unrated).
     pub play_as: Option<Level>,
+    /// At 4 seats (teams): the level beside each side's player (default greedy).
+    pub partner: Option<Level>,
 }
 
 impl GameService {
@@ -258,9 +260,25 @@ impl GameService {
         new: NewMatch,
         from: Option<AddressKey>,
     ) -> Result<Challenge, Error> {
-        if new.seats != 2 {
+        let teams = new.preset.rules().with(&new.overrides).teams;
+        match (new.seats, teams) {
+            (2, _) if new.partner.is_some() => {
+                return Err(Error::InvalidRules(
+                    "partner: only a 4-seat match, in teams, has partners".into(),
+                ));
+            }
+            (2, _) | (4, true) => {}
+            _ => {
+                return Err(Error::InvalidRules(
+                    "seats: a match is between two sides: 2 seats, or 4 in teams \
+                     (rules.teams)"
+                        .into(),
+                ));
+            }
+        }
+        if new.rated && new.seats != 2 {
             return Err(Error::InvalidRules(
-                "seats: a match is played by two players, so at 2 seats".into(),
+                "rated: a rated match is played at 2 seats".into(),
             ));
         }
         if !(1..=MAX_DEALS).contains(&new.deals) {
@@ -289,8 +307,15 @@ impl GameService {
                     .into(),
             ));
         }
+        // At 4 seats each side's second seat is played by the same level, so the margin
+        // still measures the two players.
+        let mut opponents = vec![new.opponent];
+        if new.seats == 4 {
+            let partner = new.partner.unwrap_or(Level::Greedy).as_str();
+            opponents.extend([partner.to_owned(), partner.to_owned()]);
+        }
         let challenge = NewChallenge {
-            opponents: vec![new.opponent],
+            opponents,
             preset: new.preset,
             overrides: new.overrides,
             seats: new.seats,
@@ -490,7 +515,8 @@ impl GameService {
     }
 
     /// Makes game `index` of match `challenge` unless it exists: its deal's seed, the
-    /// challenger at its seat, the opponent (a player or a level) at the other.
+    /// challenger at its seat, the opponent (a player or a level) at the other; at 4
+    /// seats, the partner level two seats on from each.
     async fn start_series_game(&self, challenge: &Challenge, index: u32) -> Result<(), Error> {
         let series = challenge.series.as_ref().expect("a match has a series");
         let game = &series.games[index as usize];
@@ -502,6 +528,10 @@ impl GameService {
         }
         if let Some(level) = series.stand_in {
             new.bots.push((seat, level));
+        }
+        if let Some(Opponent::Level(partner)) = challenge.opponents.get(1) {
+            new.bots
+                .extend([(seat + 2, *partner), (3 - seat, *partner)]);
         }
         let seed = series.seed_of(series.deal_of(index));
         // A seeded match's deals are known: its games say so (prearranged).

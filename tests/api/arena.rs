@@ -21,6 +21,7 @@ on_every_store!(
     bad_matches_are_refused_naming_what_is_wrong,
     a_seeded_ten_deal_match_between_two_levels_plays_identical_deals_with_the_seats_swapped,
     a_player_may_run_four_matches_at_once_and_not_a_fifth,
+    a_four_seat_team_match_swaps_the_teams_over_each_deal_beside_equal_partners,
 );
 
 async fn player(app: &TestApp, name: &str) -> String {
@@ -269,6 +270,18 @@ async fn bad_matches_are_refused_naming_what_is_wrong(app: TestApp) {
             "seats",
         ),
         (
+            json!({"opponent": "greedy", "preset": "block", "seats": 4}),
+            422,
+            "invalid_rules",
+            "teams",
+        ),
+        (
+            json!({"opponent": "greedy", "preset": "block", "partner": "random"}),
+            422,
+            "invalid_rules",
+            "partner",
+        ),
+        (
             json!({"opponent": "greedy", "preset": "block", "deals": 0}),
             422,
             "invalid_rules",
@@ -486,4 +499,54 @@ async fn a_match_left_by_a_stopped_server_is_played_to_its_end_by_another() {
     let done = wait_over(&second, &id).await;
     assert_eq!(done["games"].as_array().unwrap().len(), 6, "{done}");
     assert_eq!(done["margin"]["deals_done"], 3);
+}
+
+/// At 4 seats in teams each side is its player and a partner level (the same on both
+/// sides); a duplicate deal's twin swaps the teams over the same hands.
+async fn a_four_seat_team_match_swaps_the_teams_over_each_deal_beside_equal_partners(app: TestApp) {
+    let ann = player(&app, "ann").await;
+    let res = post_as(
+        &app,
+        "/v1/matches",
+        &ann,
+        Some(
+            json!({"play_as": "random", "opponent": "expert", "partner": "greedy",
+                    "preset": "all_fives", "seats": 4,
+                    "rules": {"teams": true, "target": null, "rounds": 1},
+                    "deals": 2, "parallel": 4, "seed": "teams"}),
+        ),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+    let made: Value = res.json().await.unwrap();
+    let names: Vec<&str> = made["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["random", "expert", "greedy", "greedy"], "{made}");
+    let done = wait_over(&app, made["id"].as_str().unwrap()).await;
+    let games = done["games"].as_array().unwrap();
+    assert_eq!(games.len(), 4, "{done}");
+    for pair in games.chunks(2) {
+        assert_eq!(
+            pair[0]["seats"],
+            json!(["random", "expert", "greedy", "greedy"])
+        );
+        assert_eq!(
+            pair[1]["seats"],
+            json!(["expert", "random", "greedy", "greedy"])
+        );
+        let (first, second) = (export(&app, &pair[0]).await, export(&app, &pair[1]).await);
+        assert_eq!(first["deals"][0], second["deals"][0]);
+        // The challenger's points are its team's.
+        let view = app.view(pair[1]["game_id"].as_str().unwrap(), None).await;
+        assert_eq!(
+            pair[1]["result"]["points_for"], view["result"]["scores"][1],
+            "{view}"
+        );
+    }
+    let mean = done["margin"]["per_deal_mean"].as_f64().unwrap();
+    assert!((mean - mean_of_games(&done)).abs() < 1e-9, "{done}");
 }

@@ -25,8 +25,9 @@ pub struct CreateMatch {
     #[serde(default)]
     #[schema(value_type = Option<RulesOverridesDoc>)]
     pub rules: Option<RulesPatch>,
-    /// 2 (the only count a match of two players plays today); default 2.
-    #[schema(minimum = 2, maximum = 2)]
+    /// 2, or 4 when the rules play in teams (`rules.teams`): then each side's second
+    /// seat is played by `partner`, and a duplicate deal's twin swaps the teams; default 2.
+    #[schema(minimum = 2, maximum = 4)]
     pub seats: Option<u8>,
     /// Deals played, 1 to 500; default 10.
     #[schema(minimum = 1, maximum = 500)]
@@ -50,6 +51,10 @@ pub struct CreateMatch {
     /// which you own (read and cancel) without playing. Unrated.
     #[schema(value_type = Option<Level>, example = "greedy")]
     pub play_as: Option<String>,
+    /// At 4 seats: the level beside each side's player (the same for both sides, so the
+    /// margin measures the players); default `greedy`.
+    #[schema(value_type = Option<Level>, example = "greedy")]
+    pub partner: Option<String>,
 }
 
 /// One game of a match.
@@ -122,7 +127,8 @@ pub struct MatchView {
     pub rated: bool,
     /// Its deals were made from the challenger's seed text, not a secret.
     pub seeded: bool,
-    /// The challenger (or the level playing its side, `play_as`), then the opponent.
+    /// The challenger (or the level playing its side, `play_as`), then the opponent; at 4
+    /// seats then both partners.
     pub players: Vec<ChallengePlayer>,
     pub games: Vec<MatchGameView>,
     pub score: MatchScore,
@@ -166,8 +172,13 @@ impl MatchView {
                 .games
                 .iter()
                 .map(|g| {
-                    let mut seats = vec![names[1].clone(), names[1].clone()];
-                    seats[g.seat as usize] = names[0].clone();
+                    // Seat i plays for side i % 2; the challenger's side is its seat's.
+                    let seats = (0..usize::from(c.seats))
+                        .map(|i| {
+                            let other = usize::from(i % 2 != usize::from(g.seat));
+                            names[other + 2 * (i / 2)].clone()
+                        })
+                        .collect();
                     MatchGameView {
                         deal: series.deal_of(g.index),
                         game_id: g.game_id.clone(),
