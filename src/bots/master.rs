@@ -69,6 +69,11 @@ const MAX_WORK: u64 = 200_000_000;
 /// machine (see BENCHMARKS.md); tests use far less.
 pub const DEFAULT_WORK: u64 = 1_000_000;
 
+/// Moves one world's exact endgame search may take (a few milliseconds) before the
+/// decision gives up exact search: a position with many candidates and tiles can hold far
+/// more lines than its tile count suggests.
+const EXACT_CAP: u64 = 30_000;
+
 /// Sampling a world and building its game, counted in moves applied (about what they
 /// cost): a decision with one candidate searches many small worlds, and must take as long
 /// as one with many.
@@ -144,6 +149,9 @@ pub fn search<R: Rng + ?Sized>(
         next_look: CLOCK_EVERY,
         may_stop: false,
         stop: false,
+        exact_allowed: true,
+        world_start: 0,
+        too_big: false,
         buf: Vec::new(),
         events: Vec::new(),
     };
@@ -157,9 +165,20 @@ pub fn search<R: Rng + ?Sized>(
             // Never expected: the samples are consistent (and counted, so the loop ends).
             continue;
         };
-        let exact = searcher.exact(&world);
+        let mut exact = searcher.exact(&world);
+        searcher.world_start = searcher.moves;
         for (c, &mv) in candidates.iter().enumerate() {
             values[c] = searcher.root_value(&world, mv, exact);
+        }
+        if searcher.too_big {
+            // This decision's endgames are too large to search whole: the rest of its
+            // worlds, this one again included, are searched to the usual depth.
+            searcher.too_big = false;
+            searcher.exact_allowed = false;
+            exact = false;
+            for (c, &mv) in candidates.iter().enumerate() {
+                values[c] = searcher.root_value(&world, mv, exact);
+            }
         }
         if searcher.stop {
             break;
@@ -207,6 +226,12 @@ struct Searcher<'a> {
     may_stop: bool,
     /// The clock ran out: the world in hand is dropped.
     stop: bool,
+    /// Whether a world may be searched to the end of the round (until one is too big).
+    exact_allowed: bool,
+    /// Moves applied when the world in hand began.
+    world_start: u64,
+    /// The world in hand's exact search passed [`EXACT_CAP`] moves: it is given up.
+    too_big: bool,
     buf: Vec<Move>,
     events: Vec<Event>,
 }
@@ -219,7 +244,7 @@ impl Searcher<'_> {
         let no_draw = rules.draw == crate::engine::rules::DrawRule::Block
             || g.boneyard_count() <= rules.boneyard_reserve as usize;
         let in_hands: usize = (0..g.seats()).map(|s| g.hand(s).len()).sum();
-        no_draw && in_hands <= self.config.endgame as usize
+        self.exact_allowed && no_draw && in_hands <= self.config.endgame as usize
     }
 
     /// `mv`'s value in `world`: the search's value of the game after it.
@@ -250,7 +275,10 @@ impl Searcher<'_> {
 
     /// Alpha-beta: the value of `g` for the searching side, `depth` plies of choice left.
     fn value(&mut self, g: &Game, depth: u8, exact: bool, mut alpha: f64, mut beta: f64) -> f64 {
-        if self.stop {
+        if exact && self.moves - self.world_start > EXACT_CAP {
+            self.too_big = true;
+        }
+        if self.stop || self.too_big {
             return 0.0;
         }
         if g.rounds_done() != self.start || g.turn().is_none() {
