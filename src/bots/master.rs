@@ -47,7 +47,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
-            depth: 1,
+            depth: 2,
             beam: 3,
             endgame: 10,
             match_bonus: 50.0,
@@ -125,7 +125,7 @@ pub fn search<R: Rng + ?Sized>(
             .map_or(0, |m| m.points);
         greedy::rank(&view.rules, mv, points)
     };
-    candidates.sort_by(|&a, &b| rank(b).cmp(&rank(a)));
+    candidates.sort_by_key(|&mv| std::cmp::Reverse(rank(mv)));
 
     let (limit, deadline) = match thinking.budget {
         Budget::Work(moves) => (moves.max(1), None),
@@ -348,7 +348,7 @@ impl Searcher<'_> {
                 Some((greedy::rank(rules, mv, points), mv))
             })
             .collect();
-        ranked.sort_by(|a, b| b.0.cmp(&a.0));
+        ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
         if !exact {
             ranked.truncate(usize::from(self.config.beam.max(1)));
         }
