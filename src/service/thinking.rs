@@ -1,7 +1,9 @@
 //! Where bots think: a bounded pool of blocking threads, never the async workers.
 //!
-//! A bot's move costs up to a few milliseconds (the expert's search) and a table of bots
-//! plays hundreds of them: on an async worker that would stall every request sharing it.
+//! A bot's move costs up to a few milliseconds (the expert's search), a master's the whole
+//! `BOT_BUDGET_MS` (it thinks by the clock it is handed here, or does `BOT_MASTER_WORK`),
+//! and a table of bots plays hundreds of them: on an async worker that would stall every
+//! request sharing it.
 //! So bots think on tokio's blocking threads, at most `BOT_THREADS` at once, so they cannot
 //! take every blocking thread either. Each run has a time budget: bots answering inside a
 //! request stop at `BOT_BUDGET_MS`, the wait for a thread included, and whatever they did
