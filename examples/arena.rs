@@ -14,13 +14,19 @@
 //! it is the duplicate margin: A's final points minus B's over each deal's two games (the
 //! other way round under penalty scoring), its mean a deal with a 95% Student-t interval
 //! (`domino_server::margin`), and about how many deals it takes for that interval to
-//! leave 0 at this mean and spread. When an expert plays, earlier lines give its time per
-//! move (measured here, around the bot's call).
+//! leave 0 at this mean and spread. When an expert or a master plays, earlier lines give
+//! its time per move (measured here, around the bot's call).
+//!
+//! The master does a fixed amount of work a move (`--master-work`, moves applied in its
+//! search, deterministic) unless `--master-ms` gives it a time budget on the wall clock.
+//! `--teams` plays four seats as two teams (seats 0 and 2, A, against 1 and 3, B).
 
 use std::str::FromStr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use domino_server::bots::{Clock, Thinking, master};
 
 use clap::Parser;
 use domino_server::bots::{self, Level, expert};
@@ -64,6 +70,50 @@ struct Args {
     /// Expert: bonus for a rollout that wins the match (default: the built-in one).
     #[arg(long)]
     match_bonus: Option<f64>,
+    /// Four seats as two teams (0 and 2 against 1 and 3).
+    #[arg(long)]
+    teams: bool,
+    /// Master: moves applied in its search per decision (fixed work, deterministic).
+    #[arg(long, default_value_t = master::DEFAULT_WORK)]
+    master_work: u64,
+    /// Master: think by the wall clock for this many milliseconds instead.
+    #[arg(long)]
+    master_ms: Option<u64>,
+    /// Master: plies searched before a greedy playout.
+    #[arg(long)]
+    depth: Option<u8>,
+    /// Master: moves searched at a node below the root.
+    #[arg(long)]
+    beam: Option<u8>,
+    /// Master: tiles left in the hands for the exact endgame search.
+    #[arg(long)]
+    endgame: Option<u8>,
+}
+
+/// The wall clock, for a master thinking by the clock.
+struct Wall(Instant);
+
+impl Clock for Wall {
+    fn now(&self) -> Duration {
+        self.0.elapsed()
+    }
+}
+
+fn master_config(args: &Args) -> master::Config {
+    let mut c = master::Config::default();
+    if let Some(d) = args.depth {
+        c.depth = d;
+    }
+    if let Some(b) = args.beam {
+        c.beam = b;
+    }
+    if let Some(e) = args.endgame {
+        c.endgame = e;
+    }
+    if let Some(b) = args.match_bonus {
+        c.match_bonus = b;
+    }
+    c
 }
 
 /// One game's result for A (1, 0.5 or 0) and the expert's decision times.
@@ -74,6 +124,8 @@ struct GameResult {
     expert_times: Vec<Duration>,
     /// Times of the decisions that had more than one legal move.
     expert_choice_times: Vec<Duration>,
+    master_times: Vec<Duration>,
+    master_choice_times: Vec<Duration>,
 }
 
 /// The preset's rules for this table: penalty with four seats deals six tiles each.
@@ -86,6 +138,7 @@ fn table_rules(args: &Args) -> Rules {
     if args.preset == Preset::Penalty && args.seats == 4 {
         rules.hand_size = 6;
     }
+    rules.teams = args.teams;
     rules
 }
 
@@ -103,7 +156,18 @@ fn play_game(args: &Args, config: &expert::Config, index: usize) -> GameResult {
         points_a: 0.0,
         expert_times: Vec::new(),
         expert_choice_times: Vec::new(),
+        master_times: Vec::new(),
+        master_choice_times: Vec::new(),
     };
+    let wall = Wall(Instant::now());
+    let thinking = match args.master_ms {
+        Some(ms) => Thinking {
+            budget: bots::Budget::Time(Duration::from_millis(ms)),
+            clock: &wall,
+        },
+        None => Thinking::work(args.master_work),
+    };
+    let master_config = master_config(args);
     while let Some(turn) = game.turn() {
         // Seats out of turn first (they may only take points), the seat to move last.
         let (seat, view) = (1..=args.seats)
@@ -117,13 +181,21 @@ fn play_game(args: &Args, config: &expert::Config, index: usize) -> GameResult {
             Level::Expert if !view.legal_moves.iter().any(|m| m.mv == Move::Muggins) => {
                 Some(expert::choose_with(&view, config, &mut rng))
             }
+            Level::Master if !view.legal_moves.iter().any(|m| m.mv == Move::Muggins) => {
+                Some(master::search(&view, &master_config, thinking, &mut rng).0)
+            }
             _ => bots::choose(level, &view, &mut rng),
         };
         let took = started.elapsed();
-        if level == Level::Expert {
-            result.expert_times.push(took);
+        let timed = match level {
+            Level::Expert => Some((&mut result.expert_times, &mut result.expert_choice_times)),
+            Level::Master => Some((&mut result.master_times, &mut result.master_choice_times)),
+            _ => None,
+        };
+        if let Some((all, choice)) = timed {
+            all.push(took);
             if view.legal_moves.len() > 1 {
-                result.expert_choice_times.push(took);
+                choice.push(took);
             }
         }
         let mv = mv.expect("a seat with legal moves moves");
@@ -177,10 +249,10 @@ fn percentile(sorted: &[Duration], q: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
-fn report_times(label: &str, times: &mut [Duration]) {
+fn report_times(level: &str, label: &str, times: &mut [Duration]) {
     times.sort();
     println!(
-        "expert time per move ({label}): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms over {} moves",
+        "{level} time per move ({label}): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms over {} moves",
         percentile(times, 0.50),
         percentile(times, 0.99),
         times.last().map_or(0.0, |d| d.as_secs_f64() * 1000.0),
@@ -237,19 +309,19 @@ fn main() {
         .collect();
     let n = results.len() as f64;
     let score: f64 = results.iter().map(|r| r.score_a).sum();
-    let mut times: Vec<Duration> = results
-        .iter()
-        .flat_map(|r| r.expert_times.iter().copied())
-        .collect();
-    let mut choice: Vec<Duration> = results
-        .iter()
-        .flat_map(|r| r.expert_choice_times.iter().copied())
-        .collect();
+    let gather = |f: fn(&GameResult) -> &Vec<Duration>| -> Vec<Duration> {
+        results.iter().flat_map(|r| f(r).iter().copied()).collect()
+    };
+    let mut times = gather(|r| &r.expert_times);
+    let mut choice = gather(|r| &r.expert_choice_times);
+    let mut master_times = gather(|r| &r.master_times);
+    let mut master_choice = gather(|r| &r.master_choice_times);
     println!(
-        "preset {}, double-{}, {} seats, seed {:?}, {} games in {:.1} s ({} threads){}",
+        "preset {}, double-{}, {} seats{}, seed {:?}, {} games in {:.1} s ({} threads){}{}",
         args.preset.name(),
         table_rules(&args).max_pip,
         args.seats,
+        if args.teams { " in teams" } else { "" },
         args.seed,
         results.len(),
         started.elapsed().as_secs_f64(),
@@ -261,11 +333,38 @@ fn main() {
             )
         } else {
             String::new()
+        },
+        if args.a == Level::Master || args.b == Level::Master {
+            let c = master_config(&args);
+            format!(
+                ", master {}, depth {}, beam {}, endgame {}",
+                match args.master_ms {
+                    Some(ms) => format!("{ms} ms by the clock"),
+                    None => format!("work {}", args.master_work),
+                },
+                c.depth,
+                c.beam,
+                c.endgame
+            )
+        } else {
+            String::new()
         }
     );
     if !times.is_empty() {
-        report_times("every decision", &mut times);
-        report_times("decisions with more than one legal move", &mut choice);
+        report_times("expert", "every decision", &mut times);
+        report_times(
+            "expert",
+            "decisions with more than one legal move",
+            &mut choice,
+        );
+    }
+    if !master_times.is_empty() {
+        report_times("master", "every decision", &mut master_times);
+        report_times(
+            "master",
+            "decisions with more than one legal move",
+            &mut master_choice,
+        );
     }
     // Deals: games 2k and 2k + 1 (an odd last game is a deal of its own).
     let deals: Vec<f64> = results

@@ -2,7 +2,7 @@
 //!
 //! Module map (each owns one thing and says what it may not touch):
 //! - [`engine`]: the rules (docs/rules.md); pure, knows nothing of HTTP or Redis.
-//! - [`bots`]: the built-in players (random, greedy, expert) and their turns at a table;
+//! - [`bots`]: the built-in players (random, greedy, expert, master) and their turns at a table;
 //!   a bot chooses from a seat's projection only.
 //! - [`store`]: persistence of games (Redis or memory); the only module that talks to Redis.
 //!   [`store::any::AnyStore`] is the one the server holds, chosen at startup.

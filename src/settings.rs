@@ -21,7 +21,8 @@
 //! | `SHUTDOWN_TIMEOUT_SECS` | `8` | grace for in-flight requests on SIGTERM/SIGINT (long polls are answered and event streams ended at once; idle connections are closed) |
 //! | `CLOCK_SWEEP_MS` | `250` | how often this process looks for clocks that ran out (a timeout is acted on within this much of its deadline) |
 //! | `BOT_THREADS` | the number of cores | bots thinking at once, at most, on threads of their own (never the request workers) |
-//! | `BOT_BUDGET_MS` | `200` | the longest a move or join waits for the bots whose turn follows; what they have not played by then (and every table of bots alone) plays on in the background, in runs this long |
+//! | `BOT_BUDGET_MS` | `200` | the longest a move or join waits for the bots whose turn follows; what they have not played by then (and every table of bots alone) plays on in the background, in runs this long; also how long a `master` bot thinks each move, by the clock |
+//! | `BOT_MASTER_WORK` | unset | a `master` bot does this many moves of search a move instead of thinking by the clock: the same position and game give the same move (tests, benchmarks) |
 //! | `RATE_LIMIT_PER_IP` | `2000` | requests per second from one client address (IPv6: per /64); `0`: no limit |
 //! | `RATE_LIMIT_PER_IP_BURST` | the rate | requests one address may send at once before the rate applies |
 //! | `RATE_LIMIT_PER_TOKEN` | `200` | requests per second carrying one seat token; `0`: no limit |
@@ -102,8 +103,11 @@ pub struct Settings {
     pub clock_sweep_every: Duration,
     /// Bots thinking at once, at most.
     pub bot_threads: usize,
-    /// The longest a request waits on bots, and a background run's length.
+    /// The longest a request waits on bots, and a background run's length; a master's
+    /// time a move unless `bot_master_work` is set.
     pub bot_budget: Duration,
+    /// A master's fixed work a move (moves applied in its search) instead of the clock.
+    pub bot_master_work: Option<u64>,
     /// `None`: requests are not limited per client address.
     pub rate_limit_per_ip: Option<RateLimit>,
     /// `None`: requests are not limited per seat token.
@@ -227,6 +231,7 @@ impl Default for Settings {
             clock_sweep_every: Duration::from_millis(250),
             bot_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             bot_budget: Duration::from_millis(200),
+            bot_master_work: None,
             // Docker and Kubernetes kill a container 10 s after SIGTERM by default:
             // finishing a little before that lets the server close cleanly.
             shutdown_timeout: Duration::from_secs(8),
@@ -350,6 +355,13 @@ impl Settings {
                     .filter(|&ms| ms <= 10_000)
                     .map(Duration::from_millis)
                     .ok_or_else(|| "expected 0 to 10000 milliseconds".to_owned())
+            })?,
+            bot_master_work: env.parse("BOT_MASTER_WORK", None, |s| {
+                positive(s).and_then(|n| {
+                    (n <= 100_000_000)
+                        .then_some(Some(n))
+                        .ok_or_else(|| "at most 100000000".to_owned())
+                })
             })?,
             shutdown_timeout: env.parse(
                 "SHUTDOWN_TIMEOUT_SECS",

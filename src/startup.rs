@@ -312,6 +312,11 @@ fn serve(
             threads: settings.bot_threads,
             budget: settings.bot_budget,
             tables: settings.bot_tables,
+            master: settings
+                .bot_master_work
+                .map_or(crate::bots::Budget::Time(settings.bot_budget), |moves| {
+                    crate::bots::Budget::Work(moves)
+                }),
         },
         crate::service::Caps {
             waiting: settings.max_waiting_per_ip,

@@ -1,7 +1,7 @@
 //! The built-in players against the engine: legal moves only, every preset and seat
 //! count; the expert's choice depends on the seat's projection only; greedy's points.
 
-use domino_server::bots::{self, Level, expert};
+use domino_server::bots::{self, Level, Thinking, expert, master};
 use domino_server::engine::rules::Opening;
 use domino_server::engine::{Game, Move, Preset, Projection, Rules, Seed, Tile, TileSet};
 use rand::SeedableRng;
@@ -42,9 +42,16 @@ const QUICK: expert::Config = expert::Config {
     match_bonus: 50.0,
 };
 
-/// The move of `level` for `view`; the expert with the quick budget unless `full`.
+/// The master's quick budget: moves applied in its search (a few dozen worlds).
+const QUICK_MASTER: u64 = 3_000;
+
+/// The move of `level` for `view`; the expert and the master with quick budgets unless
+/// `full`.
 fn decide(level: Level, view: &Projection, rng: &mut ChaCha8Rng, full: bool) -> Option<Move> {
     match (level, full) {
+        (Level::Master, false) if !view.legal_moves.is_empty() => {
+            bots::choose_thinking(level, view, Thinking::work(QUICK_MASTER), rng)
+        }
         (Level::Expert, false) if !view.legal_moves.is_empty() => {
             if view.legal_moves.iter().any(|m| m.mv == Move::Muggins) {
                 return bots::choose(level, view, rng);
@@ -95,7 +102,7 @@ fn play_match(rules: Rules, seats: u8, seed: &str, levels: &[Level], full: bool)
 
 #[test]
 fn every_level_makes_only_legal_moves_in_every_preset_and_seat_count() {
-    let levels = [Level::Random, Level::Greedy, Level::Expert];
+    let levels = Level::ALL;
     for (name, rules, seats) in tables() {
         for game in 0..6 {
             // Rotate the levels over the seats, and play some all-random and all-greedy.
@@ -103,7 +110,7 @@ fn every_level_makes_only_legal_moves_in_every_preset_and_seat_count() {
                 .map(|s| match game {
                     4 => Level::Random,
                     5 => Level::Greedy,
-                    g => levels[(s + g) % 3],
+                    g => levels[(s + g) % levels.len()],
                 })
                 .collect();
             let moves = play_match(rules, seats, &format!("{name} {game}"), &lineup, false);
@@ -142,8 +149,9 @@ fn advance(mut game: Game, n: usize) -> Game {
     game
 }
 
-#[test]
-fn the_experts_choice_is_unchanged_when_the_hidden_tiles_are_shuffled() {
+/// Compares `decide`'s moves (three RNG seeds) on a view and on the same view of another
+/// arrangement of its hidden tiles, in positions of every table; returns how many.
+fn compare_on_shuffled_hidden_tiles(who: &str, decide: impl Fn(&Projection, u64) -> Move) -> usize {
     let mut compared = 0;
     for (name, rules, seats) in tables() {
         for depth in [0, 3, 7] {
@@ -191,17 +199,40 @@ fn the_experts_choice_is_unchanged_when_the_hidden_tiles_are_shuffled() {
             let real = game.project(Some(seat));
             let shuffled = g2.project(Some(seat));
             for seed in 0..3u64 {
-                let a = expert::choose_with(&real, &QUICK, &mut ChaCha8Rng::seed_from_u64(seed));
-                let b =
-                    expert::choose_with(&shuffled, &QUICK, &mut ChaCha8Rng::seed_from_u64(seed));
+                let a = decide(&real, seed);
+                let b = decide(&shuffled, seed);
                 assert_eq!(
                     a, b,
-                    "{name}, depth {depth}: the expert's move depends on hidden tiles"
+                    "{name}, depth {depth}: the {who}'s move depends on hidden tiles"
                 );
                 compared += 1;
             }
         }
     }
+    compared
+}
+
+#[test]
+fn the_experts_choice_is_unchanged_when_the_hidden_tiles_are_shuffled() {
+    let compared = compare_on_shuffled_hidden_tiles("expert", |view, seed| {
+        expert::choose_with(view, &QUICK, &mut ChaCha8Rng::seed_from_u64(seed))
+    });
+    assert!(compared > 40, "only {compared} positions compared");
+}
+
+/// The master in fixed-work mode: the same view and seed, whatever the hidden tiles
+/// really are, give the same move (it searches worlds of its own sampling only).
+#[test]
+fn the_masters_choice_is_unchanged_when_the_hidden_tiles_are_shuffled() {
+    let compared = compare_on_shuffled_hidden_tiles("master", |view, seed| {
+        master::search(
+            view,
+            &master::Config::default(),
+            Thinking::work(QUICK_MASTER),
+            &mut ChaCha8Rng::seed_from_u64(seed),
+        )
+        .0
+    });
     assert!(compared > 40, "only {compared} positions compared");
 }
 
@@ -292,16 +323,9 @@ fn levels_parse_and_serialise_as_the_api_words() {
     }
 }
 
-/// The expert's work (deals sampled, rollouts played) is the same for a pass, a single
-/// play and a choice of several: its thinking time must not tell the table that only one
-/// tile fits. It used to sample a deal per rollout with one candidate, and one per six
-/// rollouts with six.
-#[test]
-fn the_expert_does_the_same_work_for_a_pass_one_play_or_several_moves() {
-    let config = expert::Config {
-        rollouts: 40,
-        match_bonus: 50.0,
-    };
+/// Block positions (two seats) where the seat to move may only pass, only make one play,
+/// or choose among several moves.
+fn positions_by_choice() -> [Option<Projection>; 3] {
     // Positions by what the seat to move may do: only pass, only one play, several moves.
     let mut found: [Option<Projection>; 3] = [None, None, None];
     let mut rng = ChaCha8Rng::seed_from_u64(5);
@@ -331,6 +355,20 @@ fn the_expert_does_the_same_work_for_a_pass_one_play_or_several_moves() {
             break;
         }
     }
+    found
+}
+
+/// The expert's work (deals sampled, rollouts played) is the same for a pass, a single
+/// play and a choice of several: its thinking time must not tell the table that only one
+/// tile fits. It used to sample a deal per rollout with one candidate, and one per six
+/// rollouts with six.
+#[test]
+fn the_expert_does_the_same_work_for_a_pass_one_play_or_several_moves() {
+    let config = expert::Config {
+        rollouts: 40,
+        match_bonus: 50.0,
+    };
+    let found = positions_by_choice();
     let work: Vec<expert::Work> = found
         .iter()
         .map(|view| {
@@ -345,4 +383,28 @@ fn the_expert_does_the_same_work_for_a_pass_one_play_or_several_moves() {
         work[1], work[2],
         "a single play and several moves: {work:?}"
     );
+}
+
+/// The master's fixed work (moves applied, sampling a world counted as a few) is the same
+/// for a pass, a single play and several moves, up to the last world's: it searches more
+/// worlds when there is less to compare, so its time does not tell how many tiles fit.
+#[test]
+fn the_master_does_the_same_work_for_a_pass_one_play_or_several_moves() {
+    let found = positions_by_choice();
+    let budget = 20_000;
+    for (kind, view) in ["a pass", "one play", "several moves"].iter().zip(&found) {
+        let view = view.as_ref().expect("a position of each kind");
+        let (_, work) = master::search(
+            view,
+            &master::Config::default(),
+            Thinking::work(budget),
+            &mut ChaCha8Rng::seed_from_u64(9),
+        );
+        // One world of a block position in double-6 applies a few hundred moves at most.
+        assert!(
+            (budget..budget + 2_000).contains(&work.moves),
+            "{kind}: {work:?}"
+        );
+        assert!(work.worlds > 0, "{kind}: {work:?}");
+    }
 }

@@ -1,23 +1,34 @@
-//! Built-in players: three levels that see only what a seat may see.
+//! Built-in players: four levels that see only what a seat may see.
 //!
 //! A bot is given a [`Projection`] (never the [`Game`](crate::engine::Game)) and an RNG,
-//! and answers with a legal move. The `expert` searches by sampling the hidden tiles
-//! itself and playing sampled games forward with [`Game::determinise`](crate::engine::Game::determinise);
-//! it never reads a hidden tile. No bot reads a clock or does I/O: its work is a fixed
-//! number of samples, so the same view and RNG state give the same move.
+//! and answers with a legal move. The `expert` and the `master` search by sampling the
+//! hidden tiles themselves ([`sampling`]) and playing sampled games forward with
+//! [`Game::determinise`](crate::engine::Game::determinise); they never read a hidden tile.
+//! No bot does I/O. The expert's work is a fixed number of samples; the master's is a
+//! [`Thinking`] budget: time on a clock it is handed (the service's), or a fixed number of
+//! moves, with which the same view and RNG state give the same move.
 //!
 //! - [`random`]: uniform over the legal moves.
 //! - [`greedy`]: the best immediate result (most points under fives, else the heaviest tile).
 //! - [`expert`]: determinised search (PIMC) with greedy rollouts to the end of the round.
+//! - [`master`]: determinised search with an alpha-beta search in every sampled world,
+//!   exact once few tiles are left, by the clock ([`think`]).
+//! - [`sampling`], [`playout`]: the searchers' sampled worlds and leaf evaluation.
 //! - [`turns`]: the bots' turns at a table, played until a human must move.
 //!
 //! Every level takes an opponent's unclaimed points (a `muggins` move) as soon as it may,
-//! in turn or out of it, and greedy and expert always claim their own points.
+//! in turn or out of it, and greedy, expert and master always claim their own points.
 
 pub mod expert;
 pub mod greedy;
+pub mod master;
+pub(crate) mod playout;
 pub mod random;
+pub(crate) mod sampling;
+pub mod think;
 pub mod turns;
+
+pub use think::{Budget, Clock, Thinking};
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -31,16 +42,18 @@ pub enum Level {
     Random,
     Greedy,
     Expert,
+    Master,
 }
 
 impl Level {
-    pub const ALL: [Level; 3] = [Level::Random, Level::Greedy, Level::Expert];
+    pub const ALL: [Level; 4] = [Level::Random, Level::Greedy, Level::Expert, Level::Master];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Random => "random",
             Level::Greedy => "greedy",
             Level::Expert => "expert",
+            Level::Master => "master",
         }
     }
 }
@@ -52,14 +65,25 @@ impl std::str::FromStr for Level {
         Level::ALL
             .into_iter()
             .find(|l| l.as_str() == s)
-            .ok_or_else(|| format!("unknown bot level {s:?} (random, greedy, expert)"))
+            .ok_or_else(|| format!("unknown bot level {s:?} (random, greedy, expert, master)"))
     }
 }
 
 /// The move `level` makes for the seat `view` belongs to, or `None` when that seat may do
 /// nothing now (`view.legal_moves` is empty). Out of turn the only possible move is taking
-/// an opponent's unclaimed points, which every level does. Deterministic given the RNG.
+/// an opponent's unclaimed points, which every level does. Deterministic given the RNG:
+/// the master does its default fixed work ([`master::DEFAULT_WORK`]).
 pub fn choose<R: Rng + ?Sized>(level: Level, view: &Projection, rng: &mut R) -> Option<Move> {
+    choose_thinking(level, view, Thinking::work(master::DEFAULT_WORK), rng)
+}
+
+/// [`choose`], the master thinking under `thinking` (the other levels ignore it).
+pub fn choose_thinking<R: Rng + ?Sized>(
+    level: Level,
+    view: &Projection,
+    thinking: Thinking<'_>,
+    rng: &mut R,
+) -> Option<Move> {
     if view.legal_moves.is_empty() {
         return None;
     }
@@ -70,6 +94,7 @@ pub fn choose<R: Rng + ?Sized>(level: Level, view: &Projection, rng: &mut R) -> 
         Level::Random => random::choose(view, rng),
         Level::Greedy => greedy::choose(view),
         Level::Expert => expert::choose(view, rng),
+        Level::Master => master::choose(view, thinking, rng),
     })
 }
 

@@ -4,7 +4,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
 
-use super::Level;
+use super::{Level, Thinking, master};
 use crate::engine::{Event, Game, Move};
 
 /// A safety net on bots moving in one go (a whole match of four bots is about 200 moves).
@@ -21,15 +21,23 @@ pub fn play_turns(
     bots: &[Option<Level>],
     events: &mut Vec<Event>,
 ) -> Vec<(u8, Move)> {
-    play_turns_while(game, bots, events, || true)
+    play_turns_while(
+        game,
+        bots,
+        events,
+        Thinking::work(master::DEFAULT_WORK),
+        || true,
+    )
 }
 
 /// [`play_turns`], asking `keep_going` before each move: the caller's budget (a deadline,
 /// a count) stops the bots between two moves, and the next call carries on from there.
+/// A master thinks each move under `thinking`.
 pub fn play_turns_while(
     game: &mut Game,
     bots: &[Option<Level>],
     events: &mut Vec<Event>,
+    thinking: Thinking<'_>,
     mut keep_going: impl FnMut() -> bool,
 ) -> Vec<(u8, Move)> {
     let mut moves = Vec::new();
@@ -41,7 +49,7 @@ pub fn play_turns_while(
             break;
         }
         let level = bots[seat as usize].expect("a bot seat");
-        match play_one(game, seat, level, events) {
+        match play_one(game, seat, level, thinking, events) {
             Some(played) => moves.push((seat, played)),
             None => break,
         }
@@ -61,19 +69,26 @@ pub fn next_bot(game: &Game, bots: &[Option<Level>]) -> Option<u8> {
 }
 
 /// The move a bot of `level` would make for `seat` now, `None` when it may do nothing.
-/// Deterministic: the RNG comes from the game's seed and the move number.
-pub fn choose_for(game: &Game, seat: u8, level: Level) -> Option<Move> {
+/// Deterministic: the RNG comes from the game's seed and the move number (a master
+/// thinking by the clock excepted).
+pub fn choose_for(game: &Game, seat: u8, level: Level, thinking: Thinking<'_>) -> Option<Move> {
     let mut seed = Sha256::new();
     seed.update(game.seed().0);
     seed.update((game.move_count() as u64).to_le_bytes());
     let mut rng = ChaCha8Rng::from_seed(seed.finalize().into());
-    super::choose(level, &game.project(Some(seat)), &mut rng)
+    super::choose_thinking(level, &game.project(Some(seat)), thinking, &mut rng)
 }
 
 /// `seat`'s move as a bot of `level` would make it (for a bot seat, or a human seat out of
 /// time), played. `None` when the seat may do nothing now.
-pub fn play_one(game: &mut Game, seat: u8, level: Level, events: &mut Vec<Event>) -> Option<Move> {
-    let mv = choose_for(game, seat, level)?;
+pub fn play_one(
+    game: &mut Game,
+    seat: u8,
+    level: Level,
+    thinking: Thinking<'_>,
+    events: &mut Vec<Event>,
+) -> Option<Move> {
+    let mv = choose_for(game, seat, level, thinking)?;
     match game.play_into(seat, mv, events) {
         Ok(played) => Some(played),
         Err(e) => {

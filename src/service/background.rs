@@ -77,8 +77,10 @@ impl GameService {
                     .play_into(seat, mv, &mut Vec::new())
                     .map_err(|e| Error::Internal(format!("a timeout was refused: {e}")))?;
                 let abandon = u64::from(in_row) >= settings.abandon_after;
-                let think: Think = Box::new(move |record, events, keep_going| {
-                    timed_out_turn(record, events, keep_going, seat, settings, abandon)
+                let think: Think = Box::new(move |record, events, keep_going, thinking| {
+                    timed_out_turn(
+                        record, events, keep_going, thinking, seat, settings, abandon,
+                    )
                 });
                 Ok(Decision::Store(Change {
                     value: Some((seat, in_row)),
@@ -367,6 +369,7 @@ fn timed_out_turn(
     record: &mut Record,
     events: &mut Vec<Event>,
     keep_going: &mut dyn FnMut() -> bool,
+    thinking: bots::Thinking<'_>,
     seat: u8,
     settings: ClockSettings,
     abandon: bool,
@@ -388,7 +391,7 @@ fn timed_out_turn(
                 break;
             }
             let level = settings.timeout_bot;
-            let Some(mv) = bots::turns::choose_for(game, seat, level) else {
+            let Some(mv) = bots::turns::choose_for(game, seat, level, thinking) else {
                 break;
             };
             play(game, mv, events)?;
@@ -400,6 +403,6 @@ fn timed_out_turn(
             play(game, Move::Abandon, events)?;
         }
     }
-    moves.extend(bots_play(record, events, keep_going));
+    moves.extend(bots_play(record, events, keep_going, thinking));
     Ok(moves)
 }

@@ -313,6 +313,7 @@ mod tests {
                 threads: 1,
                 budget: Duration::from_millis(50),
                 tables: 1,
+                master: crate::bots::Budget::Work(1_000),
             },
             crate::service::Caps::default(),
         );

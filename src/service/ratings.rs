@@ -349,6 +349,7 @@ mod tests {
                 threads: 1,
                 budget: Duration::from_secs(1),
                 tables: 1,
+                master: crate::bots::Budget::Work(1_000),
             },
             Caps::default(),
         )

@@ -1,7 +1,9 @@
 //! Where bots think: a bounded pool of blocking threads, never the async workers.
 //!
-//! A bot's move costs up to a few milliseconds (the expert's search) and a table of bots
-//! plays hundreds of them: on an async worker that would stall every request sharing it.
+//! A bot's move costs up to a few milliseconds (the expert's search), a master's the whole
+//! `BOT_BUDGET_MS` (it thinks by the clock it is handed here, or does `BOT_MASTER_WORK`),
+//! and a table of bots plays hundreds of them: on an async worker that would stall every
+//! request sharing it.
 //! So bots think on tokio's blocking threads, at most `BOT_THREADS` at once, so they cannot
 //! take every blocking thread either. Each run has a time budget: bots answering inside a
 //! request stop at `BOT_BUDGET_MS`, the wait for a thread included, and whatever they did
@@ -21,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
+use crate::bots::{Budget, Clock, Thinking};
 use crate::metrics::{BotPlace, Metrics};
 
 use super::Error;
@@ -35,6 +38,18 @@ pub struct BotSettings {
     pub budget: Duration,
     /// Tables of bots alone this process plays at once (`BOT_TABLES`).
     pub tables: usize,
+    /// How long a `master` bot thinks a move: `BOT_BUDGET_MS` on the clock, or a fixed
+    /// amount of work (`BOT_MASTER_WORK`: deterministic, for tests).
+    pub master: Budget,
+}
+
+/// The wall clock a master thinking by the clock is handed (the bots read none).
+struct Wall(Instant);
+
+impl Clock for Wall {
+    fn now(&self) -> Duration {
+        self.0.elapsed()
+    }
 }
 
 /// Whose thinking it is, which decides who gets a thread first.
@@ -49,6 +64,7 @@ pub enum Priority {
 pub(super) struct Pool {
     shared: Arc<Shared>,
     budget: Duration,
+    master: Budget,
     metrics: Arc<Metrics>,
 }
 
@@ -202,6 +218,7 @@ impl Pool {
                 humans_waiting: AtomicUsize::new(0),
             }),
             budget: settings.budget,
+            master: settings.master,
             metrics,
         }
     }
@@ -210,19 +227,21 @@ impl Pool {
     /// `since`, so the wait for a thread counts) is spent, and for a bots-only run, while
     /// no human's job waits. In a request the budget may allow no move at all; in the
     /// background the first move is always allowed, so a run makes progress however busy
-    /// the pool.
+    /// the pool. `think` is also given how a master thinks each of its moves (a move
+    /// started is finished: a master's move may end a run up to its budget late).
     pub(super) async fn run<T: Send + 'static>(
         &self,
         place: BotPlace,
         priority: Priority,
         since: Instant,
-        think: impl FnOnce(&mut dyn FnMut() -> bool) -> T + Send + 'static,
+        think: impl FnOnce(&mut dyn FnMut() -> bool, Thinking<'_>) -> T + Send + 'static,
     ) -> Result<T, Error> {
         let deadline = since + self.budget;
         let permit = self.shared.acquire(priority).await;
         let histogram = self.metrics.bot_thinking.clone();
         let mut free_move = place == BotPlace::Background;
         let shared = self.shared.clone();
+        let master = self.master;
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let started = Instant::now();
@@ -232,7 +251,15 @@ impl Pool {
                         && (priority == Priority::Human
                             || shared.humans_waiting.load(Ordering::Relaxed) == 0))
             };
-            let value = think(&mut keep_going);
+            let wall = Wall(started);
+            let thinking = match master {
+                Budget::Work(moves) => Thinking::work(moves),
+                budget => Thinking {
+                    budget,
+                    clock: &wall,
+                },
+            };
+            let value = think(&mut keep_going, thinking);
             histogram
                 .get_or_create(&crate::metrics::BotLabels { r#where: place })
                 .observe(started.elapsed().as_secs_f64());
@@ -255,6 +282,7 @@ mod tests {
                 threads,
                 budget,
                 tables: 1,
+                master: Budget::Work(1_000),
             },
             Arc::new(Metrics::new()),
         )
@@ -269,10 +297,15 @@ mod tests {
         let (started_tx, started) = oneshot::channel();
         let pool = pool.clone();
         let job = tokio::spawn(async move {
-            pool.run(BotPlace::Background, priority, Instant::now(), move |_| {
-                started_tx.send(()).unwrap();
-                held.recv().unwrap();
-            })
+            pool.run(
+                BotPlace::Background,
+                priority,
+                Instant::now(),
+                move |_, _| {
+                    started_tx.send(()).unwrap();
+                    held.recv().unwrap();
+                },
+            )
             .await
             .unwrap();
         });
@@ -294,9 +327,14 @@ mod tests {
             let (job_pool, order) = (pool.clone(), order.clone());
             jobs.push(tokio::spawn(async move {
                 job_pool
-                    .run(BotPlace::Background, priority, Instant::now(), move |_| {
-                        order.lock().unwrap().push(name);
-                    })
+                    .run(
+                        BotPlace::Background,
+                        priority,
+                        Instant::now(),
+                        move |_, _| {
+                            order.lock().unwrap().push(name);
+                        },
+                    )
                     .await
                     .unwrap();
             }));
@@ -330,7 +368,7 @@ mod tests {
                     BotPlace::Background,
                     Priority::BotsOnly,
                     Instant::now(),
-                    move |_| {
+                    move |_, _| {
                         ran2.fetch_add(1, Ordering::SeqCst);
                     },
                 )
@@ -340,9 +378,14 @@ mod tests {
         while pool.shared.lock().tables.is_empty() {
             tokio::task::yield_now().await;
         }
-        pool.run(BotPlace::Request, Priority::Human, Instant::now(), |_| ())
-            .await
-            .unwrap();
+        pool.run(
+            BotPlace::Request,
+            Priority::Human,
+            Instant::now(),
+            |_, _| (),
+        )
+        .await
+        .unwrap();
         assert_eq!(ran.load(Ordering::SeqCst), 0, "the table still waits");
         release.send(()).unwrap();
         holder.await.unwrap();
@@ -362,7 +405,7 @@ mod tests {
                     BotPlace::Background,
                     Priority::BotsOnly,
                     Instant::now(),
-                    move |keep_going| {
+                    move |keep_going, _| {
                         let mut moves = 0u64;
                         let mut moving_tx = Some(moving_tx);
                         while keep_going() {
@@ -381,9 +424,14 @@ mod tests {
         };
         moving.await.unwrap();
         let started = Instant::now();
-        pool.run(BotPlace::Request, Priority::Human, Instant::now(), |_| ())
-            .await
-            .unwrap();
+        pool.run(
+            BotPlace::Request,
+            Priority::Human,
+            Instant::now(),
+            |_, _| (),
+        )
+        .await
+        .unwrap();
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "served long before the budget"
@@ -398,8 +446,13 @@ mod tests {
         let gone = {
             let pool = pool.clone();
             tokio::spawn(async move {
-                pool.run(BotPlace::Request, Priority::Human, Instant::now(), |_| ())
-                    .await
+                pool.run(
+                    BotPlace::Request,
+                    Priority::Human,
+                    Instant::now(),
+                    |_, _| (),
+                )
+                .await
             })
         };
         while pool.shared.lock().humans.is_empty() {
@@ -409,9 +462,14 @@ mod tests {
         let _ = gone.await;
         release.send(()).unwrap();
         holder.await.unwrap();
-        pool.run(BotPlace::Request, Priority::Human, Instant::now(), |_| ())
-            .await
-            .unwrap();
+        pool.run(
+            BotPlace::Request,
+            Priority::Human,
+            Instant::now(),
+            |_, _| (),
+        )
+        .await
+        .unwrap();
         assert_eq!(pool.shared.lock().free, 1, "every thread back");
         assert_eq!(pool.shared.humans_waiting.load(Ordering::Relaxed), 0);
     }

@@ -39,12 +39,13 @@ pub(super) struct Change<T> {
 }
 
 /// Work for the bots' pool: moves made on the record (appended to the events they cause),
-/// while the budget's `keep_going` says so.
+/// while the budget's `keep_going` says so, a master thinking each move as the pool says.
 pub(super) type Think = Box<
     dyn FnOnce(
             &mut Record,
             &mut Vec<Event>,
             &mut dyn FnMut() -> bool,
+            bots::Thinking<'_>,
         ) -> Result<Vec<(u8, Move)>, Error>
         + Send,
 >;
@@ -60,7 +61,9 @@ impl Thinking {
     pub(super) fn bots(record: &Record, place: BotPlace) -> Option<Thinking> {
         record.bots_to_move().then(|| Thinking {
             place,
-            think: Box::new(|record, events, keep_going| Ok(bots_play(record, events, keep_going))),
+            think: Box::new(|record, events, keep_going, thinking| {
+                Ok(bots_play(record, events, keep_going, thinking))
+            }),
         })
     }
 }
@@ -70,12 +73,13 @@ pub(super) fn bots_play(
     record: &mut Record,
     events: &mut Vec<Event>,
     keep_going: &mut dyn FnMut() -> bool,
+    thinking: bots::Thinking<'_>,
 ) -> Vec<(u8, Move)> {
     if record.status() == Status::Waiting {
         return Vec::new();
     }
     let bots = record.bots();
-    bots::turns::play_turns_while(&mut record.game, &bots, events, keep_going)
+    bots::turns::play_turns_while(&mut record.game, &bots, events, thinking, keep_going)
 }
 
 /// What one attempt's `change` decided: store a change, or leave the game as it is.
@@ -189,10 +193,10 @@ impl GameService {
                     };
                     let (record, played, thought) = self
                         .pool
-                        .run(place, priority, started, move |keep_going| {
+                        .run(place, priority, started, move |keep_going, thinking| {
                             let mut record = record;
                             let mut events = Vec::new();
-                            let played = think(&mut record, &mut events, keep_going);
+                            let played = think(&mut record, &mut events, keep_going, thinking);
                             (record, played, events)
                         })
                         .await?;
@@ -380,6 +384,7 @@ mod tests {
                 threads: 1,
                 budget: Duration::from_secs(10),
                 tables: 1,
+                master: crate::bots::Budget::Work(1_000),
             },
             Caps::default(),
         )
@@ -437,7 +442,7 @@ mod tests {
                     BotPlace::Request,
                     Priority::Human,
                     Instant::now(),
-                    move |_| {
+                    move |_, _| {
                         busy_tx.send(()).unwrap();
                         held.recv().unwrap();
                     },

@@ -111,6 +111,42 @@ async fn a_move_past_the_bots_budget_is_stored_and_the_bots_catch_up_in_the_back
     assert_eq!(last["seat"], 1, "the bot moved: {log}");
 }
 
+/// A human against a master (fixed work, so the test does not hang on the machine's
+/// speed): the master's reply is stored with the human's move, inside the request, and a
+/// whole match plays to its end with the master in it.
+#[tokio::test]
+async fn a_master_replies_inside_the_request_and_plays_a_whole_match() {
+    let app = spawn_app_with(Settings {
+        bot_budget: Duration::from_secs(10),
+        bot_master_work: Some(5_000),
+        ..test_settings()
+    })
+    .await;
+    let (id, _) = app
+        .create_game(json!({"preset": "block", "seats": 2, "seed": "master",
+                            "rules": {"target": 20},
+                            "bots": [{"seat": 1, "level": "master"}]}))
+        .await;
+    let ann = app.take_seat(&id, "ann").await;
+    let mut replies = 0;
+    for _ in 0..500 {
+        let view = app.view(&id, Some(&ann.token)).await;
+        if view["status"] == "finished" {
+            break;
+        }
+        assert_eq!(view["round"]["turn"], 0, "the master answered: {view}");
+        let moved = app.play(&id, &ann.token, &view["legal_moves"][0]).await;
+        let log = app.log(&id, None).await;
+        let last = log["moves"].as_array().unwrap().last().unwrap().clone();
+        if moved["status"] != "finished" && last["seat"] == 1 {
+            replies += 1;
+        }
+    }
+    let end = app.view(&id, Some(&ann.token)).await;
+    assert_eq!(end["status"], "finished", "{end}");
+    assert!(replies > 3, "the master replied {replies} times");
+}
+
 /// A table of bots alone created through one server, finished by the other's sweep after
 /// the first is gone (as after a restart): the bots' turn is due in the store, not in the
 /// process that saved it. The first reaches Redis through a proxy taken down as soon as

@@ -14,7 +14,7 @@ use super::*;
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"opponents": ["bob"], "preset": "all_fives", "seats": 2, "rated": true}))]
 pub struct CreateChallenge {
-    /// Player names or ids, or built-in levels (`random`, `greedy`, `expert`): one per
+    /// Player names or ids, or built-in levels (`random`, `greedy`, `expert`, `master`): one per
     /// seat after the challenger's, who takes seat 0; they take the next seats in order.
     #[schema(example = json!(["bob"]), min_items = 1, max_items = 3)]
     pub opponents: Vec<String>,

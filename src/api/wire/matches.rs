@@ -15,7 +15,7 @@ use super::*;
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"opponent": "expert", "preset": "block", "deals": 50, "duplicate": true, "parallel": 4}))]
 pub struct CreateMatch {
-    /// A built-in level (`random`, `greedy`, `expert`: the match starts at once) or a
+    /// A built-in level (`random`, `greedy`, `expert`, `master`: the match starts at once) or a
     /// player's name or id (who accepts it as a challenge, at
     /// `POST /v1/challenges/{id}/accept` with the match's id).
     #[schema(example = "expert")]

@@ -171,7 +171,7 @@ macro_rules! word_schema {
 word_schema!(
     Level,
     "BotLevel",
-    ["random", "greedy", "expert"],
+    ["random", "greedy", "expert", "master"],
     Some("A bot level.")
 );
 word_schema!(

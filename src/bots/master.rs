@@ -1,0 +1,488 @@
+//! The master player: determinised search with a real search in every sampled world.
+//!
+//! Like the expert it samples the tiles it cannot see ([`sample_hidden`]: hand counts,
+//! known voids, a forced lead) and builds a playable game with [`Game::determinise`]. In
+//! each world, instead of one greedy playout per candidate, it searches: every candidate
+//! is followed by an alpha-beta search of the next plies (its side maximising, every other
+//! side minimising, which is exact with two sides and the cautious "paranoid" reading with
+//! more), the best few replies by the greedy order at each node, and a greedy playout to
+//! the end of the round at the leaves. Once drawing is over and few tiles are left in the
+//! hands, the search in each world goes to the end of the round with every move: exact for
+//! that world. Each candidate's values are summed over the worlds (all candidates are
+//! searched in every world, so the sums compare like with like) and the largest wins.
+//!
+//! Its budget ([`Thinking`]) is time on a clock it is handed, or a number of moves applied
+//! in the search (deterministic given the RNG). Either way a decision of its own turn
+//! costs the same whatever the number of legal moves: with one candidate it searches more
+//! worlds, not fewer, and under a time budget it always thinks until the clock says stop.
+//! Only taking points (public) answers at once. It reads nothing but the [`Projection`],
+//! the RNG and the clock.
+
+use std::time::Duration;
+
+use rand::Rng;
+
+use super::expert::candidates;
+use super::greedy::{self, Rank};
+use super::playout::{evaluate, greedy_to_round_end, muggins_taker};
+use super::sampling::sample_hidden;
+use super::think::{Budget, Thinking};
+use crate::engine::{Event, Game, Move, Projection, Seed};
+
+/// The search's shape and evaluation (the budget is given per decision).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// Plies searched after the root (a node with one move does not count) before a greedy
+    /// playout gives the leaf's value.
+    pub depth: u8,
+    /// Moves searched at a node below the root, the best by the greedy order first.
+    pub beam: u8,
+    /// Tiles left in all hands, at most, for the search to go to the end of the round with
+    /// every move, once no tile can be drawn any more.
+    pub endgame: u8,
+    /// Points added for a line that wins the match (taken off for one that loses it).
+    pub match_bonus: f64,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            depth: 2,
+            beam: 3,
+            endgame: 10,
+            match_bonus: 50.0,
+        }
+    }
+}
+
+/// Moves applied between two looks at the clock: about a tenth of a millisecond.
+const CLOCK_EVERY: u64 = 1024;
+
+/// Of a time budget, the part spent searching: the rest is room for the last world's
+/// check and the answer (the think time's p99 must stay within the budget plus 10%).
+const TIME_SHARE: f64 = 0.97;
+
+/// A cap on the moves of a time-budgeted decision, in case its clock never moves.
+const MAX_WORK: u64 = 200_000_000;
+
+/// The fixed work of [`crate::bots::choose`] (no clock): about 200 ms of thinking on one
+/// core of the benchmark machine (100,000 moves took 22 ms at the median in BENCHMARKS.md's
+/// master runs); tests use far less.
+pub const DEFAULT_WORK: u64 = 1_000_000;
+
+/// Moves one world's exact endgame search may take (a few milliseconds) before the
+/// decision gives up exact search: a position with many candidates and tiles can hold far
+/// more lines than its tile count suggests.
+const EXACT_CAP: u64 = 30_000;
+
+/// Sampling a world and building its game, counted in moves applied (about what they
+/// cost): a decision with one candidate searches many small worlds, and must take as long
+/// as one with many.
+const WORLD_COST: u64 = 8;
+
+/// What one decision did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Work {
+    /// Worlds searched to the end (a world cut short by the clock is not counted).
+    pub worlds: u32,
+    /// Moves applied in the search, every world's included.
+    pub moves: u64,
+}
+
+/// The master's move under `thinking`. `view` must be a seat's view with a move.
+pub fn choose<R: Rng + ?Sized>(view: &Projection, thinking: Thinking<'_>, rng: &mut R) -> Move {
+    search(view, &Config::default(), thinking, rng).0
+}
+
+/// The master's move under `config` and `thinking`, and the work it did.
+pub fn search<R: Rng + ?Sized>(
+    view: &Projection,
+    config: &Config,
+    thinking: Thinking<'_>,
+    rng: &mut R,
+) -> (Move, Work) {
+    let started = thinking.clock.now();
+    let seat = view.viewer.expect("a seat's view");
+    let mut candidates = candidates(view);
+    let nothing = Work {
+        worlds: 0,
+        moves: 0,
+    };
+    // Out of turn a seat may only take points, and taking them is every level's public
+    // reflex: answering at once there says nothing about a hand.
+    if candidates == [Move::Muggins] || view.turn != Some(seat) {
+        let mv = candidates
+            .first()
+            .copied()
+            .unwrap_or_else(|| greedy::choose(view));
+        return (mv, nothing);
+    }
+    // The greedy order first, so that equal sums go to the greedy choice.
+    let rank = |mv: Move| {
+        let points = view
+            .legal_moves
+            .iter()
+            .find(|m| m.mv == mv)
+            .map_or(0, |m| m.points);
+        greedy::rank(&view.rules, mv, points)
+    };
+    candidates.sort_by_key(|&mv| std::cmp::Reverse(rank(mv)));
+
+    let (limit, deadline) = match thinking.budget {
+        Budget::Work(moves) => (moves.max(1), None),
+        Budget::Time(budget) => (
+            MAX_WORK,
+            Some(started + Duration::from_secs_f64(budget.as_secs_f64() * TIME_SHARE)),
+        ),
+    };
+    let mut seed = [0u8; 32];
+    rng.fill_bytes(&mut seed);
+    let seed = Seed(seed);
+    let mut searcher = Searcher {
+        seat,
+        side: view.rules.side_of(seat),
+        before: &view.scores,
+        start: view.rounds_done,
+        config,
+        thinking,
+        deadline,
+        moves: 0,
+        next_look: CLOCK_EVERY,
+        may_stop: false,
+        stop: false,
+        exact_allowed: true,
+        world_start: 0,
+        too_big: false,
+        buf: Vec::new(),
+        events: Vec::new(),
+    };
+    let mut totals = vec![0.0f64; candidates.len()];
+    let mut values = vec![0.0f64; candidates.len()];
+    let mut worlds = 0u32;
+    while searcher.moves < limit && !searcher.stop {
+        let (hands, boneyard) = sample_hidden(view, seat, rng);
+        searcher.moves += WORLD_COST;
+        let Ok(world) = Game::determinise(view, hands, boneyard, seed) else {
+            // Never expected: the samples are consistent (and counted, so the loop ends).
+            continue;
+        };
+        let mut exact = searcher.exact(&world);
+        searcher.world_start = searcher.moves;
+        for (c, &mv) in candidates.iter().enumerate() {
+            values[c] = searcher.root_value(&world, mv, exact);
+        }
+        if searcher.too_big {
+            // This decision's endgames are too large to search whole: the rest of its
+            // worlds, this one again included, are searched to the usual depth.
+            searcher.too_big = false;
+            searcher.exact_allowed = false;
+            exact = false;
+            for (c, &mv) in candidates.iter().enumerate() {
+                values[c] = searcher.root_value(&world, mv, exact);
+            }
+        }
+        if searcher.stop {
+            break;
+        }
+        for (t, v) in totals.iter_mut().zip(&values) {
+            *t += v;
+        }
+        worlds += 1;
+        searcher.may_stop = true;
+    }
+    let mut best: Option<usize> = None;
+    for (c, &t) in totals.iter().enumerate() {
+        if t > f64::NEG_INFINITY && best.is_none_or(|b| t > totals[b]) {
+            best = Some(c);
+        }
+    }
+    let mv = match best {
+        Some(b) if worlds > 0 => candidates[b],
+        _ => greedy::choose(view),
+    };
+    (
+        mv,
+        Work {
+            worlds,
+            moves: searcher.moves,
+        },
+    )
+}
+
+/// One decision's search state: whose it is, its budget and its buffers.
+struct Searcher<'a> {
+    seat: u8,
+    side: u8,
+    /// The scores when the decision began: values are gains from them.
+    before: &'a [i32],
+    /// Rounds done when the decision began: the search ends with the round.
+    start: u16,
+    config: &'a Config,
+    thinking: Thinking<'a>,
+    deadline: Option<Duration>,
+    moves: u64,
+    next_look: u64,
+    /// A world was searched whole: the clock may stop the search now (before, it may not,
+    /// so that a budget too small for a world still gets one).
+    may_stop: bool,
+    /// The clock ran out: the world in hand is dropped.
+    stop: bool,
+    /// Whether a world may be searched to the end of the round (until one is too big).
+    exact_allowed: bool,
+    /// Moves applied when the world in hand began.
+    world_start: u64,
+    /// The world in hand's exact search passed [`EXACT_CAP`] moves: it is given up.
+    too_big: bool,
+    buf: Vec<Move>,
+    events: Vec<Event>,
+}
+
+impl Searcher<'_> {
+    /// Whether the world can be searched to the end of the round: no tile can be drawn
+    /// any more and few are left in the hands.
+    fn exact(&self, g: &Game) -> bool {
+        let rules = g.rules();
+        let no_draw = rules.draw == crate::engine::rules::DrawRule::Block
+            || g.boneyard_count() <= rules.boneyard_reserve as usize;
+        let in_hands: usize = (0..g.seats()).map(|s| g.hand(s).len()).sum();
+        self.exact_allowed && no_draw && in_hands <= self.config.endgame as usize
+    }
+
+    /// `mv`'s value in `world`: the search's value of the game after it.
+    fn root_value(&mut self, world: &Game, mv: Move, exact: bool) -> f64 {
+        let mut g = world.clone();
+        self.events.clear();
+        if g.play_into(self.seat, mv, &mut self.events).is_err() {
+            return f64::NEG_INFINITY;
+        }
+        self.count(1);
+        let depth = if exact { u8::MAX } else { self.config.depth };
+        self.value(&g, depth, exact, f64::NEG_INFINITY, f64::INFINITY)
+    }
+
+    /// Counts `moves` applied, and looks at the clock now and then.
+    fn count(&mut self, moves: u64) {
+        self.moves += moves;
+        if let Some(deadline) = self.deadline
+            && self.may_stop
+            && self.moves >= self.next_look
+        {
+            self.next_look = self.moves + CLOCK_EVERY;
+            if self.thinking.clock.now() >= deadline {
+                self.stop = true;
+            }
+        }
+    }
+
+    /// Alpha-beta: the value of `g` for the searching side, `depth` plies of choice left.
+    fn value(&mut self, g: &Game, depth: u8, exact: bool, mut alpha: f64, mut beta: f64) -> f64 {
+        if exact && self.moves - self.world_start > EXACT_CAP {
+            self.too_big = true;
+        }
+        if self.stop || self.too_big {
+            return 0.0;
+        }
+        if g.rounds_done() != self.start || g.turn().is_none() {
+            return evaluate(g, self.before, self.seat, self.config.match_bonus);
+        }
+        if depth == 0 {
+            let mut end = g.clone();
+            let played = greedy_to_round_end(&mut end, &mut self.buf, &mut self.events);
+            self.count(u64::from(played));
+            return evaluate(&end, self.before, self.seat, self.config.match_bonus);
+        }
+        let (who, moves) = self.moves_at(g, exact);
+        let maximise = g.rules().side_of(who) == self.side;
+        // A forced move (a draw, a pass, the only tile) is not a choice: it costs no depth.
+        let next = if moves.len() > 1 { depth - 1 } else { depth };
+        let mut best = if maximise {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+        for mv in moves {
+            let mut child = g.clone();
+            self.events.clear();
+            child
+                .play_into(who, mv, &mut self.events)
+                .expect("the search plays legal moves");
+            self.count(1);
+            let v = self.value(&child, next, exact, alpha, beta);
+            if maximise {
+                best = best.max(v);
+                alpha = alpha.max(v);
+            } else {
+                best = best.min(v);
+                beta = beta.min(v);
+            }
+            if alpha >= beta {
+                break;
+            }
+        }
+        best
+    }
+
+    /// Who moves in `g` and the moves searched, best first by the greedy order: taking
+    /// unclaimed points before anything; a scoring play only in its claimed form; below
+    /// the exact endgame, the `beam` best.
+    fn moves_at(&mut self, g: &Game, exact: bool) -> (u8, Vec<Move>) {
+        if let Some(taker) = muggins_taker(g) {
+            return (taker, vec![Move::Muggins]);
+        }
+        let who = g.turn().expect("a game in play");
+        g.legal_moves_into(who, &mut self.buf);
+        let rules = g.rules();
+        let mut ranked: Vec<(Rank, Move)> = self
+            .buf
+            .iter()
+            .filter_map(|&mv| {
+                let points = match mv {
+                    Move::Play { tile, end, claim } => {
+                        let points = g.points_of(tile, end);
+                        if rules.muggins && claim.is_none() && points > 0 {
+                            return None;
+                        }
+                        points
+                    }
+                    _ => 0,
+                };
+                Some((greedy::rank(rules, mv, points), mv))
+            })
+            .collect();
+        ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
+        if !exact {
+            ranked.truncate(usize::from(self.config.beam.max(1)));
+        }
+        (who, ranked.into_iter().map(|(_, mv)| mv).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+    use crate::bots::think::Clock;
+    use crate::engine::rules::Opening;
+    use crate::engine::{Preset, Rules};
+
+    const SMALL: u64 = 20_000;
+
+    /// A clock that moves `step` every time it is read.
+    struct Ticking {
+        now: Cell<Duration>,
+        step: Duration,
+    }
+
+    impl Clock for Ticking {
+        fn now(&self) -> Duration {
+            let now = self.now.get();
+            self.now.set(now + self.step);
+            now
+        }
+    }
+
+    /// Whole matches against greedy on the larger sets and every seat count: legal moves
+    /// only, to the end (a low target keeps it short).
+    #[test]
+    fn the_master_plays_whole_matches_on_double_9_to_double_15() {
+        for (max_pip, seats, preset) in [
+            (9, 2, Preset::Block),
+            (9, 4, Preset::AllFives),
+            (12, 3, Preset::Draw),
+            (15, 2, Preset::Muggins),
+            (15, 4, Preset::Block),
+        ] {
+            let rules = Rules {
+                max_pip,
+                hand_size: crate::engine::rules::default_hand_size(max_pip),
+                target: Some(40),
+                ..preset.rules()
+            };
+            let seed = Seed::from_text(&format!("big {max_pip} {seats}"));
+            let mut game = Game::new(rules, seats, seed, None).unwrap();
+            let mut rng = ChaCha8Rng::seed_from_u64(u64::from(max_pip));
+            let mut searched = 0;
+            while let Some(turn) = game.turn() {
+                // Out of turn, a seat that may take points does so first.
+                let seat = (1..=seats)
+                    .map(|k| (turn + k) % seats)
+                    .find(|&s| s == turn || !game.legal_moves(s).is_empty())
+                    .unwrap();
+                let view = game.project(Some(seat));
+                let mv = if seat % 2 == 0 {
+                    searched += 1;
+                    crate::bots::choose_thinking(
+                        crate::bots::Level::Master,
+                        &view,
+                        Thinking::work(2_000),
+                        &mut rng,
+                    )
+                    .unwrap()
+                } else {
+                    greedy::choose(&view)
+                };
+                assert!(view.legal_moves.iter().any(|m| m.mv == mv), "{mv:?}");
+                game.play(seat, mv).unwrap();
+            }
+            assert!(searched > 0 && game.outcome().is_some());
+        }
+    }
+
+    #[test]
+    fn the_same_view_and_seed_give_the_same_move() {
+        let rules = Rules {
+            opening: Opening::SeatZero,
+            ..Preset::AllFives.rules()
+        };
+        let game = Game::new(rules, 2, Seed::from_text("same"), None).unwrap();
+        let view = game.project(Some(0));
+        let think = Thinking::work(SMALL);
+        let a = search(
+            &view,
+            &Config::default(),
+            think,
+            &mut ChaCha8Rng::seed_from_u64(3),
+        );
+        let b = search(
+            &view,
+            &Config::default(),
+            think,
+            &mut ChaCha8Rng::seed_from_u64(3),
+        );
+        assert_eq!(a, b);
+        assert!(a.1.worlds > 1);
+        assert!(view.legal_moves.iter().any(|m| m.mv == a.0));
+    }
+
+    /// Under a time budget it stops by the clock, shortly after the budget's share, and
+    /// reads the clock throughout (a clock read per 1,024 moves: 1 ms a read here).
+    #[test]
+    fn under_a_time_budget_it_thinks_until_the_clock_says_stop() {
+        let game = Game::new(Preset::Block.rules(), 2, Seed::from_text("clock"), None).unwrap();
+        let turn = game.turn().unwrap();
+        let view = game.project(Some(turn));
+        let clock = Ticking {
+            now: Cell::new(Duration::from_secs(7)),
+            step: Duration::from_millis(1),
+        };
+        let thinking = Thinking {
+            budget: Budget::Time(Duration::from_millis(100)),
+            clock: &clock,
+        };
+        let (_, work) = search(
+            &view,
+            &Config::default(),
+            thinking,
+            &mut ChaCha8Rng::seed_from_u64(1),
+        );
+        let reads = (clock.now.get() - Duration::from_secs(7)).as_millis();
+        // 97 ms of the 100 searching: the start's read, then the 97th look stops it.
+        assert_eq!(reads, 1 + 97, "{work:?}");
+        assert!(work.moves >= 96 * CLOCK_EVERY, "{work:?}");
+        assert!(work.worlds > 0);
+    }
+}
