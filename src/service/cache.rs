@@ -69,6 +69,22 @@ impl GameCache {
         self.shard(id).games.get_mut(id)?.copy.take()
     }
 
+    /// `read` of game `id`'s copy and its version, if there is one (not taken out by a
+    /// write) of version `at_least` or later.
+    pub(super) fn read<R>(
+        &self,
+        id: &str,
+        at_least: u64,
+        read: impl FnOnce(u64, &Record) -> R,
+    ) -> Option<R> {
+        if self.per_shard == 0 {
+            return None;
+        }
+        let shard = self.shard(id);
+        let (version, record) = shard.games.get(id)?.copy.as_ref()?;
+        (*version >= at_least).then(|| read(*version, record))
+    }
+
     /// Keeps `record` as game `id` at `version`, unless a copy of a later version is
     /// there already (a concurrent write of this process stored after this one).
     pub(super) fn put(&self, id: &str, version: u64, record: Record) {
@@ -153,7 +169,10 @@ mod tests {
         let cache = GameCache::new(64);
         assert!(cache.take("g").is_none());
         cache.put("g", 3, record());
+        assert_eq!(cache.read("g", 3, |v, _| v), Some(3));
+        assert_eq!(cache.read("g", 4, |v, _| v), None, "not as late as asked");
         assert_eq!(cache.take("g").map(|(v, _)| v), Some(3));
+        assert_eq!(cache.read("g", 1, |v, _| v), None, "taken out");
         assert!(
             cache.take("g").is_none(),
             "taken out while a write works on it"
