@@ -16,11 +16,17 @@
 //! would be caught. Moves per second and the latency of the move requests (send to
 //! last byte) are counted after `--warmup` seconds, until `--seconds` or `--max-moves`.
 //!
-//! **Redis's ceiling** (with `--redis-url`): what Redis alone allows for the two calls a
-//! move makes, `GET` of the game (the load) and `EVALSHA` of the store's save script (the
-//! compare-and-set, run here exactly as the store sends it, with a 400-byte blob and a
-//! public event), each measured by `redis-benchmark` with `--redis-clients` connections.
-//! A move needs one of each, so the ceiling is `1 / (1/get + 1/evalsha)` moves/s.
+//! **Redis's ceiling** (with `--redis-url`): what Redis alone allows for the calls a move
+//! makes: `EVALSHA` of the store's save script (the compare-and-set, run here exactly as
+//! the store sends it, with a 400-byte blob and a public event), and for a game the
+//! server has not written itself a `GET` of the game before it, each measured by
+//! `redis-benchmark` with `--redis-clients` connections: `evalsha` moves/s, or
+//! `1 / (1/get + 1/evalsha)` with the `GET`.
+//!
+//! **What a player sees** (`--follow`): each seat reads its own event stream, and a move
+//! counts when the opponent's stream has delivered it; the latency runs from sending the
+//! move to then. **Redis calls per move** (`--count-calls`): MONITOR on every master,
+//! counting what clients send (not a script's own calls), in a paced run of its own.
 //!
 //! **Bytes stored per game** (with `--redis-url` and `--key-prefix`, the server's
 //! `REDIS_KEY_PREFIX`): one classic 2-seat game is played to the end, and `MEMORY USAGE`
@@ -81,6 +87,17 @@ struct Args {
     /// server and Redis spend on them (the clocks' sweep, mostly).
     #[arg(long)]
     idle_clocks: Option<usize>,
+    /// Each seat follows its own event stream (`GET /v1/games/{id}/events` with its
+    /// token, which carries its view), as a socket-based client would, and a move counts
+    /// when the opponent's stream has delivered it: moves/s and latency are the player's
+    /// (from sending the move to the opponent's event), not the mover's.
+    #[arg(long)]
+    follow: bool,
+    /// Count the commands clients send Redis during the load, with MONITOR on every
+    /// master among `--redis-url` / `--redis-cpu-urls` (a script's own calls are not
+    /// counted): MONITOR slows Redis, so measure this in a run of its own, paced.
+    #[arg(long)]
+    count_calls: bool,
     /// Worker threads of the client's runtime.
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -156,6 +173,7 @@ struct Client {
     preset: Preset,
     idempotency: bool,
     clock_secs: Option<u64>,
+    follow: bool,
 }
 
 /// One game in play, as the client knows it.
@@ -166,6 +184,70 @@ struct Table {
     version: u64,
     rng: ChaCha8Rng,
     moves: u64,
+    /// With `--follow`: the last version each seat's event stream delivered.
+    streams: Option<[Follower; 2]>,
+}
+
+/// A seat's event stream, read by a task of its own.
+struct Follower {
+    version: tokio::sync::watch::Receiver<u64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Follower {
+    /// Opens seat `token`'s stream of game `id`; answers once the stream is open.
+    async fn open(client: &Client, id: &str, token: &str) -> Result<Follower, Failure> {
+        let mut res = client
+            .http
+            .get(format!("{}/v1/games/{id}/events", client.base))
+            .bearer_auth(token)
+            .timeout(Duration::from_secs(3600))
+            .send()
+            .await
+            .map_err(|e| format!("events: {}", with_causes(&e)))?;
+        if res.status().as_u16() != 200 {
+            return Err(format!("events: {}", res.status()));
+        }
+        let (tx, version) = tokio::sync::watch::channel(0);
+        let task = tokio::spawn(async move {
+            let mut pending = Vec::new();
+            while let Ok(Some(chunk)) = res.chunk().await {
+                pending.extend_from_slice(&chunk);
+                // Whole lines only; an event's `id:` is its version.
+                while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                    let line: Vec<u8> = pending.drain(..=end).collect();
+                    if let Some(v) = std::str::from_utf8(&line)
+                        .ok()
+                        .and_then(|l| l.strip_prefix("id: "))
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                    {
+                        tx.send_replace(v);
+                    }
+                }
+            }
+        });
+        Ok(Follower { version, task })
+    }
+
+    /// Waits until the stream has delivered `version`.
+    async fn delivered(&mut self, version: u64) -> Result<(), Failure> {
+        match tokio::time::timeout(
+            Duration::from_secs(10),
+            self.version.wait_for(|&v| v >= version),
+        )
+        .await
+        {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(_)) => Err(format!("the stream ended before version {version}")),
+            Err(_) => Err(format!("version {version} was not delivered within 10 s")),
+        }
+    }
 }
 
 /// An error and what caused it, down the chain: reqwest's own text ("error sending
@@ -249,6 +331,14 @@ impl Client {
         }
         let replica = Game::new(self.preset.rules(), 2, Seed::from_text(seed), None)
             .map_err(|e| e.to_string())?;
+        let streams = if self.follow {
+            Some([
+                Follower::open(self, &id, &tokens[0]).await?,
+                Follower::open(self, &id, &tokens[1]).await?,
+            ])
+        } else {
+            None
+        };
         Ok(Table {
             id,
             tokens,
@@ -256,11 +346,13 @@ impl Client {
             version: 3,
             rng: ChaCha8Rng::from_seed(Seed::from_text(seed).0),
             moves: 0,
+            streams,
         })
     }
 
-    /// Posts one random legal move of the seat to move; checks the answer.
-    async fn step(&self, t: &mut Table) -> Result<(), Failure> {
+    /// Posts one random legal move of the seat to move; checks the answer; returns the
+    /// seat that moved.
+    async fn step(&self, t: &mut Table) -> Result<u8, Failure> {
         let seat = t.replica.turn().ok_or("the replica's game is over")?;
         let legal = t.replica.legal_moves(seat);
         let mv: Move = *legal.choose(&mut t.rng).ok_or("no legal move")?;
@@ -293,7 +385,7 @@ impl Client {
                 answer.version, answer.hand, t.version
             ));
         }
-        Ok(())
+        Ok(seat)
     }
 }
 
@@ -325,7 +417,18 @@ async fn run_client(client: Arc<Client>, shared: Arc<Shared>, index: usize, of: 
                 break 'games;
             }
             let sent = Instant::now();
-            if let Err(e) = client.step(&mut table).await {
+            let seat = match client.step(&mut table).await {
+                Ok(seat) => seat,
+                Err(e) => {
+                    tally.failures.push(e);
+                    continue 'games;
+                }
+            };
+            // With --follow, the move is done when the opponent's stream has it.
+            let version = table.version;
+            if let Some(streams) = table.streams.as_mut()
+                && let Err(e) = streams[usize::from(1 - seat)].delivered(version).await
+            {
                 tally.failures.push(e);
                 continue 'games;
             }
@@ -442,7 +545,13 @@ async fn load(args: &Args) -> Result<(), Failure> {
         preset: args.preset,
         idempotency: args.idempotency,
         clock_secs: args.clock_secs,
+        follow: args.follow,
     });
+    let calls = if args.count_calls {
+        Some(CallCounter::start(args).await?)
+    } else {
+        None
+    };
     let before = usage_now(args, &client.http).await;
     let started = Instant::now();
     let shared = Arc::new(Shared {
@@ -475,6 +584,11 @@ async fn load(args: &Args) -> Result<(), Failure> {
     let window = last.duration_since(shared.counted_from).as_secs_f64();
     latencies.sort_unstable();
     let moves = latencies.len();
+    if args.follow {
+        println!(
+            "following: each seat reads its own event stream; a move counts when the opponent's stream delivered it, its latency from sending it to then"
+        );
+    }
     println!(
         "load: {} clients{}, preset {}, {} s ({} s warm-up not counted){}{}, {:.1} s in all",
         args.clients,
@@ -529,6 +643,20 @@ async fn load(args: &Args) -> Result<(), Failure> {
             line += &format!(", this load client {us:.1} us");
         }
         println!("{line}");
+        if let Some(calls) = calls {
+            let counted = calls.stop().await;
+            let total: u64 = counted.iter().map(|(_, n)| n).sum();
+            let by_command: Vec<String> = counted
+                .iter()
+                .filter(|(_, n)| *n as f64 / applied.max(1.0) >= 0.001)
+                .map(|(name, n)| format!("{name} {:.3}", *n as f64 / applied.max(1.0)))
+                .collect();
+            println!(
+                "redis calls per move (MONITOR on the masters, warm-up included; a script's own calls not counted): {:.3} ({})",
+                total as f64 / applied.max(1.0),
+                by_command.join(", ")
+            );
+        }
     }
     println!("failures: {}", failures.len());
     for f in failures.iter().take(5) {
@@ -538,6 +666,83 @@ async fn load(args: &Args) -> Result<(), Failure> {
         Ok(())
     } else {
         Err(format!("{} requests failed", failures.len()))
+    }
+}
+
+/// Commands clients send Redis, by name, read from MONITOR on each master.
+struct CallCounter {
+    counts: Arc<std::sync::Mutex<std::collections::BTreeMap<String, u64>>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl CallCounter {
+    async fn start(args: &Args) -> Result<CallCounter, Failure> {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let urls: Vec<&str> = match &args.redis_url {
+            Some(url) => vec![url.as_str()],
+            None => args.redis_cpu_urls.iter().map(String::as_str).collect(),
+        };
+        let counts = Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::new()));
+        let mut tasks = Vec::new();
+        for url in urls {
+            let mut conn = redis::Client::open(url)
+                .map_err(|e| e.to_string())?
+                .get_multiplexed_async_connection()
+                .await
+                .map_err(|e| e.to_string())?;
+            let role: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| e.to_string())?;
+            // A replica's MONITOR shows its master's stream again: not counted.
+            if !role.contains("role:master") {
+                continue;
+            }
+            let address = url
+                .strip_prefix("redis://")
+                .and_then(|rest| rest.split('/').next())
+                .ok_or_else(|| format!("{url}: a redis://host:port URL"))?;
+            let stream = tokio::net::TcpStream::connect(address)
+                .await
+                .map_err(|e| e.to_string())?;
+            let (read, mut write) = stream.into_split();
+            write
+                .write_all(b"MONITOR\r\n")
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut lines = tokio::io::BufReader::new(read).lines();
+            let counts = counts.clone();
+            tasks.push(tokio::spawn(async move {
+                let _write = write;
+                while let Ok(Some(line)) = lines.next_line().await {
+                    // `+<time> [<db> <client>] "COMMAND" ...`; a script's calls: `lua`.
+                    let Some((client, rest)) = line.split_once("] \"") else {
+                        continue;
+                    };
+                    if client.ends_with(" lua") {
+                        continue;
+                    }
+                    let name = rest.split('"').next().unwrap_or("").to_uppercase();
+                    if name == "INFO" {
+                        continue; // this tool's own measurements
+                    }
+                    *counts.lock().unwrap().entry(name).or_insert(0) += 1;
+                }
+            }));
+        }
+        Ok(CallCounter { counts, tasks })
+    }
+
+    /// The counts, by command.
+    async fn stop(self) -> Vec<(String, u64)> {
+        // What Redis ran before this call is printed by now, give or take the pipe.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        for task in &self.tasks {
+            task.abort();
+        }
+        let counts = self.counts.lock().unwrap();
+        counts.iter().map(|(k, v)| (k.clone(), *v)).collect()
     }
 }
 
@@ -635,7 +840,8 @@ async fn redis_ceiling(
         event.len()
     );
     println!(
-        "redis ceiling: {:.0} moves/s (one GET + one EVALSHA per move)",
+        "redis ceiling: {evalsha:.0} moves/s with one EVALSHA a move (a game this process wrote \
+         last); {:.0} with a GET before it (a game it has not seen, and every move before issue 26)",
         1.0 / (1.0 / get + 1.0 / evalsha)
     );
     Ok(())
@@ -677,6 +883,7 @@ async fn stored_size(
         preset: args.preset,
         idempotency,
         clock_secs: args.clock_secs,
+        follow: false,
     };
     let redis = redis::Client::open(url).map_err(|e| e.to_string())?;
     let mut conn = redis
@@ -746,6 +953,7 @@ async fn idle_clocks(args: &Args, games: usize) -> Result<(), Failure> {
         preset: args.preset,
         idempotency: false,
         clock_secs: Some(86_400),
+        follow: false,
     });
     let started = Instant::now();
     let next = Arc::new(AtomicU64::new(0));

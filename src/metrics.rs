@@ -124,6 +124,22 @@ pub struct SeekLabels {
 
 type BotHistogramFamily = Family<BotLabels, Histogram, fn() -> Histogram>;
 
+/// What a write found in this process's cache of games (`domino_game_cache_total{outcome}`):
+/// `hit` (it started from the cached copy), `miss` (none: it loaded the game) or `stale`
+/// (the copy it started from was not the stored game: the save answered the game as it is,
+/// or a refusal was looked at again on the stored game).
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CacheLabels {
+    pub outcome: &'static str,
+}
+
+/// The three counters of `domino_game_cache_total`, each a handle on its labelled child.
+pub struct CacheCounters {
+    pub hit: Counter,
+    pub miss: Counter,
+    pub stale: Counter,
+}
+
 /// Every metric of the process. Handles are cheap clones of what the registry holds.
 pub struct Metrics {
     registry: Registry,
@@ -149,6 +165,8 @@ pub struct Metrics {
     pub moves_applied: Counter,
     /// Saves that lost a compare-and-set race and were retried (`domino_store_conflicts_total`).
     pub store_conflicts: Counter,
+    /// What writes found in the cache of games (`domino_game_cache_total{outcome}`).
+    pub game_cache: CacheCounters,
     /// Seats that ran out of time, acted on by this process's sweep (`domino_timeouts_total`).
     pub timeouts: Counter,
     /// Event streams and waiting long polls open now (`domino_open_streams`).
@@ -252,6 +270,18 @@ impl Metrics {
             "Saves that lost a compare-and-set race and were retried",
             store_conflicts.clone(),
         );
+        let cache_family = Family::<CacheLabels, Counter>::default();
+        let child = |outcome| cache_family.get_or_create(&CacheLabels { outcome }).clone();
+        let game_cache = CacheCounters {
+            hit: child("hit"),
+            miss: child("miss"),
+            stale: child("stale"),
+        };
+        game.register(
+            "game_cache",
+            "Writes of a game by what they found in this process's cache of games: hit, miss, or stale (the copy was not the stored game; the save answered it)",
+            cache_family,
+        );
         game.register(
             "timeouts",
             "Seats that ran out of time, acted on by this process",
@@ -309,6 +339,7 @@ impl Metrics {
             rated_games,
             moves_applied,
             store_conflicts,
+            game_cache,
             timeouts,
             open_streams,
             stream_refusals,

@@ -42,6 +42,7 @@
 //! | `SEEK_TTL_SECS` | `300` | how long a seek waits for its game before it expires |
 //! | `BOT_TABLES` | `16` | tables of bots alone this process plays at once; the others wait their turn in the store (another process may take them) |
 //! | `MEMORY_MAX_GAMES` | `100000` | games the memory store holds at once; one more is a 503 `store_unavailable`; `0`: no cap (not used with Redis) |
+//! | `GAME_CACHE_GAMES` | `10000` | games whose last written state this process keeps in memory, so that a move on one of them is one round trip to the store (see `docs/architecture.md`, "The path of one move"); the least recently written are dropped beyond; `0`: none kept |
 //!
 //! The rate limits answer 429 `rate_limited` with `Retry-After`, and every limited answer
 //! says where its client stands (`RateLimit-Policy`, `RateLimit`). Their defaults are far
@@ -147,6 +148,8 @@ pub struct Settings {
     pub bot_tables: usize,
     /// Games the memory store holds at most (`None`: no cap).
     pub memory_max_games: Option<usize>,
+    /// Games whose last written state this process keeps (0: none).
+    pub game_cache_games: usize,
 }
 
 /// The origins whose pages a browser lets call the API (`CORS_ORIGINS`).
@@ -261,6 +264,8 @@ impl Default for Settings {
             fault_skip_settling: false,
             bot_tables: 16,
             memory_max_games: Some(100_000),
+            // A busy process's games in play.
+            game_cache_games: 10_000,
         }
     }
 }
@@ -431,6 +436,9 @@ impl Settings {
                 positive(s).and_then(|n| usize::try_from(n).map_err(|_| "too large".to_owned()))
             })?,
             memory_max_games: env.parse("MEMORY_MAX_GAMES", defaults.memory_max_games, cap)?,
+            game_cache_games: env.parse("GAME_CACHE_GAMES", defaults.game_cache_games, |s| {
+                cap(s).map(Option::unwrap_or_default)
+            })?,
         };
         if settings.redis_url.is_some() && !settings.redis_cluster_nodes.is_empty() {
             return Err(SettingsError {
@@ -673,6 +681,10 @@ mod tests {
         let s = settings(&[("MAX_WAITING_PER_IP", "3"), ("MEMORY_MAX_GAMES", "0")]).unwrap();
         assert_eq!(s.max_waiting_per_ip, Some(3));
         assert_eq!(s.memory_max_games, None);
+        assert_eq!(Settings::default().game_cache_games, 10_000);
+        let s = settings(&[("GAME_CACHE_GAMES", "0")]).unwrap();
+        assert_eq!(s.game_cache_games, 0);
+        assert!(settings(&[("GAME_CACHE_GAMES", "many")]).is_err());
         let bad = settings(&[("MAX_WAITING_PER_IP", "many")]).unwrap_err();
         assert_eq!(bad.var, "MAX_WAITING_PER_IP");
         let s = settings(&[("MAX_GAMES_PER_IP", "0"), ("BOT_TABLES", "2")]).unwrap();

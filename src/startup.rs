@@ -325,6 +325,7 @@ fn serve(
             challenge_ttl: settings.challenge_ttl,
             seek_ttl: settings.seek_ttl,
             skip_settling: settings.fault_skip_settling,
+            game_cache: settings.game_cache_games,
         },
     ));
     let slots = web::Data::new(api::streams::StreamSlots::new(

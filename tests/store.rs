@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use domino_server::store::memory::MemoryStore;
 use domino_server::store::redis::{RedisStore, RedisTarget};
 use domino_server::store::{
-    Creator, Deadline, Event, EventStream, Evidence, GameStore, IDEMPOTENCY_WINDOW,
+    Creator, Deadline, Event, EventStream, Evidence, GameNow, GameStore, IDEMPOTENCY_WINDOW,
     IdempotencyRecord, Listing, QUEUE_END, Save, SaveOutcome, StoreError, Stored, queued_at,
 };
 use futures_util::StreamExt;
@@ -120,6 +120,23 @@ fn now_ms() -> u64 {
             .as_millis(),
     )
     .unwrap()
+}
+
+/// A lost race's answer: the game as it is stored now.
+fn conflict(version: u64, bytes: &[u8]) -> SaveOutcome<GameNow> {
+    SaveOutcome::Conflict {
+        current: conflict_now(version, bytes),
+    }
+}
+
+fn conflict_now(version: u64, bytes: &[u8]) -> GameNow {
+    GameNow {
+        stored: Stored {
+            version,
+            bytes: bytes.to_vec(),
+        },
+        made: None,
+    }
 }
 
 fn plain(expected: u64, bytes: &[u8]) -> Save {
@@ -525,14 +542,11 @@ async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
             after: Some(1),
         }),
     };
-    assert_eq!(
-        store.save(&id, stale).await.unwrap(),
-        SaveOutcome::Conflict { current: 2 }
-    );
+    assert_eq!(store.save(&id, stale).await.unwrap(), conflict(2, b"v2"));
     // A version from the future is stale too.
     assert_eq!(
         store.save(&id, plain(7, b"future")).await.unwrap(),
-        SaveOutcome::Conflict { current: 2 }
+        conflict(2, b"v2")
     );
     assert_eq!(
         store.load(&id).await.unwrap(),
@@ -590,37 +604,56 @@ async fn idempotency_record_only_with_a_save_and_first_writer_wins<B: Backend>()
     // Records belong to one game.
     assert_eq!(store.idempotency(&other, "k").await.unwrap(), None);
 
-    // A later successful save under the same key does not replace the first answer.
+    // A later save under the same key, at the current version, writes nothing and
+    // answers the first record with the game as it is: a request is made once.
     let second = Save {
         idempotency: Some(record("k", b"fp-2", b"second answer")),
         ..plain(2, b"v3")
     };
+    let made = GameNow {
+        made: Some(first.clone()),
+        ..conflict_now(2, b"v2")
+    };
     assert_eq!(
-        store.save(&id, second).await.unwrap(),
-        SaveOutcome::Saved { version: 3 }
+        store.save(&id, second.clone()).await.unwrap(),
+        SaveOutcome::Conflict {
+            current: made.clone()
+        }
+    );
+    // At a stale version too.
+    assert_eq!(
+        store
+            .save(
+                &id,
+                Save {
+                    expected: 1,
+                    ..second
+                }
+            )
+            .await
+            .unwrap(),
+        SaveOutcome::Conflict { current: made }
     );
     assert_eq!(store.idempotency(&id, "k").await.unwrap(), Some(first));
+    assert_eq!(store.load(&id).await.unwrap().unwrap().version, 2);
 
     // A refused save stores no record.
     let refused = Save {
         idempotency: Some(record("k2", b"fp", b"never")),
         ..plain(1, b"stale")
     };
-    assert_eq!(
-        store.save(&id, refused).await.unwrap(),
-        SaveOutcome::Conflict { current: 3 }
-    );
+    assert_eq!(store.save(&id, refused).await.unwrap(), conflict(2, b"v2"));
     assert_eq!(store.idempotency(&id, "k2").await.unwrap(), None);
 
     // Empty fingerprint and response are still records.
     let empty = record("", b"", b"");
     let save = Save {
         idempotency: Some(empty.clone()),
-        ..plain(3, b"v4")
+        ..plain(2, b"v3")
     };
     assert_eq!(
         store.save(&id, save).await.unwrap(),
-        SaveOutcome::Saved { version: 4 }
+        SaveOutcome::Saved { version: 3 }
     );
     assert_eq!(store.idempotency(&id, "").await.unwrap(), Some(empty));
 }
@@ -808,10 +841,7 @@ async fn list_open_is_newest_first_and_unlist_removes<B: Backend>() {
         finished: false,
         ..plain(5, b"x")
     };
-    assert_eq!(
-        store.save(&b, stale).await.unwrap(),
-        SaveOutcome::Conflict { current: 1 }
-    );
+    assert_eq!(store.save(&b, stale).await.unwrap(), conflict(1, b"b"));
     assert_eq!(listed(&store, 0, 10).await, vec![b, a]);
 }
 
@@ -858,7 +888,7 @@ async fn games_in_play_are_listed_latest_started_first_until_their_match_is_over
     // A refused save starts nothing.
     assert_eq!(
         store.save(&other, start(7)).await.unwrap(),
-        SaveOutcome::Conflict { current: 1 }
+        conflict(1, b"other")
     );
     assert_eq!(playing(0, 10).await, vec![open.clone(), bots.clone()]);
     assert_eq!(playing(1, 1).await, vec![bots.clone()]);
@@ -948,7 +978,7 @@ async fn concurrent_saves_exactly_one_wins<B: Backend>() {
     for task in tasks {
         match task.await.unwrap() {
             (n, SaveOutcome::Saved { version: 2 }) => winners.push(n),
-            (_, SaveOutcome::Conflict { current: 2 }) => {}
+            (_, SaveOutcome::Conflict { current }) if current.stored.version == 2 => {}
             (n, other) => panic!("writer {n}: {other:?}"),
         }
     }
@@ -1111,7 +1141,7 @@ async fn redis_a_write_no_replica_confirms_is_not_acknowledged() {
     // Refused saves do not wait.
     assert_eq!(
         waiting.save(&other, plain(1, b"x")).await.unwrap(),
-        SaveOutcome::Conflict { current: 2 }
+        conflict(2, b"v2")
     );
     let health = waiting.ping().await.unwrap();
     assert_eq!(health.degraded.len(), 1, "{health:?}");

@@ -78,12 +78,24 @@ impl GameService {
         let events = match viewer {
             None => events,
             Some(seat) => {
-                let (store, id) = (self.store.clone(), id.to_owned());
+                let (me, id) = (self.me.clone(), id.to_owned());
                 events
                     .then(move |watched| {
-                        let (store, id) = (store.clone(), id.clone());
+                        let (me, id) = (me.clone(), id.clone());
                         async move {
-                            match super::load(&store, &id).await {
+                            let me = me.upgrade()?;
+                            // This process's copy, when it wrote this version or a later
+                            // one: a view with no trip to the store.
+                            let cached = me.cache.read(&id, watched.event.version, |v, r| {
+                                View::of(&id, v, r, Some(seat))
+                            });
+                            if let Some(view) = cached {
+                                return Some(Watched {
+                                    view: Some(view),
+                                    ..watched
+                                });
+                            }
+                            match super::load(&me.store, &id).await {
                                 Ok((version, record)) => Some(Watched {
                                     view: Some(View::of(&id, version, &record, Some(seat))),
                                     ..watched

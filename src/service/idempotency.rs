@@ -223,19 +223,28 @@ impl GameService {
         key: &RequestKey,
         name: &str,
     ) -> Result<Earlier, Error> {
-        let stored = match self.store.idempotency(id, name).await? {
-            Some(stored) if stored.fingerprint == key.fingerprint => stored,
-            Some(_) => return Err(Error::IdempotencyKeyReused),
-            None => return Ok(Earlier::None),
+        let Some(record) = self.store.idempotency(id, name).await? else {
+            return Ok(Earlier::None);
         };
-        let stored = Receipt::decode(&stored.response)
-            .filter(|s| s.sealed.is_some() == key.is_join())
-            .ok_or_else(|| Error::Internal("an idempotency record is unreadable".into()))?;
+        let stored = key.receipt_in(&record)?;
         Ok(if stored.receipt.version > version {
             Earlier::AfterLoad
         } else {
             Earlier::Made(stored)
         })
+    }
+}
+
+impl RequestKey {
+    /// The receipt in `record`, stored under this key's name: this request's, or a
+    /// refusal when another request (another body, another seat) used the key.
+    pub(super) fn receipt_in(&self, record: &IdempotencyRecord) -> Result<Stored, Error> {
+        if record.fingerprint != self.fingerprint {
+            return Err(Error::IdempotencyKeyReused);
+        }
+        Receipt::decode(&record.response)
+            .filter(|s| s.sealed.is_some() == self.is_join())
+            .ok_or_else(|| Error::Internal("an idempotency record is unreadable".into()))
     }
 }
 

@@ -134,6 +134,8 @@ impl GameService {
             .create_by(id, record.encode(), listing, creator)
             .await?;
         self.metrics.games_created.inc();
+        // Its first write (a join, the bots' first turn) starts here, with no load.
+        self.cache.put(id, 1, record.clone());
         if let Some(due) = record.due(now_ms()) {
             // Bots to move (a table of bots alone, or bots leading a full table): queued
             // at once, so whichever process has room plays them even if this one stops;

@@ -12,6 +12,8 @@
 //! - [`lobby`] and [`play`]: the use cases (create, join, list; move, view).
 //! - [`write`]: the one write path every change goes through; a lost race retries on
 //!   fresh state, unless the client pinned `expected_version`.
+//! - [`cache`]: the games this process wrote last, which a write starts from without
+//!   loading them (a stale one costs a retry on the state the save answers).
 //! - [`background`]: the clock sweep and the bots at tables, under a lease in the store.
 //! - [`clock`]: the banks of time and when the seat to move runs out (pure arithmetic).
 //! - [`record`]: the stored game (lobby facts, seat tokens, the engine's game) and its one
@@ -31,6 +33,7 @@
 //!   human first) and for how long.
 
 mod background;
+mod cache;
 pub mod challenge;
 pub mod challenges;
 pub mod clock;
@@ -95,6 +98,9 @@ pub struct Caps {
     pub challenge_ttl: std::time::Duration,
     /// How long a seek may wait (`SEEK_TTL_SECS`; zero: the default).
     pub seek_ttl: std::time::Duration,
+    /// Games whose last written state this process keeps, so that its next write of one
+    /// is one round trip (`GAME_CACHE_GAMES`; 0: none).
+    pub game_cache: usize,
     /// A fault hook for tests, never set from the environment: the process that finishes
     /// a rated game does not move its ratings, as if it had died right after the game's
     /// last save, and leaves them to a sweep.
@@ -121,6 +127,8 @@ pub struct GameService {
     driving: Mutex<HashMap<String, bool>>,
     /// This process, as the holder of the games' leases it drives.
     holder: String,
+    /// The games this process wrote last, which its writes start from.
+    cache: cache::GameCache,
     /// Itself, for the background tasks it starts.
     me: Weak<GameService>,
 }
@@ -146,6 +154,7 @@ impl GameService {
             caps,
             driving: Mutex::new(HashMap::new()),
             holder: uuid::Uuid::new_v4().to_string(),
+            cache: cache::GameCache::new(caps.game_cache),
             me: me.clone(),
         })
     }

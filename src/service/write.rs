@@ -7,7 +7,7 @@
 use crate::bots;
 use crate::engine::{Event, Move};
 use crate::metrics::{BotLabels, BotPlace};
-use crate::store::{Deadline, Evidence, GameStore, Save, SaveOutcome, StoreError};
+use crate::store::{Deadline, Evidence, GameNow, GameStore, Save, SaveOutcome, StoreError};
 
 use super::events::{LobbyNews, PublicEvent};
 use super::idempotency::{Earlier, Receipt, RequestKey, Stored};
@@ -115,11 +115,14 @@ pub(super) enum Outcome<T, Idle> {
 }
 
 impl GameService {
-    /// The one write path: load the game, let `change` alter it, store it with a
-    /// compare-and-set on its version (with the public event, and the receipt under
-    /// `key`), and on a lost race start again from the fresh state. With `key` (and the
-    /// token a move came with; a join has none), a request already stored under it is not
-    /// made again.
+    /// The one write path: take the game (this process's copy from its last write, else
+    /// load it), let `change` alter it, store it with a compare-and-set on its version
+    /// (with the public event, and the receipt under `key`), and on a lost race start
+    /// again from the state the save answered. With `key` (and the token a move came with;
+    /// a join has none), a request already stored under it is not made again.
+    ///
+    /// A copy may be stale, so nothing but a save is decided on it: a refusal, or nothing
+    /// to do, is looked at again on the stored game before it is answered.
     pub(super) async fn update<T, Idle>(
         &self,
         id: &str,
@@ -128,34 +131,73 @@ impl GameService {
     ) -> Result<Outcome<T, Idle>, Error> {
         // The bots' budget runs from here: a lost race does not start it again.
         let started = std::time::Instant::now();
+        // The game as a lost race's save answered it: the next attempt starts from it.
+        let mut answered: Option<(u64, Record)> = None;
+        // The cached copy is for the first attempt only.
+        let mut cached = true;
+        // With a key, the save itself finds a request made before (and answers its
+        // record); only a refusal, which no save follows, looks the key up first.
+        let mut key_first = false;
         for _ in 0..MAX_ATTEMPTS {
-            let (version, mut record) = self.load(id).await?;
+            // `stored`: the game as the store holds it (loaded, or answered by a save),
+            // rather than this process's copy, which may be stale.
+            let (version, mut record, stored) = match answered.take() {
+                Some((version, record)) => (version, record, true),
+                None => match std::mem::take(&mut cached)
+                    .then(|| self.cache.take(id))
+                    .flatten()
+                {
+                    Some((version, record)) => {
+                        self.metrics.game_cache.hit.inc();
+                        (version, record, false)
+                    }
+                    None => {
+                        self.metrics.game_cache.miss.inc();
+                        let (version, record) = self.load(id).await?;
+                        (version, record, true)
+                    }
+                },
+            };
+            // A refusal decided on a copy is looked at again on the stored game (the copy
+            // may be behind it); one of a keyed request, after looking its key up (it
+            // may be a retry of a request made: its first answer stands).
+            macro_rules! unless_stale {
+                ($decided:expr) => {
+                    match $decided {
+                        Ok(value) => value,
+                        Err(e) if stored && (key.is_none() || key_first) => return Err(e),
+                        Err(_) => {
+                            if !stored {
+                                self.metrics.game_cache.stale.inc();
+                            }
+                            key_first |= key.is_some();
+                            continue;
+                        }
+                    }
+                };
+            }
             let now = now_ms();
             let mut stored_name = None;
             if let Some((key, token)) = key {
                 // The token before the key: a stranger is refused as one (401), and learns
                 // nothing of the keys a seat has used. A move's key is its seat's own.
-                let seat = viewer_of(&record, token)?;
-                let name = stored_name.insert(key.stored_name(seat));
-                match self.earlier(id, version, key, name).await? {
-                    Earlier::Made(stored) => {
-                        // The first attempt may have been refused for want of replicas:
-                        // its receipt is an acknowledgement only once they hold it.
-                        self.store
-                            .confirm(id, Evidence::Record(name))
-                            .await
-                            .map_err(|cause| Error::Unsettled {
-                                cause: cause.to_string(),
-                                fate: Fate::Unknown,
-                            })?;
-                        return Ok(Outcome::Repeated {
-                            stored,
-                            version,
-                            record,
-                        });
+                let seat = match viewer_of(&record, token) {
+                    Ok(seat) => seat,
+                    Err(e) if stored => return Err(e),
+                    Err(_) => {
+                        self.metrics.game_cache.stale.inc();
+                        continue;
                     }
-                    Earlier::AfterLoad => continue,
-                    Earlier::None => {}
+                };
+                let name = stored_name.insert(key.stored_name(seat));
+                if key_first {
+                    match self.earlier(id, version, key, name).await? {
+                        Earlier::Made(stored) => {
+                            return self.repeated(id, name, stored, version, record).await;
+                        }
+                        Earlier::AfterLoad => continue,
+                        Earlier::None => {}
+                    }
                 }
             }
             let moves_before = record.game.move_count() as u32;
@@ -168,8 +210,12 @@ impl GameService {
                 unlist,
                 relist,
                 think,
-            } = match change(version, now, &mut record)? {
+            } = match unless_stale!(change(version, now, &mut record)) {
                 Decision::Store(change) => change,
+                Decision::Leave(_) if !stored => {
+                    self.metrics.game_cache.stale.inc();
+                    continue;
+                }
                 Decision::Leave(why) => {
                     return Ok(Outcome::Unchanged {
                         why,
@@ -200,7 +246,7 @@ impl GameService {
                             (record, played, events)
                         })
                         .await?;
-                    let played = played?;
+                    let played = unless_stale!(played);
                     let counted = (place, played.len() as u64);
                     moves.extend(played);
                     (record, thought, Some(counted))
@@ -218,6 +264,7 @@ impl GameService {
                 turn: record.game.turn(),
                 moves,
             };
+            let name = stored_name.clone();
             let receipt = key
                 .zip(seat)
                 .zip(stored_name.take())
@@ -301,6 +348,10 @@ impl GameService {
                     }
                     if status == Status::Finished {
                         Box::pin(self.poke_series(&record)).await;
+                        self.cache.forget(id);
+                    } else {
+                        // The next write of this game starts here, with no load.
+                        self.cache.put(id, version, record.clone());
                     }
                     return Ok(Outcome::Saved {
                         version,
@@ -312,15 +363,59 @@ impl GameService {
                 // Another request of this game won. Look again: if it was a copy of this
                 // one (same key), its answer is this one's too, pinned version or not;
                 // else a pinned version is refused as stale after the load.
-                SaveOutcome::Conflict { .. } => {
-                    self.metrics.store_conflicts.inc();
+                // The save answered the game as it is: the next attempt starts from it.
+                // (A copy that was behind lost to no concurrent write: it counts as stale.)
+                SaveOutcome::Conflict {
+                    current: GameNow { stored: now, made },
+                } => {
+                    let record = Record::decode(&now.bytes)?;
+                    // The request was made before: its first answer stands.
+                    if let (Some(made), Some((key, _)), Some(name)) = (made, key, &name) {
+                        let stored = key.receipt_in(&made)?;
+                        return self.repeated(id, name, stored, now.version, record).await;
+                    }
+                    if stored {
+                        self.metrics.store_conflicts.inc();
+                    } else {
+                        self.metrics.game_cache.stale.inc();
+                    }
+                    answered = Some((now.version, record));
                 }
-                SaveOutcome::Missing => return Err(Error::NotFound),
+                SaveOutcome::Missing => {
+                    self.cache.forget(id);
+                    return Err(Error::NotFound);
+                }
             }
         }
         Err(Error::Internal(
             "too many concurrent changes to this game; try again".into(),
         ))
+    }
+
+    /// The answer to a request made before under key `name`: its receipt, and the game as
+    /// it is now (at `version`, at or after the receipt's).
+    async fn repeated<T, Idle>(
+        &self,
+        id: &str,
+        name: &str,
+        stored: Stored,
+        version: u64,
+        record: Record,
+    ) -> Result<Outcome<T, Idle>, Error> {
+        // The first attempt may have been refused for want of replicas: its receipt is an
+        // acknowledgement only once they hold it.
+        self.store
+            .confirm(id, Evidence::Record(name))
+            .await
+            .map_err(|cause| Error::Unsettled {
+                cause: cause.to_string(),
+                fate: Fate::Unknown,
+            })?;
+        Ok(Outcome::Repeated {
+            stored,
+            version,
+            record,
+        })
     }
 
     /// Whether a save of game `id` from `expected` that got no answer was applied: the game

@@ -7,8 +7,8 @@
 use super::memory::MemoryStore;
 use super::redis::RedisStore;
 use super::{
-    Creator, EventStream, Evidence, GameId, GameStore, Health, IdempotencyRecord, Listing, Save,
-    SaveOutcome, StoreError, Stored,
+    Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IdempotencyRecord, Listing,
+    Save, SaveOutcome, StoreError, Stored,
 };
 
 /// Either store; built by the startup code from the settings.
@@ -69,7 +69,7 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.load_after_writes(id))
     }
 
-    async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome, StoreError> {
+    async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome<GameNow>, StoreError> {
         delegate!(self, s => s.save(id, save))
     }
 

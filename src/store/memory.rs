@@ -34,7 +34,7 @@ mod seeks;
 use super::now_ms;
 use super::ranked::Ranked;
 use super::{
-    Creator, Event, EventStream, Evidence, GameId, GameStore, Health, IDEMPOTENCY_WINDOW,
+    Creator, Event, EventStream, Evidence, GameId, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
     IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
     receiver_stream,
 };
@@ -358,23 +358,31 @@ impl GameStore for MemoryStore {
         self.load(id).await
     }
 
-    async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome, StoreError> {
+    async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome<GameNow>, StoreError> {
         let (mut inner, now) = self.lock();
         let Some(game) = inner.live(id, now) else {
             return Ok(SaveOutcome::Missing);
         };
-        if game.version != save.expected {
+        let made = save
+            .idempotency
+            .as_ref()
+            .and_then(|record| game.idempotency.get(&record.key));
+        if game.version != save.expected || made.is_some() {
             return Ok(SaveOutcome::Conflict {
-                current: game.version,
+                current: GameNow {
+                    stored: Stored {
+                        version: game.version,
+                        bytes: game.bytes.clone(),
+                    },
+                    made: made.cloned(),
+                },
             });
         }
         let version = save.expected + 1;
         game.version = version;
         game.bytes = save.bytes;
         game.expires_at = now + self.idle_ttl;
-        if let Some(record) = save.idempotency
-            && !game.idempotency.contains_key(&record.key)
-        {
+        if let Some(record) = save.idempotency {
             let window = game.windows.entry(save.seat).or_default();
             window.push_back(record.key.clone());
             if window.len() > IDEMPOTENCY_WINDOW

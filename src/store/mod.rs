@@ -140,15 +140,29 @@ pub struct Event {
     pub payload: Vec<u8>,
 }
 
-/// The result of a compare-and-set.
+/// The result of a compare-and-set. `Current` is what a conflict answers: the version the
+/// record carries now (a player's, a challenge's), or, for a game ([`GameStore::save`]),
+/// a [`GameNow`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SaveOutcome {
+pub enum SaveOutcome<Current = u64> {
     /// Written; the game now carries `expected + 1`.
     Saved { version: u64 },
-    /// Someone else wrote first; nothing was written.
-    Conflict { current: u64 },
+    /// Nothing was written: someone else wrote first, or (a game's save) a request was
+    /// stored before under the save's idempotency key.
+    Conflict { current: Current },
     /// The game does not exist (never created, or expired).
     Missing,
+}
+
+/// What a game's save that wrote nothing answers, read in the same step as its
+/// compare-and-set (on Redis, by the save script): the game as it is stored now, so that
+/// the caller tries again on it without loading it (a move is one round trip even when
+/// the caller's copy was stale); and the record stored before under the save's
+/// idempotency key, when there is one (the request was made: its first answer stands).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameNow {
+    pub stored: Stored,
+    pub made: Option<IdempotencyRecord>,
 }
 
 /// A save: the new blob, and what must be written atomically with it.
@@ -157,8 +171,9 @@ pub struct Save {
     /// The version the caller loaded; the save succeeds only if it is still current.
     pub expected: u64,
     pub bytes: Vec<u8>,
-    /// Stored only if no record exists yet under that key (first answer wins). It joins
-    /// the window of `seat`'s keys: each seat keeps its last [`IDEMPOTENCY_WINDOW`].
+    /// When a record exists under that key already, the save writes nothing and answers
+    /// it (first answer wins). It joins the window of `seat`'s keys: each seat keeps its
+    /// last [`IDEMPOTENCY_WINDOW`].
     pub idempotency: Option<IdempotencyRecord>,
     /// The seat that made the request (its idempotency window); ignored without a record.
     pub seat: u8,
@@ -279,12 +294,15 @@ pub trait GameStore: Send + Sync + 'static {
         id: &GameId,
     ) -> impl Future<Output = Result<Option<Stored>, StoreError>> + Send;
 
-    /// Compare-and-set on the version; also refreshes the game's idle expiry.
+    /// Compare-and-set on the version; also refreshes the game's idle expiry. Nothing is
+    /// written when the version is not the stored one, or when a record is stored under
+    /// the save's idempotency key already (a request is made once); either way the answer
+    /// holds the game as it is ([`GameNow`]).
     fn save(
         &self,
         id: &GameId,
         save: Save,
-    ) -> impl Future<Output = Result<SaveOutcome, StoreError>> + Send;
+    ) -> impl Future<Output = Result<SaveOutcome<GameNow>, StoreError>> + Send;
 
     /// The idempotency record stored under `key` for this game, if any.
     fn idempotency(

@@ -35,6 +35,7 @@ mod ratings;
 mod redaction;
 mod request_ids;
 mod resharding;
+mod round_trips;
 mod seeks;
 mod sse;
 mod two_servers;

@@ -42,6 +42,7 @@ macro_rules! on_two_servers {
 
 on_two_servers!(
     a_match_played_alternately_through_two_servers_on_one_redis_completes,
+    moves_alternating_between_two_servers_start_from_stale_copies_and_are_answered_right,
     an_event_stream_on_one_server_sees_a_move_made_through_the_other,
     a_long_poll_on_one_server_wakes_when_the_other_stores_a_move,
     copies_of_a_move_sent_through_two_servers_at_once_are_applied_once,
@@ -281,4 +282,53 @@ async fn copies_of_a_move_sent_through_two_servers_at_once_are_applied_once(
     }
     assert_eq!(answers[0].0, 200);
     assert_eq!(a.view(id, None).await["version"], version + 2);
+}
+
+/// A labelled counter of the server's `/metrics` (0 when it has not been counted yet).
+async fn labelled(server: &TestApp, name: &str, label: &str) -> u64 {
+    let text = server.get("/metrics").await.text().await.unwrap();
+    let line = format!("{name}{{{label}}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&line)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Two servers take turns moving one game, so each one's copy of the game (from its own
+/// last move) is a move behind when it moves next: its save finds another version stored,
+/// answers that, and the move is made on it at once. Every answer is the stored game's,
+/// one version on, as the other server then shows it; both servers' copies went stale.
+async fn moves_alternating_between_two_servers_start_from_stale_copies_and_are_answered_right(
+    a: TestApp,
+    b: TestApp,
+) {
+    let servers = [&a, &b];
+    let (id, players) = a
+        .start_game(json!({"preset": "block", "seats": 2, "seed": "stale copies"}))
+        .await;
+    let mut version = a.view(&id, None).await["version"].as_u64().unwrap();
+    let mut moves = 0;
+    while moves < 12 {
+        let (mover, other) = (servers[moves % 2], servers[(moves + 1) % 2]);
+        let spectator = other.view(&id, None).await;
+        if spectator["status"] != "playing" {
+            break;
+        }
+        let turn = spectator["round"]["turn"].as_u64().unwrap() as usize;
+        let token = &players[turn].token;
+        let view = other.view(&id, Some(token)).await;
+        let answer = mover.play(&id, token, &view["legal_moves"][0]).await;
+        version += 1;
+        assert_eq!(answer["version"], version, "move {moves}: {answer}");
+        let stored = other.view(&id, Some(token)).await;
+        assert_eq!(answer["version"], stored["version"], "move {moves}");
+        assert_eq!(answer["hand"], stored["hand"], "move {moves}");
+        assert_eq!(answer["round"], stored["round"], "move {moves}");
+        moves += 1;
+    }
+    assert!(moves >= 6, "only {moves} moves were played");
+    for server in servers {
+        let stale = labelled(server, "domino_game_cache_total", "outcome=\"stale\"").await;
+        assert!(stale >= 2, "{stale} stale copies met");
+        assert_eq!(counter(server, "domino_store_conflicts_total").await, 0);
+    }
 }

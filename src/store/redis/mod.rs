@@ -35,7 +35,7 @@ use self::pubsub::{Fanout, FanoutState};
 use self::scripts::Scripts;
 pub use self::scripts::save_script_source;
 use super::{
-    Creator, EVENT_HISTORY, Event, EventStream, Evidence, GameId, GameStore, Health,
+    Creator, EVENT_HISTORY, Event, EventStream, Evidence, GameId, GameNow, GameStore, Health,
     IDEMPOTENCY_WINDOW, IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError,
     Stored, now_ms,
 };
@@ -257,7 +257,7 @@ impl GameStore for RedisStore {
         self.load_on(self.conns.writer()?, id).await
     }
 
-    async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome, StoreError> {
+    async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome<GameNow>, StoreError> {
         let version = save.expected + 1;
         let event = save
             .event
@@ -302,15 +302,27 @@ impl GameStore for RedisStore {
                 true,
             )
             .await?;
-        let reply: Vec<i64> = redis::from_redis_value(reply).map_err(|_| corrupt("save reply"))?;
+        let Value::Array(reply) = reply else {
+            return Err(corrupt("save reply"));
+        };
         let outcome = match reply.as_slice() {
-            [1, saved] => SaveOutcome::Saved {
+            [Value::Int(1), Value::Int(saved)] => SaveOutcome::Saved {
                 version: u64::try_from(*saved).map_err(|_| corrupt("save reply"))?,
             },
-            [0, current] => SaveOutcome::Conflict {
-                current: u64::try_from(*current).map_err(|_| corrupt("game version"))?,
+            [Value::Int(0), Value::BulkString(current), made] => SaveOutcome::Conflict {
+                current: GameNow {
+                    stored: parse_game_value(current).ok_or_else(|| corrupt("game value"))?,
+                    made: match (made, &save.idempotency) {
+                        (Value::Nil | Value::Boolean(false), _) => None,
+                        (Value::BulkString(raw), Some(record)) => Some(
+                            decode_record(&record.key, raw)
+                                .ok_or_else(|| corrupt("idempotency record"))?,
+                        ),
+                        _ => return Err(corrupt("save reply")),
+                    },
+                },
             },
-            [-1, _] => SaveOutcome::Missing,
+            [Value::Int(-1), _] => SaveOutcome::Missing,
             _ => return Err(corrupt("save reply")),
         };
         // Only a deadline that comes sooner is indexed: one that moves later (most moves)

@@ -64,15 +64,18 @@ return 1
 /// ARGV: expected version (ten digits), new version (ten digits), blob, ttl ms, event cap,
 /// channel, event ('' for none; an encoded event is never empty), has idempotency record
 /// ('1'/'0'), its key, its value, the window's size.
-/// Returns {1, new} saved, {0, current} conflict, {-1, 0} missing.
+/// Returns {1, new} saved; {-1, 0} missing; else, having written nothing, {0, the game's
+/// value as it is, the record stored under the key or false}: the version was not the
+/// expected one, or a record exists under the key already (the request was made). The
+/// caller tries again on the value at once, with no second trip to load it.
 ///
 /// The events are kept inside the game's value (see `format`): the new one is
 /// appended with its length in three bytes, and the oldest dropped beyond the cap.
 const SAVE_LUA: &str = r"
 local cur = redis.call('GET', KEYS[1])
 if not cur then return {-1, 0} end
-local v = string.sub(cur, 1, $VERSION_END)
-if v ~= ARGV[1] then return {0, tonumber(v)} end
+local made = ARGV[8] == '1' and redis.call('HGET', KEYS[2], ARGV[9])
+if made or string.sub(cur, 1, $VERSION_END) ~= ARGV[1] then return {0, cur, made} end
 local events = string.sub(cur, $EVENTS_FROM, $LEN_TO + tonumber(string.sub(cur, $LEN_FROM, $LEN_TO)))
 local e = ARGV[7]
 if e ~= '' then
@@ -89,7 +92,8 @@ if e ~= '' then
   redis.call('SPUBLISH', ARGV[6], e)
 end
 redis.call('SET', KEYS[1], ARGV[2] .. string.format('%0$LEN_DIGITSd', #events) .. events .. ARGV[3], 'PX', ARGV[4])
-if ARGV[8] == '1' and redis.call('HSETNX', KEYS[2], ARGV[9], ARGV[10]) == 1 then
+if ARGV[8] == '1' then
+  redis.call('HSET', KEYS[2], ARGV[9], ARGV[10])
   if redis.call('RPUSH', KEYS[3], ARGV[9]) > tonumber(ARGV[11]) then
     redis.call('HDEL', KEYS[2], redis.call('LPOP', KEYS[3]))
   end
@@ -504,11 +508,17 @@ mod unit {
                 .unwrap();
             assert_eq!(reply, [1, expected as i64 + 1]);
         }
-        let stale: Vec<i64> = save(1, b"late", b"x")
+        let (lost, current, made): (i64, Vec<u8>, Option<Vec<u8>>) = save(1, b"late", b"x")
             .invoke_async(&mut conn)
             .await
             .unwrap();
-        assert_eq!(stale, [0, 3], "the script reads the version Rust wrote");
+        assert_eq!(
+            (lost, made),
+            (0, None),
+            "the script reads the version Rust wrote"
+        );
+        let current = read_game_value(&current).expect("a conflict answers the game's value");
+        assert_eq!((current.version, current.blob), (3, &b"third"[..]));
 
         let value: Vec<u8> = redis::cmd("GET")
             .arg(&game)
