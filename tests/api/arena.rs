@@ -111,6 +111,26 @@ fn mean_of_games(done: &Value) -> f64 {
     sum as f64 / done["deals"].as_f64().unwrap()
 }
 
+/// Each duplicate deal's two games: one deal, the same first hands seat by seat, the seats
+/// named `first` then `second` (the sides swapped over the hands), and `prearranged` as
+/// the match's seed says (a secret seed: nobody knew the deal).
+async fn check_twins(
+    app: &TestApp,
+    games: &[Value],
+    (first, second): (Value, Value),
+    prearranged: bool,
+) {
+    for pair in games.chunks(2) {
+        assert_eq!(pair[0]["deal"], pair[1]["deal"]);
+        assert_eq!(pair[0]["seats"], first);
+        assert_eq!(pair[1]["seats"], second);
+        let (a, b) = (export(app, &pair[0]).await, export(app, &pair[1]).await);
+        assert_eq!(a["deals"][0], b["deals"][0]);
+        let view = app.view(pair[0]["game_id"].as_str().unwrap(), None).await;
+        assert_eq!(view["prearranged"], prearranged, "{view}");
+    }
+}
+
 async fn export(app: &TestApp, game: &Value) -> Value {
     let path = format!("/v1/games/{}/export", game["game_id"].as_str().unwrap());
     app.get(&path).await.json().await.unwrap()
@@ -175,17 +195,8 @@ async fn a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_
     let ci = done["margin"]["ci95"].as_array().unwrap();
     assert!(ci[0].as_f64().unwrap() <= mean && mean <= ci[1].as_f64().unwrap());
     assert!(done["margin"]["ci95"].is_array(), "{done}");
-    for pair in games.chunks(2) {
-        assert_eq!(pair[0]["deal"], pair[1]["deal"]);
-        assert_eq!(pair[0]["seats"], json!(["ann", "greedy"]));
-        assert_eq!(pair[1]["seats"], json!(["greedy", "ann"]));
-        // The same hands, seat by seat: the sides swapped over them.
-        let (first, second) = (export(&app, &pair[0]).await, export(&app, &pair[1]).await);
-        assert_eq!(first["deals"][0], second["deals"][0]);
-        // The server's own seed: nobody knew the deal.
-        let view = app.view(pair[0]["game_id"].as_str().unwrap(), None).await;
-        assert_eq!(view["prearranged"], false, "{view}");
-    }
+    let seats = (json!(["ann", "greedy"]), json!(["greedy", "ann"]));
+    check_twins(&app, games, seats, false).await;
     // The stream told of every game, and of the match moving on up to its end.
     let (mut started, mut last_update) = (0, Value::Null);
     while let Some(event) = stream.next(Duration::from_millis(500)).await {
@@ -364,15 +375,8 @@ async fn a_seeded_ten_deal_match_between_two_levels_plays_identical_deals_with_t
     assert_eq!(done["margin"]["deals_done"], 10);
     let mean = done["margin"]["per_deal_mean"].as_f64().unwrap();
     assert!((mean - mean_of_games(&done)).abs() < 1e-9, "{done}");
-    for pair in games.chunks(2) {
-        assert_eq!(pair[0]["deal"], pair[1]["deal"]);
-        assert_eq!(pair[0]["seats"], json!(["random", "greedy"]));
-        assert_eq!(pair[1]["seats"], json!(["greedy", "random"]));
-        let (first, second) = (export(&app, &pair[0]).await, export(&app, &pair[1]).await);
-        assert_eq!(first["deals"][0], second["deals"][0]);
-        let view = app.view(pair[0]["game_id"].as_str().unwrap(), None).await;
-        assert_eq!(view["prearranged"], true, "its deals are known: {view}");
-    }
+    let seats = (json!(["random", "greedy"]), json!(["greedy", "random"]));
+    check_twins(&app, games, seats, true).await;
     // Greedy against itself, on the same deals: its margin's interval holds 0.
     let res = post_as(&app, "/v1/matches", &ann, Some(make("greedy"))).await;
     let mirror = wait_over(
@@ -515,17 +519,12 @@ async fn a_four_seat_team_match_swaps_the_teams_over_each_deal_beside_equal_part
     let done = wait_over(&app, made["id"].as_str().unwrap()).await;
     let games = done["games"].as_array().unwrap();
     assert_eq!(games.len(), 4, "{done}");
+    let seats = (
+        json!(["random", "expert", "greedy", "greedy"]),
+        json!(["expert", "random", "greedy", "greedy"]),
+    );
+    check_twins(&app, games, seats, true).await;
     for pair in games.chunks(2) {
-        assert_eq!(
-            pair[0]["seats"],
-            json!(["random", "expert", "greedy", "greedy"])
-        );
-        assert_eq!(
-            pair[1]["seats"],
-            json!(["expert", "random", "greedy", "greedy"])
-        );
-        let (first, second) = (export(&app, &pair[0]).await, export(&app, &pair[1]).await);
-        assert_eq!(first["deals"][0], second["deals"][0]);
         // The challenger's points are its team's.
         let view = app.view(pair[1]["game_id"].as_str().unwrap(), None).await;
         assert_eq!(
