@@ -356,11 +356,11 @@ impl GameService {
                         thought,
                     });
                 }
-                // Another request of this game won. Look again: if it was a copy of this
-                // one (same key), its answer is this one's too, pinned version or not;
-                // else a pinned version is refused as stale after the load.
-                // The save answered the game as it is: the next attempt starts from it.
-                // (A copy that was behind lost to no concurrent write: it counts as stale.)
+                // Nothing written: the save answered the game as it is. If this request
+                // was made before (a copy of it won, or a retry), the first answer stands,
+                // pinned version or not; else the next attempt starts from the answer, and
+                // a pinned version is refused there as stale. (A copy of ours that was
+                // behind lost to no concurrent write: it counts as stale, not a conflict.)
                 SaveOutcome::Conflict {
                     current: GameNow { stored: now, made },
                 } => {
