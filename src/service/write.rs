@@ -128,7 +128,9 @@ impl GameService {
         // The bots' budget runs from here: a lost race does not start it again.
         let started = std::time::Instant::now();
         // The game as a lost race's save answered it: the next attempt starts from it.
-        let mut answered: Option<(u64, Record)> = None;
+        // (Kept as stored, not decoded: a record is large, and this future, which holds
+        // it across the awaits below, is copied whole as actix boxes it.)
+        let mut answered: Option<crate::store::Stored> = None;
         // The cached copy is for the first attempt only.
         let mut cached = true;
         // With a key, the save itself finds a request made before (and answers its
@@ -138,7 +140,7 @@ impl GameService {
             // `stored`: the game as the store holds it (loaded, or answered by a save),
             // rather than this process's copy, which may be stale.
             let (version, mut record, stored) = match answered.take() {
-                Some((version, record)) => (version, record, true),
+                Some(now) => (now.version, Record::decode(&now.bytes)?, true),
                 None => match std::mem::take(&mut cached)
                     .then(|| self.cache.take(id))
                     .flatten()
@@ -189,7 +191,8 @@ impl GameService {
                 if key_first {
                     match self.earlier(id, version, key, name).await? {
                         Earlier::Made(stored) => {
-                            return self.repeated(id, name, stored, version, record).await;
+                            let repeated = self.repeated(id, name, stored, version, record);
+                            return Box::pin(repeated).await;
                         }
                         Earlier::AfterLoad => continue,
                         Earlier::None => {}
@@ -364,18 +367,19 @@ impl GameService {
                 SaveOutcome::Conflict {
                     current: GameNow { stored: now, made },
                 } => {
-                    let record = Record::decode(&now.bytes)?;
                     // The request was made before: its first answer stands.
                     if let (Some(made), Some((key, _)), Some(name)) = (made, key, &name) {
                         let stored = key.receipt_in(&made)?;
-                        return self.repeated(id, name, stored, now.version, record).await;
+                        let record = Record::decode(&now.bytes)?;
+                        let repeated = self.repeated(id, name, stored, now.version, record);
+                        return Box::pin(repeated).await;
                     }
                     if stored {
                         self.metrics.store_conflicts.inc();
                     } else {
                         self.metrics.game_cache.stale.inc();
                     }
-                    answered = Some((now.version, record));
+                    answered = Some(now);
                 }
                 SaveOutcome::Missing => {
                     self.cache.forget(id);
