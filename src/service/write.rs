@@ -132,7 +132,9 @@ impl GameService {
         // The bots' budget runs from here: a lost race does not start it again.
         let started = std::time::Instant::now();
         // The game as a lost race's save answered it: the next attempt starts from it.
-        let mut answered: Option<(u64, Record)> = None;
+        // (Kept as stored, not decoded: a record is large, and this future, which holds
+        // it across the awaits below, is copied whole as actix boxes it.)
+        let mut answered: Option<crate::store::Stored> = None;
         // The cached copy is for the first attempt only.
         let mut cached = true;
         // With a key, the save itself finds a request made before (and answers its
@@ -142,7 +144,7 @@ impl GameService {
             // `stored`: the game as the store holds it (loaded, or answered by a save),
             // rather than this process's copy, which may be stale.
             let (version, mut record, stored) = match answered.take() {
-                Some((version, record)) => (version, record, true),
+                Some(now) => (now.version, Record::decode(&now.bytes)?, true),
                 None => match std::mem::take(&mut cached)
                     .then(|| self.cache.take(id))
                     .flatten()
@@ -193,7 +195,8 @@ impl GameService {
                 if key_first {
                     match self.earlier(id, version, key, name).await? {
                         Earlier::Made(stored) => {
-                            return self.repeated(id, name, stored, version, record).await;
+                            let repeated = self.repeated(id, name, stored, version, record);
+                            return Box::pin(repeated).await;
                         }
                         Earlier::AfterLoad => continue,
                         Earlier::None => {}
@@ -360,26 +363,27 @@ impl GameService {
                         thought,
                     });
                 }
-                // Another request of this game won. Look again: if it was a copy of this
-                // one (same key), its answer is this one's too, pinned version or not;
-                // else a pinned version is refused as stale after the load.
-                // The save answered the game as it is: the next attempt starts from it.
-                // (A copy that was behind lost to no concurrent write: it counts as stale.)
+                // Nothing written: the save answered the game as it is. If this request
+                // was made before (a copy of it won, or a retry), the first answer stands,
+                // pinned version or not; else the next attempt starts from the answer, and
+                // a pinned version is refused there as stale. (A copy of ours that was
+                // behind lost to no concurrent write: it counts as stale, not a conflict.)
                 SaveOutcome::Conflict {
                     current: GameNow { stored: now, made },
                 } => {
-                    let record = Record::decode(&now.bytes)?;
                     // The request was made before: its first answer stands.
                     if let (Some(made), Some((key, _)), Some(name)) = (made, key, &name) {
                         let stored = key.receipt_in(&made)?;
-                        return self.repeated(id, name, stored, now.version, record).await;
+                        let record = Record::decode(&now.bytes)?;
+                        let repeated = self.repeated(id, name, stored, now.version, record);
+                        return Box::pin(repeated).await;
                     }
                     if stored {
                         self.metrics.store_conflicts.inc();
                     } else {
                         self.metrics.game_cache.stale.inc();
                     }
-                    answered = Some((now.version, record));
+                    answered = Some(now);
                 }
                 SaveOutcome::Missing => {
                     self.cache.forget(id);
