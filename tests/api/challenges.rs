@@ -2,7 +2,7 @@
 //! every seat bound, declined, canceled, expired; who may answer what; bad challenges;
 //! and answers through two servers sharing a store.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use domino_server::settings::Settings;
 use futures_util::future::join_all;
@@ -170,9 +170,16 @@ async fn a_challenge_of_built_in_levels_only_starts_its_game_at_once(app: TestAp
         started["players"],
         json!(["ann", "greedy bot", "expert bot"])
     );
-    let view = app.view(game_id, Some(&ann)).await;
+    // The bots move up to ann's turn, off the request (the create answers at once).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let view = loop {
+        let view = app.view(game_id, Some(&ann)).await;
+        if view["your_turn"] == true || Instant::now() > deadline {
+            break view;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert_eq!(view["status"], "playing");
-    // The bots moved up to ann's turn.
     assert_eq!(view["your_turn"], true, "{view}");
     assert!(listed(&app, &ann, "out").await.is_empty());
     let fetched = ok(app
