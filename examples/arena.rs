@@ -164,6 +164,7 @@ fn play_game(args: &Args, config: &expert::Config, index: usize) -> GameResult {
         Some(ms) => Thinking {
             budget: bots::Budget::Time(Duration::from_millis(ms)),
             clock: &wall,
+            until: None,
         },
         None => Thinking::work(args.master_work),
     };

@@ -130,10 +130,13 @@ pub fn search<R: Rng + ?Sized>(
 
     let (limit, deadline) = match thinking.budget {
         Budget::Work(moves) => (moves.max(1), None),
-        Budget::Time(budget) => (
-            MAX_WORK,
-            Some(started + Duration::from_secs_f64(budget.as_secs_f64() * TIME_SHARE)),
-        ),
+        Budget::Time(budget) => {
+            let share = started + Duration::from_secs_f64(budget.as_secs_f64() * TIME_SHARE);
+            (
+                MAX_WORK,
+                Some(thinking.until.map_or(share, |u| u.min(share))),
+            )
+        }
     };
     let mut seed = [0u8; 32];
     rng.fill_bytes(&mut seed);
@@ -472,6 +475,7 @@ mod tests {
         let thinking = Thinking {
             budget: Budget::Time(Duration::from_millis(100)),
             clock: &clock,
+            until: None,
         };
         let (_, work) = search(
             &view,
@@ -484,5 +488,19 @@ mod tests {
         assert_eq!(reads, 1 + 97, "{work:?}");
         assert!(work.moves >= 96 * CLOCK_EVERY, "{work:?}");
         assert!(work.worlds > 0);
+        // Started late in a request, it answers by the request's end, not its budget's.
+        clock.now.set(Duration::from_secs(7));
+        let late = Thinking {
+            until: Some(Duration::from_secs(7) + Duration::from_millis(40)),
+            ..thinking
+        };
+        search(
+            &view,
+            &Config::default(),
+            late,
+            &mut ChaCha8Rng::seed_from_u64(1),
+        );
+        let reads = (clock.now.get() - Duration::from_secs(7)).as_millis();
+        assert_eq!(reads, 1 + 40);
     }
 }

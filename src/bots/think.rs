@@ -37,6 +37,9 @@ pub enum Budget {
 pub struct Thinking<'a> {
     pub budget: Budget,
     pub clock: &'a dyn Clock,
+    /// Under a time budget, a time on `clock` to have answered by, whatever is left of the
+    /// budget: a move started late in a request gets what is left of the request's.
+    pub until: Option<Duration>,
 }
 
 impl Thinking<'static> {
@@ -45,6 +48,7 @@ impl Thinking<'static> {
         Thinking {
             budget: Budget::Work(moves),
             clock: &Stopped,
+            until: None,
         }
     }
 }

@@ -227,8 +227,8 @@ impl Pool {
     /// `since`, so the wait for a thread counts) is spent, and for a bots-only run, while
     /// no human's job waits. In a request the budget may allow no move at all; in the
     /// background the first move is always allowed, so a run makes progress however busy
-    /// the pool. `think` is also given how a master thinks each of its moves (a move
-    /// started is finished: a master's move may end a run up to its budget late).
+    /// the pool. `think` is also given how a master thinks each of its moves: in a
+    /// request, none past the request's budget.
     pub(super) async fn run<T: Send + 'static>(
         &self,
         place: BotPlace,
@@ -257,6 +257,8 @@ impl Pool {
                 budget => Thinking {
                     budget,
                     clock: &wall,
+                    until: (place == BotPlace::Request)
+                        .then(|| deadline.saturating_duration_since(started)),
                 },
             };
             let value = think(&mut keep_going, thinking);
