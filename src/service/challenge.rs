@@ -9,7 +9,7 @@ use crate::engine::{Preset, RulesPatch};
 
 use super::clock::ClockSettings;
 use super::lobby::NewGame;
-use super::matches::Series;
+use super::series::Series;
 use super::{Error, now_ms};
 
 /// The challenge record's format byte, then postcard.

@@ -20,9 +20,10 @@ use crate::store::players::PlayerStore;
 use crate::store::{GameStore, SaveOutcome, StoreError};
 
 use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, Party, unseen_token};
-use super::matches::{MAX_RUNNING, Series};
+use super::matches::MAX_RUNNING;
 use super::player_events::PlayerNews;
 use super::players::{NO_KEY, PlayerRecord, folded};
+use super::series::Series;
 use super::{Error, GameService, now_ms};
 
 /// How long a challenge waits for its answers, unless `CHALLENGE_TTL_SECS` says otherwise.

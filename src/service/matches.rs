@@ -3,7 +3,7 @@
 //! twice with the sides swapped when `duplicate`, so the luck of the deal cancels out of
 //! the margin ([`crate::margin`]).
 //!
-//! A match is a challenge with a series ([`Series`]): it is made, accepted (a level
+//! A match is a challenge with a series ([`Series`], stored as [`super::series`] has it): it is made, accepted (a level
 //! accepts at once), declined or canceled as a challenge is, and once accepted the sweep
 //! drives it: every change to it is a compare-and-set on the challenge, which names each
 //! game before it is created, so two processes driving one match never make a game twice,
@@ -13,13 +13,10 @@
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::engine::{Outcome, Preset, RulesPatch, Seed, rules::Scoring};
-use crate::margin::{Margin, margin};
+use crate::engine::{Outcome, Preset, RulesPatch, rules::Scoring};
 use crate::store::challenges::{ChallengeStore, Direction};
 use crate::store::players::PlayerStore;
 use crate::store::{GameStore, SaveOutcome, StoreError};
@@ -28,6 +25,7 @@ use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, unsee
 use super::clock::ClockSettings;
 use super::player_events::PlayerNews;
 use super::record::{Record, Status};
+use super::series::{MatchStatus, Series, SeriesGame, VOID};
 use super::{Error, GameService, now_ms};
 
 /// Deals a match plays at most.
@@ -44,192 +42,12 @@ const POLL: Duration = Duration::from_secs(2);
 /// Compare-and-set attempts on a match before a drive gives up (the next sweep goes on).
 const ATTEMPTS: usize = 8;
 
-/// One game of a series.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SeriesGame {
-    /// Its place in the series, from 0.
-    pub index: u32,
-    pub game_id: String,
-    /// The challenger's seat (the opponent holds the other).
-    pub seat: u8,
-    /// Once the game is over: the challenger's final points, the opponent's, and the
-    /// challenger's result (1 a win, 0.5 a draw, 0 a loss, as a tenth to stay exact; or
-    /// [`VOID`]).
-    pub result: Option<(i32, i32, u8)>,
-    /// When it was named (epoch ms): a game gone long after that expired unfinished.
-    pub named_ms: u64,
-}
-
-/// The result of a game that expired unfinished (nobody moved for the idle ttl): it
-/// counts in neither the score nor the margin.
-pub const VOID: u8 = u8::MAX;
-
 /// How long after it was named a game missing from the store is still to be made (its
 /// process died between naming and making it); after that it expired, and is void.
 const MAKE_WITHIN: Duration = Duration::from_secs(60);
 
-/// A match's games and how to make them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Series {
-    pub deals: u32,
-    pub duplicate: bool,
-    pub parallel: u8,
-    /// What every deal's seed is made from: a secret, so nobody may know the deals,
-    /// unless `seeded`.
-    seed: [u8; 32],
-    /// Made from the challenger's seed text: its deals are known (its games are
-    /// prearranged, so unrated) and the same text plays the same deals again.
-    pub seeded: bool,
-    /// A built-in level that plays the challenger's side: a match between two levels,
-    /// which its challenger owns (reads and cancels) without playing.
-    pub stand_in: Option<Level>,
-    /// Named before they are made, in order.
-    pub games: Vec<SeriesGame>,
-    /// No game is started after a cancel; those in play go on.
-    pub canceled: bool,
-    /// When it was last saved (epoch ms): a running match is saved at least every
-    /// [`RENEW`], and each save keeps it (`CHALLENGE_KEPT`) however long it runs.
-    pub saved_ms: u64,
-}
-
 /// A running match whose games take long is saved again after this, to stay kept.
 const RENEW: Duration = Duration::from_secs(3600);
-
-/// A match as its players and anyone else see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatchStatus {
-    Waiting,
-    Running,
-    Finished,
-    Canceled,
-}
-
-impl MatchStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MatchStatus::Waiting => "waiting",
-            MatchStatus::Running => "running",
-            MatchStatus::Finished => "finished",
-            MatchStatus::Canceled => "canceled",
-        }
-    }
-}
-
-/// The challenger's tally over the games that ended.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
-    pub wins: u32,
-    pub losses: u32,
-    pub draws: u32,
-    pub points_for: i64,
-    pub points_against: i64,
-}
-
-impl Series {
-    /// A series on a secret seed, or on one made from `seed` text.
-    fn new(deals: u32, duplicate: bool, parallel: u8, seed: Option<&str>) -> Series {
-        let bytes = match seed {
-            Some(text) => Sha256::digest(text.as_bytes()).into(),
-            None => {
-                let mut bytes = [0u8; 32];
-                rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
-                bytes
-            }
-        };
-        Series {
-            deals,
-            duplicate,
-            parallel,
-            seed: bytes,
-            seeded: seed.is_some(),
-            stand_in: None,
-            games: Vec::new(),
-            canceled: false,
-            saved_ms: now_ms(),
-        }
-    }
-
-    /// Games it plays in all.
-    pub fn total(&self) -> u32 {
-        self.deals * if self.duplicate { 2 } else { 1 }
-    }
-
-    /// The deal game `index` plays.
-    pub fn deal_of(&self, index: u32) -> u32 {
-        if self.duplicate { index / 2 } else { index }
-    }
-
-    /// The challenger's seat in game `index` (and its side: at 4 seats, teams play seats
-    /// 0 and 2 against 1 and 3): the second game of a duplicate deal swaps the sides.
-    fn challenger_seat(&self, index: u32) -> u8 {
-        u8::from(self.duplicate && index % 2 == 1)
-    }
-
-    /// Deal `deal`'s seed: the same for both games of a duplicate deal.
-    fn seed_of(&self, deal: u32) -> Seed {
-        let mut hash = Sha256::new();
-        hash.update(self.seed);
-        hash.update(deal.to_le_bytes());
-        Seed(hash.finalize().into())
-    }
-
-    fn in_play(&self) -> usize {
-        self.games.iter().filter(|g| g.result.is_none()).count()
-    }
-
-    pub fn status(&self, accepted: bool) -> MatchStatus {
-        if !accepted {
-            MatchStatus::Waiting
-        } else if self.games.len() as u32 == self.total() && self.in_play() == 0 {
-            MatchStatus::Finished
-        } else if self.canceled {
-            MatchStatus::Canceled
-        } else {
-            MatchStatus::Running
-        }
-    }
-
-    pub fn tally(&self) -> Tally {
-        let mut tally = Tally::default();
-        for (points_for, points_against, result) in self.games.iter().filter_map(|g| g.result) {
-            match result {
-                VOID => continue,
-                10 => tally.wins += 1,
-                0 => tally.losses += 1,
-                _ => tally.draws += 1,
-            }
-            tally.points_for += i64::from(points_for);
-            tally.points_against += i64::from(points_against);
-        }
-        tally
-    }
-
-    /// The challenger's margin a deal over the deals whose games all ended: its points
-    /// less the opponent's over the deal's games (the other way round when points are
-    /// penalties).
-    pub fn margin(&self, penalty: bool) -> Margin {
-        let per_deal = if self.duplicate { 2 } else { 1 };
-        let deals: Vec<f64> = self
-            .games
-            .chunks(per_deal)
-            .filter(|deal| {
-                deal.len() == per_deal
-                    && deal
-                        .iter()
-                        .all(|g| g.result.is_some_and(|(_, _, r)| r != VOID))
-            })
-            .map(|deal| {
-                let diff: i64 = deal
-                    .iter()
-                    .filter_map(|g| g.result)
-                    .map(|(f, a, _)| i64::from(f) - i64::from(a))
-                    .sum();
-                if penalty { -diff as f64 } else { diff as f64 }
-            })
-            .collect();
-        margin(&deals)
-    }
-}
 
 /// A new match, as its challenger asks for it.
 #[derive(Debug, Clone)]
@@ -582,73 +400,4 @@ impl GameService {
 /// Whether points in `preset` are penalties (the margin is the other way round).
 pub fn penalty_scoring(challenge: &Challenge) -> bool {
     challenge.preset.rules().with(&challenge.overrides).scoring == Scoring::Penalty
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_duplicate_deal_is_played_twice_on_one_seed_with_the_sides_swapped() {
-        let series = Series::new(3, true, 2, None);
-        assert_eq!(series.total(), 6);
-        assert_eq!(series.deal_of(4), 2);
-        assert_eq!(series.deal_of(5), 2);
-        assert_eq!(series.challenger_seat(4), 0);
-        assert_eq!(series.challenger_seat(5), 1);
-        assert_eq!(
-            series.seed_of(series.deal_of(4)),
-            series.seed_of(series.deal_of(5))
-        );
-        assert_ne!(series.seed_of(0), series.seed_of(1));
-        let single = Series::new(3, false, 1, None);
-        assert_eq!(single.total(), 3);
-        assert_eq!(single.challenger_seat(1), 0);
-    }
-
-    #[test]
-    fn a_seed_text_makes_the_same_deals_again_and_another_text_others() {
-        let (a, again) = (
-            Series::new(2, true, 1, Some("x")),
-            Series::new(2, true, 1, Some("x")),
-        );
-        assert!(a.seeded);
-        assert_eq!(a.seed_of(1), again.seed_of(1));
-        assert_ne!(a.seed_of(1), Series::new(2, true, 1, Some("y")).seed_of(1));
-        let secret = Series::new(2, true, 1, None);
-        assert!(!secret.seeded);
-        assert_ne!(secret.seed_of(1), Series::new(2, true, 1, None).seed_of(1));
-    }
-
-    #[test]
-    fn the_margin_counts_only_deals_whose_games_all_ended() {
-        let mut series = Series::new(2, true, 2, None);
-        for (index, result) in [
-            (0, Some((100, 40, 10))),
-            (1, Some((30, 100, 0))),
-            (2, Some((100, 0, 10))),
-            (3, None),
-        ] {
-            series.games.push(SeriesGame {
-                index,
-                game_id: index.to_string(),
-                seat: series.challenger_seat(index),
-                result,
-                named_ms: 0,
-            });
-        }
-        let m = series.margin(false);
-        assert_eq!(m.deals_done, 1);
-        assert_eq!(m.per_deal_mean, 60.0 - 70.0);
-        assert_eq!(series.margin(true).per_deal_mean, 10.0);
-        let tally = series.tally();
-        assert_eq!((tally.wins, tally.losses, tally.draws), (2, 1, 0));
-        assert_eq!(series.status(true), MatchStatus::Running);
-        // A game that expired unfinished counts nowhere: its deal leaves the margin.
-        series.games[3].result = Some((0, 0, VOID));
-        assert_eq!(series.margin(false).deals_done, 1);
-        assert_eq!(series.tally().wins + series.tally().losses, 3);
-        series.games[2].result = Some((0, 0, VOID));
-        assert_eq!(series.status(true), MatchStatus::Finished);
-    }
 }

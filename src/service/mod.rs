@@ -28,7 +28,8 @@
 //!   player's invitation, which becomes exactly one game.
 //! - [`seeks`]: matchmaking by pool, decided by the store in one step.
 //! - [`ratings`]: a rated game's ratings moved once, and the leaderboard.
-//! - [`matches`]: the duplicate arena, a challenge with a series of games.
+//! - [`series`] (a match's stored games, score and margin) and [`matches`] (make, drive,
+//!   cancel): the duplicate arena, a challenge with a series of games.
 //! - [`thinking`]: where bots think (a bounded pool off the async workers, games with a
 //!   human first) and for how long.
 
@@ -49,6 +50,7 @@ pub mod players;
 pub mod ratings;
 pub mod record;
 pub mod seeks;
+pub mod series;
 pub mod thinking;
 pub mod view;
 mod write;

@@ -5,7 +5,8 @@ use utoipa::ToSchema;
 
 use crate::bots::Level;
 use crate::engine::{Rules, RulesPatch};
-use crate::service::matches::{VOID, penalty_scoring};
+use crate::service::matches::penalty_scoring;
+use crate::service::series::VOID;
 use crate::service::{Challenge, ChallengeStatus};
 
 use super::*;
