@@ -88,6 +88,20 @@ struct Args {
     /// Master: tiles left in the hands for the exact endgame search.
     #[arg(long)]
     endgame: Option<u8>,
+    /// Master: `tree` (information-set tree search) or `alpha-beta` (in each world) before
+    /// the exact endgame.
+    #[arg(long)]
+    method: Option<String>,
+    /// Master: the tree search's UCB exploration constant.
+    #[arg(long)]
+    exploration: Option<f64>,
+    /// Master: playouts weigh the next seat's best reply by this (0: greedy playouts;
+    /// default: the master's own, 1).
+    #[arg(long)]
+    defend: Option<f64>,
+    /// Master: with --defend, points a play is worth for leaving the next seat no play.
+    #[arg(long, default_value_t = 0.0)]
+    block_bonus: f64,
 }
 
 /// The wall clock, for a master thinking by the clock.
@@ -112,6 +126,25 @@ fn master_config(args: &Args) -> master::Config {
     }
     if let Some(b) = args.match_bonus {
         c.match_bonus = b;
+    }
+    match args.method.as_deref() {
+        None => {}
+        Some("tree") => c.method = master::Method::Tree,
+        Some("alpha-beta") => c.method = master::Method::AlphaBeta,
+        Some(other) => panic!("--method {other}: tree or alpha-beta"),
+    }
+    if let Some(e) = args.exploration {
+        c.exploration = e;
+    }
+    match args.defend {
+        None => {}
+        Some(w) if w == 0.0 && args.block_bonus == 0.0 => c.playout = master::Policy::Greedy,
+        Some(weight) => {
+            c.playout = master::Policy::Defensive {
+                weight,
+                block: args.block_bonus,
+            }
+        }
     }
     c
 }
@@ -338,11 +371,14 @@ fn main() {
         if args.a == Level::Master || args.b == Level::Master {
             let c = master_config(&args);
             format!(
-                ", master {}, depth {}, beam {}, endgame {}",
+                ", master {}, {:?}, exploration {}, playout {:?}, depth {}, beam {}, endgame {}",
                 match args.master_ms {
                     Some(ms) => format!("{ms} ms by the clock"),
                     None => format!("work {}", args.master_work),
                 },
+                c.method,
+                c.exploration,
+                c.playout,
                 c.depth,
                 c.beam,
                 c.endgame

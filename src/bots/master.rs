@@ -1,15 +1,20 @@
-//! The master player: determinised search with a real search in every sampled world.
+//! The master player: an information-set tree search over sampled worlds, exact at the
+//! end of a round.
 //!
 //! Like the expert it samples the tiles it cannot see ([`sample_hidden`]: hand counts,
-//! known voids, a forced lead) and builds a playable game with [`Game::determinise`]. In
-//! each world, instead of one greedy playout per candidate, it searches: every candidate
-//! is followed by an alpha-beta search of the next plies (its side maximising, every other
-//! side minimising, which is exact with two sides and the cautious "paranoid" reading with
-//! more), the best few replies by the greedy order at each node, and a greedy playout to
-//! the end of the round at the leaves. Once drawing is over and few tiles are left in the
-//! hands, the search in each world goes to the end of the round with every move: exact for
-//! that world. Each candidate's values are summed over the worlds (all candidates are
-//! searched in every world, so the sums compare like with like) and the largest wins.
+//! known voids, a forced lead) and builds a playable game with [`Game::determinise`].
+//! Before the endgame it grows one tree over all those worlds ([`super::tree`]): each
+//! world walks the tree by the moves legal in it, every seat choosing by its own results,
+//! so no seat's choice leans on a hand it cannot see (an alpha-beta search in each world
+//! lets every seat see every hand of that world: measured, it gained nothing on the
+//! expert however long it thought). The leaves are played to the end of the round by a
+//! defensive policy ([`Policy::Defensive`]: the most points less the best reply the next
+//! seat could make), stronger than the greedy playouts of the expert. Once drawing is
+//! over and few tiles are left in the hands, each world is searched to the end of the
+//! round by alpha-beta with every move (its side maximising, every other side minimising,
+//! exact for that world with two sides), and each candidate's values are summed over the
+//! worlds. [`Method::AlphaBeta`] keeps that per-world search, to a fixed depth, for the
+//! whole round: the arena compares the two.
 //!
 //! Its budget ([`Thinking`]) is time on a clock it is handed, or a number of moves applied
 //! in the search (deterministic given the RNG). Either way a decision of its own turn
@@ -24,24 +29,42 @@ use rand::Rng;
 
 use super::expert::candidates;
 use super::greedy::{self, Rank};
-use super::playout::{evaluate, greedy_to_round_end, muggins_taker};
+pub use super::playout::Policy;
+use super::playout::{evaluate, muggins_taker, to_round_end};
 use super::sampling::sample_hidden;
 use super::think::{Budget, Thinking};
+use super::tree::Tree;
 use crate::engine::{Event, Game, Move, Projection, Seed};
 
 /// The search's shape and evaluation (the budget is given per decision).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Config {
-    /// Plies searched after the root (a node with one move does not count) before a greedy
-    /// playout gives the leaf's value.
+    /// [`Method::AlphaBeta`]: plies searched after the root (a node with one move does not
+    /// count) before a playout gives the leaf's value.
     pub depth: u8,
-    /// Moves searched at a node below the root, the best by the greedy order first.
+    /// [`Method::AlphaBeta`]: moves searched at a node below the root, the best by the
+    /// greedy order first.
     pub beam: u8,
     /// Tiles left in all hands, at most, for the search to go to the end of the round with
     /// every move, once no tile can be drawn any more.
     pub endgame: u8,
     /// Points added for a line that wins the match (taken off for one that loses it).
     pub match_bonus: f64,
+    /// How the worlds are searched before the exact endgame.
+    pub method: Method,
+    /// The tree search's UCB exploration constant (outcomes in units of 50 points).
+    pub exploration: f64,
+    /// How the leaves are played to the end of the round.
+    pub playout: Policy,
+}
+
+/// How the master searches before the exact endgame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// One information-set tree over all the worlds ([`super::tree`]).
+    Tree,
+    /// An alpha-beta search in each world, its values summed over the worlds.
+    AlphaBeta,
 }
 
 impl Default for Config {
@@ -51,6 +74,12 @@ impl Default for Config {
             beam: 3,
             endgame: 10,
             match_bonus: 50.0,
+            method: Method::Tree,
+            exploration: 0.7,
+            playout: Policy::Defensive {
+                weight: 1.0,
+                block: 0.0,
+            },
         }
     }
 }
@@ -87,6 +116,54 @@ pub struct Work {
     pub worlds: u32,
     /// Moves applied in the search, every world's included.
     pub moves: u64,
+}
+
+/// A decision's budget as it is spent: moves applied, and the clock looked at now and then.
+pub(super) struct Meter<'a> {
+    thinking: Thinking<'a>,
+    deadline: Option<Duration>,
+    limit: u64,
+    moves: u64,
+    next_look: u64,
+    /// A world was searched whole: the clock may stop the search now (before, it may not,
+    /// so that a budget too small for a world still gets one).
+    may_stop: bool,
+    /// The clock ran out: the world in hand is dropped.
+    stop: bool,
+}
+
+impl<'a> Meter<'a> {
+    /// A budget of at most `limit` moves, and under a time budget until `deadline`.
+    pub(super) fn new(thinking: Thinking<'a>, deadline: Option<Duration>, limit: u64) -> Self {
+        Meter {
+            thinking,
+            deadline,
+            limit,
+            moves: 0,
+            next_look: CLOCK_EVERY,
+            may_stop: false,
+            stop: false,
+        }
+    }
+
+    /// Counts `moves` applied, and looks at the clock now and then.
+    pub(super) fn count(&mut self, moves: u64) {
+        self.moves += moves;
+        if let Some(deadline) = self.deadline
+            && self.may_stop
+            && self.moves >= self.next_look
+        {
+            self.next_look = self.moves + CLOCK_EVERY;
+            if self.thinking.clock.now() >= deadline {
+                self.stop = true;
+            }
+        }
+    }
+
+    /// Whether the budget is spent.
+    pub(super) fn spent(&self) -> bool {
+        self.stop || self.moves >= self.limit
+    }
 }
 
 /// The master's move under `thinking`. `view` must be a seat's view with a move.
@@ -141,18 +218,14 @@ pub fn search<R: Rng + ?Sized>(
     let mut seed = [0u8; 32];
     rng.fill_bytes(&mut seed);
     let seed = Seed(seed);
+    let meter = Meter::new(thinking, deadline, limit);
     let mut searcher = Searcher {
         seat,
         side: view.rules.side_of(seat),
         before: &view.scores,
         start: view.rounds_done,
         config,
-        thinking,
-        deadline,
-        moves: 0,
-        next_look: CLOCK_EVERY,
-        may_stop: false,
-        stop: false,
+        meter,
         exact_allowed: true,
         world_start: 0,
         too_big: false,
@@ -160,17 +233,42 @@ pub fn search<R: Rng + ?Sized>(
         events: Vec::new(),
     };
     let mut totals = vec![0.0f64; candidates.len()];
-    let mut values = vec![0.0f64; candidates.len()];
     let mut worlds = 0u32;
-    while searcher.moves < limit && !searcher.stop {
+    let in_hands: usize = view.hand_counts.iter().map(|&c| usize::from(c)).sum();
+    let no_draw = view.rules.draw == crate::engine::rules::DrawRule::Block
+        || usize::from(view.boneyard_count) <= view.rules.boneyard_reserve as usize;
+    let endgame = no_draw && in_hands <= usize::from(config.endgame);
+    if config.method == Method::Tree && !endgame {
+        let mut tree = Tree::new(seat, &view.scores, view.rounds_done, config);
+        while !searcher.meter.spent() {
+            let (hands, boneyard) = sample_hidden(view, seat, rng);
+            searcher.meter.count(WORLD_COST);
+            let Ok(world) = Game::determinise(view, hands, boneyard, seed) else {
+                continue;
+            };
+            tree.iterate(&world, &candidates, &mut searcher.meter);
+            worlds += 1;
+            searcher.meter.may_stop = true;
+        }
+        let mv = tree.best().unwrap_or_else(|| greedy::choose(view));
+        return (
+            mv,
+            Work {
+                worlds,
+                moves: searcher.meter.moves,
+            },
+        );
+    }
+    let mut values = vec![0.0f64; candidates.len()];
+    while !searcher.meter.spent() {
         let (hands, boneyard) = sample_hidden(view, seat, rng);
-        searcher.moves += WORLD_COST;
+        searcher.meter.count(WORLD_COST);
         let Ok(world) = Game::determinise(view, hands, boneyard, seed) else {
             // Never expected: the samples are consistent (and counted, so the loop ends).
             continue;
         };
         let mut exact = searcher.exact(&world);
-        searcher.world_start = searcher.moves;
+        searcher.world_start = searcher.meter.moves;
         for (c, &mv) in candidates.iter().enumerate() {
             values[c] = searcher.root_value(&world, mv, exact);
         }
@@ -184,14 +282,14 @@ pub fn search<R: Rng + ?Sized>(
                 values[c] = searcher.root_value(&world, mv, exact);
             }
         }
-        if searcher.stop {
+        if searcher.meter.stop {
             break;
         }
         for (t, v) in totals.iter_mut().zip(&values) {
             *t += v;
         }
         worlds += 1;
-        searcher.may_stop = true;
+        searcher.meter.may_stop = true;
     }
     let mut best: Option<usize> = None;
     for (c, &t) in totals.iter().enumerate() {
@@ -207,7 +305,7 @@ pub fn search<R: Rng + ?Sized>(
         mv,
         Work {
             worlds,
-            moves: searcher.moves,
+            moves: searcher.meter.moves,
         },
     )
 }
@@ -221,15 +319,7 @@ struct Searcher<'a> {
     /// Rounds done when the decision began: the search ends with the round.
     start: u16,
     config: &'a Config,
-    thinking: Thinking<'a>,
-    deadline: Option<Duration>,
-    moves: u64,
-    next_look: u64,
-    /// A world was searched whole: the clock may stop the search now (before, it may not,
-    /// so that a budget too small for a world still gets one).
-    may_stop: bool,
-    /// The clock ran out: the world in hand is dropped.
-    stop: bool,
+    meter: Meter<'a>,
     /// Whether a world may be searched to the end of the round (until one is too big).
     exact_allowed: bool,
     /// Moves applied when the world in hand began.
@@ -258,31 +348,17 @@ impl Searcher<'_> {
         if g.play_into(self.seat, mv, &mut self.events).is_err() {
             return f64::NEG_INFINITY;
         }
-        self.count(1);
+        self.meter.count(1);
         let depth = if exact { u8::MAX } else { self.config.depth };
         self.value(&g, depth, exact, f64::NEG_INFINITY, f64::INFINITY)
     }
 
-    /// Counts `moves` applied, and looks at the clock now and then.
-    fn count(&mut self, moves: u64) {
-        self.moves += moves;
-        if let Some(deadline) = self.deadline
-            && self.may_stop
-            && self.moves >= self.next_look
-        {
-            self.next_look = self.moves + CLOCK_EVERY;
-            if self.thinking.clock.now() >= deadline {
-                self.stop = true;
-            }
-        }
-    }
-
     /// Alpha-beta: the value of `g` for the searching side, `depth` plies of choice left.
     fn value(&mut self, g: &Game, depth: u8, exact: bool, mut alpha: f64, mut beta: f64) -> f64 {
-        if exact && self.moves - self.world_start > EXACT_CAP {
+        if exact && self.meter.moves - self.world_start > EXACT_CAP {
             self.too_big = true;
         }
-        if self.stop || self.too_big {
+        if self.meter.stop || self.too_big {
             return 0.0;
         }
         if g.rounds_done() != self.start || g.turn().is_none() {
@@ -290,8 +366,13 @@ impl Searcher<'_> {
         }
         if depth == 0 {
             let mut end = g.clone();
-            let played = greedy_to_round_end(&mut end, &mut self.buf, &mut self.events);
-            self.count(u64::from(played));
+            let played = to_round_end(
+                &mut end,
+                self.config.playout,
+                &mut self.buf,
+                &mut self.events,
+            );
+            self.meter.count(u64::from(played));
             return evaluate(&end, self.before, self.seat, self.config.match_bonus);
         }
         let (who, moves) = self.moves_at(g, exact);
@@ -309,7 +390,7 @@ impl Searcher<'_> {
             child
                 .play_into(who, mv, &mut self.events)
                 .expect("the search plays legal moves");
-            self.count(1);
+            self.meter.count(1);
             let v = self.value(&child, next, exact, alpha, beta);
             if maximise {
                 best = best.max(v);
@@ -325,39 +406,48 @@ impl Searcher<'_> {
         best
     }
 
-    /// Who moves in `g` and the moves searched, best first by the greedy order: taking
-    /// unclaimed points before anything; a scoring play only in its claimed form; below
-    /// the exact endgame, the `beam` best.
+    /// Who moves in `g` and the moves searched ([`ranked_moves`]); below the exact
+    /// endgame, the `beam` best.
     fn moves_at(&mut self, g: &Game, exact: bool) -> (u8, Vec<Move>) {
-        if let Some(taker) = muggins_taker(g) {
-            return (taker, vec![Move::Muggins]);
-        }
-        let who = g.turn().expect("a game in play");
-        g.legal_moves_into(who, &mut self.buf);
-        let rules = g.rules();
-        let mut ranked: Vec<(Rank, Move)> = self
-            .buf
-            .iter()
-            .filter_map(|&mv| {
-                let points = match mv {
-                    Move::Play { tile, end, claim } => {
-                        let points = g.points_of(tile, end);
-                        if rules.muggins && claim.is_none() && points > 0 {
-                            return None;
-                        }
-                        points
-                    }
-                    _ => 0,
-                };
-                Some((greedy::rank(rules, mv, points), mv))
-            })
-            .collect();
-        ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
+        let mut moves = Vec::new();
+        let who = ranked_moves(g, &mut self.buf, &mut moves);
         if !exact {
-            ranked.truncate(usize::from(self.config.beam.max(1)));
+            moves.truncate(usize::from(self.config.beam.max(1)));
         }
-        (who, ranked.into_iter().map(|(_, mv)| mv).collect())
+        (who, moves)
     }
+}
+
+/// Who moves in `g`, with its moves in `out`, best first by the greedy order: taking
+/// unclaimed points before anything, and a scoring play only in its claimed form.
+pub(super) fn ranked_moves(g: &Game, buf: &mut Vec<Move>, out: &mut Vec<Move>) -> u8 {
+    out.clear();
+    if let Some(taker) = muggins_taker(g) {
+        out.push(Move::Muggins);
+        return taker;
+    }
+    let who = g.turn().expect("a game in play");
+    g.legal_moves_into(who, buf);
+    let rules = g.rules();
+    let mut ranked: Vec<(Rank, Move)> = buf
+        .iter()
+        .filter_map(|&mv| {
+            let points = match mv {
+                Move::Play { tile, end, claim } => {
+                    let points = g.points_of(tile, end);
+                    if rules.muggins && claim.is_none() && points > 0 {
+                        return None;
+                    }
+                    points
+                }
+                _ => 0,
+            };
+            Some((greedy::rank(rules, mv, points), mv))
+        })
+        .collect();
+    ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
+    out.extend(ranked.into_iter().map(|(_, mv)| mv));
+    who
 }
 
 #[cfg(test)]

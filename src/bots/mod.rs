@@ -11,8 +11,8 @@
 //! - [`random`]: uniform over the legal moves.
 //! - [`greedy`]: the best immediate result (most points under fives, else the heaviest tile).
 //! - [`expert`]: determinised search (PIMC) with greedy rollouts to the end of the round.
-//! - [`master`]: determinised search with an alpha-beta search in every sampled world,
-//!   exact once few tiles are left, by the clock ([`think`]).
+//! - [`master`]: an information-set tree search over sampled worlds with defensive
+//!   playouts ([`tree`]), exact once few tiles are left, by the clock ([`think`]).
 //! - [`sampling`], [`playout`]: the searchers' sampled worlds and leaf evaluation.
 //! - [`turns`]: the bots' turns at a table, played until a human must move.
 //!
@@ -26,6 +26,7 @@ pub(crate) mod playout;
 pub mod random;
 pub(crate) mod sampling;
 pub mod think;
+mod tree;
 pub mod turns;
 
 pub use think::{Budget, Clock, Thinking};

@@ -24,16 +24,48 @@ pub(crate) fn greedy_to_round_end(
     buf: &mut Vec<Move>,
     events: &mut Vec<Event>,
 ) -> u32 {
+    to_round_end(g, Policy::Greedy, buf, events)
+}
+
+/// How a playout chooses its moves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Policy {
+    /// The greedy player's move.
+    Greedy,
+    /// Each play's points less `weight` times the best points the next seat could make
+    /// in reply (its hand is known in a sampled world), plus `block` points when the
+    /// next seat cannot play at all; the greedy order breaks ties. Counted as the plays
+    /// tried, each costing a move and the reply's look.
+    Defensive { weight: f64, block: f64 },
+}
+
+/// Plays `g` forward under `policy` until the round, or the match, ends; the moves
+/// applied (the replies looked at included) are returned as the work done.
+pub(crate) fn to_round_end(
+    g: &mut Game,
+    policy: Policy,
+    buf: &mut Vec<Move>,
+    events: &mut Vec<Event>,
+) -> u32 {
     let start = g.rounds_done();
     let mut moves = 0;
+    let mut scratch = Vec::new();
     while g.rounds_done() == start {
         let Some(turn) = g.turn() else { break };
         let (who, mv) = match muggins_taker(g) {
             Some(t) => (t, Move::Muggins),
-            None => (
-                turn,
-                greedy::choose_in_game(g, turn, buf).expect("the seat to move has a move"),
-            ),
+            None => {
+                let mv = match policy {
+                    Policy::Greedy => greedy::choose_in_game(g, turn, buf),
+                    Policy::Defensive { weight, block } => {
+                        let (mv, tried) =
+                            defensive(g, turn, weight, block, buf, &mut scratch, events);
+                        moves += tried;
+                        mv
+                    }
+                };
+                (turn, mv.expect("the seat to move has a move"))
+            }
         };
         events.clear();
         g.play_into(who, mv, events)
@@ -41,6 +73,74 @@ pub(crate) fn greedy_to_round_end(
         moves += 1;
     }
     moves
+}
+
+/// The [`Policy::Defensive`] move of `seat`, and the plays it tried.
+fn defensive(
+    g: &Game,
+    seat: u8,
+    weight: f64,
+    block: f64,
+    buf: &mut Vec<Move>,
+    scratch: &mut Vec<Move>,
+    events: &mut Vec<Event>,
+) -> (Option<Move>, u32) {
+    g.legal_moves_into(seat, buf);
+    let rules = g.rules();
+    let mine = rules.side_of(seat);
+    let mut best: Option<(f64, greedy::Rank, Move)> = None;
+    let mut tried = 0;
+    for &mv in buf.iter() {
+        let points = match mv {
+            Move::Play { tile, end, .. } => g.points_of(tile, end),
+            _ => 0,
+        };
+        let rank = greedy::rank(rules, mv, points);
+        let mut value = f64::from(rank.1);
+        // Under muggins a scoring play counts only in its claimed form.
+        let unclaimed = rules.muggins
+            && points > 0
+            && !matches!(mv, Move::Play { claim: Some(c), .. } if c == points);
+        if let Move::Play { .. } = mv
+            && !unclaimed
+        {
+            let mut after = g.clone();
+            events.clear();
+            after
+                .play_into(seat, mv, events)
+                .expect("a legal move is played");
+            tried += 1;
+            if let Some(next) = after.turn()
+                && after.rounds_done() == g.rounds_done()
+                && after.unclaimed().is_none()
+                && rules.side_of(next) != mine
+            {
+                after.legal_moves_into(next, scratch);
+                let reply = scratch
+                    .iter()
+                    .filter_map(|&r| match r {
+                        Move::Play { tile, end, .. } => Some(after.points_of(tile, end)),
+                        _ => None,
+                    })
+                    .max();
+                value -= match reply {
+                    Some(p) => weight * f64::from(p),
+                    None => -block,
+                };
+            }
+        } else if matches!(mv, Move::Play { .. }) {
+            // The unclaimed form of a scoring play: never better than its claimed form.
+            continue;
+        }
+        let key = (value, rank, mv);
+        if best
+            .as_ref()
+            .is_none_or(|b| key.0 > b.0 || (key.0 == b.0 && key.1 > b.1))
+        {
+            best = Some(key);
+        }
+    }
+    (best.map(|b| b.2), tried)
 }
 
 /// The outcome for `seat`'s side of reaching `g` from scores `before`: its gain minus the
