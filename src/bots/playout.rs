@@ -166,3 +166,66 @@ pub(crate) fn evaluate(g: &Game, before: &[i32], seat: u8, match_bonus: f64) -> 
     }
     value
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bots::greedy;
+    use crate::engine::rules::{Opening, Rules};
+    use crate::engine::{Deal, Preset, Seed, Tile};
+
+    fn tiles(list: &str) -> Vec<Tile> {
+        list.split_whitespace()
+            .map(|t| t.parse().unwrap())
+            .collect()
+    }
+
+    /// The best points `seat` could make in `g`.
+    fn best_reply(g: &Game, seat: u8) -> u16 {
+        g.legal_moves(seat)
+            .iter()
+            .filter_map(|&mv| match mv {
+                Move::Play { tile, end, .. } => Some(g.points_of(tile, end)),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn a_defensive_playout_leads_nothing_the_next_seat_can_score_on() {
+        // No lead of seat 0 scores; greedy leads its heaviest, 2-6, on which the next
+        // seat's 3-6 makes 5 (ends 2 and 3).
+        let hands = vec![
+            tiles("2-6 1-2 0-1 0-2 1-1 3-3 1-5"),
+            tiles("3-6 0-5 4-4 0-0 5-5 4-5 0-4"),
+        ];
+        let boneyard = Tile::all(6)
+            .filter(|t| !hands.iter().flatten().any(|h| h == t))
+            .collect();
+        let rules = Rules {
+            opening: Opening::SeatZero,
+            ..Preset::AllFives.rules()
+        };
+        let g = Game::new(
+            rules,
+            2,
+            Seed::from_text("d"),
+            Some(Deal { hands, boneyard }),
+        )
+        .unwrap();
+        let mut buf = Vec::new();
+        let greedy = greedy::choose_in_game(&g, 0, &mut buf).unwrap();
+        assert_eq!(greedy, Move::lead(Tile::new(2, 6)));
+        let mut after = g.clone();
+        after.play(0, greedy).unwrap();
+        assert_eq!(best_reply(&after, 1), 5);
+
+        let (mv, tried) = defensive(&g, 0, 1.0, 0.0, &mut buf, &mut Vec::new(), &mut Vec::new());
+        let mv = mv.unwrap();
+        assert_eq!(tried, 7, "every lead is tried");
+        let mut after = g.clone();
+        after.play(0, mv).unwrap();
+        assert_eq!(best_reply(&after, 1), 0, "{mv:?}");
+    }
+}
