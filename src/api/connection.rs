@@ -15,14 +15,14 @@
 //! connection over it gets a written 429 problem and is closed at once, so refusing costs
 //! the server no more than the refused client's round trip.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use actix_web::ResponseError;
@@ -128,7 +128,6 @@ impl ConnectionLimits {
             answering: Cell::new(0),
             read_since_answer: Cell::new(false),
             deadline: Cell::new(None),
-            reader: RefCell::new(None),
             head_timeout: self.head_timeout,
             buffered_head_timeout: self.buffered_head_timeout,
         });
@@ -192,8 +191,6 @@ pub struct HeadWatch {
     /// Whether a byte was read since the last answer ended.
     read_since_answer: Cell<bool>,
     deadline: Cell<Option<Instant>>,
-    /// The task reading the connection, woken when an answer ends so that it arms its timer.
-    reader: RefCell<Option<Waker>>,
     head_timeout: Duration,
     buffered_head_timeout: Duration,
 }
@@ -226,14 +223,15 @@ impl Drop for Answering {
         watch.answering.set(left);
         if left == 0 {
             // A next head may already wait in actix's buffer, read along with this request:
-            // it gets the keep-alive and a head's time; a later first byte restarts it.
+            // it gets the keep-alive and a head's time; a later first byte restarts it. The
+            // reading task is not woken to arm the timer (a whole poll of the connection,
+            // a quarter of a move's): actix arms its keep-alive timer as the answer ends,
+            // which closes the connection first unless a byte arrives, and the read of that
+            // byte arms the head's deadline.
             watch.read_since_answer.set(false);
             watch
                 .deadline
                 .set(Some(Instant::now() + watch.buffered_head_timeout));
-            if let Some(reader) = watch.reader.borrow_mut().take() {
-                reader.wake();
-            }
         }
     }
 }
@@ -298,10 +296,6 @@ impl AsyncRead for Watched {
                     // The end of the stream: actix closes the connection.
                     this.watch.deadline.set(None);
                     return Poll::Ready(Ok(()));
-                }
-                let mut reader = this.watch.reader.borrow_mut();
-                if !reader.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                    *reader = Some(cx.waker().clone());
                 }
                 Poll::Pending
             }

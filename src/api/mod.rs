@@ -59,8 +59,9 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     .app_data(web::PayloadConfig::new(max_body_bytes))
     .app_data(web::QueryConfig::default().error_handler(error::query_error))
     .app_data(web::PathConfig::default().error_handler(error::path_error))
-    .configure(ops::configure)
+    // The games first, the move's route at their head (see `games::configure`).
     .configure(games::configure)
+    .configure(ops::configure)
     .configure(players::configure)
     .configure(challenges::configure)
     .configure(seeks::configure)

@@ -46,13 +46,13 @@ use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::middleware::Next;
-use actix_web::{ResponseError, web};
+use actix_web::{HttpMessage, ResponseError, web};
 use governor::clock::Clock;
 use governor::middleware::{StateInformationMiddleware, StateSnapshot};
 use governor::{DefaultKeyedRateLimiter, NotUntil, Quota, RateLimiter};
-use sha2::{Digest, Sha256};
 
 use crate::api::ApiError;
+use crate::service::TokenHash;
 use crate::settings::{RateLimit, Settings};
 
 /// Paths never limited (operations endpoints).
@@ -63,8 +63,9 @@ pub const SWEEP_EVERY: Duration = Duration::from_secs(10);
 
 pub use crate::address::AddressKey;
 
-/// A seat token as a limiter key: the first half of its SHA-256.
-type TokenKey = [u8; 16];
+/// A seat token as a limiter key: the hash a game keeps of it (the first half of its
+/// SHA-256), computed once a request ([`token_hash`]).
+type TokenKey = TokenHash;
 
 /// The `RateLimit-Policy` field: the policies that counted the request.
 pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
@@ -129,8 +130,10 @@ type Limiter<K> = DefaultKeyedRateLimiter<K, StateInformationMiddleware>;
 pub struct RateLimits {
     per_address: Option<Limiter<AddressKey>>,
     per_token: Option<Limiter<TokenKey>>,
-    /// The `RateLimit-Policy` item of each limit, by [`Policy`] (address, token).
-    policies: [Option<String>; 2],
+    /// The `RateLimit-Policy` field, by the limits that counted a request: address,
+    /// token, both (a set of [`Policy`] bits, less one). Made once: it depends on the
+    /// settings only.
+    policy_fields: [Option<HeaderValue>; 3],
     proxy_hops: u8,
     born: Instant,
     /// Milliseconds after `born` of the last sweep.
@@ -181,16 +184,26 @@ fn policy_item(policy: Policy, limit: RateLimit) -> String {
 
 impl RateLimits {
     pub fn new(settings: &Settings) -> RateLimits {
+        let address = settings
+            .rate_limit_per_ip
+            .map(|l| policy_item(Policy::PerIp, l));
+        let token = settings
+            .rate_limit_per_token
+            .map(|l| policy_item(Policy::PerToken, l));
+        let field = |items: &[&Option<String>]| {
+            let items: Option<Vec<&str>> = items.iter().map(|i| i.as_deref()).collect();
+            items.map(|items| {
+                HeaderValue::from_str(&items.join(", "))
+                    .expect("names and numbers are visible ASCII")
+            })
+        };
         RateLimits {
             per_address: settings.rate_limit_per_ip.map(limiter),
             per_token: settings.rate_limit_per_token.map(limiter),
-            policies: [
-                settings
-                    .rate_limit_per_ip
-                    .map(|l| policy_item(Policy::PerIp, l)),
-                settings
-                    .rate_limit_per_token
-                    .map(|l| policy_item(Policy::PerToken, l)),
+            policy_fields: [
+                field(&[&address]),
+                field(&[&token]),
+                field(&[&address, &token]),
             ],
             proxy_hops: settings.proxy_hops,
             born: Instant::now(),
@@ -200,7 +213,7 @@ impl RateLimits {
 
     /// Counts one request of this address (if known) and token (if any); refuses it when
     /// either is over its limit.
-    pub fn check(&self, address: Option<IpAddr>, token: Option<&str>) -> Counted {
+    pub fn check(&self, address: Option<IpAddr>, token: Option<&TokenHash>) -> Counted {
         self.sweep_if_due();
         let mut counted = Counted {
             standings: Vec::with_capacity(2),
@@ -221,11 +234,8 @@ impl RateLimits {
                 }
             }
         }
-        if let (Some(limiter), Some(token)) = (&self.per_token, token) {
-            let hash = Sha256::digest(token.as_bytes());
-            let mut key = [0u8; 16];
-            key.copy_from_slice(&hash[..16]);
-            match limiter.check_key(&key) {
+        if let (Some(limiter), Some(key)) = (&self.per_token, token) {
+            match limiter.check_key(key) {
                 Ok(snapshot) => counted
                     .standings
                     .push(standing(Policy::PerToken, &snapshot)),
@@ -248,23 +258,28 @@ impl RateLimits {
         if counted.standings.is_empty() {
             return None;
         }
-        let join = |item: &dyn Fn(&Standing) -> String| {
-            let items: Vec<String> = counted.standings.iter().map(item).collect();
-            HeaderValue::from_str(&items.join(", ")).expect("names and numbers are visible ASCII")
-        };
-        let policy = join(&|s| {
-            self.policies[s.policy as usize]
-                .clone()
-                .expect("a limit that counted is configured")
-        });
-        let limit = join(&|s| {
-            format!(
-                "\"{}\";r={};t={}",
-                s.policy.name(),
-                s.remaining,
-                s.reset_secs
-            )
-        });
+        let counted_by = counted
+            .standings
+            .iter()
+            .fold(0, |set, s| set | (1 << s.policy as usize));
+        let policy = self.policy_fields[counted_by - 1]
+            .clone()
+            .expect("a limit that counted is configured");
+        // Written piece by piece: every limited answer carries it, and `format!` would
+        // cost several times more.
+        let mut limit = String::with_capacity(64);
+        for s in &counted.standings {
+            if !limit.is_empty() {
+                limit.push_str(", ");
+            }
+            limit.push('"');
+            limit.push_str(s.policy.name());
+            limit.push_str("\";r=");
+            limit.push_str(&s.remaining.to_string());
+            limit.push_str(";t=");
+            limit.push_str(&s.reset_secs.to_string());
+        }
+        let limit = HeaderValue::try_from(limit).expect("names and numbers are visible ASCII");
         Some([(RATELIMIT_POLICY, policy), (RATELIMIT, limit)])
     }
 
@@ -362,6 +377,17 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
+/// The hash of `token`, the request's bearer token, computed once a request: kept in the
+/// request's extensions for the handler, which finds the token's seat by it.
+pub fn token_hash(req: &impl HttpMessage, token: &str) -> TokenHash {
+    if let Some(hash) = req.extensions().get::<TokenHash>() {
+        return *hash;
+    }
+    let hash = TokenHash::of(token);
+    req.extensions_mut().insert(hash);
+    hash
+}
+
 /// Middleware: refuses a request over a limit with 429 `rate_limited` and `Retry-After`,
 /// and puts `RateLimit-Policy` and `RateLimit` on every answer of a limited path.
 /// Needs `web::Data<RateLimits>` in the app; without it, limits nothing.
@@ -380,7 +406,8 @@ pub async fn limit(
             .map(ServiceResponse::map_into_left_body);
     };
     let address = limits.client_address(req.peer_addr().map(|a| a.ip()), req.headers());
-    let counted = limits.check(address, bearer(req.headers()));
+    let token = bearer(req.headers()).map(|token| token_hash(&req, token));
+    let counted = limits.check(address, token.as_ref());
     let fields = limits.fields(&counted);
     let mut res = match counted.refusal {
         Some(refusal) => {
@@ -423,7 +450,7 @@ mod tests {
 
     /// Only whether the request passed.
     fn check(l: &RateLimits, address: Option<IpAddr>, token: Option<&str>) -> Result<(), Refusal> {
-        match l.check(address, token).refusal {
+        match l.check(address, token.map(TokenHash::of).as_ref()).refusal {
             None => Ok(()),
             Some(refusal) => Err(refusal),
         }
@@ -551,7 +578,7 @@ mod tests {
         let first = l.check(ip("10.0.0.1"), None);
         assert_eq!(field(&l, &first, &RATELIMIT_POLICY), r#""per-ip";q=5;w=5"#);
         assert_eq!(field(&l, &first, &RATELIMIT), r#""per-ip";r=4;t=1"#);
-        let second = l.check(ip("10.0.0.1"), Some("tok"));
+        let second = l.check(ip("10.0.0.1"), Some(&TokenHash::of("tok")));
         assert_eq!(
             field(&l, &second, &RATELIMIT_POLICY),
             r#""per-ip";q=5;w=5, "per-token";q=10;w=3"#
@@ -561,7 +588,7 @@ mod tests {
             r#""per-ip";r=3;t=2, "per-token";r=9;t=1"#
         );
         assert_eq!(
-            l.fields(&limits(None, None, 0).check(ip("10.0.0.1"), Some("tok"))),
+            l.fields(&limits(None, None, 0).check(ip("10.0.0.1"), Some(&TokenHash::of("tok")))),
             None
         );
     }
@@ -571,7 +598,7 @@ mod tests {
         let l = limits(Some((1, 2)), None, 0);
         check(&l, ip("10.0.0.1"), None).unwrap();
         check(&l, ip("10.0.0.1"), None).unwrap();
-        let refused = l.check(ip("10.0.0.1"), Some("tok"));
+        let refused = l.check(ip("10.0.0.1"), Some(&TokenHash::of("tok")));
         let Some(refusal) = refused.refusal else {
             panic!("the third request is over the burst")
         };

@@ -125,9 +125,17 @@ pub const fn set_size(max_pip: u8) -> usize {
     (max_pip as usize + 1) * (max_pip as usize + 2) / 2
 }
 
+/// Each pip's text: a tile's is written from these, not through `write!`'s formatting,
+/// since every view writes the text of each tile it shows.
+const PIP_TEXT: [&str; MAX_PIP as usize + 1] = [
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
+];
+
 impl fmt::Display for Tile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.lo(), self.hi())
+        f.write_str(PIP_TEXT[self.lo() as usize])?;
+        f.write_str("-")?;
+        f.write_str(PIP_TEXT[self.hi() as usize])
     }
 }
 
@@ -385,6 +393,11 @@ mod tests {
     fn tiles_parse_in_either_order_and_print_canonically() {
         assert_eq!("5-3".parse::<Tile>().unwrap(), Tile::new(3, 5));
         assert_eq!(Tile::new(5, 3).to_string(), "3-5");
+        for tile in Tile::all(MAX_PIP) {
+            let text = tile.to_string();
+            assert_eq!(text, format!("{}-{}", tile.lo(), tile.hi()));
+            assert_eq!(text.parse::<Tile>().unwrap(), tile);
+        }
         for bad in ["", "5", "5-", "-5", "16-1", "a-b", "1-2-3", "+1-2", "001-2"] {
             assert!(bad.parse::<Tile>().is_err(), "{bad} should be refused");
         }

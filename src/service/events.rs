@@ -6,7 +6,7 @@
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 
-use super::{Error, GameService, Record, Status, View, viewer_of};
+use super::{Error, GameService, Record, SeatToken, Status, View, viewer_of};
 use crate::engine::Move;
 use crate::store::{Event as StoredEvent, EventStream, GameStore};
 
@@ -65,7 +65,7 @@ impl GameService {
         after: Option<u64>,
         token: Option<&str>,
     ) -> Result<Feed, Error> {
-        let bearer = self.bearer(token).await?;
+        let bearer = self.bearer(token.map(SeatToken::new)).await?;
         let (live, version, record) = self.watch(id).await?;
         let viewer = viewer_of(&record, bearer.as_ref())?;
         // The history holds versions up to the current one: nothing to read when the

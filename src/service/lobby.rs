@@ -16,7 +16,7 @@ use super::clock::{ClockSettings, OnTimeout};
 use super::events::LobbyNews;
 use super::idempotency::RequestKey;
 use super::players::held_by;
-use super::record::{Record, Status};
+use super::record::{Record, Status, TokenHash};
 use super::view::{NewSeat, View};
 use super::write::{Change, Decision, Outcome, Thinking};
 use super::{Error, GameService, now_ms};
@@ -251,7 +251,7 @@ impl GameService {
                     .ok_or_else(|| Error::Internal("a join's receipt has no token".into()))?;
                 let seat = stored.receipt.seat;
                 // The token must open its seat: a damaged receipt answers no seat.
-                if record.seat_of(&token) != Some(seat) {
+                if record.seat_of(&TokenHash::of(&token)) != Some(seat) {
                     return Err(Error::Internal(
                         "a join's receipt does not open its seat".into(),
                     ));

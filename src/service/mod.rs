@@ -75,7 +75,7 @@ pub use log::{Export, ExportPart, Log, LogEntry, MAX_LOG_PAGE};
 pub use play::MoveRequest;
 pub use player_events::{PlayerItem, PlayerNews};
 pub use players::{Keyed, Profile};
-pub use record::{Record, Seat, Status};
+pub use record::{Record, Seat, Status, TokenHash};
 pub use seeks::{NewSeek, Seek, Wish};
 pub use thinking::BotSettings;
 pub use view::{AfterMove, ClockView, NewSeat, View};
@@ -193,7 +193,7 @@ impl GameService {
         id: &str,
         token: Option<&str>,
     ) -> Result<(u64, Record, Option<u8>), Error> {
-        let bearer = self.bearer(token).await?;
+        let bearer = self.bearer(token.map(SeatToken::new)).await?;
         let (version, record) = self.load(id).await?;
         let viewer = viewer_of(&record, bearer.as_ref())?;
         Ok((version, record, viewer))
@@ -201,22 +201,47 @@ impl GameService {
 
     /// Who `token` is: a seat's token as it is, or a player key checked against its
     /// player (401 when it opens none).
-    async fn bearer<'a>(&self, token: Option<&'a str>) -> Result<Option<Bearer<'a>>, Error> {
+    async fn bearer(&self, token: Option<SeatToken<'_>>) -> Result<Option<Bearer>, Error> {
         match token {
-            Some(key) if players::is_player_key(key) => {
-                let (_, player) = self.authenticate(key).await?;
+            Some(key) if players::is_player_key(key.text) => {
+                let (_, player) = self.authenticate(key.text).await?;
                 Ok(Some(Bearer::Player(player.id)))
             }
-            Some(token) => Ok(Some(Bearer::Token(token))),
+            Some(token) => Ok(Some(Bearer::Token(
+                token.hash.unwrap_or_else(|| TokenHash::of(token.text)),
+            ))),
             None => Ok(None),
         }
     }
 }
 
-/// Who sent a request: a seat's token, or a player whose key was checked.
+/// A request's bearer token, with its [`TokenHash`] when the caller has it already (the
+/// HTTP layer's rate limit computed it): a token is hashed once a request.
+#[derive(Debug, Clone, Copy)]
+pub struct SeatToken<'a> {
+    text: &'a str,
+    hash: Option<TokenHash>,
+}
+
+impl<'a> SeatToken<'a> {
+    /// A token to hash when needed.
+    pub fn new(text: &'a str) -> SeatToken<'a> {
+        SeatToken { text, hash: None }
+    }
+
+    /// A token with its hash; `hash` must be `TokenHash::of(text)`.
+    pub fn hashed(text: &'a str, hash: TokenHash) -> SeatToken<'a> {
+        SeatToken {
+            text,
+            hash: Some(hash),
+        }
+    }
+}
+
+/// Who sent a request: a seat's token (by its hash), or a player whose key was checked.
 #[derive(Debug, Clone)]
-enum Bearer<'a> {
-    Token(&'a str),
+enum Bearer {
+    Token(TokenHash),
     /// The player's id.
     Player(String),
 }
@@ -235,7 +260,7 @@ fn viewer_of(record: &Record, bearer: Option<&Bearer>) -> Result<Option<u8>, Err
 /// The seat `bearer` holds: a token's own, or the one bound to the key's player.
 fn seat_of(record: &Record, bearer: &Bearer) -> Result<u8, Error> {
     match bearer {
-        Bearer::Token(token) => record.seat_of(token).ok_or(UNKNOWN_TOKEN),
+        Bearer::Token(hash) => record.seat_of(hash).ok_or(UNKNOWN_TOKEN),
         Bearer::Player(player) => record.seat_of_player(player).ok_or_else(|| {
             Error::Forbidden("no seat of this game is bound to the key's player".into())
         }),

@@ -13,7 +13,7 @@ use super::idempotency::RequestKey;
 use super::record::Status;
 use super::view::{AfterMove, View};
 use super::write::{Change, Decision, Outcome, Thinking};
-use super::{Error, GameService, seat_of, viewer_of};
+use super::{Error, GameService, SeatToken, seat_of, viewer_of};
 
 /// A move request after parsing.
 #[derive(Debug, Clone, Copy)]
@@ -39,7 +39,7 @@ impl GameService {
         wait: Duration,
     ) -> Result<View, Error> {
         let wait = wait.min(self.long_poll_max);
-        let bearer = self.bearer(token).await?;
+        let bearer = self.bearer(token.map(SeatToken::new)).await?;
         // Watched before looking, so a move stored in between still wakes the poll.
         let (mut live, version, record) = self.watch(id).await?;
         let viewer = viewer_of(&record, bearer.as_ref())?;
@@ -70,7 +70,7 @@ impl GameService {
     pub async fn make_move(
         &self,
         id: &str,
-        token: &str,
+        token: SeatToken<'_>,
         request: MoveRequest,
         key: Option<&RequestKey>,
     ) -> Result<AfterMove, Error> {

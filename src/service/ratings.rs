@@ -380,7 +380,7 @@ mod tests {
         service
             .make_move(
                 &game,
-                &ann.key,
+                crate::service::SeatToken::new(&ann.key),
                 MoveRequest {
                     mv: Move::Resign,
                     expected_version: None,

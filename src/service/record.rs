@@ -48,7 +48,7 @@ pub struct Record {
     /// Per seat, the first 128 bits of its token's SHA-256 (the token itself is never
     /// stored). Tokens are 256 random bits, so finding another token with these 128 bits
     /// is out of reach, and every stored game is smaller than with the whole hash.
-    tokens: Vec<Option<[u8; 16]>>,
+    tokens: Vec<Option<TokenHash>>,
     /// Per seat, the id of the player it is bound to (taken with a player's key): that
     /// player's key opens it as its token does.
     players: Vec<Option<String>>,
@@ -129,7 +129,7 @@ impl Record {
             name: Some(name.to_string()),
             bot: None,
         };
-        self.tokens[seat as usize] = Some(token_hash(token));
+        self.tokens[seat as usize] = Some(TokenHash::of(token));
     }
 
     /// Seats player `player` (its id) holding `token`: its key opens the seat too.
@@ -159,14 +159,13 @@ impl Record {
             .map(|seat| seat as u8)
     }
 
-    /// The seat a bearer token belongs to. Every seat's hash is compared, in constant time,
-    /// so the answer's timing says nothing about the token.
-    pub fn seat_of(&self, token: &str) -> Option<u8> {
-        let hash = token_hash(token);
+    /// The seat whose token hashes to `hash` ([`TokenHash::of`]). Every seat's hash is
+    /// compared, in constant time, so the answer's timing says nothing about the token.
+    pub fn seat_of(&self, hash: &TokenHash) -> Option<u8> {
         let mut found = None;
         for (i, seat) in self.tokens.iter().enumerate() {
             if let Some(h) = seat
-                && bool::from(h.ct_eq(&hash))
+                && bool::from(h.0.ct_eq(&hash.0))
             {
                 found = Some(i as u8);
             }
@@ -254,11 +253,19 @@ impl Record {
     }
 }
 
-fn token_hash(token: &str) -> [u8; 16] {
-    let digest = Sha256::digest(token.as_bytes());
-    let mut hash = [0; 16];
-    hash.copy_from_slice(&digest[..16]);
-    hash
+/// What a record keeps of a seat's token: the first 128 bits of its SHA-256. Computed once
+/// a request (the rate limit counts a token by it too), so a move hashes its token once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TokenHash([u8; 16]);
+
+impl TokenHash {
+    pub fn of(token: &str) -> TokenHash {
+        let digest = Sha256::digest(token.as_bytes());
+        let mut hash = [0; 16];
+        hash.copy_from_slice(&digest[..16]);
+        TokenHash(hash)
+    }
 }
 
 #[cfg(test)]
@@ -283,8 +290,8 @@ mod tests {
         let again = Record::decode(&record.encode()).unwrap();
         assert_eq!(again.game, record.game);
         assert_eq!(again.seats, record.seats);
-        assert_eq!(again.seat_of("token-a"), Some(0));
-        assert_eq!(again.seat_of("token-b"), None);
+        assert_eq!(again.seat_of(&TokenHash::of("token-a")), Some(0));
+        assert_eq!(again.seat_of(&TokenHash::of("token-b")), None);
         assert!(again.free_seats().is_empty());
         assert_eq!(again.seat_of_player("p1"), None);
     }
@@ -296,7 +303,7 @@ mod tests {
         let again = Record::decode(&record.encode()).unwrap();
         assert_eq!(again.seat_of_player("p1"), Some(0));
         assert_eq!(again.seat_of_player("p2"), None);
-        assert_eq!(again.seat_of("token-a"), Some(0));
+        assert_eq!(again.seat_of(&TokenHash::of("token-a")), Some(0));
         assert_eq!(again.seats[0].name.as_deref(), Some("ann"));
     }
 

@@ -126,7 +126,7 @@ impl GameService {
     pub(super) async fn update<T, Idle>(
         &self,
         id: &str,
-        key: Option<(&RequestKey, Option<&Bearer<'_>>)>,
+        key: Option<(&RequestKey, Option<&Bearer>)>,
         mut change: impl FnMut(u64, u64, &mut Record) -> Result<Decision<T, Idle>, Error>,
     ) -> Result<Outcome<T, Idle>, Error> {
         // The bots' budget runs from here: a lost race does not start it again.
@@ -468,7 +468,9 @@ mod tests {
     use crate::bots::Level;
     use crate::engine::{Preset, RulesPatch, Seed};
     use crate::metrics::Metrics;
-    use crate::service::{BotSettings, Caps, ClockSettings, MoveRequest, NewGame, OnTimeout};
+    use crate::service::{
+        BotSettings, Caps, ClockSettings, MoveRequest, NewGame, OnTimeout, SeatToken,
+    };
     use crate::store::memory::MemoryStore;
 
     /// A service on the memory store whose bots have one thread and a long budget.
@@ -555,7 +557,7 @@ mod tests {
             expected_version: None,
         };
         let (moved, ()) = tokio::join!(
-            service.make_move(&id, &joined.token, request, None),
+            service.make_move(&id, SeatToken::new(&joined.token), request, None),
             async {
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 release.send(()).unwrap();

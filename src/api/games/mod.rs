@@ -25,12 +25,16 @@ use crate::api::headers::get_and_head;
 use crate::service::View;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(get_and_head("/v1/presets", list_presets))
+    // The move first: actix tries the patterns in this order, each dynamic one a regex
+    // search (and again when the metrics look up the route's pattern), and moves are
+    // most requests. No other pattern matches a move's path, so the order changes nothing
+    // else.
+    cfg.service(web::resource("/v1/games/{id}/moves").route(web::post().to(make_move)))
+        .service(get_and_head("/v1/presets", list_presets))
         .service(get_and_head("/v1/games", list_games).route(web::post().to(create_game)))
         .service(get_and_head("/v1/lobby/events", lobby_events))
         .service(get_and_head("/v1/games/{id}", get_game))
         .service(web::resource("/v1/games/{id}/seats").route(web::post().to(take_seat)))
-        .service(web::resource("/v1/games/{id}/moves").route(web::post().to(make_move)))
         .service(get_and_head("/v1/games/{id}/events", game_events))
         .service(get_and_head("/v1/games/{id}/log", game_log))
         .service(get_and_head("/v1/games/{id}/export", export_game));

@@ -9,9 +9,10 @@ use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, ProblemCode, problems};
 use crate::api::headers::VARY_BY_TOKEN;
+use crate::api::ratelimit;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
-use crate::service::{self, GameService, RequestKey};
+use crate::service::{self, GameService, RequestKey, SeatToken};
 
 use super::*;
 
@@ -126,13 +127,14 @@ pub async fn make_move(
     })?;
     let parsed: MoveBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("the body is not acceptable: {e}")))?;
+    let seat_token = SeatToken::hashed(token, ratelimit::token_hash(&request, token));
     let request_headers = request.headers();
     let key = idempotency_key(request_headers, 1)?
         .map(|key| RequestKey::new(key.to_owned(), token, &body));
     let mut request = parsed.to_request();
     let pinned = pin_to_if_match(&mut request, request_headers)?;
     let moved = games
-        .make_move(&id, token, request, key.as_ref())
+        .make_move(&id, seat_token, request, key.as_ref())
         .await
         .map_err(|e| refusal(e, pinned))?;
     Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))

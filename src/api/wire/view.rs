@@ -1,7 +1,10 @@
 //! The game as the caller may see it, and the answer to a move: built from the service's
 //! answer and showing nothing it does not hold.
 
+use std::cell::RefCell;
+
 use serde::Serialize;
+use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use crate::bots::Level;
@@ -193,7 +196,7 @@ pub struct GameView {
     #[schema(schema_with = preset_schema)]
     pub preset: &'static str,
     #[schema(value_type = RulesDoc)]
-    pub rules: Rules,
+    pub rules: RulesJson,
     /// Made with a seed or a fixed deal.
     pub prearranged: bool,
     /// Your seat, or null for a spectator.
@@ -220,6 +223,54 @@ pub struct GameView {
     /// Null for a game without a clock.
     #[schema(required = true)]
     pub clock: Option<ClockView>,
+}
+
+/// A game's rules in a view, serialised as [`Rules`] is, but once per rule set and worker
+/// thread: they never change during a game, and every move's answer shows them (a third
+/// of the answer's serialising).
+#[derive(Clone, Copy, Debug)]
+pub struct RulesJson(pub Rules);
+
+/// Rule sets a worker keeps serialised: games mostly play presets, a few custom sets.
+const RULES_KEPT: usize = 16;
+
+/// The rule sets serialised last on one thread, the oldest replaced first.
+struct KeptRules {
+    sets: Vec<(Rules, Box<RawValue>)>,
+    next: usize,
+}
+
+thread_local! {
+    static KEPT_RULES: RefCell<KeptRules> = const {
+        RefCell::new(KeptRules {
+            sets: Vec::new(),
+            next: 0,
+        })
+    };
+}
+
+impl Serialize for RulesJson {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        KEPT_RULES.with_borrow_mut(|kept| {
+            let at = match kept.sets.iter().position(|(rules, _)| *rules == self.0) {
+                Some(at) => at,
+                None => {
+                    let json = serde_json::value::to_raw_value(&self.0)
+                        .map_err(serde::ser::Error::custom)?;
+                    if kept.sets.len() < RULES_KEPT {
+                        kept.sets.push((self.0, json));
+                        kept.sets.len() - 1
+                    } else {
+                        let at = kept.next;
+                        kept.sets[at] = (self.0, json);
+                        kept.next = (at + 1) % RULES_KEPT;
+                        at
+                    }
+                }
+            };
+            kept.sets[at].1.serialize(serializer)
+        })
+    }
 }
 
 /// The answer to a move: your new view plus what the move (and the bots after it) caused.
@@ -309,7 +360,7 @@ impl GameView {
             version: s.version,
             status: s.status,
             preset: s.preset.name(),
-            rules: s.rules,
+            rules: RulesJson(s.rules),
             prearranged: s.prearranged,
             you: s.viewer,
             seats,
@@ -334,6 +385,35 @@ impl MoveResult {
         MoveResult {
             view: GameView::of(&moved.view),
             events: EventView::all(&moved.events, &moved.view),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Preset;
+
+    #[test]
+    fn rules_serialise_as_the_engine_s_rules_whether_kept_or_not() {
+        // More rule sets than a thread keeps, twice over: each is written fresh, then kept,
+        // then (after it was replaced) fresh again.
+        let sets: Vec<Rules> = Preset::ALL
+            .iter()
+            .flat_map(|p| {
+                (1..=4).map(move |t| Rules {
+                    target: Some(t * 50),
+                    ..p.rules()
+                })
+            })
+            .collect();
+        assert!(sets.len() > RULES_KEPT);
+        for _ in 0..2 {
+            for rules in &sets {
+                let plain = serde_json::to_string(rules).unwrap();
+                assert_eq!(serde_json::to_string(&RulesJson(*rules)).unwrap(), plain);
+                assert_eq!(serde_json::to_string(&RulesJson(*rules)).unwrap(), plain);
+            }
         }
     }
 }

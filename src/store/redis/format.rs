@@ -12,8 +12,13 @@ pub(super) const VERSION_DIGITS: usize = 10;
 pub(super) const EVENTS_LEN_DIGITS: usize = 7;
 pub(super) const HEADER: usize = VERSION_DIGITS + EVENTS_LEN_DIGITS;
 
+/// The version as the stored value starts with it: zero-padded to [`VERSION_DIGITS`]. A
+/// move's save sends two (padded by hand: `format!`'s padding costs several times more).
 pub(super) fn version_text(version: u64) -> String {
-    format!("{version:0width$}", width = VERSION_DIGITS)
+    let digits = version.to_string();
+    let mut text = "0".repeat(VERSION_DIGITS.saturating_sub(digits.len()));
+    text.push_str(&digits);
+    text
 }
 
 /// A new game's stored value: version, no events, blob. Public, like [`read_game_value`],
@@ -159,5 +164,21 @@ mod unit {
         };
         assert_eq!(decode_record("k", &encode_record(&record)), Some(record));
         assert!(decode_record("k", &[0, 0, 0, 9, 1]).is_none());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_s_text_is_padded_to_its_digits_and_longer_ones_kept_whole() {
+        for version in [0, 7, 42, 9_999_999_999, 10_000_000_000, u64::MAX] {
+            assert_eq!(
+                version_text(version),
+                format!("{version:0width$}", width = VERSION_DIGITS)
+            );
+        }
+        assert_eq!(version_text(42), "0000000042");
     }
 }

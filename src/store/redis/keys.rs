@@ -2,7 +2,8 @@
 //! hash tag `{<id>}`, so that a cluster keeps them (and the game's channel) in one slot and
 //! one script may touch them all.
 
-/// Key names, all derived from the prefix.
+/// Key names, all derived from the prefix. A move's save names four of them: they are
+/// joined with `concat`, a third of the instructions of `format!`.
 #[derive(Clone)]
 pub(super) struct Keys {
     pub(super) prefix: String,
@@ -10,14 +11,14 @@ pub(super) struct Keys {
 
 impl Keys {
     pub(super) fn game(&self, id: &str) -> String {
-        format!("{}game:{{{id}}}", self.prefix)
+        [&self.prefix, "game:{", id, "}"].concat()
     }
     pub(super) fn idem(&self, id: &str) -> String {
-        format!("{}game:{{{id}}}:idem", self.prefix)
+        [&self.prefix, "game:{", id, "}:idem"].concat()
     }
     /// One seat's idempotency keys, oldest first (a list capped at the window).
     pub(super) fn idem_window(&self, id: &str, seat: u8) -> String {
-        format!("{}game:{{{id}}}:idem:{seat}", self.prefix)
+        [&self.prefix, "game:{", id, "}:idem:", &seat.to_string()].concat()
     }
     /// Which process plays the game's bots now (a holder id, expiring).
     pub(super) fn lease(&self, id: &str) -> String {
@@ -63,7 +64,7 @@ impl Keys {
         format!("{}{{lobby}}:live", self.prefix)
     }
     pub(super) fn channel(&self, id: &str) -> String {
-        format!("{}events:{{{id}}}", self.prefix)
+        [&self.prefix, "events:{", id, "}"].concat()
     }
     /// The game id of a channel name, if it is one of ours.
     pub(super) fn id_of_channel<'a>(&self, channel: &'a str) -> Option<&'a str> {
@@ -88,5 +89,16 @@ mod unit {
         }
         assert_eq!(keys.id_of_channel(&keys.channel("g1")), Some("g1"));
         assert_eq!(keys.id_of_channel("other:events:{g1}"), None);
+    }
+
+    #[test]
+    fn a_game_s_keys_are_named_in_full() {
+        let keys = Keys {
+            prefix: "p:".into(),
+        };
+        assert_eq!(keys.game("g1"), "p:game:{g1}");
+        assert_eq!(keys.idem("g1"), "p:game:{g1}:idem");
+        assert_eq!(keys.idem_window("g1", 3), "p:game:{g1}:idem:3");
+        assert_eq!(keys.channel("g1"), "p:events:{g1}");
     }
 }
