@@ -69,12 +69,13 @@ pub(crate) fn choose_in_game(game: &Game, seat: u8, buf: &mut Vec<Move>) -> Opti
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::engine::rules::Opening;
     use crate::engine::{Deal, End, Preset, Seed, Tile};
 
-    fn tiles(list: &str) -> Vec<Tile> {
+    /// Tiles from their texts, "6-6 5-4 ...".
+    pub(crate) fn tiles(list: &str) -> Vec<Tile> {
         list.split_whitespace()
             .map(|t| t.parse().unwrap())
             .collect()

@@ -171,14 +171,9 @@ pub(crate) fn evaluate(g: &Game, before: &[i32], seat: u8, match_bonus: f64) -> 
 mod tests {
     use super::*;
     use crate::bots::greedy;
+    use crate::bots::greedy::tests::tiles;
     use crate::engine::rules::{Opening, Rules};
     use crate::engine::{Deal, Preset, Seed, Tile};
-
-    fn tiles(list: &str) -> Vec<Tile> {
-        list.split_whitespace()
-            .map(|t| t.parse().unwrap())
-            .collect()
-    }
 
     /// The best points `seat` could make in `g`.
     fn best_reply(g: &Game, seat: u8) -> u16 {
