@@ -234,6 +234,8 @@ pub fn search<R: Rng + ?Sized>(
     };
     let mut totals = vec![0.0f64; candidates.len()];
     let mut worlds = 0u32;
+    // The endgame, searched to the end of the round in every world: no tile can be drawn
+    // any more and few are left in the hands.
     let in_hands: usize = view.hand_counts.iter().map(|&c| usize::from(c)).sum();
     let no_draw = view.rules.draw == crate::engine::rules::DrawRule::Block
         || usize::from(view.boneyard_count) <= view.rules.boneyard_reserve as usize;
@@ -267,7 +269,7 @@ pub fn search<R: Rng + ?Sized>(
             // Never expected: the samples are consistent (and counted, so the loop ends).
             continue;
         };
-        let mut exact = searcher.exact(&world);
+        let mut exact = endgame && searcher.exact_allowed;
         searcher.world_start = searcher.meter.moves;
         for (c, &mv) in candidates.iter().enumerate() {
             values[c] = searcher.root_value(&world, mv, exact);
@@ -331,16 +333,6 @@ struct Searcher<'a> {
 }
 
 impl Searcher<'_> {
-    /// Whether the world can be searched to the end of the round: no tile can be drawn
-    /// any more and few are left in the hands.
-    fn exact(&self, g: &Game) -> bool {
-        let rules = g.rules();
-        let no_draw = rules.draw == crate::engine::rules::DrawRule::Block
-            || g.boneyard_count() <= rules.boneyard_reserve as usize;
-        let in_hands: usize = (0..g.seats()).map(|s| g.hand(s).len()).sum();
-        self.exact_allowed && no_draw && in_hands <= self.config.endgame as usize
-    }
-
     /// `mv`'s value in `world`: the search's value of the game after it.
     fn root_value(&mut self, world: &Game, mv: Move, exact: bool) -> f64 {
         let mut g = world.clone();
