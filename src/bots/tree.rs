@@ -5,7 +5,7 @@
 //! with the projection, walks down the tree choosing at each node among the moves legal in
 //! that world (by UCB on the mover's own statistics, counted over the iterations in which
 //! the move was available), adds one node, and plays the world to the end of the round
-//! with the greedy policy. Every node keeps the outcome for the seat that made its move,
+//! with the configured playout policy ([`Config::playout`]). Every node keeps the outcome for the seat that made its move,
 //! so each seat picks its own best in turn, without seeing the others' hands: what a
 //! determinised alpha-beta search cannot do (there every opponent sees every hand of its
 //! world). The root move chosen most often is played.
