@@ -132,12 +132,13 @@ fn defensive(
             // The unclaimed form of a scoring play: never better than its claimed form.
             continue;
         }
-        let key = (value, rank, mv);
-        if best
-            .as_ref()
-            .is_none_or(|b| key.0 > b.0 || (key.0 == b.0 && key.1 > b.1))
-        {
-            best = Some(key);
+        // A play before a draw before a pass, as greedy: under `draw_anytime` a draw is
+        // legal beside plays, and drawing to dodge a reply is not this policy's idea.
+        let better = best.as_ref().is_none_or(|b: &(f64, greedy::Rank, Move)| {
+            (rank.0, value) > (b.1.0, b.0) || ((rank.0, value) == (b.1.0, b.0) && rank > b.1)
+        });
+        if better {
+            best = Some((value, rank, mv));
         }
     }
     (best.map(|b| b.2), tried)
