@@ -218,7 +218,35 @@ pub fn search<R: Rng + ?Sized>(
     let mut seed = [0u8; 32];
     rng.fill_bytes(&mut seed);
     let seed = Seed(seed);
-    let meter = Meter::new(thinking, deadline, limit);
+    let mut meter = Meter::new(thinking, deadline, limit);
+    let mut worlds = 0u32;
+    // The endgame, searched to the end of the round in every world: no tile can be drawn
+    // any more and few are left in the hands.
+    let in_hands: usize = view.hand_counts.iter().map(|&c| usize::from(c)).sum();
+    let no_draw = view.rules.draw == crate::engine::rules::DrawRule::Block
+        || usize::from(view.boneyard_count) <= view.rules.boneyard_reserve as usize;
+    let endgame = no_draw && in_hands <= usize::from(config.endgame);
+    if config.method == Method::Tree && !endgame {
+        let mut tree = Tree::new(seat, &view.scores, view.rounds_done, config);
+        while !meter.spent() {
+            let (hands, boneyard) = sample_hidden(view, seat, rng);
+            meter.count(WORLD_COST);
+            let Ok(world) = Game::determinise(view, hands, boneyard, seed) else {
+                continue;
+            };
+            tree.iterate(&world, &candidates, &mut meter);
+            worlds += 1;
+            meter.may_stop = true;
+        }
+        let mv = tree.best().unwrap_or_else(|| greedy::choose(view));
+        return (
+            mv,
+            Work {
+                worlds,
+                moves: meter.moves,
+            },
+        );
+    }
     let mut searcher = Searcher {
         seat,
         side: view.rules.side_of(seat),
@@ -233,34 +261,6 @@ pub fn search<R: Rng + ?Sized>(
         events: Vec::new(),
     };
     let mut totals = vec![0.0f64; candidates.len()];
-    let mut worlds = 0u32;
-    // The endgame, searched to the end of the round in every world: no tile can be drawn
-    // any more and few are left in the hands.
-    let in_hands: usize = view.hand_counts.iter().map(|&c| usize::from(c)).sum();
-    let no_draw = view.rules.draw == crate::engine::rules::DrawRule::Block
-        || usize::from(view.boneyard_count) <= view.rules.boneyard_reserve as usize;
-    let endgame = no_draw && in_hands <= usize::from(config.endgame);
-    if config.method == Method::Tree && !endgame {
-        let mut tree = Tree::new(seat, &view.scores, view.rounds_done, config);
-        while !searcher.meter.spent() {
-            let (hands, boneyard) = sample_hidden(view, seat, rng);
-            searcher.meter.count(WORLD_COST);
-            let Ok(world) = Game::determinise(view, hands, boneyard, seed) else {
-                continue;
-            };
-            tree.iterate(&world, &candidates, &mut searcher.meter);
-            worlds += 1;
-            searcher.meter.may_stop = true;
-        }
-        let mv = tree.best().unwrap_or_else(|| greedy::choose(view));
-        return (
-            mv,
-            Work {
-                worlds,
-                moves: searcher.meter.moves,
-            },
-        );
-    }
     let mut values = vec![0.0f64; candidates.len()];
     while !searcher.meter.spent() {
         let (hands, boneyard) = sample_hidden(view, seat, rng);
