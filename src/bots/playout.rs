@@ -50,6 +50,7 @@ pub(crate) fn to_round_end(
     let start = g.rounds_done();
     let mut moves = 0;
     let mut scratch = Vec::new();
+    let mut spare = None;
     while g.rounds_done() == start {
         let Some(turn) = g.turn() else { break };
         let (who, mv) = match muggins_taker(g) {
@@ -58,8 +59,15 @@ pub(crate) fn to_round_end(
                 let mv = match policy {
                     Policy::Greedy => greedy::choose_in_game(g, turn, buf),
                     Policy::Defensive { weight, block } => {
-                        let (mv, tried) =
-                            defensive(g, turn, weight, block, buf, &mut scratch, events);
+                        let (mv, tried) = defensive(
+                            g,
+                            turn,
+                            (weight, block),
+                            buf,
+                            &mut scratch,
+                            &mut spare,
+                            events,
+                        );
                         moves += tried;
                         mv
                     }
@@ -75,14 +83,15 @@ pub(crate) fn to_round_end(
     moves
 }
 
-/// The [`Policy::Defensive`] move of `seat`, and the plays it tried.
+/// The [`Policy::Defensive`] move of `seat` under `(weight, block)`, and the plays it
+/// tried. Each play is tried on `spare`, a scratch game copied over (its allocations kept).
 fn defensive(
     g: &Game,
     seat: u8,
-    weight: f64,
-    block: f64,
+    (weight, block): (f64, f64),
     buf: &mut Vec<Move>,
     scratch: &mut Vec<Move>,
+    spare: &mut Option<Game>,
     events: &mut Vec<Event>,
 ) -> (Option<Move>, u32) {
     g.legal_moves_into(seat, buf);
@@ -104,7 +113,13 @@ fn defensive(
         if let Move::Play { .. } = mv
             && !unclaimed
         {
-            let mut after = g.clone();
+            let after = match spare {
+                Some(after) => {
+                    after.clone_from(g);
+                    after
+                }
+                None => spare.insert(g.clone()),
+            };
             events.clear();
             after
                 .play_into(seat, mv, events)
@@ -217,7 +232,15 @@ mod tests {
         after.play(0, greedy).unwrap();
         assert_eq!(best_reply(&after, 1), 5);
 
-        let (mv, tried) = defensive(&g, 0, 1.0, 0.0, &mut buf, &mut Vec::new(), &mut Vec::new());
+        let (mv, tried) = defensive(
+            &g,
+            0,
+            (1.0, 0.0),
+            &mut buf,
+            &mut Vec::new(),
+            &mut None,
+            &mut Vec::new(),
+        );
         let mv = mv.unwrap();
         assert_eq!(tried, 7, "every lead is tried");
         let mut after = g.clone();

@@ -37,7 +37,7 @@ pub struct Unclaimed {
 pub type Replayed = (Game, Vec<Vec<Event>>);
 
 /// The round in play.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Round {
     pub(crate) number: u16,
     pub(crate) leader: u8,
@@ -58,7 +58,7 @@ pub(crate) struct Round {
 
 /// A whole match, from the first deal to the result. Pure: no I/O, no clock, and the only
 /// randomness comes from the seed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Game {
     pub(crate) rules: Rules,
     pub(crate) seats: u8,
@@ -76,6 +76,95 @@ pub struct Game {
     pub(crate) early_end: Option<EarlyEnd>,
     /// Every applied move, in order: with the rules, seed and first deal, enough to replay.
     pub(crate) history: History,
+}
+
+// `clone_from` keeps the target's allocations: the searching bots copy a game into the
+// same scratch game for every candidate of every playout. The exhaustive patterns make a
+// new field a compile error here, not a field left stale.
+impl Clone for Round {
+    fn clone(&self) -> Round {
+        let mut round = Round {
+            boneyard: Vec::new(),
+            layout: Layout::default(),
+            ..*self
+        };
+        round.boneyard.clone_from(&self.boneyard);
+        round.layout.clone_from(&self.layout);
+        round
+    }
+
+    fn clone_from(&mut self, source: &Round) {
+        let Round {
+            number,
+            leader,
+            turn,
+            hands,
+            boneyard,
+            layout,
+            must_lead,
+            start_tile,
+            drew,
+            voids,
+        } = source;
+        self.number = *number;
+        self.leader = *leader;
+        self.turn = *turn;
+        self.hands = *hands;
+        self.boneyard.clone_from(boneyard);
+        self.layout.clone_from(layout);
+        self.must_lead = *must_lead;
+        self.start_tile = *start_tile;
+        self.drew = *drew;
+        self.voids = *voids;
+    }
+}
+
+impl Clone for Game {
+    fn clone(&self) -> Game {
+        Game {
+            rules: self.rules,
+            seats: self.seats,
+            seed: self.seed,
+            first_deal: self.first_deal.clone(),
+            scores: self.scores,
+            rounds_done: self.rounds_done,
+            round: self.round.clone(),
+            unclaimed: self.unclaimed,
+            last_round: self.last_round,
+            abandoned: self.abandoned,
+            early_end: self.early_end,
+            history: self.history.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Game) {
+        let Game {
+            rules,
+            seats,
+            seed,
+            first_deal,
+            scores,
+            rounds_done,
+            round,
+            unclaimed,
+            last_round,
+            abandoned,
+            early_end,
+            history,
+        } = source;
+        self.rules = *rules;
+        self.seats = *seats;
+        self.seed = *seed;
+        self.first_deal.clone_from(first_deal);
+        self.scores = *scores;
+        self.rounds_done = *rounds_done;
+        self.round.clone_from(round);
+        self.unclaimed = *unclaimed;
+        self.last_round = *last_round;
+        self.abandoned = *abandoned;
+        self.early_end = *early_end;
+        self.history.clone_from(history);
+    }
 }
 
 impl Game {

@@ -143,6 +143,19 @@ impl Tips {
 
     /// Lays the lead.
     pub fn lead_with(&mut self, tile: Tile, rules: &Rules) {
+        self.lay_lead(tile, rules);
+        self.refresh_fits();
+    }
+
+    /// Places `tile` at `end`, which must be open and show a number the tile carries.
+    pub fn place(&mut self, tile: Tile, end: End, rules: &Rules) {
+        self.lay(tile, end, rules);
+        self.refresh_fits();
+    }
+
+    /// [`Tips::lead_with`] but for `fits`, which counting does not read: a count after a
+    /// placement is asked for every candidate of every playout, the fits far less often.
+    fn lay_lead(&mut self, tile: Tile, rules: &Rules) {
         self.lead = Some(tile);
         let double = tile.is_double();
         self.arms[0] = Arm {
@@ -158,11 +171,10 @@ impl Tips {
         if double && rules.spinner == SpinnerRule::FirstDouble {
             self.become_spinner(tile.lo(), None, 0);
         }
-        self.refresh_fits();
     }
 
-    /// Places `tile` at `end`, which must be open and show a number the tile carries.
-    pub fn place(&mut self, tile: Tile, end: End, rules: &Rules) {
+    /// [`Tips::place`] but for `fits` (see [`Tips::lay_lead`]).
+    fn lay(&mut self, tile: Tile, end: End, rules: &Rules) {
         let arm = &mut self.arms[end.index()];
         let value = tile.other(arm.value);
         *arm = Arm {
@@ -174,7 +186,6 @@ impl Tips {
         if tile.is_double() && self.spinner.is_none() && rules.spinner == SpinnerRule::FirstDouble {
             self.become_spinner(value, Some(end), index);
         }
-        self.refresh_fits();
     }
 
     fn become_spinner(&mut self, pip: u8, arm: Option<End>, index: u8) {
@@ -199,16 +210,22 @@ impl Tips {
         if !placed_any {
             return lead.weight() as u32;
         }
+        // `counts_double` over the open ends, unrolled: playouts count after every
+        // candidate placement.
+        let open = if self.sides_open() { 4 } else { 2 };
+        let covered = self.arms[0].len + self.arms[1].len > 0;
+        let lead_double =
+            lead.is_double() && (!covered || rules.lead_double_count == LeadDoubleCount::Both);
         let mut sum = 0u32;
-        for (end, value) in self.open_ends() {
-            let v = value as u32;
-            let empty_side = matches!(end, End::Up | End::Down) && self.arms[end.index()].len == 0;
-            sum += if empty_side {
-                0
-            } else if self.counts_double(end, rules) {
-                2 * v
-            } else {
-                v
+        for (i, arm) in self.arms[..open].iter().enumerate() {
+            let v = u32::from(arm.value);
+            sum += match (arm.len > 0, i < 2) {
+                (true, _) if arm.double => 2 * v,
+                (true, _) => v,
+                // An empty spinner side.
+                (false, false) => 0,
+                (false, true) if lead_double => 2 * v,
+                (false, true) => v,
             };
         }
         sum
@@ -216,10 +233,26 @@ impl Tips {
 }
 
 /// The whole layout: the tips plus every placed tile, in order, for drawing the arms.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {
     tips: Tips,
     placed: Vec<(End, Tile)>,
+}
+
+impl Clone for Layout {
+    fn clone(&self) -> Layout {
+        Layout {
+            tips: self.tips,
+            placed: self.placed.clone(),
+        }
+    }
+
+    /// Keeps this layout's allocation (see [`super::Game`]'s `clone_from`).
+    fn clone_from(&mut self, source: &Layout) {
+        let Layout { tips, placed } = source;
+        self.tips = *tips;
+        self.placed.clone_from(placed);
+    }
 }
 
 impl Layout {
@@ -259,11 +292,11 @@ impl Layout {
         let mut tips = self.tips;
         match end {
             None => {
-                tips.lead_with(tile, rules);
+                tips.lay_lead(tile, rules);
                 tips.count(rules, false)
             }
             Some(end) => {
-                tips.place(tile, end, rules);
+                tips.lay(tile, end, rules);
                 tips.count(rules, true)
             }
         }
