@@ -20,7 +20,16 @@
 //! The master does a fixed amount of work a move (`--master-work`, moves applied in its
 //! search, deterministic) unless `--master-ms` gives it a time budget on the wall clock.
 //! `--teams` plays four seats as two teams (seats 0 and 2, A, against 1 and 3, B).
+//!
+//! `--results FILE` keeps every finished game in FILE, one JSON line each after a first
+//! line naming the run. Started again with the same file and arguments (any `--threads`
+//! or `--matches`), a run plays only the games not in it and reports over all of them: a
+//! game's deals and the bots' randomness depend only on the seed and its index, so a run
+//! stopped and resumed, in as many pieces as it takes, reports what one sitting would
+//! have (its times aside). A file of another run is refused.
 
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,7 +46,7 @@ use domino_server::margin::{margin, t_975};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(about = "Two bot levels play duplicate matches; prints A's win rate with a 95% interval")]
 struct Args {
     /// Preset (classic, block, draw, all_fives, muggins, penalty).
@@ -102,6 +111,23 @@ struct Args {
     /// Master: with --defend, points a play is worth for leaving the next seat no play.
     #[arg(long, default_value_t = 0.0)]
     block_bonus: f64,
+    /// Keep each finished game in this file, and play only the games it does not hold yet.
+    #[arg(long)]
+    results: Option<PathBuf>,
+}
+
+impl Args {
+    /// What decides the games' results: every argument but how many are played, on how
+    /// many threads, and where they are kept.
+    fn run_identity(&self) -> String {
+        let run = Args {
+            matches: 0,
+            threads: 0,
+            results: None,
+            ..self.clone()
+        };
+        format!("{run:?}")
+    }
 }
 
 /// The wall clock, for a master thinking by the clock.
@@ -150,6 +176,7 @@ fn master_config(args: &Args) -> master::Config {
 }
 
 /// One game's result for A (1, 0.5 or 0) and the expert's decision times.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct GameResult {
     score_a: f64,
     /// A's final points minus B's (B's minus A's under penalty scoring: lower is better).
@@ -266,6 +293,63 @@ fn play_game(args: &Args, config: &expert::Config, index: usize) -> GameResult {
     result
 }
 
+/// Opens `path` to append this run's games, creating it with a first line naming the run;
+/// the games it already holds (of the first `args.matches`) go into `kept`. Exits if the
+/// file names another run.
+fn open_results(
+    path: &std::path::Path,
+    args: &Args,
+    kept: &mut [Option<GameResult>],
+) -> std::fs::File {
+    let identity = args.run_identity();
+    match std::fs::File::open(path) {
+        Ok(existing) => {
+            let mut lines = std::io::BufReader::new(existing).lines();
+            let first: serde_json::Value = lines
+                .next()
+                .and_then(|l| serde_json::from_str(&l.ok()?).ok())
+                .unwrap_or_default();
+            if first["run"] != identity.as_str() {
+                eprintln!(
+                    "{} holds another run's games:\n  it: {}\n  this: {identity}",
+                    path.display(),
+                    first["run"]
+                );
+                std::process::exit(2);
+            }
+            for line in lines {
+                let line = line.expect("the results file reads");
+                // A line cut short by a kill is played again.
+                let Ok(kept_game) = serde_json::from_str::<serde_json::Value>(&line) else {
+                    continue;
+                };
+                let (Some(i), Ok(result)) = (
+                    kept_game["game"].as_u64(),
+                    serde_json::from_value::<GameResult>(kept_game["result"].clone()),
+                ) else {
+                    continue;
+                };
+                if let Some(slot) = kept.get_mut(i as usize) {
+                    *slot = Some(result);
+                }
+            }
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .expect("the results file opens to append");
+            // A line cut short by a kill ends here, so the next game starts a line of its own.
+            writeln!(file).expect("the results file takes a line");
+            file
+        }
+        Err(_) => {
+            let mut file = std::fs::File::create(path).expect("the results file is created");
+            writeln!(file, "{}", serde_json::json!({ "run": identity }))
+                .expect("the results file takes its first line");
+            file
+        }
+    }
+}
+
 /// The 95% Wilson score interval of a proportion.
 fn wilson(p: f64, n: f64) -> (f64, f64) {
     let z = 1.959_964f64;
@@ -308,20 +392,39 @@ fn main() {
     if let Some(b) = args.match_bonus {
         config.match_bonus = b;
     }
+    let mut kept: Vec<Option<GameResult>> = (0..args.matches).map(|_| None).collect();
+    let file = args
+        .results
+        .as_ref()
+        .map(|path| open_results(path, &args, &mut kept));
+    let todo: Vec<usize> = (0..args.matches).filter(|&i| kept[i].is_none()).collect();
+    if kept.iter().any(Option::is_some) {
+        eprintln!(
+            "{} of {} games are in the results file; playing the other {}",
+            args.matches - todo.len(),
+            args.matches,
+            todo.len()
+        );
+    }
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<GameResult>>> =
-        Mutex::new((0..args.matches).map(|_| None).collect());
+    let results = Mutex::new(kept);
+    let file = Mutex::new(file);
     let started = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..args.threads.max(1) {
             scope.spawn(|| {
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= args.matches {
+                    let Some(&i) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else {
                         break;
-                    }
+                    };
                     let r = play_game(&args, &config, i);
                     let mut all = results.lock().unwrap();
+                    if let Some(file) = file.lock().unwrap().as_mut() {
+                        let line = serde_json::json!({"game": i, "result": &r});
+                        writeln!(file, "{line}")
+                            .and_then(|()| file.flush())
+                            .expect("the results file takes the game");
+                    }
                     all[i] = Some(r);
                     let done = all.iter().filter(|r| r.is_some()).count();
                     if done % 100 == 0 {
@@ -351,13 +454,14 @@ fn main() {
     let mut master_times = gather(|r| &r.master_times);
     let mut master_choice = gather(|r| &r.master_choice_times);
     println!(
-        "preset {}, double-{}, {} seats{}, seed {:?}, {} games in {:.1} s ({} threads){}{}",
+        "preset {}, double-{}, {} seats{}, seed {:?}, {} games ({} played now in {:.1} s, {} threads){}{}",
         args.preset.name(),
         table_rules(&args).max_pip,
         args.seats,
         if args.teams { " in teams" } else { "" },
         args.seed,
         results.len(),
+        todo.len(),
         started.elapsed().as_secs_f64(),
         args.threads.max(1),
         if args.a == Level::Expert || args.b == Level::Expert {
