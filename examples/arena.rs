@@ -413,10 +413,7 @@ fn main() {
     std::thread::scope(|scope| {
         for _ in 0..args.threads.max(1) {
             scope.spawn(|| {
-                loop {
-                    let Some(&i) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                        break;
-                    };
+                while let Some(&i) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let r = play_game(&args, &config, i);
                     let mut all = results.lock().unwrap();
                     if let Some(file) = file.lock().unwrap().as_mut() {

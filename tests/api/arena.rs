@@ -7,13 +7,11 @@
 
 use std::time::{Duration, Instant};
 
-use domino_server::settings::Settings;
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    TestApp, assert_problem, on_every_store, spawn_app_with, test_settings, unique_prefix,
+    TestApp, assert_problem, on_every_store, spawn_app_to_be_left, spawn_app_with,
 };
-use crate::proxy::{Proxy, redis_url};
 
 on_every_store!(
     a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_swapped,
@@ -441,19 +439,7 @@ async fn a_player_may_run_four_matches_at_once_and_not_a_fifth(app: TestApp) {
 /// play the match on however slow the machine is.
 #[tokio::test]
 async fn a_match_left_by_a_stopped_server_is_played_to_its_end_by_another() {
-    let (proxy, through_proxy) = Proxy::to_redis();
-    let settings = Settings {
-        redis_url: Some(redis_url()),
-        redis_key_prefix: unique_prefix(),
-        game_idle_ttl: Duration::from_secs(600),
-        ..test_settings()
-    };
-    let first = spawn_app_with(Settings {
-        bot_budget: Duration::ZERO,
-        redis_url: Some(through_proxy),
-        ..settings.clone()
-    })
-    .await;
+    let (first, proxy, settings) = spawn_app_to_be_left().await;
     let ann = player(&first, "ann").await;
     let res = post_as(
         &first,

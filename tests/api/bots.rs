@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use domino_server::settings::Settings;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, on_every_store, spawn_app_with, test_settings, unique_prefix};
-use crate::proxy::{Proxy, redis_url};
+use crate::helpers::{
+    TestApp, on_every_store, spawn_app_to_be_left, spawn_app_with, test_settings,
+};
 
 on_every_store!(
     a_table_of_bots_alone_answers_at_once_and_plays_to_the_end_by_itself,
@@ -154,21 +155,7 @@ async fn a_master_replies_inside_the_request_and_plays_a_whole_match() {
 /// slow the machine is; it still holds the bots' lease, which the second waits out.
 #[tokio::test]
 async fn a_table_of_bots_left_by_a_stopped_server_is_finished_by_another() {
-    let prefix = unique_prefix();
-    let (proxy, through_proxy) = Proxy::to_redis();
-    let settings = Settings {
-        redis_url: Some(redis_url()),
-        redis_key_prefix: prefix,
-        game_idle_ttl: Duration::from_secs(600),
-        ..test_settings()
-    };
-    // The first moves one bot a run (no budget), each run a trip to Redis.
-    let first = spawn_app_with(Settings {
-        bot_budget: Duration::ZERO,
-        redis_url: Some(through_proxy),
-        ..settings.clone()
-    })
-    .await;
+    let (first, proxy, settings) = spawn_app_to_be_left().await;
     let (id, created) = first.create_game(bots_alone("greedy")).await;
     proxy.stop();
     assert_eq!(created["status"], "playing");

@@ -8,6 +8,8 @@ use domino_server::startup::{Application, Stopper};
 use domino_server::telemetry;
 use serde_json::{Value, json};
 
+use crate::proxy::{Proxy, redis_url};
+
 /// Longest any test request may take: generous for a loaded CI machine, short enough that
 /// a hang fails the test instead of the run.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -172,6 +174,28 @@ pub async fn spawn_app_with_redis_prefix(prefix: &str) -> TestApp {
         ..test_settings()
     })
     .await
+}
+
+/// A server to be stopped, and the settings of one to follow it on the same Redis keys (as
+/// after a restart). The first reaches Redis through the proxy returned, for the test to
+/// take down once the first has made what it leaves behind, so that it cannot go on with
+/// it however slow the machine is. It moves one bot a run (no budget), each run a trip to
+/// Redis.
+pub async fn spawn_app_to_be_left() -> (TestApp, Proxy, Settings) {
+    let (proxy, through_proxy) = Proxy::to_redis();
+    let settings = Settings {
+        redis_url: Some(redis_url()),
+        redis_key_prefix: unique_prefix(),
+        game_idle_ttl: Duration::from_secs(600),
+        ..test_settings()
+    };
+    let first = spawn_app_with(Settings {
+        bot_budget: Duration::ZERO,
+        redis_url: Some(through_proxy),
+        ..settings.clone()
+    })
+    .await;
+    (first, proxy, settings)
 }
 
 /// The real server on a Redis Cluster (`REDIS_CLUSTER_NODES`, which `scripts/test.sh`
