@@ -104,13 +104,14 @@ struct Args {
     /// Master: the tree search's UCB exploration constant.
     #[arg(long)]
     exploration: Option<f64>,
-    /// Master: playouts weigh the next seat's best reply by this (0: greedy playouts;
-    /// default: the master's own, 1).
+    /// Master: playouts weigh the next seat's best reply by this (0 with a block bonus of
+    /// 0: greedy playouts; default: the master's own, 1).
     #[arg(long)]
     defend: Option<f64>,
-    /// Master: with --defend, points a play is worth for leaving the next seat no play.
-    #[arg(long, default_value_t = 0.0)]
-    block_bonus: f64,
+    /// Master: points a playout's play is worth for leaving the next seat no play
+    /// (default: the master's own, `master::BLOCK_BONUS` where no play scores, else 0).
+    #[arg(long)]
+    block_bonus: Option<f64>,
     /// Keep each finished game in this file, and play only the games it does not hold yet.
     #[arg(long)]
     results: Option<PathBuf>,
@@ -140,7 +141,7 @@ impl Clock for Wall {
 }
 
 fn master_config(args: &Args) -> master::Config {
-    let mut c = master::Config::default();
+    let mut c = master::Config::for_rules(&table_rules(args));
     if let Some(d) = args.depth {
         c.depth = d;
     }
@@ -162,15 +163,18 @@ fn master_config(args: &Args) -> master::Config {
     if let Some(e) = args.exploration {
         c.exploration = e;
     }
-    match args.defend {
-        None => {}
-        Some(w) if w == 0.0 && args.block_bonus == 0.0 => c.playout = master::Policy::Greedy,
-        Some(weight) => {
-            c.playout = master::Policy::Defensive {
-                weight,
-                block: args.block_bonus,
-            }
-        }
+    if args.defend.is_some() || args.block_bonus.is_some() {
+        let (weight, block) = match c.playout {
+            master::Policy::Defensive { weight, block } => (weight, block),
+            master::Policy::Greedy => (0.0, 0.0),
+        };
+        let weight = args.defend.unwrap_or(weight);
+        let block = args.block_bonus.unwrap_or(block);
+        c.playout = if weight == 0.0 && block == 0.0 {
+            master::Policy::Greedy
+        } else {
+            master::Policy::Defensive { weight, block }
+        };
     }
     c
 }

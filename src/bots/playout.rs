@@ -35,7 +35,8 @@ pub enum Policy {
     /// Each play's points less `weight` times the best points the next seat could make
     /// in reply (its hand is known in a sampled world), plus `block` points when the
     /// next seat cannot play at all; the greedy order breaks ties. Counted as the plays
-    /// tried, each costing a move and the reply's look.
+    /// tried, each costing a move and the reply's look. Where no play scores (all but
+    /// fives scoring) and `block` is 0, it is greedy's move, at greedy's cost.
     Defensive { weight: f64, block: f64 },
 }
 
@@ -94,8 +95,13 @@ fn defensive(
     spare: &mut Option<Game>,
     events: &mut Vec<Event>,
 ) -> (Option<Move>, u32) {
-    g.legal_moves_into(seat, buf);
     let rules = g.rules();
+    if rules.scoring != Scoring::Fives && block == 0.0 {
+        // No play scores before the round ends: every reply is worth 0, and the look would
+        // only spend the budget to choose greedy's move.
+        return (greedy::choose_in_game(g, seat, buf), 0);
+    }
+    g.legal_moves_into(seat, buf);
     let mine = rules.side_of(seat);
     let mut best: Option<(f64, greedy::Rank, Move)> = None;
     let mut tried = 0;
@@ -201,6 +207,37 @@ mod tests {
             })
             .max()
             .unwrap_or(0)
+    }
+
+    #[test]
+    fn where_no_play_scores_a_defensive_playout_is_greedy_at_greedys_cost() {
+        for preset in [
+            Preset::Block,
+            Preset::Draw,
+            Preset::Classic,
+            Preset::Penalty,
+        ] {
+            let rules = Rules {
+                opening: Opening::SeatZero,
+                ..preset.rules()
+            };
+            let mut g = Game::new(rules, 2, Seed::from_text("no scoring"), None).unwrap();
+            let mut buf = Vec::new();
+            while let Some(turn) = g.turn() {
+                let greedy = greedy::choose_in_game(&g, turn, &mut buf);
+                let (mv, tried) = defensive(
+                    &g,
+                    turn,
+                    (1.0, 0.0),
+                    &mut buf,
+                    &mut Vec::new(),
+                    &mut None,
+                    &mut Vec::new(),
+                );
+                assert_eq!((mv, tried), (greedy, 0), "{preset:?}");
+                g.play(turn, mv.unwrap()).unwrap();
+            }
+        }
     }
 
     #[test]
