@@ -109,7 +109,8 @@ struct Args {
     #[arg(long)]
     defend: Option<f64>,
     /// Master: points a playout's play is worth for leaving the next seat no play
-    /// (default: the master's own, `master::BLOCK_BONUS` where no play scores, else 0).
+    /// (default: the master's own, `master::BLOCK_BONUS` at two seats where no play
+    /// scores, else 0).
     #[arg(long)]
     block_bonus: Option<f64>,
     /// Keep each finished game in this file, and play only the games it does not hold yet.
@@ -141,7 +142,7 @@ impl Clock for Wall {
 }
 
 fn master_config(args: &Args) -> master::Config {
-    let mut c = master::Config::for_rules(&table_rules(args));
+    let mut c = master::Config::for_table(&table_rules(args), args.seats);
     if let Some(d) = args.depth {
         c.depth = d;
     }
