@@ -121,9 +121,10 @@ const TIME_SHARE: f64 = 0.97;
 /// A cap on the moves of a time-budgeted decision, in case its clock never moves.
 const MAX_WORK: u64 = 200_000_000;
 
-/// The fixed work of [`crate::bots::choose`] (no clock): about 200 ms of thinking on one
-/// core of the benchmark machine (100,000 moves took 22 ms at the median in BENCHMARKS.md's
-/// master runs); tests use far less.
+/// The fixed work of [`crate::bots::choose`] (no clock), and the arena's default: about
+/// 150 ms of thinking on one core of the benchmark machine (100,000 moves took 14.6 ms at
+/// the median in all_fives, BENCHMARKS.md's third pass), so the service's 200 ms by the
+/// clock does at least this much; tests use far less.
 pub const DEFAULT_WORK: u64 = 1_000_000;
 
 /// Moves one world's exact endgame search may take (a few milliseconds) before the
