@@ -26,7 +26,8 @@
 //! or `--matches`), a run plays only the games not in it and reports over all of them: a
 //! game's deals and the bots' randomness depend only on the seed and its index, so a run
 //! stopped and resumed, in as many pieces as it takes, reports what one sitting would
-//! have (its times aside). A file of another run is refused.
+//! have; its times are of the games played in the last sitting. A file of another run is
+//! refused. The file does not know the build: resume a run with the build that began it.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -180,16 +181,21 @@ fn master_config(args: &Args) -> master::Config {
     c
 }
 
-/// One game's result for A (1, 0.5 or 0) and the expert's decision times.
+/// One game's result for A (1, 0.5 or 0) and the searching bots' decision times. A
+/// results file keeps the result, not the times: times are of one sitting's machine.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct GameResult {
     score_a: f64,
     /// A's final points minus B's (B's minus A's under penalty scoring: lower is better).
     points_a: f64,
+    #[serde(skip)]
     expert_times: Vec<Duration>,
     /// Times of the decisions that had more than one legal move.
+    #[serde(skip)]
     expert_choice_times: Vec<Duration>,
+    #[serde(skip)]
     master_times: Vec<Duration>,
+    #[serde(skip)]
     master_choice_times: Vec<Duration>,
 }
 
