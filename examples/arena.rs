@@ -25,8 +25,8 @@
 //! line naming the run. Started again with the same file and arguments (any `--threads`
 //! or `--matches`), a run plays only the games not in it and reports over all of them: a
 //! game's deals and the bots' randomness depend only on the seed and its index, so a run
-//! stopped and resumed, in as many pieces as it takes, reports what one sitting would
-//! have; its times are of the games played in the last sitting. A file of another run is
+//! at a fixed work (not `--master-ms`), stopped and resumed in as many pieces as it
+//! takes, reports what one sitting would have; its times are of the last sitting's games. A file of another run is
 //! refused. The file does not know the build: resume a run with the build that began it.
 
 use std::io::{BufRead, Write};

@@ -10,11 +10,11 @@
 //! expert however long it thought). The leaves are played to the end of the round by a
 //! defensive policy ([`Policy::Defensive`]: the most points less the best reply the next
 //! seat could make, and at two seats where no play scores, a play that leaves the next
-//! seat without one first: [`BLOCK_BONUS`]), stronger than the greedy playouts of the expert. Once drawing is
-//! over and few tiles are left in the hands, each world is searched to the end of the
-//! round by alpha-beta with every move (its side maximising, every other side minimising,
-//! exact for that world with two sides), and each candidate's values are summed over the
-//! worlds. [`Method::AlphaBeta`] keeps that per-world search, to a fixed depth, for the
+//! seat without one first: [`BLOCK_BONUS`]), stronger than the greedy playouts of the
+//! expert. Once drawing is over and few tiles are left in the hands, each world is
+//! searched to the end of the round by alpha-beta with every move (its side maximising,
+//! every other side minimising, exact for that world with two sides), and each
+//! candidate's values are summed over the worlds. [`Method::AlphaBeta`] keeps that per-world search, to a fixed depth, for the
 //! whole round: the arena compares the two.
 //!
 //! Its budget ([`Thinking`]) is time on a clock it is handed, or a number of moves applied
@@ -504,8 +504,6 @@ mod tests {
         }
     }
 
-    /// Whole matches against greedy on the larger sets and every seat count: legal moves
-    /// only, to the end (a low target keeps it short).
     #[test]
     fn the_playouts_prefer_blocking_plays_only_at_two_seats_where_no_play_scores() {
         for preset in Preset::ALL {
@@ -526,6 +524,8 @@ mod tests {
         }
     }
 
+    /// Whole matches against greedy on the larger sets and every seat count: legal moves
+    /// only, to the end (a low target keeps it short).
     #[test]
     fn the_master_plays_whole_matches_on_double_9_to_double_15() {
         for (max_pip, seats, preset) in [
