@@ -114,6 +114,10 @@ struct Args {
     /// scores, else 0).
     #[arg(long)]
     block_bonus: Option<f64>,
+    /// Master: how much less likely a sampled world is for each point its other seats would
+    /// have left on the table (default: the master's own).
+    #[arg(long)]
+    inference: Option<f64>,
     /// Keep each finished game in this file, and play only the games it does not hold yet.
     #[arg(long)]
     results: Option<PathBuf>,
@@ -164,6 +168,9 @@ fn master_config(args: &Args) -> master::Config {
     }
     if let Some(e) = args.exploration {
         c.exploration = e;
+    }
+    if let Some(i) = args.inference {
+        c.inference = i;
     }
     if args.defend.is_some() || args.block_bonus.is_some() {
         let (weight, block) = match c.playout {
@@ -483,7 +490,7 @@ fn main() {
         if args.a == Level::Master || args.b == Level::Master {
             let c = master_config(&args);
             format!(
-                ", master {}, {:?}, exploration {}, playout {:?}, depth {}, beam {}, endgame {}",
+                ", master {}, {:?}, exploration {}, playout {:?}, inference {}, depth {}, beam {}, endgame {}",
                 match args.master_ms {
                     Some(ms) => format!("{ms} ms by the clock"),
                     None => format!("work {}", args.master_work),
@@ -491,6 +498,7 @@ fn main() {
                 c.method,
                 c.exploration,
                 c.playout,
+                c.inference,
                 c.depth,
                 c.beam,
                 c.endgame

@@ -489,6 +489,51 @@ fn no_seat_is_ever_known_not_to_hold_a_number_it_holds() {
     assert!(passes > 1000, "only {passes} passes");
 }
 
+/// Issue 25: who laid each tile and when each seat last drew are told right, as the
+/// master reads them for evidence: every seat's `played` are the tiles it laid this round,
+/// and every play it made from `held_since` on, it made holding every tile it holds now.
+#[test]
+fn every_seat_is_told_the_tiles_each_laid_and_since_when_each_holds_its_hand() {
+    let mut checked_after_draws = 0;
+    for (preset, rules, seats) in configurations() {
+        for i in 0..20u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(i * 17 + seats as u64);
+            let seed = Seed::from_text(&format!("laid {preset} {i}"));
+            let mut game = Game::new(rules, seats, seed, None).unwrap();
+            // This round's plays: seat, tiles on the table before, the hand it played from.
+            let mut plays: Vec<(u8, usize, TileSet)> = Vec::new();
+            let mut laid = [TileSet::EMPTY; 4];
+            let mut round = game.round_number();
+            while let Some(turn) = game.turn() {
+                if game.round_number() != round {
+                    (round, plays, laid) = (game.round_number(), Vec::new(), [TileSet::EMPTY; 4]);
+                }
+                let view = game.project(None);
+                assert_eq!(
+                    view.played,
+                    laid[..seats as usize].to_vec(),
+                    "{preset} game {i}"
+                );
+                for &(s, before, hand) in &plays {
+                    let since = usize::from(view.held_since[s as usize]);
+                    if before >= since {
+                        let now = game.hand(s);
+                        assert_eq!(hand.union(now), hand, "{preset} game {i}: seat {s}");
+                        checked_after_draws += usize::from(since > 0);
+                    }
+                }
+                let mv = *game.legal_moves(turn).choose(&mut rng).unwrap();
+                if let Move::Play { tile, .. } = mv {
+                    plays.push((turn, game.layout().len(), game.hand(turn)));
+                    laid[turn as usize].insert(tile);
+                }
+                game.play(turn, mv).unwrap();
+            }
+        }
+    }
+    assert!(checked_after_draws > 1000, "only {checked_after_draws}");
+}
+
 /// Issue 20, 2: the longest matches the rules allow (`rounds` and `target` at their
 /// maxima, together and alone) play to the end on every preset, are stored and read back,
 /// replay from their record, and give every round's deal. Random play, one match each:

@@ -2,7 +2,9 @@
 //! end of a round.
 //!
 //! Like the expert it samples the tiles it cannot see ([`sample_hidden`]: hand counts,
-//! known voids, a forced lead) and builds a playable game with [`Game::determinise`].
+//! known voids, a forced lead) and builds a playable game with [`Game::determinise`]; unlike
+//! it, it keeps a world less often the more points its other seats would have left on the
+//! table in it ([`Inference`]: a seat that could have scored more probably could not).
 //! Before the endgame it grows one tree over all those worlds ([`super::tree`]): each
 //! world walks the tree by the moves legal in it, every seat choosing by its own results,
 //! so no seat's choice leans on a hand it cannot see (an alpha-beta search in each world
@@ -26,17 +28,18 @@
 
 use std::time::Duration;
 
-use rand::Rng;
+use rand::{Rng, RngExt};
 
 use super::expert::candidates;
 use super::greedy::{self, Rank};
+use super::inference::Inference;
 pub use super::playout::Policy;
 use super::playout::{evaluate, muggins_taker, to_round_end};
 use super::sampling::sample_hidden;
 use super::think::{Budget, Thinking};
 use super::tree::Tree;
 use crate::engine::rules::{Rules, Scoring};
-use crate::engine::{Event, Game, Move, Projection, Seed};
+use crate::engine::{Event, Game, Move, Projection, Seed, Tile, TileSet};
 
 /// The search's shape and evaluation (the budget is given per decision).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,6 +61,13 @@ pub struct Config {
     pub exploration: f64,
     /// How the leaves are played to the end of the round.
     pub playout: Policy,
+    /// How much less likely a world is for each point its other seats would have left on
+    /// the table ([`Inference`]): a sampled world is kept with probability
+    /// `exp(-inference × points)`. 0: every world consistent with the public facts alike.
+    /// Measured at 100,000 moves over 1,000 all_fives matches against the expert (paired
+    /// with 0 on the same deals): 0.1 won 3.7% more (±3.5), 0.3 2.7%, 1.0 3.6% (over 471);
+    /// where no play scores it changes nothing.
+    pub inference: f64,
 }
 
 /// How the master searches before the exact endgame.
@@ -82,6 +92,7 @@ impl Default for Config {
                 weight: 1.0,
                 block: 0.0,
             },
+            inference: 0.1,
         }
     }
 }
@@ -136,6 +147,10 @@ const EXACT_CAP: u64 = 30_000;
 /// cost): a decision with one candidate searches many small worlds, and must take as long
 /// as one with many.
 const WORLD_COST: u64 = 8;
+
+/// Worlds sampled at most for one kept under [`Config::inference`]: when none is kept,
+/// the least charged of them is.
+const INFERENCE_TRIES: u32 = 16;
 
 /// What one decision did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -260,11 +275,14 @@ pub fn search<R: Rng + ?Sized>(
     let no_draw = view.rules.draw == crate::engine::rules::DrawRule::Block
         || usize::from(view.boneyard_count) <= view.rules.boneyard_reserve as usize;
     let endgame = no_draw && in_hands <= usize::from(config.endgame);
+    let evidence = (config.inference > 0.0)
+        .then(|| Inference::of(view, seat))
+        .filter(|e| !e.is_empty())
+        .map(|e| (e, config.inference));
     if config.method == Method::Tree && !endgame {
         let mut tree = Tree::new(seat, &view.scores, view.rounds_done, config);
         while !meter.spent() {
-            let (hands, boneyard) = sample_hidden(view, seat, rng);
-            meter.count(WORLD_COST);
+            let (hands, boneyard) = sample_world(view, seat, &evidence, rng, &mut meter);
             let Ok(world) = Game::determinise(view, hands, boneyard, seed) else {
                 continue;
             };
@@ -297,8 +315,7 @@ pub fn search<R: Rng + ?Sized>(
     let mut totals = vec![0.0f64; candidates.len()];
     let mut values = vec![0.0f64; candidates.len()];
     while !searcher.meter.spent() {
-        let (hands, boneyard) = sample_hidden(view, seat, rng);
-        searcher.meter.count(WORLD_COST);
+        let (hands, boneyard) = sample_world(view, seat, &evidence, rng, &mut searcher.meter);
         let Ok(world) = Game::determinise(view, hands, boneyard, seed) else {
             // Never expected: the samples are consistent (and counted, so the loop ends).
             continue;
@@ -344,6 +361,35 @@ pub fn search<R: Rng + ?Sized>(
             moves: searcher.meter.moves,
         },
     )
+}
+
+/// A sampled world's hands and boneyard ([`sample_hidden`]), kept with the likelihood
+/// `evidence` gives it (the evidence and [`Config::inference`]), each try counted on
+/// `meter`.
+fn sample_world<R: Rng + ?Sized>(
+    view: &Projection,
+    seat: u8,
+    evidence: &Option<(Inference, f64)>,
+    rng: &mut R,
+    meter: &mut Meter<'_>,
+) -> ([TileSet; 4], Vec<Tile>) {
+    let mut least: Option<(u32, [TileSet; 4], Vec<Tile>)> = None;
+    for _ in 0..INFERENCE_TRIES {
+        let (hands, boneyard) = sample_hidden(view, seat, rng);
+        meter.count(WORLD_COST);
+        let Some((inference, sharpness)) = evidence else {
+            return (hands, boneyard);
+        };
+        let penalty = inference.penalty(&hands);
+        if penalty == 0 || rng.random::<f64>() < (-sharpness * f64::from(penalty)).exp() {
+            return (hands, boneyard);
+        }
+        if least.as_ref().is_none_or(|l| penalty < l.0) {
+            least = Some((penalty, hands, boneyard));
+        }
+    }
+    let (_, hands, boneyard) = least.expect("at least one try");
+    (hands, boneyard)
 }
 
 /// One decision's search state: whose it is, its budget and its buffers.
@@ -502,6 +548,32 @@ mod tests {
             self.now.set(now + self.step);
             now
         }
+    }
+
+    #[test]
+    fn worlds_in_which_another_seat_left_points_on_the_table_are_kept_less_often() {
+        let (game, missed) = crate::bots::inference::tests::after_a_missed_score();
+        let view = game.project(Some(0));
+        let five_blank = crate::bots::greedy::tests::tiles("5-0")[0];
+        let given = |sharpness: f64| {
+            let evidence = Some((Inference::of(&view, 0), sharpness)).filter(|_| sharpness > 0.0);
+            let mut rng = ChaCha8Rng::seed_from_u64(1);
+            let mut meter = Meter::new(Thinking::work(u64::MAX), None, u64::MAX);
+            (0..2000)
+                .filter(|_| {
+                    let (hands, _) = sample_world(&view, 0, &evidence, &mut rng, &mut meter);
+                    hands[1].contains(five_blank)
+                })
+                .count()
+        };
+        // Seat 1 holds 6 of the 20 tiles seat 0 cannot see: 5-0 in about 30% of the worlds,
+        // and in far fewer once its 5-3 for nothing says it probably had no 5-0.
+        let (plain, inferred) = (given(0.0), given(0.3));
+        assert!((500..700).contains(&plain), "{plain}");
+        assert!(
+            inferred * 3 < plain,
+            "{inferred} of 2000 ({missed} points missed)"
+        );
     }
 
     #[test]

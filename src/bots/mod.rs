@@ -14,6 +14,7 @@
 //! - [`master`]: an information-set tree search over sampled worlds with defensive
 //!   playouts ([`tree`]), exact once few tiles are left, by the clock ([`think`]).
 //! - [`sampling`], [`playout`]: the searchers' sampled worlds and leaf evaluation.
+//! - [`inference`]: how likely the master finds a sampled world, from the others' plays.
 //! - [`turns`]: the bots' turns at a table, played until a human must move.
 //!
 //! Every level takes an opponent's unclaimed points (a `muggins` move) as soon as it may,
@@ -21,6 +22,7 @@
 
 pub mod expert;
 pub mod greedy;
+mod inference;
 pub mod master;
 pub(crate) mod playout;
 pub mod random;

@@ -54,6 +54,12 @@ pub(crate) struct Round {
     /// to move once it has drawn this turn, what the rest of its hand, without the tile
     /// drawn last, is known not to hold: see [`Game::known_missing`].
     pub(crate) voids: [u16; 4],
+    /// Per seat, the tiles it has laid this round (the lead included; a start tile is no
+    /// seat's): public, as everyone saw who laid each one.
+    pub(crate) played: [TileSet; 4],
+    /// Per seat, the tiles on the table when it last drew this round (0 if it has not):
+    /// every play it made from then on, it made holding every tile it holds now.
+    pub(crate) held_since: [u8; 4],
 }
 
 /// A whole match, from the first deal to the result. Pure: no I/O, no clock, and the only
@@ -105,6 +111,8 @@ impl Clone for Round {
             start_tile,
             drew,
             voids,
+            played,
+            held_since,
         } = source;
         self.number = *number;
         self.leader = *leader;
@@ -116,6 +124,8 @@ impl Clone for Round {
         self.start_tile = *start_tile;
         self.drew = *drew;
         self.voids = *voids;
+        self.played = *played;
+        self.held_since = *held_since;
     }
 }
 
@@ -208,6 +218,8 @@ impl Game {
                 start_tile: None,
                 drew: false,
                 voids: [0; 4],
+                played: [TileSet::EMPTY; 4],
+                held_since: [0; 4],
             },
             unclaimed: None,
             last_round: None,
@@ -273,6 +285,16 @@ impl Game {
                     let mut v = [0; 4];
                     v[..view.voids.len()].copy_from_slice(&view.voids);
                     v
+                },
+                played: {
+                    let mut p = [TileSet::EMPTY; 4];
+                    p[..view.played.len()].copy_from_slice(&view.played);
+                    p
+                },
+                held_since: {
+                    let mut h = [0; 4];
+                    h[..view.held_since.len()].copy_from_slice(&view.held_since);
+                    h
                 },
             },
             unclaimed: view.unclaimed,
@@ -584,15 +606,7 @@ impl Game {
 
     /// Points a play scores under fives (0 otherwise).
     pub fn points_of(&self, tile: Tile, end: Option<End>) -> u16 {
-        if self.rules.scoring != Scoring::Fives {
-            return 0;
-        }
-        let count = self.round.layout.count_after(tile, end, &self.rules);
-        if count > 0 && count % 5 == 0 {
-            count as u16
-        } else {
-            0
-        }
+        self.round.layout.points_after(tile, end, &self.rules)
     }
 
     fn is_opponent(&self, seat: u8, of: u8) -> bool {
@@ -804,6 +818,7 @@ impl Game {
                 };
                 let tile = r.boneyard.pop().expect("checked: the boneyard gives tiles");
                 r.hands[seat as usize].insert(tile);
+                r.held_since[seat as usize] = r.layout.len() as u8;
                 r.drew = true;
                 events.push(Event::Drew {
                     seat,
@@ -834,6 +849,7 @@ impl Game {
         let points = self.points_of(tile, end);
         let r = &mut self.round;
         r.hands[seat as usize].remove(tile);
+        r.played[seat as usize].insert(tile);
         // After a draw, a tile carrying a number the rest of the hand was known not to
         // hold must be the one drawn (after a forced draw every playable tile does): what
         // was known of the rest holds again. Any other tile may have come from the rest.
@@ -1022,6 +1038,8 @@ impl Game {
             start_tile,
             drew: false,
             voids: [0; 4],
+            played: [TileSet::EMPTY; 4],
+            held_since: [0; 4],
         };
         events.push(Event::RoundStarted {
             number,
@@ -1067,6 +1085,26 @@ impl Game {
         }
         if r.layout.rebuilt(&self.rules).as_ref() != Some(&r.layout) {
             return Err("the layout is not the one its tiles make".into());
+        }
+        let mut laid = TileSet::EMPTY;
+        for (s, played) in r.played.iter().enumerate() {
+            let both = laid.union(*played);
+            if s >= usize::from(self.seats) && !played.is_empty()
+                || both.len() != laid.len() + played.len()
+            {
+                return Err("a tile laid by no seat or by two".into());
+            }
+            laid = both;
+        }
+        // A start tile is laid by the deal, not a seat.
+        if let Some(t) = r.start_tile {
+            laid.insert(t);
+        }
+        let len = r.layout.len();
+        if laid != r.layout.tiles().collect::<TileSet>()
+            || r.held_since.iter().any(|&h| usize::from(h) > len)
+        {
+            return Err("who laid the layout's tiles is not told right".into());
         }
         // Round numbers: the round in play is the one after those done, or, once the match
         // is over, the last one done; a first deal, when given, is a valid one.

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::rules::{LeadDoubleCount, Rules, Spinner as SpinnerRule};
+use super::rules::{LeadDoubleCount, Rules, Scoring, Spinner as SpinnerRule};
 use super::tile::{Tile, TileSet};
 
 /// An arm of the layout. `Left` and `Right` grow from the lead; `Up` and `Down` grow from
@@ -268,6 +268,11 @@ impl Layout {
         self.tips.lead.is_none()
     }
 
+    /// Tiles on the table (the lead included).
+    pub fn len(&self) -> usize {
+        usize::from(self.tips.lead.is_some()) + self.placed.len()
+    }
+
     pub fn lead_with(&mut self, tile: Tile, rules: &Rules) {
         self.tips.lead_with(tile, rules);
     }
@@ -300,6 +305,29 @@ impl Layout {
                 tips.count(rules, true)
             }
         }
+    }
+
+    /// The points laying `tile` at `end` (or leading it, with `end == None`) scores: under
+    /// fives, the count after it when that is a positive multiple of five.
+    pub fn points_after(&self, tile: Tile, end: Option<End>, rules: &Rules) -> u16 {
+        if rules.scoring != Scoring::Fives {
+            return 0;
+        }
+        let count = self.count_after(tile, end, rules);
+        if count > 0 && count % 5 == 0 {
+            count as u16
+        } else {
+            0
+        }
+    }
+
+    /// The tiles in the order they were laid: the lead (no end), then each with its end.
+    pub fn placements(&self) -> impl Iterator<Item = (Option<End>, Tile)> + '_ {
+        self.tips
+            .lead
+            .map(|t| (None, t))
+            .into_iter()
+            .chain(self.placed.iter().map(|&(e, t)| (Some(e), t)))
     }
 
     /// The layout that laying this one's tiles again, from the lead, in order, makes;

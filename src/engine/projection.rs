@@ -49,6 +49,12 @@ pub struct Projection {
     /// Per seat, the pips it is publicly known not to hold (bit `p` = pip `p`), learned
     /// from its passes and forced draws: bots and humans start from the same information.
     pub voids: Vec<u16>,
+    /// Per seat, the tiles it has laid this round (the lead included; a start tile is no
+    /// seat's).
+    pub played: Vec<TileSet>,
+    /// Per seat, the tiles on the table when it last drew this round (0 if it has not):
+    /// every play it made from then on, it made holding every tile it holds now.
+    pub held_since: Vec<u8>,
     pub unclaimed: Option<Unclaimed>,
     pub last_round: Option<RoundResult>,
     pub outcome: Option<Outcome>,
@@ -114,6 +120,8 @@ impl Game {
             scores: self.scores().to_vec(),
             legal_moves,
             voids: (0..self.seats).map(|s| self.known_missing(s)).collect(),
+            played: r.played[..self.seats as usize].to_vec(),
+            held_since: r.held_since[..self.seats as usize].to_vec(),
             unclaimed: self.unclaimed,
             last_round: self.last_round,
             outcome: self.outcome(),

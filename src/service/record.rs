@@ -15,7 +15,7 @@ use super::clock::{Clock, ClockSettings};
 /// bytes of its own) so a move costs one (de)serialisation pass. Bump it when `Record` or
 /// the engine's `Game` changes shape; no deployment holds games across such a change, so
 /// no old reader is kept.
-const FORMAT: u8 = 6;
+const FORMAT: u8 = 7;
 
 /// Where a game stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
