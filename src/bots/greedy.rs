@@ -82,7 +82,7 @@ pub(super) mod tests {
     }
 
     /// A two-seat game of `preset` from this deal, seat 0 leading any tile.
-    fn game(preset: Preset, hand0: &str, hand1: &str) -> Game {
+    pub(crate) fn game(preset: Preset, hand0: &str, hand1: &str) -> Game {
         let hands = vec![tiles(hand0), tiles(hand1)];
         let boneyard = Tile::all(6)
             .filter(|t| !hands.iter().flatten().any(|h| h == t))

@@ -105,31 +105,18 @@ impl Inference {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::bots::greedy;
     use crate::bots::greedy::tests::tiles;
-    use crate::engine::rules::{Opening, Rules};
-    use crate::engine::{Deal, End, Game, Move, Preset, Seed};
+    use crate::engine::{End, Game, Move, Preset};
 
     /// An all_fives game where seat 0 leads 5-5, seat 1 lays 5-3 (no points) though it
     /// holds 5-0, and seat 0 lays 3-2 (no points); with the points 5-0 would have made.
     pub(crate) fn after_a_missed_score() -> (Game, u16) {
-        let hands = vec![
-            tiles("5-5 3-2 1-1 6-6 4-4 0-0 2-2"),
-            tiles("5-3 5-0 1-2 6-1 4-1 0-1 2-4"),
-        ];
-        let boneyard = Tile::all(6)
-            .filter(|t| !hands.iter().flatten().any(|h| h == t))
-            .collect();
-        let rules = Rules {
-            opening: Opening::SeatZero,
-            ..Preset::AllFives.rules()
-        };
-        let mut g = Game::new(
-            rules,
-            2,
-            Seed::from_text("i"),
-            Some(Deal { hands, boneyard }),
-        )
-        .unwrap();
+        let mut g = greedy::tests::game(
+            Preset::AllFives,
+            "5-5 3-2 1-1 6-6 4-4 0-0 2-2",
+            "5-3 5-0 1-2 6-1 4-1 0-1 2-4",
+        );
         let lay = |g: &mut Game, seat: u8, tile: &str| {
             let tile = tiles(tile)[0];
             let mv = g

@@ -193,9 +193,8 @@ pub(crate) fn evaluate(g: &Game, before: &[i32], seat: u8, match_bonus: f64) -> 
 mod tests {
     use super::*;
     use crate::bots::greedy;
-    use crate::bots::greedy::tests::tiles;
     use crate::engine::rules::{Opening, Rules};
-    use crate::engine::{Deal, Preset, Seed, Tile};
+    use crate::engine::{Preset, Seed, Tile};
 
     /// The best points `seat` could make in `g`.
     fn best_reply(g: &Game, seat: u8) -> u16 {
@@ -244,24 +243,11 @@ mod tests {
     fn a_defensive_playout_leads_nothing_the_next_seat_can_score_on() {
         // No lead of seat 0 scores; greedy leads its heaviest, 2-6, on which the next
         // seat's 3-6 makes 5 (ends 2 and 3).
-        let hands = vec![
-            tiles("2-6 1-2 0-1 0-2 1-1 3-3 1-5"),
-            tiles("3-6 0-5 4-4 0-0 5-5 4-5 0-4"),
-        ];
-        let boneyard = Tile::all(6)
-            .filter(|t| !hands.iter().flatten().any(|h| h == t))
-            .collect();
-        let rules = Rules {
-            opening: Opening::SeatZero,
-            ..Preset::AllFives.rules()
-        };
-        let g = Game::new(
-            rules,
-            2,
-            Seed::from_text("d"),
-            Some(Deal { hands, boneyard }),
-        )
-        .unwrap();
+        let g = greedy::tests::game(
+            Preset::AllFives,
+            "2-6 1-2 0-1 0-2 1-1 3-3 1-5",
+            "3-6 0-5 4-4 0-0 5-5 4-5 0-4",
+        );
         let mut buf = Vec::new();
         let greedy = greedy::choose_in_game(&g, 0, &mut buf).unwrap();
         assert_eq!(greedy, Move::lead(Tile::new(2, 6)));
