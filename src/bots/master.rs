@@ -65,8 +65,8 @@ pub struct Config {
     /// the table ([`Inference`]): a sampled world is kept with probability
     /// `exp(-inference × points)`. 0: every world consistent with the public facts alike.
     /// Measured at 100,000 moves over 1,000 all_fives matches against the expert (paired
-    /// with 0 on the same deals): 0.1 won 3.7% more (±3.5), 0.3 2.7%, 1.0 3.6% (over 471);
-    /// where no play scores it changes nothing.
+    /// with 0 on the same deals, BENCHMARKS' fourth pass): 0.1 won 3.7% more (±3.5), 0.3
+    /// 2.7%, 1.0 3.6% (over 471); where no play scores there is no evidence.
     pub inference: f64,
 }
 
