@@ -30,16 +30,16 @@ use std::time::Duration;
 
 use rand::{Rng, RngExt};
 
+use super::alphabeta::Searcher;
 use super::expert::candidates;
-use super::greedy::{self, Rank};
+use super::greedy;
 use super::inference::Inference;
 pub use super::playout::Policy;
-use super::playout::{evaluate, muggins_taker, to_round_end};
 use super::sampling::sample_hidden;
-use super::think::{Budget, Thinking};
+use super::think::{Budget, Meter, Thinking};
 use super::tree::Tree;
 use crate::engine::rules::{Rules, Scoring};
-use crate::engine::{Event, Game, Move, Projection, Seed, Tile, TileSet};
+use crate::engine::{Game, Move, Projection, Seed, Tile, TileSet};
 
 /// The search's shape and evaluation (the budget is given per decision).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -122,9 +122,6 @@ impl Config {
     }
 }
 
-/// Moves applied between two looks at the clock: about a tenth of a millisecond.
-const CLOCK_EVERY: u64 = 1024;
-
 /// Of a time budget, the part spent searching: the rest is room for the last world's
 /// check and the answer (the think time's p99 must stay within the budget plus 10%).
 const TIME_SHARE: f64 = 0.97;
@@ -137,11 +134,6 @@ const MAX_WORK: u64 = 200_000_000;
 /// the median in all_fives, BENCHMARKS.md's third pass), so the service's 200 ms by the
 /// clock does at least this much; tests use far less.
 pub const DEFAULT_WORK: u64 = 1_000_000;
-
-/// Moves one world's exact endgame search may take (a few milliseconds) before the
-/// decision gives up exact search: a position with many candidates and tiles can hold far
-/// more lines than its tile count suggests.
-const EXACT_CAP: u64 = 30_000;
 
 /// Sampling a world and building its game, counted in moves applied (about what they
 /// cost): a decision with one candidate searches many small worlds, and must take as long
@@ -159,54 +151,6 @@ pub struct Work {
     pub worlds: u32,
     /// Moves applied in the search, every world's included.
     pub moves: u64,
-}
-
-/// A decision's budget as it is spent: moves applied, and the clock looked at now and then.
-pub(super) struct Meter<'a> {
-    thinking: Thinking<'a>,
-    deadline: Option<Duration>,
-    limit: u64,
-    moves: u64,
-    next_look: u64,
-    /// A world was searched whole: the clock may stop the search now (before, it may not,
-    /// so that a budget too small for a world still gets one).
-    may_stop: bool,
-    /// The clock ran out: the world in hand is dropped.
-    stop: bool,
-}
-
-impl<'a> Meter<'a> {
-    /// A budget of at most `limit` moves, and under a time budget until `deadline`.
-    pub(super) fn new(thinking: Thinking<'a>, deadline: Option<Duration>, limit: u64) -> Self {
-        Meter {
-            thinking,
-            deadline,
-            limit,
-            moves: 0,
-            next_look: CLOCK_EVERY,
-            may_stop: false,
-            stop: false,
-        }
-    }
-
-    /// Counts `moves` applied, and looks at the clock now and then.
-    pub(super) fn count(&mut self, moves: u64) {
-        self.moves += moves;
-        if let Some(deadline) = self.deadline
-            && self.may_stop
-            && self.moves >= self.next_look
-        {
-            self.next_look = self.moves + CLOCK_EVERY;
-            if self.thinking.clock.now() >= deadline {
-                self.stop = true;
-            }
-        }
-    }
-
-    /// Whether the budget is spent.
-    pub(super) fn spent(&self) -> bool {
-        self.stop || self.moves >= self.limit
-    }
 }
 
 /// The master's move under `thinking`. `view` must be a seat's view with a move.
@@ -299,19 +243,13 @@ pub fn search<R: Rng + ?Sized>(
             },
         );
     }
-    let mut searcher = Searcher {
+    let mut searcher = Searcher::new(
         seat,
-        side: view.rules.side_of(seat),
-        before: &view.scores,
-        start: view.rounds_done,
+        view.rules.side_of(seat),
+        (&view.scores, view.rounds_done),
         config,
         meter,
-        exact_allowed: true,
-        world_start: 0,
-        too_big: false,
-        buf: Vec::new(),
-        events: Vec::new(),
-    };
+    );
     let mut totals = vec![0.0f64; candidates.len()];
     let mut values = vec![0.0f64; candidates.len()];
     while !searcher.meter.spent() {
@@ -320,22 +258,7 @@ pub fn search<R: Rng + ?Sized>(
             // Never expected: the samples are consistent (and counted, so the loop ends).
             continue;
         };
-        let mut exact = endgame && searcher.exact_allowed;
-        searcher.world_start = searcher.meter.moves;
-        for (c, &mv) in candidates.iter().enumerate() {
-            values[c] = searcher.root_value(&world, mv, exact);
-        }
-        if searcher.too_big {
-            // This decision's endgames are too large to search whole: the rest of its
-            // worlds, this one again included, are searched to the usual depth.
-            searcher.too_big = false;
-            searcher.exact_allowed = false;
-            exact = false;
-            for (c, &mv) in candidates.iter().enumerate() {
-                values[c] = searcher.root_value(&world, mv, exact);
-            }
-        }
-        if searcher.meter.stop {
+        if !searcher.world_values(&world, &candidates, endgame, &mut values) {
             break;
         }
         for (t, v) in totals.iter_mut().zip(&values) {
@@ -392,136 +315,6 @@ fn sample_world<R: Rng + ?Sized>(
     (hands, boneyard)
 }
 
-/// One decision's search state: whose it is, its budget and its buffers.
-struct Searcher<'a> {
-    seat: u8,
-    side: u8,
-    /// The scores when the decision began: values are gains from them.
-    before: &'a [i32],
-    /// Rounds done when the decision began: the search ends with the round.
-    start: u16,
-    config: &'a Config,
-    meter: Meter<'a>,
-    /// Whether a world may be searched to the end of the round (until one is too big).
-    exact_allowed: bool,
-    /// Moves applied when the world in hand began.
-    world_start: u64,
-    /// The world in hand's exact search passed [`EXACT_CAP`] moves: it is given up.
-    too_big: bool,
-    buf: Vec<Move>,
-    events: Vec<Event>,
-}
-
-impl Searcher<'_> {
-    /// `mv`'s value in `world`: the search's value of the game after it.
-    fn root_value(&mut self, world: &Game, mv: Move, exact: bool) -> f64 {
-        let mut g = world.clone();
-        self.events.clear();
-        if g.play_into(self.seat, mv, &mut self.events).is_err() {
-            return f64::NEG_INFINITY;
-        }
-        self.meter.count(1);
-        let depth = if exact { u8::MAX } else { self.config.depth };
-        self.value(&g, depth, exact, f64::NEG_INFINITY, f64::INFINITY)
-    }
-
-    /// Alpha-beta: the value of `g` for the searching side, `depth` plies of choice left.
-    fn value(&mut self, g: &Game, depth: u8, exact: bool, mut alpha: f64, mut beta: f64) -> f64 {
-        if exact && self.meter.moves - self.world_start > EXACT_CAP {
-            self.too_big = true;
-        }
-        if self.meter.stop || self.too_big {
-            return 0.0;
-        }
-        if g.rounds_done() != self.start || g.turn().is_none() {
-            return evaluate(g, self.before, self.seat, self.config.match_bonus);
-        }
-        if depth == 0 {
-            let mut end = g.clone();
-            let played = to_round_end(
-                &mut end,
-                self.config.playout,
-                &mut self.buf,
-                &mut self.events,
-            );
-            self.meter.count(u64::from(played));
-            return evaluate(&end, self.before, self.seat, self.config.match_bonus);
-        }
-        let (who, moves) = self.moves_at(g, exact);
-        let maximise = g.rules().side_of(who) == self.side;
-        // A forced move (a draw, a pass, the only tile) is not a choice: it costs no depth.
-        let next = if moves.len() > 1 { depth - 1 } else { depth };
-        let mut best = if maximise {
-            f64::NEG_INFINITY
-        } else {
-            f64::INFINITY
-        };
-        for mv in moves {
-            let mut child = g.clone();
-            self.events.clear();
-            child
-                .play_into(who, mv, &mut self.events)
-                .expect("the search plays legal moves");
-            self.meter.count(1);
-            let v = self.value(&child, next, exact, alpha, beta);
-            if maximise {
-                best = best.max(v);
-                alpha = alpha.max(v);
-            } else {
-                best = best.min(v);
-                beta = beta.min(v);
-            }
-            if alpha >= beta {
-                break;
-            }
-        }
-        best
-    }
-
-    /// Who moves in `g` and the moves searched ([`ranked_moves`]); below the exact
-    /// endgame, the `beam` best.
-    fn moves_at(&mut self, g: &Game, exact: bool) -> (u8, Vec<Move>) {
-        let mut moves = Vec::new();
-        let who = ranked_moves(g, &mut self.buf, &mut moves);
-        if !exact {
-            moves.truncate(usize::from(self.config.beam.max(1)));
-        }
-        (who, moves)
-    }
-}
-
-/// Who moves in `g`, with its moves in `out`, best first by the greedy order: taking
-/// unclaimed points before anything, and a scoring play only in its claimed form.
-pub(super) fn ranked_moves(g: &Game, buf: &mut Vec<Move>, out: &mut Vec<Move>) -> u8 {
-    out.clear();
-    if let Some(taker) = muggins_taker(g) {
-        out.push(Move::Muggins);
-        return taker;
-    }
-    let who = g.turn().expect("a game in play");
-    g.legal_moves_into(who, buf);
-    let rules = g.rules();
-    let mut ranked: Vec<(Rank, Move)> = buf
-        .iter()
-        .filter_map(|&mv| {
-            let points = match mv {
-                Move::Play { tile, end, claim } => {
-                    let points = g.points_of(tile, end);
-                    if rules.muggins && claim.is_none() && points > 0 {
-                        return None;
-                    }
-                    points
-                }
-                _ => 0,
-            };
-            Some((greedy::rank(rules, mv, points), mv))
-        })
-        .collect();
-    ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
-    out.extend(ranked.into_iter().map(|(_, mv)| mv));
-    who
-}
-
 #[cfg(test)]
 mod tests {
     use std::cell::Cell;
@@ -530,7 +323,7 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
-    use crate::bots::think::Clock;
+    use crate::bots::think::{CLOCK_EVERY, Clock};
     use crate::engine::rules::Opening;
     use crate::engine::{Preset, Rules};
 

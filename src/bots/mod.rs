@@ -12,7 +12,8 @@
 //! - [`greedy`]: the best immediate result (most points under fives, else the heaviest tile).
 //! - [`expert`]: determinised search (PIMC) with greedy rollouts to the end of the round.
 //! - [`master`]: an information-set tree search over sampled worlds with defensive
-//!   playouts ([`tree`]), exact once few tiles are left, by the clock ([`think`]).
+//!   playouts ([`tree`]), exact once few tiles are left ([`alphabeta`]), by the clock
+//!   ([`think`]).
 //! - [`sampling`], [`playout`]: the searchers' sampled worlds and leaf evaluation.
 //! - [`inference`]: how likely the master finds a sampled world, from the others' plays.
 //! - [`turns`]: the bots' turns at a table, played until a human must move.
@@ -20,6 +21,7 @@
 //! Every level takes an opponent's unclaimed points (a `muggins` move) as soon as it may,
 //! in turn or out of it, and greedy, expert and master always claim their own points.
 
+mod alphabeta;
 pub mod expert;
 pub mod greedy;
 mod inference;

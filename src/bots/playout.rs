@@ -189,6 +189,38 @@ pub(crate) fn evaluate(g: &Game, before: &[i32], seat: u8, match_bonus: f64) -> 
     value
 }
 
+/// Who moves in `g`, with its moves in `out`, best first by the greedy order: taking
+/// unclaimed points before anything, and a scoring play only in its claimed form.
+pub(super) fn ranked_moves(g: &Game, buf: &mut Vec<Move>, out: &mut Vec<Move>) -> u8 {
+    out.clear();
+    if let Some(taker) = muggins_taker(g) {
+        out.push(Move::Muggins);
+        return taker;
+    }
+    let who = g.turn().expect("a game in play");
+    g.legal_moves_into(who, buf);
+    let rules = g.rules();
+    let mut ranked: Vec<(greedy::Rank, Move)> = buf
+        .iter()
+        .filter_map(|&mv| {
+            let points = match mv {
+                Move::Play { tile, end, claim } => {
+                    let points = g.points_of(tile, end);
+                    if rules.muggins && claim.is_none() && points > 0 {
+                        return None;
+                    }
+                    points
+                }
+                _ => 0,
+            };
+            Some((greedy::rank(rules, mv, points), mv))
+        })
+        .collect();
+    ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
+    out.extend(ranked.into_iter().map(|(_, mv)| mv));
+    who
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,3 +60,55 @@ impl std::fmt::Debug for Thinking<'_> {
             .finish_non_exhaustive()
     }
 }
+
+/// Moves applied between two looks at the clock: about a tenth of a millisecond.
+pub(super) const CLOCK_EVERY: u64 = 1024;
+
+/// A decision's budget as it is spent: moves applied, and the clock looked at now and then.
+pub(super) struct Meter<'a> {
+    thinking: Thinking<'a>,
+    deadline: Option<Duration>,
+    limit: u64,
+    /// Moves counted so far.
+    pub(super) moves: u64,
+    next_look: u64,
+    /// A world was searched whole: the clock may stop the search now (before, it may not,
+    /// so that a budget too small for a world still gets one).
+    pub(super) may_stop: bool,
+    /// The clock ran out: the world in hand is dropped.
+    pub(super) stop: bool,
+}
+
+impl<'a> Meter<'a> {
+    /// A budget of at most `limit` moves, and under a time budget until `deadline`.
+    pub(super) fn new(thinking: Thinking<'a>, deadline: Option<Duration>, limit: u64) -> Self {
+        Meter {
+            thinking,
+            deadline,
+            limit,
+            moves: 0,
+            next_look: CLOCK_EVERY,
+            may_stop: false,
+            stop: false,
+        }
+    }
+
+    /// Counts `moves` applied, and looks at the clock now and then.
+    pub(super) fn count(&mut self, moves: u64) {
+        self.moves += moves;
+        if let Some(deadline) = self.deadline
+            && self.may_stop
+            && self.moves >= self.next_look
+        {
+            self.next_look = self.moves + CLOCK_EVERY;
+            if self.thinking.clock.now() >= deadline {
+                self.stop = true;
+            }
+        }
+    }
+
+    /// Whether the budget is spent.
+    pub(super) fn spent(&self) -> bool {
+        self.stop || self.moves >= self.limit
+    }
+}

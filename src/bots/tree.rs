@@ -10,8 +10,9 @@
 //! determinised alpha-beta search cannot do (there every opponent sees every hand of its
 //! world). The root move chosen most often is played.
 
-use super::master::{Config, Meter, ranked_moves};
-use super::playout::{evaluate, to_round_end};
+use super::master::Config;
+use super::playout::{evaluate, ranked_moves, to_round_end};
+use super::think::Meter;
 use crate::engine::{Event, Game, Move};
 
 /// Outcomes are divided by this before they reach UCB: about a round's typical swing.
