@@ -1,15 +1,11 @@
-//! A match: rounds, turns, legal moves, and applying a move.
+//! A match: rounds, turns, applying a move, and the results.
 //!
-//! Legality has one source: [`Game::check`] accepts exactly the moves [`Game::legal_moves`]
-//! lists (plus two shorthands: a play without `end` when only one end fits, and `claim: 0`
-//! for a play that scores nothing), and [`Game::play`] changes nothing unless `check`
-//! accepted. The property tests hold the two to each other.
-//!
-//! The table actions ([`Move::Resign`], [`Move::TimedOut`], [`Move::Abandon`],
-//! [`Move::Forfeit`]) are the one exception: they are about a seat, not the tiles, so no
-//! client or bot is ever offered them, and `check` accepts them on their own conditions
-//! (see [`Move`]). The engine reads no clock: the service decides when a seat ran out of
-//! time and says so with these moves, which are recorded and replayed like any other.
+//! Which moves a seat may make is [`super::legal`]'s; [`Game::play`] changes nothing
+//! unless [`Game::check`] accepted. The table actions ([`Move::Resign`],
+//! [`Move::TimedOut`], [`Move::Abandon`], [`Move::Forfeit`]) are about a seat, not the
+//! tiles (see [`super::table`]). The engine reads no clock: the service decides when a
+//! seat ran out of time and says so with these moves, which are recorded and replayed
+//! like any other.
 
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -20,7 +16,7 @@ use super::event::{EarlyEnd, EndReason, Event, MatchEnd, Outcome, RoundResult};
 use super::history::History;
 use super::layout::{End, Layout};
 use super::moves::Move;
-use super::rules::{DrawRule, NextLeader, Opening, Rules, RulesError, Scoring, WhenStuck};
+use super::rules::{NextLeader, Opening, Rules, RulesError, Scoring, WhenStuck};
 use super::scoring;
 use super::tile::{Tile, TileSet};
 
@@ -537,235 +533,14 @@ impl Game {
         self.early_end.is_some() || self.all_rounds_done() || self.target_reached()
     }
 
-    fn all_rounds_done(&self) -> bool {
+    pub(super) fn all_rounds_done(&self) -> bool {
         self.rounds_done >= self.rules.last_round()
     }
 
-    fn target_reached(&self) -> bool {
+    pub(super) fn target_reached(&self) -> bool {
         self.rules
             .target
             .is_some_and(|t| self.scores().iter().any(|&s| s >= t as i32))
-    }
-
-    // ----- move generation -----
-
-    fn can_draw_now(&self, seat: u8, can_play: bool) -> Result<(), &'static str> {
-        let r = &self.round;
-        if self.rules.draw == DrawRule::Block {
-            return Err("this game has no drawing");
-        }
-        if r.layout.is_empty() {
-            return Err("the lead comes first");
-        }
-        if r.boneyard.len() <= self.rules.boneyard_reserve as usize {
-            return Err("the boneyard is empty");
-        }
-        if can_play && !self.rules.draw_anytime {
-            return Err("you can play");
-        }
-        if self.rules.draw == DrawRule::One && r.drew && r.turn == seat {
-            return Err("you have drawn your one tile this turn");
-        }
-        Ok(())
-    }
-
-    /// The pips `seat` is publicly known not to hold: every number open at its passes
-    /// and forced draws since, as long as no tile it drew since may carry them.
-    pub fn known_missing(&self, seat: u8) -> u16 {
-        let r = &self.round;
-        if r.drew && seat == r.turn {
-            0
-        } else {
-            r.voids[seat as usize]
-        }
-    }
-
-    /// Under `draw = one`, the seat to move has drawn its tile this turn: if it cannot
-    /// play, it passes (it is not stuck: the boneyard gave it a tile).
-    fn drew_its_one_tile(&self) -> bool {
-        self.rules.draw == DrawRule::One && self.round.drew
-    }
-
-    /// The boneyard still gives tiles under these rules.
-    fn boneyard_open(&self) -> bool {
-        self.rules.draw != DrawRule::Block
-            && self.round.boneyard.len() > self.rules.boneyard_reserve as usize
-    }
-
-    fn playable(&self, seat: u8) -> TileSet {
-        let r = &self.round;
-        let hand = r.hands[seat as usize];
-        if r.layout.is_empty() {
-            return match r.must_lead {
-                Some(t) => [t].into_iter().collect::<TileSet>().intersect(hand),
-                None => hand,
-            };
-        }
-        hand.intersect(r.layout.tips().fits())
-    }
-
-    /// Points a play scores under fives (0 otherwise).
-    pub fn points_of(&self, tile: Tile, end: Option<End>) -> u16 {
-        self.round.layout.points_after(tile, end, &self.rules)
-    }
-
-    fn is_opponent(&self, seat: u8, of: u8) -> bool {
-        self.rules.side_of(seat) != self.rules.side_of(of)
-    }
-
-    /// Every move `seat` may make now (empty when it may do nothing).
-    pub fn legal_moves(&self, seat: u8) -> Vec<Move> {
-        let mut out = Vec::new();
-        self.legal_moves_into(seat, &mut out);
-        out
-    }
-
-    /// [`Game::legal_moves`] into a reused buffer (cleared first): no allocation in playouts.
-    pub fn legal_moves_into(&self, seat: u8, out: &mut Vec<Move>) {
-        out.clear();
-        if self.is_over() || seat >= self.seats {
-            return;
-        }
-        if let Some(u) = self.unclaimed
-            && self.is_opponent(seat, u.seat)
-        {
-            out.push(Move::Muggins);
-        }
-        let r = &self.round;
-        if seat != r.turn {
-            return;
-        }
-        let playable = self.playable(seat);
-        if r.layout.is_empty() {
-            for tile in playable.iter() {
-                self.push_play(out, tile, None);
-            }
-            return;
-        }
-        for (end, value) in r.layout.tips().open_ends() {
-            for tile in playable.intersect(TileSet::with_pip(value)).iter() {
-                self.push_play(out, tile, Some(end));
-            }
-        }
-        let can_play = !playable.is_empty();
-        if self.can_draw_now(seat, can_play).is_ok() {
-            out.push(Move::Draw);
-        } else if !can_play {
-            out.push(Move::Pass);
-        }
-    }
-
-    /// Under muggins a scoring play is listed claimed first, then unclaimed: a client that
-    /// takes the first listed move, or the one with the most points, keeps its points.
-    fn push_play(&self, out: &mut Vec<Move>, tile: Tile, end: Option<End>) {
-        if self.rules.muggins {
-            let points = self.points_of(tile, end);
-            if points > 0 {
-                out.push(Move::Play {
-                    tile,
-                    end,
-                    claim: Some(points),
-                });
-            }
-        }
-        out.push(Move::Play {
-            tile,
-            end,
-            claim: None,
-        });
-    }
-
-    /// Accepts a legal move, returning it in canonical form (the end filled in when it was
-    /// left out, a zero claim dropped), or says why it is refused.
-    pub fn check(&self, seat: u8, mv: Move) -> Result<Move, MoveError> {
-        if self.is_over() {
-            return Err(MoveError::GameOver);
-        }
-        if seat >= self.seats {
-            return Err(MoveError::NoSuchSeat(seat));
-        }
-        let r = &self.round;
-        if mv.is_table_action() {
-            return self.check_table_action(seat, mv);
-        }
-        if mv == Move::Muggins {
-            let u = self.unclaimed.ok_or(MoveError::NothingToTake)?;
-            return if self.is_opponent(seat, u.seat) {
-                Ok(mv)
-            } else {
-                Err(MoveError::OwnSide)
-            };
-        }
-        if seat != r.turn {
-            return Err(MoveError::NotYourTurn { turn: r.turn });
-        }
-        let can_play = !self.playable(seat).is_empty();
-        match mv {
-            Move::Muggins | Move::Resign | Move::TimedOut | Move::Abandon | Move::Forfeit => {
-                unreachable!("handled above")
-            }
-            Move::Draw => self
-                .can_draw_now(seat, can_play)
-                .map(|_| mv)
-                .map_err(MoveError::CannotDraw),
-            Move::Pass => {
-                if can_play {
-                    Err(MoveError::MustPlay)
-                } else if self.can_draw_now(seat, can_play).is_ok() {
-                    Err(MoveError::MustDraw)
-                } else {
-                    Ok(mv)
-                }
-            }
-            Move::Play { tile, end, claim } => {
-                if !r.hands[seat as usize].contains(tile) {
-                    return Err(MoveError::NotInHand(tile));
-                }
-                let end = if r.layout.is_empty() {
-                    if end.is_some() {
-                        return Err(MoveError::LeadTakesNoEnd);
-                    }
-                    if let Some(must) = r.must_lead
-                        && must != tile
-                    {
-                        return Err(MoveError::MustLeadWith(must));
-                    }
-                    None
-                } else {
-                    let tips = r.layout.tips();
-                    Some(match end {
-                        Some(e) => {
-                            let value = tips.value_at(e).ok_or(MoveError::EndNotOpen(e))?;
-                            if !tile.has(value) {
-                                return Err(MoveError::DoesNotFit {
-                                    tile,
-                                    end: e,
-                                    value,
-                                });
-                            }
-                            e
-                        }
-                        None => {
-                            let mut fits = tips.open_ends().filter(|&(_, v)| tile.has(v));
-                            match (fits.next(), fits.next()) {
-                                (Some((e, _)), None) => e,
-                                (None, _) => return Err(MoveError::FitsNowhere(tile)),
-                                (Some(_), Some(_)) => return Err(MoveError::EndRequired(tile)),
-                            }
-                        }
-                    })
-                };
-                let points = self.points_of(tile, end);
-                let claim = match claim {
-                    None => None,
-                    Some(_) if !self.rules.muggins => return Err(MoveError::ClaimWithoutMuggins),
-                    Some(0) if points == 0 => None,
-                    Some(c) if c == points => Some(c),
-                    Some(c) => return Err(MoveError::WrongClaim { claim: c, points }),
-                };
-                Ok(Move::Play { tile, end, claim })
-            }
-        }
     }
 
     // ----- applying moves -----
@@ -1047,112 +822,6 @@ impl Game {
             start_tile,
         });
         self.settle(events);
-    }
-
-    /// Tiles conserved and the round consistent: every tile of the set is in exactly one
-    /// hand, the boneyard or the layout. The service checks this on every load, so it must
-    /// hold for anything the engine goes on to use, and never panic, whatever was stored:
-    /// the seat count and rules are valid, the layout is the one its tiles make.
-    pub fn check_invariants(&self) -> Result<(), String> {
-        if !(2..=4).contains(&self.seats) {
-            return Err(format!("{} seats", self.seats));
-        }
-        self.rules
-            .validate(self.seats)
-            .map_err(|e| format!("the rules: {e}"))?;
-        let mut seen = TileSet::EMPTY;
-        let mut count = 0usize;
-        let r = &self.round;
-        let places = r.hands[..self.seats as usize]
-            .iter()
-            .flat_map(|h| h.iter())
-            .chain(r.boneyard.iter().copied())
-            .chain(r.layout.tiles());
-        for t in places {
-            if seen.contains(t) {
-                return Err(format!("{t} is in two places"));
-            }
-            seen.insert(t);
-            count += 1;
-        }
-        if seen != TileSet::full(self.rules.max_pip)
-            || count != super::tile::set_size(self.rules.max_pip)
-        {
-            return Err("tiles are missing".into());
-        }
-        if r.turn >= self.seats || r.leader >= self.seats {
-            return Err("the turn names no seat".into());
-        }
-        if r.layout.rebuilt(&self.rules).as_ref() != Some(&r.layout) {
-            return Err("the layout is not the one its tiles make".into());
-        }
-        let mut laid = TileSet::EMPTY;
-        for (s, played) in r.played.iter().enumerate() {
-            let both = laid.union(*played);
-            if s >= usize::from(self.seats) && !played.is_empty()
-                || both.len() != laid.len() + played.len()
-            {
-                return Err("a tile laid by no seat or by two".into());
-            }
-            laid = both;
-        }
-        // A start tile is laid by the deal, not a seat.
-        if let Some(t) = r.start_tile {
-            laid.insert(t);
-        }
-        let len = r.layout.len();
-        if laid != r.layout.tiles().collect::<TileSet>()
-            || r.held_since.iter().any(|&h| usize::from(h) > len)
-        {
-            return Err("who laid the layout's tiles is not told right".into());
-        }
-        // Round numbers: the round in play is the one after those done, or, once the match
-        // is over, the last one done; a first deal, when given, is a valid one.
-        let over = r.number == self.rounds_done && self.is_over();
-        if r.number == 0
-            || r.number > self.rules.last_round()
-            || !(u32::from(r.number) == u32::from(self.rounds_done) + 1 || over)
-        {
-            return Err(format!(
-                "round {} with {} rounds done",
-                r.number, self.rounds_done
-            ));
-        }
-        if let Some(deal) = &self.first_deal {
-            deal.validate(&self.rules, self.seats)
-                .map_err(|e| format!("the first deal: {e}"))?;
-        }
-        // Far beyond any real match, and far from overflowing as a round's award is added.
-        if self.scores.iter().any(|s| s.unsigned_abs() > 1 << 30) {
-            return Err("a score out of range".into());
-        }
-        if self.unclaimed.is_some_and(|u| u.seat >= self.seats) {
-            return Err("a move names no seat".into());
-        }
-        if self.abandoned >> self.seats != 0 {
-            return Err("an abandoned seat that does not exist".into());
-        }
-        if let Some(e) = self.early_end {
-            if self.rules.sides(self.seats) != 2 {
-                return Err("a match of more than two sides ended early".into());
-            }
-            if e.seat >= self.seats {
-                return Err("the match was given up by no seat".into());
-            }
-            if !matches!(e.reason, MatchEnd::Resigned | MatchEnd::Timeout) {
-                return Err(format!("an early end by {}", e.reason.as_str()));
-            }
-            // Nothing is played once the match is over: it ended with its round in play
-            // and before the target or the last round ended it.
-            if self.target_reached()
-                || self.all_rounds_done()
-                || u32::from(r.number) != u32::from(self.rounds_done) + 1
-            {
-                return Err("a match ended early after it was over".into());
-            }
-        }
-        self.history.validate(&self.rules, self.seats)?;
-        Ok(())
     }
 }
 
