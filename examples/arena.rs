@@ -118,6 +118,11 @@ struct Args {
     /// have left on the table (default: the master's own).
     #[arg(long)]
     inference: Option<f64>,
+    /// Master: the playouts value the match from the scores a round leaves, as a race in
+    /// rounds of this many points (0: the round's points alone; default: the master's
+    /// own, `master::RACE` at two seats under fives scoring).
+    #[arg(long)]
+    equity: Option<f64>,
     /// Keep each finished game in this file, and play only the games it does not hold yet.
     #[arg(long)]
     results: Option<PathBuf>,
@@ -171,6 +176,12 @@ fn master_config(args: &Args) -> master::Config {
     }
     if let Some(i) = args.inference {
         c.inference = i;
+    }
+    if let Some(points) = args.equity {
+        c.equity = (points > 0.0).then_some(master::Race {
+            per_round: points,
+            spread: master::RACE.spread,
+        });
     }
     if args.defend.is_some() || args.block_bonus.is_some() {
         let (weight, block) = match c.playout {
@@ -490,7 +501,7 @@ fn main() {
         if args.a == Level::Master || args.b == Level::Master {
             let c = master_config(&args);
             format!(
-                ", master {}, {:?}, exploration {}, playout {:?}, inference {}, depth {}, beam {}, endgame {}",
+                ", master {}, {:?}, exploration {}, playout {:?}, inference {}, equity {:?}, depth {}, beam {}, endgame {}",
                 match args.master_ms {
                     Some(ms) => format!("{ms} ms by the clock"),
                     None => format!("work {}", args.master_work),
@@ -499,6 +510,7 @@ fn main() {
                 c.exploration,
                 c.playout,
                 c.inference,
+                c.equity,
                 c.depth,
                 c.beam,
                 c.endgame

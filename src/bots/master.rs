@@ -13,7 +13,9 @@
 //! defensive policy ([`Policy::Defensive`]: the most points less the best reply the next
 //! seat could make, and at two seats where no play scores, a play that leaves the next
 //! seat without one first: [`BLOCK_BONUS`]), stronger than the greedy playouts of the
-//! expert. Once drawing is over and few tiles are left in the hands, each world is
+//! expert. Under fives scoring at two seats a playout's end is worth the points of the
+//! round and the chance to win the match from the scores it leaves ([`RACE`]): the arena
+//! counts matches won, not points. Once drawing is over and few tiles are left in the hands, each world is
 //! searched to the end of the round by alpha-beta with every move (its side maximising,
 //! every other side minimising, exact for that world with two sides), and each
 //! candidate's values are summed over the worlds. [`Method::AlphaBeta`] keeps that per-world search, to a fixed depth, for the
@@ -34,7 +36,7 @@ use super::alphabeta::Searcher;
 use super::expert::candidates;
 use super::greedy;
 use super::inference::Inference;
-pub use super::playout::Policy;
+pub use super::playout::{Policy, Race};
 use super::sampling::sample_hidden;
 use super::think::{Budget, Meter, Thinking};
 use super::tree::Tree;
@@ -68,6 +70,11 @@ pub struct Config {
     /// with 0 on the same deals, BENCHMARKS' fourth pass): 0.1 won 3.7% more (±3.5), 0.3
     /// 2.7%, 1.0 3.6% (over 471); where no play scores there is no evidence.
     pub inference: f64,
+    /// The tree's playouts value the scores a round leaves for the rest of the match
+    /// ([`super::playout::match_equity`]: the chance to win it from there, in the points of
+    /// `match_bonus`), not only the points the round made. `None`: the round's points
+    /// alone. The exact endgame values the round's points alone.
+    pub equity: Option<Race>,
 }
 
 /// How the master searches before the exact endgame.
@@ -93,6 +100,7 @@ impl Default for Config {
                 block: 0.0,
             },
             inference: 0.1,
+            equity: None,
         }
     }
 }
@@ -106,12 +114,24 @@ impl Default for Config {
 /// next seat's block is often the partner's too). So only the first has it.
 pub const BLOCK_BONUS: f64 = 10.0;
 
+/// The race the master's playouts see in a match of two seats under fives scoring
+/// ([`Config::equity`]). Measured at 100,000 moves over 1,000 all_fives matches against
+/// the expert, paired with the round's points alone on the same deals (BENCHMARKS' fifth
+/// pass): see there. Not yet measured elsewhere, so not used elsewhere.
+pub const RACE: Race = Race {
+    per_round: 30.0,
+    spread: 35.0,
+};
+
 impl Config {
     /// The master's configuration for a table of `seats` under `rules`:
     /// [`Config::default`], with the playouts' [`BLOCK_BONUS`] at two seats where no play
-    /// scores.
+    /// scores, and the match's [`RACE`] at two seats under fives scoring.
     pub fn for_table(rules: &Rules, seats: u8) -> Config {
         let mut config = Config::default();
+        if rules.scoring == Scoring::Fives && seats == 2 {
+            config.equity = Some(RACE);
+        }
         if rules.scoring != Scoring::Fives
             && seats == 2
             && let Policy::Defensive { block, .. } = &mut config.playout

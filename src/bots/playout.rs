@@ -165,6 +165,40 @@ fn defensive(
     (best.map(|b| b.2), tried)
 }
 
+/// A match as a race to its target, for [`match_equity`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Race {
+    /// Points a round the side nearer the target may expect: the rounds left are the
+    /// points it still needs over this (at least one).
+    pub per_round: f64,
+    /// How far one round may move the lead (a standard deviation, in points).
+    pub spread: f64,
+}
+
+/// What the scores of `g` are worth to `seat`'s side for the rest of the match, in the
+/// points of `bonus` (what winning the match is worth): `bonus × (2p − 1)`, `p` the
+/// chance to win a `race` from here (the lead over the spread of the rounds left, a
+/// logistic normal). 0 unless two sides race to a target and the match is not over (an
+/// ended match is [`evaluate`]'s bonus).
+pub(crate) fn match_equity(g: &Game, seat: u8, bonus: f64, race: Race) -> f64 {
+    let rules = g.rules();
+    let scores = g.scores();
+    let (Some(target), None) = (rules.target, g.outcome()) else {
+        return 0.0;
+    };
+    if scores.len() != 2 || rules.scoring == Scoring::Penalty {
+        return 0.0;
+    }
+    let me = rules.side_of(seat) as usize;
+    let (mine, theirs) = (f64::from(scores[me]), f64::from(scores[1 - me]));
+    let left = (f64::from(target) - mine.max(theirs)).max(0.0);
+    let rounds = (left / race.per_round).max(1.0);
+    let z = (mine - theirs) / (race.spread * rounds.sqrt());
+    // The logistic close to the normal's distribution function.
+    let chance = 1.0 / (1.0 + (-1.702 * z).exp());
+    bonus * (2.0 * chance - 1.0)
+}
+
 /// The outcome for `seat`'s side of reaching `g` from scores `before`: its gain minus the
 /// opponents' average gain (negated under penalty scoring, where points are bad), plus
 /// `match_bonus` when the match is won and minus it when it is lost.
@@ -238,6 +272,44 @@ mod tests {
             })
             .max()
             .unwrap_or(0)
+    }
+
+    #[test]
+    fn the_side_ahead_values_its_lead_more_the_nearer_the_target_and_the_other_side_as_much_less() {
+        let race = Race {
+            per_round: 30.0,
+            spread: 35.0,
+        };
+        let rules = Rules {
+            opening: Opening::SeatZero,
+            ..Preset::AllFives.rules()
+        };
+        let at = |scores: [i32; 2]| {
+            let mut g = Game::new(rules, 2, Seed::from_text("race"), None).unwrap();
+            g.scores[..2].copy_from_slice(&scores);
+            (
+                match_equity(&g, 0, 50.0, race),
+                match_equity(&g, 1, 50.0, race),
+            )
+        };
+        assert_eq!(at([20, 20]), (0.0, 0.0));
+        let (early, theirs) = at([30, 10]);
+        assert!(early > 0.0 && early < 50.0, "{early}");
+        assert!((early + theirs).abs() < 1e-9);
+        let (late, _) = at([90, 70]);
+        assert!(late > early, "{late} <= {early}");
+        // Without a target, or with more than two sides, there is no race.
+        let endless = Rules {
+            target: None,
+            rounds: Some(3),
+            ..rules
+        };
+        let mut g = Game::new(endless, 2, Seed::from_text("race"), None).unwrap();
+        g.scores[..2].copy_from_slice(&[30, 10]);
+        assert_eq!(match_equity(&g, 0, 50.0, race), 0.0);
+        let mut g = Game::new(rules, 3, Seed::from_text("race"), None).unwrap();
+        g.scores[..3].copy_from_slice(&[30, 10, 0]);
+        assert_eq!(match_equity(&g, 0, 50.0, race), 0.0);
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! world). The root move chosen most often is played.
 
 use super::master::Config;
-use super::playout::{evaluate, ranked_moves, to_round_end};
+use super::playout::{evaluate, match_equity, ranked_moves, to_round_end};
 use super::think::Meter;
 use crate::engine::{Event, Game, Move};
 
@@ -143,7 +143,12 @@ impl<'a> Tree<'a> {
         for &id in &self.path {
             let n = &mut self.nodes[id as usize];
             let v = *values[n.who as usize].get_or_insert_with(|| {
-                evaluate(&g, self.before, n.who, self.config.match_bonus) / SCALE
+                let bonus = self.config.match_bonus;
+                let equity = self
+                    .config
+                    .equity
+                    .map_or(0.0, |race| match_equity(&g, n.who, bonus, race));
+                (evaluate(&g, self.before, n.who, bonus) + equity) / SCALE
             });
             n.visits += 1;
             n.total += v;
