@@ -15,7 +15,8 @@
 //! seat without one first: [`BLOCK_BONUS`]), stronger than the greedy playouts of the
 //! expert. Under fives scoring at two seats a playout's end is worth the points of the
 //! round and the chance to win the match from the scores it leaves ([`RACE`]): the arena
-//! counts matches won, not points. Once drawing is over and few tiles are left in the hands, each world is
+//! counts matches won, not points. Once drawing is over and few tiles are left in the
+//! hands, each world is
 //! searched to the end of the round by alpha-beta with every move (its side maximising,
 //! every other side minimising, exact for that world with two sides), and each
 //! candidate's values are summed over the worlds. [`Method::AlphaBeta`] keeps that per-world search, to a fixed depth, for the
@@ -115,9 +116,10 @@ impl Default for Config {
 pub const BLOCK_BONUS: f64 = 10.0;
 
 /// The race the master's playouts see in a match of two seats under fives scoring
-/// ([`Config::equity`]). Measured at 100,000 moves over 1,000 all_fives matches against
-/// the expert, paired with the round's points alone on the same deals (BENCHMARKS' fifth
-/// pass): see there. Not yet measured elsewhere, so not used elsewhere.
+/// ([`Config::equity`]). Measured at 100,000 moves over 2,000 all_fives matches against
+/// the expert, paired with the round's points alone on the same deals: +3.2% ± 2.6 wins;
+/// the 1,000,000-move bar run showed +0.5% ± 3.7 (BENCHMARKS' fifth pass). Not yet
+/// measured elsewhere, so not used elsewhere.
 pub const RACE: Race = Race {
     per_round: 30.0,
     spread: 35.0,
