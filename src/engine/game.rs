@@ -7,17 +7,16 @@
 //! seat ran out of time and says so with these moves, which are recorded and replayed
 //! like any other.
 
-use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::deal::{Deal, Seed, draw_lots, round_rng, shuffle_into};
+use super::deal::{Deal, Seed};
 use super::error::MoveError;
 use super::event::{EarlyEnd, EndReason, Event, MatchEnd, Outcome, RoundResult};
 use super::history::History;
 use super::layout::{End, Layout};
 use super::moves::Move;
-use super::rules::{NextLeader, Opening, Rules, RulesError, Scoring, WhenStuck};
-use super::scoring;
+use super::round::Round;
+use super::rules::{Rules, RulesError, Scoring, WhenStuck};
 use super::tile::{Tile, TileSet};
 
 /// Points a player made but did not claim (muggins rules), open to the opponents until
@@ -31,32 +30,6 @@ pub struct Unclaimed {
 /// A replayed match: the game after the last move, and the events of the start followed
 /// by those of each move.
 pub type Replayed = (Game, Vec<Vec<Event>>);
-
-/// The round in play.
-#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Round {
-    pub(crate) number: u16,
-    pub(crate) leader: u8,
-    pub(crate) turn: u8,
-    pub(crate) hands: [TileSet; 4],
-    /// Bottom first: the top tile is the last, so a draw is a `pop`.
-    pub(crate) boneyard: Vec<Tile>,
-    pub(crate) layout: Layout,
-    pub(crate) must_lead: Option<Tile>,
-    pub(crate) start_tile: Option<Tile>,
-    /// The seat to move has drawn this turn (`draw = one` allows one draw).
-    pub(crate) drew: bool,
-    /// Per seat, pips it is publicly known not to hold (bit `p` = pip `p`). For the seat
-    /// to move once it has drawn this turn, what the rest of its hand, without the tile
-    /// drawn last, is known not to hold: see [`Game::known_missing`].
-    pub(crate) voids: [u16; 4],
-    /// Per seat, the tiles it has laid this round (the lead included; a start tile is no
-    /// seat's): public, as everyone saw who laid each one.
-    pub(crate) played: [TileSet; 4],
-    /// Per seat, the tiles on the table when it last drew this round (0 if it has not):
-    /// every play it made from then on, it made holding every tile it holds now.
-    pub(crate) held_since: [u8; 4],
-}
 
 /// A whole match, from the first deal to the result. Pure: no I/O, no clock, and the only
 /// randomness comes from the seed.
@@ -83,48 +56,6 @@ pub struct Game {
 // `clone_from` keeps the target's allocations: the searching bots copy a game into the
 // same scratch game for every candidate of every playout. The exhaustive patterns make a
 // new field a compile error here, not a field left stale.
-impl Clone for Round {
-    fn clone(&self) -> Round {
-        let mut round = Round {
-            boneyard: Vec::new(),
-            layout: Layout::default(),
-            ..*self
-        };
-        round.boneyard.clone_from(&self.boneyard);
-        round.layout.clone_from(&self.layout);
-        round
-    }
-
-    fn clone_from(&mut self, source: &Round) {
-        let Round {
-            number,
-            leader,
-            turn,
-            hands,
-            boneyard,
-            layout,
-            must_lead,
-            start_tile,
-            drew,
-            voids,
-            played,
-            held_since,
-        } = source;
-        self.number = *number;
-        self.leader = *leader;
-        self.turn = *turn;
-        self.hands = *hands;
-        self.boneyard.clone_from(boneyard);
-        self.layout.clone_from(layout);
-        self.must_lead = *must_lead;
-        self.start_tile = *start_tile;
-        self.drew = *drew;
-        self.voids = *voids;
-        self.played = *played;
-        self.held_since = *held_since;
-    }
-}
-
 impl Clone for Game {
     fn clone(&self) -> Game {
         Game {
@@ -409,97 +340,6 @@ impl Game {
         self.last_round.as_ref()
     }
 
-    /// The deal of round `number` as it was dealt (for a round not yet dealt, as it would
-    /// be after a blocked round): the seed's stream for that round gives the lots (when
-    /// drawn), the shuffle, and then the round's other chances.
-    pub fn deal_of_round(&self, number: u16) -> Deal {
-        self.deal_dealt(number, self.opening_applied(number))
-    }
-
-    /// Every round's deal so far, in order, as [`Game::deal_of_round`] gives each, from
-    /// one replay of the record at most (each round's leader may turn on how the one
-    /// before ended): an export of a thousand rounds costs one replay, not a thousand.
-    pub fn deals(&self) -> Vec<Deal> {
-        let went_out: Option<Vec<bool>> = (self.rules.next_leader == NextLeader::Winner
-            && self.round.number > 1)
-            .then(|| self.round_ends().ok())
-            .flatten()
-            .map(|ends| ends.iter().map(|r| r.went_out.is_some()).collect());
-        (1..=self.round.number)
-            .map(|n| {
-                let by_opening = match &went_out {
-                    Some(out) if n > 1 => !out.get(n as usize - 2).copied().unwrap_or(false),
-                    _ => self.opening_applied(n),
-                };
-                self.deal_dealt(n, by_opening)
-            })
-            .collect()
-    }
-
-    /// Round `number`'s deal, its leader chosen by the opening rule or not.
-    fn deal_dealt(&self, number: u16, by_opening: bool) -> Deal {
-        let mut stock = Vec::new();
-        self.deal_into(
-            number,
-            by_opening,
-            &mut round_rng(&self.seed, number),
-            &mut stock,
-        );
-        Deal::from_stock(&self.rules, self.seats, &stock)
-    }
-
-    /// Whether round `number`'s leader came from the opening rule. Under `next_leader =
-    /// winner` that turns on how round `number - 1` ended, which `last_round` tells only
-    /// while round `number` is in play; for earlier rounds the record is replayed.
-    fn opening_applied(&self, number: u16) -> bool {
-        if number <= 1 || self.rules.next_leader != NextLeader::Winner {
-            return self.opening_applies(number);
-        }
-        let before = number - 1;
-        if let Some(r) = self.last_round.filter(|r| r.number == before) {
-            return r.went_out.is_none();
-        }
-        match self.round_ends() {
-            Ok(ends) => ends
-                .iter()
-                .find(|r| r.number == before)
-                .is_none_or(|r| r.went_out.is_none()),
-            // No record to replay (a game a bot made up): the last result is all there is.
-            Err(_) => self.opening_applies(number),
-        }
-    }
-
-    /// Fills `stock` with round `number`'s deal in deal order (hands, then the boneyard
-    /// top first), drawing from `rng`, the round's stream; returns the lots' leader when
-    /// the opening rule picks the leader (`by_opening`) by drawing lots. A reused `stock`
-    /// keeps playouts free of allocation.
-    fn deal_into(
-        &self,
-        number: u16,
-        by_opening: bool,
-        rng: &mut rand_chacha::ChaCha8Rng,
-        stock: &mut Vec<Tile>,
-    ) -> Option<u8> {
-        let (rules, seats) = (&self.rules, self.seats);
-        let lots = (by_opening && rules.opening == Opening::DrawLots)
-            .then(|| draw_lots(rules, seats, rng));
-        shuffle_into(rules, rng, stock);
-        // An explicit deal replaces the shuffle but draws it all the same, so the round's
-        // later chances (a random leader) are those of a seeded game with the same deal:
-        // a game rebuilt from its export's first deal and seed is the game itself.
-        if let (Some(d), 1) = (&self.first_deal, number) {
-            stock.clear();
-            stock.extend(d.hands.iter().flatten().chain(&d.boneyard));
-        }
-        // A start tile is never a double: reshuffle the rare stock whose boneyard holds
-        // only doubles (an explicit deal like that was refused when the game was made).
-        let dealt = seats as usize * rules.hand_size as usize;
-        while rules.opening == Opening::StartTile && stock[dealt..].iter().all(|t| t.is_double()) {
-            shuffle_into(rules, rng, stock);
-        }
-        lots
-    }
-
     /// The match's result, computed from the scores: a side reaching the target ends it
     /// (the best total wins; equal best totals draw), as does the last of `rounds`. A seat
     /// that resigned or forfeited on time (two sides) loses, whatever the scores.
@@ -694,7 +534,7 @@ impl Game {
 
     /// After a move: ends the round if the table is blocked or the seat to move is stuck
     /// under `when_stuck = end_round`. Otherwise the seat to move has a legal move.
-    fn settle(&mut self, events: &mut Vec<Event>) {
+    pub(super) fn settle(&mut self, events: &mut Vec<Event>) {
         let turn = self.round.turn;
         if !self.playable(turn).is_empty() || self.boneyard_open() {
             return;
@@ -705,123 +545,6 @@ impl Game {
         } else if self.rules.when_stuck == WhenStuck::EndRound && !self.drew_its_one_tile() {
             self.end_round(EndReason::Stuck, None, events);
         }
-    }
-
-    fn end_round(&mut self, reason: EndReason, went_out: Option<u8>, events: &mut Vec<Event>) {
-        let boneyard: TileSet = self.round.boneyard.iter().copied().collect();
-        let (winner, awards) = scoring::round_awards(
-            &self.rules,
-            self.seats,
-            &self.round.hands,
-            boneyard,
-            reason,
-            went_out,
-        );
-        for (score, award) in self.scores.iter_mut().zip(awards) {
-            *score += award;
-        }
-        self.rounds_done += 1;
-        let result = RoundResult {
-            number: self.round.number,
-            reason,
-            went_out,
-            winner,
-            hands: self.round.hands,
-            awards,
-            scores: self.scores,
-        };
-        self.last_round = Some(result);
-        events.push(Event::RoundEnded(result));
-        if !self.end_match_if_over(events) {
-            self.start_round(self.round.number + 1, events);
-        }
-    }
-
-    /// Whether round `number`'s leader comes from the opening rule, as the round is
-    /// dealt: `last_round` is then round `number - 1`'s result.
-    fn opening_applies(&self, number: u16) -> bool {
-        number == 1
-            || match self.rules.next_leader {
-                NextLeader::Opening => true,
-                NextLeader::Winner => self.last_round.is_none_or(|r| r.went_out.is_none()),
-                NextLeader::Alternate => false,
-            }
-    }
-
-    fn start_round(&mut self, number: u16, events: &mut Vec<Event>) {
-        let rules = self.rules;
-        let seats = self.seats;
-        let mut rng = round_rng(&self.seed, number);
-        let by_opening = self.opening_applies(number);
-        let mut stock = std::mem::take(&mut self.round.boneyard);
-        let lots = self.deal_into(number, by_opening, &mut rng, &mut stock);
-        let n = rules.hand_size as usize;
-        let mut hands = [TileSet::EMPTY; 4];
-        for (s, h) in hands.iter_mut().enumerate().take(seats as usize) {
-            *h = stock[s * n..(s + 1) * n].iter().copied().collect();
-        }
-        stock.drain(..seats as usize * n);
-        let mut boneyard = stock;
-        let mut layout = std::mem::take(&mut self.round.layout);
-        layout.clear();
-        // Every round of a start_tile game begins with a start tile: the first non-double
-        // from the top; the next_leader rule picks who plays onto it.
-        let start_tile = (rules.opening == Opening::StartTile).then(|| {
-            let i = boneyard
-                .iter()
-                .position(|t| !t.is_double())
-                .expect("checked above");
-            let tile = boneyard.remove(i);
-            layout.lead_with(tile, &rules);
-            tile
-        });
-        boneyard.reverse();
-        let holder = |tile: Tile| {
-            (0..seats)
-                .find(|&s| hands[s as usize].contains(tile))
-                .unwrap_or(0)
-        };
-        let all: TileSet = hands.iter().fold(TileSet::EMPTY, |a, h| a.union(*h));
-        let (leader, must_lead) = if by_opening {
-            match rules.opening {
-                Opening::HighestDouble => match all.highest_double().or_else(|| all.heaviest()) {
-                    Some(t) => (holder(t), Some(t)),
-                    None => (0, None),
-                },
-                Opening::HeaviestTile => match all.heaviest() {
-                    Some(t) => (holder(t), Some(t)),
-                    None => (0, None),
-                },
-                Opening::DrawLots => (lots.unwrap_or(0), None),
-                Opening::Random => (rng.random_range(0..seats), None),
-                Opening::StartTile | Opening::SeatZero => (0, None),
-            }
-        } else {
-            match self.rules.next_leader {
-                NextLeader::Winner => (self.last_round.and_then(|r| r.went_out).unwrap_or(0), None),
-                _ => ((self.round.leader + 1) % seats, None),
-            }
-        };
-        self.round = Round {
-            number,
-            leader,
-            turn: leader,
-            hands,
-            boneyard,
-            layout,
-            must_lead,
-            start_tile,
-            drew: false,
-            voids: [0; 4],
-            played: [TileSet::EMPTY; 4],
-            held_since: [0; 4],
-        };
-        events.push(Event::RoundStarted {
-            number,
-            leader,
-            start_tile,
-        });
-        self.settle(events);
     }
 }
 

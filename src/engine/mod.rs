@@ -9,8 +9,9 @@
 //! - [`layout`]: the lead, the arms, the spinner and the fives count.
 //! - [`deal`]: seeds and deals; each round draws from its own `(seed, round)` stream.
 //! - [`moves`], [`event`], [`error`]: what a seat asks, what it causes, why it is refused.
-//! - [`game`]: the match — applying a move, rounds and results; [`legal`] generates and
-//!   checks the moves, [`invariants`] says what every stored game satisfies.
+//! - [`game`]: the match — applying a move, turns and results; [`round`] deals a round,
+//!   picks its leader and scores its end, [`legal`] generates and checks the moves,
+//!   [`invariants`] says what every stored game satisfies.
 //! - [`history`]: the compact record of a match's moves (6 bits each in a classic game).
 //! - [`replay`]: a match replayed from its record one move at a time.
 //! - [`scoring`]: round awards (pips, fives, penalty; ties; teams; the boneyard).
@@ -74,6 +75,7 @@ mod legal;
 pub mod moves;
 pub mod projection;
 pub mod replay;
+mod round;
 pub mod rules;
 pub mod scoring;
 pub mod table;
