@@ -87,6 +87,12 @@ struct Args {
     /// server and Redis spend on them (the clocks' sweep, mostly).
     #[arg(long)]
     idle_clocks: Option<usize>,
+    /// Instead of the games: each client sends `GET` of this path (for instance
+    /// `/healthz`) again and again, and the server's CPU a request is printed: the floor
+    /// of what any request costs, against which a move's CPU reads (the same client, the
+    /// same connections; `examples/bare_http.rs` is the floor of the HTTP stack alone).
+    #[arg(long)]
+    probe: Option<String>,
     /// Each seat follows its own event stream (`GET /v1/games/{id}/events` with its
     /// token, which carries its view), as a socket-based client would, and a move counts
     /// when the opponent's stream has delivered it: moves/s and latency are the player's
@@ -479,9 +485,7 @@ fn process_cpu(pid: &str) -> Option<(f64, f64)> {
 
 async fn usage_now(args: &Args, http: &reqwest::Client) -> Usage {
     let client_cpu = process_cpu("self").map(|(user, system)| user + system);
-    let server = args
-        .server_pid
-        .and_then(|pid| process_cpu(&pid.to_string()));
+    let server = process_cpu_of(args);
     let (server_cpu, server_system_cpu) = (
         server.map(|(user, system)| user + system),
         server.map(|(_, system)| system),
@@ -1014,9 +1018,87 @@ async fn idle_clocks(args: &Args, games: usize) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `--probe`: requests of one path in a closed loop, and the server's CPU a request
+/// (every request sent counts, warm-up included, as the moves' CPU does).
+async fn probe(args: &Args, path: &str) -> Result<(), Failure> {
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.clients)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let url = format!("{}{path}", args.url.trim_end_matches('/'));
+    let before = process_cpu_of(args);
+    let started = Instant::now();
+    let counted_from = started + Duration::from_secs(args.warmup);
+    let deadline = started + Duration::from_secs(args.seconds.max(args.warmup + 1));
+    let tasks: Vec<_> = (0..args.clients)
+        .map(|_| {
+            let (http, url) = (http.clone(), url.clone());
+            tokio::spawn(async move {
+                let (mut sent, mut counted, mut failed) = (0u64, Vec::new(), 0u64);
+                while Instant::now() < deadline {
+                    let at = Instant::now();
+                    let ok = match http.get(&url).send().await {
+                        Ok(answer) => answer.status().is_success() && answer.bytes().await.is_ok(),
+                        Err(_) => false,
+                    };
+                    sent += 1;
+                    if !ok {
+                        failed += 1;
+                    } else if at >= counted_from {
+                        counted.push(u32::try_from(at.elapsed().as_micros()).unwrap_or(u32::MAX));
+                    }
+                }
+                (sent, counted, failed)
+            })
+        })
+        .collect();
+    let (mut sent, mut latencies, mut failed) = (0u64, Vec::new(), 0u64);
+    for task in tasks {
+        let (s, c, f) = task.await.map_err(|e| e.to_string())?;
+        sent += s;
+        latencies.extend(c);
+        failed += f;
+    }
+    let after = process_cpu_of(args);
+    latencies.sort_unstable();
+    let window = deadline.duration_since(counted_from).as_secs_f64();
+    println!(
+        "probe: GET {path}, {} clients, {} s ({} s warm-up not counted): {} requests = {:.0}/s, p50 {:.2} ms, p99 {:.2} ms, {failed} failed",
+        args.clients,
+        args.seconds,
+        args.warmup,
+        latencies.len(),
+        latencies.len() as f64 / window,
+        percentile(&latencies, 50.0),
+        percentile(&latencies, 99.0),
+    );
+    if let (Some((u0, s0)), Some((u1, s1))) = (before, after) {
+        let per = |a: f64, b: f64| (b - a) / sent.max(1) as f64 * 1e6;
+        println!(
+            "cpu per request ({sent} sent, warm-up included): server {:.1} us (kernel {:.1})",
+            per(u0 + s0, u1 + s1),
+            per(s0, s1)
+        );
+    }
+    if failed == 0 {
+        Ok(())
+    } else {
+        Err(format!("{failed} requests failed"))
+    }
+}
+
+fn process_cpu_of(args: &Args) -> Option<(f64, f64)> {
+    args.server_pid
+        .and_then(|pid| process_cpu(&pid.to_string()))
+}
+
 async fn run(args: Args) -> Result<(), Failure> {
     if let Some(games) = args.idle_clocks {
         return idle_clocks(&args, games).await;
+    }
+    if let Some(path) = &args.probe {
+        return probe(&args, path).await;
     }
     let loaded = load(&args).await;
     if let Some(url) = &args.redis_url {

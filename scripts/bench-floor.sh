@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The floor under a move's server CPU (issue 26): what a request costs the server when it
+# does nothing, measured with the same load client and connections as a move.
+#   bare    examples/bare_http.rs: actix-web answering GET /healthz, no middleware;
+#   memory  the server, in-memory games: GET /healthz (every middleware, no handler work),
+#           then whole games (`examples/load`'s moves);
+#   redis   the same against a throwaway redis-server: /healthz, then the moves.
+# Each is a fresh process, 64 clients unpaced for LOAD_SECONDS (default 10) s, ROUNDS
+# (default 2) times, the targets taking turns. The server's CPU is read from /proc (user
+# and kernel) and divided by the requests (or the moves) it served, warm-up included.
+# Last, with valgrind installed, bare and memory answer /healthz under callgrind (8
+# clients, 5 s of warm-up, then 10 s counted): the instructions a request (user space),
+# to set beside a move's from scripts/bench-trip.sh.
+#
+# Usage: scripts/bench-floor.sh   (builds the release server and examples first)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
+log() { printf 'bench-floor.sh: %s\n' "$*" >&2; }
+# shellcheck source=scripts/redis-lib.sh
+source scripts/redis-lib.sh
+
+rounds=${ROUNDS:-2}
+secs=${LOAD_SECONDS:-10}
+work_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-bench-floor.XXXXXX")
+pid=""
+prefix="bench:$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n'):"
+stop() {
+    if [[ -n $pid ]]; then
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    fi
+    pid=""
+}
+cleanup() {
+    local status=$?
+    stop
+    stop_redis
+    rm -rf "$work_dir"
+    exit "$status"
+}
+trap cleanup EXIT
+
+log "building (release): the server, the load and the bare HTTP server"
+nice -n "${NICE:-5}" cargo build --release --quiet --bin domino-server --example load --example bare_http
+unset REDIS_URL
+start_redis
+
+# Starts target $1 on a free port (under the command in `wrapper`, if any); sets `pid`
+# and `url`.
+wrapper=()
+start() {
+    local port
+    port=$(free_port) || exit 1
+    url="http://127.0.0.1:$port"
+    case $1 in
+        bare) "${wrapper[@]}" "$CARGO_TARGET_DIR/release/examples/bare_http" "127.0.0.1:$port" >"$work_dir/server.log" 2>&1 & ;;
+        memory | redis)
+            # shellcheck disable=SC2046 # the store's setting is one VAR=value word, or none
+            env -u REDIS_URL -u REDIS_CLUSTER_NODES $([[ $1 == redis ]] && echo "REDIS_URL=$REDIS_URL") \
+                BIND_ADDR="127.0.0.1:$port" REDIS_KEY_PREFIX="$prefix" GAME_IDLE_TTL_SECS=600 \
+                RATE_LIMIT_PER_IP=1000000 RATE_LIMIT_PER_TOKEN=1000000 MAX_WAITING_PER_IP=0 \
+                MAX_GAMES_PER_IP=0 MAX_STREAMS_PER_IP=100000 MAX_CONNECTIONS_PER_IP=0 \
+                LOG_FORMAT=json RUST_LOG=warn \
+                "${wrapper[@]}" "$CARGO_TARGET_DIR/release/domino-server" >"$work_dir/server.log" 2>&1 &
+            ;;
+    esac
+    pid=$!
+    for _ in $(seq 600); do
+        [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/healthz" 2>/dev/null) == 200 ]] && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    log "$1 did not start:"; cat "$work_dir/server.log" >&2; exit 1
+}
+load() { "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$pid" --seconds "$secs" "$@" \
+    | grep -E '^(probe|moves|move latency|cpu per)' || echo "(the load failed)"; }
+
+echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
+echo "versions: $(rustc --version), $(redis-server --version | cut -d' ' -f1-3)"
+for round in $(seq "$rounds"); do
+    for target in bare memory redis; do
+        echo "== round $round: $target"
+        start "$target"
+        load --probe /healthz
+        stop
+        if [[ $target != bare ]]; then
+            start "$target"
+            load
+            stop
+        fi
+    done
+done
+command -v callgrind_control >/dev/null || { log "no valgrind: instructions not measured"; exit 0; }
+for target in bare memory; do
+    wrapper=(valgrind --tool=callgrind --callgrind-out-file="$work_dir/callgrind.%p")
+    start "$target"
+    wrapper=()
+    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --probe /healthz --clients 8 --seconds 5 >/dev/null
+    callgrind_control -z "$pid" >/dev/null 2>&1 || true
+    text=$("$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$pid" --probe /healthz \
+        --clients 8 --seconds 10 --warmup 0)
+    callgrind_control -d "$pid" >/dev/null 2>&1 || true
+    stop
+    sent=$(sed -n 's/^cpu per request (\([0-9]*\) sent.*/\1/p' <<<"$text")
+    dump=$(ls "$work_dir"/callgrind.*.1 2>/dev/null | head -n 1)
+    total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$dump" 2>/dev/null | head -n 1 || true)
+    rm -f "$work_dir"/callgrind.*
+    if [[ -n $sent && -n $total ]] && (( sent > 0 )); then
+        echo "instructions per request, $target /healthz: $((total / sent)) ($sent requests)"
+    else
+        echo "instructions per request, $target /healthz: not measured"
+    fi
+done
