@@ -27,6 +27,8 @@
 //! counts when the opponent's stream has delivered it; the latency runs from sending the
 //! move to then. **Redis calls per move** (`--count-calls`): MONITOR on every master,
 //! counting what clients send (not a script's own calls), in a paced run of its own.
+//! **The floor** (`--probe PATH`): no games; each client sends `GET PATH` in a closed
+//! loop, and the server's CPU a request is printed (`scripts/bench-floor.sh`).
 //!
 //! **Bytes stored per game** (with `--redis-url` and `--key-prefix`, the server's
 //! `REDIS_KEY_PREFIX`): one classic 2-seat game is played to the end, and `MEMORY USAGE`
