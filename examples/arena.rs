@@ -9,8 +9,11 @@
 //! With more than two seats A holds every even seat and B every odd one, and A wins a
 //! game when any of its seats (or its team) wins it.
 //!
-//! The last line is `A vs B: <rate>% [<low>, <high>] over N matches`: A's share of the
-//! games won, a drawn game counting half, with its 95% Wilson interval. The line before
+//! The last line is `A vs B: <rate>% [<low>, <high>] over N matches (...)`: A's share of
+//! the games won, a drawn game counting half, with its 95% interval from the deals (A's
+//! share of each deal's games, by Student's t: a deal's two games share their hands, so
+//! the deals are the independent samples, as for the margin), and for comparison the
+//! Wilson interval that treats every game as independent. The line before
 //! it is the duplicate margin: A's final points minus B's over each deal's two games (the
 //! other way round under penalty scoring), its mean a deal with a 95% Student-t interval
 //! (`domino_server::margin`), and about how many deals it takes for that interval to
@@ -562,14 +565,27 @@ fn main() {
         );
     }
     let p = if n > 0.0 { score / n } else { 0.0 };
-    let (lo, hi) = wilson(p, n.max(1.0));
+    let (wilson_lo, wilson_hi) = wilson(p, n.max(1.0));
+    // A deal's two games are not independent (the same hands, the seats swapped), so the
+    // independent samples are the deals: A's share of each deal's games, by Student's t.
+    let shares: Vec<f64> = results
+        .chunks(2)
+        .map(|pair| pair.iter().map(|r| r.score_a).sum::<f64>() / pair.len() as f64)
+        .collect();
+    let (lo, hi) = match margin(&shares).ci95 {
+        Some((lo, hi)) => (p - (hi - lo) / 2.0, p + (hi - lo) / 2.0),
+        None => (wilson_lo, wilson_hi),
+    };
     println!(
-        "{} vs {}: {:.1}% [{:.1}, {:.1}] over {} matches",
+        "{} vs {}: {:.1}% [{:.1}, {:.1}] over {} matches ({} deals; as independent games, Wilson [{:.1}, {:.1}])",
         args.a.as_str(),
         args.b.as_str(),
         p * 100.0,
         lo * 100.0,
         hi * 100.0,
-        results.len()
+        results.len(),
+        shares.len(),
+        wilson_lo * 100.0,
+        wilson_hi * 100.0
     );
 }
