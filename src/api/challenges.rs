@@ -5,9 +5,10 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use crate::api::client::bearer;
+use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
-use crate::api::games::bearer;
-use crate::api::ratelimit::{RateLimits, creator_of};
+use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{ChallengeList, ChallengeView, CreateChallenge};
 use crate::service::{GameService, NewChallenge};
 use crate::store::challenges::Direction;

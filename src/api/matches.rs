@@ -3,9 +3,10 @@
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
+use crate::api::client::bearer;
+use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
-use crate::api::games::bearer;
-use crate::api::ratelimit::{RateLimits, creator_of};
+use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{CreateMatch, MatchView};
 use crate::bots::Level;
 use crate::service::GameService;

@@ -12,6 +12,7 @@
 
 pub mod body_timeout;
 pub mod challenges;
+pub mod client;
 pub mod connection;
 pub mod error;
 pub mod games;

@@ -8,11 +8,12 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use crate::api::client::bearer;
+use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
-use crate::api::games::bearer;
 use crate::api::games::{KEEP_ALIVE, named_frame, sse_answer};
 use crate::api::headers::{UNCOMPRESSED, get_and_head};
-use crate::api::ratelimit::{RateLimits, creator_of};
+use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::{
     CreatePlayer, Leaderboard, LeaderboardEntry, PlayerEventView, PlayerGame, PlayerGameList,

@@ -44,14 +44,15 @@ use std::time::{Duration, Instant};
 
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
-use actix_web::{HttpMessage, ResponseError, web};
+use actix_web::{ResponseError, web};
 use governor::clock::Clock;
 use governor::middleware::{StateInformationMiddleware, StateSnapshot};
 use governor::{DefaultKeyedRateLimiter, NotUntil, Quota, RateLimiter};
 
 use crate::api::ApiError;
+use crate::api::client::{bearer, client_address, token_hash};
 use crate::service::TokenHash;
 use crate::settings::{RateLimit, Settings};
 
@@ -317,75 +318,10 @@ impl RateLimits {
         }
     }
 
-    /// The client's address (see [`client_address`]).
-    pub fn client_address(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
-        client_address(self.proxy_hops, peer, headers)
+    /// Proxies trusted to append the client's address to `X-Forwarded-For`.
+    pub fn proxy_hops(&self) -> u8 {
+        self.proxy_hops
     }
-}
-
-/// The address a request's creations count against (games, players, challenges): the
-/// client's, behind trusted proxies the forwarded one.
-pub fn creator_of(
-    req: &actix_web::HttpRequest,
-    limits: Option<&RateLimits>,
-) -> Option<crate::address::AddressKey> {
-    let peer = req.peer_addr().map(|a| a.ip());
-    let from = match limits {
-        Some(limits) => limits.client_address(peer, req.headers()),
-        None => peer,
-    };
-    from.map(crate::address::AddressKey::from)
-}
-
-/// The client's address: the peer's, or with `proxy_hops` trusted proxies the entry of
-/// `X-Forwarded-For` the outermost of them appended (the peer's when there is none). The
-/// one reading of it, for the rate limits and the stream caps alike.
-pub fn client_address(proxy_hops: u8, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
-    if proxy_hops == 0 {
-        return peer;
-    }
-    let entries: Vec<&str> = headers
-        .get_all("x-forwarded-for")
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .collect();
-    let hops = usize::from(proxy_hops);
-    if entries.len() < hops {
-        return peer;
-    }
-    parse_forwarded(entries[entries.len() - hops]).or(peer)
-}
-
-/// An `X-Forwarded-For` entry: an address, possibly with a port (`1.2.3.4:5`, `[::1]:5`).
-fn parse_forwarded(entry: &str) -> Option<IpAddr> {
-    if let Ok(ip) = entry.parse() {
-        return Some(ip);
-    }
-    if let Some(rest) = entry.strip_prefix('[') {
-        return rest.split(']').next()?.parse().ok();
-    }
-    entry.rsplit_once(':')?.0.parse().ok()
-}
-
-/// The bearer token of a request, if it carries one (a malformed header carries none:
-/// the handler refuses it).
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
-}
-
-/// The hash of `token`, the request's bearer token, computed once a request: kept in the
-/// request's extensions for the handler, which finds the token's seat by it.
-pub fn token_hash(req: &impl HttpMessage, token: &str) -> TokenHash {
-    if let Some(hash) = req.extensions().get::<TokenHash>() {
-        return *hash;
-    }
-    let hash = TokenHash::of(token);
-    req.extensions_mut().insert(hash);
-    hash
 }
 
 /// Middleware: refuses a request over a limit with 429 `rate_limited` and `Retry-After`,
@@ -405,8 +341,16 @@ pub async fn limit(
             .await
             .map(ServiceResponse::map_into_left_body);
     };
-    let address = limits.client_address(req.peer_addr().map(|a| a.ip()), req.headers());
-    let token = bearer(req.headers()).map(|token| token_hash(&req, token));
+    let address = client_address(
+        limits.proxy_hops,
+        req.peer_addr().map(|a| a.ip()),
+        req.headers(),
+    );
+    // A malformed `Authorization` counts as none here: the handler refuses it.
+    let token = bearer(req.headers())
+        .ok()
+        .flatten()
+        .map(|token| token_hash(&req, token));
     let counted = limits.check(address, token.as_ref());
     let fields = limits.fields(&counted);
     let mut res = match counted.refusal {
@@ -430,8 +374,6 @@ pub async fn limit(
 #[cfg(test)]
 mod tests {
     use std::num::NonZeroU32;
-
-    use actix_web::http::header::HeaderValue;
 
     use super::*;
 
@@ -521,33 +463,6 @@ mod tests {
     }
 
     #[test]
-    fn forwarded_for_is_believed_only_as_far_as_the_trusted_hops() {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::HeaderName::from_static("x-forwarded-for"),
-            HeaderValue::from_static("6.6.6.6, 203.0.113.9, 10.0.0.2"),
-        );
-        let peer = ip("10.0.0.1");
-        assert_eq!(limits(None, None, 0).client_address(peer, &headers), peer);
-        assert_eq!(
-            limits(None, None, 1).client_address(peer, &headers),
-            ip("10.0.0.2")
-        );
-        assert_eq!(
-            limits(None, None, 2).client_address(peer, &headers),
-            ip("203.0.113.9")
-        );
-        assert_eq!(
-            limits(None, None, 4).client_address(peer, &headers),
-            peer,
-            "fewer entries than hops: the peer"
-        );
-        assert_eq!(parse_forwarded("[2001:db8::1]:443"), ip("2001:db8::1"));
-        assert_eq!(parse_forwarded("192.0.2.1:80"), ip("192.0.2.1"));
-        assert_eq!(parse_forwarded("unknown"), None);
-    }
-
-    #[test]
     fn the_sweep_drops_refilled_keys() {
         let l = limits(Some((1000, 1)), Some((1000, 1)), 0);
         for i in 0..100u8 {
@@ -606,19 +521,5 @@ mod tests {
             field(&l, &refused, &RATELIMIT),
             format!(r#""per-ip";r=0;t={}"#, refusal.retry_after_secs())
         );
-    }
-
-    #[test]
-    fn only_a_well_formed_bearer_counts_as_a_token() {
-        let with = |v: &'static str| {
-            let mut h = HeaderMap::new();
-            h.insert(header::AUTHORIZATION, HeaderValue::from_static(v));
-            h
-        };
-        assert_eq!(bearer(&with("Bearer abc")), Some("abc"));
-        assert_eq!(bearer(&with("bearer  abc ")), Some("abc"));
-        assert_eq!(bearer(&with("Basic abc")), None);
-        assert_eq!(bearer(&with("Bearer ")), None);
-        assert_eq!(bearer(&HeaderMap::new()), None);
     }
 }

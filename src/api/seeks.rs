@@ -5,8 +5,8 @@ use std::time::Duration;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
+use crate::api::client::bearer;
 use crate::api::error::{ApiError, problems};
-use crate::api::games::bearer;
 use crate::api::wire::{CreateSeek, SeekView};
 use crate::service::{GameService, NewSeek, Wish};
 

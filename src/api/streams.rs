@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex};
 
 use actix_web::HttpRequest;
 
-use crate::api::ratelimit::{AddressKey, client_address};
+use crate::address::AddressKey;
+use crate::api::client::client_address;
 use crate::api::{ApiError, ProblemCode};
 use crate::metrics::Metrics;
 

@@ -165,7 +165,7 @@ pub(crate) fn draw_lots(rules: &Rules, seats: u8, rng: &mut ChaCha8Rng) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rules::Preset;
+    use crate::engine::Preset;
 
     #[test]
     fn the_same_seed_and_round_deal_the_same_tiles() {

@@ -551,7 +551,8 @@ impl Game {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rules::{MAX_ROUNDS, MAX_TARGET, Preset};
+    use crate::engine::Preset;
+    use crate::engine::rules::{MAX_ROUNDS, MAX_TARGET};
 
     #[test]
     fn a_match_to_a_target_alone_ends_after_the_most_rounds_if_no_side_reaches_it() {

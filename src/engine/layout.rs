@@ -389,7 +389,7 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rules::Preset;
+    use crate::engine::Preset;
 
     fn t(s: &str) -> Tile {
         s.parse().unwrap()

@@ -5,7 +5,7 @@
 //! it for [`Projection`]s.
 //!
 //! - [`tile`]: tiles (one byte) and tile sets (bitsets, so move generation is a few ANDs).
-//! - [`rules`]: the rule set, the six presets, overrides and validation.
+//! - [`rules`]: the rule set, overrides and validation; [`preset`]: the six presets.
 //! - [`layout`]: the lead, the arms, the spinner and the fives count.
 //! - [`deal`]: seeds and deals; each round draws from its own `(seed, round)` stream.
 //! - [`moves`], [`event`], [`error`]: what a seat asks, what it causes, why it is refused.
@@ -73,6 +73,7 @@ mod invariants;
 pub mod layout;
 mod legal;
 pub mod moves;
+pub mod preset;
 pub mod projection;
 pub mod replay;
 mod round;
@@ -87,7 +88,8 @@ pub use event::{EndReason, Event, MatchEnd, Outcome, RoundResult};
 pub use game::{Game, Unclaimed};
 pub use layout::{End, Layout};
 pub use moves::Move;
+pub use preset::Preset;
 pub use projection::{LegalMove, Projection};
 pub use replay::Replay;
-pub use rules::{Preset, Rules, RulesError, RulesPatch};
+pub use rules::{Rules, RulesError, RulesPatch};
 pub use tile::{Tile, TileSet};

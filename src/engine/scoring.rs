@@ -113,7 +113,7 @@ pub(crate) fn round_awards(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rules::Preset;
+    use crate::engine::Preset;
 
     fn hand(tiles: &[&str]) -> TileSet {
         tiles.iter().map(|t| t.parse::<Tile>().unwrap()).collect()

@@ -91,7 +91,7 @@ impl Drop for TestApp {
 
 /// Settings for a test server: any free port on loopback, no rate limits (the tests play
 /// whole matches far faster than any player, and run in parallel from one address; the
-/// limits have their own tests in `ratelimit.rs`), everything else default.
+/// limits have their own tests in `src/api/ratelimit.rs`), everything else default.
 pub fn test_settings() -> Settings {
     Settings {
         bind_addr: "127.0.0.1:0".parse().unwrap(),

@@ -5,7 +5,7 @@
 //! answer into a view. They know no rules.
 //!
 //! One file per resource; the handlers are re-exported here for the router and the
-//! document. What they share (the token, the ETag, the game id) lives here.
+//! document. What they share (the ETag, the game id) lives here; the token is [`crate::api::client`]'s.
 
 mod history;
 mod lobby;
@@ -20,6 +20,7 @@ pub use streams::*;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpResponse, web};
 
+use crate::api::client::bearer;
 use crate::api::error::{ApiError, ProblemCode};
 use crate::api::headers::get_and_head;
 use crate::service::View;
@@ -38,27 +39,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(get_and_head("/v1/games/{id}/events", game_events))
         .service(get_and_head("/v1/games/{id}/log", game_log))
         .service(get_and_head("/v1/games/{id}/export", export_game));
-}
-
-/// The bearer token, if the request carries one. A malformed `Authorization` is refused
-/// rather than treated as a spectator, so a client's mistake does not go unnoticed.
-pub(super) fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
-    let Some(value) = headers.get(header::AUTHORIZATION) else {
-        return Ok(None);
-    };
-    let text = value
-        .to_str()
-        .map_err(|_| ApiError::unauthorized("malformed Authorization header"))?;
-    match text.split_once(' ') {
-        Some((scheme, token))
-            if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
-        {
-            Ok(Some(token.trim()))
-        }
-        _ => Err(ApiError::unauthorized(
-            "send the seat's token as `Authorization: Bearer <token>`",
-        )),
-    }
 }
 
 fn etag(s: &View) -> String {

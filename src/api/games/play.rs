@@ -7,9 +7,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use crate::api::client;
 use crate::api::error::{ApiError, ProblemCode, problems};
 use crate::api::headers::VARY_BY_TOKEN;
-use crate::api::ratelimit;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
 use crate::service::{self, GameService, RequestKey, SeatToken};
@@ -127,7 +127,7 @@ pub async fn make_move(
     })?;
     let parsed: MoveBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("the body is not acceptable: {e}")))?;
-    let seat_token = SeatToken::hashed(token, ratelimit::token_hash(&request, token));
+    let seat_token = SeatToken::hashed(token, client::token_hash(&request, token));
     let request_headers = request.headers();
     let key = idempotency_key(request_headers, 1)?
         .map(|key| RequestKey::new(key.to_owned(), token, &body));
