@@ -20,18 +20,20 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
 log() { printf 'bench-floor.sh: %s\n' "$*" >&2; }
 # shellcheck source=scripts/redis-lib.sh
 source scripts/redis-lib.sh
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 
 rounds=${ROUNDS:-2}
 secs=${LOAD_SECONDS:-10}
 work_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-bench-floor.XXXXXX")
-pid=""
+server_pid=""
 prefix="bench:$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n'):"
 stop() {
-    if [[ -n $pid ]]; then
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
+    if [[ -n $server_pid ]]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
     fi
-    pid=""
+    server_pid=""
 }
 cleanup() {
     local status=$?
@@ -47,34 +49,23 @@ nice -n "${NICE:-5}" cargo build --release --quiet --bin domino-server --example
 unset REDIS_URL
 start_redis
 
-# Starts target $1 on a free port (under the command in `wrapper`, if any); sets `pid`
-# and `url`.
-wrapper=()
+# Starts target $1 on a free port (under the command in `wrapper`, if any); sets
+# `server_pid` and `url`.
 start() {
     local port
-    port=$(free_port) || exit 1
-    url="http://127.0.0.1:$port"
     case $1 in
-        bare) "${wrapper[@]}" "$CARGO_TARGET_DIR/release/examples/bare_http" "127.0.0.1:$port" >"$work_dir/server.log" 2>&1 & ;;
-        memory | redis)
-            # shellcheck disable=SC2046 # the store's setting is one VAR=value word, or none
-            env -u REDIS_URL -u REDIS_CLUSTER_NODES $([[ $1 == redis ]] && echo "REDIS_URL=$REDIS_URL") \
-                BIND_ADDR="127.0.0.1:$port" REDIS_KEY_PREFIX="$prefix" GAME_IDLE_TTL_SECS=600 \
-                RATE_LIMIT_PER_IP=1000000 RATE_LIMIT_PER_TOKEN=1000000 MAX_WAITING_PER_IP=0 \
-                MAX_GAMES_PER_IP=0 MAX_STREAMS_PER_IP=100000 MAX_CONNECTIONS_PER_IP=0 \
-                LOG_FORMAT=json RUST_LOG=warn \
-                "${wrapper[@]}" "$CARGO_TARGET_DIR/release/domino-server" >"$work_dir/server.log" 2>&1 &
+        bare)
+            port=$(free_port) || exit 1
+            url="http://127.0.0.1:$port"
+            "${wrapper[@]}" "$CARGO_TARGET_DIR/release/examples/bare_http" "127.0.0.1:$port" >"$work_dir/server.log" 2>&1 &
+            server_pid=$!
+            wait_ready "$url/healthz" "$server_pid" "$work_dir/server.log"
             ;;
+        memory) start_bench_server "$CARGO_TARGET_DIR/release/domino-server" ;;
+        redis) start_bench_server "$CARGO_TARGET_DIR/release/domino-server" REDIS_URL="$REDIS_URL" ;;
     esac
-    pid=$!
-    for _ in $(seq 600); do
-        [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/healthz" 2>/dev/null) == 200 ]] && return 0
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    log "$1 did not start:"; cat "$work_dir/server.log" >&2; exit 1
 }
-load() { "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$pid" --seconds "$secs" "$@" \
+load() { "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$server_pid" --seconds "$secs" "$@" \
     | grep -E '^(probe|moves|move latency|cpu per)' || echo "(the load failed)"; }
 
 echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
@@ -98,10 +89,10 @@ for target in bare memory; do
     start "$target"
     wrapper=()
     "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --probe /healthz --clients 8 --seconds 5 >/dev/null
-    callgrind_control -z "$pid" >/dev/null 2>&1 || true
-    text=$("$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$pid" --probe /healthz \
+    callgrind_control -z "$server_pid" >/dev/null 2>&1 || true
+    text=$("$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$server_pid" --probe /healthz \
         --clients 8 --seconds 10 --warmup 0)
-    callgrind_control -d "$pid" >/dev/null 2>&1 || true
+    callgrind_control -d "$server_pid" >/dev/null 2>&1 || true
     stop
     sent=$(sed -n 's/^cpu per request (\([0-9]*\) sent.*/\1/p' <<<"$text")
     dump=$(ls "$work_dir"/callgrind.*.1 2>/dev/null | head -n 1)

@@ -50,6 +50,8 @@ log() { printf 'bench-load.sh: %s\n' "$*" >&2; }
 
 # shellcheck source=scripts/redis-lib.sh
 source scripts/redis-lib.sh
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 
 work_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-bench-load.XXXXXX")
 server_pid=""
@@ -159,32 +161,8 @@ ensure_redis
 log "building (release)"
 nice -n "${NICE:-5}" cargo build --release --quiet --bin domino-server --example load
 
-# Starts the server with the store settings given as arguments (VAR=value ...), under
-# the command in `server_wrapper` if any (valgrind), and waits until it is ready.
-server_wrapper=()
-start_server() {
-    local port
-    port=$(free_port) || exit 1
-    env -u REDIS_URL -u REDIS_CLUSTER_NODES -u REDIS_WAIT_REPLICAS "$@" \
-        BIND_ADDR="127.0.0.1:$port" \
-        REDIS_KEY_PREFIX="$prefix" \
-        GAME_IDLE_TTL_SECS=600 \
-        RATE_LIMIT_PER_IP=1000000 \
-        RATE_LIMIT_PER_TOKEN=1000000 \
-        MAX_WAITING_PER_IP=0 \
-        MAX_GAMES_PER_IP=0 \
-        LOG_FORMAT=json \
-        RUST_LOG="${SERVER_RUST_LOG:-warn}" \
-        "${server_wrapper[@]}" "$CARGO_TARGET_DIR/release/domino-server" >"$work_dir/server.log" 2>&1 &
-    server_pid=$!
-    url="http://127.0.0.1:$port"
-    for _ in $(seq 600); do
-        [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" 2>/dev/null) == 200 ]] && break
-        kill -0 "$server_pid" 2>/dev/null || { log "the server stopped:"; cat "$work_dir/server.log" >&2; exit 1; }
-        sleep 0.1
-    done
-    [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/readyz") == 200 ]] || { log "the server is not ready"; cat "$work_dir/server.log" >&2; exit 1; }
-}
+# Starts the server with the store settings given as arguments (VAR=value ...).
+start_server() { start_bench_server "$CARGO_TARGET_DIR/release/domino-server" "$@"; }
 
 warnings() {
     if grep -q '"level":"\(WARN\|ERROR\)"' "$work_dir/server.log"; then
@@ -278,10 +256,10 @@ done
 # Instructions per move of store $1's server, under callgrind (see the top of this file).
 instructions_on() {
     local store=$1 out moves total
-    server_wrapper=(valgrind --tool=callgrind --callgrind-out-file="$work_dir/callgrind.%p")
+    wrapper=(valgrind --tool=callgrind --callgrind-out-file="$work_dir/callgrind.%p")
     # shellcheck disable=SC2086 # the settings are VAR=value words
     start_server ${settings[$store]}
-    server_wrapper=()
+    wrapper=()
     load --clients 8 --seconds 8 --rate 100 >/dev/null || status=$?
     callgrind_control -z "$server_pid" >/dev/null 2>&1 || true
     out=$(load --clients 8 --seconds 20 --warmup 0 --rate 100) || status=$?

@@ -16,6 +16,8 @@ log() { printf 'bench-seeks.sh: %s\n' "$*" >&2; }
 
 # shellcheck source=scripts/redis-lib.sh
 source scripts/redis-lib.sh
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 
 work_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-bench-seeks.XXXXXX")
 prefix="bench:$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n'):"
@@ -44,29 +46,9 @@ log "building (release)"
 nice -n "${NICE:-5}" cargo build --release --quiet --bin domino-server --example matchmaking
 
 for i in $(seq "${SERVERS:-2}"); do
-    port=$(free_port) || exit 1
-    BIND_ADDR="127.0.0.1:$port" \
-        REDIS_KEY_PREFIX="$prefix" \
-        GAME_IDLE_TTL_SECS=600 \
-        RATE_LIMIT_PER_IP=1000000 \
-        RATE_LIMIT_PER_TOKEN=1000000 \
-        MAX_WAITING_PER_IP=0 \
-        MAX_GAMES_PER_IP=0 \
-        MAX_PLAYERS_PER_IP=0 \
-        LOG_FORMAT=json \
-        RUST_LOG="${SERVER_RUST_LOG:-warn}" \
-        "$CARGO_TARGET_DIR/release/domino-server" >"$work_dir/server-$i.log" 2>&1 &
-    pids+=($!)
-    url="http://127.0.0.1:$port"
-    for _ in $(seq 600); do
-        [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" 2>/dev/null) == 200 ]] && break
-        sleep 0.1
-    done
-    [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/readyz") == 200 ]] || {
-        log "server $i is not ready"
-        cat "$work_dir/server-$i.log" >&2
-        exit 1
-    }
+    server_log="$work_dir/server-$i.log"
+    start_bench_server "$CARGO_TARGET_DIR/release/domino-server" REDIS_URL="$REDIS_URL"
+    pids+=("$server_pid")
     urls+=(--url "$url")
 done
 

@@ -31,6 +31,8 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
 log() { printf 'bench-trip.sh: %s\n' "$*" >&2; }
 # shellcheck source=scripts/redis-lib.sh
 source scripts/redis-lib.sh
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 
 (( $# > 0 )) || { log "usage: $0 NAME=/path/to/domino-server ..."; exit 1; }
 names=() bins=()
@@ -88,25 +90,9 @@ declare -A settings=(
 declare -A cpu_urls=([memory]="" [redis]="$REDIS_URL" [cluster]="$nodes" [delayed]="$REDIS_URL")
 
 # Starts build $1's server on store $2 (under the command in `wrapper`, if any).
-wrapper=()
 start_server() {
-    local bin=$1 store=$2 port
-    port=$(free_port) || exit 1
     # shellcheck disable=SC2086 # the settings are VAR=value words
-    env -u REDIS_URL -u REDIS_CLUSTER_NODES -u REDIS_WAIT_REPLICAS ${settings[$store]} \
-        BIND_ADDR="127.0.0.1:$port" REDIS_KEY_PREFIX="$prefix" GAME_IDLE_TTL_SECS=600 \
-        RATE_LIMIT_PER_IP=1000000 RATE_LIMIT_PER_TOKEN=1000000 MAX_WAITING_PER_IP=0 \
-        MAX_GAMES_PER_IP=0 MAX_STREAMS_PER_IP=100000 MAX_CONNECTIONS_PER_IP=0 \
-        LOG_FORMAT=json RUST_LOG="${SERVER_RUST_LOG:-warn}" \
-        "${wrapper[@]}" "$bin" >"$work_dir/server.log" 2>&1 &
-    server_pid=$!
-    url="http://127.0.0.1:$port"
-    for _ in $(seq 600); do
-        [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" 2>/dev/null) == 200 ]] && return 0
-        kill -0 "$server_pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    log "the server did not start:"; cat "$work_dir/server.log" >&2; exit 1
+    start_bench_server "$1" ${settings[$2]}
 }
 load() {
     local store=$1
