@@ -50,7 +50,7 @@ COPY --from=build /usr/local/bin/domino-server /usr/local/bin/domino-server
 # Numeric, so Kubernetes' runAsNonRoot can verify it without reading /etc/passwd.
 USER 10001:10001
 # Logs as JSON lines for collectors; every other setting keeps the default documented in
-# src/settings.rs (REDIS_URL unset means games live in memory and die with the container).
+# src/settings/mod.rs (REDIS_URL unset means games live in memory and die with the container).
 ENV BIND_ADDR=0.0.0.0:8080 \
     LOG_FORMAT=json \
     RUST_LOG=info
