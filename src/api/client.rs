@@ -10,7 +10,6 @@ use actix_web::http::header::{self, HeaderMap};
 
 use crate::address::AddressKey;
 use crate::api::error::ApiError;
-use crate::api::ratelimit::RateLimits;
 use crate::service::TokenHash;
 
 /// The bearer token, if the request carries one. A malformed `Authorization` is refused
@@ -46,10 +45,9 @@ pub fn token_hash(req: &impl HttpMessage, token: &str) -> TokenHash {
 }
 
 /// The address a request's creations count against (games, players, challenges): the
-/// client's, behind the proxies the rate limits trust the forwarded one.
-pub fn creator_of(req: &actix_web::HttpRequest, limits: Option<&RateLimits>) -> Option<AddressKey> {
-    let hops = limits.map_or(0, RateLimits::proxy_hops);
-    client_address(hops, req.peer_addr().map(|a| a.ip()), req.headers()).map(AddressKey::from)
+/// client's, behind `proxy_hops` trusted proxies the forwarded one.
+pub fn creator_of(req: &actix_web::HttpRequest, proxy_hops: u8) -> Option<AddressKey> {
+    client_address(proxy_hops, req.peer_addr().map(|a| a.ip()), req.headers()).map(AddressKey::from)
 }
 
 /// The client's address: the peer's, or with `proxy_hops` trusted proxies the entry of

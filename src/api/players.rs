@@ -64,7 +64,7 @@ pub async fn create_player(
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreatePlayer>,
 ) -> Result<HttpResponse, ApiError> {
-    let from = creator_of(&req, limits.as_ref().map(|l| l.get_ref()));
+    let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
     let keyed = games.create_player(&body.name, body.bot, from).await?;
     let mut answer = HttpResponse::Created();
     answer.insert_header((

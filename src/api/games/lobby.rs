@@ -50,7 +50,7 @@ pub async fn create_game(
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateGame>,
 ) -> Result<HttpResponse, ApiError> {
-    let from = creator_of(&req, limits.as_ref().map(|l| l.get_ref()));
+    let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
     let body = body.into_inner();
     let preset = crate::api::preset_named(&body.preset)?;
     let deal = body
