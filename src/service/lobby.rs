@@ -15,6 +15,7 @@ use crate::store::{Creator, GameStore, Listing, StoreError};
 use super::clock::{ClockSettings, OnTimeout};
 use super::events::LobbyNews;
 use super::idempotency::RequestKey;
+use super::page::page_offset;
 use super::players::held_by;
 use super::record::{Record, Status, TokenHash};
 use super::view::{NewSeat, View};
@@ -23,8 +24,6 @@ use super::{Error, GameService, now_ms};
 
 /// Player names: 1 to this many characters.
 pub const MAX_NAME_CHARS: usize = 32;
-/// Lobby pages: at most this many games each.
-pub const MAX_PER_PAGE: usize = 100;
 
 /// A new game, as the lobby asks for it.
 #[derive(Debug, Clone)]
@@ -276,7 +275,7 @@ impl GameService {
 
     /// A page of open games, newest first (pages from 1).
     pub async fn list_open(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
-        let offset = page_offset(page, per_page)?;
+        let offset = page_offset(page, per_page, "per_page")?;
         let listed = self.store.list_open(offset, per_page).await?;
         let mut out = Vec::with_capacity(listed.len());
         for (id, stored) in listed {
@@ -299,7 +298,7 @@ impl GameService {
     /// sees it now. The store's list is an index: a game that finished or expired since
     /// its entry was written is left out, so a page may hold fewer than `per_page`.
     pub async fn list_playing(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
-        let offset = page_offset(page, per_page)?;
+        let offset = page_offset(page, per_page, "per_page")?;
         let ids = self.store.list_playing(offset, per_page).await?;
         let loaded = futures_util::future::join_all(ids.iter().map(|id| self.store.load(id))).await;
         let mut out = Vec::with_capacity(ids.len());
@@ -317,24 +316,4 @@ impl GameService {
         }
         Ok(out)
     }
-}
-
-/// Where page `page` of `per_page` starts (pages from 1).
-fn page_offset(page: usize, per_page: usize) -> Result<usize, Error> {
-    if page == 0 || !(1..=MAX_PER_PAGE).contains(&per_page) {
-        return Err(Error::BadRequest(format!(
-            "page starts at 1; per_page is 1 to {MAX_PER_PAGE}"
-        )));
-    }
-    // A store counts positions in 64-bit signed integers (Redis does): a page no list
-    // could reach is the client's mistake, not the store's.
-    if page
-        .checked_mul(per_page)
-        .is_none_or(|end| i64::try_from(end).is_err())
-    {
-        return Err(Error::BadRequest(
-            "page: too large for any list of games".into(),
-        ));
-    }
-    Ok((page - 1) * per_page)
 }

@@ -22,6 +22,7 @@
 //! - [`events`]: the public event of each version, and the feed of them.
 //! - [`idempotency`]: when two requests are the same, and the receipts that answer retries.
 //! - [`log`]: the history as answers: the log a page at a time, the export as it is sent.
+//! - [`page`]: the bounds of a page of a list (the lobby, a player's games, a leaderboard).
 //! - [`players`]: players (identities that outlive a game), their keys and their games;
 //!   [`player_events`]: a player's stream.
 //! - [`challenge`] (the stored challenge) and [`challenges`] (make, answer, expire): a
@@ -44,6 +45,7 @@ pub mod idempotency;
 mod lobby;
 pub mod log;
 pub mod matches;
+mod page;
 mod play;
 mod player_events;
 pub mod players;
@@ -70,8 +72,9 @@ pub use clock::{ClockSettings, OnTimeout};
 pub use error::{Error, Fate};
 pub use events::{Feed, LobbyEvent, LobbyItem, LobbyNews, PublicEvent, Watched};
 pub use idempotency::{MIN_JOIN_KEY, RequestKey};
-pub use lobby::{MAX_NAME_CHARS, MAX_PER_PAGE, NewGame};
+pub use lobby::{MAX_NAME_CHARS, NewGame};
 pub use log::{Export, ExportPart, Log, LogEntry, MAX_LOG_PAGE};
+pub use page::MAX_PER_PAGE;
 pub use play::MoveRequest;
 pub use player_events::{PlayerItem, PlayerNews};
 pub use players::{Keyed, Profile};

@@ -19,7 +19,7 @@ use crate::rating::Rating;
 use crate::store::players::{Created, PlayerStore};
 use crate::store::{GameStore, SaveOutcome};
 
-use super::lobby::MAX_PER_PAGE;
+use super::page::{MAX_PER_PAGE, page_offset};
 use super::record::{Record, Status};
 use super::view::View;
 use super::{Error, GameService, now_ms};
@@ -398,13 +398,8 @@ impl GameService {
         page: usize,
         per_page: usize,
     ) -> Result<Vec<View>, Error> {
-        if page == 0 || !(1..=MAX_PER_PAGE).contains(&per_page) {
-            return Err(Error::BadRequest(format!(
-                "page starts at 1; per_page is 1 to {MAX_PER_PAGE}"
-            )));
-        }
+        let skip = page_offset(page, per_page, "per_page")?;
         let (_, player) = self.authenticate(key.ok_or(NO_KEY)?).await?;
-        let skip = (page - 1).saturating_mul(per_page);
         let (mut matched, mut out, mut offset) = (0usize, Vec::new(), 0usize);
         // The index is capped (PLAYER_GAMES_KEPT), so this reads a bounded number of
         // games; expired ones and seats never taken are skipped.

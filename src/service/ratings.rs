@@ -28,7 +28,7 @@ use crate::store::players::PlayerStore;
 use crate::store::ratings::RatingStore;
 use crate::store::{GameStore, SaveOutcome};
 
-use super::lobby::MAX_PER_PAGE;
+use super::page::page_offset;
 use super::player_events::PlayerNews;
 use super::players::PlayerRecord;
 use super::record::{Record, Status};
@@ -290,12 +290,7 @@ impl GameService {
         page: usize,
         per_page: usize,
     ) -> Result<Vec<Ranked>, Error> {
-        if page == 0 || !(1..=MAX_PER_PAGE).contains(&per_page) {
-            return Err(Error::BadRequest(format!(
-                "page starts at 1; limit is 1 to {MAX_PER_PAGE}"
-            )));
-        }
-        let offset = (page - 1).saturating_mul(per_page);
+        let offset = page_offset(page, per_page, "limit")?;
         if offset > 1_000_000 {
             return Err(Error::BadRequest(
                 "page: too far down any leaderboard".into(),
