@@ -50,7 +50,7 @@ use domino_server::margin::{margin, t_975};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-#[derive(Parser, Debug, Clone)]
+#[derive(Parser, Debug, Clone, serde::Serialize)]
 #[command(about = "Two bot levels play duplicate matches; prints A's win rate with a 95% interval")]
 struct Args {
     /// Preset (classic, block, draw, all_fives, muggins, penalty).
@@ -126,22 +126,27 @@ struct Args {
     /// own, `master::RACE` at two seats under fives scoring).
     #[arg(long)]
     equity: Option<f64>,
+    /// Master: whether the exact endgame values the match race too (default: the
+    /// master's own; only where the playouts have one).
+    #[arg(long)]
+    endgame_equity: Option<bool>,
     /// Keep each finished game in this file, and play only the games it does not hold yet.
     #[arg(long)]
     results: Option<PathBuf>,
 }
 
 impl Args {
-    /// What decides the games' results: every argument but how many are played, on how
-    /// many threads, and where they are kept.
-    fn run_identity(&self) -> String {
-        let run = Args {
-            matches: 0,
-            threads: 0,
-            results: None,
-            ..self.clone()
-        };
-        format!("{run:?}")
+    /// What decides the games' results: every argument given a value but how many games
+    /// are played, on how many threads, and where they are kept. An option left unset is
+    /// left out, so a new option (unset: the build's own behaviour) does not change the
+    /// identity of the runs before it.
+    fn run_identity(&self) -> serde_json::Value {
+        let mut run = serde_json::to_value(self).expect("the arguments are JSON");
+        let fields = run.as_object_mut().expect("an object");
+        fields.retain(|name, value| {
+            !value.is_null() && !["matches", "threads", "results"].contains(&name.as_str())
+        });
+        run
     }
 }
 
@@ -185,6 +190,9 @@ fn master_config(args: &Args) -> master::Config {
             per_round: points,
             spread: master::RACE.spread,
         });
+    }
+    if let Some(e) = args.endgame_equity {
+        c.endgame_equity = e;
     }
     if args.defend.is_some() || args.block_bonus.is_some() {
         let (weight, block) = match c.playout {
@@ -341,7 +349,7 @@ fn open_results(
                 .next()
                 .and_then(|l| serde_json::from_str(&l.ok()?).ok())
                 .unwrap_or_default();
-            if first["run"] != identity.as_str() {
+            if first["run"] != identity {
                 eprintln!(
                     "{} holds another run's games:\n  it: {}\n  this: {identity}",
                     path.display(),
@@ -504,7 +512,7 @@ fn main() {
         if args.a == Level::Master || args.b == Level::Master {
             let c = master_config(&args);
             format!(
-                ", master {}, {:?}, exploration {}, playout {:?}, inference {}, equity {:?}, depth {}, beam {}, endgame {}",
+                ", master {}, {:?}, exploration {}, playout {:?}, inference {}, equity {:?}{}, depth {}, beam {}, endgame {}",
                 match args.master_ms {
                     Some(ms) => format!("{ms} ms by the clock"),
                     None => format!("work {}", args.master_work),
@@ -514,6 +522,11 @@ fn main() {
                 c.playout,
                 c.inference,
                 c.equity,
+                if c.endgame_equity && c.equity.is_some() {
+                    " (the endgame's too)"
+                } else {
+                    ""
+                },
                 c.depth,
                 c.beam,
                 c.endgame
