@@ -126,10 +126,6 @@ struct Args {
     /// own, `master::RACE` at two seats under fives scoring).
     #[arg(long)]
     equity: Option<f64>,
-    /// Master: whether the exact endgame values the match race too (default: the
-    /// master's own; only where the playouts have one).
-    #[arg(long)]
-    endgame_equity: Option<bool>,
     /// Keep each finished game in this file, and play only the games it does not hold yet.
     #[arg(long)]
     results: Option<PathBuf>,
@@ -190,9 +186,6 @@ fn master_config(args: &Args) -> master::Config {
             per_round: points,
             spread: master::RACE.spread,
         });
-    }
-    if let Some(e) = args.endgame_equity {
-        c.endgame_equity = e;
     }
     if args.defend.is_some() || args.block_bonus.is_some() {
         let (weight, block) = match c.playout {
@@ -512,7 +505,7 @@ fn main() {
         if args.a == Level::Master || args.b == Level::Master {
             let c = master_config(&args);
             format!(
-                ", master {}, {:?}, exploration {}, playout {:?}, inference {}, equity {:?}{}, depth {}, beam {}, endgame {}",
+                ", master {}, {:?}, exploration {}, playout {:?}, inference {}, equity {:?}, depth {}, beam {}, endgame {}",
                 match args.master_ms {
                     Some(ms) => format!("{ms} ms by the clock"),
                     None => format!("work {}", args.master_work),
@@ -522,11 +515,6 @@ fn main() {
                 c.playout,
                 c.inference,
                 c.equity,
-                if c.endgame_equity && c.equity.is_some() {
-                    " (the endgame's too)"
-                } else {
-                    ""
-                },
                 c.depth,
                 c.beam,
                 c.endgame

@@ -4,7 +4,7 @@
 //! are left and none can be drawn, to the end of the round with every move.
 
 use super::master::Config;
-use super::playout::{evaluate, match_equity, ranked_moves, to_round_end};
+use super::playout::{evaluate, ranked_moves, to_round_end};
 use super::think::Meter;
 use crate::engine::{Event, Game, Move};
 
@@ -108,7 +108,7 @@ impl Searcher<'_> {
             return 0.0;
         }
         if g.rounds_done() != self.start || g.turn().is_none() {
-            return self.end_value(g);
+            return evaluate(g, self.before, self.seat, self.config.match_bonus);
         }
         if depth == 0 {
             let mut end = g.clone();
@@ -119,7 +119,7 @@ impl Searcher<'_> {
                 &mut self.events,
             );
             self.meter.count(u64::from(played));
-            return self.end_value(&end);
+            return evaluate(&end, self.before, self.seat, self.config.match_bonus);
         }
         let (who, moves) = self.moves_at(g, exact);
         let maximise = g.rules().side_of(who) == self.side;
@@ -150,17 +150,6 @@ impl Searcher<'_> {
             }
         }
         best
-    }
-
-    /// What the end of the round (or the match) in `g` is worth: its points and the
-    /// match bonus, and with [`Config::endgame_equity`] the race from its scores.
-    fn end_value(&self, g: &Game) -> f64 {
-        let bonus = self.config.match_bonus;
-        let race = match self.config.equity {
-            Some(race) if self.config.endgame_equity => match_equity(g, self.seat, bonus, race),
-            _ => 0.0,
-        };
-        evaluate(g, self.before, self.seat, bonus) + race
     }
 
     /// Who moves in `g` and the moves searched ([`ranked_moves`]); below the exact

@@ -76,10 +76,6 @@ pub struct Config {
     /// `match_bonus`), not only the points the round made. `None`: the round's points
     /// alone. The exact endgame values the round's points alone.
     pub equity: Option<Race>,
-    /// The alpha-beta search in each world (the exact endgame, and [`Method::AlphaBeta`])
-    /// values the same race ([`Config::equity`]) at the round's end, not the round's
-    /// points alone.
-    pub endgame_equity: bool,
 }
 
 /// How the master searches before the exact endgame.
@@ -106,7 +102,6 @@ impl Default for Config {
             },
             inference: 0.1,
             equity: None,
-            endgame_equity: false,
         }
     }
 }
