@@ -3,8 +3,7 @@
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::api::client::bearer;
-use crate::api::client::creator_of;
+use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{CreateMatch, MatchView};

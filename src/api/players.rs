@@ -8,8 +8,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::api::client::bearer;
-use crate::api::client::creator_of;
+use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
 use crate::api::games::{KEEP_ALIVE, named_frame, sse_answer};
 use crate::api::headers::{UNCOMPRESSED, get_and_head};
