@@ -539,12 +539,15 @@ fn main() {
             &mut master_choice,
         );
     }
-    // Deals: games 2k and 2k + 1 (an odd last game is a deal of its own).
-    let deals: Vec<f64> = results
-        .chunks(2)
-        .map(|pair| pair.iter().map(|r| r.points_a).sum())
+    // Deals: games 2k and 2k + 1 (an odd last game is a deal of its own). A deal's games
+    // are not independent (the same hands, the seats swapped): the deals are the samples,
+    // of the margin and of the win rate alike.
+    let deals: Vec<&[GameResult]> = results.chunks(2).collect();
+    let margins: Vec<f64> = deals
+        .iter()
+        .map(|deal| deal.iter().map(|r| r.points_a).sum())
         .collect();
-    let m = margin(&deals);
+    let m = margin(&margins);
     if let Some((lo, hi)) = m.ci95 {
         let spread = (hi - lo) / 2.0 / t_975(m.deals_done - 1) * (m.deals_done as f64).sqrt();
         let needed = if m.per_deal_mean == 0.0 {
@@ -567,11 +570,10 @@ fn main() {
     }
     let p = if n > 0.0 { score / n } else { 0.0 };
     let (wilson_lo, wilson_hi) = wilson(p, n.max(1.0));
-    // A deal's two games are not independent (the same hands, the seats swapped), so the
-    // independent samples are the deals: A's share of each deal's games, by Student's t.
-    let shares: Vec<f64> = results
-        .chunks(2)
-        .map(|pair| pair.iter().map(|r| r.score_a).sum::<f64>() / pair.len() as f64)
+    // A's share of each deal's games, by Student's t.
+    let shares: Vec<f64> = deals
+        .iter()
+        .map(|deal| deal.iter().map(|r| r.score_a).sum::<f64>() / deal.len() as f64)
         .collect();
     let (lo, hi) = match margin(&shares).ci95 {
         Some((lo, hi)) => (p - (hi - lo) / 2.0, p + (hi - lo) / 2.0),

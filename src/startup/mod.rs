@@ -9,7 +9,6 @@ mod drain;
 
 use std::net::TcpListener;
 use std::sync::Arc;
-
 use std::time::Duration;
 
 use actix_http::HttpService;
@@ -31,7 +30,8 @@ use crate::store::memory::MemoryStore;
 use crate::store::redis::{RedisStore, RedisTarget};
 use crate::store::{GameStore, StoreError};
 use crate::telemetry;
-use drain::{Drain, stop_on_signal, track_in_flight};
+
+use self::drain::{Drain, stop_on_signal, track_in_flight};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
