@@ -86,6 +86,12 @@ struct Args {
     /// Four seats as two teams (0 and 2 against 1 and 3).
     #[arg(long)]
     teams: bool,
+    /// A master or an expert with a single legal move plays it without searching: the
+    /// same move, in less time (the service always searches, so that its timing does not
+    /// tell). The bots' randomness then differs from a run without it.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    forced_at_once: bool,
     /// Master: moves applied in its search per decision (fixed work, deterministic).
     #[arg(long, default_value_t = master::DEFAULT_WORK)]
     master_work: u64,
@@ -117,6 +123,15 @@ struct Args {
     /// scores, else 0).
     #[arg(long)]
     block_bonus: Option<f64>,
+    /// Master: at two seats, playouts weigh the next seat's reply less this times the
+    /// mover's best points after it (0: the reply's points alone; default: the master's
+    /// own).
+    #[arg(long)]
+    follow: Option<f64>,
+    /// Master: how the other side moves in the tree: `tree` (UCB over its results in
+    /// every world) or `policy` (the playouts' policy, with its hand in the world).
+    #[arg(long)]
+    opponents: Option<String>,
     /// Master: how much less likely a sampled world is for each point its other seats would
     /// have left on the table (default: the master's own).
     #[arg(long)]
@@ -178,6 +193,12 @@ fn master_config(args: &Args) -> master::Config {
     if let Some(e) = args.exploration {
         c.exploration = e;
     }
+    match args.opponents.as_deref() {
+        None => {}
+        Some("tree") => c.opponents_by_policy = false,
+        Some("policy") => c.opponents_by_policy = true,
+        Some(other) => panic!("--opponents {other}: tree or policy"),
+    }
     if let Some(i) = args.inference {
         c.inference = i;
     }
@@ -187,17 +208,26 @@ fn master_config(args: &Args) -> master::Config {
             spread: master::RACE.spread,
         });
     }
-    if args.defend.is_some() || args.block_bonus.is_some() {
-        let (weight, block) = match c.playout {
-            master::Policy::Defensive { weight, block } => (weight, block),
-            master::Policy::Greedy => (0.0, 0.0),
+    if args.defend.is_some() || args.block_bonus.is_some() || args.follow.is_some() {
+        let (weight, block, follow) = match c.playout {
+            master::Policy::Defensive {
+                weight,
+                block,
+                follow,
+            } => (weight, block, follow),
+            master::Policy::Greedy => (0.0, 0.0, 0.0),
         };
         let weight = args.defend.unwrap_or(weight);
         let block = args.block_bonus.unwrap_or(block);
+        let follow = args.follow.unwrap_or(follow);
         c.playout = if weight == 0.0 && block == 0.0 {
             master::Policy::Greedy
         } else {
-            master::Policy::Defensive { weight, block }
+            master::Policy::Defensive {
+                weight,
+                block,
+                follow,
+            }
         };
     }
     c
@@ -270,6 +300,13 @@ fn play_game(args: &Args, config: &expert::Config, index: usize) -> GameResult {
             .find(|(s, v)| *s == turn || !v.legal_moves.is_empty())
             .expect("the seat to move is among them");
         let level = level_of(seat);
+        if args.forced_at_once
+            && let [only] = view.legal_moves.as_slice()
+            && matches!(level, Level::Master | Level::Expert)
+        {
+            game.play(seat, only.mv).expect("its one legal move");
+            continue;
+        }
         let started = Instant::now();
         let mv = match level {
             Level::Expert if !view.legal_moves.iter().any(|m| m.mv == Move::Muggins) => {
