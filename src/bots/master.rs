@@ -76,9 +76,6 @@ pub struct Config {
     /// `match_bonus`), not only the points the round made. `None`: the round's points
     /// alone. The exact endgame values the round's points alone.
     pub equity: Option<Race>,
-    /// In the tree, the other side's seats move by the playout policy (in the world, with
-    /// the hand they hold there) instead of by UCB over their results in every world.
-    pub opponents_by_policy: bool,
 }
 
 /// How the master searches before the exact endgame.
@@ -102,11 +99,9 @@ impl Default for Config {
             playout: Policy::Defensive {
                 weight: 1.0,
                 block: 0.0,
-                follow: 0.0,
             },
             inference: 0.1,
             equity: None,
-            opponents_by_policy: false,
         }
     }
 }

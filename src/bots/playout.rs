@@ -36,15 +36,8 @@ pub enum Policy {
     /// in reply (its hand is known in a sampled world), plus `block` points when the
     /// next seat cannot play at all; the greedy order breaks ties. Counted as the plays
     /// tried, each costing a move and the reply's look. Where no play scores (all but
-    /// fives scoring) and `block` is 0, it is greedy's move, at greedy's cost. With
-    /// `follow` above 0 at a table of two, the reply is weighed in its turn: its points
-    /// less `follow` times the best points the mover could then make (the next seat
-    /// chooses the reply that is best for it by that measure): a look three plies deep.
-    Defensive {
-        weight: f64,
-        block: f64,
-        follow: f64,
-    },
+    /// fives scoring) and `block` is 0, it is greedy's move, at greedy's cost.
+    Defensive { weight: f64, block: f64 },
 }
 
 /// Plays `g` forward under `policy` until the round, or the match, ends; the moves
@@ -57,13 +50,32 @@ pub(crate) fn to_round_end(
 ) -> u32 {
     let start = g.rounds_done();
     let mut moves = 0;
-    let mut scratch = Scratch::default();
+    let mut scratch = Vec::new();
+    let mut spare = None;
     while g.rounds_done() == start {
-        if g.turn().is_none() {
-            break;
-        }
-        let (who, mv, tried) = policy_move(g, policy, buf, &mut scratch, events);
-        moves += tried;
+        let Some(turn) = g.turn() else { break };
+        let (who, mv) = match muggins_taker(g) {
+            Some(t) => (t, Move::Muggins),
+            None => {
+                let mv = match policy {
+                    Policy::Greedy => greedy::choose_in_game(g, turn, buf),
+                    Policy::Defensive { weight, block } => {
+                        let (mv, tried) = defensive(
+                            g,
+                            turn,
+                            (weight, block),
+                            buf,
+                            &mut scratch,
+                            &mut spare,
+                            events,
+                        );
+                        moves += tried;
+                        mv
+                    }
+                };
+                (turn, mv.expect("the seat to move has a move"))
+            }
+        };
         events.clear();
         g.play_into(who, mv, events)
             .expect("the rollout policy plays legal moves");
@@ -72,60 +84,15 @@ pub(crate) fn to_round_end(
     moves
 }
 
-/// Who moves next in `g` (a game in play) under `policy`, unclaimed points taken first,
-/// its move, and the plays tried looking for it.
-pub(crate) fn policy_move(
-    g: &Game,
-    policy: Policy,
-    buf: &mut Vec<Move>,
-    scratch: &mut Scratch,
-    events: &mut Vec<Event>,
-) -> (u8, Move, u32) {
-    if let Some(t) = muggins_taker(g) {
-        return (t, Move::Muggins, 0);
-    }
-    let turn = g.turn().expect("a game in play");
-    let (mv, tried) = match policy {
-        Policy::Greedy => (greedy::choose_in_game(g, turn, buf), 0),
-        Policy::Defensive {
-            weight,
-            block,
-            follow,
-        } => defensive(g, turn, (weight, block, follow), buf, scratch, events),
-    };
-    (turn, mv.expect("the seat to move has a move"), tried)
-}
-
-/// What a defensive look reuses from one play to the next: the replies' and follow-ups'
-/// move lists, and games to try a play and a reply on (their allocations kept).
-#[derive(Default)]
-pub(crate) struct Scratch {
-    replies: Vec<Move>,
-    follows: Vec<Move>,
-    spare: Option<Game>,
-    reply: Option<Game>,
-}
-
-/// The points of the best play among `moves` in `g` (`None`: no play).
-fn best_points(g: &Game, moves: &[Move]) -> Option<u16> {
-    moves
-        .iter()
-        .filter_map(|&r| match r {
-            Move::Play { tile, end, .. } => Some(g.points_of(tile, end)),
-            _ => None,
-        })
-        .max()
-}
-
-/// The [`Policy::Defensive`] move of `seat` under `(weight, block, follow)`, and the
-/// plays it tried. Each play is tried on a scratch game copied over (its allocations
-/// kept).
+/// The [`Policy::Defensive`] move of `seat` under `(weight, block)`, and the plays it
+/// tried. Each play is tried on `spare`, a scratch game copied over (its allocations kept).
 fn defensive(
     g: &Game,
     seat: u8,
-    (weight, block, follow): (f64, f64, f64),
+    (weight, block): (f64, f64),
     buf: &mut Vec<Move>,
-    scratch: &mut Scratch,
+    scratch: &mut Vec<Move>,
+    spare: &mut Option<Game>,
     events: &mut Vec<Event>,
 ) -> (Option<Move>, u32) {
     let rules = g.rules();
@@ -152,8 +119,7 @@ fn defensive(
         if let Move::Play { .. } = mv
             && !unclaimed
         {
-            let mut spare = scratch.spare.take();
-            let after = match &mut spare {
+            let after = match spare {
                 Some(after) => {
                     after.clone_from(g);
                     after
@@ -170,21 +136,19 @@ fn defensive(
                 && after.unclaimed().is_none()
                 && rules.side_of(next) != mine
             {
-                after.legal_moves_into(next, &mut scratch.replies);
-                let reply = if follow > 0.0 && g.seats() == 2 {
-                    let (reply, looked) =
-                        reply_with_follow(after, next, seat, follow, scratch, events);
-                    tried += looked;
-                    reply
-                } else {
-                    best_points(after, &scratch.replies).map(f64::from)
-                };
+                after.legal_moves_into(next, scratch);
+                let reply = scratch
+                    .iter()
+                    .filter_map(|&r| match r {
+                        Move::Play { tile, end, .. } => Some(after.points_of(tile, end)),
+                        _ => None,
+                    })
+                    .max();
                 value -= match reply {
-                    Some(p) => weight * p,
+                    Some(p) => weight * f64::from(p),
                     None => -block,
                 };
             }
-            scratch.spare = spare;
         } else if matches!(mv, Move::Play { .. }) {
             // The unclaimed form of a scoring play: never better than its claimed form.
             continue;
@@ -199,51 +163,6 @@ fn defensive(
         }
     }
     (best.map(|b| b.2), tried)
-}
-
-/// The next seat's best reply in `after` (its moves in `scratch.replies`) when it weighs
-/// what `seat` could score next: its points less `follow` times `seat`'s best points once
-/// it is played. `None`: no play. Returns the replies tried too.
-fn reply_with_follow(
-    after: &Game,
-    next: u8,
-    seat: u8,
-    follow: f64,
-    scratch: &mut Scratch,
-    events: &mut Vec<Event>,
-) -> (Option<f64>, u32) {
-    let mut best: Option<f64> = None;
-    let mut tried = 0;
-    for i in 0..scratch.replies.len() {
-        let r = scratch.replies[i];
-        let Move::Play { tile, end, .. } = r else {
-            continue;
-        };
-        let points = f64::from(after.points_of(tile, end));
-        let then = match &mut scratch.reply {
-            Some(then) => {
-                then.clone_from(after);
-                then
-            }
-            None => scratch.reply.insert(after.clone()),
-        };
-        events.clear();
-        then.play_into(next, r, events)
-            .expect("a legal reply is played");
-        tried += 1;
-        let mut value = points;
-        if then.turn() == Some(seat)
-            && then.rounds_done() == after.rounds_done()
-            && then.unclaimed().is_none()
-        {
-            then.legal_moves_into(seat, &mut scratch.follows);
-            value -= follow * f64::from(best_points(then, &scratch.follows).unwrap_or(0));
-        }
-        if best.is_none_or(|b| value > b) {
-            best = Some(value);
-        }
-    }
-    (best, tried)
 }
 
 /// A match as a race to its target, for [`match_equity`].
@@ -412,9 +331,10 @@ mod tests {
                 let (mv, tried) = defensive(
                     &g,
                     turn,
-                    (1.0, 0.0, 0.0),
+                    (1.0, 0.0),
                     &mut buf,
-                    &mut Scratch::default(),
+                    &mut Vec::new(),
+                    &mut None,
                     &mut Vec::new(),
                 );
                 assert_eq!((mv, tried), (greedy, 0), "{preset:?}");
@@ -442,9 +362,10 @@ mod tests {
         let (mv, tried) = defensive(
             &g,
             0,
-            (1.0, 0.0, 0.0),
+            (1.0, 0.0),
             &mut buf,
-            &mut Scratch::default(),
+            &mut Vec::new(),
+            &mut None,
             &mut Vec::new(),
         );
         let mv = mv.unwrap();

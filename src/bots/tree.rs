@@ -11,9 +11,7 @@
 //! world). The root move chosen most often is played.
 
 use super::master::Config;
-use super::playout::{
-    Scratch, evaluate, match_equity, muggins_taker, policy_move, ranked_moves, to_round_end,
-};
+use super::playout::{evaluate, match_equity, ranked_moves, to_round_end};
 use super::think::Meter;
 use crate::engine::{Event, Game, Move};
 
@@ -43,7 +41,6 @@ pub(super) struct Tree<'a> {
     moves: Vec<Move>,
     events: Vec<Event>,
     path: Vec<u32>,
-    scratch: Scratch,
 }
 
 impl<'a> Tree<'a> {
@@ -66,7 +63,6 @@ impl<'a> Tree<'a> {
             moves: Vec::new(),
             events: Vec::new(),
             path: Vec::new(),
-            scratch: Scratch::default(),
         }
     }
 
@@ -79,45 +75,6 @@ impl<'a> Tree<'a> {
         loop {
             if g.rounds_done() != self.start || g.turn().is_none() {
                 break;
-            }
-            if node != 0 && self.config.opponents_by_policy {
-                let rules = g.rules();
-                let who = muggins_taker(&g).or(g.turn()).expect("a game in play");
-                if rules.side_of(who) != rules.side_of(self.seat) {
-                    let (who, mv, tried) = policy_move(
-                        &g,
-                        self.config.playout,
-                        &mut self.buf,
-                        &mut self.scratch,
-                        &mut self.events,
-                    );
-                    meter.count(u64::from(tried));
-                    let parent = node as usize;
-                    let child = self.nodes[parent].children.iter().copied().find(|&c| {
-                        self.nodes[c as usize].mv == mv && self.nodes[c as usize].who == who
-                    });
-                    let next = child.unwrap_or_else(|| {
-                        let id = self.nodes.len() as u32;
-                        self.nodes.push(Node {
-                            mv,
-                            who,
-                            visits: 0,
-                            avail: 0,
-                            total: 0.0,
-                            children: Vec::new(),
-                        });
-                        self.nodes[parent].children.push(id);
-                        id
-                    });
-                    self.nodes[next as usize].avail += 1;
-                    self.events.clear();
-                    g.play_into(who, mv, &mut self.events)
-                        .expect("the policy plays legal moves");
-                    meter.count(1);
-                    self.path.push(next);
-                    node = next;
-                    continue;
-                }
             }
             let who = if node == 0 {
                 self.moves.clear();
