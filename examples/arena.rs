@@ -35,6 +35,12 @@
 //! at a fixed work (not `--master-ms`), stopped and resumed in as many pieces as it
 //! takes, reports what one sitting would have; its times are of the last sitting's games. A file of another run is
 //! refused. The file does not know the build: resume a run with the build that began it.
+//!
+//! `--pair-with FILE` also reports this run less another results file of the same seed
+//! and table (typically the same command with one master option changed), paired by deal:
+//! the mean difference in A's share of a deal's games and in its margin, each with its 95%
+//! interval, over the deals complete in both. With `--matches` at most the games already
+//! in `--results` it plays nothing: `--matches 866` pairs the first 433 deals.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -136,9 +142,21 @@ struct Args {
     /// own, `master::RACE` at two seats under fives scoring).
     #[arg(long)]
     equity: Option<f64>,
+    /// Master: with the race, the spread of a round's lead in it (default: the master's
+    /// own, `master::RACE`'s).
+    #[arg(long)]
+    spread: Option<f64>,
+    /// Master: with the race, how much the round's own points count beside the match's
+    /// equity (default: the master's own, 1; 0: the match alone).
+    #[arg(long)]
+    points_weight: Option<f64>,
     /// Keep each finished game in this file, and play only the games it does not hold yet.
     #[arg(long)]
     results: Option<PathBuf>,
+    /// Another results file of the same seed, preset and table (typically the same run
+    /// with one master option changed): also report this run less that one, paired by deal.
+    #[arg(long)]
+    pair_with: Option<PathBuf>,
 }
 
 impl Args {
@@ -150,7 +168,8 @@ impl Args {
         let mut run = serde_json::to_value(self).expect("the arguments are JSON");
         let fields = run.as_object_mut().expect("an object");
         fields.retain(|name, value| {
-            !value.is_null() && !["matches", "threads", "results"].contains(&name.as_str())
+            !value.is_null()
+                && !["matches", "threads", "results", "pair_with"].contains(&name.as_str())
         });
         run
     }
@@ -196,6 +215,12 @@ fn master_config(args: &Args) -> master::Config {
             per_round: points,
             spread: master::RACE.spread,
         });
+    }
+    if let (Some(spread), Some(race)) = (args.spread, c.equity.as_mut()) {
+        race.spread = spread;
+    }
+    if let Some(w) = args.points_weight {
+        c.points = w;
     }
     if args.defend.is_some() || args.block_bonus.is_some() {
         let (weight, block) = match c.playout {
@@ -352,34 +377,17 @@ fn open_results(
     kept: &mut [Option<GameResult>],
 ) -> std::fs::File {
     let identity = args.run_identity();
-    match std::fs::File::open(path) {
-        Ok(existing) => {
-            let mut lines = std::io::BufReader::new(existing).lines();
-            let first: serde_json::Value = lines
-                .next()
-                .and_then(|l| serde_json::from_str(&l.ok()?).ok())
-                .unwrap_or_default();
-            if first["run"] != identity {
+    match read_results(path) {
+        Some((run, games)) => {
+            if run != identity {
                 eprintln!(
-                    "{} holds another run's games:\n  it: {}\n  this: {identity}",
+                    "{} holds another run's games:\n  it: {run}\n  this: {identity}",
                     path.display(),
-                    first["run"]
                 );
                 std::process::exit(2);
             }
-            for line in lines {
-                let line = line.expect("the results file reads");
-                // A line cut short by a kill is played again.
-                let Ok(kept_game) = serde_json::from_str::<serde_json::Value>(&line) else {
-                    continue;
-                };
-                let (Some(i), Ok(result)) = (
-                    kept_game["game"].as_u64(),
-                    serde_json::from_value::<GameResult>(kept_game["result"].clone()),
-                ) else {
-                    continue;
-                };
-                if let Some(slot) = kept.get_mut(i as usize) {
+            for (i, result) in games {
+                if let Some(slot) = kept.get_mut(i) {
                     *slot = Some(result);
                 }
             }
@@ -388,16 +396,99 @@ fn open_results(
                 .open(path)
                 .expect("the results file opens to append");
             // A line cut short by a kill ends here, so the next game starts a line of its own.
-            writeln!(file).expect("the results file takes a line");
+            let bytes = std::fs::read(path).expect("the results file reads");
+            if bytes.last() != Some(&b'\n') {
+                writeln!(file).expect("the results file takes a line");
+            }
             file
         }
-        Err(_) => {
+        None => {
             let mut file = std::fs::File::create(path).expect("the results file is created");
             writeln!(file, "{}", serde_json::json!({ "run": identity }))
                 .expect("the results file takes its first line");
             file
         }
     }
+}
+
+/// A results file's run (its first line's `run`) and games, or `None` when it cannot be
+/// opened. A line cut short by a kill is left out (its game is played again).
+fn read_results(path: &std::path::Path) -> Option<(serde_json::Value, Vec<(usize, GameResult)>)> {
+    let mut lines = std::io::BufReader::new(std::fs::File::open(path).ok()?).lines();
+    let first: serde_json::Value = lines
+        .next()
+        .and_then(|l| serde_json::from_str(&l.ok()?).ok())
+        .unwrap_or_default();
+    let games = lines
+        .map(|line| line.expect("the results file reads"))
+        .filter_map(|line| {
+            let game = serde_json::from_str::<serde_json::Value>(&line).ok()?;
+            let result = serde_json::from_value::<GameResult>(game["result"].clone()).ok()?;
+            Some((game["game"].as_u64()? as usize, result))
+        })
+        .collect();
+    Some((first["run"].clone(), games))
+}
+
+/// This run less `other`'s results file, paired by deal: the mean differences of A's share
+/// of a deal's games and of its margin, over the deals complete in both, by
+/// [`margin`]. Exits if the other file is not a run of the same deals and players.
+fn report_pair(args: &Args, results: &[GameResult], other: &std::path::Path) {
+    let Some((run, games)) = read_results(other) else {
+        eprintln!("{}: cannot be read", other.display());
+        std::process::exit(2);
+    };
+    let identity = args.run_identity();
+    let same = ["preset", "seats", "teams", "seed", "a", "b", "max_pip"];
+    if let Some(field) = same.iter().find(|f| run[**f] != identity[**f]) {
+        eprintln!(
+            "{} is another table's or seed's run ({field}: {} there, {} here)",
+            other.display(),
+            run[*field],
+            identity[*field]
+        );
+        std::process::exit(2);
+    }
+    let mut theirs: Vec<Option<&GameResult>> = vec![None; results.len()];
+    for (i, result) in &games {
+        if let Some(slot) = theirs.get_mut(*i) {
+            *slot = Some(result);
+        }
+    }
+    let (mut wins, mut points, mut mine_share, mut their_share) = (vec![], vec![], 0.0, 0.0);
+    for (deal, pair) in results.chunks(2).zip(theirs.chunks(2)) {
+        let Some(pair) = pair.iter().copied().collect::<Option<Vec<_>>>() else {
+            continue;
+        };
+        let share = |rs: &mut dyn Iterator<Item = &GameResult>| {
+            rs.map(|r| (r.score_a, r.points_a))
+                .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
+        };
+        let (mine, their) = (share(&mut deal.iter()), share(&mut pair.into_iter()));
+        let games = deal.len() as f64;
+        mine_share += mine.0 / games;
+        their_share += their.0 / games;
+        wins.push((mine.0 - their.0) / games);
+        points.push(mine.1 - their.1);
+    }
+    let n = wins.len();
+    let (Some(w), Some(p)) = (margin(&wins).ci95, margin(&points).ci95) else {
+        println!(
+            "paired with {}: fewer than two deals in both",
+            other.display()
+        );
+        return;
+    };
+    println!(
+        "paired with {} over {n} deals ({:.1}% here, {:.1}% there): wins {:+.1}% ± {:.1}, margin {:+.1} ± {:.1} points a deal",
+        other.display(),
+        100.0 * mine_share / n as f64,
+        100.0 * their_share / n as f64,
+        100.0 * (w.0 + w.1) / 2.0,
+        100.0 * (w.1 - w.0) / 2.0,
+        (p.0 + p.1) / 2.0,
+        (p.1 - p.0) / 2.0
+    );
 }
 
 /// The 95% Wilson score interval of a proportion.
@@ -608,4 +699,7 @@ fn main() {
         wilson_lo * 100.0,
         wilson_hi * 100.0
     );
+    if let Some(other) = &args.pair_with {
+        report_pair(&args, &results, other);
+    }
 }

@@ -76,6 +76,10 @@ pub struct Config {
     /// `match_bonus`), not only the points the round made. `None`: the round's points
     /// alone. The exact endgame values the round's points alone.
     pub equity: Option<Race>,
+    /// With [`Config::equity`], how much the round's own points count beside what the
+    /// scores are worth for the match (1: the points and the equity added; 0: the match
+    /// alone, each point counting only by how it moves the chance to win).
+    pub points: f64,
 }
 
 /// How the master searches before the exact endgame.
@@ -102,6 +106,7 @@ impl Default for Config {
             },
             inference: 0.1,
             equity: None,
+            points: 1.0,
         }
     }
 }

@@ -191,12 +191,19 @@ pub(crate) fn match_equity(g: &Game, seat: u8, bonus: f64, race: Race) -> f64 {
     }
     let me = rules.side_of(seat) as usize;
     let (mine, theirs) = (f64::from(scores[me]), f64::from(scores[1 - me]));
-    let left = (f64::from(target) - mine.max(theirs)).max(0.0);
-    let rounds = (left / race.per_round).max(1.0);
-    let z = (mine - theirs) / (race.spread * rounds.sqrt());
-    // The logistic close to the normal's distribution function.
-    let chance = 1.0 / (1.0 + (-1.702 * z).exp());
-    bonus * (2.0 * chance - 1.0)
+    bonus * (2.0 * race.chance(mine, theirs, f64::from(target)) - 1.0)
+}
+
+impl Race {
+    /// The chance that the side with `mine` points wins the race to `target` against the
+    /// side with `theirs`: the lead over `spread × √rounds left`, a logistic normal.
+    pub fn chance(&self, mine: f64, theirs: f64, target: f64) -> f64 {
+        let left = (target - mine.max(theirs)).max(0.0);
+        let rounds = (left / self.per_round).max(1.0);
+        let z = (mine - theirs) / (self.spread * rounds.sqrt());
+        // The logistic close to the normal's distribution function.
+        1.0 / (1.0 + (-1.702 * z).exp())
+    }
 }
 
 /// The outcome for `seat`'s side of reaching `g` from scores `before`: its gain minus the
@@ -221,6 +228,25 @@ pub(crate) fn evaluate(g: &Game, before: &[i32], seat: u8, match_bonus: f64) -> 
         }
     }
     value
+}
+
+/// What a playout's end `g` is worth to `seat` ([`evaluate`]'s outcome from `before`),
+/// with a `race`: the round's points at `points`' weight, the match's bonus when it ended,
+/// and else what the scores are worth for the rest of it ([`match_equity`]).
+pub(super) fn leaf_value(
+    g: &Game,
+    before: &[i32],
+    seat: u8,
+    bonus: f64,
+    race: Option<Race>,
+    points: f64,
+) -> f64 {
+    let Some(race) = race else {
+        return evaluate(g, before, seat, bonus);
+    };
+    let round = evaluate(g, before, seat, 0.0);
+    let ended = evaluate(g, before, seat, bonus) - round;
+    points * round + ended + match_equity(g, seat, bonus, race)
 }
 
 /// Who moves in `g`, with its moves in `out`, best first by the greedy order: taking
@@ -310,6 +336,37 @@ mod tests {
         let mut g = Game::new(rules, 3, Seed::from_text("race"), None).unwrap();
         g.scores[..3].copy_from_slice(&[30, 10, 0]);
         assert_eq!(match_equity(&g, 0, 50.0, race), 0.0);
+    }
+
+    #[test]
+    fn with_the_race_the_rounds_points_count_at_their_weight_beside_the_matchs_equity() {
+        let race = Race {
+            per_round: 30.0,
+            spread: 35.0,
+        };
+        let rules = Rules {
+            opening: Opening::SeatZero,
+            ..Preset::AllFives.rules()
+        };
+        let mut g = Game::new(rules, 2, Seed::from_text("leaf"), None).unwrap();
+        g.scores[..2].copy_from_slice(&[60, 40]);
+        let equity = match_equity(&g, 0, 50.0, race);
+        // The round took seat 0 from 40 to 60 and seat 1 from 35 to 40: 15 points ahead.
+        let before = [40, 35];
+        assert_eq!(leaf_value(&g, &before, 0, 50.0, None, 0.0), 15.0);
+        assert_eq!(
+            leaf_value(&g, &before, 0, 50.0, Some(race), 1.0),
+            15.0 + equity
+        );
+        assert_eq!(
+            leaf_value(&g, &before, 0, 50.0, Some(race), 0.5),
+            7.5 + equity
+        );
+        // The match alone: the same scores are worth the same, however the round went.
+        assert_eq!(leaf_value(&g, &before, 0, 50.0, Some(race), 0.0), equity);
+        assert_eq!(leaf_value(&g, &[0, 40], 0, 50.0, Some(race), 0.0), equity);
+        let theirs = leaf_value(&g, &before, 1, 50.0, Some(race), 0.0);
+        assert!((theirs + equity).abs() < 1e-9, "{theirs} against {equity}");
     }
 
     #[test]

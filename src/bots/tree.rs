@@ -11,7 +11,7 @@
 //! world). The root move chosen most often is played.
 
 use super::master::Config;
-use super::playout::{evaluate, match_equity, ranked_moves, to_round_end};
+use super::playout::{leaf_value, ranked_moves, to_round_end};
 use super::think::Meter;
 use crate::engine::{Event, Game, Move};
 
@@ -143,12 +143,8 @@ impl<'a> Tree<'a> {
         for &id in &self.path {
             let n = &mut self.nodes[id as usize];
             let v = *values[n.who as usize].get_or_insert_with(|| {
-                let bonus = self.config.match_bonus;
-                let equity = self
-                    .config
-                    .equity
-                    .map_or(0.0, |race| match_equity(&g, n.who, bonus, race));
-                (evaluate(&g, self.before, n.who, bonus) + equity) / SCALE
+                let c = self.config;
+                leaf_value(&g, self.before, n.who, c.match_bonus, c.equity, c.points) / SCALE
             });
             n.visits += 1;
             n.total += v;
