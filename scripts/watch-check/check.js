@@ -201,6 +201,11 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
         await tile.click();
       }
       clicks++;
+      // A tile that fits both ends asks which: the question is drawn after the click, so
+      // wait for it or for the move, whichever comes.
+      await game.waitForFunction(
+        (v) => document.querySelector('.end-choice') || document.querySelector('#page').dataset.version !== v,
+        version, { timeout: 15000 }).catch(() => {});
       if (await game.locator('.end-choice').count()) continue;
     } else if (await action.count()) {
       await action.click();
