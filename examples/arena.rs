@@ -42,7 +42,7 @@
 //! interval, over the deals complete in both. With `--matches` at most the games already
 //! in `--results` it plays nothing: `--matches 866` pairs the first 433 deals.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Mutex;
@@ -378,7 +378,7 @@ fn open_results(
 ) -> std::fs::File {
     let identity = args.run_identity();
     match read_results(path) {
-        Some((run, games)) => {
+        Some(ResultsFile { run, games, whole }) => {
             if run != identity {
                 eprintln!(
                     "{} holds another run's games:\n  it: {run}\n  this: {identity}",
@@ -396,8 +396,7 @@ fn open_results(
                 .open(path)
                 .expect("the results file opens to append");
             // A line cut short by a kill ends here, so the next game starts a line of its own.
-            let bytes = std::fs::read(path).expect("the results file reads");
-            if bytes.last() != Some(&b'\n') {
+            if !whole {
                 writeln!(file).expect("the results file takes a line");
             }
             file
@@ -411,30 +410,53 @@ fn open_results(
     }
 }
 
-/// A results file's run (its first line's `run`) and games, or `None` when it cannot be
-/// opened. A line cut short by a kill is left out (its game is played again).
-fn read_results(path: &std::path::Path) -> Option<(serde_json::Value, Vec<(usize, GameResult)>)> {
-    let mut lines = std::io::BufReader::new(std::fs::File::open(path).ok()?).lines();
+/// A results file as read: its run (the first line's `run`), its games, and whether its
+/// last line is whole. A line cut short by a kill is left out (its game is played again).
+struct ResultsFile {
+    run: serde_json::Value,
+    games: Vec<(usize, GameResult)>,
+    whole: bool,
+}
+
+/// The results file at `path`, or `None` when it cannot be read.
+fn read_results(path: &std::path::Path) -> Option<ResultsFile> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
     let first: serde_json::Value = lines
         .next()
-        .and_then(|l| serde_json::from_str(&l.ok()?).ok())
+        .and_then(|l| serde_json::from_str(l).ok())
         .unwrap_or_default();
     let games = lines
-        .map(|line| line.expect("the results file reads"))
         .filter_map(|line| {
-            let game = serde_json::from_str::<serde_json::Value>(&line).ok()?;
+            let game = serde_json::from_str::<serde_json::Value>(line).ok()?;
             let result = serde_json::from_value::<GameResult>(game["result"].clone()).ok()?;
             Some((game["game"].as_u64()? as usize, result))
         })
         .collect();
-    Some((first["run"].clone(), games))
+    Some(ResultsFile {
+        run: first["run"].clone(),
+        games,
+        whole: text.is_empty() || text.ends_with('\n'),
+    })
+}
+
+/// A deal's figures for A: its share of the deal's games (a drawn game counting half) and
+/// its points margin over them.
+fn deal_figures<'a>(games: impl IntoIterator<Item = &'a GameResult>) -> (f64, f64) {
+    let (mut count, mut score, mut points) = (0.0, 0.0, 0.0);
+    for r in games {
+        count += 1.0;
+        score += r.score_a;
+        points += r.points_a;
+    }
+    (score / count, points)
 }
 
 /// This run less `other`'s results file, paired by deal: the mean differences of A's share
 /// of a deal's games and of its margin, over the deals complete in both, by
 /// [`margin`]. Exits if the other file is not a run of the same deals and players.
 fn report_pair(args: &Args, results: &[GameResult], other: &std::path::Path) {
-    let Some((run, games)) = read_results(other) else {
+    let Some(ResultsFile { run, games, .. }) = read_results(other) else {
         eprintln!("{}: cannot be read", other.display());
         std::process::exit(2);
     };
@@ -460,19 +482,15 @@ fn report_pair(args: &Args, results: &[GameResult], other: &std::path::Path) {
         let Some(pair) = pair.iter().copied().collect::<Option<Vec<_>>>() else {
             continue;
         };
-        let share = |rs: &mut dyn Iterator<Item = &GameResult>| {
-            rs.map(|r| (r.score_a, r.points_a))
-                .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
-        };
-        let (mine, their) = (share(&mut deal.iter()), share(&mut pair.into_iter()));
-        let games = deal.len() as f64;
-        mine_share += mine.0 / games;
-        their_share += their.0 / games;
-        wins.push((mine.0 - their.0) / games);
+        let (mine, their) = (deal_figures(deal), deal_figures(pair));
+        mine_share += mine.0;
+        their_share += their.0;
+        wins.push(mine.0 - their.0);
         points.push(mine.1 - their.1);
     }
     let n = wins.len();
-    let (Some(w), Some(p)) = (margin(&wins).ci95, margin(&points).ci95) else {
+    let (wins, points) = (margin(&wins), margin(&points));
+    let (Some(w), Some(p)) = (wins.ci95, points.ci95) else {
         println!(
             "paired with {}: fewer than two deals in both",
             other.display()
@@ -484,9 +502,9 @@ fn report_pair(args: &Args, results: &[GameResult], other: &std::path::Path) {
         other.display(),
         100.0 * mine_share / n as f64,
         100.0 * their_share / n as f64,
-        100.0 * (w.0 + w.1) / 2.0,
+        100.0 * wins.per_deal_mean,
         100.0 * (w.1 - w.0) / 2.0,
-        (p.0 + p.1) / 2.0,
+        points.per_deal_mean,
         (p.1 - p.0) / 2.0
     );
 }
@@ -650,11 +668,8 @@ fn main() {
     // Deals: games 2k and 2k + 1 (an odd last game is a deal of its own). A deal's games
     // are not independent (the same hands, the seats swapped): the deals are the samples,
     // of the margin and of the win rate alike.
-    let deals: Vec<&[GameResult]> = results.chunks(2).collect();
-    let margins: Vec<f64> = deals
-        .iter()
-        .map(|deal| deal.iter().map(|r| r.points_a).sum())
-        .collect();
+    let deals: Vec<(f64, f64)> = results.chunks(2).map(deal_figures).collect();
+    let margins: Vec<f64> = deals.iter().map(|d| d.1).collect();
     let m = margin(&margins);
     if let Some((lo, hi)) = m.ci95 {
         let spread = (hi - lo) / 2.0 / t_975(m.deals_done - 1) * (m.deals_done as f64).sqrt();
@@ -679,10 +694,7 @@ fn main() {
     let p = if n > 0.0 { score / n } else { 0.0 };
     let (wilson_lo, wilson_hi) = wilson(p, n.max(1.0));
     // A's share of each deal's games, by Student's t.
-    let shares: Vec<f64> = deals
-        .iter()
-        .map(|deal| deal.iter().map(|r| r.score_a).sum::<f64>() / deal.len() as f64)
-        .collect();
+    let shares: Vec<f64> = deals.iter().map(|d| d.0).collect();
     let (lo, hi) = match margin(&shares).ci95 {
         Some((lo, hi)) => (p - (hi - lo) / 2.0, p + (hi - lo) / 2.0),
         None => (wilson_lo, wilson_hi),

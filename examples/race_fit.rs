@@ -13,7 +13,7 @@
 use std::str::FromStr;
 
 use clap::Parser;
-use domino_server::bots::{self, Level, expert, master};
+use domino_server::bots::{self, Level, expert, master, turns};
 use domino_server::engine::{Game, Outcome, Preset, Seed};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -60,13 +60,8 @@ fn main() {
         let mut rng = ChaCha8Rng::from_seed(seed.0);
         let mut starts = vec![[0, 0]];
         let mut round = game.rounds_done();
-        while let Some(turn) = game.turn() {
-            let (seat, view) = [1, 0]
-                .into_iter()
-                .map(|k| (turn + k) % 2)
-                .map(|s| (s, game.project(Some(s))))
-                .find(|(s, v)| *s == turn || !v.legal_moves.is_empty())
-                .expect("the seat to move is among them");
+        while let Some(seat) = turns::next_bot(&game, &[Some(args.level); 2]) {
+            let view = game.project(Some(seat));
             let mv = match args.level {
                 Level::Expert => expert::choose_with(&view, &config, &mut rng),
                 level => bots::choose(level, &view, &mut rng).expect("a move"),

@@ -300,19 +300,31 @@ mod tests {
             .unwrap_or(0)
     }
 
-    #[test]
-    fn the_side_ahead_values_its_lead_more_the_nearer_the_target_and_the_other_side_as_much_less() {
-        let race = Race {
-            per_round: 30.0,
-            spread: 35.0,
-        };
-        let rules = Rules {
+    /// A race (the master's first guess) and the all_fives rules it is tried under.
+    const RACE: Race = Race {
+        per_round: 30.0,
+        spread: 35.0,
+    };
+
+    fn all_fives() -> Rules {
+        Rules {
             opening: Opening::SeatZero,
             ..Preset::AllFives.rules()
-        };
+        }
+    }
+
+    /// An all_fives game of two seats whose scores are `scores`.
+    fn scored(scores: [i32; 2]) -> Game {
+        let mut g = Game::new(all_fives(), 2, Seed::from_text("race"), None).unwrap();
+        g.scores[..2].copy_from_slice(&scores);
+        g
+    }
+
+    #[test]
+    fn the_side_ahead_values_its_lead_more_the_nearer_the_target_and_the_other_side_as_much_less() {
+        let (race, rules) = (RACE, all_fives());
         let at = |scores: [i32; 2]| {
-            let mut g = Game::new(rules, 2, Seed::from_text("race"), None).unwrap();
-            g.scores[..2].copy_from_slice(&scores);
+            let g = scored(scores);
             (
                 match_equity(&g, 0, 50.0, race),
                 match_equity(&g, 1, 50.0, race),
@@ -340,16 +352,8 @@ mod tests {
 
     #[test]
     fn with_the_race_the_rounds_points_count_at_their_weight_beside_the_matchs_equity() {
-        let race = Race {
-            per_round: 30.0,
-            spread: 35.0,
-        };
-        let rules = Rules {
-            opening: Opening::SeatZero,
-            ..Preset::AllFives.rules()
-        };
-        let mut g = Game::new(rules, 2, Seed::from_text("leaf"), None).unwrap();
-        g.scores[..2].copy_from_slice(&[60, 40]);
+        let race = RACE;
+        let g = scored([60, 40]);
         let equity = match_equity(&g, 0, 50.0, race);
         // The round took seat 0 from 40 to 60 and seat 1 from 35 to 40: 15 points ahead.
         let before = [40, 35];
