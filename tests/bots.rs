@@ -179,12 +179,7 @@ fn compare_on_shuffled_hidden_tiles(who: &str, decide: impl Fn(&Projection, u64)
                         at += n;
                     }
                 }
-                let Ok(g2) = Game::determinise(
-                    &view,
-                    hands,
-                    hidden[at..].to_vec(),
-                    Seed::from_text("other"),
-                ) else {
+                let Ok(g2) = Game::determinise(&view, hands, hidden[at..].to_vec()) else {
                     continue;
                 };
                 // A forced lead needs its tile in the leader's hand: keep only placements

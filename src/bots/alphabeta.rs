@@ -4,9 +4,9 @@
 //! are left and none can be drawn, to the end of the round with every move.
 
 use super::master::Config;
-use super::playout::{evaluate, ranked_moves, to_round_end};
+use super::playout::{Room, evaluate, ranked_moves, to_round_end};
 use super::think::Meter;
-use crate::engine::{Event, Game, Move};
+use crate::engine::{Game, Move};
 
 /// Moves one world's exact endgame search may take (a few milliseconds) before the
 /// decision gives up exact search: a position with many candidates and tiles can hold far
@@ -29,8 +29,11 @@ pub(super) struct Searcher<'a> {
     world_start: u64,
     /// The world in hand's exact search passed [`EXACT_CAP`] moves: it is given up.
     too_big: bool,
-    buf: Vec<Move>,
-    events: Vec<Event>,
+    room: Room,
+    /// Games and move lists for the plies, reused (a game copied over with `clone_from`
+    /// keeps its allocations): the exact endgame tries every move of every line.
+    games: Vec<Game>,
+    lists: Vec<Vec<Move>>,
 }
 
 impl<'a> Searcher<'a> {
@@ -52,8 +55,9 @@ impl<'a> Searcher<'a> {
             exact_allowed: true,
             world_start: 0,
             too_big: false,
-            buf: Vec::new(),
-            events: Vec::new(),
+            room: Room::default(),
+            games: Vec::new(),
+            lists: Vec::new(),
         }
     }
 
@@ -89,14 +93,28 @@ impl<'a> Searcher<'a> {
 impl Searcher<'_> {
     /// `mv`'s value in `world`: the search's value of the game after it.
     fn root_value(&mut self, world: &Game, mv: Move, exact: bool) -> f64 {
-        let mut g = world.clone();
-        self.events.clear();
-        if g.play_into(self.seat, mv, &mut self.events).is_err() {
-            return f64::NEG_INFINITY;
+        let mut g = self.copy(world);
+        self.room.events.clear();
+        let value = if g.play_into(self.seat, mv, &mut self.room.events).is_err() {
+            f64::NEG_INFINITY
+        } else {
+            self.meter.count(1);
+            let depth = if exact { u8::MAX } else { self.config.depth };
+            self.value(&g, depth, exact, f64::NEG_INFINITY, f64::INFINITY)
+        };
+        self.games.push(g);
+        value
+    }
+
+    /// A copy of `g` in a game from the pool (give it back to `games`).
+    fn copy(&mut self, g: &Game) -> Game {
+        match self.games.pop() {
+            Some(mut copy) => {
+                copy.clone_from(g);
+                copy
+            }
+            None => g.clone(),
         }
-        self.meter.count(1);
-        let depth = if exact { u8::MAX } else { self.config.depth };
-        self.value(&g, depth, exact, f64::NEG_INFINITY, f64::INFINITY)
     }
 
     /// Alpha-beta: the value of `g` for the searching side, `depth` plies of choice left.
@@ -111,15 +129,12 @@ impl Searcher<'_> {
             return evaluate(g, self.before, self.seat, self.config.match_bonus);
         }
         if depth == 0 {
-            let mut end = g.clone();
-            let played = to_round_end(
-                &mut end,
-                self.config.playout,
-                &mut self.buf,
-                &mut self.events,
-            );
+            let mut end = self.copy(g);
+            let played = to_round_end(&mut end, self.config.playout, &mut self.room);
             self.meter.count(u64::from(played));
-            return evaluate(&end, self.before, self.seat, self.config.match_bonus);
+            let value = evaluate(&end, self.before, self.seat, self.config.match_bonus);
+            self.games.push(end);
+            return value;
         }
         let (who, moves) = self.moves_at(g, exact);
         let maximise = g.rules().side_of(who) == self.side;
@@ -130,14 +145,13 @@ impl Searcher<'_> {
         } else {
             f64::INFINITY
         };
-        for mv in moves {
-            let mut child = g.clone();
-            self.events.clear();
-            child
-                .play_into(who, mv, &mut self.events)
-                .expect("the search plays legal moves");
+        for &mv in &moves {
+            let mut child = self.copy(g);
+            self.room.events.clear();
+            child.play_legal(who, mv, &mut self.room.events);
             self.meter.count(1);
             let v = self.value(&child, next, exact, alpha, beta);
+            self.games.push(child);
             if maximise {
                 best = best.max(v);
                 alpha = alpha.max(v);
@@ -149,14 +163,16 @@ impl Searcher<'_> {
                 break;
             }
         }
+        self.lists.push(moves);
         best
     }
 
     /// Who moves in `g` and the moves searched ([`ranked_moves`]); below the exact
     /// endgame, the `beam` best.
+    /// The list comes from `lists`: give it back.
     fn moves_at(&mut self, g: &Game, exact: bool) -> (u8, Vec<Move>) {
-        let mut moves = Vec::new();
-        let who = ranked_moves(g, &mut self.buf, &mut moves);
+        let mut moves = self.lists.pop().unwrap_or_default();
+        let who = ranked_moves(g, &mut self.room, &mut moves);
         if !exact {
             moves.truncate(usize::from(self.config.beam.max(1)));
         }

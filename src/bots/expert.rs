@@ -21,10 +21,10 @@
 use rand::Rng;
 
 use super::greedy;
-use super::playout;
+use super::playout::{self, Room};
 use super::sampling::sample_hidden;
 use crate::engine::tile::set_size;
-use crate::engine::{Game, Move, Projection, Seed};
+use crate::engine::{Game, Move, Projection};
 
 /// The search's budget and evaluation.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -92,19 +92,15 @@ pub fn search<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) 
     }
     let budget = (config.rollouts as usize * set_size(6) / set_size(view.rules.max_pip)).max(1);
     let deals = budget.div_ceil(PER_DEAL);
-    let mut seed = [0u8; 32];
-    rng.fill_bytes(&mut seed);
-    let seed = Seed(seed);
     // Per candidate: the sum of its rollouts' outcomes and how many deals it was tried on.
     let n = candidates.len();
     let mut totals = vec![(0.0f64, 0u32); n];
     let mut first = 0usize;
     let mut rollouts = 0u32;
-    let mut buf = Vec::new();
-    let mut events = Vec::new();
+    let mut room = Room::default();
     for _ in 0..deals {
         let (hands, boneyard) = sample_hidden(view, seat, rng);
-        let game = Game::determinise(view, hands, boneyard, seed);
+        let game = Game::determinise(view, hands, boneyard);
         for j in 0..PER_DEAL {
             let c = (first + j) % n;
             // The same deal, move and greedy rollout give the same outcome: a candidate
@@ -114,12 +110,12 @@ pub fn search<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) 
             rollouts += 1;
             let Ok(game) = &game else { continue };
             let mut g = game.clone();
-            events.clear();
-            if g.play_into(seat, candidates[c], &mut events).is_err() {
+            room.events.clear();
+            if g.play_into(seat, candidates[c], &mut room.events).is_err() {
                 totals[c].0 = f64::NEG_INFINITY;
                 continue;
             }
-            playout::greedy_to_round_end(&mut g, &mut buf, &mut events);
+            playout::greedy_to_round_end(&mut g, &mut room);
             let value = playout::evaluate(&g, &view.scores, seat, config.match_bonus);
             if counted {
                 totals[c].0 += value;
@@ -182,7 +178,7 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
-    use crate::engine::{Preset, Rules};
+    use crate::engine::{Preset, Rules, Seed};
 
     /// Its thinking time must not say how many tiles it could play: a turn with one legal
     /// move costs the same rollouts as a turn with many (only taking points is instant).

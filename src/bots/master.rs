@@ -42,7 +42,7 @@ use super::sampling::sample_hidden;
 use super::think::{Budget, Meter, Thinking};
 use super::tree::Tree;
 use crate::engine::rules::{Rules, Scoring};
-use crate::engine::{Game, Move, Projection, Seed, Tile, TileSet};
+use crate::engine::{Game, Move, Projection, Tile, TileSet};
 
 /// The search's shape and evaluation (the budget is given per decision).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -235,9 +235,6 @@ pub fn search<R: Rng + ?Sized>(
             )
         }
     };
-    let mut seed = [0u8; 32];
-    rng.fill_bytes(&mut seed);
-    let seed = Seed(seed);
     let mut meter = Meter::new(thinking, deadline, limit);
     let mut worlds = 0u32;
     // The endgame, searched to the end of the round in every world: no tile can be drawn
@@ -254,10 +251,10 @@ pub fn search<R: Rng + ?Sized>(
         let mut tree = Tree::new(seat, &view.scores, view.rounds_done, config);
         while !meter.spent() {
             let (hands, boneyard) = sample_world(view, seat, &evidence, rng, &mut meter);
-            let Ok(world) = Game::determinise(view, hands, boneyard, seed) else {
+            let Ok(world) = Game::determinise(view, hands, boneyard) else {
                 continue;
             };
-            tree.iterate(&world, &candidates, &mut meter);
+            tree.iterate(world, &candidates, &mut meter);
             worlds += 1;
             meter.may_stop = true;
         }
@@ -281,7 +278,7 @@ pub fn search<R: Rng + ?Sized>(
     let mut values = vec![0.0f64; candidates.len()];
     while !searcher.meter.spent() {
         let (hands, boneyard) = sample_world(view, seat, &evidence, rng, &mut searcher.meter);
-        let Ok(world) = Game::determinise(view, hands, boneyard, seed) else {
+        let Ok(world) = Game::determinise(view, hands, boneyard) else {
             // Never expected: the samples are consistent (and counted, so the loop ends).
             continue;
         };
@@ -352,7 +349,7 @@ mod tests {
     use super::*;
     use crate::bots::think::{CLOCK_EVERY, Clock};
     use crate::engine::rules::Opening;
-    use crate::engine::{Preset, Rules};
+    use crate::engine::{Preset, Rules, Seed};
 
     const SMALL: u64 = 20_000;
 

@@ -19,12 +19,8 @@ pub(crate) fn muggins_taker(g: &Game) -> Option<u8> {
 /// Plays `g` forward with the greedy policy for every seat (and every unclaimed point
 /// taken at once) until the round, or the match, ends. Returns the moves played: the
 /// work done, which the master's fixed-work budget counts.
-pub(crate) fn greedy_to_round_end(
-    g: &mut Game,
-    buf: &mut Vec<Move>,
-    events: &mut Vec<Event>,
-) -> u32 {
-    to_round_end(g, Policy::Greedy, buf, events)
+pub(crate) fn greedy_to_round_end(g: &mut Game, room: &mut Room) -> u32 {
+    to_round_end(g, Policy::Greedy, room)
 }
 
 /// How a playout chooses its moves.
@@ -40,35 +36,32 @@ pub enum Policy {
     Defensive { weight: f64, block: f64 },
 }
 
+/// Where the searching bots play their moves, kept from one playout to the next so that
+/// the hot loop allocates nothing: the legal moves, the events, the scratch game the
+/// defensive policy tries its plays on (copied over with `clone_from`), and the moves
+/// being ranked.
+#[derive(Default)]
+pub(crate) struct Room {
+    pub(crate) buf: Vec<Move>,
+    pub(crate) events: Vec<Event>,
+    spare: Option<Game>,
+    ranked: Vec<(greedy::Rank, Move)>,
+}
+
 /// Plays `g` forward under `policy` until the round, or the match, ends; the moves
 /// applied (the replies looked at included) are returned as the work done.
-pub(crate) fn to_round_end(
-    g: &mut Game,
-    policy: Policy,
-    buf: &mut Vec<Move>,
-    events: &mut Vec<Event>,
-) -> u32 {
+pub(crate) fn to_round_end(g: &mut Game, policy: Policy, room: &mut Room) -> u32 {
     let start = g.rounds_done();
     let mut moves = 0;
-    let mut scratch = Vec::new();
-    let mut spare = None;
     while g.rounds_done() == start {
         let Some(turn) = g.turn() else { break };
         let (who, mv) = match muggins_taker(g) {
             Some(t) => (t, Move::Muggins),
             None => {
                 let mv = match policy {
-                    Policy::Greedy => greedy::choose_in_game(g, turn, buf),
+                    Policy::Greedy => greedy::choose_in_game(g, turn, &mut room.buf),
                     Policy::Defensive { weight, block } => {
-                        let (mv, tried) = defensive(
-                            g,
-                            turn,
-                            (weight, block),
-                            buf,
-                            &mut scratch,
-                            &mut spare,
-                            events,
-                        );
+                        let (mv, tried) = defensive(g, turn, (weight, block), room);
                         moves += tried;
                         mv
                     }
@@ -76,36 +69,32 @@ pub(crate) fn to_round_end(
                 (turn, mv.expect("the seat to move has a move"))
             }
         };
-        events.clear();
-        g.play_into(who, mv, events)
-            .expect("the rollout policy plays legal moves");
+        room.events.clear();
+        g.play_legal(who, mv, &mut room.events);
         moves += 1;
     }
     moves
 }
 
 /// The [`Policy::Defensive`] move of `seat` under `(weight, block)`, and the plays it
-/// tried. Each play is tried on `spare`, a scratch game copied over (its allocations kept).
+/// tried. Each play is tried on the room's spare game, copied over.
 fn defensive(
     g: &Game,
     seat: u8,
     (weight, block): (f64, f64),
-    buf: &mut Vec<Move>,
-    scratch: &mut Vec<Move>,
-    spare: &mut Option<Game>,
-    events: &mut Vec<Event>,
+    room: &mut Room,
 ) -> (Option<Move>, u32) {
     let rules = g.rules();
     if rules.scoring != Scoring::Fives && block == 0.0 {
         // No play scores before the round ends: every reply is worth 0, and the look would
         // only spend the budget to choose greedy's move.
-        return (greedy::choose_in_game(g, seat, buf), 0);
+        return (greedy::choose_in_game(g, seat, &mut room.buf), 0);
     }
-    g.legal_moves_into(seat, buf);
+    g.legal_moves_into(seat, &mut room.buf);
     let mine = rules.side_of(seat);
     let mut best: Option<(f64, greedy::Rank, Move)> = None;
     let mut tried = 0;
-    for &mv in buf.iter() {
+    for &mv in room.buf.iter() {
         let points = match mv {
             Move::Play { tile, end, .. } => g.points_of(tile, end),
             _ => 0,
@@ -119,32 +108,22 @@ fn defensive(
         if let Move::Play { .. } = mv
             && !unclaimed
         {
-            let after = match spare {
+            let after = match &mut room.spare {
                 Some(after) => {
                     after.clone_from(g);
                     after
                 }
-                None => spare.insert(g.clone()),
+                None => room.spare.insert(g.clone()),
             };
-            events.clear();
-            after
-                .play_into(seat, mv, events)
-                .expect("a legal move is played");
+            room.events.clear();
+            after.play_legal(seat, mv, &mut room.events);
             tried += 1;
             if let Some(next) = after.turn()
                 && after.rounds_done() == g.rounds_done()
                 && after.unclaimed().is_none()
                 && rules.side_of(next) != mine
             {
-                after.legal_moves_into(next, scratch);
-                let reply = scratch
-                    .iter()
-                    .filter_map(|&r| match r {
-                        Move::Play { tile, end, .. } => Some(after.points_of(tile, end)),
-                        _ => None,
-                    })
-                    .max();
-                value -= match reply {
+                value -= match after.best_play_points(next) {
                     Some(p) => weight * f64::from(p),
                     None => -block,
                 };
@@ -251,33 +230,32 @@ pub(super) fn leaf_value(
 
 /// Who moves in `g`, with its moves in `out`, best first by the greedy order: taking
 /// unclaimed points before anything, and a scoring play only in its claimed form.
-pub(super) fn ranked_moves(g: &Game, buf: &mut Vec<Move>, out: &mut Vec<Move>) -> u8 {
+pub(super) fn ranked_moves(g: &Game, room: &mut Room, out: &mut Vec<Move>) -> u8 {
     out.clear();
     if let Some(taker) = muggins_taker(g) {
         out.push(Move::Muggins);
         return taker;
     }
     let who = g.turn().expect("a game in play");
-    g.legal_moves_into(who, buf);
+    g.legal_moves_into(who, &mut room.buf);
     let rules = g.rules();
-    let mut ranked: Vec<(greedy::Rank, Move)> = buf
-        .iter()
-        .filter_map(|&mv| {
-            let points = match mv {
-                Move::Play { tile, end, claim } => {
-                    let points = g.points_of(tile, end);
-                    if rules.muggins && claim.is_none() && points > 0 {
-                        return None;
-                    }
-                    points
+    let ranked = &mut room.ranked;
+    ranked.clear();
+    ranked.extend(room.buf.iter().filter_map(|&mv| {
+        let points = match mv {
+            Move::Play { tile, end, claim } => {
+                let points = g.points_of(tile, end);
+                if rules.muggins && claim.is_none() && points > 0 {
+                    return None;
                 }
-                _ => 0,
-            };
-            Some((greedy::rank(rules, mv, points), mv))
-        })
-        .collect();
+                points
+            }
+            _ => 0,
+        };
+        Some((greedy::rank(rules, mv, points), mv))
+    }));
     ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
-    out.extend(ranked.into_iter().map(|(_, mv)| mv));
+    out.extend(ranked.iter().map(|&(_, mv)| mv));
     who
 }
 
@@ -386,18 +364,10 @@ mod tests {
                 ..preset.rules()
             };
             let mut g = Game::new(rules, 2, Seed::from_text("no scoring"), None).unwrap();
-            let mut buf = Vec::new();
+            let mut room = Room::default();
             while let Some(turn) = g.turn() {
-                let greedy = greedy::choose_in_game(&g, turn, &mut buf);
-                let (mv, tried) = defensive(
-                    &g,
-                    turn,
-                    (1.0, 0.0),
-                    &mut buf,
-                    &mut Vec::new(),
-                    &mut None,
-                    &mut Vec::new(),
-                );
+                let greedy = greedy::choose_in_game(&g, turn, &mut Vec::new());
+                let (mv, tried) = defensive(&g, turn, (1.0, 0.0), &mut room);
                 assert_eq!((mv, tried), (greedy, 0), "{preset:?}");
                 g.play(turn, mv.unwrap()).unwrap();
             }
@@ -420,15 +390,7 @@ mod tests {
         after.play(0, greedy).unwrap();
         assert_eq!(best_reply(&after, 1), 5);
 
-        let (mv, tried) = defensive(
-            &g,
-            0,
-            (1.0, 0.0),
-            &mut buf,
-            &mut Vec::new(),
-            &mut None,
-            &mut Vec::new(),
-        );
+        let (mv, tried) = defensive(&g, 0, (1.0, 0.0), &mut Room::default());
         let mv = mv.unwrap();
         assert_eq!(tried, 7, "every lead is tried");
         let mut after = g.clone();

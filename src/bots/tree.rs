@@ -11,9 +11,9 @@
 //! world). The root move chosen most often is played.
 
 use super::master::Config;
-use super::playout::{leaf_value, ranked_moves, to_round_end};
+use super::playout::{Room, leaf_value, ranked_moves, to_round_end};
 use super::think::Meter;
-use crate::engine::{Event, Game, Move};
+use crate::engine::{Game, Move};
 
 /// Outcomes are divided by this before they reach UCB: about a round's typical swing.
 const SCALE: f64 = 50.0;
@@ -37,9 +37,8 @@ pub(super) struct Tree<'a> {
     before: &'a [i32],
     start: u16,
     config: &'a Config,
-    buf: Vec<Move>,
+    room: Room,
     moves: Vec<Move>,
-    events: Vec<Event>,
     path: Vec<u32>,
 }
 
@@ -59,17 +58,16 @@ impl<'a> Tree<'a> {
             before,
             start,
             config,
-            buf: Vec::new(),
+            room: Room::default(),
             moves: Vec::new(),
-            events: Vec::new(),
             path: Vec::new(),
         }
     }
 
-    /// One iteration in `world`, the root's moves being `candidates` (the seat's own,
-    /// legal in every world). Counts its moves on `meter`.
-    pub(super) fn iterate(&mut self, world: &Game, candidates: &[Move], meter: &mut Meter<'_>) {
-        let mut g = world.clone();
+    /// One iteration in `world` (played on, then dropped), the root's moves being
+    /// `candidates` (the seat's own, legal in every world). Counts its moves on `meter`.
+    pub(super) fn iterate(&mut self, world: Game, candidates: &[Move], meter: &mut Meter<'_>) {
+        let mut g = world;
         let mut node = 0u32;
         self.path.clear();
         loop {
@@ -81,7 +79,7 @@ impl<'a> Tree<'a> {
                 self.moves.extend_from_slice(candidates);
                 self.seat
             } else {
-                ranked_moves(&g, &mut self.buf, &mut self.moves)
+                ranked_moves(&g, &mut self.room, &mut self.moves)
             };
             // Every legal move's child is available this iteration; the first without a
             // child (best by the greedy order) is added, else UCB picks among them.
@@ -127,9 +125,8 @@ impl<'a> Tree<'a> {
                 }
                 None => (best.expect("a seat in turn has a move").0, false),
             };
-            self.events.clear();
-            g.play_into(who, self.nodes[next as usize].mv, &mut self.events)
-                .expect("the tree plays legal moves");
+            self.room.events.clear();
+            g.play_legal(who, self.nodes[next as usize].mv, &mut self.room.events);
             meter.count(1);
             self.path.push(next);
             node = next;
@@ -137,7 +134,7 @@ impl<'a> Tree<'a> {
                 break;
             }
         }
-        let played = to_round_end(&mut g, self.config.playout, &mut self.buf, &mut self.events);
+        let played = to_round_end(&mut g, self.config.playout, &mut self.room);
         meter.count(u64::from(played));
         let mut values: [Option<f64>; 4] = [None; 4];
         for &id in &self.path {
@@ -210,8 +207,8 @@ mod tests {
             let worlds = 300;
             for _ in 0..worlds {
                 let (hands, boneyard) = sample_hidden(&view, 0, &mut rng);
-                let world = Game::determinise(&view, hands, boneyard, Seed([1; 32])).unwrap();
-                tree.iterate(&world, &moves, &mut meter);
+                let world = Game::determinise(&view, hands, boneyard).unwrap();
+                tree.iterate(world, &moves, &mut meter);
             }
             let visits = tree.root_visits(&moves);
             assert!(visits.iter().all(|&v| v > 0), "{preset:?}: {visits:?}");

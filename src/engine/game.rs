@@ -51,6 +51,11 @@ pub struct Game {
     pub(crate) early_end: Option<EarlyEnd>,
     /// Every applied move, in order: with the rules, seed and first deal, enough to replay.
     pub(crate) history: History,
+    /// A world a bot made up to search ([`Game::determinise`]): it records no history (it
+    /// has no past to replay) and deals no round after its own (a search reads only the
+    /// scores its round ends with). The engine's hottest loop runs in such games.
+    #[serde(skip)]
+    pub(crate) sampled: bool,
 }
 
 // `clone_from` keeps the target's allocations: the searching bots copy a game into the
@@ -71,6 +76,7 @@ impl Clone for Game {
             abandoned: self.abandoned,
             early_end: self.early_end,
             history: self.history.clone(),
+            sampled: self.sampled,
         }
     }
 
@@ -88,6 +94,7 @@ impl Clone for Game {
             abandoned,
             early_end,
             history,
+            sampled,
         } = source;
         self.rules = *rules;
         self.seats = *seats;
@@ -101,6 +108,7 @@ impl Clone for Game {
         self.abandoned = *abandoned;
         self.early_end = *early_end;
         self.history.clone_from(history);
+        self.sampled = *sampled;
     }
 }
 
@@ -153,6 +161,7 @@ impl Game {
             abandoned: 0,
             early_end: None,
             history: History::default(),
+            sampled: false,
         };
         game.start_round(1, events);
         Ok(game)
@@ -181,20 +190,20 @@ impl Game {
     /// A game consistent with what `view`'s seat knows, with the hidden tiles placed as
     /// given: `hands` for every seat (the viewer's own hand must be its real one) and the
     /// boneyard, top last. This is how a bot searches: it samples the hidden tiles and
-    /// plays the game forward, never looking at the real one. Later rounds deal from
-    /// `seed`. Fails when the tiles given are not the ones `view` cannot see.
+    /// plays the game forward, never looking at the real one. Its round is its
+    /// last: when it ends, nothing more is dealt or played. Fails when the tiles given are not the ones `view` cannot see.
     pub fn determinise(
         view: &super::Projection,
         hands: [TileSet; 4],
         boneyard_top_last: Vec<Tile>,
-        seed: Seed,
     ) -> Result<Game, String> {
         let mut scores = [0; 4];
         scores[..view.scores.len()].copy_from_slice(&view.scores);
         let game = Game {
             rules: view.rules,
             seats: view.seats,
-            seed,
+            // Never read: a world deals no round.
+            seed: Seed([0; 32]),
             first_deal: None,
             scores,
             rounds_done: view.rounds_done,
@@ -233,7 +242,8 @@ impl Game {
                 .enumerate()
                 .fold(0, |m, (s, &a)| m | (u8::from(a) << s)),
             early_end: None,
-            history: History::off(),
+            history: History::default(),
+            sampled: true,
         };
         if let (Some(seat), Some(hand)) = (view.viewer, view.hand)
             && game.round.hands[seat as usize] != hand
@@ -254,7 +264,26 @@ impl Game {
                 view.boneyard_count
             ));
         }
-        game.check_invariants()?;
+        // The rest of the world is the view's, which a checked game projected: the tiles
+        // given are all the caller adds. Each of the unseen ones exactly once (the counts
+        // add up and the sets match) leaves every tile in one place. A bot samples
+        // thousands of worlds a decision; the whole check stays for debug builds.
+        let r = &game.round;
+        let mut hidden = TileSet::EMPTY;
+        let mut count = r.boneyard.len();
+        for t in &r.boneyard {
+            hidden.insert(*t);
+        }
+        for (seat, hand) in r.hands.iter().enumerate() {
+            if view.viewer != Some(seat as u8) {
+                hidden = hidden.union(*hand);
+                count += hand.len();
+            }
+        }
+        if hidden != view.unseen() || count != hidden.len() {
+            return Err("the tiles given are not the ones the view cannot see, once each".into());
+        }
+        debug_assert_eq!(game.check_invariants(), Ok(()));
         Ok(game)
     }
 
@@ -292,9 +321,9 @@ impl Game {
         self.rounds_done
     }
 
-    /// The seat to move; `None` once the match is over.
+    /// The seat to move; `None` once the match is over (or a sampled world's round).
     pub fn turn(&self) -> Option<u8> {
-        if self.is_over() {
+        if !self.in_play() {
             None
         } else {
             Some(self.round.turn)
@@ -369,6 +398,12 @@ impl Game {
 
     /// Whether the match is over: [`Game::outcome`] without working out who won (asked on
     /// every move, so kept to a comparison or two).
+    /// A round is in play: the match is not over, and a sampled world's one round has not
+    /// ended (it deals no other).
+    pub(crate) fn in_play(&self) -> bool {
+        self.rounds_done < self.round.number && !self.is_over()
+    }
+
     pub fn is_over(&self) -> bool {
         self.early_end.is_some() || self.all_rounds_done() || self.target_reached()
     }
@@ -401,7 +436,23 @@ impl Game {
         events: &mut Vec<Event>,
     ) -> Result<Move, MoveError> {
         let mv = self.check(seat, mv)?;
-        self.history.push(&self.rules, seat, mv);
+        self.apply(seat, mv, events);
+        Ok(mv)
+    }
+
+    /// Plays a move [`Game::legal_moves`] listed, as listed, without asking [`Game::check`]
+    /// again: the searching bots play only moves from move generation, millions a
+    /// decision. Debug builds still check.
+    pub(crate) fn play_legal(&mut self, seat: u8, mv: Move, events: &mut Vec<Event>) {
+        debug_assert_eq!(self.check(seat, mv), Ok(mv), "a listed move");
+        self.apply(seat, mv, events);
+    }
+
+    /// Applies a checked move in canonical form.
+    fn apply(&mut self, seat: u8, mv: Move, events: &mut Vec<Event>) {
+        if !self.sampled {
+            self.history.push(&self.rules, seat, mv);
+        }
         // Unclaimed points are open until the next move of any kind, a table action included.
         let taken = self.unclaimed.take();
         match mv {
@@ -450,7 +501,6 @@ impl Game {
                 self.settle(events);
             }
         }
-        Ok(mv)
     }
 
     fn apply_play(
@@ -578,5 +628,59 @@ mod tests {
         assert!(game.scores().iter().all(|&s| s < MAX_TARGET as i32));
         assert!(game.outcome().is_some());
         game.check_invariants().unwrap();
+    }
+
+    /// A game of `preset` for two seats, and seat 0's world with every hidden tile where
+    /// it really is.
+    fn real_and_world(preset: Preset, seed: &str) -> (Game, Game) {
+        let real = Game::new(preset.rules(), 2, Seed::from_text(seed), None).unwrap();
+        let view = real.project(Some(0));
+        let world =
+            Game::determinise(&view, real.round.hands, real.round.boneyard.clone()).unwrap();
+        (real, world)
+    }
+
+    #[test]
+    fn a_sampled_world_scores_its_round_as_the_real_game_and_deals_no_other() {
+        for (preset, seed) in [(Preset::AllFives, "w1"), (Preset::Block, "w2")] {
+            let (mut real, mut world) = real_and_world(preset, seed);
+            while real.rounds_done() == 0 {
+                let turn = real.turn().unwrap();
+                let mv = real.legal_moves(turn)[0];
+                assert_eq!(world.legal_moves(turn), real.legal_moves(turn));
+                real.play(turn, mv).unwrap();
+                world.play(turn, mv).unwrap();
+            }
+            assert_eq!(world.scores(), real.scores(), "{preset:?}");
+            assert_eq!(world.rounds_done(), 1);
+            assert!(real.turn().is_some() && real.round_number() == 2);
+            assert_eq!(world.turn(), None, "{preset:?}: nothing more is played");
+            assert!(world.legal_moves(0).is_empty() && world.legal_moves(1).is_empty());
+            assert_eq!(world.play(0, Move::Pass), Err(MoveError::GameOver));
+            assert_eq!(world.move_count(), 0, "a world records no history");
+        }
+    }
+
+    #[test]
+    fn a_world_is_refused_unless_it_places_each_unseen_tile_once() {
+        let (real, _) = real_and_world(Preset::AllFives, "w3");
+        let view = real.project(Some(0));
+        let (hands, boneyard) = (real.round.hands, real.round.boneyard.clone());
+        let theirs = hands[1].iter().next().unwrap();
+        // A boneyard tile given to seat 1 as well, in place of one of its own.
+        let mut twice = hands;
+        twice[1].remove(theirs);
+        twice[1].insert(boneyard[0]);
+        assert!(Game::determinise(&view, twice, boneyard.clone()).is_err());
+        // One of the viewer's own tiles given to seat 1.
+        let mut mine = hands;
+        mine[1].remove(theirs);
+        mine[1].insert(hands[0].iter().next().unwrap());
+        assert!(Game::determinise(&view, mine, boneyard.clone()).is_err());
+        // A hand for a third seat of a two-seat game.
+        let mut extra = hands;
+        extra[2].insert(theirs);
+        assert!(Game::determinise(&view, extra, boneyard).is_err());
+        assert!(Game::determinise(&view, hands, real.round.boneyard.clone()).is_ok());
     }
 }

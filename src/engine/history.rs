@@ -49,10 +49,6 @@ pub struct History {
     tables: u32,
     /// The codes, `width` bits each, least significant bit first; unused bits are zero.
     bits: Vec<u8>,
-    /// Nothing is recorded: a game a bot made up to search from has no past to replay, and
-    /// its rollouts are the engine's hottest loop.
-    #[serde(skip)]
-    off: bool,
 }
 
 /// The shape of the codes under one rule set.
@@ -136,10 +132,6 @@ pub(crate) enum Code {
 impl History {
     /// Appends a move in canonical form (as [`Game::check`](super::Game::check) returns it).
     pub(crate) fn push(&mut self, rules: &Rules, seat: u8, mv: Move) {
-        // Hot: every move of every playout comes through here.
-        if self.off {
-            return;
-        }
         let codec = Codec::of(rules);
         let width = codec.width();
         let (code, second) = codec.encode(seat, mv);
@@ -199,14 +191,6 @@ impl History {
             return Err("the move history has stray bits".into());
         }
         Ok(())
-    }
-
-    /// A history that records nothing (see `off`).
-    pub(crate) fn off() -> History {
-        History {
-            off: true,
-            ..History::default()
-        }
     }
 
     /// How many moves are recorded.

@@ -92,7 +92,7 @@ impl Game {
     /// [`Game::legal_moves`] into a reused buffer (cleared first): no allocation in playouts.
     pub fn legal_moves_into(&self, seat: u8, out: &mut Vec<Move>) {
         out.clear();
-        if self.is_over() || seat >= self.seats {
+        if !self.in_play() || seat >= self.seats {
             return;
         }
         if let Some(u) = self.unclaimed
@@ -104,17 +104,9 @@ impl Game {
         if seat != r.turn {
             return;
         }
-        let playable = self.playable(seat);
+        let playable = self.plays(seat, |tile, end| self.push_play(out, tile, end));
         if r.layout.is_empty() {
-            for tile in playable.iter() {
-                self.push_play(out, tile, None);
-            }
             return;
-        }
-        for (end, value) in r.layout.tips().open_ends() {
-            for tile in playable.intersect(TileSet::with_pip(value)).iter() {
-                self.push_play(out, tile, Some(end));
-            }
         }
         let can_play = !playable.is_empty();
         if self.can_draw_now(seat, can_play).is_ok() {
@@ -122,6 +114,39 @@ impl Game {
         } else if !can_play {
             out.push(Move::Pass);
         }
+    }
+
+    /// The most points a play of `seat` would score now, `None` when it has no play: what
+    /// [`Game::legal_moves`]' plays say, without listing them (the searching bots ask it
+    /// of the reply to every play they try).
+    pub(crate) fn best_play_points(&self, seat: u8) -> Option<u16> {
+        if !self.in_play() || seat >= self.seats || seat != self.round.turn {
+            return None;
+        }
+        let mut best = None;
+        self.plays(seat, |tile, end| {
+            best = best.max(Some(self.points_of(tile, end)));
+        });
+        best
+    }
+
+    /// Calls `f` with every play of `seat` (the seat to move), tile and end (`None` for a
+    /// lead), in [`Game::legal_moves`]' order; answers the tiles it may play.
+    fn plays(&self, seat: u8, mut f: impl FnMut(Tile, Option<End>)) -> TileSet {
+        let playable = self.playable(seat);
+        let layout = &self.round.layout;
+        if layout.is_empty() {
+            for tile in playable.iter() {
+                f(tile, None);
+            }
+        } else {
+            for (end, value) in layout.tips().open_ends() {
+                for tile in playable.intersect(TileSet::with_pip(value)).iter() {
+                    f(tile, Some(end));
+                }
+            }
+        }
+        playable
     }
 
     /// Under muggins a scoring play is listed claimed first, then unclaimed: a client that
@@ -147,7 +172,7 @@ impl Game {
     /// Accepts a legal move, returning it in canonical form (the end filled in when it was
     /// left out, a zero claim dropped), or says why it is refused.
     pub fn check(&self, seat: u8, mv: Move) -> Result<Move, MoveError> {
-        if self.is_over() {
+        if !self.in_play() {
             return Err(MoveError::GameOver);
         }
         if seat >= self.seats {
@@ -235,5 +260,46 @@ impl Game {
                 Ok(Move::Play { tile, end, claim })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+    use crate::engine::{Preset, Seed};
+
+    #[test]
+    fn the_best_play_points_are_the_most_any_listed_play_scores() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut compared = 0;
+        for preset in [Preset::AllFives, Preset::Muggins, Preset::Block] {
+            for seats in 2..=4 {
+                let seed = Seed::from_text(&format!("{preset:?} {seats}"));
+                let Ok(mut game) = Game::new(preset.rules(), seats, seed, None) else {
+                    continue;
+                };
+                while let Some(turn) = game.turn() {
+                    for seat in 0..seats {
+                        let listed = game
+                            .legal_moves(seat)
+                            .iter()
+                            .filter_map(|&mv| match mv {
+                                Move::Play { tile, end, .. } => Some(game.points_of(tile, end)),
+                                _ => None,
+                            })
+                            .max();
+                        assert_eq!(game.best_play_points(seat), listed, "{preset:?}");
+                        compared += usize::from(listed.is_some_and(|p| p > 0));
+                    }
+                    let moves = game.legal_moves(turn);
+                    let mv = moves[rng.random_range(0..moves.len())];
+                    game.play(turn, mv).unwrap();
+                }
+            }
+        }
+        assert!(compared > 50, "only {compared} scoring positions");
     }
 }

@@ -207,7 +207,7 @@ impl Game {
         };
         self.last_round = Some(result);
         events.push(Event::RoundEnded(result));
-        if !self.end_match_if_over(events) {
+        if !self.end_match_if_over(events) && !self.sampled {
             self.start_round(self.round.number + 1, events);
         }
     }
