@@ -150,6 +150,11 @@ struct Args {
     /// equity (default: the master's own, 1; 0: the match alone).
     #[arg(long)]
     points_weight: Option<f64>,
+    /// Master: `paired` (the tree's root tries every candidate in every world, the best
+    /// mean played) or `ucb` (one candidate a world by UCB, the most visited played);
+    /// default: the master's own for the table (`master::PAIRED` at two seats under fives).
+    #[arg(long)]
+    root: Option<String>,
     /// Keep each finished game in this file, and play only the games it does not hold yet.
     #[arg(long)]
     results: Option<PathBuf>,
@@ -221,6 +226,13 @@ fn master_config(args: &Args) -> master::Config {
     }
     if let Some(w) = args.points_weight {
         c.points = w;
+    }
+    if let Some(root) = &args.root {
+        c.paired = match root.as_str() {
+            "paired" => true,
+            "ucb" => false,
+            other => panic!("--root is paired or ucb, not {other}"),
+        };
     }
     if args.defend.is_some() || args.block_bonus.is_some() {
         let (weight, block) = match c.playout {
@@ -631,16 +643,22 @@ fn main() {
         if args.a == Level::Master || args.b == Level::Master {
             let c = master_config(&args);
             format!(
-                ", master {}, {:?}, exploration {}, playout {:?}, inference {}, equity {:?}, depth {}, beam {}, endgame {}",
+                ", master {}, {:?}{}, exploration {}, playout {:?}, inference {}, equity {:?}, points {}, depth {}, beam {}, endgame {}",
                 match args.master_ms {
                     Some(ms) => format!("{ms} ms by the clock"),
                     None => format!("work {}", args.master_work),
                 },
                 c.method,
+                if c.paired {
+                    " (paired at the root)"
+                } else {
+                    ""
+                },
                 c.exploration,
                 c.playout,
                 c.inference,
                 c.equity,
+                c.points,
                 c.depth,
                 c.beam,
                 c.endgame

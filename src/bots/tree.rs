@@ -65,8 +65,15 @@ impl<'a> Tree<'a> {
     }
 
     /// One iteration in `world` (played on, then dropped), the root's moves being
-    /// `candidates` (the seat's own, legal in every world). Counts its moves on `meter`.
-    pub(super) fn iterate(&mut self, world: Game, candidates: &[Move], meter: &mut Meter<'_>) {
+    /// `candidates` (the seat's own, legal in every world), through candidate `root` if
+    /// given. Counts its moves on `meter`.
+    pub(super) fn iterate(
+        &mut self,
+        world: Game,
+        candidates: &[Move],
+        root: Option<usize>,
+        meter: &mut Meter<'_>,
+    ) {
         let mut g = world;
         let mut node = 0u32;
         self.path.clear();
@@ -76,7 +83,10 @@ impl<'a> Tree<'a> {
             }
             let who = if node == 0 {
                 self.moves.clear();
-                self.moves.extend_from_slice(candidates);
+                match root {
+                    Some(c) => self.moves.push(candidates[c]),
+                    None => self.moves.extend_from_slice(candidates),
+                }
                 self.seat
             } else {
                 ranked_moves(&g, &mut self.room, &mut self.moves)
@@ -148,12 +158,19 @@ impl<'a> Tree<'a> {
         }
     }
 
-    /// The root move visited most (the earlier candidate on a tie), if any was.
+    /// The root move visited most (the earlier candidate on a tie), if any was; under
+    /// [`Config::paired`] the one of the best mean.
     pub(super) fn best(&self) -> Option<Move> {
         let mut best: Option<&Node> = None;
+        let mean = |n: &Node| n.total / f64::from(n.visits.max(1));
         for &c in &self.nodes[0].children {
             let n = &self.nodes[c as usize];
-            if best.is_none_or(|b| n.visits > b.visits) {
+            let better = match best {
+                None => true,
+                Some(b) if self.config.paired => n.visits > 0 && mean(n) > mean(b),
+                Some(b) => n.visits > b.visits,
+            };
+            if better {
                 best = Some(n);
             }
         }
@@ -208,7 +225,7 @@ mod tests {
             for _ in 0..worlds {
                 let (hands, boneyard) = sample_hidden(&view, 0, &mut rng);
                 let world = Game::determinise(&view, hands, boneyard).unwrap();
-                tree.iterate(world, &moves, &mut meter);
+                tree.iterate(world, &moves, None, &mut meter);
             }
             let visits = tree.root_visits(&moves);
             assert!(visits.iter().all(|&v| v > 0), "{preset:?}: {visits:?}");
