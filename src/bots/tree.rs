@@ -177,19 +177,22 @@ impl<'a> Tree<'a> {
         best.filter(|n| n.visits > 0).map(|n| n.mv)
     }
 
+    /// The root's child for `mv`, if it was tried.
+    #[cfg(test)]
+    fn root_child(&self, mv: Move) -> Option<&Node> {
+        self.nodes[0]
+            .children
+            .iter()
+            .map(|&c| &self.nodes[c as usize])
+            .find(|n| n.mv == mv)
+    }
+
     /// Root visits per candidate, in `candidates`' order.
     #[cfg(test)]
     pub(super) fn root_visits(&self, candidates: &[Move]) -> Vec<u32> {
         candidates
             .iter()
-            .map(|&mv| {
-                self.nodes[0]
-                    .children
-                    .iter()
-                    .map(|&c| &self.nodes[c as usize])
-                    .find(|n| n.mv == mv)
-                    .map_or(0, |n| n.visits)
-            })
+            .map(|&mv| self.root_child(mv).map_or(0, |n| n.visits))
             .collect()
     }
 }
@@ -237,5 +240,39 @@ mod tests {
                 *most
             );
         }
+    }
+
+    #[test]
+    fn a_paired_root_tries_every_candidate_in_every_world_and_plays_the_best_mean() {
+        let rules = Rules {
+            opening: Opening::SeatZero,
+            ..Preset::AllFives.rules()
+        };
+        let game = Game::new(rules, 2, Seed::from_text("tree"), None).unwrap();
+        let view = game.project(Some(0));
+        let moves = candidates(&view);
+        assert!(moves.len() > 1);
+        let config = Config {
+            paired: true,
+            ..Config::for_table(&view.rules, view.seats)
+        };
+        let mut tree = Tree::new(0, &view.scores, view.rounds_done, &config);
+        let mut meter = Meter::new(Thinking::work(u64::MAX), None, u64::MAX);
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        let worlds = 200;
+        for _ in 0..worlds {
+            let (hands, boneyard) = sample_hidden(&view, 0, &mut rng);
+            let world = Game::determinise(&view, hands, boneyard).unwrap();
+            for c in 0..moves.len() {
+                tree.iterate(world.clone(), &moves, Some(c), &mut meter);
+            }
+        }
+        assert_eq!(tree.root_visits(&moves), vec![worlds; moves.len()]);
+        let mean = |mv: Move| {
+            let n = tree.root_child(mv).unwrap();
+            n.total / f64::from(n.visits)
+        };
+        let best = tree.best().unwrap();
+        assert!(moves.iter().all(|&mv| mean(mv) <= mean(best)));
     }
 }
