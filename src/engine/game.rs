@@ -190,8 +190,9 @@ impl Game {
     /// A game consistent with what `view`'s seat knows, with the hidden tiles placed as
     /// given: `hands` for every seat (the viewer's own hand must be its real one) and the
     /// boneyard, top last. This is how a bot searches: it samples the hidden tiles and
-    /// plays the game forward, never looking at the real one. Its round is its
-    /// last: when it ends, nothing more is dealt or played. Fails when the tiles given are not the ones `view` cannot see.
+    /// plays the game forward, never looking at the real one. Its round is its last: when
+    /// it ends, nothing more is dealt or played. Fails when the tiles given are not the
+    /// ones `view` cannot see.
     pub fn determinise(
         view: &super::Projection,
         hands: [TileSet; 4],
@@ -396,14 +397,14 @@ impl Game {
         }
     }
 
-    /// Whether the match is over: [`Game::outcome`] without working out who won (asked on
-    /// every move, so kept to a comparison or two).
     /// A round is in play: the match is not over, and a sampled world's one round has not
     /// ended (it deals no other).
     pub(crate) fn in_play(&self) -> bool {
         self.rounds_done < self.round.number && !self.is_over()
     }
 
+    /// Whether the match is over: [`Game::outcome`] without working out who won (asked on
+    /// every move, so kept to a comparison or two).
     pub fn is_over(&self) -> bool {
         self.early_end.is_some() || self.all_rounds_done() || self.target_reached()
     }
