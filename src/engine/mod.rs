@@ -18,6 +18,7 @@
 //! - [`table`]: resigning, running out of time, abandoned seats (the service's clock
 //!   decides; the engine is told by a move).
 //! - [`projection`]: what one seat or a spectator may know.
+//! - [`world`]: a bot's made-up world to search from (`Game::determinise`): one round, no record.
 //!
 //! # Decisions docs/rules.md leaves to the engine
 //! - **Blocked** is detected as soon as no seat can play and nobody can draw, rather than
@@ -81,6 +82,7 @@ pub mod rules;
 pub mod scoring;
 pub mod table;
 pub mod tile;
+mod world;
 
 pub use deal::{Deal, Seed};
 pub use error::MoveError;
