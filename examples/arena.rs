@@ -155,6 +155,11 @@ struct Args {
     /// default: the master's own for the table (`master::PAIRED` at two seats under fives).
     #[arg(long)]
     root: Option<String>,
+    /// Master: `on` (where no play scores, the others' plays are evidence by the pips they
+    /// shed) or `off`; default: the master's own for the table (`master::SHED` at two
+    /// seats where no play scores).
+    #[arg(long)]
+    shed: Option<String>,
     /// Keep each finished game in this file, and play only the games it does not hold yet.
     #[arg(long)]
     results: Option<PathBuf>,
@@ -232,6 +237,13 @@ fn master_config(args: &Args) -> master::Config {
             "paired" => true,
             "ucb" => false,
             other => panic!("--root is paired or ucb, not {other}"),
+        };
+    }
+    if let Some(shed) = &args.shed {
+        c.shed = match shed.as_str() {
+            "on" => true,
+            "off" => false,
+            other => panic!("--shed is on or off, not {other}"),
         };
     }
     if args.defend.is_some() || args.block_bonus.is_some() {
@@ -643,7 +655,7 @@ fn main() {
         if args.a == Level::Master || args.b == Level::Master {
             let c = master_config(&args);
             format!(
-                ", master {}, {:?}{}, exploration {}, playout {:?}, inference {}, equity {:?}, points {}, depth {}, beam {}, endgame {}",
+                ", master {}, {:?}{}, exploration {}, playout {:?}, inference {}{}, equity {:?}, points {}, depth {}, beam {}, endgame {}",
                 match args.master_ms {
                     Some(ms) => format!("{ms} ms by the clock"),
                     None => format!("work {}", args.master_work),
@@ -657,6 +669,7 @@ fn main() {
                 c.exploration,
                 c.playout,
                 c.inference,
+                if c.shed { " (by the pips shed)" } else { "" },
                 c.equity,
                 c.points,
                 c.depth,

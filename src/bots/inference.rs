@@ -8,8 +8,21 @@
 //! charged the points that seat left on the table. The master keeps a world with a
 //! probability falling with that charge ([`Inference::penalty`]). Only public facts are
 //! read: who laid which tile, in what order, and when each seat drew.
+//!
+//! Where no play scores, a play can be judged by the pips it sheds instead
+//! ([`Judge::Weight`]): a seat that laid a lighter tile than it could have probably did
+//! not hold the heavier one, as a hand's pips are what a blocked round or a domino costs.
 
 use crate::engine::{Layout, Projection, Tile, TileSet};
+
+/// What makes one play better than another, as evidence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Judge {
+    /// The points the play scores.
+    Points,
+    /// The pips of the tile laid: the weight shed.
+    Weight,
+}
 
 /// One play of another seat, as evidence.
 struct Play {
@@ -26,8 +39,8 @@ pub(super) struct Inference {
 }
 
 impl Inference {
-    /// The evidence in `view` about every seat but `seat`'s.
-    pub(super) fn of(view: &Projection, seat: u8) -> Inference {
+    /// The evidence in `view` about every seat but `seat`'s, plays judged by `judge`.
+    pub(super) fn of(view: &Projection, seat: u8, judge: Judge) -> Inference {
         let rules = &view.rules;
         let unseen = view.unseen();
         let mut plays = Vec::new();
@@ -43,16 +56,20 @@ impl Inference {
                 && by != seat
                 && at >= usize::from(view.held_since[by as usize])
             {
+                let value = |t: Tile, e| match judge {
+                    Judge::Points => layout.points_after(t, e, rules),
+                    Judge::Weight => u16::from(t.weight()),
+                };
                 let best = |t: Tile| -> Option<u16> {
                     layout
                         .tips()
                         .open_ends()
                         .filter(|&(_, pips)| t.has(pips))
-                        .map(|(e, _)| layout.points_after(t, Some(e), rules))
+                        .map(|(e, _)| value(t, Some(e)))
                         .max()
                 };
                 let held = view.played[by as usize].without(laid[by as usize]);
-                let made = layout.points_after(tile, end, rules);
+                let made = value(tile, end);
                 let floor = held.iter().filter_map(best).fold(made, u16::max);
                 let better: Vec<(Tile, u16)> = unseen
                     .iter()
@@ -137,7 +154,7 @@ pub(super) mod tests {
     #[test]
     fn a_world_giving_a_seat_a_tile_it_would_have_scored_with_is_charged_the_points() {
         let (g, missed) = after_a_missed_score();
-        let inference = Inference::of(&g.project(Some(0)), 0);
+        let inference = Inference::of(&g.project(Some(0)), 0, Judge::Points);
         assert_eq!(inference.seats(), vec![1]);
         let mut hands = [TileSet::EMPTY; 4];
         hands[1] = tiles("1-2 6-1 4-1 0-1 2-4 6-3").into_iter().collect();
@@ -145,9 +162,39 @@ pub(super) mod tests {
         hands[1].insert(tiles("5-0")[0]);
         assert_eq!(inference.penalty(&hands), u32::from(missed));
         // Seen from seat 1, only seat 0's plays are evidence.
-        let theirs = Inference::of(&g.project(Some(1)), 1);
+        let theirs = Inference::of(&g.project(Some(1)), 1, Judge::Points);
         assert!(!theirs.is_empty());
         assert!(theirs.seats().iter().all(|&s| s == 0));
+    }
+
+    #[test]
+    fn a_lighter_tile_laid_where_no_play_scores_charges_a_world_the_pips_of_a_heavier_one() {
+        let mut g = greedy::tests::game(
+            Preset::Block,
+            "5-5 3-2 1-1 6-6 4-4 0-0 2-2",
+            "5-0 6-5 1-2 6-1 4-1 0-1 2-4",
+        );
+        for (seat, tile) in [(0, "5-5"), (1, "5-0")] {
+            let tile = tiles(tile)[0];
+            let mv = g
+                .legal_moves(seat)
+                .into_iter()
+                .find(|m| matches!(m, Move::Play { tile: t, .. } if *t == tile))
+                .unwrap();
+            g.play(seat, mv).unwrap();
+        }
+        let view = g.project(Some(0));
+        assert!(Inference::of(&view, 0, Judge::Points).is_empty());
+        let inference = Inference::of(&view, 0, Judge::Weight);
+        assert_eq!(inference.seats(), vec![1]);
+        let mut hands = [TileSet::EMPTY; 4];
+        hands[1] = tiles("1-2 6-1 4-1 0-1 2-4 6-3").into_iter().collect();
+        assert_eq!(inference.penalty(&hands), 0);
+        // 5-1 sheds one pip more than 5-0 did, 6-5 six more: the most is charged.
+        hands[1].insert(tiles("5-1")[0]);
+        assert_eq!(inference.penalty(&hands), 1);
+        hands[1].insert(tiles("6-5")[0]);
+        assert_eq!(inference.penalty(&hands), 6);
     }
 
     #[test]
@@ -156,6 +203,6 @@ pub(super) mod tests {
         let mut view = g.project(Some(0));
         // As if seat 1 had drawn once all three tiles were down.
         view.held_since[1] = 3;
-        assert!(Inference::of(&view, 0).is_empty());
+        assert!(Inference::of(&view, 0, Judge::Points).is_empty());
     }
 }

@@ -4,7 +4,8 @@
 //! Like the expert it samples the tiles it cannot see ([`sample_hidden`]: hand counts,
 //! known voids, a forced lead) and builds a playable game with [`Game::determinise`]; unlike
 //! it, it keeps a world less often the more points its other seats would have left on the
-//! table in it ([`Inference`]: a seat that could have scored more probably could not).
+//! table in it ([`Inference`]: a seat that could have scored more probably could not; at
+//! two seats where no play scores, one that could have shed more pips: [`SHED`]).
 //! Before the endgame it grows one tree over all those worlds ([`super::tree`]): each
 //! world walks the tree by the moves legal in it, every seat choosing by its own results,
 //! so no seat's choice leans on a hand it cannot see (an alpha-beta search in each world
@@ -36,7 +37,7 @@ use rand::{Rng, RngExt};
 use super::alphabeta::Searcher;
 use super::expert::candidates;
 use super::greedy;
-use super::inference::Inference;
+use super::inference::{Inference, Judge};
 pub use super::playout::{Policy, Race};
 use super::sampling::sample_hidden;
 use super::think::{Budget, Meter, Thinking};
@@ -69,8 +70,13 @@ pub struct Config {
     /// `exp(-inference × points)`. 0: every world consistent with the public facts alike.
     /// Measured at 100,000 moves over 1,000 all_fives matches against the expert (paired
     /// with 0 on the same deals, BENCHMARKS' fourth pass): 0.1 won 3.7% more (±3.5), 0.3
-    /// 2.7%, 1.0 3.6% (over 471); where no play scores there is no evidence.
+    /// 2.7%, 1.0 3.6% (over 471); where no play scores there is no evidence but
+    /// [`Config::shed`]'s.
     pub inference: f64,
+    /// Where no play scores, the other seats' plays are evidence by the pips they shed
+    /// ([`Judge::Weight`]: a seat that laid a lighter tile than it could have probably did
+    /// not hold the heavier one), under [`Config::inference`]. See [`SHED`].
+    pub shed: bool,
     /// The tree's playouts value the scores a round leaves for the rest of the match
     /// ([`super::playout::match_equity`]: the chance to win it from there, in the points of
     /// `match_bonus`), not only the points the round made. `None`: the round's points
@@ -110,6 +116,7 @@ impl Default for Config {
                 block: 0.0,
             },
             inference: 0.1,
+            shed: false,
             equity: None,
             points: 1.0,
             paired: false,
@@ -136,6 +143,14 @@ pub const RACE: Race = Race {
     spread: 35.0,
 };
 
+/// Whether the others' plays are evidence by the weight they shed ([`Config::shed`]) at
+/// two seats where no play scores. Measured at 100,000 moves over 2,000 block matches
+/// against the expert, paired by deal with no evidence there: +1.9% ± 2.1 wins, +4.6 ± 3.5
+/// points a deal (BENCHMARKS' eleventh pass); the root paired (-0.7% ± 2.1) and a race
+/// fitted to block (+0.9% ± 2.1) on the same deals showed nothing. Not measured at four
+/// seats, where a partner's light tile may be play for the team.
+pub const SHED: bool = true;
+
 /// Whether the tree's root is [`Config::paired`] at two seats under fives scoring.
 /// Measured at 100,000 moves over 2,000 all_fives matches against the expert on each of
 /// two seeds, paired by deal with the root by UCB: +2.2% ± 2.5 and +1.5% ± 2.6 wins,
@@ -144,8 +159,8 @@ pub const PAIRED: bool = true;
 
 impl Config {
     /// The master's configuration for a table of `seats` under `rules`:
-    /// [`Config::default`], with the playouts' [`BLOCK_BONUS`] at two seats where no play
-    /// scores, and the match's [`RACE`] and the [`PAIRED`] root at two seats under fives
+    /// [`Config::default`], with the playouts' [`BLOCK_BONUS`] and the [`SHED`] evidence
+    /// at two seats where no play scores, and the match's [`RACE`] and the [`PAIRED`] root at two seats under fives
     /// scoring.
     pub fn for_table(rules: &Rules, seats: u8) -> Config {
         let mut config = Config::default();
@@ -153,11 +168,11 @@ impl Config {
             config.equity = Some(RACE);
             config.paired = PAIRED;
         }
-        if rules.scoring != Scoring::Fives
-            && seats == 2
-            && let Policy::Defensive { block, .. } = &mut config.playout
-        {
-            *block = BLOCK_BONUS;
+        if rules.scoring != Scoring::Fives && seats == 2 {
+            config.shed = SHED;
+            if let Policy::Defensive { block, .. } = &mut config.playout {
+                *block = BLOCK_BONUS;
+            }
         }
         config
     }
@@ -257,8 +272,13 @@ pub fn search<R: Rng + ?Sized>(
     let no_draw = view.rules.draw == crate::engine::rules::DrawRule::Block
         || usize::from(view.boneyard_count) <= view.rules.boneyard_reserve as usize;
     let endgame = no_draw && in_hands <= usize::from(config.endgame);
-    let evidence = (config.inference > 0.0)
-        .then(|| Inference::of(view, seat))
+    let judge = match view.rules.scoring {
+        Scoring::Fives => Some(Judge::Points),
+        _ => config.shed.then_some(Judge::Weight),
+    };
+    let evidence = judge
+        .filter(|_| config.inference > 0.0)
+        .map(|judge| Inference::of(view, seat, judge))
         .filter(|e| !e.is_empty())
         .map(|e| (e, config.inference));
     if config.method == Method::Tree && !endgame {
@@ -394,7 +414,8 @@ mod tests {
         let view = game.project(Some(0));
         let five_blank = crate::bots::greedy::tests::tiles("5-0")[0];
         let given = |sharpness: f64| {
-            let evidence = Some((Inference::of(&view, 0), sharpness)).filter(|_| sharpness > 0.0);
+            let evidence = Some((Inference::of(&view, 0, Judge::Points), sharpness))
+                .filter(|_| sharpness > 0.0);
             let mut rng = ChaCha8Rng::seed_from_u64(1);
             let mut meter = Meter::new(Thinking::work(u64::MAX), None, u64::MAX);
             (0..2000)
