@@ -147,7 +147,8 @@ pub const RACE: Race = Race {
 /// two seats where no play scores. Measured at 100,000 moves over 2,000 block matches
 /// against the expert, paired by deal with no evidence there: +1.9% ± 2.1 wins, +4.6 ± 3.5
 /// points a deal (BENCHMARKS' eleventh pass); the root paired (-0.7% ± 2.1) and a race
-/// fitted to block (+0.9% ± 2.1) on the same deals showed nothing. Not measured at four
+/// fitted to block (+0.9% ± 2.1) on the same deals showed nothing. Used at every table of two
+/// where no play scores (draw, classic and penalty too, not measured there); not at four
 /// seats, where a partner's light tile may be play for the team.
 pub const SHED: bool = true;
 
