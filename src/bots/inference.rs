@@ -126,6 +126,17 @@ pub(super) mod tests {
     use crate::bots::greedy::tests::tiles;
     use crate::engine::{End, Game, Move, Preset};
 
+    /// `seat` lays `tile` on the first end it fits.
+    fn lay(g: &mut Game, seat: u8, tile: &str) {
+        let tile = tiles(tile)[0];
+        let mv = g
+            .legal_moves(seat)
+            .into_iter()
+            .find(|m| matches!(m, Move::Play { tile: t, .. } if *t == tile))
+            .unwrap();
+        g.play(seat, mv).unwrap();
+    }
+
     /// An all_fives game where seat 0 leads 5-5, seat 1 lays 5-3 (no points) though it
     /// holds 5-0, and seat 0 lays 3-2 (no points); with the points 5-0 would have made.
     pub(crate) fn after_a_missed_score() -> (Game, u16) {
@@ -134,15 +145,6 @@ pub(super) mod tests {
             "5-5 3-2 1-1 6-6 4-4 0-0 2-2",
             "5-3 5-0 1-2 6-1 4-1 0-1 2-4",
         );
-        let lay = |g: &mut Game, seat: u8, tile: &str| {
-            let tile = tiles(tile)[0];
-            let mv = g
-                .legal_moves(seat)
-                .into_iter()
-                .find(|m| matches!(m, Move::Play { tile: t, .. } if *t == tile))
-                .unwrap();
-            g.play(seat, mv).unwrap();
-        };
         lay(&mut g, 0, "5-5");
         let missed = g.points_of(tiles("5-0")[0], Some(End::Left));
         assert!(missed > 0);
@@ -174,15 +176,8 @@ pub(super) mod tests {
             "5-5 3-2 1-1 6-6 4-4 0-0 2-2",
             "5-0 6-5 1-2 6-1 4-1 0-1 2-4",
         );
-        for (seat, tile) in [(0, "5-5"), (1, "5-0")] {
-            let tile = tiles(tile)[0];
-            let mv = g
-                .legal_moves(seat)
-                .into_iter()
-                .find(|m| matches!(m, Move::Play { tile: t, .. } if *t == tile))
-                .unwrap();
-            g.play(seat, mv).unwrap();
-        }
+        lay(&mut g, 0, "5-5");
+        lay(&mut g, 1, "5-0");
         let view = g.project(Some(0));
         assert!(Inference::of(&view, 0, Judge::Points).is_empty());
         let inference = Inference::of(&view, 0, Judge::Weight);
