@@ -134,7 +134,9 @@ struct Args {
     #[arg(long)]
     block_bonus: Option<f64>,
     /// Master: how much less likely a sampled world is for each point its other seats would
-    /// have left on the table (default: the master's own).
+    /// have left on the table, or each pip they could have shed more with `--shed on`
+    /// (default: the master's own, `master::SHED_SHARPNESS` at two seats where no play
+    /// scores, else 0.1).
     #[arg(long)]
     inference: Option<f64>,
     /// Master: the playouts value the match from the scores a round leaves, as a race in

@@ -75,7 +75,8 @@ pub struct Config {
     pub inference: f64,
     /// Where no play scores, the other seats' plays are evidence by the pips they shed
     /// ([`Judge::Weight`]: a seat that laid a lighter tile than it could have probably did
-    /// not hold the heavier one), under [`Config::inference`]. See [`SHED`].
+    /// not hold the heavier one), under [`Config::inference`]. See [`SHED`] and
+    /// [`SHED_SHARPNESS`].
     pub shed: bool,
     /// The tree's playouts value the scores a round leaves for the rest of the match
     /// ([`super::playout::match_equity`]: the chance to win it from there, in the points of
@@ -152,6 +153,13 @@ pub const RACE: Race = Race {
 /// seats, where a partner's light tile may be play for the team.
 pub const SHED: bool = true;
 
+/// [`Config::inference`] where [`SHED`]'s evidence is the only evidence: a pip is weaker
+/// evidence than a point missed under fives, yet the fives' 0.1 was too soft for it.
+/// Measured at 100,000 moves over 2,000 block matches against the expert, paired by deal
+/// with 0.1: 0.05 -1.8% ± 2.1 wins, 0.3 +3.2% ± 2.1, 1.0 +3.4% ± 2.2 (BENCHMARKS' eleventh
+/// pass; the twelfth has the 1,000,000-move bar with 0.3).
+pub const SHED_SHARPNESS: f64 = 0.3;
+
 /// Whether the tree's root is [`Config::paired`] at two seats under fives scoring.
 /// Measured at 100,000 moves over 2,000 all_fives matches against the expert on each of
 /// two seeds, paired by deal with the root by UCB: +2.2% ± 2.5 and +1.5% ± 2.6 wins,
@@ -161,8 +169,8 @@ pub const PAIRED: bool = true;
 impl Config {
     /// The master's configuration for a table of `seats` under `rules`:
     /// [`Config::default`], with the playouts' [`BLOCK_BONUS`] and the [`SHED`] evidence
-    /// at two seats where no play scores, and the match's [`RACE`] and the [`PAIRED`] root at two seats under fives
-    /// scoring.
+    /// (at [`SHED_SHARPNESS`]) at two seats where no play scores, and the match's [`RACE`]
+    /// and the [`PAIRED`] root at two seats under fives scoring.
     pub fn for_table(rules: &Rules, seats: u8) -> Config {
         let mut config = Config::default();
         if rules.scoring == Scoring::Fives && seats == 2 {
@@ -171,6 +179,7 @@ impl Config {
         }
         if rules.scoring != Scoring::Fives && seats == 2 {
             config.shed = SHED;
+            config.inference = SHED_SHARPNESS;
             if let Policy::Defensive { block, .. } = &mut config.playout {
                 *block = BLOCK_BONUS;
             }
@@ -437,21 +446,28 @@ mod tests {
     }
 
     #[test]
-    fn the_playouts_prefer_blocking_plays_only_at_two_seats_where_no_play_scores() {
+    fn blocking_playouts_and_shed_evidence_are_for_two_seats_where_no_play_scores() {
         for preset in Preset::ALL {
             let rules = preset.rules();
             for seats in 2..=4 {
-                let block = match Config::for_table(&rules, seats).playout {
+                let config = Config::for_table(&rules, seats);
+                let block = match config.playout {
                     Policy::Defensive { block, .. } => block,
                     Policy::Greedy => panic!("{preset:?}: greedy playouts"),
                 };
                 let scores = rules.scoring == crate::engine::rules::Scoring::Fives;
-                let bonus = if scores || seats > 2 {
-                    0.0
+                let (bonus, shed, sharpness) = if scores || seats > 2 {
+                    (0.0, false, Config::default().inference)
                 } else {
-                    BLOCK_BONUS
+                    (BLOCK_BONUS, SHED, SHED_SHARPNESS)
                 };
-                assert_eq!(block, bonus, "{preset:?} at {seats} seats");
+                let table = format!("{preset:?} at {seats} seats");
+                assert_eq!(block, bonus, "{table}");
+                assert_eq!(
+                    (config.shed, config.inference),
+                    (shed, sharpness),
+                    "{table}"
+                );
             }
         }
     }
