@@ -153,9 +153,8 @@ pub const RACE: Race = Race {
 /// seats, where a partner's light tile may be play for the team.
 pub const SHED: bool = true;
 
-/// [`Config::inference`] where [`SHED`]'s evidence is the only evidence: a pip is weaker
-/// evidence than a point missed under fives, yet the fives' 0.1 was too soft for it.
-/// Measured at 100,000 moves over 2,000 block matches against the expert, paired by deal
+/// [`Config::inference`] where [`SHED`]'s evidence is the only evidence: sharper than the
+/// 0.1 a point missed under fives, which measured too soft for pips. Measured at 100,000 moves over 2,000 block matches against the expert, paired by deal
 /// with 0.1: 0.05 -1.8% ± 2.1 wins, 0.3 +3.2% ± 2.1, 1.0 +3.4% ± 2.2; at 1,000,000 moves
 /// over the 1,000 matches of the block bar, 0.3 paired with 0.1: +5.0% ± 2.6 wins, 61.6% in
 /// all (BENCHMARKS' eleventh and twelfth passes).
