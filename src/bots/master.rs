@@ -148,16 +148,17 @@ pub const RACE: Race = Race {
 /// two seats where no play scores. Measured at 100,000 moves over 2,000 block matches
 /// against the expert, paired by deal with no evidence there: +1.9% ± 2.1 wins, +4.6 ± 3.5
 /// points a deal (BENCHMARKS' eleventh pass); the root paired (-0.7% ± 2.1) and a race
-/// fitted to block (+0.9% ± 2.1) on the same deals showed nothing. Used at every table of two
-/// where no play scores (draw, classic and penalty too, not measured there); not at four
-/// seats, where a partner's light tile may be play for the team.
+/// fitted to block (+0.9% ± 2.1) on the same deals showed nothing. Used at every table of
+/// two where no play scores (draw, classic and penalty too, not measured there); not at
+/// four seats, where a partner's light tile may be play for the team.
 pub const SHED: bool = true;
 
 /// [`Config::inference`] where [`SHED`]'s evidence is the only evidence: sharper than the
-/// 0.1 a point missed under fives, which measured too soft for pips. Measured at 100,000 moves over 2,000 block matches against the expert, paired by deal
-/// with 0.1: 0.05 -1.8% ± 2.1 wins, 0.3 +3.2% ± 2.1, 1.0 +3.4% ± 2.2; at 1,000,000 moves
-/// over the 1,000 matches of the block bar, 0.3 paired with 0.1: +5.0% ± 2.6 wins, 61.6% in
-/// all (BENCHMARKS' eleventh and twelfth passes).
+/// 0.1 a point missed under fives, which measured too soft for pips. Measured at 100,000
+/// moves over 2,000 block matches against the expert, paired by deal with 0.1: 0.05 -1.8%
+/// ± 2.1 wins, 0.3 +3.2% ± 2.1, 1.0 +3.4% ± 2.2; at 1,000,000 moves over the 1,000 matches
+/// of the block bar, 0.3 paired with 0.1: +5.0% ± 2.6 wins, 61.6% in all (BENCHMARKS'
+/// eleventh and twelfth passes).
 pub const SHED_SHARPNESS: f64 = 0.3;
 
 /// Whether the tree's root is [`Config::paired`] at two seats under fives scoring.
