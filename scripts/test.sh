@@ -36,8 +36,8 @@ trap 'stop_cluster; stop_redis' EXIT
 REDIS_PROBE_PORT=${DOMINO_TEST_REDIS_PORT_PROBE:-6379} ensure_redis
 start_cluster 1
 
-cargo test --all-targets "$@"
-cargo test --doc
+cargo test --workspace --all-targets "$@"
+cargo test --workspace --doc
 if [[ $# == 0 ]]; then
     # Kills a master of the cluster: nothing may use the cluster afterwards.
     cargo test --test api failover -- --ignored --nocapture

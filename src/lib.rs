@@ -25,8 +25,6 @@
 
 pub mod address;
 pub mod api;
-pub mod bots;
-pub mod engine;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod margin;
@@ -35,5 +33,9 @@ pub mod rating;
 pub mod service;
 pub mod settings;
 pub mod startup;
-pub mod store;
 pub mod telemetry;
+
+// Crates of their own (crates/), under the names the rest of the server knows them by.
+pub use domino_bots as bots;
+pub use domino_engine as engine;
+pub use domino_store as store;

@@ -53,6 +53,7 @@ pub struct ClockSettingsView {
     pub bank_secs: u64,
     pub increment_secs: u64,
     pub on_timeout: service::OnTimeout,
+    #[schema(value_type = super::rules::BotLevelDoc)]
     pub timeout_bot: Level,
     pub abandon_after: u64,
 }

@@ -28,6 +28,7 @@ pub enum EventView {
         #[schema(value_type = TileText)]
         tile: String,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = Option<super::rules::EndNameDoc>)]
         end: Option<End>,
         points: u16,
         credited: bool,

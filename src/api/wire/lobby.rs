@@ -44,6 +44,7 @@ pub struct BotSeat {
     /// 0 to the game's seats less one.
     #[schema(maximum = 3)]
     pub seat: u8,
+    #[schema(value_type = super::rules::BotLevelDoc)]
     pub level: Level,
 }
 
@@ -133,7 +134,7 @@ pub struct ClockBody {
     #[schema(value_type = Option<service::OnTimeout>)]
     pub on_timeout: Option<String>,
     /// The level of the bot that moves for a seat out of time (default `greedy`).
-    #[schema(value_type = Option<Level>)]
+    #[schema(value_type = Option<super::rules::BotLevelDoc>)]
     pub timeout_bot: Option<String>,
     /// Timeouts in a row after which the bot takes the seat over; 1 to 100, default 3.
     pub abandon_after: Option<u64>,

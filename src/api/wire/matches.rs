@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::bots::Level;
 use crate::engine::{Rules, RulesPatch};
 use crate::service::matches::penalty_scoring;
 use crate::service::series::VOID;
@@ -50,11 +49,11 @@ pub struct CreateMatch {
     pub seed: Option<String>,
     /// A built-in level that plays your side: a reference match between two levels,
     /// which you own (read and cancel) without playing. Unrated.
-    #[schema(value_type = Option<Level>, example = "greedy")]
+    #[schema(value_type = Option<super::rules::BotLevelDoc>, example = "greedy")]
     pub play_as: Option<String>,
     /// At 4 seats: the level beside each side's player (the same for both sides, so the
     /// margin measures the players); default `greedy`.
-    #[schema(value_type = Option<Level>, example = "greedy")]
+    #[schema(value_type = Option<super::rules::BotLevelDoc>, example = "greedy")]
     pub partner: Option<String>,
 }
 

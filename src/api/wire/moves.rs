@@ -65,6 +65,7 @@ pub enum MoveBody {
         tile: TileText,
         /// Omitted for the lead, or when only one end fits.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = Option<super::rules::EndNameDoc>)]
         end: Option<End>,
         /// Points claimed with the play (muggins rules only); must equal the count. Listed
         /// moves that score carry it: post them back and the points are yours.

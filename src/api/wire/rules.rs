@@ -5,12 +5,11 @@ use utoipa::ToSchema;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{RefOr, Schema};
 
-use crate::bots::Level;
 use crate::engine::rules::{
     BlockedAward, BlockedTie, DoubleValue, DrawRule, LeadDoubleCount, MAX_ROUNDS, MAX_TARGET,
     NextLeader, Opening, Scoring, Spinner, WhenStuck,
 };
-use crate::engine::{End, EndReason, MatchEnd, RulesPatch};
+use crate::engine::RulesPatch;
 use crate::service::{self, Status};
 
 pub(super) fn words(
@@ -146,6 +145,13 @@ impl ToSchema for RulesOverridesDoc {
     }
 }
 
+/// The schemas of the engine's and the bots' words, which a crate of their own cannot
+/// implement utoipa's traits for: fields of those types name these with `value_type`.
+pub struct BotLevelDoc;
+pub struct EndNameDoc;
+pub struct RoundEndReasonDoc;
+pub struct MatchEndDoc;
+
 /// Documents a type whose serde form is a word (a unit-variant enum in snake case) under
 /// the schema name the API has always used.
 macro_rules! word_schema {
@@ -169,13 +175,13 @@ macro_rules! word_schema {
 }
 
 word_schema!(
-    Level,
+    BotLevelDoc,
     "BotLevel",
     ["random", "greedy", "expert", "master"],
     Some("A bot level.")
 );
 word_schema!(
-    End,
+    EndNameDoc,
     "EndName",
     ["left", "right", "up", "down"],
     Some("An end of the layout.")
@@ -187,13 +193,13 @@ word_schema!(
     None
 );
 word_schema!(
-    EndReason,
+    RoundEndReasonDoc,
     "RoundEndReason",
     ["domino", "blocked", "stuck"],
     None
 );
 word_schema!(
-    MatchEnd,
+    MatchEndDoc,
     "MatchEnd",
     ["target", "rounds", "timeout", "resigned"],
     Some(

@@ -16,6 +16,7 @@ pub struct FallbackBody {
     /// 1 to 300.
     #[schema(minimum = 1, maximum = 300, example = 15)]
     pub after_secs: u64,
+    #[schema(value_type = super::rules::BotLevelDoc)]
     pub level: Level,
 }
 

@@ -18,6 +18,7 @@ use super::*;
 pub struct SeatView {
     pub seat: u8,
     pub name: Option<String>,
+    #[schema(value_type = Option<super::rules::BotLevelDoc>)]
     pub bot: Option<Level>,
     pub hand_count: u8,
     /// The seat's team under `rules.teams` (0: seats 0+2, 1: seats 1+3), else null.
@@ -33,6 +34,7 @@ pub struct SeatView {
 /// An open end of the layout.
 #[derive(Serialize, ToSchema)]
 pub struct EndView {
+    #[schema(value_type = super::rules::EndNameDoc)]
     pub end: End,
     pub value: u8,
     /// The tip is a crosswise double (it counts both halves under fives).
@@ -94,6 +96,7 @@ pub struct RoundView {
 #[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct RoundResultView {
     pub number: u16,
+    #[schema(value_type = super::rules::RoundEndReasonDoc)]
     pub reason: EndReason,
     /// The winning seat (a team under `rules.teams`), or null.
     pub winner: Option<u8>,
@@ -129,6 +132,7 @@ pub struct MatchResult {
     /// The winning seat (team under `rules.teams`); null for a drawn match.
     pub winner: Option<u8>,
     pub scores: Vec<i32>,
+    #[schema(value_type = super::rules::MatchEndDoc)]
     pub reason: MatchEnd,
 }
 
@@ -156,6 +160,7 @@ pub struct ClockView {
     pub bank_secs: u64,
     pub increment_secs: u64,
     pub on_timeout: service::OnTimeout,
+    #[schema(value_type = super::rules::BotLevelDoc)]
     pub timeout_bot: Level,
     pub abandon_after: u64,
     /// Per seat, its bank now in milliseconds; null for a seat a bot plays.

@@ -1,0 +1,214 @@
+//! Challenges on Redis. A challenge is a key of its own (`challenge:{id}`, a versioned
+//! value like a player's, kept [`CHALLENGE_KEPT`] after its creation or last save); each player's challenges are a sorted
+//! set in the player's slot (`player:{id}:challenges:in` and `:out`, by creation time);
+//! the due ones a sorted set of one slot (`{challenges}:due`, by due time).
+//!
+//! Creating one is several writes on several slots, the challenge first (waited on by the
+//! replicas) and the indexes after: an index entry left without its challenge, or missing
+//! after a crash, costs a listing a load, never a wrong answer (the service trusts only
+//! the challenge, and treats an open one past its expiry as expired).
+
+use super::RedisStore;
+use super::connection::corrupt;
+use super::keys::Keys;
+use super::players::{CREATE_LUA, SAVE_LUA, millis, parse_versioned, versioned_value};
+use super::scripts::Lua;
+use crate::challenges::{CHALLENGE_KEPT, ChallengeStore, Direction, Parties};
+use crate::{SaveOutcome, StoreError, Stored};
+
+/// Entries a player's index keeps at most, newest first.
+const INDEX_KEPT: usize = 1000;
+
+/// KEYS: a player's index. ARGV: created ms, challenge id, how many to keep, ttl ms.
+const INDEX_LUA: &str = r"
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -1 - tonumber(ARGV[3]))
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+";
+
+/// KEYS: a player's index. ARGV: oldest created ms kept, how many to answer.
+/// Drops the older entries; returns the ids newest first.
+const LIST_LUA: &str = r"
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+return redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+";
+
+/// KEYS: the due index. ARGV: challenge id, due ms ('' drops the entry).
+const DUE_LUA: &str = r"
+if ARGV[2] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+";
+
+pub(super) struct ChallengeScripts {
+    create: Lua,
+    save: Lua,
+    index: Lua,
+    list: Lua,
+    due: Lua,
+}
+
+impl ChallengeScripts {
+    pub(super) fn new() -> ChallengeScripts {
+        let lua = |source: &str| Lua::new(source.to_owned());
+        // A player's save keeps its key's ttl; a challenge's renews it, so a match saved
+        // while it runs is kept however long it runs.
+        let save = SAVE_LUA.replace("'KEEPTTL'", &format!("'PX', {}", millis(CHALLENGE_KEPT)));
+        assert_ne!(save, SAVE_LUA, "the save script sets its ttl as KEEPTTL");
+        ChallengeScripts {
+            create: lua(CREATE_LUA),
+            save: lua(&save),
+            index: lua(INDEX_LUA),
+            list: lua(LIST_LUA),
+            due: lua(DUE_LUA),
+        }
+    }
+}
+
+impl Keys {
+    fn challenge(&self, id: &str) -> String {
+        format!("{}challenge:{{{id}}}", self.prefix)
+    }
+    fn player_challenges(&self, player: &str, direction: Direction) -> String {
+        format!(
+            "{}player:{{{player}}}:challenges:{}",
+            self.prefix,
+            direction.as_str()
+        )
+    }
+    fn challenges_due(&self) -> String {
+        format!("{}{{challenges}}:due", self.prefix)
+    }
+}
+
+impl ChallengeStore for RedisStore {
+    async fn create_challenge(
+        &self,
+        id: &str,
+        bytes: Vec<u8>,
+        created_ms: u64,
+        parties: Parties<'_>,
+        due_ms: Option<u64>,
+    ) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        let value = versioned_value(1, &bytes);
+        let kept = millis(CHALLENGE_KEPT).to_string();
+        let scripts = &self.challenge_scripts;
+        let created = self
+            .script_int(
+                &mut conn,
+                "create challenge",
+                &scripts.create,
+                &self.keys.challenge(id),
+                &[value.as_slice(), kept.as_bytes()],
+                true,
+            )
+            .await?;
+        if created != 1 {
+            return Err(StoreError::Exists);
+        }
+        let (created, keep) = (created_ms.to_string(), INDEX_KEPT.to_string());
+        let indexes = std::iter::once((parties.challenger, Direction::Out)).chain(
+            parties
+                .opponents
+                .iter()
+                .map(|player| (player.as_str(), Direction::In)),
+        );
+        for (player, direction) in indexes {
+            self.script_int(
+                &mut conn,
+                "index challenge",
+                &scripts.index,
+                &self.keys.player_challenges(player, direction),
+                &[
+                    created.as_bytes(),
+                    id.as_bytes(),
+                    keep.as_bytes(),
+                    kept.as_bytes(),
+                ],
+                false,
+            )
+            .await?;
+        }
+        if due_ms.is_some() {
+            self.index_challenge_due(id, due_ms).await?;
+        }
+        Ok(())
+    }
+
+    async fn load_challenge(&self, id: &str) -> Result<Option<Stored>, StoreError> {
+        let mut conn = self.conns.get()?;
+        let value: Option<Vec<u8>> = self
+            .bounded(
+                "load challenge",
+                redis::cmd("GET")
+                    .arg(self.keys.challenge(id))
+                    .query_async(&mut conn),
+            )
+            .await?;
+        value
+            .map(|value| parse_versioned(&value).ok_or_else(|| corrupt("challenge value")))
+            .transpose()
+    }
+
+    async fn save_challenge(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> Result<SaveOutcome, StoreError> {
+        let key = self.keys.challenge(id);
+        let save = &self.challenge_scripts.save;
+        self.save_versioned("save challenge", save, &key, expected, &bytes)
+            .await
+    }
+
+    async fn player_challenges(
+        &self,
+        player: &str,
+        direction: Direction,
+        since_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conns.writer()?;
+        let (reply, _) = self
+            .write(
+                &mut conn,
+                self.deadline(),
+                "player challenges",
+                &self.challenge_scripts.list,
+                |cmd| {
+                    cmd.arg(1)
+                        .arg(self.keys.player_challenges(player, direction))
+                        .arg(since_ms)
+                        .arg(limit.min(INDEX_KEPT));
+                },
+                false,
+            )
+            .await?;
+        redis::from_redis_value(reply).map_err(|_| corrupt("player challenges reply"))
+    }
+
+    async fn index_challenge_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        let due = due_ms.map(|due| due.to_string()).unwrap_or_default();
+        self.script_int(
+            &mut conn,
+            "challenge due",
+            &self.challenge_scripts.due,
+            &self.keys.challenges_due(),
+            &[id.as_bytes(), due.as_bytes()],
+            false,
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn challenges_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        self.due_in(&self.keys.challenges_due(), now_ms, limit, "challenges due")
+            .await
+    }
+}
