@@ -33,7 +33,7 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
         redis-server --port 6379 --bind 127.0.0.1 --save '' --appendonly no --daemonize yes; \
         bash -c 'set -eu; log() { echo "$*" >&2; }; source scripts/redis-lib.sh; \
             trap stop_cluster EXIT; start_cluster; \
-            REDIS_URL=redis://127.0.0.1:6379 cargo test --release --locked --all-targets'; \
+            REDIS_URL=redis://127.0.0.1:6379 cargo test --release --locked --workspace --all-targets'; \
         redis-cli -p 6379 shutdown nosave || true; \
     fi; \
     cargo build --release --locked --bin domino-server; \

@@ -47,7 +47,7 @@ fn configurations() -> Vec<(Preset, Rules, u8)> {
 const TABLE_ACTIONS: [Move; 4] = [Move::Resign, Move::TimedOut, Move::Abandon, Move::Forfeit];
 
 /// Whether a table action should be accepted, from its conditions alone (see
-/// `src/engine/table.rs`): the model the engine's `check` is held to.
+/// `crates/engine/src/table.rs`): the model the engine's `check` is held to.
 fn table_action_allowed(game: &Game, seat: u8, mv: Move) -> bool {
     let in_play = !game.is_over() && seat < game.seats();
     let two_sides = game.rules().sides(game.seats()) == 2;
@@ -61,7 +61,7 @@ fn table_action_allowed(game: &Game, seat: u8, mv: Move) -> bool {
 }
 
 /// Makes a table action if `check` accepts it, holding acceptance to the model and the
-/// effect to the rules of `src/engine/table.rs`. Returns the move in canonical form when
+/// effect to the rules of `crates/engine/src/table.rs`. Returns the move in canonical form when
 /// it was made.
 fn try_table_action(game: &mut Game, seat: u8, mv: Move) -> Option<Move> {
     let allowed = table_action_allowed(game, seat, mv);

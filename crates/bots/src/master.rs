@@ -35,9 +35,7 @@ use std::time::Duration;
 use rand::{Rng, RngExt};
 
 use super::alphabeta::Searcher;
-pub use super::config::{
-    BLOCK_BONUS, Config, Method, PAIRED, RACE, SHED, SHED_SHARPNESS,
-};
+pub use super::config::{BLOCK_BONUS, Config, Method, PAIRED, RACE, SHED, SHED_SHARPNESS};
 use super::expert::candidates;
 use super::greedy;
 use super::inference::{Inference, Judge};

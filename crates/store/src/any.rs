@@ -2,13 +2,21 @@
 //!
 //! [`GameStore`] returns `impl Future`, so it cannot be a trait object; an enum that
 //! delegates keeps static dispatch (one predictable branch per call) and lets the rest of
-//! the server name a single type. It adds no behaviour of its own.
+//! the server name a single type. It adds no behaviour of its own. The one place that
+//! names both backends: every store trait is delegated here, so no trait's file depends on
+//! the backends that implement it.
 
+use std::time::Duration;
+
+use super::challenges::{ChallengeStore, Direction, Parties};
 use super::memory::MemoryStore;
+use super::players::{Created, PlayerStore};
+use super::ratings::RatingStore;
 use super::redis::RedisStore;
+use super::seeks::{Added, Gap, SeekEntry, SeekStore, Settled};
 use super::{
-    Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IdempotencyRecord, Listing,
-    Save, SaveOutcome, StoreError, Stored,
+    Creator, Event, EventStream, Evidence, GameId, GameNow, GameStore, Health, IdempotencyRecord,
+    Listing, Save, SaveOutcome, StoreError, Stored,
 };
 
 /// Either store; built by the startup code from the settings.
@@ -146,5 +154,205 @@ impl GameStore for AnyStore {
 
     async fn ping(&self) -> Result<Health, StoreError> {
         delegate!(self, s => s.ping())
+    }
+}
+
+impl ChallengeStore for AnyStore {
+    async fn create_challenge(
+        &self,
+        id: &str,
+        bytes: Vec<u8>,
+        created_ms: u64,
+        parties: Parties<'_>,
+        due_ms: Option<u64>,
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.create_challenge(id, bytes, created_ms, parties, due_ms))
+    }
+
+    async fn load_challenge(&self, id: &str) -> Result<Option<Stored>, StoreError> {
+        delegate!(self, s => s.load_challenge(id))
+    }
+
+    async fn save_challenge(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> Result<SaveOutcome, StoreError> {
+        delegate!(self, s => s.save_challenge(id, expected, bytes))
+    }
+
+    async fn player_challenges(
+        &self,
+        player: &str,
+        direction: Direction,
+        since_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.player_challenges(player, direction, since_ms, limit))
+    }
+
+    async fn index_challenge_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {
+        delegate!(self, s => s.index_challenge_due(id, due_ms))
+    }
+
+    async fn challenges_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.challenges_due(now_ms, limit))
+    }
+}
+
+impl PlayerStore for AnyStore {
+    async fn create_player(
+        &self,
+        id: &str,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> Result<Created, StoreError> {
+        delegate!(self, s => s.create_player(id, name, bytes))
+    }
+
+    async fn load_player(&self, id: &str) -> Result<Option<Stored>, StoreError> {
+        delegate!(self, s => s.load_player(id))
+    }
+
+    async fn player_named(&self, name: &str) -> Result<Option<String>, StoreError> {
+        delegate!(self, s => s.player_named(name))
+    }
+
+    async fn save_player(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> Result<SaveOutcome, StoreError> {
+        delegate!(self, s => s.save_player(id, expected, bytes))
+    }
+
+    async fn add_player_game(
+        &self,
+        id: &str,
+        game: &str,
+        created_ms: u64,
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.add_player_game(id, game, created_ms))
+    }
+
+    async fn player_games(
+        &self,
+        id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<String>, u64), StoreError> {
+        delegate!(self, s => s.player_games(id, offset, limit))
+    }
+
+    async fn admit_player(
+        &self,
+        address: &str,
+        max: usize,
+        window: Duration,
+    ) -> Result<bool, StoreError> {
+        delegate!(self, s => s.admit_player(address, max, window))
+    }
+
+    async fn unadmit_player(&self, address: &str) -> Result<(), StoreError> {
+        delegate!(self, s => s.unadmit_player(address))
+    }
+
+    async fn publish_player(&self, id: &str, event: Event) -> Result<(), StoreError> {
+        delegate!(self, s => s.publish_player(id, event))
+    }
+
+    async fn subscribe_player(&self, id: &str) -> Result<EventStream, StoreError> {
+        delegate!(self, s => s.subscribe_player(id))
+    }
+}
+
+impl RatingStore for AnyStore {
+    async fn claim_ratings(&self, game: &str, bytes: Vec<u8>) -> Result<Stored, StoreError> {
+        delegate!(self, s => s.claim_ratings(game, bytes))
+    }
+
+    async fn save_ratings(
+        &self,
+        game: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> Result<SaveOutcome, StoreError> {
+        delegate!(self, s => s.save_ratings(game, expected, bytes))
+    }
+
+    async fn rank(&self, preset: &str, player: &str, score: f64) -> Result<(), StoreError> {
+        delegate!(self, s => s.rank(preset, player, score))
+    }
+
+    async fn leaderboard(
+        &self,
+        preset: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<(String, f64)>, StoreError> {
+        delegate!(self, s => s.leaderboard(preset, offset, limit))
+    }
+}
+
+impl SeekStore for AnyStore {
+    async fn add_seek(
+        &self,
+        entry: &SeekEntry,
+        max_open: usize,
+        now_ms: u64,
+    ) -> Result<Added, StoreError> {
+        delegate!(self, s => s.add_seek(entry, max_open, now_ms))
+    }
+
+    async fn load_seek(&self, id: &str) -> Result<Option<SeekEntry>, StoreError> {
+        delegate!(self, s => s.load_seek(id))
+    }
+
+    async fn cancel_seek(&self, id: &str) -> Result<Option<SeekEntry>, StoreError> {
+        delegate!(self, s => s.cancel_seek(id))
+    }
+
+    async fn pair_seeks(
+        &self,
+        pool: &str,
+        seats: usize,
+        game: &str,
+        now_ms: u64,
+        recover_ms: u64,
+        by_rating: Option<Gap>,
+    ) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.pair_seeks(pool, seats, game, now_ms, recover_ms, by_rating))
+    }
+
+    async fn seek_pools(&self) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.seek_pools())
+    }
+
+    async fn due_seeks(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.due_seeks(now_ms, limit))
+    }
+
+    async fn settle_seek(
+        &self,
+        id: &str,
+        now_ms: u64,
+        game: &str,
+        recover_ms: u64,
+    ) -> Result<Settled, StoreError> {
+        delegate!(self, s => s.settle_seek(id, now_ms, game, recover_ms))
+    }
+
+    async fn starting_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.starting_due(now_ms, limit))
+    }
+
+    async fn seeks_of_game(&self, game: &str) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.seeks_of_game(game))
+    }
+
+    async fn started(&self, game: &str) -> Result<(), StoreError> {
+        delegate!(self, s => s.started(game))
     }
 }

@@ -5,11 +5,11 @@ use utoipa::ToSchema;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{RefOr, Schema};
 
+use crate::engine::RulesPatch;
 use crate::engine::rules::{
     BlockedAward, BlockedTie, DoubleValue, DrawRule, LeadDoubleCount, MAX_ROUNDS, MAX_TARGET,
     NextLeader, Opening, Scoring, Spinner, WhenStuck,
 };
-use crate::engine::RulesPatch;
 use crate::service::{self, Status};
 
 pub(super) fn words(
