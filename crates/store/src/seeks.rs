@@ -1,8 +1,9 @@
 //! Persistence of seeks (matchmaking): a player's wish for a game with anyone of the same
 //! pool (the same preset, seats, clock and `rated`). Pairing must use a seek once and seat
 //! a player once however many processes pair at the same moment, so the store decides it
-//! in one step: on Redis every seek key shares one slot (`{seeks}`) and one script takes a
-//! game's seeks out of their pool and marks them matched to it.
+//! in one step: on Redis every seek key shares one slot (`{seeks}`), and one script takes a
+//! game's seeks out of their pool and marks them matched to it only if every seek [`pick`]
+//! chose is still waiting.
 //!
 //! A step that matches seeks also records their game as *starting* until the service says
 //! it was created: a process that dies in between leaves the game to a sweep, which
@@ -44,8 +45,8 @@ pub struct SeekEntry {
 }
 
 /// Picks a game's seeks among `waiting` (`(id, player, rating, created_ms)`, oldest
-/// first), as [`SeekStore::pair_seeks`] says; the stores' one account of it (the Redis
-/// script does the same in Lua).
+/// first), as [`SeekStore::pair_seeks`] says: the stores' one account of it (on Redis a
+/// script lists the pool and another commits the choice if every seek is still waiting).
 pub fn pick(
     waiting: &[(String, String, f64, u64)],
     seats: usize,

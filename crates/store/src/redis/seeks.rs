@@ -1,6 +1,6 @@
-//! Seeks on Redis. Every seek key is in one slot (`{seeks}`), so one script decides a
-//! pairing: it takes a game's seeks out of their pool and marks them matched, and no other
-//! process can take them too. Each seek is a hash (`{seeks}:seek:<id>`: player, pool,
+//! Seeks on Redis. Every seek key is in one slot (`{seeks}`), so one script commits a
+//! pairing: it takes the seeks [`pick`] chose from the pool out of it and marks them
+//! matched, only if each is still waiting, and no other process can take them too. Each seek is a hash (`{seeks}:seek:<id>`: player, pool,
 //! created, expires, fallback, state, game, the service's blob), kept [`SEEK_KEPT`]; a
 //! pool is a sorted set of its waiting seeks by creation (`{seeks}:pool:<pool>`), the
 //! pools with waiting seeks a set (`{seeks}:pools`), a player's waiting seeks a set
@@ -19,7 +19,11 @@ use super::keys::Keys;
 use super::players::millis;
 use super::scripts::Lua;
 use crate::StoreError;
-use crate::seeks::{Added, Gap, SEEK_KEPT, SeekEntry, SeekState, SeekStore, Settled};
+use crate::seeks::{Added, Gap, SEEK_KEPT, SeekEntry, SeekState, SeekStore, Settled, pick};
+
+/// How many times a pairing reads its pool again after another process took a seek it
+/// chose.
+const PAIR_TRIES: usize = 8;
 
 /// KEYS: seek, pool, pools, player's set, due. ARGV: id, player, pool, created, expires,
 /// fallback ('' none), blob, max open, keep ms, due, now, seek key prefix, rating.
@@ -62,72 +66,49 @@ local function close(key, sid, state, game)
 end
 ";
 
-/// KEYS: pool, starting, the game's list. ARGV: seats, game, now, recover ms, keep ms,
-/// pool name, then the prefixes (seek, pool, player), the pools set and the due set, then
-/// by rating ('1' or '0') and the gap's base, widening a second and opening ms.
-/// Returns the seeks matched, anchor first; none when the pool holds too few that fit.
-/// The same choice as `store::seeks::pick`.
-const PAIR_LUA: &str = r"
-local P_SEEK, P_POOL, P_PLAYER, POOLS, DUE = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
-$CLOSE
-local n, now = tonumber(ARGV[1]), tonumber(ARGV[3])
-local by_rating = ARGV[12] == '1'
-local base, per_sec, open_after = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
-local function gap(created)
-  local waited = now - created
-  if waited >= open_after then return math.huge end
-  return base + per_sec * waited / 1000
-end
-local cand = {}
+/// KEYS: pool, pools. ARGV: now, seek key prefix, pool name. The pool's waiting,
+/// unexpired seeks, oldest first, as flat `id, player, rating, created` quadruples; seeks
+/// no longer waiting are taken out of the pool on the way (and an empty pool out of the
+/// pools). It chooses nothing: [`pick`] does, in Rust, for both stores.
+const CANDIDATES_LUA: &str = r"
+local now, P_SEEK = tonumber(ARGV[1]), ARGV[2]
+local out = {}
 for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local f = redis.call('HMGET', P_SEEK .. sid, 'state', 'player', 'expires', 'rating', 'created')
   if f[1] ~= 'waiting' then
     redis.call('ZREM', KEYS[1], sid)
   elseif tonumber(f[3]) > now then
-    cand[#cand + 1] = {sid, f[2], tonumber(f[4]), tonumber(f[5]), #cand + 1}
+    out[#out + 1] = sid
+    out[#out + 1] = f[2]
+    out[#out + 1] = f[4]
+    out[#out + 1] = f[5]
   end
 end
+if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('SREM', KEYS[2], ARGV[3]) end
+return out
+";
+
+/// KEYS: starting, the game's list. ARGV: game, now, recover ms, keep ms, then the
+/// prefixes (seek, pool, player), the pools set and the due set, then the seeks [`pick`]
+/// chose. Matches them to the game only if every one is still waiting and unexpired:
+/// returns 1, or 0 and changes nothing (another process took one meanwhile).
+const COMMIT_LUA: &str = r"
+local P_SEEK, P_POOL, P_PLAYER, POOLS, DUE = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+$CLOSE
+local now = tonumber(ARGV[2])
 local picked = {}
-for a = 1, #cand do
-  local anchor = cand[a]
-  local others = {}
-  for b = 1, #cand do
-    if b ~= a then others[#others + 1] = cand[b] end
-  end
-  if by_rating then
-    table.sort(others, function(x, y)
-      local dx, dy = math.abs(x[3] - anchor[3]), math.abs(y[3] - anchor[3])
-      if dx ~= dy then return dx < dy end
-      return x[5] < y[5]
-    end)
-  end
-  picked = {anchor[1]}
-  local players = {[anchor[2]] = true}
-  for _, o in ipairs(others) do
-    if #picked == n then break end
-    local fits = true
-    if by_rating then
-      fits = math.abs(o[3] - anchor[3]) <= gap(math.min(anchor[4], o[4]))
-    end
-    if fits and not players[o[2]] then
-      picked[#picked + 1] = o[1]
-      players[o[2]] = true
-    end
-  end
-  if #picked == n then break end
-  picked = {}
-end
-if #picked < n then
-  if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('SREM', POOLS, ARGV[6]) end
-  return {}
+for i = 10, #ARGV do
+  local f = redis.call('HMGET', P_SEEK .. ARGV[i], 'state', 'expires')
+  if f[1] ~= 'waiting' or tonumber(f[2]) <= now then return 0 end
+  picked[#picked + 1] = ARGV[i]
 end
 for _, sid in ipairs(picked) do
-  close(P_SEEK .. sid, sid, 'matched', ARGV[2])
+  close(P_SEEK .. sid, sid, 'matched', ARGV[1])
 end
-redis.call('ZADD', KEYS[2], ARGV[4], ARGV[2])
-redis.call('RPUSH', KEYS[3], unpack(picked))
-redis.call('PEXPIRE', KEYS[3], ARGV[5])
-return picked
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+redis.call('RPUSH', KEYS[2], unpack(picked))
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return 1
 ";
 
 /// KEYS: seek, starting, the game's list. ARGV: id, now, game, recover ms, keep ms, then
@@ -176,7 +157,8 @@ return 1
 
 pub(super) struct SeekScripts {
     add: Lua,
-    pair: Lua,
+    candidates: Lua,
+    commit: Lua,
     settle: Lua,
     cancel: Lua,
     started: Lua,
@@ -187,7 +169,8 @@ impl SeekScripts {
         let lua = |source: &str| Lua::new(source.replace("$CLOSE", CLOSE_FN));
         SeekScripts {
             add: lua(ADD_LUA),
-            pair: lua(PAIR_LUA),
+            candidates: lua(CANDIDATES_LUA),
+            commit: lua(COMMIT_LUA),
             settle: lua(SETTLE_LUA),
             cancel: lua(CANCEL_LUA),
             started: lua(STARTED_LUA),
@@ -377,37 +360,60 @@ impl SeekStore for RedisStore {
         recover_ms: u64,
         by_rating: Option<Gap>,
     ) -> Result<Vec<String>, StoreError> {
-        let keys = [
+        let pool_keys = [
             format!("{}{pool}", self.keys.pool_prefix()),
-            self.keys.starting(),
-            self.keys.game_seeks(game),
+            self.keys.pools(),
         ];
-        let mut args: Vec<Vec<u8>> = vec![
-            seats.to_string().into_bytes(),
-            game.as_bytes().to_vec(),
+        let pool_args = [
             text(now_ms).into_bytes(),
-            text(recover_ms).into_bytes(),
-            text(millis(SEEK_KEPT)).into_bytes(),
+            self.keys.seek_prefix().into_bytes(),
             pool.as_bytes().to_vec(),
         ];
-        args.extend(self.keys.seek_tail().map(String::into_bytes));
-        let gap = by_rating.unwrap_or(Gap {
-            base: 0.0,
-            per_sec: 0.0,
-            open_after_ms: 0,
-        });
-        args.extend([
-            (if by_rating.is_some() { "1" } else { "0" })
-                .as_bytes()
-                .to_vec(),
-            gap.base.to_string().into_bytes(),
-            gap.per_sec.to_string().into_bytes(),
-            gap.open_after_ms.to_string().into_bytes(),
-        ]);
-        let reply = self
-            .seek_script("pair seeks", &self.seek_scripts.pair, &keys, &args)
-            .await?;
-        redis::from_redis_value(reply).map_err(|_| corrupt("pair seeks reply"))
+        let commit_keys = [self.keys.starting(), self.keys.game_seeks(game)];
+        // Another process may take a chosen seek between the read and the commit: then
+        // the pool is read again. Each lost race means another game was paired.
+        for _ in 0..PAIR_TRIES {
+            let reply = self
+                .seek_script(
+                    "seek pool",
+                    &self.seek_scripts.candidates,
+                    &pool_keys,
+                    &pool_args,
+                )
+                .await?;
+            let flat: Vec<String> =
+                redis::from_redis_value(reply).map_err(|_| corrupt("seek pool reply"))?;
+            let waiting = flat
+                .chunks_exact(4)
+                .map(|c| {
+                    let rating = c[2].parse().map_err(|_| corrupt("seek rating"))?;
+                    let created = c[3].parse().map_err(|_| corrupt("seek created"))?;
+                    Ok((c[0].clone(), c[1].clone(), rating, created))
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let picked = pick(&waiting, seats, now_ms, by_rating);
+            if picked.is_empty() {
+                return Ok(picked);
+            }
+            let mut args: Vec<Vec<u8>> = vec![
+                game.as_bytes().to_vec(),
+                text(now_ms).into_bytes(),
+                text(recover_ms).into_bytes(),
+                text(millis(SEEK_KEPT)).into_bytes(),
+            ];
+            args.extend(self.keys.seek_tail().map(String::into_bytes));
+            args.extend(picked.iter().map(|id| id.clone().into_bytes()));
+            let reply = self
+                .seek_script("pair seeks", &self.seek_scripts.commit, &commit_keys, &args)
+                .await?;
+            match reply {
+                redis::Value::Int(1) => return Ok(picked),
+                redis::Value::Int(0) => continue,
+                _ => return Err(corrupt("pair seeks reply")),
+            }
+        }
+        // Outrun every time: the sweep pairs this pool again on its next pass.
+        Ok(Vec::new())
     }
 
     async fn seek_pools(&self) -> Result<Vec<String>, StoreError> {
