@@ -659,7 +659,7 @@ async fn idempotency_record_only_with_a_save_and_first_writer_wins<B: Backend>()
 }
 
 async fn events_since_is_ordered_and_capped<B: Backend>() {
-    const CAP: usize = domino_server::store::memory::EVENT_HISTORY;
+    const CAP: usize = domino_server::store::EVENT_HISTORY;
     let store = B::open(LONG_TTL).await;
     let id = new_id();
     store.create(&id, b"v1".to_vec(), None).await.unwrap();

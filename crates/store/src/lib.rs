@@ -196,6 +196,14 @@ pub struct Save {
     pub deadline: Option<Deadline>,
 }
 
+impl Save {
+    /// How many events the game keeps after this save: [`EVENT_HISTORY`] while it is in
+    /// play, only this save's once the match is over. The one account both stores keep.
+    pub fn events_kept(&self) -> usize {
+        if self.finished { 1 } else { EVENT_HISTORY }
+    }
+}
+
 /// When a game's clock runs out (epoch milliseconds), before a save and after it.
 ///
 /// The index of deadlines that [`GameStore::due`] reads may list a game early, never late:

@@ -39,9 +39,6 @@ use super::{
     receiver_stream,
 };
 
-/// Re-exported where it was first defined, for the paths that name it there.
-pub use super::EVENT_HISTORY;
-
 /// The compare-and-set of a versioned blob kept in `map` under `id` (a player's, a
 /// challenge's, a rated game's record), as the Redis store's `SAVE_LUA` does it.
 fn save_versioned(
@@ -379,6 +376,7 @@ impl GameStore for MemoryStore {
             });
         }
         let version = save.expected + 1;
+        let cap = save.events_kept();
         game.version = version;
         game.bytes = save.bytes;
         game.expires_at = now + self.idle_ttl;
@@ -394,7 +392,6 @@ impl GameStore for MemoryStore {
         }
         let event = save.event.map(|payload| Event { version, payload });
         if let Some(event) = &event {
-            let cap = if save.finished { 1 } else { EVENT_HISTORY };
             while game.events.len() >= cap {
                 game.events.pop_front();
             }

@@ -35,9 +35,8 @@ use self::pubsub::{Fanout, FanoutState};
 use self::scripts::Scripts;
 pub use self::scripts::save_script_source;
 use super::{
-    Creator, EVENT_HISTORY, Event, EventStream, Evidence, GameId, GameNow, GameStore, Health,
-    IDEMPOTENCY_WINDOW, IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError,
-    Stored, now_ms,
+    Creator, Event, EventStream, Evidence, GameId, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
+    IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored, now_ms,
 };
 
 /// Where the store's Redis is.
@@ -291,7 +290,7 @@ impl GameStore for RedisStore {
                         .arg(version_text(version))
                         .arg(&save.bytes)
                         .arg(self.idle_ttl_ms)
-                        .arg(if save.finished { 1 } else { EVENT_HISTORY })
+                        .arg(save.events_kept())
                         .arg(&channel)
                         .arg(&event)
                         .arg(has_record)
