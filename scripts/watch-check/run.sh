@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The watch page (/watch/{id}) in headless Chromium against the debug server (check.js:
 # a spectator's tiles, a seat's hand, live moves, a whole game played by clicking, a
-# replay), after the layout geometry's unit tests (`node --test`). Screenshots at 360 and
-# 1200 px are kept in ${CARGO_TARGET_DIR:-target}/watch-check/.
+# replay), after the unit tests of its layout geometry and its scene (`node --test`).
+# Screenshots at 360 and 1200 px are kept in ${CARGO_TARGET_DIR:-target}/watch-check/.
 #
 # - Installs playwright-core (pinned by package-lock.json, `npm ci`) under
 #   ${CARGO_TARGET_DIR:-target}/clients-cache/watch-check once, and Debian's chromium with
@@ -20,8 +20,8 @@ target_dir=${CARGO_TARGET_DIR:-target}
 deps="$target_dir/clients-cache/watch-check"
 shots="$target_dir/watch-check"
 
-# ---- the geometry, without a browser ----
-node --test "$here/" || { log "FAILED: the layout geometry's unit tests"; exit 1; }
+# ---- the geometry and the scene, without a browser ----
+node --test "$here/" || { log "FAILED: the unit tests of the layout geometry and the scene"; exit 1; }
 
 # ---- chromium and playwright-core ----
 # shellcheck source=scripts/server-lib.sh

@@ -33,6 +33,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("draw.mjs", JS, include_str!("watch/draw.mjs")),
     ("geometry.mjs", JS, include_str!("watch/geometry.mjs")),
     ("table.mjs", JS, include_str!("watch/table.mjs")),
+    ("scene.mjs", JS, include_str!("watch/scene.mjs")),
 ];
 const CSS: &str = "text/css; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";

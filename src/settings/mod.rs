@@ -5,52 +5,10 @@
 //! a typo in production should fail loudly, not fall back to a default. Nothing else in
 //! the crate reads the environment.
 //!
-//! | variable | default | meaning |
-//! |---|---|---|
-//! | `BIND_ADDR` | `0.0.0.0:8080` | `ip:port` to listen on (port 0: any free port) |
-//! | `REDIS_URL` | unset | Redis to keep games in; unset or empty: this process's memory |
-//! | `REDIS_CLUSTER_NODES` | unset | comma-separated `redis://host:port` seed nodes of a Redis Cluster to keep games in instead (not together with `REDIS_URL`) |
-//! | `REDIS_WAIT_REPLICAS` | `1` on a cluster, `0` on one Redis | replicas that must hold a write before it is acknowledged (`WAIT`, within `STORE_TIMEOUT_MS`); `0`: do not wait |
-//! | `REDIS_KEY_PREFIX` | `domino:` | prefix of every Redis key, so servers can share a Redis |
-//! | `GAME_IDLE_TTL_SECS` | `86400` | a game without a write for this long is forgotten |
-//! | `STORE_TIMEOUT_MS` | `1000` | longest wait for one store operation before a 503 |
-//! | `LOG_FORMAT` | `pretty` | `pretty` (human, one line per event) or `json` (one object per line) |
-//! | `RUST_LOG` | `info` | tracing filter directives, e.g. `info,domino_server=debug` |
-//! | `MAX_BODY_BYTES` | `16384` | largest request body accepted (413 beyond) |
-//! | `LONG_POLL_MAX_SECS` | `30` | cap on a long poll's `wait` |
-//! | `SHUTDOWN_TIMEOUT_SECS` | `8` | grace for in-flight requests on SIGTERM/SIGINT (long polls are answered and event streams ended at once; idle connections are closed) |
-//! | `CLOCK_SWEEP_MS` | `250` | how often this process looks for clocks that ran out (a timeout is acted on within this much of its deadline) |
-//! | `BOT_THREADS` | the number of cores | bots thinking at once, at most, on threads of their own (never the request workers) |
-//! | `BOT_BUDGET_MS` | `200` | the longest a move or join waits for the bots whose turn follows; what they have not played by then (and every table of bots alone) plays on in the background, in runs this long; also how long a `master` bot thinks each move, by the clock |
-//! | `BOT_MASTER_WORK` | unset | a `master` bot does this many moves of search a move instead of thinking by the clock: the same position and game give the same move (tests, benchmarks) |
-//! | `RATE_LIMIT_PER_IP` | `2000` | requests per second from one client address (IPv6: per /64); `0`: no limit |
-//! | `RATE_LIMIT_PER_IP_BURST` | the rate | requests one address may send at once before the rate applies |
-//! | `RATE_LIMIT_PER_TOKEN` | `200` | requests per second carrying one seat token; `0`: no limit |
-//! | `RATE_LIMIT_PER_TOKEN_BURST` | the rate | requests one token may send at once before the rate applies |
-//! | `RATE_LIMIT_PROXY_HOPS` | `0` | trusted proxies in front: `0` takes the client address from the connection; `N` takes the `N`-th address from the right of `X-Forwarded-For` |
-//! | `MAX_STREAMS_PER_IP` | `32` | event streams and waiting long polls open at once from one client address (IPv6: per /64); 429 beyond |
-//! | `MAX_STREAMS` | from the open-file limit, at most `10000` | event streams and waiting long polls open at once in all; 429 beyond; kept below the connections the server accepts, so health checks always get one |
-//! | `BODY_TIMEOUT_MS` | `5000` | a request body must arrive whole within this long of its head; 408 `request_timeout` and the connection closed beyond |
-//! | `HEAD_TIMEOUT_MS` | `5000` | every request head must arrive whole within this long: a connection's first from its opening (408 and closed beyond), a later one from its first byte (closed beyond) |
-//! | `MAX_CONNECTIONS_PER_IP` | `256` | connections open at once from one client address (IPv6: per /64); one more is answered 429 `rate_limited` and closed; `0`: no cap; not applied behind proxies (`RATE_LIMIT_PROXY_HOPS` > 0); must be more than `MAX_STREAMS_PER_IP` |
-//! | `ALLOW_PREARRANGED` | `true` | `false` refuses games created with `seed` or `deal` (422 `invalid_rules` naming the field) |
-//! | `CORS_ORIGINS` | unset | origins whose pages may call the API from a browser: comma-separated `scheme://host[:port]`, or `*` for any; unset: no CORS headers at all |
-//! | `MAX_WAITING_PER_IP` | `20` | games one client address (IPv6: per /64) may have waiting for players at once; one more is a 429 `rate_limited`; `0`: no cap |
-//! | `MAX_GAMES_PER_IP` | `100` | games one client address (IPv6: per /64) may have created and not finished at once, tables of bots alone included; one more is a 429 `rate_limited`; `0`: no cap |
-//! | `MAX_PLAYERS_PER_IP` | `20` | players one client address (IPv6: per /64) may create in an hour; one more is a 429 `rate_limited`; `0`: no cap |
-//! | `CHALLENGE_TTL_SECS` | `600` | how long an open challenge waits for its answers before it expires |
-//! | `SEEK_TTL_SECS` | `300` | how long a seek waits for its game before it expires |
-//! | `BOT_TABLES` | `16` | tables of bots alone this process plays at once; the others wait their turn in the store (another process may take them) |
-//! | `MEMORY_MAX_GAMES` | `100000` | games the memory store holds at once; one more is a 503 `store_unavailable`; `0`: no cap (not used with Redis) |
-//! | `GAME_CACHE_GAMES` | `10000` | games whose last written state this process keeps in memory, so that a move on one of them is one round trip to the store (see `docs/architecture.md`, "The path of one move"); the least recently written are dropped beyond; `0`: none kept |
-//!
-//! The rate limits answer 429 `rate_limited` with `Retry-After`, and every limited answer
-//! says where its client stands (`RateLimit-Policy`, `RateLimit`). Their defaults are far
-//! above what a person playing (or a bot) sends, yet cap what one client can make the
-//! server do: 2000 requests per second is roughly what this server serves on one core.
-//! `/healthz`, `/readyz` and `/metrics` are never limited. Behind a proxy, set
-//! `RATE_LIMIT_PROXY_HOPS` (else every client shares the proxy's address), and only then:
-//! `X-Forwarded-For` is written by whoever sends the request.
+//! Every variable, its default and its meaning are in `docs/configuration.md`, the one
+//! copy of that table: `tests/api/docs.rs` fails when it leaves out a variable this module
+//! reads, lists one it does not, or gives as a variable's default one value that
+//! [`Settings::default`] does not hold.
 
 mod env;
 use env::{Env, cap, positive};

@@ -1,3 +1,9 @@
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use domino_server::api::ProblemCode;
+use domino_server::settings::Settings;
+
 use crate::helpers::spawn_app;
 
 #[tokio::test]
@@ -193,4 +199,297 @@ async fn the_schema_tells_a_client_author_what_every_answer_holds() {
         );
         assert!(schemas[event].is_object(), "{event} is in the document");
     }
+}
+
+// ----- the docs' tables, held to the code -----
+//
+// Each table a reader is sent to lives once in docs/ and is checked here against the code
+// that decides it, so a change to the code that the docs do not follow fails a test.
+
+/// A file of the repository, as text.
+fn repo_file(path: &str) -> String {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
+}
+
+/// The markdown a reader is sent to: the README, the benchmarks and everything in docs/.
+fn markdown_files() -> Vec<String> {
+    let mut files = vec![
+        "README.md".to_owned(),
+        "BENCHMARKS.md".to_owned(),
+        "bench/journal.md".to_owned(),
+        "bench/arena/README.md".to_owned(),
+    ];
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    for entry in std::fs::read_dir(docs).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".md") {
+            files.push(format!("docs/{name}"));
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A text without its fenced code blocks: where a table or a link is prose.
+fn prose(text: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        let bare = line.trim_start().trim_start_matches("//!").trim_start();
+        if bare.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A markdown table: its header's cells, then each row's.
+struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+/// Every table of a text; Rust doc comments are read without their `//!`.
+fn tables(text: &str) -> Vec<Table> {
+    let cells = |line: &str| -> Vec<String> {
+        let inner = line.strip_prefix('|').unwrap_or(line);
+        let inner = inner.strip_suffix('|').unwrap_or(inner);
+        inner.split('|').map(|c| c.trim().to_owned()).collect()
+    };
+    let mut found = Vec::new();
+    let mut current: Option<Table> = None;
+    for line in prose(text).lines() {
+        let line = line.trim_start_matches("//!").trim();
+        if !line.starts_with('|') {
+            found.extend(current.take());
+            continue;
+        }
+        let row = cells(line);
+        let separator = row.iter().all(|c| c.chars().all(|ch| "-: ".contains(ch)));
+        match &mut current {
+            None => {
+                current = Some(Table {
+                    header: row,
+                    rows: Vec::new(),
+                })
+            }
+            Some(table) if !separator => table.rows.push(row),
+            Some(_) => {}
+        }
+    }
+    found.extend(current);
+    found
+}
+
+/// The code spans of a cell: the text between its backticks.
+fn code_spans(cell: &str) -> Vec<&str> {
+    cell.split('`').skip(1).step_by(2).collect()
+}
+
+fn starts(table: &Table, first: &str, second: &str) -> bool {
+    table.header.len() >= 2 && table.header[0] == first && table.header[1] == second
+}
+
+fn is_error_table(table: &Table) -> bool {
+    starts(table, "status", "code")
+}
+
+fn is_settings_table(table: &Table) -> bool {
+    starts(table, "variable", "default")
+}
+
+/// The one table of `path` that `is` picks, or a failure saying how many there were.
+fn the_table(path: &str, is: fn(&Table) -> bool) -> Table {
+    let mut found: Vec<Table> = tables(&repo_file(path)).into_iter().filter(is).collect();
+    assert_eq!(found.len(), 1, "{path} has one such table");
+    found.pop().unwrap()
+}
+
+/// Every problem code the server answers, with its status.
+fn problem_statuses() -> BTreeMap<String, u16> {
+    ProblemCode::ALL
+        .iter()
+        .map(|code| (code.as_str().to_owned(), code.status().as_u16()))
+        .collect()
+}
+
+#[test]
+fn the_error_table_of_the_docs_lists_every_problem_code_with_its_status() {
+    let table = the_table("docs/api.md", is_error_table);
+    let mut documented = BTreeMap::new();
+    for row in &table.rows {
+        let status: u16 = row[0]
+            .parse()
+            .unwrap_or_else(|_| panic!("docs/api.md: a row without a status: {row:?}"));
+        for code in code_spans(&row[1]) {
+            let twice = documented.insert(code.to_owned(), status);
+            assert!(twice.is_none(), "docs/api.md lists {code} twice");
+        }
+    }
+    let served = problem_statuses();
+    let mut wrong = Vec::new();
+    for (code, status) in &served {
+        match documented.get(code) {
+            None => wrong.push(format!("{code} ({status}) is not listed")),
+            Some(listed) if listed != status => {
+                wrong.push(format!("{code} is listed as {listed}, answers {status}"))
+            }
+            Some(_) => {}
+        }
+    }
+    for code in documented.keys().filter(|code| !served.contains_key(*code)) {
+        wrong.push(format!("{code} is listed, but no answer carries it"));
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/api.md's error table against src/api/error/table.rs:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Every variable `src/settings/` reads: the string literals there that are a variable's
+/// name (its tests left out).
+fn variables_read() -> BTreeSet<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/settings");
+    let mut read = BTreeSet::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for literal in text.split('"').skip(1).step_by(2) {
+            let is_name = literal.contains('_')
+                && literal
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+            if is_name {
+                read.insert(literal.to_owned());
+            }
+        }
+    }
+    read
+}
+
+#[test]
+fn the_settings_table_of_the_docs_lists_every_variable_read_with_its_default() {
+    let table = the_table("docs/configuration.md", is_settings_table);
+    let mut documented = BTreeMap::new();
+    for row in &table.rows {
+        let [var] = code_spans(&row[0])[..] else {
+            panic!("docs/configuration.md: a row naming no one variable: {row:?}");
+        };
+        let twice = documented.insert(var.to_owned(), row[1].clone());
+        assert!(twice.is_none(), "docs/configuration.md lists {var} twice");
+    }
+    let read = variables_read();
+    let mut wrong = Vec::new();
+    for var in read.iter().filter(|v| !documented.contains_key(*v)) {
+        wrong.push(format!("{var} is read but not listed"));
+    }
+    for var in documented.keys().filter(|v| !read.contains(*v)) {
+        wrong.push(format!("{var} is listed but never read"));
+    }
+    // A default written as one value must be the default: setting it changes nothing.
+    // Defaults in words ("unset", "the rate", "the number of cores") are not checked.
+    let defaults = format!("{:?}", Settings::default());
+    for (var, default) in &documented {
+        let [value] = code_spans(default)[..] else {
+            continue;
+        };
+        if *default != format!("`{value}`") {
+            continue;
+        }
+        match Settings::from_vars([(var.as_str(), value)]) {
+            Err(e) => wrong.push(format!("{var}: its default `{value}` is refused: {e}")),
+            Ok(set) if format!("{set:?}") != defaults => {
+                wrong.push(format!("{var}: `{value}` is not its default"))
+            }
+            Ok(_) => {}
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/configuration.md's table against src/settings/:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn each_table_is_kept_once_and_a_status_named_with_a_code_is_that_code_s() {
+    let statuses = problem_statuses();
+    let mut wrong = Vec::new();
+    let files = markdown_files().into_iter().chain(
+        [
+            "src/settings/mod.rs",
+            "src/api/error/mod.rs",
+            "src/api/error/table.rs",
+        ]
+        .map(str::to_owned),
+    );
+    for file in files {
+        let text = repo_file(&file);
+        for table in tables(&text) {
+            if is_error_table(&table) && file != "docs/api.md" {
+                wrong.push(format!(
+                    "{file}: an error table (the one copy: docs/api.md)"
+                ));
+            }
+            if is_settings_table(&table) && file != "docs/configuration.md" {
+                wrong.push(format!(
+                    "{file}: a settings table (the one copy: docs/configuration.md)"
+                ));
+            }
+        }
+        // "429 `rate_limited`", "`409 seat_taken`", "409\n`version_conflict`"; not
+        // "`method_not_allowed` (405), `request_timeout`", where the status is the code's
+        // before it.
+        let punctuation = |c: char| !(c.is_ascii_alphanumeric() || c == '_');
+        let words: Vec<&str> = text
+            .split(|c: char| c.is_whitespace() || c == '`')
+            .filter(|w| !w.is_empty())
+            .collect();
+        for pair in words.windows(2) {
+            let status = pair[0].trim_start_matches(punctuation);
+            let code = pair[1].trim_matches(punctuation);
+            let (Ok(status), Some(&real)) = (status.parse::<u16>(), statuses.get(code)) else {
+                continue;
+            };
+            if status != real {
+                wrong.push(format!("{file}: \"{status} {code}\", which is {real}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_relative_link_of_the_docs_leads_to_a_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut broken = Vec::new();
+    for file in markdown_files() {
+        let text = prose(&repo_file(&file));
+        let dir = Path::new(&file).parent().unwrap();
+        for piece in text.split("](").skip(1) {
+            let Some(target) = piece.split(')').next() else {
+                continue;
+            };
+            let path = target.split('#').next().unwrap_or_default();
+            if path.is_empty() || path.contains("://") || path.starts_with("mailto:") {
+                continue;
+            }
+            if !root.join(dir).join(path).exists() {
+                broken.push(format!("{file}: {target}"));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
 }

@@ -1,4 +1,4 @@
-//! Caps on what one address or one server may hold (README, "Operating it in public"):
+//! Caps on what one address or one server may hold (docs/operating.md, "Operating it in public"):
 //! games waiting for players per client address (`MAX_WAITING_PER_IP`, counted in the
 //! store, so across every server on one Redis), games in play per client address, tables
 //! of bots alone included (`MAX_GAMES_PER_IP`, counted likewise), games in the memory store

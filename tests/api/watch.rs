@@ -134,6 +134,7 @@ async fn every_script_and_stylesheet_of_the_pages_is_served_with_its_type() {
         "lobby.mjs",
         "geometry.mjs",
         "table.mjs",
+        "scene.mjs",
         "watch.css",
     ] {
         assert!(served.iter().any(|s| s == module), "{module} in {served:?}");

@@ -4,10 +4,10 @@
 //! `{type, title, status, detail, code}` (plus `current_version` or `legal_moves` where the
 //! contract says so). `code` is the machine-readable part clients branch on; each code,
 //! with its status and title, is one row of [`table`], which also says which service error
-//! answers with which code. The contract's error table (README, the OpenAPI document)
-//! leaves three implicit: `method_not_allowed` (405), `request_timeout` (408: the body did
-//! not arrive within `BODY_TIMEOUT_MS`; the connection is closed after it) and
-//! `internal_error` (500).
+//! answers with which code. The contract's error table (`docs/api.md`, held to [`table`]
+//! by `tests/api/docs.rs`) lists every code, `method_not_allowed` (405), `request_timeout`
+//! (408: the body did not arrive within `BODY_TIMEOUT_MS`; the connection is closed after
+//! it) and `internal_error` (500) among them.
 //!
 //! `type` is `https://domino.example/problems/<code>`: one URI per code, as RFC 9457 asks
 //! when a problem has its own semantics and extension members (so not `about:blank`).

@@ -3,7 +3,8 @@
 //!
 //! Adding an error: its variant in [`service::Error`], its row in `problem_codes!` when
 //! its code is new, and its arm in `From<service::Error>` below (the compiler asks for
-//! the arm). The README's error table and the OpenAPI document list the same codes.
+//! the arm). The error table of `docs/api.md` (held to this one by `tests/api/docs.rs`) and
+//! the OpenAPI document list the same codes.
 
 use std::borrow::Cow;
 
