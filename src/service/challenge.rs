@@ -8,10 +8,12 @@ use crate::bots::Level;
 use crate::engine::{Preset, RulesPatch};
 
 use super::clock::ClockSettings;
-use super::lasting::Lasting;
 use super::lobby::NewGame;
-use super::now_ms;
 use super::series::Series;
+use super::{Error, now_ms};
+
+/// The challenge record's format byte, then postcard.
+const FORMAT: u8 = 4;
 
 /// A player in a challenge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,6 +109,20 @@ impl Challenge {
         self.status_at(now_ms())
     }
 
+    pub(super) fn encode(&self) -> Vec<u8> {
+        postcard::to_extend(self, vec![FORMAT]).expect("a challenge always serialises")
+    }
+
+    pub(super) fn decode(bytes: &[u8]) -> Result<Challenge, Error> {
+        match bytes.split_first() {
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
+                .map_err(|e| Error::Internal(format!("stored challenge unreadable: {e}"))),
+            _ => Err(Error::Internal(
+                "stored challenge unreadable: unknown format".into(),
+            )),
+        }
+    }
+
     /// The opponents that are players, by id.
     pub(super) fn opponent_ids(&self) -> Vec<String> {
         self.opponents
@@ -188,13 +204,6 @@ pub(super) fn unseen_token() -> String {
     hex::encode(token)
 }
 
-// Format 4 since matches (a challenge with a series) were kept a day after their last
-// save; the earlier formats lived a day at most and are gone from every store.
-impl Lasting for Challenge {
-    const WHAT: &'static str = "challenge";
-    const FORMAT: u8 = 4;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,7 +257,7 @@ mod tests {
         let c = challenge();
         assert_eq!(Challenge::decode(&c.encode()).unwrap(), c);
         let mut bytes = c.encode();
-        bytes[0] = Challenge::FORMAT + 1;
+        bytes[0] = FORMAT + 1;
         assert!(Challenge::decode(&bytes).is_err());
     }
 

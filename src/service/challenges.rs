@@ -20,7 +20,6 @@ use crate::store::players::PlayerStore;
 use crate::store::{GameStore, SaveOutcome, StoreError};
 
 use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, Party, unseen_token};
-use super::lasting::Lasting;
 use super::matches::MAX_RUNNING;
 use super::player_events::PlayerNews;
 use super::players::{NO_KEY, PlayerRecord, folded};

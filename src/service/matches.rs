@@ -23,7 +23,6 @@ use crate::store::{GameStore, SaveOutcome, StoreError};
 
 use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, unseen_token};
 use super::clock::ClockSettings;
-use super::lasting::Lasting;
 use super::player_events::PlayerNews;
 use super::record::{Record, Status};
 use super::series::{MatchStatus, Series, SeriesGame, VOID};

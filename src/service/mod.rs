@@ -42,7 +42,6 @@ pub mod clock;
 mod error;
 pub mod events;
 pub mod idempotency;
-mod lasting;
 mod lobby;
 pub mod log;
 pub mod matches;

@@ -19,7 +19,6 @@ use crate::rating::Rating;
 use crate::store::players::{Created, PlayerStore};
 use crate::store::{GameStore, SaveOutcome};
 
-use super::lasting::{Lasting, Reader};
 use super::page::{MAX_PER_PAGE, page_offset};
 use super::record::{Record, Status};
 use super::view::View;
@@ -35,6 +34,8 @@ const RESERVED: [&str; 1] = ["me"];
 /// The window [`super::Caps::players`] counts creations in.
 const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
 
+/// The player's record's format byte, then postcard.
+const FORMAT: u8 = 2;
 /// Rated games a player's record remembers, newest last: a rating moved for one of them
 /// is not moved again (a sweep finishing what a dead process began).
 const RATED_GAMES_KEPT: usize = 64;
@@ -82,40 +83,21 @@ pub(super) struct PlayerRecord {
     rated_games: Vec<String>,
 }
 
-// Format 2 added the ratings and the rated games; a format 1 record reads with none.
-impl Lasting for PlayerRecord {
-    const WHAT: &'static str = "player";
-    const FORMAT: u8 = 2;
-    const OLDER: &'static [(u8, Reader<PlayerRecord>)] = &[(1, |bytes| {
-        postcard::from_bytes::<PlayerRecordV1>(bytes).map(PlayerRecord::from)
-    })];
-}
+impl PlayerRecord {
+    fn encode(&self) -> Vec<u8> {
+        postcard::to_extend(self, vec![FORMAT]).expect("a player always serialises")
+    }
 
-/// A player as format 1 stored it, before ratings.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct PlayerRecordV1 {
-    id: String,
-    name: String,
-    bot: bool,
-    created_ms: u64,
-    key_hash: [u8; 32],
-}
-
-impl From<PlayerRecordV1> for PlayerRecord {
-    fn from(v1: PlayerRecordV1) -> PlayerRecord {
-        PlayerRecord {
-            id: v1.id,
-            name: v1.name,
-            bot: v1.bot,
-            created_ms: v1.created_ms,
-            key_hash: v1.key_hash,
-            ratings: BTreeMap::new(),
-            rated_games: Vec::new(),
+    fn decode(bytes: &[u8]) -> Result<PlayerRecord, Error> {
+        match bytes.split_first() {
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
+                .map_err(|e| Error::Internal(format!("stored player unreadable: {e}"))),
+            _ => Err(Error::Internal(
+                "stored player unreadable: unknown format".into(),
+            )),
         }
     }
-}
 
-impl PlayerRecord {
     fn opens_with(&self, key: &str) -> bool {
         bool::from(key_hash(key).ct_eq(&self.key_hash))
     }
@@ -476,31 +458,6 @@ impl GameService {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A player stored before ratings (format 1), its bytes written out by hand as that
-    /// build's postcard wrote them: it opens with its key, and has no ratings yet.
-    #[test]
-    fn a_player_stored_in_format_1_reads_with_its_key_and_no_ratings() {
-        let id = "0123456789abcdef0123456789abcdef";
-        let key = new_key(id);
-        let mut bytes = vec![1, 32];
-        bytes.extend_from_slice(id.as_bytes());
-        bytes.extend_from_slice(&[3, b'a', b'n', b'n']);
-        bytes.push(0); // not a bot
-        bytes.extend_from_slice(&[0xe8, 0x07]); // created_ms 1000, LEB128
-        bytes.extend_from_slice(&key_hash(&key));
-        let record = PlayerRecord::decode(&bytes).unwrap();
-        assert_eq!((record.id.as_str(), record.name.as_str()), (id, "ann"));
-        assert!(!record.is_bot() && record.opens_with(&key));
-        assert!(record.ratings.is_empty() && record.rated_games.is_empty());
-        assert_eq!(record.profile(0).created_ms, 1000);
-        // Its next save writes the current format, which reads back the same.
-        let again = PlayerRecord::decode(&record.encode()).unwrap();
-        assert_eq!(again.encode()[0], PlayerRecord::FORMAT);
-        assert!(again.opens_with(&key));
-        bytes[0] = PlayerRecord::FORMAT + 1;
-        assert!(PlayerRecord::decode(&bytes).is_err());
-    }
 
     #[test]
     fn a_new_key_has_its_prefix_names_its_player_and_holds_256_bits() {

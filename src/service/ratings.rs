@@ -28,7 +28,6 @@ use crate::store::players::PlayerStore;
 use crate::store::ratings::RatingStore;
 use crate::store::{GameStore, SaveOutcome};
 
-use super::lasting::Lasting;
 use super::page::page_offset;
 use super::player_events::PlayerNews;
 use super::players::PlayerRecord;
@@ -43,6 +42,9 @@ const ATTEMPTS: usize = 8;
 /// A provisional rating's place on a leaderboard is its rating less this: after every
 /// established one.
 const PROVISIONAL_PENALTY: f64 = 100_000.0;
+
+/// The rating record's format byte, then postcard.
+const FORMAT: u8 = 1;
 
 /// One seat of a rated game, as its rating record holds it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -63,9 +65,20 @@ struct Job {
     done: bool,
 }
 
-impl Lasting for Job {
-    const WHAT: &'static str = "ratings";
-    const FORMAT: u8 = 1;
+impl Job {
+    fn encode(&self) -> Vec<u8> {
+        postcard::to_extend(self, vec![FORMAT]).expect("a rating record always serialises")
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Job, Error> {
+        match bytes.split_first() {
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
+                .map_err(|e| Error::Internal(format!("stored ratings unreadable: {e}"))),
+            _ => Err(Error::Internal(
+                "stored ratings unreadable: unknown format".into(),
+            )),
+        }
+    }
 }
 
 /// A rating's change, as a player's stream tells it.
