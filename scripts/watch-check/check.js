@@ -252,6 +252,8 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
       const playable = game.locator('.hand-tile.playable:not([disabled])');
       if (!hoverChecked && await playable.count() >= 2) {
         hoverChecked = true;
+        // A tile focused from the keyboard is marked too: only the pointer's mark is looked at.
+        await game.evaluate(() => document.activeElement?.blur());
         await playable.nth(0).hover();
         await game.waitForTimeout(200);
         const hovered = await markOf(playable.nth(0));
