@@ -7,7 +7,8 @@
 # The Python bot fails if a muggins call took any of its points (it reads the game's log).
 # Then each bot-account runner (runner.ts, runner.py) plays a small duplicate match against
 # `greedy` in its `match` mode (its games announced on the player's stream) and must see
-# it finished.
+# it finished, then seeks a game in its seek mode (`--seek`) that falls back to `greedy`
+# after a short wait, and plays it to the end: the game must be finished, against greedy.
 #
 # - Clients are generated from the committed openapi/openapi.json on every run, so a
 #   schema change that breaks a typed client fails here.
@@ -114,9 +115,28 @@ match_args=(match --opponent greedy --preset block --deals 2 --parallel 2 --rule
 timeout 120 node "$ts/dist/runner.js" "$url" "${match_args[@]}" || { log "FAILED: the TypeScript runner"; status=1; }
 PYTHONPATH="$py_client" timeout 120 "$venv/bin/python" "$py_src/runner.py" "$url" "${match_args[@]}" \
     || { log "FAILED: the Python runner"; status=1; }
+# The seek mode, one runner after the other: two seeks at once in one pool would pair
+# with each other rather than fall back.
+seek_args=(--seek block --fallback greedy --fallback-after 2)
+seek_finished_against_greedy() { # <runner's output file> <what>
+    local game
+    game=$(grep -o "matched, game [0-9a-f-]*" "$1" | head -n 1 | cut -d" " -f3 || true)
+    [[ -n $game ]] && curl -fsS "$url/v1/games/$game" | python3 -c '
+import json, sys
+view = json.load(sys.stdin)
+bots = [s["bot"] for s in view["seats"] if s["bot"]]
+sys.exit(0 if view["status"] == "finished" and bots == ["greedy"] else 1)' \
+        || { log "FAILED: the $2's seek did not end in a finished game against greedy (${game:-no game})"; status=1; }
+}
+timeout 120 node "$ts/dist/runner.js" "$url" "${seek_args[@]}" | tee "$work/ts-seek.out" \
+    || { log "FAILED: the TypeScript runner's seek"; status=1; }
+seek_finished_against_greedy "$work/ts-seek.out" "TypeScript runner"
+PYTHONPATH="$py_client" timeout 120 "$venv/bin/python" "$py_src/runner.py" "$url" "${seek_args[@]}" \
+    | tee "$work/py-seek.out" || { log "FAILED: the Python runner's seek"; status=1; }
+seek_finished_against_greedy "$work/py-seek.out" "Python runner"
 if [[ $status != 0 ]]; then
     log "the server's log:"
     tail -n 30 "$work/server.log" >&2
     exit 1
 fi
-printf 'clients: the TypeScript and the Python example bots played whole games, and both runners a whole match\n'
+printf 'clients: the TypeScript and the Python example bots played whole games, and both runners a whole match and a seek that fell back to greedy\n'

@@ -6,9 +6,16 @@
 //    request's address;
 // 3. a move made while the page is open appears without a reload;
 // 4. a person plays a whole game against a bot by clicking (and with the keyboard);
+//    among several playable tiles the one under the pointer, and the one waiting for its
+//    end, is marked apart from the others;
 // 5. the replay of that game steps to its end, by buttons and by arrow keys;
-// and screenshots at 360 and 1200 px of a 4-seat all_fives game with a spinner, a penalty
-// game and a replay are saved in the screenshot folder.
+// 6. a game of three rounds shows every round's result, live and in its replay;
+// 7. a token the server refuses (or that no header can carry) leaves the page a
+//    spectator's, with the reason shown;
+// 8. at 390 px on a 1x screen every pip is at least 4 px wide;
+// and screenshots at 390 and 1200 px of a 4-seat all_fives game with a spinner, a penalty
+// game, a replay, a refused token and a game of three rounds are saved in the screenshot
+// folder.
 const { chromium } = require('playwright-core');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -63,13 +70,38 @@ async function tilesOn(page) {
     const all = [...document.querySelectorAll('[data-tile]')];
     const inLayout = all.filter((e) => e.closest('svg.layout')).map((e) => e.dataset.tile).sort();
     const inHand = all.filter((e) => e.closest('#hand')).map((e) => e.dataset.tile).sort();
-    const revealed = all.filter((e) => e.closest('.round-result')).map((e) => e.dataset.tile).sort();
+    const revealed = all.filter((e) => e.closest('.round-result.latest')).map((e) => e.dataset.tile).sort();
     const elsewhere = all.filter((e) => !e.closest('svg.layout, #hand, .round-result')).map((e) => e.dataset.tile);
     const unlabelled = all.filter((e) => !e.getAttribute('aria-label')).length;
     const backs = document.querySelectorAll('.back').length;
     const backsWithValue = [...document.querySelectorAll('.back')].filter((b) => b.attributes.length > 2 || b.textContent).length;
     return { inLayout, inHand, revealed, elsewhere, unlabelled, backs, backsWithValue };
   });
+}
+
+/** The narrowest pip drawn (px), and how many: pips of closed rounds are not drawn. */
+async function smallestPip(page) {
+  return page.evaluate(() => {
+    const sizes = [...document.querySelectorAll('circle.pip')]
+      .map((c) => c.getBoundingClientRect().width)
+      .filter((w) => w > 0);
+    return { count: sizes.length, min: sizes.length ? Math.min(...sizes) : 0 };
+  });
+}
+
+/** What the page draws as a hand tile's mark: lifted, ringed, lit. */
+async function markOf(locator) {
+  return locator.evaluate((e) => {
+    const s = getComputedStyle(e);
+    return [s.transform, s.borderTopColor, s.boxShadow, s.opacity].join(' | ');
+  });
+}
+
+/** Every round_ended of a game's public log, first to last. */
+async function roundsLogged(id) {
+  const log = await api('GET', `/v1/games/${id}/log`);
+  return [...(log.start ?? []), ...log.moves.flatMap((m) => m.events)]
+    .filter((e) => e.type === 'round_ended').map((e) => e.result);
 }
 
 let failures = 0;
@@ -88,9 +120,16 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const addresses = [];
   const problems = [];
   context.on('request', (r) => addresses.push(r.url()));
-  context.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
-  const open = async (url, width = 1200) => {
+  // Pages opened with a token meant to be refused log its 401 or 403: that one is expected.
+  const refusing = new Set();
+  context.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    if (refusing.has(m.page()) && /status of 40[13]/.test(m.text())) return;
+    problems.push(m.text());
+  });
+  const open = async (url, width = 1200, { refused = false } = {}) => {
     const page = await context.newPage();
+    if (refused) refusing.add(page);
     page.on('pageerror', (e) => problems.push(String(e)));
     await page.setViewportSize({ width, height: width < 500 ? 780 : width > 1600 ? 1080 : 900 });
     await page.goto(base + url);
@@ -149,14 +188,19 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const wide = await open(`/watch/${four.id}`, 1920);
   await settled(wide, view.version);
   await wide.screenshot({ path: path.join(shots, 'four-seats-spectator-1920.png'), fullPage: true });
-  const narrowSpectator = await open(`/watch/${four.id}`, 360);
+  const narrowSpectator = await open(`/watch/${four.id}`, 390);
   await settled(narrowSpectator, view.version);
-  await narrowSpectator.screenshot({ path: path.join(shots, 'four-seats-spectator-360.png'), fullPage: true });
-  const narrow = await open(`/watch/${four.id}#token=${four.token}`, 360);
+  await narrowSpectator.screenshot({ path: path.join(shots, 'four-seats-spectator-390.png'), fullPage: true });
+  const narrow = await open(`/watch/${four.id}#token=${four.token}`, 390);
   await settled(narrow, view.version);
-  await narrow.screenshot({ path: path.join(shots, 'four-seats-player-360.png'), fullPage: true });
+  await narrow.screenshot({ path: path.join(shots, 'four-seats-player-390.png'), fullPage: true });
   const narrowWidth = await narrow.evaluate(() => document.documentElement.scrollWidth);
-  check(narrowWidth <= 360, `at 360 px nothing sticks out sideways (${narrowWidth} px wide)`);
+  check(narrowWidth <= 390, `at 390 px nothing sticks out sideways (${narrowWidth} px wide)`);
+  for (const [page, who] of [[narrowSpectator, 'a spectator'], [narrow, 'a seat']]) {
+    const pip = await smallestPip(page);
+    const dpr = await page.evaluate(() => window.devicePixelRatio);
+    check(dpr === 1 && pip.count > 0 && pip.min >= 4, `at 390 px on a 1x screen ${who}'s pips are 4 px or more (${pip.count} pips, the smallest ${pip.min.toFixed(1)} px)`);
+  }
 
   // Each page holds an event stream, and a browser opens at most 6 connections to one
   // server over HTTP/1.1: pages done with are closed.
@@ -165,7 +209,7 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   // ---- a penalty game (a start tile, penalty points), seen at both widths ----
   const penalty = await gameWithMe({ preset: 'penalty', seed: 'watch-check penalty', bots: [{ seat: 1, level: 'greedy' }] });
   view = await playMoves(penalty.id, penalty.token, 8);
-  for (const width of [360, 1200]) {
+  for (const width of [390, 1200]) {
     const page = await open(`/watch/${penalty.id}`, width);
     await settled(page, view.version);
     seen = await tilesOn(page);
@@ -180,6 +224,8 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await game.waitForSelector('#page[data-version]');
   let clicks = 0;
   let keys = 0;
+  let hoverChecked = false;
+  let chosenChecked = false;
   const deadline = Date.now() + 90000;
   for (;;) {
     const status = await game.locator('#status').textContent();
@@ -190,8 +236,32 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
     const tile = game.locator('.hand-tile.playable:not([disabled])').first();
     const action = game.locator('#actions button[data-move="draw"], #actions button[data-move="pass"], #actions button[data-move="muggins"]').first();
     if (await end.count()) {
+      if (!chosenChecked) {
+        chosenChecked = true;
+        const chosen = game.locator('.hand-tile.chosen');
+        const others = game.locator('.hand-tile.playable:not(.chosen)');
+        const pressed = await chosen.first().getAttribute('aria-pressed').catch(() => null);
+        await game.waitForTimeout(200); // past the lift's transition
+        const marks = { chosen: await markOf(chosen.first()), other: (await others.count()) ? await markOf(others.first()) : null };
+        check(await chosen.count() === 1 && pressed === 'true' && marks.chosen !== marks.other,
+          `a tile waiting for its end is marked as chosen (aria-pressed, and drawn apart: ${marks.chosen} vs ${marks.other})`);
+        await game.locator('#hand-area').screenshot({ path: path.join(shots, 'chosen-tile-1200.png') });
+      }
       await end.click();
     } else if (await tile.count()) {
+      const playable = game.locator('.hand-tile.playable:not([disabled])');
+      if (!hoverChecked && await playable.count() >= 2) {
+        hoverChecked = true;
+        // A tile focused from the keyboard is marked too: only the pointer's mark is looked at.
+        await game.evaluate(() => document.activeElement?.blur());
+        await playable.nth(0).hover();
+        await game.waitForTimeout(200);
+        const hovered = await markOf(playable.nth(0));
+        const other = await markOf(playable.nth(1));
+        check(hovered !== other, `among ${await playable.count()} playable tiles the one under the pointer is marked (${hovered} vs ${other})`);
+        await game.locator('#hand-area').screenshot({ path: path.join(shots, 'hovered-tile-1200.png') });
+        await game.mouse.move(0, 0);
+      }
       // Every other play from the keyboard: focus the tile, Enter.
       if (clicks % 2) {
         await tile.focus();
@@ -220,6 +290,7 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
         throw new Error(`the page stayed at version ${version} after a move (message: "${message}"): ${e.message}`);
       });
   }
+  check(hoverChecked && chosenChecked, `the marks were seen (pointer: ${hoverChecked}, an end to choose: ${chosenChecked})`);
   const final = await api('GET', `/v1/games/${short.id}`);
   check(final.status === 'finished' && final.result != null, `a person played a whole game by clicking (${clicks} moves, ${keys} by keyboard)`);
   const resultText = await game.locator('.match-result').innerText().catch(() => '');
@@ -227,14 +298,14 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await game.screenshot({ path: path.join(shots, 'clicked-game-finished-1200.png'), fullPage: true });
 
   // ---- 5: its replay, to the end ----
-  const replay = await open(`/watch/${short.id}#replay`, 360);
+  const replay = await open(`/watch/${short.id}#replay`, 390);
   await replay.waitForSelector('#step:not(:empty)');
   const stepText = await replay.locator('#step').innerText();
   const total = Number(stepText.split(' of ')[1]);
   await replay.locator('#next').click();
   await replay.keyboard.press('ArrowRight');
   check((await replay.locator('#step').innerText()) === `step 2 of ${total}`, 'the replay steps by button and by arrow key');
-  await replay.screenshot({ path: path.join(shots, 'replay-step-2-360.png'), fullPage: true });
+  await replay.screenshot({ path: path.join(shots, 'replay-step-2-390.png'), fullPage: true });
   await replay.locator('#last').click();
   check((await replay.locator('#step').innerText()) === `step ${total} of ${total}`, `the replay steps to its end (${total} steps)`);
   seen = await tilesOn(replay);
@@ -271,11 +342,66 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
     await page.close();
   }
 
+  // ---- 6: every round's result, live and in the replay ----
+  {
+    const body = { preset: 'all_fives', rules: { target: null, rounds: 3 }, seed: 'watch-check rounds',
+      bots: [{ seat: 0, level: 'random' }, { seat: 1, level: 'greedy' }] };
+    const { game_id: id } = await api('POST', '/v1/games', body);
+    let end = await api('GET', `/v1/games/${id}`);
+    for (let i = 0; i < 60 && end.status !== 'finished'; i++) end = await api('GET', `/v1/games/${id}?after=${end.version}&wait=2`);
+    const want = (await roundsLogged(id)).map((r) => r.number).reverse();
+    for (const width of [390, 1200]) {
+      const page = await open(`/watch/${id}`, width);
+      await settled(page, end.version);
+      const shown = await page.locator('.round-result').evaluateAll((all) => all.map((e) => Number(e.dataset.round)));
+      const sentences = await page.locator('.round-result summary').allInnerTexts();
+      check(end.status === 'finished' && want.length === 3 && same(shown, want) && sentences.every((t, i) => t.startsWith(`Round ${want[i]} over`)),
+        `at ${width} px the Results box shows every round's result, latest first (${shown.join(', ')} of ${want.join(', ')})`);
+      seen = await tilesOn(page);
+      check(same(seen.revealed, end.last_round.hands.flat().map(canonical).sort()), 'with the last round\'s hands open');
+      await page.screenshot({ path: path.join(shots, `three-rounds-${width}.png`), fullPage: true });
+      await page.close();
+    }
+    const page = await open(`/watch/${id}#replay`, 1200);
+    await page.waitForSelector('#step:not(:empty)');
+    check(await page.locator('.round-result').count() === 0, 'the replay\'s first step has no round result yet');
+    await page.keyboard.press('End');
+    const shown = await page.locator('.round-result').evaluateAll((all) => all.map((e) => Number(e.dataset.round)));
+    check(same(shown, want), `the replay's last step shows every round's result (${shown.join(', ')})`);
+    await page.close();
+  }
+
+  // ---- 7: a refused token: the spectator's view, and why ----
+  view = await api('GET', `/v1/games/${penalty.id}`);
+  for (const [fragment, what] of [
+    ['token=dgt_not-a-token', 'a token no seat has'],
+    [`token=${four.token}`, 'another game\'s token'],
+    ['token=two%20words', 'a token no header can carry'],
+  ]) {
+    const page = await open(`/watch/${penalty.id}#${fragment}`, 390, { refused: true });
+    await settled(page, view.version).catch(() => {});
+    const title = await page.locator('#title').textContent();
+    const notice = (await page.locator('#trouble').isVisible()) ? await page.locator('#trouble').textContent() : '';
+    seen = await tilesOn(page);
+    const handShown = await page.locator('#hand-area').isVisible();
+    check(!/Setting the table/.test(title) && same(seen.inLayout, layoutTiles(view.round.layout)) && seen.inHand.length === 0 && !handShown
+      && seen.backs === view.seats.reduce((n, s) => n + s.hand_count, 0),
+      `${what}: the page falls back to the spectator's view (${seen.inLayout.length} layout tiles, ${seen.backs} face down)`);
+    check(/refused/.test(notice) && /spectator/.test(notice), `and says why: "${notice}"`);
+    if (fragment.startsWith('token=dgt_')) {
+      for (const width of [390, 1200]) {
+        await page.setViewportSize({ width, height: width < 500 ? 780 : 900 });
+        await page.screenshot({ path: path.join(shots, `refused-token-${width}.png`), fullPage: true });
+      }
+    }
+    await page.close();
+  }
+
   // ---- the lobby lists an open game with a link to its table, and the game once started ----
   const waiting = await api('POST', '/v1/games', { preset: 'block', bots: [{ seat: 1, level: 'random' }] });
   const inPlay = await api('POST', '/v1/games', { preset: 'all_fives', bots: [{ seat: 1, level: 'random' }] });
   await api('POST', `/v1/games/${inPlay.game_id}/seats`, { name: 'cy' });
-  const lobby = await open('/watch', 360);
+  const lobby = await open('/watch', 390);
   const playing = lobby.locator(`#live a[href="/watch/${inPlay.game_id}"]`);
   await playing.waitFor({ timeout: 10000 });
   check((await playing.textContent()) === 'all fives', 'the lobby lists a game that was in play before it opened');
@@ -286,7 +412,7 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const started = lobby.locator(`#live a[href="/watch/${waiting.game_id}"]`);
   await started.waitFor({ timeout: 10000 });
   check(await link.count() === 0, 'once its seats are taken it moves from the open games to the games in play');
-  await lobby.screenshot({ path: path.join(shots, 'lobby-360.png'), fullPage: true });
+  await lobby.screenshot({ path: path.join(shots, 'lobby-390.png'), fullPage: true });
   await started.click();
   await lobby.waitForSelector('#page[data-version]');
   check(/block/i.test(await lobby.locator('#title').textContent()), 'the link opens its table');

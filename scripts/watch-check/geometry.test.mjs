@@ -92,7 +92,7 @@ const PRESETS = [
 ];
 // Frames in tile halves, as the page picks them: a phone's and a wide screen's.
 const FRAMES = [
-  { name: '360 px', hw: 8, hh: 10 },
+  { name: '390 px', hw: 6, hh: 8 },
   { name: '1920 px', hw: 24, hh: 10 },
 ];
 

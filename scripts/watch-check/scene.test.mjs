@@ -5,7 +5,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 
-import { replaySteps, sceneOfView } from '../../src/api/watch/scene.mjs';
+import { replaySteps, roundsOf, sceneOfView } from '../../src/api/watch/scene.mjs';
 
 const rules = { spinner: 'none', teams: false, scoring: 'points' };
 
@@ -75,4 +75,21 @@ test('a replay steps through the deal, each move and the end, hands face up', ()
   assert.deepEqual(last.seats.map((s) => s.score), [3, 0]);
   assert.equal(last.turn, null);
   assert.ok(last.lines.some((l) => l.includes('wins the match')), last.lines.join('\n'));
+  assert.deepEqual(last.rounds.map((r) => r.number), [1]);
+  assert.deepEqual(steps[0].rounds, []);
+});
+
+test('every round\'s result comes from the log, not only the view\'s last one', () => {
+  const ended = (number) => ({ type: 'round_ended', result: { number, reason: 'domino', winner: 0, hands: [[], []], awards: [5, 0], scores: [5 * number, 0] } });
+  const log = {
+    start: [{ type: 'round_started', round: 1, leader: 0 }],
+    entries: [
+      { seat: 0, events: [{ type: 'played', seat: 0, tile: '1-1' }, ended(1), { type: 'round_started', round: 2, leader: 1 }] },
+      { seat: 1, events: [{ type: 'played', seat: 1, tile: '2-2' }, ended(2), { type: 'round_started', round: 3, leader: 0 }] },
+    ],
+  };
+  assert.deepEqual(roundsOf(log, ended(2).result).map((r) => r.number), [1, 2]);
+  // A view read after the log may know a round the log does not yet.
+  assert.deepEqual(roundsOf(log, ended(3).result).map((r) => r.number), [1, 2, 3]);
+  assert.deepEqual(roundsOf({ start: [], entries: [] }, null), []);
 });

@@ -10,12 +10,18 @@ Everything else is done here, the lichess-bot way (docs/bots.md, section 10):
 - every `challenge` (and on (re)connecting, every open one `GET /v1/challenges?direction=in`
   lists) is accepted: a default, change `on_challenge()` to be choosier;
 - `match`: a duplicate match against a built-in level (`POST /v1/matches`), its margin
-  printed each time one of its games ends, until it is finished.
+  printed each time one of its games ends, until it is finished;
+- `--seek PRESET`: a game with whoever seeks the same (`POST /v1/seeks`), or with a
+  built-in level when nobody came within `--fallback-after` seconds (`--fallback LEVEL`);
+  the game comes on the stream (`game_started`), the seek is read again meanwhile, and the
+  runner exits once the game is finished (Ctrl-C while it waits cancels the seek).
 
 Usage:
   python runner.py URL [--key KEY] [--name NAME]            # play whatever comes, forever
   python runner.py URL match --opponent greedy --preset block --deals 10 --parallel 2 \\
       [--rules '{"target": null, "rounds": 1}'] [--rated]    # a match; exits when it ends
+  python runner.py URL --seek all_fives [--fallback greedy --fallback-after 15] \
+      [--seats 2] [--clock '{"bank_secs": 120}'] [--rated]   # one game; exits when it ends
 (with the generated `domino_client` importable). Exits non-zero on any unexpected answer.
 """
 
@@ -35,14 +41,15 @@ from uuid import UUID
 import httpx
 
 from domino_client import AuthenticatedClient, Client
-from domino_client.api.challenges import accept_challenge, list_challenges
+from domino_client.api.challenges import accept_challenge, cancel_seek, create_seek, get_seek, list_challenges
 from domino_client.api.matches import create_match, get_match
 from domino_client.api.play import get_game, make_move
 from domino_client.api.players import create_player, my_games, my_profile
 from domino_client.models import (
-    ChallengeList, ChallengeView, CreateMatch, CreateMatchPreset, CreatePlayer, DrawMove, GameStatus,
-    GameView, ListChallengesDirection, MatchView, MoveResult, MugginsMove, MyGamesStatus, PassMove, PlayerGameList,
-    PlayerKey, PlayerProfile, PlayMove, ResignMove, RulesOverrides)
+    BotLevel, ChallengeList, ChallengeView, ClockBody, CreateMatch, CreateMatchPreset, CreatePlayer, CreateSeek,
+    CreateSeekPreset, DrawMove, FallbackBody, GameStatus, GameView, ListChallengesDirection, MatchView, MoveResult,
+    MugginsMove, MyGamesStatus, PassMove, PlayerGameList, PlayerKey, PlayerProfile, PlayMove, ResignMove,
+    RulesOverrides, SeekView, SeekViewStatus)
 from domino_client.types import Response
 
 T = TypeVar("T")
@@ -100,6 +107,7 @@ class Runner:
         self.lock = threading.Lock()
         self.playing: set[str] = set()  # started, never twice (the list and events overlap)
         self.ended: "queue.Queue[str]" = queue.Queue()  # game ids, as their threads end
+        self.started = threading.Event()  # set as a game starts: a seek may have been matched
         self.connected = threading.Event()
 
     # -- one game --
@@ -109,6 +117,7 @@ class Runner:
                 return
             self.playing.add(game_id)
         threading.Thread(target=self.play, args=(game_id,), daemon=True).start()
+        self.started.set()
 
     def play(self, game_id: str) -> None:
         gid = UUID(game_id)
@@ -249,12 +258,53 @@ def run_match(runner: Runner, args: argparse.Namespace) -> None:
             fail(f"match {match.id} is {match.status}")
 
 
+def run_seek(runner: Runner, args: argparse.Namespace) -> None:
+    fallback = (FallbackBody(level=BotLevel(args.fallback), after_secs=args.fallback_after)
+                if args.fallback else None)
+    clock = ClockBody.from_dict(json.loads(args.clock)) if args.clock else None
+    body = CreateSeek(preset=CreateSeekPreset(args.seek), rated=args.rated, seats=args.seats,
+                      clock=clock, fallback=fallback)
+    seek = expect(201, SeekView, create_seek.sync_detailed(client=runner.client, body=body), "seek")
+    instead = f", else {fallback.level.value} after {fallback.after_secs} s" if fallback else ""
+    say(f"seek {seek.id}: {args.seek}, {seek.seats} seats{', rated' if seek.rated else ''}{instead}: "
+        f"{seek.status.value}")
+    try:
+        # The game comes on the stream; the seek is read again each time a game starts, and
+        # every second anyway (its status says when it was matched, or expired).
+        while seek.status == SeekViewStatus.WAITING:
+            runner.started.wait(timeout=1)
+            runner.started.clear()
+            seek = expect(200, SeekView, get_seek.sync_detailed(seek.id, client=runner.client),
+                          f"seek {seek.id}")
+    except KeyboardInterrupt:
+        # A seek left waiting would match a game nobody plays: take it back.
+        cancel_seek.sync_detailed(seek.id, client=runner.client)
+        raise
+    if seek.status != SeekViewStatus.MATCHED or seek.game_id is None:
+        hint = ": nobody came (seek again, or with --fallback)" if seek.status == SeekViewStatus.EXPIRED else ""
+        fail(f"seek {seek.id} is {seek.status.value}{hint}")
+    game_id = str(seek.game_id)
+    say(f"seek {seek.id}: matched, game {game_id} (watch it at {args.url.rstrip('/')}/watch/{game_id})")
+    runner.start_game(game_id)  # the stream announces it; this only makes sure
+    while runner.ended.get() != game_id:
+        pass
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="A bot account that plays every game it is given.")
     parser.add_argument("url", help="the server, e.g. http://127.0.0.1:8080")
     parser.add_argument("--key", default=os.environ.get("DOMINO_KEY"),
                         help="the player's key (default: $DOMINO_KEY; none: a new bot account)")
     parser.add_argument("--name", help="the new bot account's name (default: py-runner-<random>)")
+    parser.add_argument("--seek", metavar="PRESET", choices=[p.value for p in CreateSeekPreset],
+                        help="seek one game of PRESET, play it, exit")
+    parser.add_argument("--fallback", metavar="LEVEL", choices=[b.value for b in BotLevel],
+                        help="with --seek: a built-in level fills the seats nobody took in time")
+    parser.add_argument("--fallback-after", metavar="SECS", type=int, default=15,
+                        help="with --fallback: how long to wait for players first (1 to 300)")
+    parser.add_argument("--seats", type=int, help="with --seek: 2 to 4 (default 2)")
+    parser.add_argument("--clock", help="with --seek: the clock as JSON, e.g. '{\"bank_secs\": 120}'")
+    parser.add_argument("--rated", action="store_true", help="with --seek: a rated game")
     sub = parser.add_subparsers(dest="command")
     m = sub.add_parser("match", help="a duplicate match against a built-in level")
     m.add_argument("--opponent", default="greedy", help="random, greedy or expert")
@@ -265,6 +315,8 @@ def main() -> None:
     m.add_argument("--rated", action="store_true")
     m.add_argument("--key", default=argparse.SUPPRESS, help="as above")
     args = parser.parse_args()
+    if args.command == "match" and args.seek:
+        parser.error("--seek and match are two modes: one at a time")
 
     key: str | None = args.key
     if key is None:
@@ -281,11 +333,14 @@ def main() -> None:
 
     runner = Runner(client)
     threading.Thread(target=runner.listen, daemon=True).start()
-    if args.command != "match":
+    if args.command != "match" and not args.seek:
         threading.Event().wait()  # play for ever (Ctrl-C ends it)
     if not runner.connected.wait(timeout=30):  # the stream first: game_started is not replayed
         fail("events: not connected after 30 s")
-    run_match(runner, args)
+    if args.seek:
+        run_seek(runner, args)
+    else:
+        run_match(runner, args)
 
 
 if __name__ == "__main__":

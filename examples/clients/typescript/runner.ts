@@ -10,12 +10,18 @@
 // - every `challenge` (and on (re)connecting, every open one GET /v1/challenges?direction=in
 //   lists) is accepted: a default, change `onChallenge()` to be choosier;
 // - `match`: a duplicate match against a built-in level (POST /v1/matches), its margin
-//   printed each time one of its games ends, until it is finished.
+//   printed each time one of its games ends, until it is finished;
+// - `--seek PRESET`: a game with whoever seeks the same (POST /v1/seeks), or with a
+//   built-in level when nobody came within --fallback-after seconds (--fallback LEVEL);
+//   the game comes on the stream (`game_started`), the seek is read again meanwhile, and
+//   the runner exits once the game is finished (Ctrl-C while it waits cancels the seek).
 //
 // Usage:
 //   node dist/runner.js URL [--key KEY] [--name NAME]          # play whatever comes, forever
 //   node dist/runner.js URL match --opponent greedy --preset block --deals 10 --parallel 2 \
 //       [--rules '{"target": null, "rounds": 1}'] [--rated]  # a match; exits when it ends
+//   node dist/runner.js URL --seek all_fives [--fallback greedy --fallback-after 15] \
+//       [--seats 2] [--clock '{"bank_secs": 120}'] [--rated]  # one game; exits when it ends
 // Exits non-zero on any answer it did not expect.
 import createClient from "openapi-fetch";
 import { randomUUID, randomBytes } from "node:crypto";
@@ -29,6 +35,9 @@ type Challenge = Schemas["ChallengeView"];
 type PlayerEvent = Schemas["PlayerEvent"];
 type MatchView = Schemas["MatchView"];
 type Preset = Schemas["CreateMatch"]["preset"];
+type Level = Schemas["BotLevel"];
+const presets: readonly Preset[] = ["classic", "block", "draw", "all_fives", "muggins", "penalty"];
+const levels: readonly Level[] = ["random", "greedy", "expert", "master"];
 
 // ---- the one function to fill in ------------------------------------------------------
 
@@ -67,13 +76,19 @@ const { values: opts, positionals } = parseArgs({
     parallel: { type: "string", default: "2" },
     rules: { type: "string" },
     rated: { type: "boolean", default: false },
+    seek: { type: "string" },
+    fallback: { type: "string" },
+    "fallback-after": { type: "string", default: "15" },
+    seats: { type: "string" },
+    clock: { type: "string" },
   },
 });
 const [server, command] = positionals;
-if (server === undefined || (command !== undefined && command !== "match")) {
+if (server === undefined || (command !== undefined && command !== "match") || (command === "match" && opts.seek !== undefined)) {
   console.error(
     "usage: runner.js URL [--key KEY] [--name NAME]\n" +
-      "       runner.js URL match [--key KEY] --opponent greedy --preset block --deals 10 --parallel 2 [--rules JSON] [--rated]",
+      "       runner.js URL match [--key KEY] --opponent greedy --preset block --deals 10 --parallel 2 [--rules JSON] [--rated]\n" +
+      "       runner.js URL --seek PRESET [--key KEY] [--fallback LEVEL --fallback-after SECS] [--seats N] [--clock JSON] [--rated]",
   );
   process.exit(2);
 }
@@ -94,12 +109,29 @@ console.log(`playing as ${me.data.name}`);
 
 // ---- one game ----
 const started = new Set<string>(); // never twice: the list and the events overlap
-const gameEnded: Array<() => void> = []; // who waits for the next game to end
+const finished = new Set<string>();
+const waiting: Array<() => void> = []; // who waits for the next game to start or end
+
+function news(): void {
+  for (const wake of waiting.splice(0)) wake();
+}
+
+// Until a game starts or ends, or `ms` passed anyway.
+function nextNews(ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    waiting.push(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
 
 function startGame(id: string): void {
   if (started.has(id)) return;
   started.add(id);
   play(id).catch((error: unknown) => fail(`game ${id}: ${String(error)}`));
+  news();
 }
 
 async function play(id: string): Promise<void> {
@@ -131,7 +163,8 @@ async function play(id: string): Promise<void> {
     `game ${id} finished: scores ${JSON.stringify(view.scores)}, winner ${view.result?.winner ?? "none"}, ` +
       `we were seat ${view.you} and made ${moves} moves`,
   );
-  for (const wake of gameEnded.splice(0)) wake();
+  finished.add(id);
+  news();
 }
 
 // ---- the player's stream ----
@@ -239,7 +272,6 @@ function marginLine(match: MatchView): string {
 }
 
 async function runMatch(): Promise<void> {
-  const presets: readonly Preset[] = ["classic", "block", "draw", "all_fives", "muggins", "penalty"];
   const preset = presets.find((p) => p === opts.preset);
   if (preset === undefined) fail(`unknown preset ${opts.preset}`);
   const rules = opts.rules === undefined ? null : (JSON.parse(opts.rules) as Schemas["RulesOverrides"]);
@@ -257,14 +289,8 @@ async function runMatch(): Promise<void> {
   console.log(`match ${id}: ${body.deals} deals of ${preset} against ${body.opponent}, ${body.parallel} at a time`);
   let last = "";
   for (;;) {
-    // A game ended (its task says so), or look again in a while anyway.
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 5000);
-      gameEnded.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    // A game started or ended (its task says so), or look again in a while anyway.
+    await nextNews(5000);
     const read = await api.GET("/v1/matches/{id}", { params: { path: { id } } });
     if (read.data === undefined || read.response.status !== 200) fail("match", read.response.status, read.error);
     const match = read.data;
@@ -277,6 +303,51 @@ async function runMatch(): Promise<void> {
   }
 }
 
+// ---- a seek ----
+async function runSeek(presetName: string): Promise<void> {
+  const preset = presets.find((p) => p === presetName);
+  if (preset === undefined) fail(`unknown preset ${presetName}`);
+  let fallback: Schemas["FallbackBody"] | null = null;
+  if (opts.fallback !== undefined) {
+    const level = levels.find((l) => l === opts.fallback);
+    if (level === undefined) fail(`unknown level ${opts.fallback} (one of ${levels.join(", ")})`);
+    fallback = { level, after_secs: Number(opts["fallback-after"]) };
+  }
+  const body: Schemas["CreateSeek"] = {
+    preset,
+    rated: opts.rated,
+    seats: opts.seats === undefined ? null : Number(opts.seats),
+    clock: opts.clock === undefined ? null : (JSON.parse(opts.clock) as Schemas["ClockBody"]),
+    fallback,
+  };
+  const made = await api.POST("/v1/seeks", { body });
+  if (made.data === undefined || made.response.status !== 201) fail("seek", made.response.status, made.error);
+  let seek = made.data;
+  const { id } = seek;
+  const instead = fallback === null ? "" : `, else ${fallback.level} after ${fallback.after_secs} s`;
+  console.log(`seek ${id}: ${preset}, ${seek.seats} seats${seek.rated ? ", rated" : ""}${instead}: ${seek.status}`);
+  // A seek left waiting would match a game nobody plays: Ctrl-C takes it back.
+  const cancel = (): void => {
+    api.DELETE("/v1/seeks/{id}", { params: { path: { id } } }).finally(() => process.exit(130));
+  };
+  process.once("SIGINT", cancel);
+  // The game comes on the stream; the seek is read again each time a game starts, and
+  // every second anyway (its status says when it was matched, or expired).
+  while (seek.status === "waiting") {
+    await nextNews(1000);
+    const read = await api.GET("/v1/seeks/{id}", { params: { path: { id } } });
+    if (read.data === undefined || read.response.status !== 200) fail(`seek ${id}`, read.response.status, read.error);
+    seek = read.data;
+  }
+  process.off("SIGINT", cancel);
+  const gameId = seek.game_id;
+  if (seek.status !== "matched" || gameId === null || gameId === undefined)
+    fail(`seek ${id} is ${seek.status}${seek.status === "expired" ? ": nobody came (seek again, or with --fallback)" : ""}`);
+  console.log(`seek ${id}: matched, game ${gameId} (watch it at ${server!.replace(/\/$/, "")}/watch/${gameId})`);
+  startGame(gameId); // the stream announces it; this only makes sure
+  while (!finished.has(gameId)) await nextNews(5000);
+}
+
 const connected = new Promise<void>((resolve) => {
   listen(resolve).catch((error: unknown) => fail(`events: ${String(error)}`));
 });
@@ -286,5 +357,13 @@ if (command === "match") {
   await connected;
   clearTimeout(timeout);
   await runMatch();
+  process.exit(0);
+}
+if (opts.seek !== undefined) {
+  // The stream first, as for a match: a seek may be matched as soon as it is made.
+  const timeout = setTimeout(() => fail("events: not connected after 30 s"), 30_000);
+  await connected;
+  clearTimeout(timeout);
+  await runSeek(opts.seek);
   process.exit(0);
 }

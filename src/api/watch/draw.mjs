@@ -43,7 +43,8 @@ export function pipSpots(n) {
 
 /** The pips of `n` in the unit square at (x, y). */
 function pips(group, n, x, y) {
-  const r = n <= 9 ? 0.085 : 0.065;
+  // As large as the grid allows (8 and 9 fill it): a pip must read on a phone's 1x screen.
+  const r = n <= 9 ? 0.105 : 0.072;
   for (const [px, py] of pipSpots(n)) {
     group.append(svg('circle', { cx: x + px, cy: y + py, r, class: `pip pip-${n}` }));
   }

@@ -34,6 +34,10 @@ const state = {
   choosing: null, // a tile whose end is being chosen
   confirmResign: false,
   message: '',
+  // Rounds the reader opened or closed in the Results box, kept across redraws.
+  openRounds: new Set(),
+  closedRounds: new Set(),
+  tokenRefused: null, // why the token was refused, once it was
 };
 
 // ----- drawing -----
@@ -41,8 +45,9 @@ const state = {
 /** The frame the layout is laid out in, in tile halves, from the felt's size. */
 function frameFor(felt) {
   const width = Math.max(280, felt.clientWidth || 320);
-  // A tile's half: about 20 px on a phone, up to 32 px on a wide screen.
-  const unit = Math.min(32, Math.max(18, width / 22));
+  // A tile's half: 24 px or more (its pips then 5 px wide on a 1x screen), up to 32 px on
+  // a wide screen. A layout too long for the frame still shrinks it (fitTable).
+  const unit = Math.min(32, Math.max(24, width / 22));
   const hw = Math.max(6, Math.floor(width / unit / 2) - 1);
   const hh = Math.max(6, Math.round(hw * (width < 600 ? 1.3 : 0.6)));
   return { hw, hh };
@@ -155,18 +160,33 @@ function drawSide(scene) {
   if (scene.result) {
     results.append(el('p', { class: 'match-result', text: describeMatch(scene.names, scene.result) }));
   }
-  if (scene.lastRound) {
-    const r = scene.lastRound;
-    const box = el('div', { class: 'round-result' }, el('p', { text: describeRound(scene.names, r) }));
+  // Every round, the latest first and open: a match to 150 may take ten rounds, and the
+  // hands each ended with are what one looks back at.
+  const rounds = scene.rounds ?? (scene.lastRound ? [scene.lastRound] : []);
+  const latest = rounds[rounds.length - 1]?.number;
+  const roundList = el('ol', { class: 'rounds', reversed: true });
+  for (const r of [...rounds].reverse()) {
+    const open = r.number === latest ? !state.closedRounds.has(r.number) : state.openRounds.has(r.number);
+    const box = el('details', {
+      class: `round-result${r.number === latest ? ' latest' : ''}`,
+      'data-round': r.number,
+      open,
+      ontoggle: (e) => {
+        const set = r.number === latest ? state.closedRounds : state.openRounds;
+        if (e.target.open === (r.number === latest)) set.delete(r.number);
+        else set.add(r.number);
+      },
+    }, el('summary', { text: describeRound(scene.names, r) }));
     r.hands.forEach((hand, seat) => {
       const row = el('div', { class: 'revealed' }, el('span', { class: 'who', text: `${seatName(scene.names, seat)}:` }));
       if (!hand.length) row.append(el('span', { class: 'empty', text: 'out' }));
       for (const t of hand) row.append(faceUpTile(t, 'tiny'));
       box.append(row);
     });
-    results.append(box);
+    roundList.append(el('li', {}, box));
   }
-  $('results-section').hidden = !scene.result && !scene.lastRound;
+  if (rounds.length) results.append(roundList);
+  $('results-section').hidden = !scene.result && !rounds.length;
 }
 
 function drawTitle(scene) {
@@ -184,7 +204,7 @@ function drawTitle(scene) {
 
 function drawHand(scene) {
   const area = $('hand-area');
-  if (!token || replaying || !scene.hand) {
+  if (!seatToken() || replaying || !scene.hand) {
     area.hidden = true;
     return;
   }
@@ -192,6 +212,8 @@ function drawHand(scene) {
   const plays = scene.legal.filter((m) => m.type === 'play');
   const hand = $('hand');
   hand.replaceChildren();
+  // While a tile waits for its end, the others step back, so the one chosen stands out.
+  hand.classList.toggle('choosing', Boolean(state.choosing));
   for (const text of scene.hand) {
     const t = canonical(text);
     const moves = plays.filter((m) => canonical(m.tile) === t);
@@ -200,7 +222,8 @@ function drawHand(scene) {
       type: 'button',
       class: `hand-tile ${moves.length ? 'playable' : ''} ${state.choosing === t ? 'chosen' : ''}`,
       'data-tile': t,
-      'aria-label': `${tileLabel(a, b)}${moves.length ? ', playable' : ''}`,
+      'aria-label': `${tileLabel(a, b)}${moves.length ? ', playable' : ''}${state.choosing === t ? ', chosen' : ''}`,
+      'aria-pressed': moves.length ? String(state.choosing === t) : false,
       disabled: !moves.length || state.busy,
       onclick: () => chooseTile(t, moves),
     }, tileSvg(t));
@@ -312,9 +335,27 @@ function draw() {
   $('page').dataset.version = replaying ? `step-${state.step}` : String(state.view.version);
 }
 
+/** The token to send: none once the server refused it, so the page reads as a spectator. */
+const seatToken = () => (state.tokenRefused ? null : token);
+
+/**
+ * Gives the token up and says why where anyone sees it: the hand's message box is not
+ * drawn for a spectator, and a page left on "Setting the table…" tells nothing.
+ */
+function refuseToken(reason) {
+  state.tokenRefused = reason;
+  // What was read with the token may hold the seat's own draws: read it again as anyone.
+  state.log = { start: [], entries: [] };
+  state.message = '';
+  const notice = $('trouble');
+  notice.textContent = `This token was refused (${reason}): watching as a spectator.`;
+  notice.dataset.kind = 'token';
+  notice.hidden = false;
+}
+
 async function refreshLog() {
   const known = state.log.entries.length ? state.log.entries[state.log.entries.length - 1].index : 0;
-  const more = await readLog(gameId, token, known);
+  const more = await readLog(gameId, seatToken(), known);
   if (known === 0) state.log.start = more.start;
   state.log.entries.push(...more.entries);
 }
@@ -331,14 +372,15 @@ async function refresh() {
     do {
       again = false;
       try {
-        const view = await readView(gameId, state.tokenRefused ? null : token);
+        const view = await readView(gameId, seatToken());
         await refreshLog();
         state.view = view;
         state.receivedAt = performance.now();
       } catch (err) {
-        if (err.status === 401 && token && !state.tokenRefused) {
-          state.tokenRefused = true;
-          state.message = 'This token is not one of this game\'s seats: watching as a spectator.';
+        // 401: no seat has this token (mistyped, cut short, another game's); 403: a
+        // player's key for a seat not bound to it.
+        if ((err.status === 401 || err.status === 403) && seatToken()) {
+          refuseToken(err.message);
           again = true;
         } else {
           showTrouble(err.status === 404 ? 'No such game (or it has expired).' : `Could not read the game: ${err.message}`);
@@ -364,6 +406,8 @@ function showTrouble(text) {
 let stopEvents = null;
 
 async function live() {
+  // A header cannot carry such a token: fetch would throw before asking anything.
+  if (token && !/^[\x21-\x7e]+$/.test(token)) refuseToken('it holds characters no token has');
   await refresh();
   if (!state.view) return;
   follow();

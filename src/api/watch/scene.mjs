@@ -34,11 +34,28 @@ export function sceneOfView(view, log) {
     unclaimed: round?.unclaimed ?? null,
     lines: lastLines(view, log, 8),
     lastRound: view.last_round,
+    rounds: roundsOf(log, view.last_round),
     result: view.result,
     hand: view.hand,
     legal: view.legal_moves ?? [],
     names: view,
   };
+}
+
+/**
+ * Every finished round's result, first to last: the view carries only the last one, the
+ * log all of them. A log read before the view (or cut short) may lack the view's last one,
+ * which is added then.
+ */
+export function roundsOf(log, lastRound) {
+  const rounds = [];
+  const see = (e) => {
+    if (e.type === 'round_ended' && e.result) rounds.push(e.result);
+  };
+  log.start.forEach(see);
+  for (const entry of log.entries) entry.events.forEach(see);
+  if (lastRound && !rounds.some((r) => r.number === lastRound.number)) rounds.push(lastRound);
+  return rounds;
 }
 
 function playedDoublesOfRound(log) {
@@ -79,6 +96,7 @@ export function replaySteps(exported, log) {
   let builder = new LayoutBuilder(rules);
   let roundNumber = 1;
   let lastRound = null;
+  let rounds = [];
   let result = null;
   const snapshot = (lines, turn) => {
     const layout = JSON.parse(JSON.stringify(builder.layout));
@@ -107,6 +125,7 @@ export function replaySteps(exported, log) {
       unclaimed: null,
       lines,
       lastRound,
+      rounds,
       result,
       hand: null,
       legal: [],
@@ -146,6 +165,8 @@ export function replaySteps(exported, log) {
       case 'round_ended':
         scores = [...e.result.scores];
         lastRound = e.result;
+        // A new array, so that the steps before keep the rounds they had.
+        rounds = [...rounds, e.result];
         break;
       case 'match_ended':
         result = e.result;
