@@ -9,7 +9,7 @@ use crate::bots::Level;
 use crate::engine::Seed;
 use crate::margin::{Margin, margin};
 
-use super::now_ms;
+use crate::service::shared::now_ms;
 
 /// One game of a series.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,7 +87,7 @@ pub struct Tally {
 
 impl Series {
     /// A series on a secret seed, or on one made from `seed` text.
-    pub(super) fn new(deals: u32, duplicate: bool, parallel: u8, seed: Option<&str>) -> Series {
+    pub(crate) fn new(deals: u32, duplicate: bool, parallel: u8, seed: Option<&str>) -> Series {
         let bytes = match seed {
             Some(text) => Sha256::digest(text.as_bytes()).into(),
             None => {
@@ -121,19 +121,19 @@ impl Series {
 
     /// The challenger's seat in game `index` (and its side: at 4 seats, teams play seats
     /// 0 and 2 against 1 and 3): the second game of a duplicate deal swaps the sides.
-    pub(super) fn challenger_seat(&self, index: u32) -> u8 {
+    pub(crate) fn challenger_seat(&self, index: u32) -> u8 {
         u8::from(self.duplicate && index % 2 == 1)
     }
 
     /// Deal `deal`'s seed: the same for both games of a duplicate deal.
-    pub(super) fn seed_of(&self, deal: u32) -> Seed {
+    pub(crate) fn seed_of(&self, deal: u32) -> Seed {
         let mut hash = Sha256::new();
         hash.update(self.seed);
         hash.update(deal.to_le_bytes());
         Seed(hash.finalize().into())
     }
 
-    pub(super) fn in_play(&self) -> usize {
+    pub(crate) fn in_play(&self) -> usize {
         self.games.iter().filter(|g| g.result.is_none()).count()
     }
 

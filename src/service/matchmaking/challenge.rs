@@ -1,16 +1,15 @@
 //! A challenge as it is stored and as its players see it: who challenged whom, to which
 //! game, and where it stands. The use cases that change it are in [`super::challenges`].
 
-use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::series::Series;
 use crate::bots::Level;
 use crate::engine::{Preset, RulesPatch};
-
-use super::clock::ClockSettings;
-use super::lobby::NewGame;
-use super::series::Series;
-use super::{Error, now_ms};
+use crate::service::Error;
+use crate::service::games::admit::NewGame;
+use crate::service::games::clock::ClockSettings;
+use crate::service::shared::now_ms;
 
 /// The challenge record's format byte, then postcard.
 const FORMAT: u8 = 4;
@@ -31,7 +30,7 @@ pub enum Opponent {
 }
 
 impl Opponent {
-    pub(super) fn player(&self) -> Option<&Party> {
+    pub(crate) fn player(&self) -> Option<&Party> {
         match self {
             Opponent::Player { party, .. } => Some(party),
             Opponent::Level(_) => None,
@@ -73,7 +72,7 @@ impl ChallengeStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Challenge {
     pub id: String,
-    pub(super) status: ChallengeStatus,
+    pub(crate) status: ChallengeStatus,
     /// Seat 0.
     pub challenger: Party,
     /// Seats 1 and on, in order.
@@ -109,11 +108,11 @@ impl Challenge {
         self.status_at(now_ms())
     }
 
-    pub(super) fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         postcard::to_extend(self, vec![FORMAT]).expect("a challenge always serialises")
     }
 
-    pub(super) fn decode(bytes: &[u8]) -> Result<Challenge, Error> {
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Challenge, Error> {
         match bytes.split_first() {
             Some((&FORMAT, rest)) => postcard::from_bytes(rest)
                 .map_err(|e| Error::Internal(format!("stored challenge unreadable: {e}"))),
@@ -124,7 +123,7 @@ impl Challenge {
     }
 
     /// The opponents that are players, by id.
-    pub(super) fn opponent_ids(&self) -> Vec<String> {
+    pub(crate) fn opponent_ids(&self) -> Vec<String> {
         self.opponents
             .iter()
             .filter_map(|o| o.player().map(|p| p.id.clone()))
@@ -132,18 +131,18 @@ impl Challenge {
     }
 
     /// Every player in it, challenger first.
-    pub(super) fn player_ids(&self) -> Vec<String> {
+    pub(crate) fn player_ids(&self) -> Vec<String> {
         std::iter::once(self.challenger.id.clone())
             .chain(self.opponent_ids())
             .collect()
     }
 
-    pub(super) fn all_accepted(&self) -> bool {
+    pub(crate) fn all_accepted(&self) -> bool {
         self.opponents.iter().all(Opponent::accepted)
     }
 
     /// The game it asks for, its seats as yet unbound.
-    pub(super) fn new_game(&self) -> NewGame {
+    pub(crate) fn new_game(&self) -> NewGame {
         NewGame {
             preset: self.preset,
             overrides: self.overrides,
@@ -194,14 +193,6 @@ pub struct NewChallenge {
     pub seats: u8,
     pub clock: Option<ClockSettings>,
     pub rated: bool,
-}
-
-/// A token for a seat bound to a player: the player's key opens it, so this token is
-/// never shown to anyone.
-pub(super) fn unseen_token() -> String {
-    let mut token = [0u8; 32];
-    rand::rng().fill_bytes(&mut token);
-    hex::encode(token)
 }
 
 #[cfg(test)]
