@@ -11,9 +11,9 @@
 //!   background, the lobby, a game's events and history; the stored game and its one
 //!   write path, and the one admission path every game made goes through.
 //! - [`players`]: players (identities that outlive a game), their keys, a player's stream.
-//! - [`matchmaking`]: challenges (a player's invitation, which becomes exactly one game)
-//!   and seeks (matchmaking by pool, decided by the store in one step).
-//! - [`matches`]: the duplicate arena: a match's series of games, driven from its
+//! - [`matchmaking`]: how players meet. Challenges, a player's invitation, which becomes
+//!   exactly one game; seeks, matchmaking by pool, decided by the store in one step.
+//! - [`matches`](mod@matches): the duplicate arena: a match's series of games, driven from its
 //!   challenge.
 //! - [`ratings`]: a rated game's ratings moved once, and the leaderboards.
 //! - [`dispatch`]: what follows a game's save (lobby news, player news, ratings, the

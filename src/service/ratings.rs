@@ -4,13 +4,15 @@
 //!
 //! How once is kept:
 //! 1. Before the save that finishes a rated game, the game is indexed as due a little
-//!    later ([`RECOVER_AFTER`]): should the process stop after the save, a sweep settles it.
+//!    later (by the games' write path): should the process stop after the save, the
+//!    games' sweep finds it due and the dispatcher settles it.
 //! 2. Settling claims the game's rating record in the store: who is rated, from which
 //!    ratings (the snapshot), with which score. The first claim is kept, so every process
 //!    settling the game works from the same snapshot.
 //! 3. Each player's rating moves by a compare-and-set on its record, which remembers the
 //!    rated games that moved it: a second settling of the game skips it.
-//! 4. The rating record is marked done and the game's due entry dropped.
+//! 4. The rating record is marked done; then the dispatcher has the games aggregate drop
+//!    the game's due entry.
 //!
 //! Each player is rated against the other side's snapshot (its mean, in teams), from its
 //! own rating as it is when it moves, so two games of one player finishing at once both

@@ -3,8 +3,8 @@
 //! twice with the sides swapped when `duplicate`, so the luck of the deal cancels out of
 //! the margin ([`crate::margin`]).
 //!
-//! A match is a challenge with a series ([`Series`], stored as [`super::series`] has it): it is made, accepted (a level
-//! accepts at once), declined or canceled as a challenge is, and once accepted the sweep
+//! A match is a challenge with a series ([`Series`], stored in the challenge as
+//! [`crate::service::matchmaking::series`] has it): it is made, accepted (a level accepts at once), declined or canceled as a challenge is, and once accepted the sweep
 //! drives it: every change to it is a compare-and-set on the challenge, which names each
 //! game before it is created, so two processes driving one match never make a game twice,
 //! and a game a dead process named but never made is made by the next drive. The games

@@ -1,6 +1,7 @@
 //! A match's series as it is stored: its games in order, the seed every deal's hands are
 //! made from, and what its games add up to (the score, and the margin a deal). How a
-//! match is made and driven is in [`super::matches`].
+//! match is made and driven is in [`crate::service::matches`]; the series is stored in its
+//! challenge ([`super::challenge`]), one record with one format byte.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -51,7 +52,7 @@ pub struct Series {
     /// No game is started after a cancel; those in play go on.
     pub canceled: bool,
     /// When it was last saved (epoch ms): a running match is saved at least hourly (see
-    /// [`super::matches`]), and each save keeps it (`CHALLENGE_KEPT`) however long it runs.
+    /// [`crate::service::matches`]), and each save keeps it (`CHALLENGE_KEPT`) however long it runs.
     pub saved_ms: u64,
 }
 

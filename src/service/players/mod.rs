@@ -5,6 +5,10 @@
 //! A key reads `dpk_<player id>_<secret>`: the prefix lets scanners find a leaked key, and
 //! the id means authenticating is one read of the player's record. The built-in levels
 //! are players too (their names are reserved), served from the code, never stored.
+//!
+//! The players aggregate owns the player records, their keys and a player's stream
+//! ([`stream`]); it is the lowest aggregate: it calls no other (a player's seats and
+//! games are the games aggregate's).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

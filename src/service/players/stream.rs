@@ -1,7 +1,10 @@
-//! A player's stream: news of the games its seats are bound in (started, finished),
-//! published on the player's channel in the store, so it reaches the player's stream on
-//! whichever process holds it. News is a live notice, kept nowhere: on (re)connecting, a
-//! client lists its games (`status=playing`) to catch up.
+//! A player's stream: the news the other aggregates tell a player (its games started and
+//! finished, its challenges, seeks and matches; [`crate::service::news`]), published on
+//! the player's channel in the store, so it reaches the player's stream on whichever
+//! process holds it. This aggregate carries the news without reading it (it is generic
+//! over it), so it imports none of the aggregates that tell it. News is a live notice,
+//! kept nowhere: on (re)connecting, a client lists its games (`status=playing`) to catch
+//! up.
 
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::Serialize;
