@@ -41,8 +41,11 @@ const RESERVED: [&str; 1] = ["me"];
 /// The window [`super::Caps::players`] counts creations in.
 const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// The player's record's format byte, then postcard.
+/// The player's record's format byte, then postcard. A player lives for ever, so the
+/// reader of the format before stays until a migration has rewritten every record.
 const FORMAT: u8 = 2;
+/// The format before: no ratings yet ([`PlayerRecordV1`]).
+const FORMAT_V1: u8 = 1;
 /// Rated games a player's record remembers, newest last: a rating moved for one of them
 /// is not moved again (a sweep finishing what a dead process began).
 const RATED_GAMES_KEPT: usize = 64;
@@ -90,15 +93,44 @@ pub(super) struct PlayerRecord {
     rated_games: Vec<String>,
 }
 
+/// A player as format 1 stored it, before ratings: read as a player with none (its next
+/// save writes the current format).
+#[derive(Deserialize)]
+struct PlayerRecordV1 {
+    id: String,
+    name: String,
+    bot: bool,
+    created_ms: u64,
+    key_hash: [u8; 32],
+}
+
+impl From<PlayerRecordV1> for PlayerRecord {
+    fn from(v1: PlayerRecordV1) -> PlayerRecord {
+        PlayerRecord {
+            id: v1.id,
+            name: v1.name,
+            bot: v1.bot,
+            created_ms: v1.created_ms,
+            key_hash: v1.key_hash,
+            ratings: BTreeMap::new(),
+            rated_games: Vec::new(),
+        }
+    }
+}
+
 impl PlayerRecord {
     fn encode(&self) -> Vec<u8> {
         postcard::to_extend(self, vec![FORMAT]).expect("a player always serialises")
     }
 
     fn decode(bytes: &[u8]) -> Result<PlayerRecord, Error> {
+        let unreadable =
+            |e: postcard::Error| Error::Internal(format!("stored player unreadable: {e}"));
         match bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
-                .map_err(|e| Error::Internal(format!("stored player unreadable: {e}"))),
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest).map_err(unreadable),
+            Some((&FORMAT_V1, rest)) => postcard::from_bytes::<PlayerRecordV1>(rest)
+                .map(PlayerRecord::from)
+                .map_err(unreadable),
             _ => Err(Error::Internal(
                 "stored player unreadable: unknown format".into(),
             )),
@@ -399,6 +431,37 @@ impl Players {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_player_stored_in_format_1_reads_as_one_without_ratings_and_saves_as_the_current() {
+        // Format 1 as commit 523e409 wrote it, byte by byte (postcard: a string is its
+        // varint length then its bytes, a bool one byte, a u64 a varint, an array as is).
+        let id = "0123456789abcdef0123456789abcdef";
+        let key = new_key(id);
+        let created_ms: u64 = 1_700_000_000_000;
+        let mut bytes = vec![1, 32];
+        bytes.extend(id.as_bytes());
+        bytes.extend([3, b'a', b'n', b'n', 1]);
+        let mut n = created_ms;
+        while n >= 0x80 {
+            bytes.push((n as u8 & 0x7f) | 0x80);
+            n >>= 7;
+        }
+        bytes.push(n as u8);
+        bytes.extend(key_hash(&key));
+        let read = PlayerRecord::decode(&bytes).unwrap();
+        assert_eq!((read.id.as_str(), read.name.as_str()), (id, "ann"));
+        assert!(read.bot && read.opens_with(&key) && read.ratings.is_empty());
+        assert_eq!(read.profile(3).created_ms, created_ms);
+        // Its next save is in the current format, and reads back the same.
+        let again = PlayerRecord::decode(&read.encode()).unwrap();
+        assert_eq!(read.encode()[0], FORMAT);
+        assert_eq!(again.encode(), read.encode());
+        // A format nobody wrote is refused.
+        let mut unknown = bytes;
+        unknown[0] = FORMAT + 1;
+        assert!(PlayerRecord::decode(&unknown).is_err());
+    }
 
     #[test]
     fn a_new_key_has_its_prefix_names_its_player_and_holds_256_bits() {
