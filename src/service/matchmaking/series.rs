@@ -56,6 +56,36 @@ pub struct Series {
     pub saved_ms: u64,
 }
 
+/// A series as challenge format 3 stored it, before seeded matches, stand-ins and renewed
+/// saves: read as an unseeded series that every player plays, saved long ago (its next
+/// drive saves it again, which keeps it).
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(crate) struct SeriesV3 {
+    pub(crate) deals: u32,
+    pub(crate) duplicate: bool,
+    pub(crate) parallel: u8,
+    pub(crate) seed: [u8; 32],
+    pub(crate) games: Vec<SeriesGame>,
+    pub(crate) canceled: bool,
+}
+
+impl From<SeriesV3> for Series {
+    fn from(v3: SeriesV3) -> Series {
+        Series {
+            deals: v3.deals,
+            duplicate: v3.duplicate,
+            parallel: v3.parallel,
+            seed: v3.seed,
+            seeded: false,
+            stand_in: None,
+            games: v3.games,
+            canceled: v3.canceled,
+            saved_ms: 0,
+        }
+    }
+}
+
 /// A match as its players and anyone else see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatchStatus {
