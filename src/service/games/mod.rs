@@ -24,6 +24,7 @@ mod write;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
+use crate::engine::Outcome;
 use crate::store::GameStore;
 use crate::store::any::AnyStore;
 
@@ -31,7 +32,7 @@ use super::Error;
 use super::players::{self, Players};
 use super::shared::{Port, Shared};
 use idempotency::RequestKey;
-use record::{Record, TokenHash};
+use record::{Record, Status, TokenHash};
 use saved::{Reactions, Saved};
 use write::{Decision, Written};
 
@@ -125,6 +126,26 @@ impl Games {
         Ok(self.ctx.store.index_deadline(id, version, None).await?)
     }
 
+    /// Whether game `id` is stored (made, and not expired).
+    pub(crate) async fn exists(&self, id: &str) -> Result<bool, Error> {
+        Ok(self.ctx.store.load(id).await?.is_some())
+    }
+
+    /// How game `id` stands, for the aggregate that made it (a match counts its ends).
+    pub(crate) async fn progress(&self, id: &str) -> Result<Progress, Error> {
+        let Some(stored) = self.ctx.store.load(id).await? else {
+            return Ok(Progress::Gone);
+        };
+        let record = Record::decode(&stored.bytes)?;
+        Ok(match (record.status(), record.game.outcome()) {
+            (Status::Finished, Some(outcome)) => Progress::Ended {
+                outcome,
+                scores: record.game.scores().to_vec(),
+            },
+            _ => Progress::InPlay,
+        })
+    }
+
     pub(crate) async fn load(&self, id: &str) -> Result<(u64, Record), Error> {
         load(&self.ctx.store, id).await
     }
@@ -155,6 +176,16 @@ impl Games {
             None => Ok(None),
         }
     }
+}
+
+/// How a game stands ([`Games::progress`]).
+pub enum Progress {
+    /// Not stored: never made, or expired.
+    Gone,
+    /// Waiting for players, or in play.
+    InPlay,
+    /// Over: how, and the points per side.
+    Ended { outcome: Outcome, scores: Vec<i32> },
 }
 
 /// A request's bearer token, with its [`TokenHash`] when the caller has it already (the

@@ -18,14 +18,13 @@ use futures_util::future::join_all;
 use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::{Outcome, Preset, RulesPatch, rules::Scoring};
+use crate::store::SaveOutcome;
 use crate::store::challenges::{ChallengeStore, Direction};
-use crate::store::{GameStore, SaveOutcome};
 
 use super::Error;
-use super::games::Games;
 use super::games::admit::Admission;
 use super::games::clock::ClockSettings;
-use super::games::record::{Record, Status};
+use super::games::{Games, Progress};
 use super::matchmaking::Matchmaking;
 use super::matchmaking::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};
 use super::matchmaking::series::{MatchStatus, Series, SeriesGame, VOID};
@@ -292,29 +291,25 @@ impl Matches {
             let mut changed = false;
             let mut missing = Vec::new();
             for game in series.games.iter_mut().filter(|g| g.result.is_none()) {
-                match self.ctx.store.load(&game.game_id).await? {
-                    Some(stored) => {
-                        let record = Record::decode(&stored.bytes)?;
-                        if let (Status::Finished, Some(outcome)) =
-                            (record.status(), record.game.outcome())
-                        {
-                            let scores = record.game.scores();
-                            let (mine, theirs) = (game.seat as usize, 1 - game.seat as usize);
-                            let result = match outcome {
-                                Outcome::Won { side } if side == game.seat => 10,
-                                Outcome::Won { .. } => 0,
-                                Outcome::Drawn => 5,
-                            };
-                            game.result = Some((scores[mine], scores[theirs], result));
-                            changed = true;
-                        }
+                match self.games.progress(&game.game_id).await? {
+                    Progress::Ended { outcome, scores } => {
+                        let (mine, theirs) = (game.seat as usize, 1 - game.seat as usize);
+                        let result = match outcome {
+                            Outcome::Won { side } if side == game.seat => 10,
+                            Outcome::Won { .. } => 0,
+                            Outcome::Drawn => 5,
+                        };
+                        game.result = Some((scores[mine], scores[theirs], result));
+                        changed = true;
                     }
-                    None if now_ms().saturating_sub(game.named_ms)
-                        < MAKE_WITHIN.as_millis() as u64 =>
+                    Progress::InPlay => {}
+                    Progress::Gone
+                        if now_ms().saturating_sub(game.named_ms)
+                            < MAKE_WITHIN.as_millis() as u64 =>
                     {
                         missing.push(game.index);
                     }
-                    None => {
+                    Progress::Gone => {
                         tracing::info!(match_id = %id, game_id = %game.game_id, "a match game expired unfinished: void");
                         game.result = Some((0, 0, VOID));
                         changed = true;

@@ -20,9 +20,9 @@ use crate::service::games::admit::Admission;
 use crate::service::news::PlayerNews;
 use crate::service::players::{NO_KEY, PlayerRecord, folded};
 use crate::service::shared::now_ms;
+use crate::store::SaveOutcome;
 use crate::store::challenges::{ChallengeStore, Direction, Parties};
 use crate::store::players::PlayerStore;
-use crate::store::{GameStore, SaveOutcome};
 
 use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
 use super::{Error, Matchmaking};
@@ -447,7 +447,7 @@ impl Matchmaking {
             }
             (ChallengeStatus::Accepted, _) => {
                 let game_id = challenge.game_id.clone().unwrap_or_default();
-                if self.ctx.store.load(&game_id).await?.is_none() {
+                if !self.games.exists(&game_id).await? {
                     tracing::warn!(challenge_id = %id, game_id, "an accepted challenge had no game: creating it");
                     self.start(&challenge, None).await?;
                 }

@@ -21,7 +21,6 @@ use crate::service::games::admit::NewGame;
 use crate::service::news::PlayerNews;
 use crate::service::players::NO_KEY;
 use crate::service::shared::now_ms;
-use crate::store::GameStore;
 use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 
 use super::seek::{NewSeek, Seek, Wish};
@@ -251,7 +250,7 @@ impl Matchmaking {
             }
         }
         for game in self.ctx.store.starting_due(now, SWEEP_BATCH).await? {
-            if self.ctx.store.load(&game).await?.is_none() {
+            if !self.games.exists(&game).await? {
                 tracing::warn!(game_id = %game, "matched seeks had no game: creating it");
             }
             self.start_matched(&game).await?;
