@@ -14,7 +14,6 @@ pub mod idempotency;
 pub mod lobby;
 pub mod log;
 mod play;
-pub use play::MoveRequest;
 pub mod record;
 pub mod saved;
 mod seats;
@@ -35,6 +34,8 @@ use idempotency::RequestKey;
 use record::{Record, Status, TokenHash};
 use saved::{Reactions, Saved};
 use write::{Decision, Written};
+
+pub use play::MoveRequest;
 
 pub struct Games {
     ctx: Arc<Shared>,
