@@ -6,7 +6,7 @@
 //!
 //! What must happen exactly once goes through the store: a rated game's end is indexed as
 //! due before its save ([`Games::write`](super::games)), so a crash between the save and
-//! [`Reactions::overdue`] loses nothing; a match is polled through its challenge's due
+//! [`SaveReactions::overdue`] loses nothing; a match is polled through its challenge's due
 //! entry as well as poked here.
 
 use std::sync::Arc;
@@ -17,9 +17,9 @@ use super::Error;
 use super::games::Games;
 use super::games::events::LobbyNews;
 use super::games::record::Status;
-use super::games::saved::{Reactions, Saved};
+use super::games::saved::{SaveReactions, Saved};
 use super::matches::Matches;
-use super::matchmaking::MatchMover;
+use super::matchmaking::{MatchmakingReactions, Notice};
 use super::news::PlayerNews;
 use super::players::Players;
 use super::ratings::Ratings;
@@ -79,7 +79,7 @@ impl Dispatcher {
     }
 }
 
-impl Reactions for Dispatcher {
+impl SaveReactions for Dispatcher {
     fn after_save<'a>(&'a self, saved: &'a Saved<'a>) -> BoxFuture<'a, ()> {
         Box::pin(self.after(saved))
     }
@@ -94,8 +94,18 @@ impl Reactions for Dispatcher {
     }
 }
 
-impl MatchMover for Dispatcher {
+impl MatchmakingReactions for Dispatcher {
     fn move_on<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), Error>> {
         Box::pin(async move { self.matches.drive_series(id).await.map(|_done| ()) })
+    }
+
+    fn tell<'a>(&'a self, players: &'a [String], notice: Notice<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(news) = PlayerNews::of_notice(notice) {
+                for player in players {
+                    self.players.tell(player, &news).await;
+                }
+            }
+        })
     }
 }

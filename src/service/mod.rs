@@ -117,10 +117,10 @@ impl Services {
             matches: matches.clone(),
         });
         // Held weakly below: the dispatcher holds the aggregates, not the other way round.
-        let reactions: Arc<dyn games::saved::Reactions> = dispatcher.clone();
+        let reactions: Arc<dyn games::saved::SaveReactions> = dispatcher.clone();
         games.react_with(Arc::downgrade(&reactions));
-        let mover: Arc<dyn matchmaking::MatchMover> = dispatcher.clone();
-        matchmaking.move_matches_with(Arc::downgrade(&mover));
+        let matchmade: Arc<dyn matchmaking::MatchmakingReactions> = dispatcher.clone();
+        matchmaking.react_with(Arc::downgrade(&matchmade));
         Arc::new(Services {
             games,
             players,

@@ -8,7 +8,8 @@ use crate::engine::{MatchEnd, Outcome, Preset};
 use crate::rating::Rating;
 
 use super::games::record::Record;
-use super::matchmaking::challenge::Challenge;
+use super::matchmaking::Notice;
+use super::matchmaking::challenge::{Challenge, ChallengeStatus};
 use super::matchmaking::seek::Seek;
 
 /// News for one player.
@@ -58,6 +59,20 @@ pub struct RatingChange {
 pub type PlayerItem = super::players::NewsItem<PlayerNews>;
 
 impl PlayerNews {
+    /// What the players hear of a matchmaking change.
+    pub(super) fn of_notice(notice: Notice<'_>) -> Option<PlayerNews> {
+        Some(match notice {
+            Notice::Challenged(c) => PlayerNews::Challenge(Box::new(c.clone())),
+            Notice::Closed(c) => match c.status {
+                ChallengeStatus::Declined => PlayerNews::ChallengeDeclined(Box::new(c.clone())),
+                ChallengeStatus::Canceled => PlayerNews::ChallengeCanceled(Box::new(c.clone())),
+                ChallengeStatus::Expired => PlayerNews::ChallengeExpired(Box::new(c.clone())),
+                ChallengeStatus::Open | ChallengeStatus::Accepted => return None,
+            },
+            Notice::SeekExpired(s) => PlayerNews::SeekExpired(Box::new(s.clone())),
+        })
+    }
+
     /// Game `id` (as `record`) started, to the player at `seat`.
     pub(super) fn started(id: &str, record: &Record, seat: u8) -> PlayerNews {
         PlayerNews::GameStarted {

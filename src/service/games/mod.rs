@@ -3,7 +3,7 @@
 //! the background ([`background`]), the lobby's news and a game's events ([`events`]), the
 //! history ([`log`]); the one write path ([`write`]) and the one admission path
 //! ([`Games::admit`]) every game made goes through. What follows a save is handed up
-//! through [`saved::Reactions`], never called from here.
+//! through [`saved::SaveReactions`], never called from here.
 
 pub mod admit;
 mod background;
@@ -32,7 +32,7 @@ use super::players::{self, Players};
 use super::shared::{Port, Shared};
 use idempotency::RequestKey;
 use record::{Record, Status, TokenHash};
-use saved::{Reactions, Saved};
+use saved::{SaveReactions, Saved};
 use write::{Decision, Written};
 
 pub use play::MoveRequest;
@@ -51,7 +51,7 @@ pub struct Games {
     /// The games this process wrote last, which its writes start from.
     cache: cache::GameCache,
     /// Where what follows a save is dispatched.
-    reactions: Port<dyn Reactions>,
+    reactions: Port<dyn SaveReactions>,
     /// Itself, for the background tasks it starts.
     me: Weak<Games>,
 }
@@ -71,7 +71,7 @@ impl Games {
     }
 
     /// Where this aggregate hands up what it saved; set once, by `Services::new`.
-    pub(super) fn react_with(&self, reactions: Weak<dyn Reactions>) {
+    pub(super) fn react_with(&self, reactions: Weak<dyn SaveReactions>) {
         self.reactions.set(reactions);
     }
 

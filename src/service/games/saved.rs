@@ -35,7 +35,7 @@ impl Saved<'_> {
 }
 
 /// The reactions to a game's saves, run from one place.
-pub trait Reactions: Send + Sync {
+pub trait SaveReactions: Send + Sync {
     /// Everything that follows `saved`, in order.
     fn after_save<'a>(&'a self, saved: &'a Saved<'a>) -> BoxFuture<'a, ()>;
 

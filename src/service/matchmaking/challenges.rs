@@ -17,7 +17,6 @@ use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::RulesPatch;
 use crate::service::games::admit::Admission;
-use crate::service::news::PlayerNews;
 use crate::service::players::{NO_KEY, PlayerRecord, folded};
 use crate::service::shared::now_ms;
 use crate::store::SaveOutcome;
@@ -25,7 +24,7 @@ use crate::store::challenges::{ChallengeStore, Direction, Parties};
 use crate::store::players::PlayerStore;
 
 use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
-use super::{Error, Matchmaking};
+use super::{Error, Matchmaking, Notice};
 
 /// How long a challenge waits for its answers, unless `CHALLENGE_TTL_SECS` says otherwise.
 pub const CHALLENGE_TTL: Duration = Duration::from_secs(600);
@@ -177,10 +176,7 @@ impl Matchmaking {
                     Some(challenge.expires_ms),
                 )
                 .await?;
-            let news = PlayerNews::Challenge(Box::new(challenge.clone()));
-            for player in &opponents {
-                self.players.tell(player, &news).await;
-            }
+            self.tell(&opponents, Notice::Challenged(&challenge)).await;
         }
         self.ctx.metrics.challenge("made");
         tracing::info!(challenge_id = %challenge.id, challenger = %me.id, status = challenge.status.as_str(), game_id = ?challenge.game_id, "challenge made");
@@ -322,7 +318,7 @@ impl Matchmaking {
     /// accepted, the players told if it closed otherwise, and the index of due challenges
     /// set to what is left to do.
     async fn closed(&self, challenge: &Challenge, by: &str) {
-        let news = match challenge.status {
+        match challenge.status {
             ChallengeStatus::Open => return,
             ChallengeStatus::Accepted if challenge.series.is_some() => {
                 self.set_challenge_due(&challenge.id, Some(now_ms())).await;
@@ -343,16 +339,15 @@ impl Matchmaking {
                 }
                 return;
             }
-            ChallengeStatus::Declined => PlayerNews::ChallengeDeclined(Box::new(challenge.clone())),
-            ChallengeStatus::Canceled => PlayerNews::ChallengeCanceled(Box::new(challenge.clone())),
-            ChallengeStatus::Expired => PlayerNews::ChallengeExpired(Box::new(challenge.clone())),
-        };
-        self.set_challenge_due(&challenge.id, None).await;
-        for player in challenge.player_ids() {
-            if player != by {
-                self.players.tell(&player, &news).await;
-            }
+            ChallengeStatus::Declined | ChallengeStatus::Canceled | ChallengeStatus::Expired => {}
         }
+        self.set_challenge_due(&challenge.id, None).await;
+        let others: Vec<String> = challenge
+            .player_ids()
+            .into_iter()
+            .filter(|player| player != by)
+            .collect();
+        self.tell(&others, Notice::Closed(challenge)).await;
     }
 
     /// Creates accepted `challenge`'s game, every seat bound, unless it exists already;

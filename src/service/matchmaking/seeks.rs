@@ -18,13 +18,12 @@ use crate::bots::Level;
 use crate::engine::RulesPatch;
 use crate::service::games::admit::Admission;
 use crate::service::games::admit::NewGame;
-use crate::service::news::PlayerNews;
 use crate::service::players::NO_KEY;
 use crate::service::shared::now_ms;
 use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 
 use super::seek::{NewSeek, Seek, Wish};
-use super::{Error, Matchmaking};
+use super::{Error, Matchmaking, Notice};
 
 /// How long a seek waits, unless `SEEK_TTL_SECS` says otherwise.
 pub const SEEK_TTL: Duration = Duration::from_secs(300);
@@ -237,8 +236,8 @@ impl Matchmaking {
                     if let Some(entry) = self.ctx.store.load_seek(&id).await? {
                         let seek = Seek::of(entry)?;
                         tracing::info!(seek_id = %id, "seek expired");
-                        let news = PlayerNews::SeekExpired(Box::new(seek.clone()));
-                        self.players.tell(&seek.player.id, &news).await;
+                        let player = [seek.player.id.clone()];
+                        self.tell(&player, Notice::SeekExpired(&seek)).await;
                     }
                 }
                 Settled::FellBack => {
