@@ -2,10 +2,12 @@
 //! ([`Saved`]) and hands it up through its port; each reaction here is owned by its
 //! aggregate and called down into, in this order: the lobby's news, the players' news,
 //! the ratings, the match, this process's copy of the game. None of them is called from
-//! the write path, and no aggregate below calls up into another.
+//! the write path, and no aggregate below calls up into another. Matchmaking hands up its
+//! changes the same way ([`MatchmakingReactions`]): an accepted match moves on, and the
+//! players hear of challenges and seeks.
 //!
 //! What must happen exactly once goes through the store: a rated game's end is indexed as
-//! due before its save ([`Games::write`](super::games)), so a crash between the save and
+//! due before its save (by the games' write path), so a crash between the save and
 //! [`SaveReactions::overdue`] loses nothing; a match is polled through its challenge's due
 //! entry as well as poked here.
 
