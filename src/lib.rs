@@ -9,9 +9,12 @@
 //! - [`api`]: HTTP handlers (one file per resource), wire types, the problem+json error
 //!   type, the OpenAPI document; knows no game rules and no visibility rule, and reaches
 //!   games only through the service.
-//! - [`service`]: the one place that joins engine, bots and store: load, check the seat,
-//!   run the engine and the bots, compare-and-set (one write path), and answer with what
-//!   the caller may see; owns the stored game's format, public events and idempotency.
+//! - [`service`]: the one place that joins engine, bots and store, by aggregate, each with
+//!   its use cases and stored types: `games` (tables: the stored game, its one write
+//!   path and one admission path, clocks, bots, lobby, events, history), `players`
+//!   (players, keys, a player's stream), `matchmaking` (challenges, seeks), `matches` (the
+//!   duplicate series), `ratings` (ratings, leaderboards); `dispatch` runs what follows a
+//!   save, each reaction its aggregate's.
 //! - [`rating`]: Glicko-2 ratings (Glickman's paper); pure arithmetic, no storage.
 //! - [`margin`]: the mean margin of duplicate deals and its 95% interval (Student's t).
 //! - [`metrics`]: the Prometheus registry, the HTTP metrics middleware, the game counters.

@@ -27,7 +27,7 @@ use crate::api::ApiError;
 use crate::settings::Settings;
 
 /// A payload that fails once its deadline passes before its end.
-struct Deadline {
+struct BodyDeadline {
     inner: Payload,
     deadline: Instant,
     /// Set on the first wait, so a body that is already there costs no timer.
@@ -36,7 +36,7 @@ struct Deadline {
     cut: Rc<Cell<bool>>,
 }
 
-impl Stream for Deadline {
+impl Stream for BodyDeadline {
     type Item = Result<Bytes, PayloadError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -87,7 +87,7 @@ pub async fn cut_slow_bodies(
         (_, Payload::None) => {}
         (Some(limit), payload) => {
             req.set_payload(Payload::Stream {
-                payload: Box::pin(Deadline {
+                payload: Box::pin(BodyDeadline {
                     inner: payload,
                     deadline: Instant::now() + limit,
                     timer: None,

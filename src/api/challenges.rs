@@ -9,7 +9,7 @@ use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{ChallengeList, ChallengeView, CreateChallenge};
-use crate::service::{GameService, NewChallenge};
+use crate::service::{Matchmaking, NewChallenge};
 use crate::store::challenges::Direction;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -60,7 +60,7 @@ fn answer(challenge: &crate::service::Challenge) -> HttpResponse {
 )]
 pub async fn create_challenge(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    matchmaking: web::Data<Matchmaking>,
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateChallenge>,
 ) -> Result<HttpResponse, ApiError> {
@@ -75,7 +75,9 @@ pub async fn create_challenge(
         clock: crate::api::clock_asked(body.clock.as_ref())?,
         rated: body.rated,
     };
-    let challenge = games.challenge(bearer(req.headers())?, new, from).await?;
+    let challenge = matchmaking
+        .challenge(bearer(req.headers())?, new, from)
+        .await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/challenges/{}", challenge.id)))
         .json(ChallengeView::of(&challenge)))
@@ -84,7 +86,7 @@ pub async fn create_challenge(
 #[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
-pub struct ListQuery {
+pub struct ChallengeListQuery {
     /// `in` (the default): challenges to the key's player; `out`: those it made.
     #[param(schema_with = in_or_out)]
     direction: Option<String>,
@@ -105,7 +107,7 @@ fn in_or_out() -> utoipa::openapi::Object {
     tag = "challenges",
     operation_id = "list_challenges",
     security(("player_key" = [])),
-    params(ListQuery),
+    params(ChallengeListQuery),
     responses(
         (status = 200, description = "The open challenges (at most 100).", body = ChallengeList),
         (status = 400, response = problems::BadRequest),
@@ -115,15 +117,17 @@ fn in_or_out() -> utoipa::openapi::Object {
 )]
 pub async fn list_challenges(
     req: HttpRequest,
-    games: web::Data<GameService>,
-    query: web::Query<ListQuery>,
+    matchmaking: web::Data<Matchmaking>,
+    query: web::Query<ChallengeListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let direction = match query.direction.as_deref() {
         None | Some("in") => Direction::In,
         Some("out") => Direction::Out,
         Some(_) => return Err(ApiError::bad_request("direction: `in` or `out`")),
     };
-    let found = games.challenges(bearer(req.headers())?, direction).await?;
+    let found = matchmaking
+        .challenges(bearer(req.headers())?, direction)
+        .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(ChallengeList {
@@ -149,10 +153,12 @@ pub async fn list_challenges(
 )]
 pub async fn get_challenge(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let challenge = games.challenge_of(bearer(req.headers())?, &id).await?;
+    let challenge = matchmaking
+        .challenge_of(bearer(req.headers())?, &id)
+        .await?;
     Ok(answer(&challenge))
 }
 
@@ -177,10 +183,10 @@ pub async fn get_challenge(
 )]
 pub async fn accept_challenge(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let challenge = games.accept(bearer(req.headers())?, &id).await?;
+    let challenge = matchmaking.accept(bearer(req.headers())?, &id).await?;
     Ok(answer(&challenge))
 }
 
@@ -204,10 +210,10 @@ pub async fn accept_challenge(
 )]
 pub async fn decline_challenge(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let challenge = games.decline(bearer(req.headers())?, &id).await?;
+    let challenge = matchmaking.decline(bearer(req.headers())?, &id).await?;
     Ok(answer(&challenge))
 }
 
@@ -231,9 +237,11 @@ pub async fn decline_challenge(
 )]
 pub async fn cancel_challenge(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let challenge = games.cancel_challenge(bearer(req.headers())?, &id).await?;
+    let challenge = matchmaking
+        .cancel_challenge(bearer(req.headers())?, &id)
+        .await?;
     Ok(answer(&challenge))
 }

@@ -8,7 +8,7 @@ use crate::api::error::{ApiError, problems};
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{CreateMatch, MatchView};
 use crate::bots::Level;
-use crate::service::GameService;
+use crate::service::Matches;
 use crate::service::matches::NewMatch;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -48,7 +48,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 )]
 pub async fn create_match(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    matches: web::Data<Matches>,
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateMatch>,
 ) -> Result<HttpResponse, ApiError> {
@@ -69,7 +69,7 @@ pub async fn create_match(
         play_as: level_named("play_as", body.play_as.as_deref())?,
         partner: level_named("partner", body.partner.as_deref())?,
     };
-    let made = games
+    let made = matches
         .create_match(bearer(req.headers())?, new, from)
         .await?;
     Ok(HttpResponse::Created()
@@ -102,10 +102,10 @@ fn level_named(field: &str, name: Option<&str>) -> Result<Option<Level>, ApiErro
     ),
 )]
 pub async fn get_match(
-    games: web::Data<GameService>,
+    matches: web::Data<Matches>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let found = games.get_match(&id).await?;
+    let found = matches.get_match(&id).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(MatchView::of(&found)))
@@ -132,10 +132,10 @@ pub async fn get_match(
 )]
 pub async fn cancel_match(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    matches: web::Data<Matches>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let found = games.cancel_match(bearer(req.headers())?, &id).await?;
+    let found = matches.cancel_match(bearer(req.headers())?, &id).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(MatchView::of(&found)))

@@ -86,7 +86,7 @@ mod tests {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     #[allow(dead_code)] // only its parsing is under test
-    struct Move {
+    struct ThrowawayMove {
         tile: String,
         claim: Option<u32>,
     }
@@ -97,7 +97,7 @@ mod tests {
         after: u64,
     }
 
-    async fn play(_: web::Json<Move>) -> HttpResponse {
+    async fn play(_: web::Json<ThrowawayMove>) -> HttpResponse {
         HttpResponse::Ok().finish()
     }
 

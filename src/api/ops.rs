@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use crate::api::error::{ApiError, problems};
 use crate::api::headers::get_and_head;
 use crate::metrics::{self, Metrics};
-use crate::service::GameService;
+use crate::service::Services;
 use crate::settings::Settings;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -26,7 +26,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// The process is alive.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Health {
+// Named `Health` in the OpenAPI document, as it always was; `Health` in Rust is the store's.
+#[schema(as = Health)]
+pub struct Liveness {
     #[schema(example = "ok")]
     pub status: &'static str,
 }
@@ -58,12 +60,12 @@ fn no_store() -> CacheControl {
     path = "/healthz",
     tag = "ops",
     operation_id = "healthz",
-    responses((status = 200, description = "The process is alive.", body = Health)),
+    responses((status = 200, description = "The process is alive.", body = Liveness)),
 )]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok()
         .insert_header(no_store())
-        .json(Health { status: "ok" })
+        .json(Liveness { status: "ok" })
 }
 
 /// Readiness: answers 200 when the store answers a ping within `STORE_TIMEOUT_MS` (and, on
@@ -80,10 +82,10 @@ pub async fn healthz() -> HttpResponse {
     ),
 )]
 pub async fn readyz(
-    games: web::Data<GameService>,
+    services: web::Data<Services>,
     settings: web::Data<Settings>,
 ) -> Result<HttpResponse, ApiError> {
-    let health = games.ready(settings.store_timeout).await?;
+    let health = services.ready(settings.store_timeout).await?;
     Ok(HttpResponse::Ok()
         .insert_header(no_store())
         .json(Readiness {
@@ -92,7 +94,7 @@ pub async fn readyz(
             } else {
                 "degraded"
             },
-            store: games.store_kind(),
+            store: services.store_kind(),
             degraded: health.degraded,
         }))
 }

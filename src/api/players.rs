@@ -18,7 +18,7 @@ use crate::api::wire::{
     CreatePlayer, Leaderboard, LeaderboardEntry, PlayerEventView, PlayerGame, PlayerGameList,
     PlayerKey, PlayerProfile,
 };
-use crate::service::{GameService, Status};
+use crate::service::{Games, PlayerNews, Players, Ratings, Status};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // `me` before `{who}`, which would take it for a name (and `me` is reserved).
@@ -59,12 +59,12 @@ fn with_key(mut answer: actix_web::HttpResponseBuilder, keyed: PlayerKey) -> Htt
 )]
 pub async fn create_player(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    players: web::Data<Players>,
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreatePlayer>,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
-    let keyed = games.create_player(&body.name, body.bot, from).await?;
+    let keyed = players.create_player(&body.name, body.bot, from).await?;
     let mut answer = HttpResponse::Created();
     answer.insert_header((
         header::LOCATION,
@@ -87,10 +87,10 @@ pub async fn create_player(
     ),
 )]
 pub async fn get_player(
-    games: web::Data<GameService>,
+    players: web::Data<Players>,
     who: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let profile = games.profile(&who).await?;
+    let profile = players.profile(&who).await?;
     Ok(HttpResponse::Ok().json(PlayerProfile::of(&profile)))
 }
 
@@ -108,10 +108,10 @@ pub async fn get_player(
     ),
 )]
 pub async fn my_profile(
-    games: web::Data<GameService>,
+    players: web::Data<Players>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let profile = games.me(bearer(req.headers())?).await?;
+    let profile = players.me(bearer(req.headers())?).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(PlayerProfile::of(&profile)))
@@ -131,10 +131,10 @@ pub async fn my_profile(
     ),
 )]
 pub async fn rotate_key(
-    games: web::Data<GameService>,
+    players: web::Data<Players>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let keyed = games.rotate_key(bearer(req.headers())?).await?;
+    let keyed = players.rotate_key(bearer(req.headers())?).await?;
     Ok(with_key(HttpResponse::Ok(), PlayerKey::of(keyed)))
 }
 
@@ -178,7 +178,7 @@ fn playing_or_finished() -> utoipa::openapi::Object {
     ),
 )]
 pub async fn my_games(
-    games: web::Data<GameService>,
+    games: web::Data<Games>,
     req: HttpRequest,
     query: web::Query<GamesQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -223,11 +223,13 @@ pub async fn my_games(
     ),
 )]
 pub async fn my_events(
-    games: web::Data<GameService>,
+    players: web::Data<Players>,
     slots: web::Data<StreamSlots>,
     request: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let news = games.player_events(bearer(request.headers())?).await?;
+    let news = players
+        .events::<PlayerNews>(bearer(request.headers())?)
+        .await?;
     let slot = slots.acquire_for(&request)?;
     let hello = web::Bytes::from_static(b": player\n\n");
     // The slot travels with the stream: given back when it ends or the client goes.
@@ -299,7 +301,7 @@ pub struct LeaderboardQuery {
     ),
 )]
 pub async fn leaderboard(
-    games: web::Data<GameService>,
+    ratings: web::Data<Ratings>,
     preset: web::Path<String>,
     query: web::Query<LeaderboardQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -307,7 +309,7 @@ pub async fn leaderboard(
         .parse()
         .map_err(|_| ApiError::not_found(format!("no preset named {:?}", preset.as_str())))?;
     let (page, limit) = (query.page.unwrap_or(1), query.limit.unwrap_or(50));
-    let ranked = games.leaderboard(preset, page, limit).await?;
+    let ranked = ratings.leaderboard(preset, page, limit).await?;
     let first = (page - 1) * limit;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))

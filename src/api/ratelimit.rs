@@ -75,16 +75,16 @@ pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 
 /// One limit, as the fields name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
+pub enum LimitPolicy {
     PerIp,
     PerToken,
 }
 
-impl Policy {
+impl LimitPolicy {
     pub fn name(self) -> &'static str {
         match self {
-            Policy::PerIp => "per-ip",
-            Policy::PerToken => "per-token",
+            LimitPolicy::PerIp => "per-ip",
+            LimitPolicy::PerToken => "per-token",
         }
     }
 }
@@ -92,7 +92,7 @@ impl Policy {
 /// Where a request left one limit: one item of the `RateLimit` field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Standing {
-    pub policy: Policy,
+    pub policy: LimitPolicy,
     /// Requests that may follow at once (`r`).
     pub remaining: u32,
     /// Seconds until `remaining` is the whole burst again; on a refusal, until the next
@@ -161,7 +161,7 @@ fn retry_after<P: governor::clock::Reference>(not_until: &NotUntil<P>, now: P) -
 
 /// Where an allowed request left its limit. The snapshot rounds the remaining burst down,
 /// so the refill time computed from it is an upper bound.
-fn standing(policy: Policy, snapshot: &StateSnapshot) -> Standing {
+fn standing(policy: LimitPolicy, snapshot: &StateSnapshot) -> Standing {
     let quota = snapshot.quota();
     let remaining = snapshot.remaining_burst_capacity();
     let missing = quota.burst_size().get().saturating_sub(remaining);
@@ -174,7 +174,7 @@ fn standing(policy: Policy, snapshot: &StateSnapshot) -> Standing {
 
 /// One item of `RateLimit-Policy`: the burst, and the whole seconds it takes to refill
 /// (rounded up: the rate it implies is never above the real one).
-fn policy_item(policy: Policy, limit: RateLimit) -> String {
+fn policy_item(policy: LimitPolicy, limit: RateLimit) -> String {
     let (burst, rate) = (limit.burst.get(), limit.per_second.get());
     format!(
         "\"{}\";q={burst};w={}",
@@ -187,10 +187,10 @@ impl RateLimits {
     pub fn new(settings: &Settings) -> RateLimits {
         let address = settings
             .rate_limit_per_ip
-            .map(|l| policy_item(Policy::PerIp, l));
+            .map(|l| policy_item(LimitPolicy::PerIp, l));
         let token = settings
             .rate_limit_per_token
-            .map(|l| policy_item(Policy::PerToken, l));
+            .map(|l| policy_item(LimitPolicy::PerToken, l));
         let field = |items: &[&Option<String>]| {
             let items: Option<Vec<&str>> = items.iter().map(|i| i.as_deref()).collect();
             items.map(|items| {
@@ -222,11 +222,13 @@ impl RateLimits {
         };
         if let (Some(limiter), Some(address)) = (&self.per_address, address) {
             match limiter.check_key(&AddressKey::from(address)) {
-                Ok(snapshot) => counted.standings.push(standing(Policy::PerIp, &snapshot)),
+                Ok(snapshot) => counted
+                    .standings
+                    .push(standing(LimitPolicy::PerIp, &snapshot)),
                 Err(n) => {
                     let retry_after_secs = retry_after(&n, limiter.clock().now());
                     counted.standings.push(Standing {
-                        policy: Policy::PerIp,
+                        policy: LimitPolicy::PerIp,
                         remaining: 0,
                         reset_secs: retry_after_secs,
                     });
@@ -239,11 +241,11 @@ impl RateLimits {
             match limiter.check_key(key) {
                 Ok(snapshot) => counted
                     .standings
-                    .push(standing(Policy::PerToken, &snapshot)),
+                    .push(standing(LimitPolicy::PerToken, &snapshot)),
                 Err(n) => {
                     let retry_after_secs = retry_after(&n, limiter.clock().now());
                     counted.standings.push(Standing {
-                        policy: Policy::PerToken,
+                        policy: LimitPolicy::PerToken,
                         remaining: 0,
                         reset_secs: retry_after_secs,
                     });

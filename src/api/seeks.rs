@@ -8,7 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::api::client::bearer;
 use crate::api::error::{ApiError, problems};
 use crate::api::wire::{CreateSeek, SeekView};
-use crate::service::{GameService, NewSeek, Wish};
+use crate::service::{Matchmaking, NewSeek, Wish};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/v1/seeks").route(web::post().to(create_seek)))
@@ -52,7 +52,7 @@ fn answer(seek: &crate::service::Seek) -> HttpResponse {
 )]
 pub async fn create_seek(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    matchmaking: web::Data<Matchmaking>,
     body: web::Json<CreateSeek>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
@@ -68,7 +68,7 @@ pub async fn create_seek(
             .fallback
             .map(|f| (Duration::from_secs(f.after_secs), f.level)),
     };
-    let seek = games.seek(bearer(req.headers())?, new).await?;
+    let seek = matchmaking.seek(bearer(req.headers())?, new).await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/seeks/{}", seek.id)))
         .json(SeekView::of(&seek)))
@@ -92,10 +92,10 @@ pub async fn create_seek(
 )]
 pub async fn get_seek(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let seek = games.my_seek(bearer(req.headers())?, &id).await?;
+    let seek = matchmaking.my_seek(bearer(req.headers())?, &id).await?;
     Ok(answer(&seek))
 }
 
@@ -118,9 +118,9 @@ pub async fn get_seek(
 )]
 pub async fn cancel_seek(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let seek = games.cancel_seek(bearer(req.headers())?, &id).await?;
+    let seek = matchmaking.cancel_seek(bearer(req.headers())?, &id).await?;
     Ok(answer(&seek))
 }

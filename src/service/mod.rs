@@ -1,65 +1,43 @@
-//! The one place that joins the engine, the bots and the store. [`GameService`] owns the
-//! store, the bots' thread pool and this process's share of the background work, so that
-//! handlers stay thin: they turn requests into one call here, render the answer, and map
-//! [`Error`] to a problem. It knows no HTTP, and never logs a token or a hidden tile.
+//! The one place that joins the engine, the bots and the store, split by aggregate: each
+//! owns its use cases and its stored types, and a handler calls one use case of one of
+//! them. They know no HTTP, and never log a token or a hidden tile.
 //!
-//! A request travels down and its answer comes back up once: load the game's record →
-//! check the seat token → run the engine (and the bots whose turn follows) → store the
-//! record with a compare-and-set on its version, with the idempotency receipt and the
-//! public event → answer with what the caller may see.
+//! A request travels down and its answer comes back up once: handler → aggregate → engine
+//! and store. An aggregate calls only those below it (players ← games ← ratings,
+//! matchmaking ← matches); what follows a save goes up through a port to [`dispatch`],
+//! never from the write path itself.
 //!
-//! - [`error`]: the one error type, and what became of an unanswered save.
-//! - [`lobby`] and [`play`]: the use cases (create, join, list; move, view).
-//! - [`write`]: the one write path every change goes through; a lost race retries on
-//!   fresh state, unless the client pinned `expected_version`.
-//! - [`cache`]: the games this process wrote last, which a write starts from without
-//!   loading them (a stale one costs a retry on the state the save answers).
-//! - [`background`]: the clock sweep and the bots at tables, under a lease in the store.
-//! - [`clock`]: the banks of time and when the seat to move runs out (pure arithmetic).
-//! - [`record`]: the stored game (lobby facts, seat tokens, the engine's game) and its one
-//!   byte format, checked on every load.
-//! - [`view`]: the answers, each what one caller may see.
-//! - [`events`]: the public event of each version, and the feed of them.
-//! - [`idempotency`]: when two requests are the same, and the receipts that answer retries.
-//! - [`log`]: the history as answers: the log a page at a time, the export as it is sent.
-//! - [`page`]: the bounds of a page of a list (the lobby, a player's games, a leaderboard).
-//! - [`players`]: players (identities that outlive a game), their keys and their games;
-//!   [`player_events`]: a player's stream.
-//! - [`challenge`] (the stored challenge) and [`challenges`] (make, answer, expire): a
-//!   player's invitation, which becomes exactly one game.
-//! - [`seeks`]: matchmaking by pool, decided by the store in one step.
-//! - [`ratings`]: a rated game's ratings moved once, and the leaderboard.
-//! - [`series`] (a match's stored games, score and margin) and [`matches`] (make, drive,
-//!   cancel): the duplicate arena, a challenge with a series of games.
-//! - [`thinking`]: where bots think (a bounded pool off the async workers, games with a
-//!   human first) and for how long.
+//! - [`games`]: tables. Create and join, move and view, the clocks and the bots in the
+//!   background, the lobby, a game's events and history; the stored game and its one
+//!   write path, and the one admission path every game made goes through.
+//! - [`players`]: players (identities that outlive a game), their keys, a player's stream.
+//! - [`matchmaking`]: how players meet. Challenges, a player's invitation, which becomes
+//!   exactly one game; seeks, matchmaking by pool, decided by the store in one step.
+//! - [`matches`](mod@matches): the duplicate arena: a match's series of games, driven from its
+//!   challenge.
+//! - [`ratings`]: a rated game's ratings moved once, and the leaderboards.
+//! - [`dispatch`]: what follows a game's save (lobby news, player news, ratings, the
+//!   match, the cache), run from one place, each reaction its aggregate's.
+//! - [`news`]: what players are told on their stream, the aggregates' shared vocabulary.
+//! - Shared plumbing: [`shared`] (the store, metrics, settings, shutdown token and bots'
+//!   pool every aggregate holds), [`thinking`] (where bots think: a bounded pool off the
+//!   async workers, games with a human first), [`error`] (the one error type), [`page`]
+//!   (the bounds of a page of a list).
 
-mod background;
-mod cache;
-pub mod challenge;
-pub mod challenges;
-pub mod clock;
+mod dispatch;
 mod error;
-pub mod events;
-pub mod idempotency;
-mod lobby;
-pub mod log;
+pub mod games;
 pub mod matches;
+pub mod matchmaking;
+pub mod news;
 mod page;
-mod play;
-mod player_events;
 pub mod players;
 pub mod ratings;
-pub mod record;
-pub mod seeks;
-pub mod series;
+mod shared;
 pub mod thinking;
-pub mod view;
-mod write;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -67,78 +45,43 @@ use crate::metrics::Metrics;
 use crate::store::any::AnyStore;
 use crate::store::{GameStore, Health, StoreError};
 
-pub use challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};
-pub use clock::{ClockSettings, OnTimeout};
 pub use error::{Error, Fate};
-pub use events::{Feed, LobbyEvent, LobbyItem, LobbyNews, PublicEvent, Watched};
-pub use idempotency::{MIN_JOIN_KEY, RequestKey};
-pub use lobby::{MAX_NAME_CHARS, NewGame};
-pub use log::{Export, ExportPart, Log, LogEntry, MAX_LOG_PAGE};
+pub use games::admit::NewGame;
+pub use games::clock::{ClockSettings, OnTimeout};
+pub use games::events::{Feed, FeedEvent, LobbyEvent, LobbyItem, LobbyNews, PublicEvent};
+pub use games::idempotency::{MIN_JOIN_KEY, RequestKey};
+pub use games::lobby::MAX_NAME_CHARS;
+pub use games::log::{Export, ExportPart, Log, LoggedMove, MAX_LOG_PAGE};
+pub use games::record::{Record, Seat, Status, TokenHash};
+pub use games::view::{AfterMove, ClockState, NewSeat, View};
+pub use games::{Games, MoveRequest, SeatToken};
+pub use matches::Matches;
+pub use matchmaking::Matchmaking;
+pub use matchmaking::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};
+pub use matchmaking::seek::{NewSeek, Seek, Wish};
+pub use news::{PlayerItem, PlayerNews};
 pub use page::MAX_PER_PAGE;
-pub use play::MoveRequest;
-pub use player_events::{PlayerItem, PlayerNews};
-pub use players::{Keyed, Profile};
-pub use record::{Record, Seat, Status, TokenHash};
-pub use seeks::{NewSeek, Seek, Wish};
+pub use players::{Keyed, Players, Profile};
+pub use ratings::Ratings;
+pub use shared::Caps;
 pub use thinking::BotSettings;
-pub use view::{AfterMove, ClockView, NewSeat, View};
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+use dispatch::Dispatcher;
+use shared::Shared;
+
+/// The aggregates, as the app state holds them: a handler calls one use case of one.
+pub struct Services {
+    pub games: Arc<Games>,
+    pub players: Arc<Players>,
+    pub matchmaking: Arc<Matchmaking>,
+    pub matches: Arc<Matches>,
+    pub ratings: Arc<Ratings>,
+    ctx: Arc<Shared>,
+    /// Owned here; the aggregates that hand facts up to it hold it weakly.
+    _dispatcher: Arc<Dispatcher>,
 }
 
-/// What one client address may have at once.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Caps {
-    /// Games waiting for players (`MAX_WAITING_PER_IP`; `None`: no cap).
-    pub waiting: Option<usize>,
-    /// Games created and not finished, tables of bots alone included
-    /// (`MAX_GAMES_PER_IP`; `None`: no cap).
-    pub games: Option<usize>,
-    /// Players created in the last hour (`MAX_PLAYERS_PER_IP`; `None`: no cap).
-    pub players: Option<usize>,
-    /// How long a challenge may stay open (`CHALLENGE_TTL_SECS`; zero: the default).
-    pub challenge_ttl: std::time::Duration,
-    /// How long a seek may wait (`SEEK_TTL_SECS`; zero: the default).
-    pub seek_ttl: std::time::Duration,
-    /// Games whose last written state this process keeps, so that its next write of one
-    /// is one round trip (`GAME_CACHE_GAMES`; 0: none).
-    pub game_cache: usize,
-    /// A fault hook for tests, never set from the environment: the process that finishes
-    /// a rated game does not move its ratings, as if it had died right after the game's
-    /// last save, and leaves them to a sweep.
-    pub skip_settling: bool,
-}
-
-pub struct GameService {
-    store: Arc<AnyStore>,
-    metrics: Arc<Metrics>,
-    long_poll_max: Duration,
-    /// `ALLOW_PREARRANGED`: whether a game may be created with a seed or a deal.
-    allow_prearranged: bool,
-    /// Cancelled when the server begins to stop: long polls answer, event feeds end and
-    /// the background work stops at once. [`crate::startup`] owns it and cancels it on
-    /// SIGTERM/SIGINT.
-    stopping: CancellationToken,
-    caps: Caps,
-    pool: thinking::Pool,
-    /// Tables of bots alone this process plays at once, at most (`BOT_TABLES`).
-    tables: usize,
-    /// Games whose bots this process is playing in the background now (so its sweep
-    /// leaves them to that task rather than race it), each true when it counts against
-    /// `tables`.
-    driving: Mutex<HashMap<String, bool>>,
-    /// This process, as the holder of the games' leases it drives.
-    holder: String,
-    /// The games this process wrote last, which its writes start from.
-    cache: cache::GameCache,
-    /// Itself, for the background tasks it starts.
-    me: Weak<GameService>,
-}
-
-impl GameService {
+impl Services {
     pub fn new(
         store: Arc<AnyStore>,
         metrics: Arc<Metrics>,
@@ -147,20 +90,45 @@ impl GameService {
         stopping: CancellationToken,
         bots: BotSettings,
         caps: Caps,
-    ) -> Arc<GameService> {
-        Arc::new_cyclic(|me| GameService {
+    ) -> Arc<Services> {
+        let ctx = Arc::new(Shared {
             store,
             pool: thinking::Pool::new(bots, metrics.clone()),
-            tables: bots.tables.max(1),
             metrics,
             long_poll_max,
             allow_prearranged,
             stopping,
             caps,
-            driving: Mutex::new(HashMap::new()),
-            holder: uuid::Uuid::new_v4().to_string(),
-            cache: cache::GameCache::new(caps.game_cache),
-            me: me.clone(),
+        });
+        let players = Players::new(ctx.clone());
+        let games = Games::new(ctx.clone(), players.clone(), bots.tables);
+        let ratings = Ratings::new(ctx.clone(), players.clone());
+        let matchmaking = Matchmaking::new(ctx.clone(), players.clone(), games.clone());
+        let matches = Matches::new(
+            ctx.clone(),
+            players.clone(),
+            games.clone(),
+            matchmaking.clone(),
+        );
+        let dispatcher = Arc::new(Dispatcher {
+            games: games.clone(),
+            players: players.clone(),
+            ratings: ratings.clone(),
+            matches: matches.clone(),
+        });
+        // Held weakly below: the dispatcher holds the aggregates, not the other way round.
+        let reactions: Arc<dyn games::saved::SaveReactions> = dispatcher.clone();
+        games.react_with(Arc::downgrade(&reactions));
+        let matchmade: Arc<dyn matchmaking::MatchmakingReactions> = dispatcher.clone();
+        matchmaking.react_with(Arc::downgrade(&matchmade));
+        Arc::new(Services {
+            games,
+            players,
+            matchmaking,
+            matches,
+            ratings,
+            ctx,
+            _dispatcher: dispatcher,
         })
     }
 
@@ -169,105 +137,46 @@ impl GameService {
     /// bound holds even if one misbehaves, so a probe's answer time never exceeds what the
     /// orchestrator was promised.
     pub async fn ready(&self, within: Duration) -> Result<Health, Error> {
-        match tokio::time::timeout(within, self.store.ping()).await {
+        match tokio::time::timeout(within, self.ctx.store.ping()).await {
             Ok(Ok(health)) => Ok(health),
             // Readiness is for operators: the cause is the answer.
             Ok(Err(StoreError::Unavailable(cause))) => Err(Error::StoreNotReady(cause)),
             Ok(Err(other)) => Err(other.into()),
             Err(_) => Err(Error::StoreNotReady(format!(
                 "{} store did not answer a ping within {within:?}",
-                self.store.kind()
+                self.ctx.store.kind()
             ))),
         }
     }
 
     /// Which store keeps the games: `memory`, `redis` or `redis-cluster`.
     pub fn store_kind(&self) -> &'static str {
-        self.store.kind()
+        self.ctx.store.kind()
     }
 
-    async fn load(&self, id: &str) -> Result<(u64, Record), Error> {
-        load(&self.store, id).await
+    /// Whether this process has begun to stop: its sweep and its bots' tasks end.
+    pub fn is_stopping(&self) -> bool {
+        self.ctx.stopping.is_cancelled()
     }
 
-    /// Loads a game and the seat of `token` (`None` for a spectator, without a token).
-    async fn load_as(
-        &self,
-        id: &str,
-        token: Option<&str>,
-    ) -> Result<(u64, Record, Option<u8>), Error> {
-        let bearer = self.bearer(token.map(SeatToken::new)).await?;
-        let (version, record) = self.load(id).await?;
-        let viewer = viewer_of(&record, bearer.as_ref())?;
-        Ok((version, record, viewer))
-    }
-
-    /// Who `token` is: a seat's token as it is, or a player key checked against its
-    /// player (401 when it opens none).
-    async fn bearer(&self, token: Option<SeatToken<'_>>) -> Result<Option<Bearer>, Error> {
-        match token {
-            Some(key) if players::is_player_key(key.text) => {
-                let (_, player) = self.authenticate(key.text).await?;
-                Ok(Some(Bearer::Player(player.id)))
-            }
-            Some(token) => Ok(Some(Bearer::Token(
-                token.hash.unwrap_or_else(|| TokenHash::of(token.text)),
-            ))),
-            None => Ok(None),
-        }
+    /// One pass of the background work (every process runs this a few times a second):
+    /// the due games (clocks, bots, tables of bots alone), the due challenges (expired, or
+    /// an accepted one whose process died before making its game; a match's next step),
+    /// and the seeks (paired, expired, fallen back). Returns how many it acted on.
+    pub async fn sweep(&self) -> Result<usize, Error> {
+        let games = self.games.sweep().await?;
+        let challenges = self
+            .matchmaking
+            .sweep_challenges()
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "the sweep could not read the due challenges");
+                0
+            });
+        let seeks = self.matchmaking.sweep_seeks().await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the sweep could not pair or settle the seeks");
+            0
+        });
+        Ok(games + challenges + seeks)
     }
 }
-
-/// A request's bearer token, with its [`TokenHash`] when the caller has it already (the
-/// HTTP layer's rate limit computed it): a token is hashed once a request.
-#[derive(Debug, Clone, Copy)]
-pub struct SeatToken<'a> {
-    text: &'a str,
-    hash: Option<TokenHash>,
-}
-
-impl<'a> SeatToken<'a> {
-    /// A token to hash when needed.
-    pub fn new(text: &'a str) -> SeatToken<'a> {
-        SeatToken { text, hash: None }
-    }
-
-    /// A token with its hash; `hash` must be `TokenHash::of(text)`.
-    pub fn hashed(text: &'a str, hash: TokenHash) -> SeatToken<'a> {
-        SeatToken {
-            text,
-            hash: Some(hash),
-        }
-    }
-}
-
-/// Who sent a request: a seat's token (by its hash), or a player whose key was checked.
-#[derive(Debug, Clone)]
-enum Bearer {
-    Token(TokenHash),
-    /// The player's id.
-    Player(String),
-}
-
-/// Game `id`'s version and record, checked.
-async fn load(store: &AnyStore, id: &str) -> Result<(u64, Record), Error> {
-    let stored = store.load(id).await?.ok_or(Error::NotFound)?;
-    Ok((stored.version, Record::decode(&stored.bytes)?))
-}
-
-/// The seat of `bearer` (`None` for a spectator, without a token).
-fn viewer_of(record: &Record, bearer: Option<&Bearer>) -> Result<Option<u8>, Error> {
-    bearer.map(|b| seat_of(record, b)).transpose()
-}
-
-/// The seat `bearer` holds: a token's own, or the one bound to the key's player.
-fn seat_of(record: &Record, bearer: &Bearer) -> Result<u8, Error> {
-    match bearer {
-        Bearer::Token(hash) => record.seat_of(hash).ok_or(UNKNOWN_TOKEN),
-        Bearer::Player(player) => record.seat_of_player(player).ok_or_else(|| {
-            Error::Forbidden("no seat of this game is bound to the key's player".into())
-        }),
-    }
-}
-
-const UNKNOWN_TOKEN: Error = Error::Unauthorized("the token is not a seat of this game");

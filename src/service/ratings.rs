@@ -4,39 +4,38 @@
 //!
 //! How once is kept:
 //! 1. Before the save that finishes a rated game, the game is indexed as due a little
-//!    later ([`RECOVER_AFTER`]): should the process stop after the save, a sweep settles it.
+//!    later (by the games' write path): should the process stop after the save, the
+//!    games' sweep finds it due and the dispatcher settles it.
 //! 2. Settling claims the game's rating record in the store: who is rated, from which
 //!    ratings (the snapshot), with which score. The first claim is kept, so every process
 //!    settling the game works from the same snapshot.
 //! 3. Each player's rating moves by a compare-and-set on its record, which remembers the
 //!    rated games that moved it: a second settling of the game skips it.
-//! 4. The rating record is marked done and the game's due entry dropped.
+//! 4. The rating record is marked done; then the dispatcher has the games aggregate drop
+//!    the game's due entry.
 //!
 //! Each player is rated against the other side's snapshot (its mean, in teams), from its
 //! own rating as it is when it moves, so two games of one player finishing at once both
 //! count. The built-in levels are rated like players, in records of their own under their
 //! names, created on their first rated game.
 
-use std::time::Duration;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::bots::Level;
 use crate::engine::Outcome;
 use crate::rating::{self, Rating};
+use crate::store::SaveOutcome;
 use crate::store::players::PlayerStore;
 use crate::store::ratings::RatingStore;
-use crate::store::{GameStore, SaveOutcome};
 
+use super::Error;
+use super::games::record::{Record, Status};
+use super::news::{PlayerNews, RatingChange};
 use super::page::page_offset;
-use super::player_events::PlayerNews;
-use super::players::PlayerRecord;
-use super::record::{Record, Status};
-use super::{Error, GameService, now_ms};
-
-/// How long after a rated game's last save a sweep settles it, if the process that saved
-/// it did not.
-const RECOVER_AFTER: Duration = Duration::from_secs(10);
+use super::players::{PlayerRecord, Players};
+use super::shared::Shared;
 /// Compare-and-set attempts on one record before giving up (the sweep tries again).
 const ATTEMPTS: usize = 8;
 /// A provisional rating's place on a leaderboard is its rating less this: after every
@@ -81,16 +80,9 @@ impl Job {
     }
 }
 
-/// A rating's change, as a player's stream tells it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RatingChange {
-    pub before: Rating,
-    pub after: Rating,
-}
-
 /// One place on a leaderboard.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ranked {
+pub struct Placing {
     pub id: String,
     pub name: String,
     pub bot: bool,
@@ -98,34 +90,27 @@ pub struct Ranked {
     pub games: u64,
 }
 
-impl GameService {
-    /// Before the save that finishes rated game `id` (to be at `version`): the game is
-    /// indexed as due a little later, so a sweep settles it if this process does not.
-    pub(super) async fn expect_ratings(&self, id: &str, version: u64) {
-        let due = now_ms() + RECOVER_AFTER.as_millis() as u64;
-        if let Err(e) = self.store.index_deadline(id, version, Some(due)).await {
-            tracing::warn!(game_id = %id, error = %e, "could not index a rated game's settling");
-        }
+/// The ratings aggregate: the rating records of rated games, the moves of players'
+/// ratings, and the leaderboards.
+pub struct Ratings {
+    ctx: Arc<Shared>,
+    players: Arc<Players>,
+}
+
+impl Ratings {
+    pub(super) fn new(ctx: Arc<Shared>, players: Arc<Players>) -> Arc<Ratings> {
+        Arc::new(Ratings { ctx, players })
     }
 
-    /// Settles rated game `id` (finished, at `version`) and logs a failure: the sweep
-    /// settles it then.
-    pub(super) async fn settle_logged(&self, id: &str, version: u64, record: &Record) {
-        if self.caps.skip_settling {
-            return;
-        }
-        if let Err(e) = self.settle_ratings(id, version, record).await {
-            tracing::warn!(game_id = %id, error = %e, "ratings not settled; a sweep settles them");
-        }
+    /// The test-only fault hook: the process that finishes a rated game leaves its
+    /// ratings to a sweep.
+    pub(crate) fn skips_settling(&self) -> bool {
+        self.ctx.caps.skip_settling
     }
 
-    /// Moves the ratings of finished rated game `id` (as `record`, at `version`), once.
-    pub(super) async fn settle_ratings(
-        &self,
-        id: &str,
-        version: u64,
-        record: &Record,
-    ) -> Result<(), Error> {
+    /// Moves the ratings of finished rated game `id` (as `record`), once. The game's due
+    /// entry, which stands for this until it is done, is the games aggregate's to drop.
+    pub(crate) async fn settle(&self, id: &str, record: &Record) -> Result<(), Error> {
         if !record.rated || record.status() != Status::Finished {
             return Ok(());
         }
@@ -143,7 +128,7 @@ impl GameService {
                 (None, None) => continue,
             };
             let side = rules.side_of(seat);
-            let before = match self.player_record(&who).await? {
+            let before = match self.players.player_record(&who).await? {
                 Some((_, player)) => player.rating_in(preset),
                 None => Rating::default(),
             };
@@ -160,7 +145,7 @@ impl GameService {
             });
         }
         let claimed = Job { seats, done: false };
-        let stored = self.store.claim_ratings(id, claimed.encode()).await?;
+        let stored = self.ctx.store.claim_ratings(id, claimed.encode()).await?;
         let (mut job_version, mut job) = (stored.version, Job::decode(&stored.bytes)?);
         for _ in 0..ATTEMPTS {
             if job.done {
@@ -179,30 +164,29 @@ impl GameService {
                     .await?
                     && rated.who.parse::<Level>().is_err()
                 {
-                    self.tell_finished(id, record, &rated.who, Some(change))
-                        .await;
+                    self.tell_finished(id, record, &rated.who, change).await;
                 }
             }
             let mut finished = job.clone();
             finished.done = true;
             match self
+                .ctx
                 .store
                 .save_ratings(id, job_version, finished.encode())
                 .await?
             {
                 SaveOutcome::Saved { .. } => {
-                    self.metrics.rated_games.inc();
+                    self.ctx.metrics.rated_games.inc();
                     tracing::info!(game_id = %id, preset, "ratings moved");
                     break;
                 }
                 SaveOutcome::Conflict { .. } => {
-                    let stored = self.store.claim_ratings(id, claimed.encode()).await?;
+                    let stored = self.ctx.store.claim_ratings(id, claimed.encode()).await?;
                     (job_version, job) = (stored.version, Job::decode(&stored.bytes)?);
                 }
                 SaveOutcome::Missing => break,
             }
         }
-        self.store.index_deadline(id, version, None).await?;
         Ok(())
     }
 
@@ -217,13 +201,14 @@ impl GameService {
         score: f64,
     ) -> Result<Option<RatingChange>, Error> {
         for _ in 0..ATTEMPTS {
-            let (version, mut player) = match self.player_record(who).await? {
+            let (version, mut player) = match self.players.player_record(who).await? {
                 Some(found) => found,
                 None => match who.parse::<Level>() {
                     Ok(level) => {
                         let record = PlayerRecord::level(level);
                         // Another process may create it first: either way it exists now.
                         let _ = self
+                            .ctx
                             .store
                             .create_player(who, who, record.encode_record())
                             .await;
@@ -240,6 +225,7 @@ impl GameService {
             let after = rating::update(before, &[(opponent, score)]);
             player.rate(game, preset, after);
             match self
+                .ctx
                 .store
                 .save_player(who, version, player.encode_record())
                 .await?
@@ -250,7 +236,7 @@ impl GameService {
                     } else {
                         after.rating
                     };
-                    self.store.rank(preset, who, place).await?;
+                    self.ctx.store.rank(preset, who, place).await?;
                     return Ok(Some(RatingChange { before, after }));
                 }
                 SaveOutcome::Conflict { .. } => continue,
@@ -262,23 +248,10 @@ impl GameService {
         )))
     }
 
-    /// Tells `player` that game `id` finished, with its rating's change when rated.
-    pub(super) async fn tell_finished(
-        &self,
-        id: &str,
-        record: &Record,
-        player: &str,
-        rating: Option<RatingChange>,
-    ) {
-        if let (Some(outcome), Some(reason)) = (record.game.outcome(), record.game.match_end()) {
-            let news = PlayerNews::GameFinished {
-                game_id: id.to_owned(),
-                outcome,
-                reason,
-                scores: record.game.scores().to_vec(),
-                rating,
-            };
-            self.tell_player(player, &news).await;
+    /// Tells `player` that game `id` finished, with its rating's change.
+    async fn tell_finished(&self, id: &str, record: &Record, player: &str, rating: RatingChange) {
+        if let Some(news) = PlayerNews::finished(id, record, Some(rating)) {
+            self.players.tell(player, &news).await;
         }
     }
 
@@ -289,7 +262,7 @@ impl GameService {
         preset: crate::engine::Preset,
         page: usize,
         per_page: usize,
-    ) -> Result<Vec<Ranked>, Error> {
+    ) -> Result<Vec<Placing>, Error> {
         let offset = page_offset(page, per_page, "limit")?;
         if offset > 1_000_000 {
             return Err(Error::BadRequest(
@@ -297,18 +270,19 @@ impl GameService {
             ));
         }
         let places = self
+            .ctx
             .store
             .leaderboard(preset.name(), offset, per_page)
             .await?;
         let mut out = Vec::with_capacity(places.len());
         for (id, _) in places {
-            let Some((_, player)) = self.player_record(&id).await? else {
+            let Some((_, player)) = self.players.player_record(&id).await? else {
                 continue;
             };
             let Some(rated) = player.ratings.get(preset.name()) else {
                 continue;
             };
-            out.push(Ranked {
+            out.push(Placing {
                 id: player.id.clone(),
                 name: player.name.clone(),
                 bot: id.parse::<Level>().is_ok() || player.is_bot(),
@@ -327,14 +301,15 @@ mod tests {
 
     use tokio_util::sync::CancellationToken;
 
-    use super::*;
     use crate::engine::{Move, Preset, RulesPatch};
     use crate::metrics::Metrics;
-    use crate::service::{BotSettings, Caps, MoveRequest, NewChallenge};
+    use crate::service::shared::now_ms;
+    use crate::service::{BotSettings, Caps, MoveRequest, NewChallenge, Services};
+    use crate::store::GameStore;
     use crate::store::memory::MemoryStore;
 
-    fn service() -> Arc<GameService> {
-        GameService::new(
+    fn service() -> Arc<Services> {
+        Services::new(
             Arc::new(MemoryStore::new(Duration::from_secs(60)).into()),
             Arc::new(Metrics::new()),
             Duration::from_secs(1),
@@ -352,10 +327,19 @@ mod tests {
 
     /// Ann resigns a rated block game against Bob, made by a challenge; the game's id,
     /// Ann's key and Bob's id.
-    async fn finished_rated_game(service: &GameService) -> (String, String, String) {
-        let ann = service.create_player("ann", false, None).await.unwrap();
-        let bob = service.create_player("bob", false, None).await.unwrap();
+    async fn finished_rated_game(service: &Services) -> (String, String, String) {
+        let ann = service
+            .players
+            .create_player("ann", false, None)
+            .await
+            .unwrap();
+        let bob = service
+            .players
+            .create_player("bob", false, None)
+            .await
+            .unwrap();
         let challenge = service
+            .matchmaking
             .challenge(
                 Some(&ann.key),
                 NewChallenge {
@@ -370,9 +354,14 @@ mod tests {
             )
             .await
             .unwrap();
-        let accepted = service.accept(Some(&bob.key), &challenge.id).await.unwrap();
+        let accepted = service
+            .matchmaking
+            .accept(Some(&bob.key), &challenge.id)
+            .await
+            .unwrap();
         let game = accepted.game_id.unwrap();
         service
+            .games
             .make_move(
                 &game,
                 crate::service::SeatToken::new(&ann.key),
@@ -387,8 +376,8 @@ mod tests {
         (game, ann.key, bob.profile.id)
     }
 
-    async fn block_rating(service: &GameService, who: &str) -> Option<(f64, u64)> {
-        let profile = service.profile(who).await.unwrap();
+    async fn block_rating(service: &Services, who: &str) -> Option<(f64, u64)> {
+        let profile = service.players.profile(who).await.unwrap();
         profile
             .ratings
             .get("block")
@@ -405,15 +394,18 @@ mod tests {
         let (ann_after, _) = block_rating(&service, "ann").await.unwrap();
         assert!(ann_after < 1500.0, "{ann_after}");
         // Settled again, by the sweep or by another process, at once or later: no change.
-        let (version, record) = service.load(&game).await.unwrap();
-        let again = futures_util::future::join_all(
-            (0..4).map(|_| service.settle_ratings(&game, version, &record)),
-        )
-        .await;
+        let (_, record) = service.games.load(&game).await.unwrap();
+        let again =
+            futures_util::future::join_all((0..4).map(|_| service.ratings.settle(&game, &record)))
+                .await;
         assert!(again.iter().all(Result::is_ok), "{again:?}");
         assert_eq!(block_rating(&service, &bob).await, Some((bob_after, 1)));
         assert_eq!(block_rating(&service, "ann").await, Some((ann_after, 1)));
-        let board = service.leaderboard(Preset::Block, 1, 10).await.unwrap();
+        let board = service
+            .ratings
+            .leaderboard(Preset::Block, 1, 10)
+            .await
+            .unwrap();
         let names: Vec<&str> = board.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["bob", "ann"]);
     }
@@ -425,18 +417,20 @@ mod tests {
         let (bob_after, _) = block_rating(&service, &bob).await.unwrap();
         // As if the process had stopped between the last save and the ratings: a new
         // game of the same two, finished, its rating record never claimed.
-        let (_, mut record) = service.load(&game).await.unwrap();
+        let (_, mut record) = service.games.load(&game).await.unwrap();
         let other = "11111111-2222-3333-4444-555555555555";
         record.created_ms += 1;
         service
+            .ctx
             .store
             .create_by(other, record.encode(), None, None)
             .await
             .unwrap();
-        service.expect_ratings(other, 1).await;
+        service.games.due_for_settling(other, 1).await;
         assert_eq!(block_rating(&service, &bob).await.unwrap().1, 1);
         // The sweep finds it due once the recovery delay passed; here it is told so.
         service
+            .ctx
             .store
             .index_deadline(other, 1, Some(now_ms()))
             .await

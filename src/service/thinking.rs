@@ -62,13 +62,13 @@ pub enum Priority {
 }
 
 pub(super) struct Pool {
-    shared: Arc<Shared>,
+    shared: Arc<PoolState>,
     budget: Duration,
     master: Budget,
     metrics: Arc<Metrics>,
 }
 
-struct Shared {
+struct PoolState {
     queue: Mutex<Queue>,
     /// Human jobs waiting for a thread: a bots-only run stops after its move while any do.
     humans_waiting: AtomicUsize,
@@ -108,7 +108,7 @@ impl Queue {
 
 /// A thread of the pool, held until dropped.
 struct Permit {
-    shared: Arc<Shared>,
+    shared: Arc<PoolState>,
     priority: Priority,
 }
 
@@ -127,7 +127,7 @@ impl Drop for Permit {
 /// after, it hands the thread on.
 struct Waiting {
     rx: oneshot::Receiver<()>,
-    shared: Arc<Shared>,
+    shared: Arc<PoolState>,
     priority: Priority,
     done: bool,
 }
@@ -149,7 +149,7 @@ impl Drop for Waiting {
     }
 }
 
-impl Shared {
+impl PoolState {
     fn lock(&self) -> MutexGuard<'_, Queue> {
         // Nothing under this lock panics; a poisoned one is still consistent.
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
@@ -207,7 +207,7 @@ impl Pool {
     pub(super) fn new(settings: BotSettings, metrics: Arc<Metrics>) -> Pool {
         let threads = settings.threads.max(1);
         Pool {
-            shared: Arc::new(Shared {
+            shared: Arc::new(PoolState {
                 queue: Mutex::new(Queue {
                     free: threads,
                     bots_only: 0,

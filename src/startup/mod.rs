@@ -295,7 +295,7 @@ fn serve(
     // answer, event streams end and the background work stops at once, rather than
     // holding the shutdown for its whole grace.
     // The store is the service's alone: no handler reaches it any other way.
-    let games = web::Data::from(crate::service::GameService::new(
+    let services = crate::service::Services::new(
         Arc::new(store),
         metrics.clone(),
         settings.long_poll_max,
@@ -320,7 +320,13 @@ fn serve(
             skip_settling: settings.fault_skip_settling,
             game_cache: settings.game_cache_games,
         },
-    ));
+    );
+    // Each aggregate is app state of its own: a handler takes the one it calls.
+    let games = web::Data::from(services.games.clone());
+    let players = web::Data::from(services.players.clone());
+    let matchmaking = web::Data::from(services.matchmaking.clone());
+    let matches = web::Data::from(services.matches.clone());
+    let ratings = web::Data::from(services.ratings.clone());
     let slots = web::Data::new(api::streams::StreamSlots::new(
         settings.max_streams_per_ip,
         budget.max_streams,
@@ -329,9 +335,10 @@ fn serve(
     ));
     let drain = web::Data::new(Drain::new(stopping.clone()));
     tokio::spawn(sweep_clocks(
-        Arc::downgrade(&games.clone().into_inner()),
+        Arc::downgrade(&services),
         settings.clock_sweep_every,
     ));
+    let services = web::Data::from(services);
     let limits = web::Data::new(api::ratelimit::RateLimits::new(&settings));
     let settings = web::Data::new(settings);
     let metrics = web::Data::from(metrics);
@@ -357,7 +364,12 @@ fn serve(
             // Outermost: a request is in flight until its whole answer is written.
             .wrap(from_fn(track_in_flight))
             .app_data(settings.clone())
+            .app_data(services.clone())
             .app_data(games.clone())
+            .app_data(players.clone())
+            .app_data(matchmaking.clone())
+            .app_data(matches.clone())
+            .app_data(ratings.clone())
             .app_data(metrics.clone())
             .app_data(limits.clone())
             .app_data(slots.clone())
@@ -410,7 +422,7 @@ fn serve(
 /// left to move play on) whichever process saved it and whether or not any request arrives. Holds the service weakly: it
 /// ends with the server.
 async fn sweep_clocks(
-    games: std::sync::Weak<crate::service::GameService>,
+    services: std::sync::Weak<crate::service::Services>,
     every: std::time::Duration,
 ) {
     // Weak from the start: a strong handle kept in this task would keep a stopped
@@ -419,11 +431,13 @@ async fn sweep_clocks(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let Some(games) = games.upgrade() else { return };
-        if games.is_stopping() {
+        let Some(services) = services.upgrade() else {
+            return;
+        };
+        if services.is_stopping() {
             return;
         }
-        if let Err(e) = games.sweep().await {
+        if let Err(e) = services.sweep().await {
             tracing::warn!(error = %e, "the clock sweep could not read the deadlines");
         }
     }

@@ -8,7 +8,7 @@ use utoipa::IntoParams;
 use crate::api::error::{ApiError, problems};
 use crate::api::headers::VARY_BY_TOKEN;
 use crate::api::wire::*;
-use crate::service::{self, GameService};
+use crate::service::{self, Games};
 
 use super::*;
 
@@ -65,7 +65,7 @@ impl LogQuery {
     ),
 )]
 pub async fn game_log(
-    games: web::Data<GameService>,
+    games: web::Data<Games>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
     query: web::Query<LogQuery>,
@@ -94,7 +94,7 @@ pub async fn game_log(
     ),
 )]
 pub async fn export_game(
-    games: web::Data<GameService>,
+    games: web::Data<Games>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {

@@ -11,7 +11,7 @@ use crate::api::headers::UNCOMPRESSED;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::*;
 use crate::engine::{Preset, Seed};
-use crate::service::{self, GameService, NewGame, RequestKey};
+use crate::service::{self, Games, NewGame, RequestKey};
 
 use super::*;
 
@@ -46,7 +46,7 @@ pub async fn list_presets() -> HttpResponse {
 )]
 pub async fn create_game(
     req: HttpRequest,
-    games: web::Data<GameService>,
+    games: web::Data<Games>,
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateGame>,
 ) -> Result<HttpResponse, ApiError> {
@@ -83,7 +83,7 @@ pub async fn create_game(
 #[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
-pub struct ListQuery {
+pub struct GameListQuery {
     /// `waiting` (the default): games with free seats, newest first. `playing`: games in
     /// play, latest started first.
     #[param(schema_with = list_status)]
@@ -114,7 +114,7 @@ fn list_status() -> utoipa::openapi::Object {
     path = "/v1/games",
     tag = "lobby",
     operation_id = "list_games",
-    params(ListQuery),
+    params(GameListQuery),
     responses(
         (status = 200, description = "A page of open games, or of games in play.", body = GameList),
         (status = 400, response = problems::BadRequest),
@@ -122,8 +122,8 @@ fn list_status() -> utoipa::openapi::Object {
     ),
 )]
 pub async fn list_games(
-    games: web::Data<GameService>,
-    query: web::Query<ListQuery>,
+    games: web::Data<Games>,
+    query: web::Query<GameListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let page = query.page.unwrap_or(1);
     let per_page = query.per_page.unwrap_or(20);
@@ -164,7 +164,7 @@ pub async fn list_games(
     ),
 )]
 pub async fn take_seat(
-    games: web::Data<GameService>,
+    games: web::Data<Games>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
     body: web::Json<JoinGame>,

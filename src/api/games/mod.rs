@@ -1,7 +1,7 @@
 //! The game resources of the HTTP contract: presets, lobby, view, moves, events, log, export.
 //!
 //! Handlers are thin: they parse the request into domain types (a bad tile, an unknown
-//! field or a malformed token stops here), call one [`GameService`] function and turn its
+//! field or a malformed token stops here), call one use case of one aggregate ([`crate::service::Games`]) and turn its
 //! answer into a view. They know no rules.
 //!
 //! One file per resource; the handlers are re-exported here for the router and the

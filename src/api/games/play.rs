@@ -12,7 +12,7 @@ use crate::api::error::{ApiError, ProblemCode, problems};
 use crate::api::headers::VARY_BY_TOKEN;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
-use crate::service::{self, GameService, RequestKey, SeatToken};
+use crate::service::{self, Games, RequestKey, SeatToken};
 
 use super::*;
 
@@ -47,7 +47,7 @@ pub struct ViewQuery {
     ),
 )]
 pub async fn get_game(
-    games: web::Data<GameService>,
+    games: web::Data<Games>,
     slots: web::Data<StreamSlots>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
@@ -116,7 +116,7 @@ pub async fn get_game(
     ),
 )]
 pub async fn make_move(
-    games: web::Data<GameService>,
+    games: web::Data<Games>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
     body: web::Bytes,

@@ -11,7 +11,7 @@ use crate::api::error::{ApiError, problems};
 use crate::api::headers::{UNCOMPRESSED, VARY_BY_TOKEN};
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
-use crate::service::{self, GameService, Watched};
+use crate::service::{self, FeedEvent, Games};
 
 use super::*;
 
@@ -57,7 +57,7 @@ fn version_event_json() -> utoipa::openapi::Object {
         .build()
 }
 
-fn sse_frame(Watched { event, view }: &Watched) -> web::Bytes {
+fn sse_frame(FeedEvent { event, view }: &FeedEvent) -> web::Bytes {
     let wire = VersionEvent {
         version: event.version,
         status: event.status,
@@ -94,7 +94,7 @@ fn sse_frame(Watched { event, view }: &Watched) -> web::Bytes {
     ),
 )]
 pub async fn game_events(
-    games: web::Data<GameService>,
+    games: web::Data<Games>,
     slots: web::Data<StreamSlots>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
@@ -185,7 +185,7 @@ pub(in crate::api) fn sse_answer(
     ),
 )]
 pub async fn lobby_events(
-    games: web::Data<GameService>,
+    games: web::Data<Games>,
     slots: web::Data<StreamSlots>,
     request: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {

@@ -50,7 +50,7 @@ const EXPORT_CHUNK: usize = 32 * 1024;
 /// whole in memory.
 pub struct ExportWriter {
     head: Option<Vec<u8>>,
-    parts: service::log::ExportParts,
+    parts: service::games::log::ExportParts,
     in_moves: bool,
     first: bool,
     done: bool,

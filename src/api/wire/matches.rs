@@ -5,7 +5,7 @@ use utoipa::ToSchema;
 
 use crate::engine::{Rules, RulesPatch};
 use crate::service::matches::penalty_scoring;
-use crate::service::series::VOID;
+use crate::service::matchmaking::series::VOID;
 use crate::service::{Challenge, ChallengeStatus};
 
 use super::*;

@@ -174,7 +174,7 @@ pub struct ClockView {
 }
 
 impl ClockView {
-    fn of(c: &service::ClockView) -> ClockView {
+    fn of(c: &service::ClockState) -> ClockView {
         let s = c.settings;
         ClockView {
             bank_secs: s.bank_secs,

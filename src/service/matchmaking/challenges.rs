@@ -12,19 +12,19 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 
+use super::series::Series;
 use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::RulesPatch;
+use crate::service::games::admit::Admission;
+use crate::service::players::{NO_KEY, PlayerRecord, folded};
+use crate::service::shared::now_ms;
+use crate::store::SaveOutcome;
 use crate::store::challenges::{ChallengeStore, Direction, Parties};
 use crate::store::players::PlayerStore;
-use crate::store::{GameStore, SaveOutcome, StoreError};
 
-use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, Party, unseen_token};
-use super::matches::MAX_RUNNING;
-use super::player_events::PlayerNews;
-use super::players::{NO_KEY, PlayerRecord, folded};
-use super::series::Series;
-use super::{Error, GameService, now_ms};
+use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
+use super::{Error, Matchmaking, Notice};
 
 /// How long a challenge waits for its answers, unless `CHALLENGE_TTL_SECS` says otherwise.
 pub const CHALLENGE_TTL: Duration = Duration::from_secs(600);
@@ -49,7 +49,7 @@ enum Answer {
     Cancel,
 }
 
-impl GameService {
+impl Matchmaking {
     /// Makes a challenge for the key's player. One of built-in levels only is accepted at
     /// once: its game is created in this request (counted against `from`'s games).
     pub async fn challenge(
@@ -58,18 +58,25 @@ impl GameService {
         new: NewChallenge,
         from: Option<AddressKey>,
     ) -> Result<Challenge, Error> {
-        self.challenge_with(key, new, from, None).await
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        self.challenge_with(me, new, from, None).await
     }
 
-    /// Makes a challenge, or with `series` a match ([`super::matches`]).
-    pub(super) async fn challenge_with(
+    /// Makes a challenge for player `me`, or with `series` a match
+    /// ([`crate::service::matches`]), refused as `series` says when `me` runs too many
+    /// (the matches aggregate counts them). One of built-in levels only is accepted at
+    /// once: a match is then the caller's to move on.
+    pub(in crate::service) async fn challenge_with(
         &self,
-        key: Option<&str>,
+        me: PlayerRecord,
         new: NewChallenge,
         from: Option<AddressKey>,
-        series: Option<Series>,
+        series: Option<(Series, Result<(), Error>)>,
     ) -> Result<Challenge, Error> {
-        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (series, too_many) = match series {
+            Some((series, too_many)) => (Some(series), too_many),
+            None => (None, Ok(())),
+        };
         let others = usize::from(new.seats.saturating_sub(1));
         if new.opponents.len() != others {
             return Err(Error::BadRequest(format!(
@@ -97,7 +104,7 @@ impl GameService {
             series,
         };
         // The rules, seats and clock are checked as a game's are.
-        self.new_record(&challenge.new_game())?;
+        self.games.new_record(&challenge.new_game())?;
         let rules = new.preset.rules().with(&new.overrides);
         if new.rated && (rules.sides(new.seats) != 2 || new.overrides != RulesPatch::default()) {
             return Err(Error::InvalidRules(
@@ -123,9 +130,7 @@ impl GameService {
                 max: MAX_OPEN_CHALLENGES,
             });
         }
-        if challenge.series.is_some() && self.running_matches(&me.id).await? >= MAX_RUNNING {
-            return Err(Error::TooManyMatches { max: MAX_RUNNING });
-        }
+        too_many?;
         let opponents = challenge.opponent_ids();
         let parties = Parties {
             challenger: &me.id,
@@ -134,7 +139,8 @@ impl GameService {
         if challenge.all_accepted() && challenge.series.is_some() {
             // A match against a level: accepted at once, and driven from now on.
             challenge.status = ChallengeStatus::Accepted;
-            self.store
+            self.ctx
+                .store
                 .create_challenge(
                     &challenge.id,
                     challenge.encode(),
@@ -143,16 +149,14 @@ impl GameService {
                     Some(now_ms()),
                 )
                 .await?;
-            if let Err(e) = self.drive_series(&challenge.id).await {
-                tracing::warn!(match_id = %challenge.id, error = %e, "a match did not start; a sweep starts it");
-            }
         } else if challenge.all_accepted() {
             // Levels only: the game first (it may be refused by the address's cap), then
             // the challenge that names it.
             challenge.status = ChallengeStatus::Accepted;
             challenge.game_id = Some(uuid::Uuid::new_v4().to_string());
             self.start(&challenge, from).await?;
-            self.store
+            self.ctx
+                .store
                 .create_challenge(
                     &challenge.id,
                     challenge.encode(),
@@ -162,7 +166,8 @@ impl GameService {
                 )
                 .await?;
         } else {
-            self.store
+            self.ctx
+                .store
                 .create_challenge(
                     &challenge.id,
                     challenge.encode(),
@@ -171,19 +176,16 @@ impl GameService {
                     Some(challenge.expires_ms),
                 )
                 .await?;
-            for player in &opponents {
-                self.tell_player(player, &PlayerNews::Challenge(Box::new(challenge.clone())))
-                    .await;
-            }
+            self.tell(&opponents, Notice::Challenged(&challenge)).await;
         }
-        self.metrics.challenge("made");
+        self.ctx.metrics.challenge("made");
         tracing::info!(challenge_id = %challenge.id, challenger = %me.id, status = challenge.status.as_str(), game_id = ?challenge.game_id, "challenge made");
         Ok(challenge)
     }
 
     /// A challenge, for one of its players.
     pub async fn challenge_of(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
-        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         let (_, challenge) = self.load_challenge(id).await?;
         if !challenge.player_ids().contains(&me.id) {
             return Err(Error::Forbidden(
@@ -199,7 +201,7 @@ impl GameService {
         key: Option<&str>,
         direction: Direction,
     ) -> Result<Vec<Challenge>, Error> {
-        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         self.open_challenges(&me.id, direction).await
     }
 
@@ -225,7 +227,7 @@ impl GameService {
         id: &str,
         answer: Answer,
     ) -> Result<Challenge, Error> {
-        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         for _ in 0..ATTEMPTS {
             let (version, mut challenge) = self.load_challenge(id).await?;
             let mine = challenge
@@ -291,6 +293,7 @@ impl GameService {
                 Answer::Cancel => challenge.status = ChallengeStatus::Canceled,
             }
             match self
+                .ctx
                 .store
                 .save_challenge(id, version, challenge.encode())
                 .await?
@@ -301,7 +304,7 @@ impl GameService {
             }
             tracing::info!(challenge_id = %id, player_id = %me.id, ?answer, status = challenge.status.as_str(), "challenge answered");
             if challenge.status != ChallengeStatus::Open {
-                self.metrics.challenge(challenge.status.as_str());
+                self.ctx.metrics.challenge(challenge.status.as_str());
             }
             self.closed(&challenge, &me.id).await;
             return Ok(challenge);
@@ -315,11 +318,11 @@ impl GameService {
     /// accepted, the players told if it closed otherwise, and the index of due challenges
     /// set to what is left to do.
     async fn closed(&self, challenge: &Challenge, by: &str) {
-        let news = match challenge.status {
+        match challenge.status {
             ChallengeStatus::Open => return,
             ChallengeStatus::Accepted if challenge.series.is_some() => {
                 self.set_challenge_due(&challenge.id, Some(now_ms())).await;
-                if let Err(e) = self.drive_series(&challenge.id).await {
+                if let Err(e) = self.move_match_on(&challenge.id).await {
                     tracing::warn!(match_id = %challenge.id, error = %e, "a match did not start; a sweep starts it");
                 }
                 return;
@@ -336,16 +339,15 @@ impl GameService {
                 }
                 return;
             }
-            ChallengeStatus::Declined => PlayerNews::ChallengeDeclined(Box::new(challenge.clone())),
-            ChallengeStatus::Canceled => PlayerNews::ChallengeCanceled(Box::new(challenge.clone())),
-            ChallengeStatus::Expired => PlayerNews::ChallengeExpired(Box::new(challenge.clone())),
-        };
-        self.set_challenge_due(&challenge.id, None).await;
-        for player in challenge.player_ids() {
-            if player != by {
-                self.tell_player(&player, &news).await;
-            }
+            ChallengeStatus::Declined | ChallengeStatus::Canceled | ChallengeStatus::Expired => {}
         }
+        self.set_challenge_due(&challenge.id, None).await;
+        let others: Vec<String> = challenge
+            .player_ids()
+            .into_iter()
+            .filter(|player| player != by)
+            .collect();
+        self.tell(&others, Notice::Closed(challenge)).await;
     }
 
     /// Creates accepted `challenge`'s game, every seat bound, unless it exists already;
@@ -355,29 +357,28 @@ impl GameService {
             .game_id
             .as_deref()
             .ok_or_else(|| Error::Internal("an accepted challenge names no game".into()))?;
-        let mut record = self.new_record(&challenge.new_game())?;
+        let mut record = self.games.new_record(&challenge.new_game())?;
         record.rated = challenge.rated;
-        let humans = std::iter::once((0u8, &challenge.challenger)).chain(
-            challenge
-                .opponents
-                .iter()
-                .enumerate()
-                .filter_map(|(i, o)| Some((i as u8 + 1, o.player()?))),
-        );
-        for (seat, party) in humans {
-            record.seat_bound(seat, &party.name, &unseen_token(), &party.id);
-            // Indexed before the game exists, as a join does (see `seating`).
-            self.store
-                .add_player_game(&party.id, game_id, record.created_ms)
-                .await?;
-        }
-        match self.store_new(game_id, &record, from).await {
-            Ok(()) => {}
-            Err(StoreError::Exists) => return Ok(()),
-            Err(e) => return Err(e.into()),
-        }
+        let players = std::iter::once((0u8, &challenge.challenger))
+            .chain(
+                challenge
+                    .opponents
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, o)| Some((i as u8 + 1, o.player()?))),
+            )
+            .map(|(seat, party)| (seat, party.id.as_str(), party.name.as_str()))
+            .collect();
+        let admission = Admission {
+            id: game_id,
+            record,
+            players,
+            from,
+        };
+        let Some(record) = self.games.admit(admission).await? else {
+            return Ok(());
+        };
         tracing::info!(game_id, challenge_id = %challenge.id, preset = challenge.preset.name(), rated = record.rated, "game created for a challenge");
-        self.tell_players(game_id, &record, true, false).await;
         Ok(())
     }
 
@@ -387,7 +388,7 @@ impl GameService {
     /// acted on.
     pub async fn sweep_challenges(&self) -> Result<usize, Error> {
         let now = now_ms();
-        let due = self.store.challenges_due(now, SWEEP_BATCH).await?;
+        let due = self.ctx.store.challenges_due(now, SWEEP_BATCH).await?;
         let mut acted = 0;
         for id in due {
             match self.tend_challenge(&id, now).await {
@@ -414,6 +415,7 @@ impl GameService {
             (ChallengeStatus::Open, ChallengeStatus::Expired) => {
                 challenge.status = ChallengeStatus::Expired;
                 match self
+                    .ctx
                     .store
                     .save_challenge(id, version, challenge.encode())
                     .await?
@@ -421,7 +423,7 @@ impl GameService {
                     // The winner of the compare-and-set tells, exactly once.
                     SaveOutcome::Saved { .. } => {
                         tracing::info!(challenge_id = %id, "challenge expired");
-                        self.metrics.challenge("expired");
+                        self.ctx.metrics.challenge("expired");
                         self.closed(&challenge, "").await;
                         Ok(true)
                     }
@@ -435,12 +437,12 @@ impl GameService {
                 Ok(false)
             }
             (ChallengeStatus::Accepted, _) if challenge.series.is_some() => {
-                self.drive_series(id).await?;
+                self.move_match_on(id).await?;
                 Ok(true)
             }
             (ChallengeStatus::Accepted, _) => {
                 let game_id = challenge.game_id.clone().unwrap_or_default();
-                if self.store.load(&game_id).await?.is_none() {
+                if !self.games.exists(&game_id).await? {
                     tracing::warn!(challenge_id = %id, game_id, "an accepted challenge had no game: creating it");
                     self.start(&challenge, None).await?;
                 }
@@ -456,6 +458,7 @@ impl GameService {
 
     async fn load_challenge(&self, id: &str) -> Result<(u64, Challenge), Error> {
         let stored = self
+            .ctx
             .store
             .load_challenge(id)
             .await?
@@ -472,10 +475,11 @@ impl GameService {
         let now = now_ms();
         let since = now.saturating_sub(self.challenge_ttl().as_millis() as u64);
         let ids = self
+            .ctx
             .store
             .player_challenges(player, direction, since, LISTED)
             .await?;
-        let loaded = join_all(ids.iter().map(|id| self.store.load_challenge(id))).await;
+        let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
         let mut open = Vec::new();
         for stored in loaded {
             let Some(stored) = stored? else { continue };
@@ -488,14 +492,14 @@ impl GameService {
     }
 
     fn challenge_ttl(&self) -> Duration {
-        match self.caps.challenge_ttl {
+        match self.ctx.caps.challenge_ttl {
             Duration::ZERO => CHALLENGE_TTL,
             ttl => ttl,
         }
     }
 
     async fn set_challenge_due(&self, id: &str, due: Option<u64>) {
-        if let Err(e) = self.store.index_challenge_due(id, due).await {
+        if let Err(e) = self.ctx.store.index_challenge_due(id, due).await {
             tracing::warn!(challenge_id = %id, error = %e, "could not index a challenge's next step");
         }
     }
@@ -507,10 +511,10 @@ impl GameService {
         }
         let id = match uuid::Uuid::try_parse(who) {
             Ok(id) => Some(id.simple().to_string()),
-            Err(_) => self.store.player_named(&folded(who)).await?,
+            Err(_) => self.ctx.store.player_named(&folded(who)).await?,
         };
         let player = match id {
-            Some(id) => self.player_record(&id).await?.map(|(_, p)| p),
+            Some(id) => self.players.player_record(&id).await?.map(|(_, p)| p),
             None => None,
         };
         let player = player

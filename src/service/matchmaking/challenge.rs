@@ -1,19 +1,22 @@
 //! A challenge as it is stored and as its players see it: who challenged whom, to which
 //! game, and where it stands. The use cases that change it are in [`super::challenges`].
 
-use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::series::{Series, SeriesV3};
 use crate::bots::Level;
 use crate::engine::{Preset, RulesPatch};
+use crate::service::Error;
+use crate::service::games::admit::NewGame;
+use crate::service::games::clock::ClockSettings;
+use crate::service::shared::now_ms;
 
-use super::clock::ClockSettings;
-use super::lobby::NewGame;
-use super::series::Series;
-use super::{Error, now_ms};
-
-/// The challenge record's format byte, then postcard.
+/// The challenge record's format byte, then postcard. A match lives for ever, so the
+/// reader of the format before stays until a migration has rewritten every record.
 const FORMAT: u8 = 4;
+/// The format before: a match's series without seed text, stand-in or save time
+/// ([`ChallengeV3`]).
+const FORMAT_V3: u8 = 3;
 
 /// A player in a challenge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,7 +34,7 @@ pub enum Opponent {
 }
 
 impl Opponent {
-    pub(super) fn player(&self) -> Option<&Party> {
+    pub(crate) fn player(&self) -> Option<&Party> {
         match self {
             Opponent::Player { party, .. } => Some(party),
             Opponent::Level(_) => None,
@@ -73,7 +76,7 @@ impl ChallengeStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Challenge {
     pub id: String,
-    pub(super) status: ChallengeStatus,
+    pub(crate) status: ChallengeStatus,
     /// Seat 0.
     pub challenger: Party,
     /// Seats 1 and on, in order.
@@ -94,6 +97,48 @@ pub struct Challenge {
     pub series: Option<Series>,
 }
 
+/// A challenge as format 3 stored it: the same but for its series ([`SeriesV3`]).
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct ChallengeV3 {
+    id: String,
+    status: ChallengeStatus,
+    challenger: Party,
+    opponents: Vec<Opponent>,
+    preset: Preset,
+    #[serde(with = "patch_as_json")]
+    overrides: RulesPatch,
+    seats: u8,
+    clock: Option<ClockSettings>,
+    rated: bool,
+    created_ms: u64,
+    expires_ms: u64,
+    game_id: Option<String>,
+    declined_by: Option<String>,
+    series: Option<SeriesV3>,
+}
+
+impl From<ChallengeV3> for Challenge {
+    fn from(v3: ChallengeV3) -> Challenge {
+        Challenge {
+            id: v3.id,
+            status: v3.status,
+            challenger: v3.challenger,
+            opponents: v3.opponents,
+            preset: v3.preset,
+            overrides: v3.overrides,
+            seats: v3.seats,
+            clock: v3.clock,
+            rated: v3.rated,
+            created_ms: v3.created_ms,
+            expires_ms: v3.expires_ms,
+            game_id: v3.game_id,
+            declined_by: v3.declined_by,
+            series: v3.series.map(Series::from),
+        }
+    }
+}
+
 impl Challenge {
     /// Its status at `now`: an open challenge past its expiry is expired, whether or not
     /// a sweep has said so yet.
@@ -109,14 +154,18 @@ impl Challenge {
         self.status_at(now_ms())
     }
 
-    pub(super) fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         postcard::to_extend(self, vec![FORMAT]).expect("a challenge always serialises")
     }
 
-    pub(super) fn decode(bytes: &[u8]) -> Result<Challenge, Error> {
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Challenge, Error> {
+        let unreadable =
+            |e: postcard::Error| Error::Internal(format!("stored challenge unreadable: {e}"));
         match bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
-                .map_err(|e| Error::Internal(format!("stored challenge unreadable: {e}"))),
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest).map_err(unreadable),
+            Some((&FORMAT_V3, rest)) => postcard::from_bytes::<ChallengeV3>(rest)
+                .map(Challenge::from)
+                .map_err(unreadable),
             _ => Err(Error::Internal(
                 "stored challenge unreadable: unknown format".into(),
             )),
@@ -124,7 +173,7 @@ impl Challenge {
     }
 
     /// The opponents that are players, by id.
-    pub(super) fn opponent_ids(&self) -> Vec<String> {
+    pub(crate) fn opponent_ids(&self) -> Vec<String> {
         self.opponents
             .iter()
             .filter_map(|o| o.player().map(|p| p.id.clone()))
@@ -132,18 +181,18 @@ impl Challenge {
     }
 
     /// Every player in it, challenger first.
-    pub(super) fn player_ids(&self) -> Vec<String> {
+    pub(crate) fn player_ids(&self) -> Vec<String> {
         std::iter::once(self.challenger.id.clone())
             .chain(self.opponent_ids())
             .collect()
     }
 
-    pub(super) fn all_accepted(&self) -> bool {
+    pub(crate) fn all_accepted(&self) -> bool {
         self.opponents.iter().all(Opponent::accepted)
     }
 
     /// The game it asks for, its seats as yet unbound.
-    pub(super) fn new_game(&self) -> NewGame {
+    pub(crate) fn new_game(&self) -> NewGame {
         NewGame {
             preset: self.preset,
             overrides: self.overrides,
@@ -196,14 +245,6 @@ pub struct NewChallenge {
     pub rated: bool,
 }
 
-/// A token for a seat bound to a player: the player's key opens it, so this token is
-/// never shown to anyone.
-pub(super) fn unseen_token() -> String {
-    let mut token = [0u8; 32];
-    rand::rng().fill_bytes(&mut token);
-    hex::encode(token)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +282,61 @@ mod tests {
             declined_by: None,
             series: None,
         }
+    }
+
+    #[test]
+    fn a_match_stored_in_format_3_reads_as_an_unseeded_match_every_player_plays() {
+        use crate::service::matchmaking::series::{SeriesGame, SeriesV3};
+        // Format 3, written with a copy of the structs as they were (commit b644a14).
+        let c = challenge();
+        let game = SeriesGame {
+            index: 0,
+            game_id: "g0".into(),
+            seat: 1,
+            result: Some((61, 40, 10)),
+            named_ms: 1_500,
+        };
+        let v3 = ChallengeV3 {
+            id: c.id.clone(),
+            status: ChallengeStatus::Accepted,
+            challenger: c.challenger.clone(),
+            opponents: c.opponents.clone(),
+            preset: c.preset,
+            overrides: c.overrides,
+            seats: c.seats,
+            clock: c.clock,
+            rated: c.rated,
+            created_ms: c.created_ms,
+            expires_ms: c.expires_ms,
+            game_id: None,
+            declined_by: None,
+            series: Some(SeriesV3 {
+                deals: 10,
+                duplicate: true,
+                parallel: 2,
+                seed: [7; 32],
+                games: vec![game.clone()],
+                canceled: false,
+            }),
+        };
+        let bytes = postcard::to_extend(&v3, vec![3]).unwrap();
+        let read = Challenge::decode(&bytes).unwrap();
+        assert_eq!(read.status, ChallengeStatus::Accepted);
+        assert_eq!(
+            (read.challenger.clone(), read.opponents.clone()),
+            (c.challenger, c.opponents)
+        );
+        assert_eq!(read.overrides, c.overrides);
+        let series = read.series.clone().expect("a match");
+        assert_eq!(
+            (series.deals, series.duplicate, series.parallel),
+            (10, true, 2)
+        );
+        assert_eq!(series.games, [game]);
+        assert!(!series.seeded && series.stand_in.is_none() && !series.canceled);
+        // Its next save is in the current format, and reads back the same.
+        assert_eq!(read.encode()[0], FORMAT);
+        assert_eq!(Challenge::decode(&read.encode()).unwrap(), read);
     }
 
     #[test]

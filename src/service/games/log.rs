@@ -16,15 +16,16 @@ use std::sync::Arc;
 
 use crate::engine::{Deal, Event, Game, Move, Replay, Seed};
 
+use super::record::Status;
 use super::view::View;
-use super::{Error, GameService, Status};
+use super::{Error, Games};
 
 /// Moves a log page holds at most (and by default).
 pub const MAX_LOG_PAGE: usize = 1000;
 
 /// One move of the history with what it caused, as the caller may see it.
 #[derive(Clone, Debug)]
-pub struct LogEntry {
+pub struct LoggedMove {
     /// Its place in the match's history, from 1.
     pub index: u64,
     pub seat: u8,
@@ -40,7 +41,7 @@ pub struct Log {
     /// What the first deal caused (who leads, the start tile): on the first page only
     /// (empty on the others).
     pub start: Vec<Event>,
-    pub moves: Vec<LogEntry>,
+    pub moves: Vec<LoggedMove>,
     /// The index to ask the next page after; `None` on the last page.
     pub next: Option<u64>,
 }
@@ -150,7 +151,7 @@ fn page(
     viewer: Option<u8>,
     after: usize,
     limit: usize,
-) -> Result<(Vec<Event>, Vec<LogEntry>), String> {
+) -> Result<(Vec<Event>, Vec<LoggedMove>), String> {
     let mut start = Vec::new();
     let mut replay = Replay::new(game, &mut start)?;
     replay.skip(after)?;
@@ -162,7 +163,7 @@ fn page(
             break;
         };
         let (seat, mv) = played?;
-        entries.push(LogEntry {
+        entries.push(LoggedMove {
             index: replay.done() as u64,
             seat,
             mv,
@@ -177,7 +178,7 @@ fn page(
     Ok((start, entries))
 }
 
-impl GameService {
+impl Games {
     /// A page of the move history as `token`'s seat (or a spectator) may see it: the moves
     /// after index `after` (0: from the start), at most `limit` (1 to [`MAX_LOG_PAGE`]).
     pub async fn log(

@@ -1,153 +1,46 @@
 //! The lobby's use cases: create a game, take a seat in it, list the games waiting for
 //! players. Each checks the request in domain words, then writes through
-//! [`GameService::update`] (a join) or the store's create (a new game).
+//! [`Games::update`] (a join) or the store's create (a new game).
 
 use std::convert::Infallible;
 
 use rand::Rng;
 
 use crate::address::AddressKey;
-use crate::bots::Level;
-use crate::engine::{Deal, Game, Preset, RulesPatch, Seed};
 use crate::metrics::BotPlace;
-use crate::store::{Creator, GameStore, Listing, StoreError};
+use crate::service::page::page_offset;
+use crate::store::{GameStore, StoreError};
 
-use super::clock::{ClockSettings, OnTimeout};
-use super::events::LobbyNews;
+use super::admit::{Admission, NewGame};
 use super::idempotency::RequestKey;
-use super::page::page_offset;
-use super::players::held_by;
 use super::record::{Record, Status, TokenHash};
+use super::seats::held_by;
 use super::view::{NewSeat, View};
-use super::write::{Change, Decision, Outcome, Thinking};
-use super::{Error, GameService, now_ms};
+use super::write::{BotWork, Change, Decision, Written};
+use super::{Error, Games};
 
 /// Player names: 1 to this many characters.
 pub const MAX_NAME_CHARS: usize = 32;
 
-/// A new game, as the lobby asks for it.
-#[derive(Debug, Clone)]
-pub struct NewGame {
-    pub preset: Preset,
-    pub overrides: RulesPatch,
-    pub seats: u8,
-    pub bots: Vec<(u8, Level)>,
-    pub seed: Option<Seed>,
-    pub deal: Option<Deal>,
-    pub clock: Option<ClockSettings>,
-}
-
-impl GameService {
+impl Games {
     /// Creates a game; a game of bots only is stored with its bots to move, and they play
     /// it in the background. A game left waiting for players counts against `from`'s cap
     /// on them until it fills or expires.
     pub async fn create(&self, new: NewGame, from: Option<AddressKey>) -> Result<View, Error> {
         let record = self.new_record(&new)?;
         let id = uuid::Uuid::new_v4().to_string();
-        self.store_new(&id, &record, from).await?;
+        let admission = Admission {
+            id: &id,
+            record,
+            players: Vec::new(),
+            from,
+        };
+        let record = self
+            .admit(admission)
+            .await?
+            .ok_or(Error::from(StoreError::Exists))?;
         tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged = record.prearranged, "game created");
         Ok(View::of(&id, 1, &record, None))
-    }
-
-    /// A new game's record as `new` asks for it, checked: its seats free but the bots'.
-    pub(super) fn new_record(&self, new: &NewGame) -> Result<Record, Error> {
-        self.record_from(new, None)
-    }
-
-    /// [`Self::new_record`], dealt from `server_seed` when given: the server's own secret
-    /// seed (a match's deal), which no player knows, so the game is not prearranged.
-    pub(super) fn record_from(
-        &self,
-        new: &NewGame,
-        server_seed: Option<Seed>,
-    ) -> Result<Record, Error> {
-        let rules = new.preset.rules().with(&new.overrides);
-        rules.validate(new.seats)?;
-        if let Some(clock) = &new.clock {
-            clock.validate().map_err(Error::InvalidRules)?;
-            if clock.on_timeout == OnTimeout::Forfeit && rules.sides(new.seats) != 2 {
-                return Err(Error::InvalidRules(
-                    "clock.on_timeout: forfeit needs two sides (2 seats, or 4 in teams); \
-                     use bot with three or four independent seats"
-                        .into(),
-                ));
-            }
-        }
-        let prearranged = new.seed.is_some() || new.deal.is_some();
-        if prearranged && !self.allow_prearranged {
-            let field = if new.seed.is_some() { "seed" } else { "deal" };
-            return Err(Error::InvalidRules(format!(
-                "{field}: this server does not accept prearranged games \
-                 (ALLOW_PREARRANGED=false); create the game without seed and deal"
-            )));
-        }
-        let seed = match server_seed.or(new.seed) {
-            Some(seed) => seed,
-            None => {
-                let mut bytes = [0u8; 32];
-                rand::rng().fill_bytes(&mut bytes);
-                Seed(bytes)
-            }
-        };
-        let game = Game::new(rules, new.seats, seed, new.deal.clone())?;
-        let mut record = Record::new(now_ms(), new.preset, prearranged, new.clock, game);
-        for &(seat, level) in &new.bots {
-            let slot = record.seats.get_mut(seat as usize).ok_or_else(|| {
-                Error::InvalidRules(format!(
-                    "bots: there is no seat {seat} in a {}-seat game",
-                    new.seats
-                ))
-            })?;
-            if slot.bot.is_some() {
-                return Err(Error::InvalidRules(format!(
-                    "bots: seat {seat} is given two bots"
-                )));
-            }
-            slot.bot = Some(level);
-            slot.name = Some(format!("{} bot", level.as_str()));
-        }
-        Ok(record)
-    }
-
-    /// Stores new game `id` (refused with [`StoreError::Exists`] if the id is taken),
-    /// listed in the lobby while it waits for players, and its bots set to play if they
-    /// are to move.
-    pub(super) async fn store_new(
-        &self,
-        id: &str,
-        record: &Record,
-        from: Option<AddressKey>,
-    ) -> Result<(), StoreError> {
-        let listing = (record.status() == Status::Waiting).then(|| Listing {
-            created_ms: record.created_ms,
-            owner: from
-                .zip(self.caps.waiting)
-                .map(|(from, max)| (from.to_string(), max)),
-        });
-        let creator = from.zip(self.caps.games).map(|(from, max)| Creator {
-            address: from.to_string(),
-            max,
-        });
-        let listed = listing.is_some();
-        self.store
-            .create_by(id, record.encode(), listing, creator)
-            .await?;
-        self.metrics.games_created.inc();
-        // Its first write (a join, the bots' first turn) starts here, with no load.
-        self.cache.put(id, 1, record.clone());
-        if let Some(due) = record.due(now_ms()) {
-            // Bots to move (a table of bots alone, or bots leading a full table): queued
-            // at once, so whichever process has room plays them even if this one stops;
-            // and this one starts at once if it has room.
-            if let Err(e) = self.store.index_deadline(id, 1, Some(due)).await {
-                tracing::warn!(game_id = %id, error = %e, "created, but could not index the bots' turn");
-            }
-            self.drive(id, record.bots_alone());
-        }
-        if listed {
-            self.announce(LobbyNews::Opened, id).await;
-        }
-        Ok(())
     }
 
     /// Takes a seat; the last seat taken starts the game (and bots that lead move).
@@ -226,18 +119,18 @@ impl GameService {
                     seat: Some(seat),
                     unlist: started,
                     relist: !started,
-                    think: Thinking::bots(record, BotPlace::Request),
+                    think: BotWork::bots(record, BotPlace::Request),
                 }))
             })
             .await?;
         let (version, record, seat, started) = match updated {
-            Outcome::Saved {
+            Written::Saved {
                 version,
                 record,
                 value: (seat, started),
                 ..
             } => (version, record, seat, started),
-            Outcome::Repeated {
+            Written::Repeated {
                 stored,
                 version,
                 record,
@@ -276,7 +169,7 @@ impl GameService {
     /// A page of open games, newest first (pages from 1).
     pub async fn list_open(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page, "per_page")?;
-        let listed = self.store.list_open(offset, per_page).await?;
+        let listed = self.ctx.store.list_open(offset, per_page).await?;
         let mut out = Vec::with_capacity(listed.len());
         for (id, stored) in listed {
             // A game may have filled since its entry was written (the store's lobby is an
@@ -299,8 +192,9 @@ impl GameService {
     /// its entry was written is left out, so a page may hold fewer than `per_page`.
     pub async fn list_playing(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page, "per_page")?;
-        let ids = self.store.list_playing(offset, per_page).await?;
-        let loaded = futures_util::future::join_all(ids.iter().map(|id| self.store.load(id))).await;
+        let ids = self.ctx.store.list_playing(offset, per_page).await?;
+        let loaded =
+            futures_util::future::join_all(ids.iter().map(|id| self.ctx.store.load(id))).await;
         let mut out = Vec::with_capacity(ids.len());
         for (id, loaded) in ids.iter().zip(loaded) {
             let Some(stored) = loaded? else { continue };

@@ -13,21 +13,17 @@
 use std::time::Duration;
 
 use rand::seq::SliceRandom;
-use serde::{Deserialize, Serialize};
 
-use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::engine::{Preset, RulesPatch};
-use crate::store::players::PlayerStore;
+use crate::engine::RulesPatch;
+use crate::service::games::admit::Admission;
+use crate::service::games::admit::NewGame;
+use crate::service::players::NO_KEY;
+use crate::service::shared::now_ms;
 use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
-use crate::store::{GameStore, StoreError};
 
-use super::challenge::Party;
-use super::clock::{ClockSettings, OnTimeout};
-use super::lobby::NewGame;
-use super::player_events::PlayerNews;
-use super::players::NO_KEY;
-use super::{Error, GameService, now_ms};
+use super::seek::{NewSeek, Seek, Wish};
+use super::{Error, Matchmaking, Notice};
 
 /// How long a seek waits, unless `SEEK_TTL_SECS` says otherwise.
 pub const SEEK_TTL: Duration = Duration::from_secs(300);
@@ -51,118 +47,14 @@ const SWEEP_BATCH: usize = 64;
 /// few sweeps rather than holding one).
 const PAIRINGS_AT_ONCE: usize = 64;
 
-/// The seek's blob's format byte, then postcard.
-const FORMAT: u8 = 1;
-
-/// What a seek asks for: the seeks of one pool may play each other.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Wish {
-    pub preset: Preset,
-    pub seats: u8,
-    pub clock: Option<ClockSettings>,
-    pub rated: bool,
-}
-
-impl Wish {
-    /// The pool's name: every field of the wish, so equal wishes share it.
-    fn pool(&self) -> String {
-        let clock = match &self.clock {
-            None => "none".to_owned(),
-            Some(c) => format!(
-                "{}+{}/{}/{}/{}",
-                c.bank_secs,
-                c.increment_secs,
-                match c.on_timeout {
-                    OnTimeout::Bot => "bot",
-                    OnTimeout::Forfeit => "forfeit",
-                },
-                c.timeout_bot.as_str(),
-                c.abandon_after
-            ),
-        };
-        format!(
-            "{}:{}:{}:{}",
-            self.preset.name(),
-            self.seats,
-            clock,
-            if self.rated { "rated" } else { "casual" }
-        )
-    }
-}
-
-/// A seek, as its player sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Seek {
-    pub id: String,
-    pub player: Party,
-    pub wish: Wish,
-    /// After how long, and with which level, the missing seats are filled.
-    pub fallback: Option<(Duration, Level)>,
-    pub created_ms: u64,
-    pub expires_ms: u64,
-    pub state: SeekState,
-}
-
-/// What the service keeps in the store's blob: the rest is the store's own fields.
-#[derive(Serialize, Deserialize)]
-struct Blob {
-    name: String,
-    wish: Wish,
-    fallback: Option<(u64, Level)>,
-}
-
-impl Seek {
-    fn of(entry: SeekEntry) -> Result<Seek, Error> {
-        let blob: Blob = match entry.bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
-                .map_err(|e| Error::Internal(format!("stored seek unreadable: {e}")))?,
-            _ => {
-                return Err(Error::Internal(
-                    "stored seek unreadable: unknown format".into(),
-                ));
-            }
-        };
-        Ok(Seek {
-            id: entry.id,
-            player: Party {
-                id: entry.player,
-                name: blob.name,
-            },
-            wish: blob.wish,
-            fallback: blob
-                .fallback
-                .map(|(secs, level)| (Duration::from_secs(secs), level)),
-            created_ms: entry.created_ms,
-            expires_ms: entry.expires_ms,
-            state: entry.state,
-        })
-    }
-
-    /// Its state now: a waiting seek past its expiry is expired, whether or not a sweep
-    /// has said so yet.
-    pub fn state_now(&self) -> SeekState {
-        match &self.state {
-            SeekState::Waiting if now_ms() >= self.expires_ms => SeekState::Expired,
-            state => state.clone(),
-        }
-    }
-}
-
-/// A new seek, as its player asks for it.
-#[derive(Debug, Clone)]
-pub struct NewSeek {
-    pub wish: Wish,
-    pub fallback: Option<(Duration, Level)>,
-}
-
-impl GameService {
+impl Matchmaking {
     /// Makes a seek for the key's player and pairs its pool at once: the answer says
     /// `Matched` when this seek completed a game.
     pub async fn seek(&self, key: Option<&str>, new: NewSeek) -> Result<Seek, Error> {
-        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         let wish = new.wish;
         // The seats and clock are checked as a game's are.
-        self.new_record(&wish_game(&wish, Vec::new()))?;
+        self.games.new_record(&wish_game(&wish, Vec::new()))?;
         if wish.rated && wish.preset.rules().sides(wish.seats) != 2 {
             return Err(Error::InvalidRules(
                 "rated: a rated game has two sides (2 seats, or 4 in teams)".into(),
@@ -187,17 +79,9 @@ impl GameService {
                 .fallback
                 .map(|(after, _)| now + after.as_millis() as u64),
             state: SeekState::Waiting,
-            bytes: postcard::to_extend(
-                &Blob {
-                    name: me.name.clone(),
-                    wish: wish.clone(),
-                    fallback: new.fallback.map(|(after, level)| (after.as_secs(), level)),
-                },
-                vec![FORMAT],
-            )
-            .expect("a seek always serialises"),
+            bytes: Seek::blob(&me.name, &wish, new.fallback),
         };
-        match self.store.add_seek(&entry, MAX_OPEN_SEEKS, now).await? {
+        match self.ctx.store.add_seek(&entry, MAX_OPEN_SEEKS, now).await? {
             Added::Added => {}
             Added::TooMany => {
                 return Err(Error::TooManySeeks {
@@ -205,7 +89,7 @@ impl GameService {
                 });
             }
         }
-        self.metrics.seek("made");
+        self.ctx.metrics.seek("made");
         tracing::info!(seek_id = %entry.id, player_id = %me.id, pool = %entry.pool, "seek made");
         if let Err(e) = self.pair(&entry.pool, wish.seats).await {
             tracing::warn!(pool = %entry.pool, error = %e, "a pool could not be paired; the sweep pairs it");
@@ -215,32 +99,38 @@ impl GameService {
 
     /// A seek, for its player.
     pub async fn my_seek(&self, key: Option<&str>, id: &str) -> Result<Seek, Error> {
-        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         self.seek_of(&me.id, id).await
     }
 
     /// Cancels the key's player's seek if it still waits; answers it as it is after.
     pub async fn cancel_seek(&self, key: Option<&str>, id: &str) -> Result<Seek, Error> {
-        let (_, me) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         let seek = self.seek_of(&me.id, id).await?;
         if seek.state != SeekState::Waiting {
             return Ok(seek);
         }
         let entry = self
+            .ctx
             .store
             .cancel_seek(id)
             .await?
             .ok_or(Error::SeekNotFound)?;
         let seek = Seek::of(entry)?;
         if seek.state == SeekState::Canceled {
-            self.metrics.seek("canceled");
+            self.ctx.metrics.seek("canceled");
             tracing::info!(seek_id = %id, "seek canceled");
         }
         Ok(seek)
     }
 
     async fn seek_of(&self, player: &str, id: &str) -> Result<Seek, Error> {
-        let entry = self.store.load_seek(id).await?.ok_or(Error::SeekNotFound)?;
+        let entry = self
+            .ctx
+            .store
+            .load_seek(id)
+            .await?
+            .ok_or(Error::SeekNotFound)?;
         if entry.player != player {
             return Err(Error::Forbidden("this seek is another player's".into()));
         }
@@ -256,6 +146,7 @@ impl GameService {
             let now = now_ms();
             let recover = now + RECOVER_AFTER.as_millis() as u64;
             let ids = self
+                .ctx
                 .store
                 .pair_seeks(pool, usize::from(seats), &game, now, recover, gap)
                 .await?;
@@ -273,16 +164,16 @@ impl GameService {
     /// Creates matched game `game` from the seeks matched to it, unless it exists: their
     /// players in seats drawn at random, built-in levels in the seats left (a fallback).
     async fn start_matched(&self, game: &str) -> Result<(), Error> {
-        let ids = self.store.seeks_of_game(game).await?;
+        let ids = self.ctx.store.seeks_of_game(game).await?;
         let mut seeks = Vec::with_capacity(ids.len());
         for id in &ids {
-            if let Some(entry) = self.store.load_seek(id).await? {
+            if let Some(entry) = self.ctx.store.load_seek(id).await? {
                 seeks.push(Seek::of(entry)?);
             }
         }
         let Some(first) = seeks.first() else {
             // Its seeks are gone (no longer kept): nothing can be made of it.
-            self.store.started(game).await?;
+            self.ctx.store.started(game).await?;
             return Ok(());
         };
         let wish = first.wish.clone();
@@ -290,35 +181,35 @@ impl GameService {
         seats.shuffle(&mut rand::rng());
         let level = first.fallback.map_or(Level::Greedy, |(_, level)| level);
         let bots: Vec<(u8, Level)> = seats[seeks.len()..].iter().map(|&s| (s, level)).collect();
-        let mut record = self.new_record(&wish_game(&wish, bots))?;
+        let mut record = self.games.new_record(&wish_game(&wish, bots))?;
         record.rated = wish.rated;
-        for (seek, &seat) in seeks.iter().zip(&seats) {
-            let token = super::challenge::unseen_token();
-            record.seat_bound(seat, &seek.player.name, &token, &seek.player.id);
-            self.store
-                .add_player_game(&seek.player.id, game, record.created_ms)
-                .await?;
+        let admission = Admission {
+            id: game,
+            record,
+            players: seeks
+                .iter()
+                .zip(&seats)
+                .map(|(seek, &seat)| (seat, seek.player.id.as_str(), seek.player.name.as_str()))
+                .collect(),
+            from: None,
+        };
+        if self.games.admit(admission).await?.is_none() {
+            self.ctx.store.started(game).await?;
+            return Ok(());
         }
-        match self.store_new(game, &record, None::<AddressKey>).await {
-            Ok(()) => {}
-            Err(StoreError::Exists) => {
-                self.store.started(game).await?;
-                return Ok(());
-            }
-            Err(e) => return Err(e.into()),
-        }
-        self.store.started(game).await?;
+        self.ctx.store.started(game).await?;
         let now = now_ms();
         for seek in &seeks {
-            self.metrics
+            self.ctx
+                .metrics
                 .seek_waits
                 .observe(now.saturating_sub(seek.created_ms) as f64 / 1000.0);
         }
         let fell_back = seeks.len() < usize::from(wish.seats);
-        self.metrics
+        self.ctx
+            .metrics
             .seek(if fell_back { "fell_back" } else { "matched" });
         tracing::info!(game_id = %game, pool = %wish.pool(), players = seeks.len(), fell_back, "game created for seeks");
-        self.tell_players(game, &record, true, false).await;
         Ok(())
     }
 
@@ -327,29 +218,26 @@ impl GameService {
     /// before creating them created. Returns how many it acted on.
     pub async fn sweep_seeks(&self) -> Result<usize, Error> {
         let mut acted = 0;
-        for pool in self.store.seek_pools().await? {
+        for pool in self.ctx.store.seek_pools().await? {
             let Some(seats) = pool_seats(&pool) else {
                 continue;
             };
             acted += self.pair(&pool, seats).await?;
         }
         let now = now_ms();
-        for id in self.store.due_seeks(now, SWEEP_BATCH).await? {
+        for id in self.ctx.store.due_seeks(now, SWEEP_BATCH).await? {
             let game = uuid::Uuid::new_v4().to_string();
             let recover = now + RECOVER_AFTER.as_millis() as u64;
-            match self.store.settle_seek(&id, now, &game, recover).await? {
+            match self.ctx.store.settle_seek(&id, now, &game, recover).await? {
                 Settled::Nothing => {}
                 Settled::Expired => {
                     acted += 1;
-                    self.metrics.seek("expired");
-                    if let Some(entry) = self.store.load_seek(&id).await? {
+                    self.ctx.metrics.seek("expired");
+                    if let Some(entry) = self.ctx.store.load_seek(&id).await? {
                         let seek = Seek::of(entry)?;
                         tracing::info!(seek_id = %id, "seek expired");
-                        self.tell_player(
-                            &seek.player.id,
-                            &PlayerNews::SeekExpired(Box::new(seek.clone())),
-                        )
-                        .await;
+                        let player = [seek.player.id.clone()];
+                        self.tell(&player, Notice::SeekExpired(&seek)).await;
                     }
                 }
                 Settled::FellBack => {
@@ -360,8 +248,8 @@ impl GameService {
                 }
             }
         }
-        for game in self.store.starting_due(now, SWEEP_BATCH).await? {
-            if self.store.load(&game).await?.is_none() {
+        for game in self.ctx.store.starting_due(now, SWEEP_BATCH).await? {
+            if !self.games.exists(&game).await? {
                 tracing::warn!(game_id = %game, "matched seeks had no game: creating it");
             }
             self.start_matched(&game).await?;
@@ -371,7 +259,7 @@ impl GameService {
     }
 
     fn seek_ttl(&self) -> Duration {
-        match self.caps.seek_ttl {
+        match self.ctx.caps.seek_ttl {
             Duration::ZERO => SEEK_TTL,
             ttl => ttl,
         }
@@ -404,6 +292,8 @@ fn wish_game(wish: &Wish, bots: Vec<(u8, Level)>) -> NewGame {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Preset;
+    use crate::service::{ClockSettings, OnTimeout};
 
     #[test]
     fn equal_wishes_share_a_pool_and_any_difference_makes_another() {

@@ -30,12 +30,12 @@ pub(super) struct GameCache {
 
 #[derive(Default)]
 struct Shard {
-    games: HashMap<String, Slot>,
+    games: HashMap<String, CachedGame>,
     /// The games in the order they came in, for the clock hand.
     order: VecDeque<String>,
 }
 
-struct Slot {
+struct CachedGame {
     /// `None` while a write has taken the game out.
     copy: Option<(u64, Record)>,
     /// Written since the clock hand last passed it.
@@ -101,7 +101,7 @@ impl GameCache {
                 slot.used = true;
             }
             Entry::Vacant(slot) => {
-                slot.insert(Slot {
+                slot.insert(CachedGame {
                     copy: Some((version, record)),
                     used: false,
                 });

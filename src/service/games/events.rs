@@ -6,8 +6,11 @@
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 
-use super::{Error, GameService, Record, SeatToken, Status, View, viewer_of};
+use super::record::{Record, Status};
+use super::view::View;
+use super::{Error, Games, SeatToken, viewer_of};
 use crate::engine::Move;
+use crate::service::shared::now_ms;
 use crate::store::{Event as StoredEvent, EventStream, GameStore};
 
 /// The public fact of one stored version. No tile in any hand can be in it: moves are in
@@ -45,17 +48,17 @@ impl PublicEvent {
 pub struct Feed {
     /// The game's version when the feed opened.
     pub current: u64,
-    pub events: BoxStream<'static, Watched>,
+    pub events: BoxStream<'static, FeedEvent>,
 }
 
 /// One event of a feed, and for a seat's feed that seat's view as loaded right after it
 /// (at the event's version or a later one: its own `version` says which).
-pub struct Watched {
+pub struct FeedEvent {
     pub event: PublicEvent,
     pub view: Option<View>,
 }
 
-impl GameService {
+impl Games {
     /// The events of game `id` with a version above `after` (every one to come, with
     /// `None`); with a seat's `token`, each with that seat's view, so a bot needs no
     /// second request to see its hand.
@@ -71,7 +74,7 @@ impl GameService {
         // The history holds versions up to the current one: nothing to read when the
         // client has them all.
         let backlog = match after {
-            Some(after) if after < version => self.store.events_since(id, after).await?,
+            Some(after) if after < version => self.ctx.store.events_since(id, after).await?,
             _ => Vec::new(),
         };
         let Feed { current, events } = feed(live, backlog, version, &record, after);
@@ -90,13 +93,13 @@ impl GameService {
                                 View::of(&id, v, r, Some(seat))
                             });
                             if let Some(view) = cached {
-                                return Some(Watched {
+                                return Some(FeedEvent {
                                     view: Some(view),
                                     ..watched
                                 });
                             }
-                            match super::load(&me.store, &id).await {
-                                Ok((version, record)) => Some(Watched {
+                            match super::load(&me.ctx.store, &id).await {
+                                Ok((version, record)) => Some(FeedEvent {
                                     view: Some(View::of(&id, version, &record, Some(seat))),
                                     ..watched
                                 }),
@@ -115,22 +118,22 @@ impl GameService {
         };
         // A stopping server ends every feed at once, cleanly, so its streams let go.
         let events = events
-            .take_until(self.stopping.clone().cancelled_owned())
+            .take_until(self.ctx.stopping.clone().cancelled_owned())
             .boxed();
         Ok(Feed { current, events })
     }
 
     /// Subscribes to game `id`'s live events, then loads it: nothing stored in between is
-    /// missed, and anything seen twice is skipped by version. For [`GameService::events`]
+    /// missed, and anything seen twice is skipped by version. For [`Games::events`]
     /// and long polls, which read the loaded game before they wait.
     pub(super) async fn watch(&self, id: &str) -> Result<(EventStream, u64, Record), Error> {
-        let live = self.store.subscribe(id).await?;
+        let live = self.ctx.store.subscribe(id).await?;
         let (version, record) = self.load(id).await?;
         Ok((live, version, record))
     }
 }
 
-/// The feed of a game watched at `version` (see [`GameService::watch`]): its stored events
+/// The feed of a game watched at `version` (see [`Games::watch`]): its stored events
 /// after `after`, then the live ones.
 fn feed(
     live: EventStream,
@@ -168,7 +171,7 @@ fn feed(
                 if event.version > last {
                     let done = event.status == Status::Finished;
                     let last = event.version;
-                    let watched = Watched { event, view: None };
+                    let watched = FeedEvent { event, view: None };
                     return Some((watched, (inner, last, done)));
                 }
             }
@@ -222,20 +225,20 @@ struct StoredNews {
     game_id: String,
 }
 
-impl GameService {
+impl Games {
     /// Tells every lobby watcher, on every process. Best effort: the news is a hint, the
     /// list is the truth, so a failure is logged and the change it follows stands.
-    pub(super) async fn announce(&self, news: LobbyNews, id: &str) {
+    pub(crate) async fn announce(&self, news: LobbyNews, id: &str) {
         let stored = StoredNews {
             news,
             game_id: id.to_owned(),
         };
         let payload = postcard::to_extend(&stored, vec![FORMAT]).expect("news serialises");
         let event = StoredEvent {
-            version: super::now_ms(),
+            version: now_ms(),
             payload,
         };
-        if let Err(e) = self.store.publish_lobby(event).await {
+        if let Err(e) = self.ctx.store.publish_lobby(event).await {
             tracing::warn!(game_id = %id, error = %e, ?news, "lobby news not published");
         }
     }
@@ -244,8 +247,8 @@ impl GameService {
     /// after this returns, and nothing is missed in between). A stream that falls behind is
     /// not ended: it says [`LobbyItem::Resync`] (list again) and goes on.
     pub async fn lobby(&self) -> Result<BoxStream<'static, LobbyItem>, Error> {
-        let live = self.store.subscribe_lobby().await?;
-        let store = self.store.clone();
+        let live = self.ctx.store.subscribe_lobby().await?;
+        let store = self.ctx.store.clone();
         // The store ends a subscription that lags (or loses its connection): subscribe
         // again, and tell the client what it missed is lost.
         let raw = stream::unfold(
@@ -266,7 +269,7 @@ impl GameService {
                 }
             },
         )
-        .take_until(self.stopping.clone().cancelled_owned());
+        .take_until(self.ctx.stopping.clone().cancelled_owned());
         Ok(raw
             .filter_map(move |event| {
                 let store = store.clone();
@@ -315,7 +318,7 @@ mod tests {
     /// to list again, and goes on with the news that follows (it used to end).
     #[tokio::test]
     async fn a_lobby_stream_that_falls_behind_is_told_to_resync_and_goes_on() {
-        let service = GameService::new(
+        let services = crate::service::Services::new(
             Arc::new(MemoryStore::new(Duration::from_secs(60)).into()),
             Arc::new(Metrics::new()),
             Duration::from_secs(1),
@@ -329,6 +332,7 @@ mod tests {
             },
             crate::service::Caps::default(),
         );
+        let service = &services.games;
         let mut lobby = service.lobby().await.unwrap();
         // Not read while far more news comes than a subscriber's buffer holds.
         for n in 0..500 {

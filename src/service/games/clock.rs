@@ -74,7 +74,7 @@ impl ClockSettings {
 
 /// A game's clock as it runs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Clock {
+pub struct GameClock {
     pub settings: ClockSettings,
     /// Per seat, its bank when its clock last stopped (ms).
     banks: Vec<u64>,
@@ -84,9 +84,9 @@ pub struct Clock {
     timeouts: Vec<u8>,
 }
 
-impl Clock {
-    pub fn new(settings: ClockSettings, seats: u8) -> Clock {
-        Clock {
+impl GameClock {
+    pub fn new(settings: ClockSettings, seats: u8) -> GameClock {
+        GameClock {
             settings,
             banks: vec![settings.bank_secs * 1000; seats as usize],
             running: None,
@@ -151,7 +151,7 @@ impl Clock {
         }
     }
 
-    /// The running seat ran out: its bank is 0 and stays stopped until [`Clock::settle`].
+    /// The running seat ran out: its bank is 0 and stays stopped until [`GameClock::settle`].
     /// Returns the seat and its timeouts in a row, this one included.
     pub fn time_out(&mut self) -> Option<(u8, u8)> {
         let (seat, _) = self.running.take()?;
@@ -166,8 +166,8 @@ impl Clock {
 mod tests {
     use super::*;
 
-    fn clock(bank_secs: u64, increment_secs: u64) -> Clock {
-        Clock::new(
+    fn clock(bank_secs: u64, increment_secs: u64) -> GameClock {
+        GameClock::new(
             ClockSettings {
                 bank_secs,
                 increment_secs,

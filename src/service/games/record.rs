@@ -9,7 +9,7 @@ use crate::bots::Level;
 use crate::engine::{Game, Preset};
 
 use super::Error;
-use super::clock::{Clock, ClockSettings};
+use super::clock::{ClockSettings, GameClock};
 
 /// The record's format byte, then postcard. The engine's game is embedded directly (not as
 /// bytes of its own) so a move costs one (de)serialisation pass. Bump it when `Record` or
@@ -52,7 +52,7 @@ pub struct Record {
     /// Per seat, the id of the player it is bound to (taken with a player's key): that
     /// player's key opens it as its token does.
     players: Vec<Option<String>>,
-    pub clock: Option<Clock>,
+    pub clock: Option<GameClock>,
     pub game: Game,
 }
 
@@ -81,7 +81,7 @@ impl Record {
             ],
             tokens: vec![None; seats],
             players: vec![None; seats],
-            clock: clock.map(|c| Clock::new(c, game.seats())),
+            clock: clock.map(|c| GameClock::new(c, game.seats())),
             game,
         }
     }

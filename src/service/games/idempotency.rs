@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::record::Record;
-use super::{Error, GameService};
+use super::{Error, Games};
 use crate::engine::{Event, Replay};
 use crate::store::{GameStore, IdempotencyRecord};
 
@@ -143,7 +143,7 @@ const FORMAT: u8 = 1;
 const JOIN_FORMAT: u8 = 2;
 
 /// A receipt as read back, with a join's sealed token.
-pub(super) struct Stored {
+pub(super) struct StoredReceipt {
     pub receipt: Receipt,
     pub sealed: Option<[u8; 32]>,
 }
@@ -161,15 +161,15 @@ impl Receipt {
         }
     }
 
-    fn decode(bytes: &[u8]) -> Option<Stored> {
+    fn decode(bytes: &[u8]) -> Option<StoredReceipt> {
         match bytes.split_first() {
-            Some((&FORMAT, rest)) => Some(Stored {
+            Some((&FORMAT, rest)) => Some(StoredReceipt {
                 receipt: postcard::from_bytes(rest).ok()?,
                 sealed: None,
             }),
             Some((&JOIN_FORMAT, rest)) => {
                 let (receipt, sealed) = postcard::from_bytes(rest).ok()?;
-                Some(Stored {
+                Some(StoredReceipt {
                     receipt,
                     sealed: Some(sealed),
                 })
@@ -206,12 +206,12 @@ pub(super) enum Earlier {
     /// No request was stored under the key.
     None,
     /// This request was made before, and this is its receipt.
-    Made(Stored),
+    Made(StoredReceipt),
     /// This request was made, and stored after the game was loaded: load again.
     AfterLoad,
 }
 
-impl GameService {
+impl Games {
     /// Looked up after the load, never before: the receipt is saved with the game, so a
     /// copy of this request stored in a state at or before the one loaded (`version`) is
     /// seen, and a retry never meets the game it already changed. `name`: the key as
@@ -223,7 +223,7 @@ impl GameService {
         key: &RequestKey,
         name: &str,
     ) -> Result<Earlier, Error> {
-        let Some(record) = self.store.idempotency(id, name).await? else {
+        let Some(record) = self.ctx.store.idempotency(id, name).await? else {
             return Ok(Earlier::None);
         };
         let stored = key.receipt_in(&record)?;
@@ -238,7 +238,7 @@ impl GameService {
 impl RequestKey {
     /// The receipt in `record`, stored under this key's name: this request's, or a
     /// refusal when another request (another body, another seat) used the key.
-    pub(super) fn receipt_in(&self, record: &IdempotencyRecord) -> Result<Stored, Error> {
+    pub(super) fn receipt_in(&self, record: &IdempotencyRecord) -> Result<StoredReceipt, Error> {
         if record.fingerprint != self.fingerprint {
             return Err(Error::IdempotencyKeyReused);
         }

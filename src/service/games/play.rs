@@ -1,5 +1,5 @@
 //! Playing a game: a seat's move, and the views of a game (at once, or as a long poll
-//! that answers at the next version). A move writes through [`GameService::update`].
+//! that answers at the next version). A move writes through [`Games::update`].
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -12,8 +12,8 @@ use crate::metrics::BotPlace;
 use super::idempotency::RequestKey;
 use super::record::Status;
 use super::view::{AfterMove, View};
-use super::write::{Change, Decision, Outcome, Thinking};
-use super::{Error, GameService, SeatToken, seat_of, viewer_of};
+use super::write::{BotWork, Change, Decision, Written};
+use super::{Error, Games, SeatToken, seat_of, viewer_of};
 
 /// A move request after parsing.
 #[derive(Debug, Clone, Copy)]
@@ -22,7 +22,7 @@ pub struct MoveRequest {
     pub expected_version: Option<u64>,
 }
 
-impl GameService {
+impl Games {
     /// The game as `token`'s seat (or a spectator, without a token) may see it.
     pub async fn view(&self, id: &str, token: Option<&str>) -> Result<View, Error> {
         let (version, record, viewer) = self.load_as(id, token).await?;
@@ -38,7 +38,7 @@ impl GameService {
         after: u64,
         wait: Duration,
     ) -> Result<View, Error> {
-        let wait = wait.min(self.long_poll_max);
+        let wait = wait.min(self.ctx.long_poll_max);
         let bearer = self.bearer(token.map(SeatToken::new)).await?;
         // Watched before looking, so a move stored in between still wakes the poll.
         let (mut live, version, record) = self.watch(id).await?;
@@ -60,7 +60,7 @@ impl GameService {
             () = news => self.view(id, token).await,
             // The wait ran out, or the server is stopping: the view unchanged.
             () = tokio::time::sleep(wait) => Ok(view),
-            () = self.stopping.cancelled() => Ok(view),
+            () = self.ctx.stopping.cancelled() => Ok(view),
         }
     }
 
@@ -110,17 +110,18 @@ impl GameService {
                         seat: Some(seat),
                         unlist: false,
                         relist: false,
-                        think: Thinking::bots(record, BotPlace::Request),
+                        think: BotWork::bots(record, BotPlace::Request),
                     }))
                 },
             )
             .await?;
         Ok(match updated {
-            Outcome::Saved {
+            Written::Saved {
                 version,
                 record,
                 value: (seat, mut events),
                 thought,
+                ..
             } => {
                 if record.bots_to_move() {
                     self.drive(id, false);
@@ -131,7 +132,7 @@ impl GameService {
                     events,
                 }
             }
-            Outcome::Repeated { stored, record, .. } => {
+            Written::Repeated { stored, record, .. } => {
                 let receipt = stored.receipt;
                 let (then, events) = receipt.replay(&record)?;
                 AfterMove {

@@ -14,11 +14,14 @@ use crate::engine::{Event, Game, Move};
 use crate::metrics::BotPlace;
 use crate::store::{GameStore, QUEUE_END};
 
+use crate::service::shared::now_ms;
+
 use super::clock::ClockSettings;
 use super::clock::OnTimeout;
 use super::record::{Record, Status};
-use super::write::{Change, Decision, Outcome, Think, Thinking, bots_play};
-use super::{Error, GameService, now_ms};
+use super::saved::Saved;
+use super::write::{BotWork, Change, Decision, Think, Written, bots_play};
+use super::{Error, Games};
 
 /// Games a sweep acts on at most, and how many at once.
 const SWEEP_BATCH: usize = 256;
@@ -28,7 +31,7 @@ const SWEEP_CONCURRENCY: usize = 16;
 const LEASE_TTL: Duration = Duration::from_secs(5);
 const RENEW_EVERY: Duration = Duration::from_millis(1_666);
 
-/// What [`GameService::play_due`] did with a game the sweep found due.
+/// What [`Games::play_due`] did with a game the sweep found due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Played {
     /// Nothing was due after all.
@@ -39,7 +42,7 @@ enum Played {
     Bots { bots_left: bool },
 }
 
-impl GameService {
+impl Games {
     /// Acts on game `id` if it is due: bots to move play a budget's worth of moves (in the
     /// background: a table of bots alone, or what a request's budget left), else if the
     /// seat to move has run out of time, a bot of the clock's level plays its turn (and
@@ -57,7 +60,7 @@ impl GameService {
                         seat: None,
                         unlist: false,
                         relist: false,
-                        think: Thinking::bots(record, BotPlace::Background),
+                        think: BotWork::bots(record, BotPlace::Background),
                     }));
                 }
                 let Some(clock) = record.clock.as_mut() else {
@@ -89,7 +92,7 @@ impl GameService {
                     seat: None,
                     unlist: false,
                     relist: false,
-                    think: Some(Thinking {
+                    think: Some(BotWork {
                         place: BotPlace::Background,
                         think,
                     }),
@@ -97,7 +100,7 @@ impl GameService {
             })
             .await?;
         match updated {
-            Outcome::Saved {
+            Written::Saved {
                 value,
                 version,
                 record,
@@ -106,7 +109,7 @@ impl GameService {
                 let bots_left = record.bots_to_move();
                 Ok(match value {
                     Some((seat, in_row)) => {
-                        self.metrics.timeouts.inc();
+                        self.ctx.metrics.timeouts.inc();
                         tracing::info!(game_id = %id, seat, in_row, version, "a seat ran out of time");
                         Played::TimedOut { bots_left }
                     }
@@ -115,24 +118,25 @@ impl GameService {
             }
             // Listed as due but nothing is due yet (the index keeps an earlier state's
             // entry until then): tell it the truth, or the sweep would look every time.
-            Outcome::Unchanged {
+            Written::Unchanged {
                 why: (),
                 version,
                 record,
             } => {
-                self.store
+                self.ctx
+                    .store
                     .index_deadline(id, version, record.due(now_ms()))
                     .await?;
                 Ok(Played::Nothing)
             }
             // A background change has no key, so it repeats nothing.
-            Outcome::Repeated { .. } => Ok(Played::Nothing),
+            Written::Repeated { .. } => Ok(Played::Nothing),
         }
     }
 
-    /// Whether this process has begun to stop: its sweep and its bots' tasks end.
-    pub fn is_stopping(&self) -> bool {
-        self.stopping.is_cancelled()
+    /// Whether this process has begun to stop: its bots' tasks end.
+    fn is_stopping(&self) -> bool {
+        self.ctx.stopping.is_cancelled()
     }
 
     fn driving(&self) -> MutexGuard<'_, HashMap<String, bool>> {
@@ -199,7 +203,7 @@ impl GameService {
             }
             if let Some(service) = me.upgrade() {
                 service.driving().remove(&id);
-                if held && let Err(e) = service.store.release(&id, &service.holder).await {
+                if held && let Err(e) = service.ctx.store.release(&id, &service.holder).await {
                     tracing::debug!(game_id = %id, error = %e, "could not give the bots' lease up; it expires");
                 }
             }
@@ -228,17 +232,19 @@ impl GameService {
         };
         if !room {
             // Back in the queue, for whichever process has room.
-            self.store
+            self.ctx
+                .store
                 .index_deadline(id, version, record.due(now_ms()))
                 .await?;
             return Ok(false);
         }
-        if !self.store.lease(id, &self.holder, LEASE_TTL).await? {
+        if !self.ctx.store.lease(id, &self.holder, LEASE_TTL).await? {
             return Ok(false);
         }
         if alone {
             let expires = now_ms() + LEASE_TTL.as_millis() as u64;
-            self.store
+            self.ctx
+                .store
                 .index_deadline(id, version, Some(expires))
                 .await?;
         }
@@ -261,7 +267,7 @@ impl GameService {
                     return Ok(left && held);
                 }
                 () = tokio::time::sleep(RENEW_EVERY) => {
-                    held &= self.store.lease(id, &self.holder, LEASE_TTL).await.unwrap_or(false);
+                    held &= self.ctx.store.lease(id, &self.holder, LEASE_TTL).await.unwrap_or(false);
                 }
             }
         }
@@ -269,18 +275,18 @@ impl GameService {
 
     /// Drops game `id`'s entry from the index of due games: it expired.
     async fn forget_due(&self, id: &str) {
-        if let Err(e) = self.store.index_deadline(id, u64::MAX, None).await {
+        if let Err(e) = self.ctx.store.index_deadline(id, u64::MAX, None).await {
             tracing::warn!(game_id = %id, error = %e, "could not drop an expired game's deadline");
         }
     }
 
-    /// One pass over the store's due entries (every process runs this a few times a
-    /// second): clocks that ran out and games with bots to move that no task of this
-    /// process plays already, the due challenges, the seeks, then, while this process has room,
-    /// tables of bots alone from the queue. Returns how many games and challenges it
-    /// acted on.
-    pub async fn sweep(&self) -> Result<usize, Error> {
+    /// One pass over the store's due games (every process runs this a few times a
+    /// second, from `Services::sweep`): clocks that ran out and games with bots to move
+    /// that no task of this process plays already, then, while this process has room,
+    /// tables of bots alone from the queue. Returns how many games it acted on.
+    pub(crate) async fn sweep(&self) -> Result<usize, Error> {
         let due = self
+            .ctx
             .store
             .due_between(QUEUE_END, now_ms(), SWEEP_BATCH)
             .await?;
@@ -304,17 +310,6 @@ impl GameService {
             .filter(|&acted| std::future::ready(acted))
             .count()
             .await;
-        // Challenges expire, and an accepted one whose process died gets its game; seeks
-        // are paired, expire or fall back.
-        let acted = acted
-            + self.sweep_challenges().await.unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "the sweep could not read the due challenges");
-                0
-            })
-            + self.sweep_seeks().await.unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "the sweep could not pair or settle the seeks");
-                0
-            });
         let (driven, room) = {
             let driving = self.driving();
             let tables = Self::tables_driven(&driving);
@@ -326,6 +321,7 @@ impl GameService {
         // The queue's first entries may be games this process drives (the memory store
         // queues a table again with each of its saves): look past them.
         let queued = self
+            .ctx
             .store
             .due_between(0, QUEUE_END - 1, room + driven)
             .await?;
@@ -343,8 +339,18 @@ impl GameService {
     async fn tend(&self, id: &str) -> Result<bool, Error> {
         let (version, record) = self.load(id).await?;
         if record.rated && record.status() == Status::Finished {
-            // Its ratings, if the process that finished it did not move them.
-            self.settle_ratings(id, version, &record).await?;
+            // What had to follow its end once (its ratings), if the process that
+            // finished it did not see to it.
+            let saved = Saved {
+                id,
+                version,
+                record: &record,
+                made: false,
+                started: false,
+            };
+            if let Some(reactions) = self.reactions.get() {
+                reactions.overdue(&saved).await?;
+            }
             return Ok(true);
         }
         if record.bots_to_move() {

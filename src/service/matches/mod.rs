@@ -3,13 +3,14 @@
 //! twice with the sides swapped when `duplicate`, so the luck of the deal cancels out of
 //! the margin ([`crate::margin`]).
 //!
-//! A match is a challenge with a series ([`Series`], stored as [`super::series`] has it): it is made, accepted (a level
-//! accepts at once), declined or canceled as a challenge is, and once accepted the sweep
+//! A match is a challenge with a series ([`Series`], stored in the challenge as
+//! [`crate::service::matchmaking::series`] has it): it is made, accepted (a level accepts at once), declined or canceled as a challenge is, and once accepted the sweep
 //! drives it: every change to it is a compare-and-set on the challenge, which names each
 //! game before it is created, so two processes driving one match never make a game twice,
 //! and a game a dead process named but never made is made by the next drive. The games
 //! are ordinary games with both seats bound; each one's end pokes its match.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::join_all;
@@ -17,16 +18,19 @@ use futures_util::future::join_all;
 use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::{Outcome, Preset, RulesPatch, rules::Scoring};
+use crate::store::SaveOutcome;
 use crate::store::challenges::{ChallengeStore, Direction};
-use crate::store::players::PlayerStore;
-use crate::store::{GameStore, SaveOutcome, StoreError};
 
-use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, unseen_token};
-use super::clock::ClockSettings;
-use super::player_events::PlayerNews;
-use super::record::{Record, Status};
-use super::series::{MatchStatus, Series, SeriesGame, VOID};
-use super::{Error, GameService, now_ms};
+use super::Error;
+use super::games::admit::Admission;
+use super::games::clock::ClockSettings;
+use super::games::{Games, Progress};
+use super::matchmaking::Matchmaking;
+use super::matchmaking::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};
+use super::matchmaking::series::{MatchStatus, Series, SeriesGame, VOID};
+use super::news::PlayerNews;
+use super::players::{NO_KEY, Players};
+use super::shared::{Shared, now_ms};
 
 /// Deals a match plays at most.
 pub const MAX_DEALS: u32 = 500;
@@ -70,7 +74,30 @@ pub struct NewMatch {
     pub partner: Option<Level>,
 }
 
-impl GameService {
+/// The matches aggregate: the duplicate arena's use cases, and driving a match's series
+/// of games (stored in its challenge, which the matchmaking aggregate makes and answers).
+pub struct Matches {
+    ctx: Arc<Shared>,
+    players: Arc<Players>,
+    games: Arc<Games>,
+    matchmaking: Arc<Matchmaking>,
+}
+
+impl Matches {
+    pub(super) fn new(
+        ctx: Arc<Shared>,
+        players: Arc<Players>,
+        games: Arc<Games>,
+        matchmaking: Arc<Matchmaking>,
+    ) -> Arc<Matches> {
+        Arc::new(Matches {
+            ctx,
+            players,
+            games,
+            matchmaking,
+        })
+    }
+
     /// Makes a match for the key's player; one against a built-in level starts at once.
     pub async fn create_match(
         &self,
@@ -118,7 +145,7 @@ impl GameService {
                  players on deals nobody knows)"
             )));
         }
-        if new.seed.is_some() && !self.allow_prearranged {
+        if new.seed.is_some() && !self.ctx.allow_prearranged {
             return Err(Error::InvalidRules(
                 "seed: this server does not accept prearranged games \
                  (ALLOW_PREARRANGED=false); make the match without seed"
@@ -142,8 +169,22 @@ impl GameService {
         };
         let mut series = Series::new(new.deals, new.duplicate, new.parallel, new.seed.as_deref());
         series.stand_in = new.play_as;
-        self.challenge_with(key, challenge, from, Some(series))
-            .await
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let too_many = match self.running_matches(&me.id).await? {
+            running if running >= MAX_RUNNING => Err(Error::TooManyMatches { max: MAX_RUNNING }),
+            _ => Ok(()),
+        };
+        let made = self
+            .matchmaking
+            .challenge_with(me, challenge, from, Some((series, too_many)))
+            .await?;
+        // A match against a level is accepted at once: it starts now.
+        if made.status == ChallengeStatus::Accepted
+            && let Err(e) = self.drive_series(&made.id).await
+        {
+            tracing::warn!(match_id = %made.id, error = %e, "a match did not start; a sweep starts it");
+        }
+        Ok(made)
     }
 
     /// A match by id: anyone may read one.
@@ -156,15 +197,13 @@ impl GameService {
     /// challenger) or declined (the opponent); once running, either player stops it
     /// starting games (those in play go on).
     pub async fn cancel_match(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
-        let (_, me) = self
-            .authenticate(key.ok_or(super::players::NO_KEY)?)
-            .await?;
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         let (_, challenge) = self.load_match(id).await?;
         if challenge.status_now() == ChallengeStatus::Open {
             return if challenge.challenger.id == me.id {
-                self.cancel_challenge(key, id).await
+                self.matchmaking.cancel_challenge(key, id).await
             } else {
-                self.decline(key, id).await
+                self.matchmaking.decline(key, id).await
             };
         }
         for _ in 0..ATTEMPTS {
@@ -186,6 +225,7 @@ impl GameService {
             }
             series.canceled = true;
             match self
+                .ctx
                 .store
                 .save_challenge(id, version, challenge.encode())
                 .await?
@@ -206,10 +246,11 @@ impl GameService {
     /// The running matches `player` made, among its newest challenges.
     pub(super) async fn running_matches(&self, player: &str) -> Result<usize, Error> {
         let ids = self
+            .ctx
             .store
             .player_challenges(player, Direction::Out, 0, LOOKED_AT)
             .await?;
-        let loaded = join_all(ids.iter().map(|id| self.store.load_challenge(id))).await;
+        let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
         let mut running = 0;
         for stored in loaded {
             let Some(stored) = stored? else { continue };
@@ -226,6 +267,7 @@ impl GameService {
 
     async fn load_match(&self, id: &str) -> Result<(u64, Challenge), Error> {
         let stored = self
+            .ctx
             .store
             .load_challenge(id)
             .await?
@@ -239,7 +281,7 @@ impl GameService {
 
     /// Moves accepted match `id` on: the results of its games that ended, new games up to
     /// `parallel`, and the games it named but nobody made. Returns whether it is done.
-    pub(super) async fn drive_series(&self, id: &str) -> Result<bool, Error> {
+    pub(crate) async fn drive_series(&self, id: &str) -> Result<bool, Error> {
         for _ in 0..ATTEMPTS {
             let (version, mut challenge) = self.load_match(id).await?;
             if challenge.status_now() != ChallengeStatus::Accepted {
@@ -249,29 +291,25 @@ impl GameService {
             let mut changed = false;
             let mut missing = Vec::new();
             for game in series.games.iter_mut().filter(|g| g.result.is_none()) {
-                match self.store.load(&game.game_id).await? {
-                    Some(stored) => {
-                        let record = Record::decode(&stored.bytes)?;
-                        if let (Status::Finished, Some(outcome)) =
-                            (record.status(), record.game.outcome())
-                        {
-                            let scores = record.game.scores();
-                            let (mine, theirs) = (game.seat as usize, 1 - game.seat as usize);
-                            let result = match outcome {
-                                Outcome::Won { side } if side == game.seat => 10,
-                                Outcome::Won { .. } => 0,
-                                Outcome::Drawn => 5,
-                            };
-                            game.result = Some((scores[mine], scores[theirs], result));
-                            changed = true;
-                        }
+                match self.games.progress(&game.game_id).await? {
+                    Progress::Ended { outcome, scores } => {
+                        let (mine, theirs) = (game.seat as usize, 1 - game.seat as usize);
+                        let result = match outcome {
+                            Outcome::Won { side } if side == game.seat => 10,
+                            Outcome::Won { .. } => 0,
+                            Outcome::Drawn => 5,
+                        };
+                        game.result = Some((scores[mine], scores[theirs], result));
+                        changed = true;
                     }
-                    None if now_ms().saturating_sub(game.named_ms)
-                        < MAKE_WITHIN.as_millis() as u64 =>
+                    Progress::InPlay => {}
+                    Progress::Gone
+                        if now_ms().saturating_sub(game.named_ms)
+                            < MAKE_WITHIN.as_millis() as u64 =>
                     {
                         missing.push(game.index);
                     }
-                    None => {
+                    Progress::Gone => {
                         tracing::info!(match_id = %id, game_id = %game.game_id, "a match game expired unfinished: void");
                         game.result = Some((0, 0, VOID));
                         changed = true;
@@ -306,6 +344,7 @@ impl GameService {
             if changed || !named.is_empty() || renew {
                 series.saved_ms = now_ms();
                 match self
+                    .ctx
                     .store
                     .save_challenge(id, version, challenge.encode())
                     .await?
@@ -316,14 +355,14 @@ impl GameService {
                 }
                 let news = PlayerNews::MatchUpdated(Box::new(challenge.clone()));
                 for player in challenge.player_ids() {
-                    self.tell_player(&player, &news).await;
+                    self.players.tell(&player, &news).await;
                 }
             }
             for index in missing.into_iter().chain(named) {
                 self.start_series_game(&challenge, index).await?;
             }
             let next = (!done).then(|| now_ms() + POLL.as_millis() as u64);
-            self.store.index_challenge_due(id, next).await?;
+            self.ctx.store.index_challenge_due(id, next).await?;
             if done {
                 tracing::info!(match_id = %id, "match over");
             }
@@ -359,39 +398,36 @@ impl GameService {
         } else {
             Some(seed)
         };
-        let mut record = self.record_from(&new, server_seed)?;
+        let mut record = self.games.record_from(&new, server_seed)?;
         record.rated = challenge.rated;
         record.series = Some(challenge.id.clone());
-        let mut humans = Vec::new();
+        let mut players = Vec::new();
         if series.stand_in.is_none() {
-            humans.push((seat, &challenge.challenger));
+            players.push((seat, &challenge.challenger));
         }
         if let Some(Opponent::Player { party, .. }) = challenge.opponents.first() {
-            humans.push((1 - seat, party));
+            players.push((1 - seat, party));
         }
-        for (seat, party) in humans {
-            record.seat_bound(seat, &party.name, &unseen_token(), &party.id);
-            self.store
-                .add_player_game(&party.id, &game.game_id, record.created_ms)
-                .await?;
+        let admission = Admission {
+            id: &game.game_id,
+            record,
+            players: players
+                .into_iter()
+                .map(|(seat, party)| (seat, party.id.as_str(), party.name.as_str()))
+                .collect(),
+            from: None,
+        };
+        if self.games.admit(admission).await?.is_some() {
+            tracing::info!(game_id = %game.game_id, match_id = %challenge.id, index, "match game created");
         }
-        match self.store_new(&game.game_id, &record, None).await {
-            Ok(()) => {}
-            Err(StoreError::Exists) => return Ok(()),
-            Err(e) => return Err(e.into()),
-        }
-        tracing::info!(game_id = %game.game_id, match_id = %challenge.id, index, "match game created");
-        self.tell_players(&game.game_id, &record, true, false).await;
         Ok(())
     }
 
     /// After the save that ended a game of a match: the match moves on at once (its
     /// view counts the game as soon as the game's last move is answered); should that
     /// fail, its next poll does.
-    pub(super) async fn poke_series(&self, record: &Record) {
-        if let Some(series) = &record.series
-            && let Err(e) = self.drive_series(series).await
-        {
+    pub(crate) async fn poke(&self, series: &str) {
+        if let Err(e) = self.drive_series(series).await {
             tracing::warn!(match_id = %series, error = %e, "a match did not move on; its poll comes");
         }
     }

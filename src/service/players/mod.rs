@@ -5,8 +5,13 @@
 //! A key reads `dpk_<player id>_<secret>`: the prefix lets scanners find a leaked key, and
 //! the id means authenticating is one read of the player's record. The built-in levels
 //! are players too (their names are reserved), served from the code, never stored.
+//!
+//! The players aggregate owns the player records, their keys and a player's stream
+//! ([`stream`]); it is the lowest aggregate: it calls no other (a player's seats and
+//! games are the games aggregate's).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -16,13 +21,15 @@ use subtle::ConstantTimeEq;
 use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::rating::Rating;
+use crate::store::SaveOutcome;
 use crate::store::players::{Created, PlayerStore};
-use crate::store::{GameStore, SaveOutcome};
 
-use super::page::{MAX_PER_PAGE, page_offset};
-use super::record::{Record, Status};
-use super::view::View;
-use super::{Error, GameService, now_ms};
+use super::Error;
+use super::shared::{Shared, now_ms};
+
+mod stream;
+
+pub use stream::NewsItem;
 
 /// What every player key starts with.
 pub const KEY_PREFIX: &str = "dpk_";
@@ -34,8 +41,11 @@ const RESERVED: [&str; 1] = ["me"];
 /// The window [`super::Caps::players`] counts creations in.
 const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// The player's record's format byte, then postcard.
+/// The player's record's format byte, then postcard. A player lives for ever, so the
+/// reader of the format before stays until a migration has rewritten every record.
 const FORMAT: u8 = 2;
+/// The format before: no ratings yet ([`PlayerRecordV1`]).
+const FORMAT_V1: u8 = 1;
 /// Rated games a player's record remembers, newest last: a rating moved for one of them
 /// is not moved again (a sweep finishing what a dead process began).
 const RATED_GAMES_KEPT: usize = 64;
@@ -83,15 +93,44 @@ pub(super) struct PlayerRecord {
     rated_games: Vec<String>,
 }
 
+/// A player as format 1 stored it, before ratings: read as a player with none (its next
+/// save writes the current format).
+#[derive(Deserialize)]
+struct PlayerRecordV1 {
+    id: String,
+    name: String,
+    bot: bool,
+    created_ms: u64,
+    key_hash: [u8; 32],
+}
+
+impl From<PlayerRecordV1> for PlayerRecord {
+    fn from(v1: PlayerRecordV1) -> PlayerRecord {
+        PlayerRecord {
+            id: v1.id,
+            name: v1.name,
+            bot: v1.bot,
+            created_ms: v1.created_ms,
+            key_hash: v1.key_hash,
+            ratings: BTreeMap::new(),
+            rated_games: Vec::new(),
+        }
+    }
+}
+
 impl PlayerRecord {
     fn encode(&self) -> Vec<u8> {
         postcard::to_extend(self, vec![FORMAT]).expect("a player always serialises")
     }
 
     fn decode(bytes: &[u8]) -> Result<PlayerRecord, Error> {
+        let unreadable =
+            |e: postcard::Error| Error::Internal(format!("stored player unreadable: {e}"));
         match bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
-                .map_err(|e| Error::Internal(format!("stored player unreadable: {e}"))),
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest).map_err(unreadable),
+            Some((&FORMAT_V1, rest)) => postcard::from_bytes::<PlayerRecordV1>(rest)
+                .map(PlayerRecord::from)
+                .map_err(unreadable),
             _ => Err(Error::Internal(
                 "stored player unreadable: unknown format".into(),
             )),
@@ -220,21 +259,20 @@ fn level_profile(level: Level) -> Profile {
     }
 }
 
-/// Refuses a seat to a player holding one in this game already.
-pub(super) fn held_by(record: &Record, player: &PlayerRecord) -> Result<(), Error> {
-    match record.seat_of_player(&player.id) {
-        Some(seat) => Err(Error::SeatTaken(format!(
-            "this player holds seat {seat} of this game already"
-        ))),
-        None => Ok(()),
-    }
-}
-
 const BAD_KEY: Error = Error::Unauthorized("the key is not a player's key");
 pub(super) const NO_KEY: Error =
     Error::Unauthorized("send the player's key as `Authorization: Bearer <key>`");
 
-impl GameService {
+/// The players aggregate: player records, their keys, and a player's stream of news.
+pub struct Players {
+    ctx: Arc<Shared>,
+}
+
+impl Players {
+    pub(super) fn new(ctx: Arc<Shared>) -> Arc<Players> {
+        Arc::new(Players { ctx })
+    }
+
     /// Creates a player named `name` (unique ignoring case), counted against `from`'s
     /// creations in the last hour.
     pub async fn create_player(
@@ -259,10 +297,11 @@ impl GameService {
             return Err(Error::NameTaken(format!("the name {name:?} is reserved")));
         }
         let counted = from
-            .zip(self.caps.players)
+            .zip(self.ctx.caps.players)
             .map(|(from, max)| (from.to_string(), max));
         if let Some((address, max)) = &counted
             && !self
+                .ctx
                 .store
                 .admit_player(address, *max, CREATION_WINDOW)
                 .await?
@@ -281,12 +320,13 @@ impl GameService {
             rated_games: Vec::new(),
         };
         let created = self
+            .ctx
             .store
             .create_player(&id, &name_key, record.encode())
             .await;
         if !matches!(created, Ok(Created::Created))
             && let Some((address, _)) = &counted
-            && let Err(e) = self.store.unadmit_player(address).await
+            && let Err(e) = self.ctx.store.unadmit_player(address).await
         {
             tracing::warn!(error = %e, "could not take back a refused player's count");
         }
@@ -296,7 +336,7 @@ impl GameService {
                 return Err(Error::NameTaken(format!("the name {name:?} is taken")));
             }
         }
-        self.metrics.players_created.inc();
+        self.ctx.metrics.players_created.inc();
         tracing::info!(player_id = %id, bot, "player created");
         Ok(Keyed {
             profile: record.profile(0),
@@ -316,7 +356,7 @@ impl GameService {
         }
         let id = match uuid::Uuid::try_parse(who) {
             Ok(id) => Some(id.simple().to_string()),
-            Err(_) => self.store.player_named(&folded(who)).await?,
+            Err(_) => self.ctx.store.player_named(&folded(who)).await?,
         };
         let record = match id {
             Some(id) => self.player_record(&id).await?.map(|(_, record)| record),
@@ -342,6 +382,7 @@ impl GameService {
             let fresh = new_key(&record.id);
             record.key_hash = key_hash(&fresh);
             match self
+                .ctx
                 .store
                 .save_player(&record.id, version, record.encode())
                 .await?
@@ -371,86 +412,18 @@ impl GameService {
         }
     }
 
-    /// The player a key opens, about to take a seat of game `game_id`. The game goes into
-    /// the player's index of games now, before the seat is taken: a crash in between
-    /// leaves the index naming a game where the player holds no seat, which the listing
-    /// skips; the other order could leave a seat the player's listing never shows (a bot
-    /// catching up after a restart would never play it). Not when the player sits there
-    /// already or no seat is free: the join decides then (a retry's answer, or a refusal),
-    /// and the index gains nothing it should not.
-    pub(super) async fn seating(&self, game_id: &str, key: &str) -> Result<PlayerRecord, Error> {
-        let (_, player) = self.authenticate(key).await?;
-        let (_, record) = self.load(game_id).await?;
-        if record.seat_of_player(&player.id).is_none() && !record.free_seats().is_empty() {
-            self.store
-                .add_player_game(&player.id, game_id, record.created_ms)
-                .await?;
-        }
-        Ok(player)
-    }
-
-    /// The key's player's games, newest first, each as its seat sees it: a page (from 1)
-    /// of those with `status` (any without), `waiting` counted as playing.
-    pub async fn my_games(
-        &self,
-        key: Option<&str>,
-        status: Option<Status>,
-        page: usize,
-        per_page: usize,
-    ) -> Result<Vec<View>, Error> {
-        let skip = page_offset(page, per_page, "per_page")?;
-        let (_, player) = self.authenticate(key.ok_or(NO_KEY)?).await?;
-        let (mut matched, mut out, mut offset) = (0usize, Vec::new(), 0usize);
-        // The index is capped (PLAYER_GAMES_KEPT), so this reads a bounded number of
-        // games; expired ones and seats never taken are skipped.
-        loop {
-            let (ids, _) = self
-                .store
-                .player_games(&player.id, offset, MAX_PER_PAGE)
-                .await?;
-            if ids.is_empty() {
-                return Ok(out);
-            }
-            offset += ids.len();
-            for id in ids {
-                let Some(stored) = self.store.load(&id).await? else {
-                    continue;
-                };
-                let record = Record::decode(&stored.bytes)?;
-                let Some(seat) = record.seat_of_player(&player.id) else {
-                    continue;
-                };
-                let wanted = match (status, record.status()) {
-                    (None, _) => true,
-                    (Some(Status::Finished), s) => s == Status::Finished,
-                    (Some(_), s) => s != Status::Finished,
-                };
-                if !wanted {
-                    continue;
-                }
-                matched += 1;
-                if matched > skip {
-                    out.push(View::of(&id, stored.version, &record, Some(seat)));
-                    if out.len() == per_page {
-                        return Ok(out);
-                    }
-                }
-            }
-        }
-    }
-
     pub(super) async fn player_record(
         &self,
         id: &str,
     ) -> Result<Option<(u64, PlayerRecord)>, Error> {
-        match self.store.load_player(id).await? {
+        match self.ctx.store.load_player(id).await? {
             Some(stored) => Ok(Some((stored.version, PlayerRecord::decode(&stored.bytes)?))),
             None => Ok(None),
         }
     }
 
     async fn profile_of(&self, record: &PlayerRecord) -> Result<Profile, Error> {
-        let (_, games) = self.store.player_games(&record.id, 0, 0).await?;
+        let (_, games) = self.ctx.store.player_games(&record.id, 0, 0).await?;
         Ok(record.profile(games))
     }
 }
@@ -458,6 +431,37 @@ impl GameService {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_player_stored_in_format_1_reads_as_one_without_ratings_and_saves_as_the_current() {
+        // Format 1 as commit 523e409 wrote it, byte by byte (postcard: a string is its
+        // varint length then its bytes, a bool one byte, a u64 a varint, an array as is).
+        let id = "0123456789abcdef0123456789abcdef";
+        let key = new_key(id);
+        let created_ms: u64 = 1_700_000_000_000;
+        let mut bytes = vec![1, 32];
+        bytes.extend(id.as_bytes());
+        bytes.extend([3, b'a', b'n', b'n', 1]);
+        let mut n = created_ms;
+        while n >= 0x80 {
+            bytes.push((n as u8 & 0x7f) | 0x80);
+            n >>= 7;
+        }
+        bytes.push(n as u8);
+        bytes.extend(key_hash(&key));
+        let read = PlayerRecord::decode(&bytes).unwrap();
+        assert_eq!((read.id.as_str(), read.name.as_str()), (id, "ann"));
+        assert!(read.bot && read.opens_with(&key) && read.ratings.is_empty());
+        assert_eq!(read.profile(3).created_ms, created_ms);
+        // Its next save is in the current format, and reads back the same.
+        let again = PlayerRecord::decode(&read.encode()).unwrap();
+        assert_eq!(read.encode()[0], FORMAT);
+        assert_eq!(again.encode(), read.encode());
+        // A format nobody wrote is refused.
+        let mut unknown = bytes;
+        unknown[0] = FORMAT + 1;
+        assert!(PlayerRecord::decode(&unknown).is_err());
+    }
 
     #[test]
     fn a_new_key_has_its_prefix_names_its_player_and_holds_256_bits() {

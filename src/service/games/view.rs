@@ -25,12 +25,12 @@ pub struct View {
     /// The caller's knowledge of the play; `None` while the game waits for players (the
     /// first round is dealt, not shown: nobody sees a hand or a move before it starts).
     pub projection: Option<Projection>,
-    pub clock: Option<ClockView>,
+    pub clock: Option<ClockState>,
 }
 
 /// A game's clock as one answer shows it.
 #[derive(Clone, Debug)]
-pub struct ClockView {
+pub struct ClockState {
     pub settings: ClockSettings,
     /// Per seat, its bank now (ms); `None` for a seat a bot plays.
     pub banks_ms: Vec<Option<u64>>,
@@ -64,9 +64,9 @@ impl View {
                 p
             }),
             clock: record.clock.as_ref().map(|clock| {
-                let now = super::now_ms();
+                let now = crate::service::shared::now_ms();
                 let bots = record.bots();
-                ClockView {
+                ClockState {
                     settings: clock.settings,
                     banks_ms: (0..record.seats.len() as u8)
                         .map(|s| bots[s as usize].is_none().then(|| clock.bank_at(s, now)))

@@ -1,6 +1,7 @@
 //! A match's series as it is stored: its games in order, the seed every deal's hands are
 //! made from, and what its games add up to (the score, and the margin a deal). How a
-//! match is made and driven is in [`super::matches`].
+//! match is made and driven is in [`crate::service::matches`]; the series is stored in its
+//! challenge ([`super::challenge`]), one record with one format byte.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -9,7 +10,7 @@ use crate::bots::Level;
 use crate::engine::Seed;
 use crate::margin::{Margin, margin};
 
-use super::now_ms;
+use crate::service::shared::now_ms;
 
 /// One game of a series.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,8 +52,38 @@ pub struct Series {
     /// No game is started after a cancel; those in play go on.
     pub canceled: bool,
     /// When it was last saved (epoch ms): a running match is saved at least hourly (see
-    /// [`super::matches`]), and each save keeps it (`CHALLENGE_KEPT`) however long it runs.
+    /// [`crate::service::matches`]), and each save keeps it (`CHALLENGE_KEPT`) however long it runs.
     pub saved_ms: u64,
+}
+
+/// A series as challenge format 3 stored it, before seeded matches, stand-ins and renewed
+/// saves: read as an unseeded series that every player plays, saved long ago (its next
+/// drive saves it again, which keeps it).
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(crate) struct SeriesV3 {
+    pub(crate) deals: u32,
+    pub(crate) duplicate: bool,
+    pub(crate) parallel: u8,
+    pub(crate) seed: [u8; 32],
+    pub(crate) games: Vec<SeriesGame>,
+    pub(crate) canceled: bool,
+}
+
+impl From<SeriesV3> for Series {
+    fn from(v3: SeriesV3) -> Series {
+        Series {
+            deals: v3.deals,
+            duplicate: v3.duplicate,
+            parallel: v3.parallel,
+            seed: v3.seed,
+            seeded: false,
+            stand_in: None,
+            games: v3.games,
+            canceled: v3.canceled,
+            saved_ms: 0,
+        }
+    }
 }
 
 /// A match as its players and anyone else see it.
@@ -87,7 +118,7 @@ pub struct Tally {
 
 impl Series {
     /// A series on a secret seed, or on one made from `seed` text.
-    pub(super) fn new(deals: u32, duplicate: bool, parallel: u8, seed: Option<&str>) -> Series {
+    pub(crate) fn new(deals: u32, duplicate: bool, parallel: u8, seed: Option<&str>) -> Series {
         let bytes = match seed {
             Some(text) => Sha256::digest(text.as_bytes()).into(),
             None => {
@@ -121,19 +152,19 @@ impl Series {
 
     /// The challenger's seat in game `index` (and its side: at 4 seats, teams play seats
     /// 0 and 2 against 1 and 3): the second game of a duplicate deal swaps the sides.
-    pub(super) fn challenger_seat(&self, index: u32) -> u8 {
+    pub(crate) fn challenger_seat(&self, index: u32) -> u8 {
         u8::from(self.duplicate && index % 2 == 1)
     }
 
     /// Deal `deal`'s seed: the same for both games of a duplicate deal.
-    pub(super) fn seed_of(&self, deal: u32) -> Seed {
+    pub(crate) fn seed_of(&self, deal: u32) -> Seed {
         let mut hash = Sha256::new();
         hash.update(self.seed);
         hash.update(deal.to_le_bytes());
         Seed(hash.finalize().into())
     }
 
-    pub(super) fn in_play(&self) -> usize {
+    pub(crate) fn in_play(&self) -> usize {
         self.games.iter().filter(|g| g.result.is_none()).count()
     }
 

@@ -9,17 +9,23 @@ use crate::engine::{Event, Move};
 use crate::metrics::{BotLabels, BotPlace};
 use crate::store::{Deadline, Evidence, GameNow, GameStore, Save, SaveOutcome, StoreError};
 
-use super::events::{LobbyNews, PublicEvent};
-use super::idempotency::{Earlier, Receipt, RequestKey, Stored};
+use crate::service::shared::now_ms;
+use crate::service::thinking::Priority;
+
+use super::events::PublicEvent;
+use super::idempotency::{Earlier, Receipt, RequestKey, StoredReceipt};
 use super::record::{Record, Status};
-use super::thinking::Priority;
-use super::{Bearer, Error, Fate, GameService, now_ms, viewer_of};
+use super::{Bearer, Error, Games, viewer_of};
+use crate::service::Fate;
 
 /// Attempts at a compare-and-set before giving up (each loses only to a concurrent move
 /// of the same game, so a handful is plenty).
 const MAX_ATTEMPTS: usize = 16;
+/// How long after a rated game's last save a sweep settles its ratings, if the process
+/// that saved it did not (it stopped right after the save).
+const SETTLE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// What one attempt of [`GameService::update`] decided to store.
+/// What one attempt of [`Games::write`] decided to store.
 pub(super) struct Change<T> {
     pub(super) value: T,
     /// The seat that made the change's first move (`None` for a seat taken, a timeout):
@@ -35,7 +41,7 @@ pub(super) struct Change<T> {
     pub(super) relist: bool,
     /// Bots' thinking that follows the change, run on the bots' pool (off the async
     /// workers) within its budget; its moves are stored with the change.
-    pub(super) think: Option<Thinking>,
+    pub(super) think: Option<BotWork>,
 }
 
 /// Work for the bots' pool: moves made on the record (appended to the events they cause),
@@ -50,16 +56,16 @@ pub(super) type Think = Box<
         + Send,
 >;
 
-pub(super) struct Thinking {
+pub(super) struct BotWork {
     pub(super) place: BotPlace,
     pub(super) think: Think,
 }
 
-impl Thinking {
+impl BotWork {
     /// The bots whose turn follows, as far as the budget goes; `None` when no bot is to
     /// move (most moves between humans: no trip to the pool).
-    pub(super) fn bots(record: &Record, place: BotPlace) -> Option<Thinking> {
-        record.bots_to_move().then(|| Thinking {
+    pub(super) fn bots(record: &Record, place: BotPlace) -> Option<BotWork> {
+        record.bots_to_move().then(|| BotWork {
             place,
             think: Box::new(|record, events, keep_going, thinking| {
                 Ok(bots_play(record, events, keep_going, thinking))
@@ -87,34 +93,36 @@ pub(super) enum Decision<T, Idle> {
     Store(Change<T>),
     /// Only the background may find nothing to do (a deadline not reached after all); a
     /// request always stores or is refused, so its `Idle` is [`std::convert::Infallible`] and its
-    /// [`Outcome`] has no `Unchanged`.
+    /// [`Written`] has no `Unchanged`.
     Leave(Idle),
 }
 
-/// What [`GameService::update`] did.
-pub(super) enum Outcome<T, Idle> {
+/// What [`Games::write`] did.
+pub(super) enum Written<T, Idle> {
     /// Nothing to store, for `why`: the game as loaded.
     Unchanged {
         why: Idle,
         version: u64,
         record: Record,
     },
-    /// Stored as `version`; `thought`: what the bots' moves caused.
+    /// Stored as `version`; `thought`: what the bots' moves caused; `started`: its last
+    /// seat was taken.
     Saved {
         version: u64,
         record: Record,
         value: T,
         thought: Vec<Event>,
+        started: bool,
     },
     /// The same request was stored before: its receipt, and the game as loaded since.
     Repeated {
-        stored: Stored,
+        stored: StoredReceipt,
         version: u64,
         record: Record,
     },
 }
 
-impl GameService {
+impl Games {
     /// The one write path: take the game (this process's copy from its last write, else
     /// load it), let `change` alter it, store it with a compare-and-set on its version
     /// (with the public event, and the receipt under `key`), and on a lost race start
@@ -123,12 +131,14 @@ impl GameService {
     ///
     /// A copy may be stale, so nothing but a save is decided on it: a refusal, or nothing
     /// to do, is looked at again on the stored game before it is answered.
-    pub(super) async fn update<T, Idle>(
+    ///
+    /// It answers what it saved, and reacts to nothing: [`Games::update`] dispatches.
+    pub(super) async fn write<T, Idle>(
         &self,
         id: &str,
         key: Option<(&RequestKey, Option<&Bearer>)>,
         mut change: impl FnMut(u64, u64, &mut Record) -> Result<Decision<T, Idle>, Error>,
-    ) -> Result<Outcome<T, Idle>, Error> {
+    ) -> Result<Written<T, Idle>, Error> {
         // The bots' budget runs from here: a lost race does not start it again.
         let started = std::time::Instant::now();
         // The game as a lost race's save answered it: the next attempt starts from it.
@@ -150,11 +160,11 @@ impl GameService {
                     .flatten()
                 {
                     Some((version, record)) => {
-                        self.metrics.game_cache.hit.inc();
+                        self.ctx.metrics.game_cache.hit.inc();
                         (version, record, false)
                     }
                     None => {
-                        self.metrics.game_cache.miss.inc();
+                        self.ctx.metrics.game_cache.miss.inc();
                         let (version, record) = self.load(id).await?;
                         (version, record, true)
                     }
@@ -170,7 +180,7 @@ impl GameService {
                         Err(e) if stored && (key.is_none() || key_first) => return Err(e),
                         Err(_) => {
                             if !stored {
-                                self.metrics.game_cache.stale.inc();
+                                self.ctx.metrics.game_cache.stale.inc();
                             }
                             key_first |= key.is_some();
                             continue;
@@ -187,7 +197,7 @@ impl GameService {
                     Ok(seat) => seat,
                     Err(e) if stored => return Err(e),
                     Err(_) => {
-                        self.metrics.game_cache.stale.inc();
+                        self.ctx.metrics.game_cache.stale.inc();
                         continue;
                     }
                 };
@@ -216,11 +226,11 @@ impl GameService {
             } = match unless_stale!(change(version, now, &mut record)) {
                 Decision::Store(change) => change,
                 Decision::Leave(_) if !stored => {
-                    self.metrics.game_cache.stale.inc();
+                    self.ctx.metrics.game_cache.stale.inc();
                     continue;
                 }
                 Decision::Leave(why) => {
-                    return Ok(Outcome::Unchanged {
+                    return Ok(Written::Unchanged {
                         why,
                         version,
                         record,
@@ -234,13 +244,14 @@ impl GameService {
             // on the fresh state.
             let (mut record, thought, bot_moves) = match think {
                 None => (record, Vec::new(), None),
-                Some(Thinking { place, think }) => {
+                Some(BotWork { place, think }) => {
                     let priority = if place == BotPlace::Background && record.bots_alone() {
                         Priority::BotsOnly
                     } else {
                         Priority::Human
                     };
                     let (record, played, thought) = self
+                        .ctx
                         .pool
                         .run(place, priority, started, move |keep_going, thinking| {
                             let mut record = record;
@@ -295,11 +306,12 @@ impl GameService {
                 },
             };
             let (bytes, event_bytes) = (save.bytes.clone(), save.event.clone());
-            let rated_end = record.rated && status == Status::Finished;
-            if rated_end {
-                Box::pin(self.expect_ratings(id, version + 1)).await;
+            if record.rated && status == Status::Finished {
+                // Due a little later, before the save: should this process stop after it,
+                // a sweep settles the ratings (the dispatcher drops the entry once done).
+                Box::pin(self.due_for_settling(id, version + 1)).await;
             }
-            let saved = match self.store.save(id, save).await {
+            let saved = match self.ctx.store.save(id, save).await {
                 Ok(saved) => saved,
                 // Made, but not confirmed by replicas: a retry with the same key answers
                 // once they are.
@@ -325,9 +337,13 @@ impl GameService {
             };
             match saved {
                 SaveOutcome::Saved { version } => {
-                    self.metrics.moves_applied.inc_by(event.moves.len() as u64);
+                    self.ctx
+                        .metrics
+                        .moves_applied
+                        .inc_by(event.moves.len() as u64);
                     if let Some((place, n)) = bot_moves {
-                        self.metrics
+                        self.ctx
+                            .metrics
                             .bot_moves
                             .get_or_create(&BotLabels { r#where: place })
                             .inc_by(n);
@@ -335,32 +351,15 @@ impl GameService {
                     for (s, mv) in &event.moves {
                         tracing::info!(game_id = %id, seat = s, mv = ?mv, version, "move applied");
                     }
-                    if unlist {
-                        self.announce(LobbyNews::Filled, id).await;
-                    }
                     if status == Status::Finished {
                         tracing::info!(game_id = %id, scores = ?record.game.scores(), "match ended");
-                        self.announce(LobbyNews::Finished, id).await;
                     }
-                    self.tell_players(id, &record, unlist, status == Status::Finished)
-                        .await;
-                    // Boxed: rare and deep, they would otherwise swell every move's future
-                    // (copied whole as it is boxed for actix: 8,000 instructions a move).
-                    if rated_end {
-                        Box::pin(self.settle_logged(id, version, &record)).await;
-                    }
-                    if status == Status::Finished {
-                        Box::pin(self.poke_series(&record)).await;
-                        self.cache.forget(id);
-                    } else {
-                        // The next write of this game starts here, with no load.
-                        self.cache.put(id, version, record.clone());
-                    }
-                    return Ok(Outcome::Saved {
+                    return Ok(Written::Saved {
                         version,
                         record,
                         value,
                         thought,
+                        started: unlist,
                     });
                 }
                 // Nothing written: the save answered the game as it is. If this request
@@ -379,9 +378,9 @@ impl GameService {
                         return Box::pin(repeated).await;
                     }
                     if stored {
-                        self.metrics.store_conflicts.inc();
+                        self.ctx.metrics.store_conflicts.inc();
                     } else {
-                        self.metrics.game_cache.stale.inc();
+                        self.ctx.metrics.game_cache.stale.inc();
                     }
                     answered = Some(now);
                 }
@@ -402,24 +401,33 @@ impl GameService {
         &self,
         id: &str,
         name: &str,
-        stored: Stored,
+        stored: StoredReceipt,
         version: u64,
         record: Record,
-    ) -> Result<Outcome<T, Idle>, Error> {
+    ) -> Result<Written<T, Idle>, Error> {
         // The first attempt may have been refused for want of replicas: its receipt is an
         // acknowledgement only once they hold it.
-        self.store
+        self.ctx
+            .store
             .confirm(id, Evidence::Record(name))
             .await
             .map_err(|cause| Error::Unsettled {
                 cause: cause.to_string(),
                 fate: Fate::Unknown,
             })?;
-        Ok(Outcome::Repeated {
+        Ok(Written::Repeated {
             stored,
             version,
             record,
         })
+    }
+
+    /// Indexes game `id` (to be at `version`) as due [`SETTLE_WITHIN`] from now.
+    pub(crate) async fn due_for_settling(&self, id: &str, version: u64) {
+        let due = now_ms() + SETTLE_WITHIN.as_millis() as u64;
+        if let Err(e) = self.ctx.store.index_deadline(id, version, Some(due)).await {
+            tracing::warn!(game_id = %id, error = %e, "could not index a rated game's settling");
+        }
     }
 
     /// Whether a save of game `id` from `expected` that got no answer was applied: the game
@@ -427,7 +435,7 @@ impl GameService {
     /// and moves: no other write makes the same), or, when it has moved on since, the event
     /// of `expected + 1` is this one. Each look is bounded by the store's own timeout.
     async fn fate_of(&self, id: &str, expected: u64, bytes: &[u8], event: Option<Vec<u8>>) -> Fate {
-        let stored = match self.store.load_after_writes(id).await {
+        let stored = match self.ctx.store.load_after_writes(id).await {
             Ok(Some(stored)) => stored,
             Ok(None) | Err(_) => return Fate::Unknown,
         };
@@ -436,7 +444,7 @@ impl GameService {
             v if v == expected + 1 && stored.bytes == bytes => Fate::Applied,
             v if v == expected + 1 => Fate::NotApplied,
             v if v < expected => Fate::Unknown,
-            _ => match self.store.events_since(id, expected).await {
+            _ => match self.ctx.store.events_since(id, expected).await {
                 Ok(events) => match events.iter().find(|e| e.version == expected + 1) {
                     Some(e) if Some(&e.payload) == event.as_ref() => Fate::Applied,
                     Some(_) => Fate::NotApplied,
@@ -451,7 +459,7 @@ impl GameService {
             bytes: &stored.bytes,
         };
         match fate {
-            Fate::Applied if self.store.confirm(id, evidence).await.is_err() => Fate::Unknown,
+            Fate::Applied if self.ctx.store.confirm(id, evidence).await.is_err() => Fate::Unknown,
             fate => fate,
         }
     }
@@ -469,13 +477,13 @@ mod tests {
     use crate::engine::{Preset, RulesPatch, Seed};
     use crate::metrics::Metrics;
     use crate::service::{
-        BotSettings, Caps, ClockSettings, MoveRequest, NewGame, OnTimeout, SeatToken,
+        BotSettings, Caps, ClockSettings, MoveRequest, NewGame, OnTimeout, SeatToken, Services,
     };
     use crate::store::memory::MemoryStore;
 
     /// A service on the memory store whose bots have one thread and a long budget.
-    fn service() -> Arc<GameService> {
-        GameService::new(
+    fn service() -> Arc<Services> {
+        Services::new(
             Arc::new(MemoryStore::new(Duration::from_secs(60)).into()),
             Arc::new(Metrics::new()),
             Duration::from_secs(1),
@@ -492,14 +500,15 @@ mod tests {
     }
 
     /// The seat's bank as stored now.
-    async fn bank(service: &GameService, id: &str, seat: u8) -> u64 {
+    async fn bank(service: &Games, id: &str, seat: u8) -> u64 {
         let (_, record) = service.load(id).await.unwrap();
         record.clock.unwrap().bank_at(seat, now_ms())
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_bots_wait_for_a_thread_is_not_charged_to_the_next_humans_bank() {
-        let service = service();
+        let services = service();
+        let service = services.games.clone();
         let clock = ClockSettings {
             bank_secs: 60,
             increment_secs: 0,
@@ -538,6 +547,7 @@ mod tests {
         let pool_service = service.clone();
         let blocker = tokio::spawn(async move {
             pool_service
+                .ctx
                 .pool
                 .run(
                     BotPlace::Request,

@@ -1,0 +1,244 @@
+//! The games aggregate: tables. It owns the stored game ([`record`]) and every use case on
+//! one: create and join ([`lobby`]), move and view ([`play`]), the clocks and the bots in
+//! the background ([`background`]), the lobby's news and a game's events ([`events`]), the
+//! history ([`log`]); the one write path ([`write`]) and the one admission path
+//! ([`Games::admit`]) every game made goes through. What follows a save is handed up
+//! through [`saved::SaveReactions`], never called from here.
+
+pub mod admit;
+mod background;
+mod cache;
+pub mod clock;
+pub mod events;
+pub mod idempotency;
+pub mod lobby;
+pub mod log;
+mod play;
+pub mod record;
+pub mod saved;
+mod seats;
+pub mod view;
+mod write;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use crate::engine::Outcome;
+use crate::store::GameStore;
+use crate::store::any::AnyStore;
+
+use super::Error;
+use super::players::{self, Players};
+use super::shared::{Port, Shared};
+use idempotency::RequestKey;
+use record::{Record, Status, TokenHash};
+use saved::{SaveReactions, Saved};
+use write::{Decision, Written};
+
+pub use play::MoveRequest;
+
+pub struct Games {
+    ctx: Arc<Shared>,
+    players: Arc<Players>,
+    /// Tables of bots alone this process plays at once, at most (`BOT_TABLES`).
+    tables: usize,
+    /// Games whose bots this process is playing in the background now (so its sweep
+    /// leaves them to that task rather than race it), each true when it counts against
+    /// `tables`.
+    driving: Mutex<HashMap<String, bool>>,
+    /// This process, as the holder of the games' leases it drives.
+    holder: String,
+    /// The games this process wrote last, which its writes start from.
+    cache: cache::GameCache,
+    /// Where what follows a save is dispatched.
+    reactions: Port<dyn SaveReactions>,
+    /// Itself, for the background tasks it starts.
+    me: Weak<Games>,
+}
+
+impl Games {
+    pub(super) fn new(ctx: Arc<Shared>, players: Arc<Players>, tables: usize) -> Arc<Games> {
+        Arc::new_cyclic(|me| Games {
+            cache: cache::GameCache::new(ctx.caps.game_cache),
+            ctx,
+            players,
+            tables: tables.max(1),
+            driving: Mutex::new(HashMap::new()),
+            holder: uuid::Uuid::new_v4().to_string(),
+            reactions: Port::new(),
+            me: me.clone(),
+        })
+    }
+
+    /// Where this aggregate hands up what it saved; set once, by `Services::new`.
+    pub(super) fn react_with(&self, reactions: Weak<dyn SaveReactions>) {
+        self.reactions.set(reactions);
+    }
+
+    /// Hands `saved` to the dispatcher (none once the services are gone: stopping).
+    async fn dispatch(&self, saved: &Saved<'_>) {
+        if let Some(reactions) = self.reactions.get() {
+            reactions.after_save(saved).await;
+        }
+    }
+
+    /// The write path ([`Games::write`]), then what followed its save dispatched: the one
+    /// way a use case changes a stored game.
+    async fn update<T, Idle>(
+        &self,
+        id: &str,
+        key: Option<(&RequestKey, Option<&Bearer>)>,
+        change: impl FnMut(u64, u64, &mut Record) -> Result<Decision<T, Idle>, Error>,
+    ) -> Result<Written<T, Idle>, Error> {
+        let written = self.write(id, key, change).await?;
+        if let Written::Saved {
+            version,
+            record,
+            started,
+            ..
+        } = &written
+        {
+            let saved = Saved {
+                id,
+                version: *version,
+                record,
+                made: false,
+                started: *started,
+            };
+            self.dispatch(&saved).await;
+        }
+        Ok(written)
+    }
+
+    /// The reaction of this process's copy to a save: the next write of the game starts
+    /// from it, with no load; a finished game is written no more.
+    pub(crate) fn keep(&self, saved: &Saved<'_>) {
+        if saved.finished() {
+            self.cache.forget(saved.id);
+        } else {
+            self.cache
+                .put(saved.id, saved.version, saved.record.clone());
+        }
+    }
+
+    /// Drops finished game `id`'s due entry (at `version`): what had to follow its end
+    /// once is done.
+    pub(crate) async fn settled(&self, id: &str, version: u64) -> Result<(), Error> {
+        Ok(self.ctx.store.index_deadline(id, version, None).await?)
+    }
+
+    /// Whether game `id` is stored (made, and not expired).
+    pub(crate) async fn exists(&self, id: &str) -> Result<bool, Error> {
+        Ok(self.ctx.store.load(id).await?.is_some())
+    }
+
+    /// How game `id` stands, for the aggregate that made it (a match counts its ends).
+    pub(crate) async fn progress(&self, id: &str) -> Result<Progress, Error> {
+        let Some(stored) = self.ctx.store.load(id).await? else {
+            return Ok(Progress::Gone);
+        };
+        let record = Record::decode(&stored.bytes)?;
+        Ok(match (record.status(), record.game.outcome()) {
+            (Status::Finished, Some(outcome)) => Progress::Ended {
+                outcome,
+                scores: record.game.scores().to_vec(),
+            },
+            _ => Progress::InPlay,
+        })
+    }
+
+    pub(crate) async fn load(&self, id: &str) -> Result<(u64, Record), Error> {
+        load(&self.ctx.store, id).await
+    }
+
+    /// Loads a game and the seat of `token` (`None` for a spectator, without a token).
+    async fn load_as(
+        &self,
+        id: &str,
+        token: Option<&str>,
+    ) -> Result<(u64, Record, Option<u8>), Error> {
+        let bearer = self.bearer(token.map(SeatToken::new)).await?;
+        let (version, record) = self.load(id).await?;
+        let viewer = viewer_of(&record, bearer.as_ref())?;
+        Ok((version, record, viewer))
+    }
+
+    /// Who `token` is: a seat's token as it is, or a player key checked against its
+    /// player (401 when it opens none).
+    async fn bearer(&self, token: Option<SeatToken<'_>>) -> Result<Option<Bearer>, Error> {
+        match token {
+            Some(key) if players::is_player_key(key.text) => {
+                let (_, player) = self.players.authenticate(key.text).await?;
+                Ok(Some(Bearer::Player(player.id)))
+            }
+            Some(token) => Ok(Some(Bearer::Token(
+                token.hash.unwrap_or_else(|| TokenHash::of(token.text)),
+            ))),
+            None => Ok(None),
+        }
+    }
+}
+
+/// How a game stands ([`Games::progress`]).
+pub enum Progress {
+    /// Not stored: never made, or expired.
+    Gone,
+    /// Waiting for players, or in play.
+    InPlay,
+    /// Over: how, and the points per side.
+    Ended { outcome: Outcome, scores: Vec<i32> },
+}
+
+/// A request's bearer token, with its [`TokenHash`] when the caller has it already (the
+/// HTTP layer's rate limit computed it): a token is hashed once a request.
+#[derive(Debug, Clone, Copy)]
+pub struct SeatToken<'a> {
+    text: &'a str,
+    hash: Option<TokenHash>,
+}
+
+impl<'a> SeatToken<'a> {
+    /// A token to hash when needed.
+    pub fn new(text: &'a str) -> SeatToken<'a> {
+        SeatToken { text, hash: None }
+    }
+
+    /// A token with its hash; `hash` must be `TokenHash::of(text)`.
+    pub fn hashed(text: &'a str, hash: TokenHash) -> SeatToken<'a> {
+        SeatToken {
+            text,
+            hash: Some(hash),
+        }
+    }
+}
+
+/// Who sent a request: a seat's token (by its hash), or a player whose key was checked.
+#[derive(Debug, Clone)]
+enum Bearer {
+    Token(TokenHash),
+    /// The player's id.
+    Player(String),
+}
+
+/// Game `id`'s version and record, checked.
+async fn load(store: &AnyStore, id: &str) -> Result<(u64, Record), Error> {
+    let stored = store.load(id).await?.ok_or(Error::NotFound)?;
+    Ok((stored.version, Record::decode(&stored.bytes)?))
+}
+
+/// The seat of `bearer` (`None` for a spectator, without a token).
+fn viewer_of(record: &Record, bearer: Option<&Bearer>) -> Result<Option<u8>, Error> {
+    bearer.map(|b| seat_of(record, b)).transpose()
+}
+
+/// The seat `bearer` holds: a token's own, or the one bound to the key's player.
+fn seat_of(record: &Record, bearer: &Bearer) -> Result<u8, Error> {
+    match bearer {
+        Bearer::Token(hash) => record.seat_of(hash).ok_or(UNKNOWN_TOKEN),
+        Bearer::Player(player) => record.seat_of_player(player).ok_or_else(|| {
+            Error::Forbidden("no seat of this game is bound to the key's player".into())
+        }),
+    }
+}
+
+const UNKNOWN_TOKEN: Error = Error::Unauthorized("the token is not a seat of this game");

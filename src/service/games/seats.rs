@@ -1,0 +1,94 @@
+//! A player's seats: taking one with a player's key, and the games a player sits in. Part
+//! of the games aggregate: both read the stored games; the players aggregate only
+//! answers whose key it is.
+
+use crate::service::page::{MAX_PER_PAGE, page_offset};
+use crate::service::players::{NO_KEY, PlayerRecord};
+use crate::store::GameStore;
+use crate::store::players::PlayerStore;
+
+use super::record::{Record, Status};
+use super::view::View;
+use super::{Error, Games};
+
+impl Games {
+    /// The player a key opens, about to take a seat of game `game_id`. The game goes into
+    /// the player's index of games now, before the seat is taken: a crash in between
+    /// leaves the index naming a game where the player holds no seat, which the listing
+    /// skips; the other order could leave a seat the player's listing never shows (a bot
+    /// catching up after a restart would never play it). Not when the player sits there
+    /// already or no seat is free: the join decides then (a retry's answer, or a refusal),
+    /// and the index gains nothing it should not.
+    pub(super) async fn seating(&self, game_id: &str, key: &str) -> Result<PlayerRecord, Error> {
+        let (_, player) = self.players.authenticate(key).await?;
+        let (_, record) = self.load(game_id).await?;
+        if record.seat_of_player(&player.id).is_none() && !record.free_seats().is_empty() {
+            self.ctx
+                .store
+                .add_player_game(&player.id, game_id, record.created_ms)
+                .await?;
+        }
+        Ok(player)
+    }
+
+    /// The key's player's games, newest first, each as its seat sees it: a page (from 1)
+    /// of those with `status` (any without), `waiting` counted as playing.
+    pub async fn my_games(
+        &self,
+        key: Option<&str>,
+        status: Option<Status>,
+        page: usize,
+        per_page: usize,
+    ) -> Result<Vec<View>, Error> {
+        let skip = page_offset(page, per_page, "per_page")?;
+        let (_, player) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (mut matched, mut out, mut offset) = (0usize, Vec::new(), 0usize);
+        // The index is capped (PLAYER_GAMES_KEPT), so this reads a bounded number of
+        // games; expired ones and seats never taken are skipped.
+        loop {
+            let (ids, _) = self
+                .ctx
+                .store
+                .player_games(&player.id, offset, MAX_PER_PAGE)
+                .await?;
+            if ids.is_empty() {
+                return Ok(out);
+            }
+            offset += ids.len();
+            for id in ids {
+                let Some(stored) = self.ctx.store.load(&id).await? else {
+                    continue;
+                };
+                let record = Record::decode(&stored.bytes)?;
+                let Some(seat) = record.seat_of_player(&player.id) else {
+                    continue;
+                };
+                let wanted = match (status, record.status()) {
+                    (None, _) => true,
+                    (Some(Status::Finished), s) => s == Status::Finished,
+                    (Some(_), s) => s != Status::Finished,
+                };
+                if !wanted {
+                    continue;
+                }
+                matched += 1;
+                if matched > skip {
+                    out.push(View::of(&id, stored.version, &record, Some(seat)));
+                    if out.len() == per_page {
+                        return Ok(out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Refuses a seat to a player holding one in this game already.
+pub(super) fn held_by(record: &Record, player: &PlayerRecord) -> Result<(), Error> {
+    match record.seat_of_player(&player.id) {
+        Some(seat) => Err(Error::SeatTaken(format!(
+            "this player holds seat {seat} of this game already"
+        ))),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,84 @@
+//! The matchmaking aggregate: how players meet. It owns the challenges ([`challenge`], the
+//! stored one; [`challenges`], make, answer, expire), a match's challenge included, and the
+//! seeks ([`seek`], [`seeks`]: pools paired by the store in one step). Every game it makes
+//! goes through the games aggregate's one admission path. What follows its changes (a
+//! match accepted moves on; the players hear of a challenge made or closed, a seek
+//! expired) is handed up through [`MatchmakingReactions`] to the dispatcher.
+
+pub mod challenge;
+pub mod challenges;
+pub mod seek;
+pub mod seeks;
+pub mod series;
+
+use std::sync::{Arc, Weak};
+
+use futures_util::future::BoxFuture;
+
+use super::Error;
+use super::games::Games;
+use super::players::Players;
+use super::shared::{Port, Shared};
+use challenge::Challenge;
+use seek::Seek;
+
+/// What the players are to hear of a change here.
+pub enum Notice<'a> {
+    /// A challenge was made (to its opponents).
+    Challenged(&'a Challenge),
+    /// A challenge closed unaccepted: declined, canceled or expired.
+    Closed(&'a Challenge),
+    /// A seek expired unmatched.
+    SeekExpired(&'a Seek),
+}
+
+/// The reactions to matchmaking's changes, run by the dispatcher.
+pub trait MatchmakingReactions: Send + Sync {
+    /// Moves accepted match `id` on (its games made, its results counted).
+    fn move_on<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), Error>>;
+
+    /// Tells `players` of `notice`, on their streams.
+    fn tell<'a>(&'a self, players: &'a [String], notice: Notice<'a>) -> BoxFuture<'a, ()>;
+}
+
+pub struct Matchmaking {
+    ctx: Arc<Shared>,
+    players: Arc<Players>,
+    games: Arc<Games>,
+    reactions: Port<dyn MatchmakingReactions>,
+}
+
+impl Matchmaking {
+    pub(super) fn new(
+        ctx: Arc<Shared>,
+        players: Arc<Players>,
+        games: Arc<Games>,
+    ) -> Arc<Matchmaking> {
+        Arc::new(Matchmaking {
+            ctx,
+            players,
+            games,
+            reactions: Port::new(),
+        })
+    }
+
+    /// Where what follows a change is handed up; set once, by `Services::new`.
+    pub(super) fn react_with(&self, reactions: Weak<dyn MatchmakingReactions>) {
+        self.reactions.set(reactions);
+    }
+
+    /// Moves accepted match `id` on, unless the services are gone (stopping).
+    async fn move_match_on(&self, id: &str) -> Result<(), Error> {
+        match self.reactions.get() {
+            Some(reactions) => reactions.move_on(id).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Tells `players` of `notice` (best effort, as all news).
+    async fn tell(&self, players: &[String], notice: Notice<'_>) {
+        if let Some(reactions) = self.reactions.get() {
+            reactions.tell(players, notice).await;
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! A seek, as it is stored and as its player sees it: matchmaking's stored type (the
+//! store keeps the pool's fields; the rest is this blob).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bots::Level;
+use crate::engine::Preset;
+use crate::service::Error;
+use crate::service::games::clock::{ClockSettings, OnTimeout};
+use crate::service::shared::now_ms;
+use crate::store::seeks::{SeekEntry, SeekState};
+
+use super::challenge::Party;
+
+/// The seek's blob's format byte, then postcard.
+const FORMAT: u8 = 1;
+
+/// What a seek asks for: the seeks of one pool may play each other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Wish {
+    pub preset: Preset,
+    pub seats: u8,
+    pub clock: Option<ClockSettings>,
+    pub rated: bool,
+}
+
+impl Wish {
+    /// The pool's name: every field of the wish, so equal wishes share it.
+    pub(super) fn pool(&self) -> String {
+        let clock = match &self.clock {
+            None => "none".to_owned(),
+            Some(c) => format!(
+                "{}+{}/{}/{}/{}",
+                c.bank_secs,
+                c.increment_secs,
+                match c.on_timeout {
+                    OnTimeout::Bot => "bot",
+                    OnTimeout::Forfeit => "forfeit",
+                },
+                c.timeout_bot.as_str(),
+                c.abandon_after
+            ),
+        };
+        format!(
+            "{}:{}:{}:{}",
+            self.preset.name(),
+            self.seats,
+            clock,
+            if self.rated { "rated" } else { "casual" }
+        )
+    }
+}
+
+/// A seek, as its player sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seek {
+    pub id: String,
+    pub player: Party,
+    pub wish: Wish,
+    /// After how long, and with which level, the missing seats are filled.
+    pub fallback: Option<(Duration, Level)>,
+    pub created_ms: u64,
+    pub expires_ms: u64,
+    pub state: SeekState,
+}
+
+/// What the service keeps in the store's blob: the rest is the store's own fields.
+#[derive(Serialize, Deserialize)]
+struct Blob {
+    name: String,
+    wish: Wish,
+    fallback: Option<(u64, Level)>,
+}
+
+impl Seek {
+    /// The blob stored with a new seek.
+    pub(super) fn blob(name: &str, wish: &Wish, fallback: Option<(Duration, Level)>) -> Vec<u8> {
+        let blob = Blob {
+            name: name.to_owned(),
+            wish: wish.clone(),
+            fallback: fallback.map(|(after, level)| (after.as_secs(), level)),
+        };
+        postcard::to_extend(&blob, vec![FORMAT]).expect("a seek always serialises")
+    }
+
+    pub(super) fn of(entry: SeekEntry) -> Result<Seek, Error> {
+        let blob: Blob = match entry.bytes.split_first() {
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
+                .map_err(|e| Error::Internal(format!("stored seek unreadable: {e}")))?,
+            _ => {
+                return Err(Error::Internal(
+                    "stored seek unreadable: unknown format".into(),
+                ));
+            }
+        };
+        Ok(Seek {
+            id: entry.id,
+            player: Party {
+                id: entry.player,
+                name: blob.name,
+            },
+            wish: blob.wish,
+            fallback: blob
+                .fallback
+                .map(|(secs, level)| (Duration::from_secs(secs), level)),
+            created_ms: entry.created_ms,
+            expires_ms: entry.expires_ms,
+            state: entry.state,
+        })
+    }
+
+    /// Its state now: a waiting seek past its expiry is expired, whether or not a sweep
+    /// has said so yet.
+    pub fn state_now(&self) -> SeekState {
+        match &self.state {
+            SeekState::Waiting if now_ms() >= self.expires_ms => SeekState::Expired,
+            state => state.clone(),
+        }
+    }
+}
+
+/// A new seek, as its player asks for it.
+#[derive(Debug, Clone)]
+pub struct NewSeek {
+    pub wish: Wish,
+    pub fallback: Option<(Duration, Level)>,
+}

@@ -1,0 +1,103 @@
+//! The news players are told on their stream ([`super::players`] carries it without
+//! reading it): the vocabulary the aggregates share, in one file of its own so that none
+//! of them imports another for it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{MatchEnd, Outcome, Preset};
+use crate::rating::Rating;
+
+use super::games::record::Record;
+use super::matchmaking::Notice;
+use super::matchmaking::challenge::{Challenge, ChallengeStatus};
+use super::matchmaking::seek::Seek;
+
+/// News for one player.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub enum PlayerNews {
+    /// A game with a seat bound to the player started (its last seat was taken).
+    GameStarted {
+        game_id: String,
+        seat: u8,
+        preset: Preset,
+        rated: bool,
+        /// Per seat, the name shown there.
+        players: Vec<Option<String>>,
+    },
+    /// A challenge to the player was made.
+    Challenge(Box<Challenge>),
+    /// An opponent declined a challenge the player made or was also challenged in.
+    ChallengeDeclined(Box<Challenge>),
+    /// The challenger took back a challenge to the player.
+    ChallengeCanceled(Box<Challenge>),
+    /// A challenge the player made or received expired unanswered.
+    ChallengeExpired(Box<Challenge>),
+    /// A seek of the player's expired unmatched.
+    SeekExpired(Box<Seek>),
+    /// A match the player is in moved on: a game started or ended, or it is over.
+    MatchUpdated(Box<Challenge>),
+    /// Its match ended.
+    GameFinished {
+        game_id: String,
+        outcome: Outcome,
+        reason: MatchEnd,
+        /// Per side.
+        scores: Vec<i32>,
+        /// In a rated game, the player's rating before and after it.
+        rating: Option<RatingChange>,
+    },
+}
+
+/// A rating's change, as a player's stream tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RatingChange {
+    pub before: Rating,
+    pub after: Rating,
+}
+
+/// What a player's stream carries.
+pub type PlayerItem = super::players::NewsItem<PlayerNews>;
+
+impl PlayerNews {
+    /// What the players hear of a matchmaking change.
+    pub(super) fn of_notice(notice: Notice<'_>) -> Option<PlayerNews> {
+        Some(match notice {
+            Notice::Challenged(c) => PlayerNews::Challenge(Box::new(c.clone())),
+            Notice::Closed(c) => match c.status {
+                ChallengeStatus::Declined => PlayerNews::ChallengeDeclined(Box::new(c.clone())),
+                ChallengeStatus::Canceled => PlayerNews::ChallengeCanceled(Box::new(c.clone())),
+                ChallengeStatus::Expired => PlayerNews::ChallengeExpired(Box::new(c.clone())),
+                ChallengeStatus::Open | ChallengeStatus::Accepted => return None,
+            },
+            Notice::SeekExpired(s) => PlayerNews::SeekExpired(Box::new(s.clone())),
+        })
+    }
+
+    /// Game `id` (as `record`) started, to the player at `seat`.
+    pub(super) fn started(id: &str, record: &Record, seat: u8) -> PlayerNews {
+        PlayerNews::GameStarted {
+            game_id: id.to_owned(),
+            seat,
+            preset: record.preset,
+            rated: record.rated,
+            players: record.seats.iter().map(|s| s.name.clone()).collect(),
+        }
+    }
+
+    /// Game `id` (as `record`) finished, with the player's rating's change when rated;
+    /// `None` while it has not.
+    pub(super) fn finished(
+        id: &str,
+        record: &Record,
+        rating: Option<RatingChange>,
+    ) -> Option<PlayerNews> {
+        let (outcome, reason) = (record.game.outcome()?, record.game.match_end()?);
+        Some(PlayerNews::GameFinished {
+            game_id: id.to_owned(),
+            outcome,
+            reason,
+            scores: record.game.scores().to_vec(),
+            rating,
+        })
+    }
+}

@@ -1,0 +1,78 @@
+//! The plumbing every aggregate shares, held once behind an `Arc`: the store, the metrics,
+//! the settings, the shutdown token and the bots' thinking pool; and [`Port`], how a layer
+//! hands a fact up to the dispatcher. It holds no use case.
+
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::metrics::Metrics;
+use crate::store::any::AnyStore;
+
+use super::thinking::Pool;
+
+pub(super) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// What one client address may have at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Caps {
+    /// Games waiting for players (`MAX_WAITING_PER_IP`; `None`: no cap).
+    pub waiting: Option<usize>,
+    /// Games created and not finished, tables of bots alone included
+    /// (`MAX_GAMES_PER_IP`; `None`: no cap).
+    pub games: Option<usize>,
+    /// Players created in the last hour (`MAX_PLAYERS_PER_IP`; `None`: no cap).
+    pub players: Option<usize>,
+    /// How long a challenge may stay open (`CHALLENGE_TTL_SECS`; zero: the default).
+    pub challenge_ttl: Duration,
+    /// How long a seek may wait (`SEEK_TTL_SECS`; zero: the default).
+    pub seek_ttl: Duration,
+    /// Games whose last written state this process keeps, so that its next write of one
+    /// is one round trip (`GAME_CACHE_GAMES`; 0: none).
+    pub game_cache: usize,
+    /// A fault hook for tests, never set from the environment: the process that finishes
+    /// a rated game does not move its ratings, as if it had died right after the game's
+    /// last save, and leaves them to a sweep.
+    pub skip_settling: bool,
+}
+
+/// The shared context each aggregate holds.
+pub(super) struct Shared {
+    pub(super) store: Arc<AnyStore>,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) long_poll_max: Duration,
+    /// `ALLOW_PREARRANGED`: whether a game may be created with a seed or a deal.
+    pub(super) allow_prearranged: bool,
+    /// Cancelled when the server begins to stop: long polls answer, event feeds end and
+    /// the background work stops at once. [`crate::startup`] owns it and cancels it on
+    /// SIGTERM/SIGINT.
+    pub(super) stopping: CancellationToken,
+    pub(super) caps: Caps,
+    pub(super) pool: Pool,
+}
+
+/// A handle to something above the aggregate that holds it, set once when the services
+/// are built and held weakly (the services own it): how a layer below hands a fact up to
+/// be dispatched without naming the code that reacts to it.
+pub(super) struct Port<T: ?Sized>(OnceLock<Weak<T>>);
+
+impl<T: ?Sized> Port<T> {
+    pub(super) fn new() -> Port<T> {
+        Port(OnceLock::new())
+    }
+
+    pub(super) fn set(&self, to: Weak<T>) {
+        // Set once, by `Services::new`; a second set would be a wiring bug.
+        assert!(self.0.set(to).is_ok(), "a port is set once");
+    }
+
+    /// What it points to, unless the services are gone (the server stopped).
+    pub(super) fn get(&self) -> Option<Arc<T>> {
+        self.0.get().and_then(Weak::upgrade)
+    }
+}
