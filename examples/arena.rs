@@ -296,7 +296,7 @@ fn table_rules(args: &Args) -> Rules {
     rules
 }
 
-fn play_game(args: &Args, config: &expert::Config, index: usize) -> GameResult {
+fn play_game(args: &Args, config: &expert::ExpertConfig, index: usize) -> GameResult {
     let rules = table_rules(args);
     let deal_seed = Seed::from_text(&format!("{}/deal/{}", args.seed, index / 2));
     let mut game =
@@ -570,7 +570,7 @@ fn main() {
         eprintln!("{}: {}", e.field, e.message);
         std::process::exit(2);
     }
-    let mut config = expert::Config::default();
+    let mut config = expert::ExpertConfig::default();
     if let Some(r) = args.rollouts {
         config.rollouts = r;
     }

@@ -97,7 +97,7 @@ fn main() {
     println!("machine: {}", machine());
     println!(
         "expert, default budget ({} rollouts), {}; {} positions a class{}, {} decisions each",
-        expert::Config::default().rollouts,
+        expert::ExpertConfig::default().rollouts,
         args.preset.name(),
         args.positions,
         args.hand

@@ -48,9 +48,9 @@ fn main() {
     let args = Args::parse();
     let rules = args.preset.rules();
     let target = rules.target.expect("a preset with a target") as f64;
-    let config = expert::Config {
+    let config = expert::ExpertConfig {
         rollouts: args.rollouts,
-        ..expert::Config::default()
+        ..expert::ExpertConfig::default()
     };
     let mut samples = Vec::new();
     let mut rounds = 0usize;

@@ -37,7 +37,7 @@ fn tables() -> Vec<(String, Rules, u8)> {
 }
 
 /// A budget small enough for debug builds; the search is the same.
-const QUICK: expert::Config = expert::Config {
+const QUICK: expert::ExpertConfig = expert::ExpertConfig {
     rollouts: 24,
     match_bonus: 50.0,
 };
@@ -359,12 +359,12 @@ fn positions_by_choice() -> [Option<Projection>; 3] {
 /// rollouts with six.
 #[test]
 fn the_expert_does_the_same_work_for_a_pass_one_play_or_several_moves() {
-    let config = expert::Config {
+    let config = expert::ExpertConfig {
         rollouts: 40,
         match_bonus: 50.0,
     };
     let found = positions_by_choice();
-    let work: Vec<expert::Work> = found
+    let work: Vec<expert::ExpertWork> = found
         .iter()
         .map(|view| {
             let view = view.as_ref().expect("a position of each kind");

@@ -20,8 +20,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use domino_server::store::memory::MemoryStore;
 use domino_server::store::redis::{RedisStore, RedisTarget};
 use domino_server::store::{
-    Creator, Deadline, Event, EventStream, Evidence, GameNow, GameStore, IDEMPOTENCY_WINDOW,
-    IdempotencyRecord, Listing, QUEUE_END, Save, SaveOutcome, StoreError, Stored, queued_at,
+    Creator, Deadline, EventStream, Evidence, GameNow, GameStore, IDEMPOTENCY_WINDOW,
+    IdempotencyRecord, Listing, QUEUE_END, Save, SaveOutcome, StoreError, Stored, StoredEvent,
+    queued_at,
 };
 use futures_util::StreamExt;
 
@@ -168,7 +169,7 @@ async fn listed<S: GameStore>(store: &S, offset: usize, limit: usize) -> Vec<Str
         .unwrap_or_else(|e| panic!("list_open: {e}"))
 }
 
-async fn next_event(stream: &mut EventStream) -> Event {
+async fn next_event(stream: &mut EventStream) -> StoredEvent {
     tokio::time::timeout(PROMPTLY, stream.next())
         .await
         .expect("an event in time")
@@ -558,7 +559,7 @@ async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
     assert_eq!(store.idempotency(&id, "k").await.unwrap(), None);
     assert_eq!(
         store.events_since(&id, 0).await.unwrap(),
-        vec![Event {
+        vec![StoredEvent {
             version: 2,
             payload: b"e2".to_vec()
         }]
@@ -668,7 +669,7 @@ async fn events_since_is_ordered_and_capped<B: Backend>() {
     for version in 2..=301u64 {
         let event = (version % 10 != 0).then(|| format!("event {version}").into_bytes());
         if let Some(payload) = &event {
-            expected.push(Event {
+            expected.push(StoredEvent {
                 version,
                 payload: payload.clone(),
             });
@@ -699,7 +700,7 @@ async fn events_since_is_ordered_and_capped<B: Backend>() {
     store.save(&id, save).await.unwrap();
     assert_eq!(
         store.events_since(&id, 301).await.unwrap(),
-        vec![Event {
+        vec![StoredEvent {
             version: 302,
             payload: vec![]
         }]
@@ -720,7 +721,7 @@ async fn a_finished_game_keeps_only_its_last_event<B: Backend>() {
     }
     assert_eq!(
         store.events_since(&id, 0).await.unwrap(),
-        vec![Event {
+        vec![StoredEvent {
             version: 10,
             payload: vec![10]
         }]
@@ -759,14 +760,14 @@ async fn subscribe_receives_events_saved_afterwards<B: Backend>() {
     for stream in [&mut first, &mut second] {
         assert_eq!(
             next_event(stream).await,
-            Event {
+            StoredEvent {
                 version: 2,
                 payload: b"e2".to_vec()
             }
         );
         assert_eq!(
             next_event(stream).await,
-            Event {
+            StoredEvent {
                 version: 4,
                 payload: b"e4".to_vec()
             }
@@ -1002,7 +1003,7 @@ async fn concurrent_saves_exactly_one_wins<B: Backend>() {
     );
     assert_eq!(
         store.events_since(&id, 0).await.unwrap(),
-        vec![Event {
+        vec![StoredEvent {
             version: 2,
             payload: format!("event {winner}").into_bytes()
         }]

@@ -63,7 +63,7 @@ pub use news::{PlayerItem, PlayerNews};
 pub use page::MAX_PER_PAGE;
 pub use players::{Keyed, Players, Profile};
 pub use ratings::Ratings;
-pub use shared::Caps;
+pub use shared::{Caps, Faults, Lifetimes};
 pub use thinking::BotSettings;
 
 use dispatch::Dispatcher;
@@ -81,27 +81,47 @@ pub struct Services {
     _dispatcher: Arc<Dispatcher>,
 }
 
+/// How the services behave, each part by its meaning (startup fills it from the settings).
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// The longest a long poll waits (`LONG_POLL_MAX_SECS`).
+    pub long_poll_max: Duration,
+    /// `ALLOW_PREARRANGED`: whether a game may be created with a seed or a deal.
+    pub allow_prearranged: bool,
+    pub bots: BotSettings,
+    pub caps: Caps,
+    pub lifetimes: Lifetimes,
+    /// Games whose last written state this process keeps, so that its next write of one
+    /// is one round trip (`GAME_CACHE_GAMES`; 0: none).
+    pub game_cache: usize,
+    pub faults: Faults,
+}
+
 impl Services {
     pub fn new(
         store: Arc<AnyStore>,
         metrics: Arc<Metrics>,
-        long_poll_max: Duration,
-        allow_prearranged: bool,
         stopping: CancellationToken,
-        bots: BotSettings,
-        caps: Caps,
+        options: Options,
     ) -> Arc<Services> {
         let ctx = Arc::new(Shared {
             store,
-            pool: thinking::Pool::new(bots, metrics.clone()),
+            pool: thinking::Pool::new(options.bots, metrics.clone()),
             metrics,
-            long_poll_max,
-            allow_prearranged,
+            long_poll_max: options.long_poll_max,
+            allow_prearranged: options.allow_prearranged,
             stopping,
-            caps,
+            caps: options.caps,
+            lifetimes: options.lifetimes,
+            faults: options.faults,
         });
         let players = Players::new(ctx.clone());
-        let games = Games::new(ctx.clone(), players.clone(), bots.tables);
+        let games = Games::new(
+            ctx.clone(),
+            players.clone(),
+            options.bots.tables,
+            options.game_cache,
+        );
         let ratings = Ratings::new(ctx.clone(), players.clone());
         let matchmaking = Matchmaking::new(ctx.clone(), players.clone(), games.clone());
         let matches = Matches::new(
@@ -130,6 +150,32 @@ impl Services {
             ctx,
             _dispatcher: dispatcher,
         })
+    }
+
+    /// Services on a memory store, for unit tests: one bot thread thinking `budget` a
+    /// move (the master a fixed 1,000 moves), every cap and fault off.
+    #[cfg(test)]
+    pub(crate) fn on_memory(budget: Duration) -> Arc<Services> {
+        let store = crate::store::memory::MemoryStore::new(Duration::from_secs(60));
+        Services::new(
+            Arc::new(store.into()),
+            Arc::new(Metrics::new()),
+            CancellationToken::new(),
+            Options {
+                long_poll_max: Duration::from_secs(1),
+                allow_prearranged: true,
+                bots: BotSettings {
+                    threads: 1,
+                    budget,
+                    tables: 1,
+                    master: crate::bots::Budget::Work(1_000),
+                },
+                caps: Caps::default(),
+                lifetimes: Lifetimes::default(),
+                game_cache: 0,
+                faults: Faults::default(),
+            },
+        )
     }
 
     /// Answers when the store does (on a cluster: when every slot is served) within

@@ -105,7 +105,7 @@ impl Ratings {
     /// The test-only fault hook: the process that finishes a rated game leaves its
     /// ratings to a sweep.
     pub(crate) fn skips_settling(&self) -> bool {
-        self.ctx.caps.skip_settling
+        self.ctx.faults.skip_settling
     }
 
     /// Moves the ratings of finished rated game `id` (as `record`), once. The game's due
@@ -299,30 +299,14 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use tokio_util::sync::CancellationToken;
-
     use crate::engine::{Move, Preset, RulesPatch};
-    use crate::metrics::Metrics;
+
     use crate::service::shared::now_ms;
-    use crate::service::{BotSettings, Caps, MoveRequest, NewChallenge, Services};
+    use crate::service::{MoveRequest, NewChallenge, Services};
     use crate::store::GameStore;
-    use crate::store::memory::MemoryStore;
 
     fn service() -> Arc<Services> {
-        Services::new(
-            Arc::new(MemoryStore::new(Duration::from_secs(60)).into()),
-            Arc::new(Metrics::new()),
-            Duration::from_secs(1),
-            true,
-            CancellationToken::new(),
-            BotSettings {
-                threads: 1,
-                budget: Duration::from_secs(1),
-                tables: 1,
-                master: crate::bots::Budget::Work(1_000),
-            },
-            Caps::default(),
-        )
+        crate::service::Services::on_memory(Duration::from_secs(1))
     }
 
     /// Ann resigns a rated block game against Bob, made by a challenge; the game's id,

@@ -28,16 +28,24 @@ pub struct Caps {
     pub games: Option<usize>,
     /// Players created in the last hour (`MAX_PLAYERS_PER_IP`; `None`: no cap).
     pub players: Option<usize>,
+}
+
+/// How long what waits for a player is kept waiting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lifetimes {
     /// How long a challenge may stay open (`CHALLENGE_TTL_SECS`; zero: the default).
-    pub challenge_ttl: Duration,
+    pub challenge: Duration,
     /// How long a seek may wait (`SEEK_TTL_SECS`; zero: the default).
-    pub seek_ttl: Duration,
-    /// Games whose last written state this process keeps, so that its next write of one
-    /// is one round trip (`GAME_CACHE_GAMES`; 0: none).
-    pub game_cache: usize,
-    /// A fault hook for tests, never set from the environment: the process that finishes
-    /// a rated game does not move its ratings, as if it had died right after the game's
-    /// last save, and leaves them to a sweep.
+    pub seek: Duration,
+}
+
+/// Faults a test injects to play a crash: never part of the settings, and all off in a
+/// server built from them ([`crate::startup::Application::build`]).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// The process that finishes a rated game does not move its ratings, as if it had
+    /// died right after the game's last save, and leaves them to a sweep.
     pub skip_settling: bool,
 }
 
@@ -53,6 +61,8 @@ pub(super) struct Shared {
     /// SIGTERM/SIGINT.
     pub(super) stopping: CancellationToken,
     pub(super) caps: Caps,
+    pub(super) lifetimes: Lifetimes,
+    pub(super) faults: Faults,
     pub(super) pool: Pool,
 }
 

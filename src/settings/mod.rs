@@ -102,9 +102,6 @@ pub struct Settings {
     pub challenge_ttl: Duration,
     /// How long a seek waits for its game.
     pub seek_ttl: Duration,
-    /// A fault hook for tests, never read from the environment: a rated game's ratings
-    /// are left to a sweep, as if the process had died after the game's last save.
-    pub fault_skip_settling: bool,
     /// Tables of bots alone this process plays at once.
     pub bot_tables: usize,
     /// Games the memory store holds at most (`None`: no cap).
@@ -222,7 +219,6 @@ impl Default for Settings {
             max_players_per_ip: Some(20),
             challenge_ttl: Duration::from_secs(600),
             seek_ttl: Duration::from_secs(300),
-            fault_skip_settling: false,
             bot_tables: 16,
             memory_max_games: Some(100_000),
             // A busy process's games in play.
@@ -392,7 +388,6 @@ impl Settings {
             seek_ttl: env.parse("SEEK_TTL_SECS", defaults.seek_ttl, |s| {
                 positive(s).map(Duration::from_secs)
             })?,
-            fault_skip_settling: false,
             bot_tables: env.parse("BOT_TABLES", defaults.bot_tables, |s| {
                 positive(s).and_then(|n| usize::try_from(n).map_err(|_| "too large".to_owned()))
             })?,

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::api;
 use crate::api::connection::{ConnectionLimits, Watched};
 use crate::metrics::{self, Metrics};
+use crate::service::Faults;
 use crate::settings::Settings;
 use crate::store::any::AnyStore;
 use crate::store::memory::MemoryStore;
@@ -79,6 +80,15 @@ impl Application {
     /// Builds the store, binds `settings.bind_addr` (port 0: any free port, see
     /// [`Application::port`]) and prepares the server.
     pub async fn build(settings: Settings) -> Result<Application, StartupError> {
+        Application::build_with_faults(settings, Faults::default()).await
+    }
+
+    /// [`Application::build`] with faults injected: for the tests that play a crash.
+    #[doc(hidden)]
+    pub async fn build_with_faults(
+        settings: Settings,
+        faults: Faults,
+    ) -> Result<Application, StartupError> {
         let store = build_store(&settings).await?;
         let listener =
             TcpListener::bind(settings.bind_addr).map_err(|error| StartupError::Bind {
@@ -93,6 +103,7 @@ impl Application {
             store,
             Arc::new(Metrics::new()),
             stopping.clone(),
+            faults,
         )?;
         tracing::info!(%addr, "listening");
         Ok(Application {
@@ -253,6 +264,7 @@ fn serve(
     store: AnyStore,
     metrics: Arc<Metrics>,
     stopping: CancellationToken,
+    faults: Faults,
 ) -> Result<Server, StartupError> {
     let shutdown_timeout = settings.shutdown_timeout;
     let max_body_bytes = settings.max_body_bytes;
@@ -298,27 +310,31 @@ fn serve(
     let services = crate::service::Services::new(
         Arc::new(store),
         metrics.clone(),
-        settings.long_poll_max,
-        settings.allow_prearranged,
         stopping.clone(),
-        crate::service::BotSettings {
-            threads: settings.bot_threads,
-            budget: settings.bot_budget,
-            tables: settings.bot_tables,
-            master: settings
-                .bot_master_work
-                .map_or(crate::bots::Budget::Time(settings.bot_budget), |moves| {
-                    crate::bots::Budget::Work(moves)
-                }),
-        },
-        crate::service::Caps {
-            waiting: settings.max_waiting_per_ip,
-            games: settings.max_games_per_ip,
-            players: settings.max_players_per_ip,
-            challenge_ttl: settings.challenge_ttl,
-            seek_ttl: settings.seek_ttl,
-            skip_settling: settings.fault_skip_settling,
+        crate::service::Options {
+            long_poll_max: settings.long_poll_max,
+            allow_prearranged: settings.allow_prearranged,
+            bots: crate::service::BotSettings {
+                threads: settings.bot_threads,
+                budget: settings.bot_budget,
+                tables: settings.bot_tables,
+                master: settings
+                    .bot_master_work
+                    .map_or(crate::bots::Budget::Time(settings.bot_budget), |moves| {
+                        crate::bots::Budget::Work(moves)
+                    }),
+            },
+            caps: crate::service::Caps {
+                waiting: settings.max_waiting_per_ip,
+                games: settings.max_games_per_ip,
+                players: settings.max_players_per_ip,
+            },
+            lifetimes: crate::service::Lifetimes {
+                challenge: settings.challenge_ttl,
+                seek: settings.seek_ttl,
+            },
             game_cache: settings.game_cache_games,
+            faults,
         },
     );
     // Each aggregate is app state of its own: a handler takes the one it calls.

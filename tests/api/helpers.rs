@@ -117,8 +117,16 @@ pub async fn spawn_app_with_redis() -> TestApp {
 }
 
 pub async fn spawn_app_with(settings: Settings) -> TestApp {
+    spawn_app_with_faults(settings, domino_server::service::Faults::default()).await
+}
+
+/// A server with faults injected, to play a crash (see `service::Faults`).
+pub async fn spawn_app_with_faults(
+    settings: Settings,
+    faults: domino_server::service::Faults,
+) -> TestApp {
     init_tracing();
-    let app = Application::build(settings)
+    let app = Application::build_with_faults(settings, faults)
         .await
         .expect("the application builds");
     let port = app.port();

@@ -200,10 +200,12 @@ async fn redis_a_rated_game_left_by_a_server_that_died_after_its_last_save_is_ra
         game_idle_ttl: std::time::Duration::from_secs(600),
         ..crate::helpers::test_settings()
     };
-    let dying = crate::helpers::spawn_app_with(domino_server::settings::Settings {
-        fault_skip_settling: true,
-        ..settings.clone()
-    })
+    let dying = crate::helpers::spawn_app_with_faults(
+        settings.clone(),
+        domino_server::service::Faults {
+            skip_settling: true,
+        },
+    )
     .await;
     let ann = player(&dying, "ann").await;
     let bob = player(&dying, "bob").await;

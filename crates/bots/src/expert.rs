@@ -10,7 +10,7 @@
 //! losing it when the rollout ends the match.
 //!
 //! It reads nothing but the [`Projection`] and the RNG: no hidden tile, no clock. The
-//! budget is a number of rollouts ([`Config::rollouts`]), chosen so that a move takes
+//! budget is a number of rollouts ([`ExpertConfig::rollouts`]), chosen so that a move takes
 //! under 50 ms at the 99th percentile in release on a 2-core machine (see BENCHMARKS.md).
 //! Every decision of its own turn does the same work, one legal move or twenty, a pass
 //! included: the same number of sampled deals, each trying [`PER_DEAL`] candidates (in
@@ -28,7 +28,7 @@ use domino_engine::{Game, Move, Projection};
 
 /// The search's budget and evaluation.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Config {
+pub struct ExpertConfig {
     /// Rollouts per decision with double-6, shared among the candidate moves (each sampled
     /// deal tries every candidate, so more candidates mean fewer deals); larger sets get
     /// proportionally fewer (a rollout's length grows with the set). Always all spent.
@@ -37,9 +37,9 @@ pub struct Config {
     pub match_bonus: f64,
 }
 
-impl Default for Config {
-    fn default() -> Config {
-        Config {
+impl Default for ExpertConfig {
+    fn default() -> ExpertConfig {
+        ExpertConfig {
             rollouts: 2500,
             match_bonus: 50.0,
         }
@@ -54,7 +54,7 @@ pub const PER_DEAL: usize = 4;
 
 /// What one decision cost: the same for every decision of the expert's own turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Work {
+pub struct ExpertWork {
     /// Deals sampled.
     pub deals: u32,
     /// Rollouts played (each a candidate's move and a greedy play to the end of the round).
@@ -63,17 +63,21 @@ pub struct Work {
 
 /// The expert's move with the default budget. `view` must be a seat's view with a move.
 pub fn choose<R: Rng + ?Sized>(view: &Projection, rng: &mut R) -> Move {
-    choose_with(view, &Config::default(), rng)
+    choose_with(view, &ExpertConfig::default(), rng)
 }
 
 /// The expert's move under `config`.
-pub fn choose_with<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) -> Move {
+pub fn choose_with<R: Rng + ?Sized>(view: &Projection, config: &ExpertConfig, rng: &mut R) -> Move {
     search(view, config, rng).0
 }
 
 /// The expert's move under `config`, and its work: the same for any move of its own turn,
 /// whatever the number of legal moves.
-pub fn search<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) -> (Move, Work) {
+pub fn search<R: Rng + ?Sized>(
+    view: &Projection,
+    config: &ExpertConfig,
+    rng: &mut R,
+) -> (Move, ExpertWork) {
     let candidates = candidates(view);
     let seat = view.viewer.expect("a seat's view");
     // Out of turn a seat may only take points, and taking them is every level's public
@@ -84,7 +88,7 @@ pub fn search<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) 
                 .first()
                 .copied()
                 .unwrap_or_else(|| greedy::choose(view)),
-            Work {
+            ExpertWork {
                 deals: 0,
                 rollouts: 0,
             },
@@ -140,7 +144,7 @@ pub fn search<R: Rng + ?Sized>(view: &Projection, config: &Config, rng: &mut R) 
         }
     }
     let mv = best.map_or_else(|| greedy::choose(view), |b| candidates[b]);
-    let work = Work {
+    let work = ExpertWork {
         deals: deals as u32,
         rollouts,
     };
@@ -184,7 +188,7 @@ mod tests {
     /// move costs the same rollouts as a turn with many (only taking points is instant).
     #[test]
     fn the_expert_spends_the_same_work_on_one_legal_move_as_on_many() {
-        let config = Config {
+        let config = ExpertConfig {
             rollouts: 30,
             match_bonus: 50.0,
         };
@@ -199,7 +203,7 @@ mod tests {
                 let (mv, work) = search(&view, &config, &mut rng);
                 if candidates != [Move::Muggins] {
                     let deals = config.rollouts.div_ceil(PER_DEAL as u32);
-                    let expected = Work {
+                    let expected = ExpertWork {
                         deals,
                         rollouts: deals * PER_DEAL as u32,
                     };
@@ -250,9 +254,9 @@ mod tests {
         };
         let game = Game::new(rules, 2, Seed::from_text("same"), None).unwrap();
         let view = game.project(Some(0));
-        let config = Config {
+        let config = ExpertConfig {
             rollouts: 40,
-            ..Config::default()
+            ..ExpertConfig::default()
         };
         let a = choose_with(&view, &config, &mut ChaCha8Rng::seed_from_u64(3));
         let b = choose_with(&view, &config, &mut ChaCha8Rng::seed_from_u64(3));
@@ -277,9 +281,9 @@ mod tests {
                     // Any play of the last tile is a domino; the expert must make one.
                     let mv = choose_with(
                         &view,
-                        &Config {
+                        &ExpertConfig {
                             rollouts: 20,
-                            ..Config::default()
+                            ..ExpertConfig::default()
                         },
                         &mut ChaCha8Rng::seed_from_u64(n),
                     );

@@ -70,7 +70,7 @@ const INFERENCE_TRIES: u32 = 16;
 
 /// What one decision did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Work {
+pub struct MasterWork {
     /// Worlds searched to the end (a world cut short by the clock is not counted).
     pub worlds: u32,
     /// Moves applied in the search, every world's included.
@@ -94,11 +94,11 @@ pub fn search<R: Rng + ?Sized>(
     config: &Config,
     thinking: Thinking<'_>,
     rng: &mut R,
-) -> (Move, Work) {
+) -> (Move, MasterWork) {
     let started = thinking.clock.now();
     let seat = view.viewer.expect("a seat's view");
     let mut candidates = candidates(view);
-    let nothing = Work {
+    let nothing = MasterWork {
         worlds: 0,
         moves: 0,
     };
@@ -170,7 +170,7 @@ pub fn search<R: Rng + ?Sized>(
         let mv = tree.best().unwrap_or_else(|| greedy::choose(view));
         return (
             mv,
-            Work {
+            MasterWork {
                 worlds,
                 moves: meter.moves,
             },
@@ -212,7 +212,7 @@ pub fn search<R: Rng + ?Sized>(
     };
     (
         mv,
-        Work {
+        MasterWork {
             worlds,
             moves: searcher.meter.moves,
         },

@@ -15,8 +15,8 @@ use super::ratings::RatingStore;
 use super::redis::RedisStore;
 use super::seeks::{Added, Gap, SeekEntry, SeekStore, Settled};
 use super::{
-    Creator, Event, EventStream, Evidence, GameId, GameNow, GameStore, Health, IdempotencyRecord,
-    Listing, Save, SaveOutcome, StoreError, Stored,
+    Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IdempotencyRecord, Listing,
+    Save, SaveOutcome, StoreError, Stored, StoredEvent,
 };
 
 /// Either store; built by the startup code from the settings.
@@ -101,7 +101,11 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.list_playing(offset, limit))
     }
 
-    async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<super::Event>, StoreError> {
+    async fn events_since(
+        &self,
+        id: &GameId,
+        after: u64,
+    ) -> Result<Vec<super::StoredEvent>, StoreError> {
         delegate!(self, s => s.events_since(id, after))
     }
 
@@ -140,7 +144,7 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.index_deadline(id, version, deadline))
     }
 
-    async fn publish_lobby(&self, event: super::Event) -> Result<(), StoreError> {
+    async fn publish_lobby(&self, event: super::StoredEvent) -> Result<(), StoreError> {
         delegate!(self, s => s.publish_lobby(event))
     }
 
@@ -259,7 +263,7 @@ impl PlayerStore for AnyStore {
         delegate!(self, s => s.unadmit_player(address))
     }
 
-    async fn publish_player(&self, id: &str, event: Event) -> Result<(), StoreError> {
+    async fn publish_player(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
         delegate!(self, s => s.publish_player(id, event))
     }
 

@@ -47,7 +47,7 @@ pub const EVENT_HISTORY: usize = 16;
 /// A broadcast receiver as a stream that ends when the channel closes or the subscriber
 /// lags: a gap must be visible to the client (its stream ends and it resumes from the
 /// history), never silently skipped. Both stores fan live events out through these.
-pub(crate) fn receiver_stream(rx: broadcast::Receiver<Event>) -> EventStream {
+pub(crate) fn receiver_stream(rx: broadcast::Receiver<StoredEvent>) -> EventStream {
     Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
         match rx.recv().await {
             Ok(event) => Some((event, rx)),
@@ -135,7 +135,7 @@ pub fn queued_at(now_ms: u64) -> u64 {
 
 /// One public event of a game, numbered by the version that produced it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Event {
+pub struct StoredEvent {
     pub version: u64,
     pub payload: Vec<u8>,
 }
@@ -265,7 +265,7 @@ pub struct Health {
     pub degraded: Vec<String>,
 }
 
-pub type EventStream = Pin<Box<dyn Stream<Item = Event> + Send>>;
+pub type EventStream = Pin<Box<dyn Stream<Item = StoredEvent> + Send>>;
 
 /// The contract both stores keep. All keys of one game live under one Redis hash tag
 /// (`{game_id}`), so the same code runs on Redis Cluster.
@@ -345,7 +345,7 @@ pub trait GameStore: Send + Sync + 'static {
         &self,
         id: &GameId,
         after: u64,
-    ) -> impl Future<Output = Result<Vec<Event>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Vec<StoredEvent>, StoreError>> + Send;
 
     /// Live events of one game as they are saved, from any server process.
     fn subscribe(
@@ -403,7 +403,10 @@ pub trait GameStore: Send + Sync + 'static {
 
     /// Publishes news of the lobby (a game opened, filled or finished) to every lobby
     /// subscriber on every server process. Kept nowhere: a client lists, then listens.
-    fn publish_lobby(&self, event: Event) -> impl Future<Output = Result<(), StoreError>> + Send;
+    fn publish_lobby(
+        &self,
+        event: StoredEvent,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Live news of the lobby, from any server process.
     fn subscribe_lobby(&self) -> impl Future<Output = Result<EventStream, StoreError>> + Send;

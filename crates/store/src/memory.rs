@@ -34,8 +34,8 @@ mod seeks;
 use super::now_ms;
 use super::ranked::Ranked;
 use super::{
-    Creator, Event, EventStream, Evidence, GameId, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
-    IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored,
+    Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
+    IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored, StoredEvent,
     receiver_stream,
 };
 
@@ -75,13 +75,13 @@ pub struct MemoryStore {
     /// Games it may hold at once (expired ones are swept before refusing).
     max_games: usize,
     /// Players, under a lock of their own (`players`).
-    players: Mutex<players::Players>,
+    players: Mutex<players::PlayerTables>,
     /// Challenges, under a lock of their own.
     challenges: Mutex<challenges::Challenges>,
     /// Seeks, under a lock of their own.
     seeks: Mutex<seeks::Seeks>,
     /// Ratings' bookkeeping, under a lock of their own.
-    ratings: Mutex<ratings::Ratings>,
+    ratings: Mutex<ratings::RatingTables>,
 }
 
 /// A lobby entry's place: newest first, ties broken by id descending, which is the order
@@ -89,7 +89,7 @@ pub struct MemoryStore {
 type LobbyKey = (Reverse<u64>, Reverse<String>);
 
 struct Inner {
-    games: HashMap<String, Game>,
+    games: HashMap<String, MemoryGame>,
     /// The lobby: open games in order, indexed by position so that a deep page costs
     /// what the first one does.
     open: Ranked<LobbyKey>,
@@ -101,13 +101,13 @@ struct Inner {
     creators: HashMap<String, usize>,
     /// Per game, who drives its bots and until when.
     leases: HashMap<String, (String, Instant)>,
-    channels: HashMap<String, broadcast::Sender<Event>>,
+    channels: HashMap<String, broadcast::Sender<StoredEvent>>,
     /// Games whose clock runs, earliest deadline first.
     deadlines: BTreeSet<(u64, String)>,
     last_sweep: Instant,
 }
 
-struct Game {
+struct MemoryGame {
     version: u64,
     bytes: Vec<u8>,
     expires_at: Instant,
@@ -122,7 +122,7 @@ struct Game {
     idempotency: HashMap<String, IdempotencyRecord>,
     /// Per seat, its keys oldest first (at most [`IDEMPOTENCY_WINDOW`]).
     windows: HashMap<u8, VecDeque<String>>,
-    events: VecDeque<Event>,
+    events: VecDeque<StoredEvent>,
     deadline: Option<u64>,
 }
 
@@ -191,7 +191,7 @@ impl Inner {
     }
 
     /// The live game under `id`, removing it first if it has expired.
-    fn live(&mut self, id: &str, now: Instant) -> Option<&mut Game> {
+    fn live(&mut self, id: &str, now: Instant) -> Option<&mut MemoryGame> {
         if self
             .games
             .get(id)
@@ -315,7 +315,7 @@ impl GameStore for MemoryStore {
         let created_ms = listing.as_ref().map(|l| l.created_ms);
         inner.games.insert(
             id.to_owned(),
-            Game {
+            MemoryGame {
                 version: 1,
                 bytes,
                 expires_at: now + self.idle_ttl,
@@ -390,7 +390,7 @@ impl GameStore for MemoryStore {
             }
             game.idempotency.insert(record.key.clone(), record);
         }
-        let event = save.event.map(|payload| Event { version, payload });
+        let event = save.event.map(|payload| StoredEvent { version, payload });
         if let Some(event) = &event {
             while game.events.len() >= cap {
                 game.events.pop_front();
@@ -463,7 +463,7 @@ impl GameStore for MemoryStore {
             .collect())
     }
 
-    async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<Event>, StoreError> {
+    async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
         let (mut inner, now) = self.lock();
         Ok(inner
             .live(id, now)
@@ -541,7 +541,7 @@ impl GameStore for MemoryStore {
         Ok(())
     }
 
-    async fn publish_lobby(&self, event: Event) -> Result<(), StoreError> {
+    async fn publish_lobby(&self, event: StoredEvent) -> Result<(), StoreError> {
         let (inner, _) = self.lock();
         if let Some(tx) = inner.channels.get(LOBBY_CHANNEL) {
             // No subscriber: nobody to tell.

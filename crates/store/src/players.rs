@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::{Event, EventStream, SaveOutcome, StoreError, Stored};
+use super::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent};
 
 /// The player's games an index keeps at most (newest first); older ones drop off it.
 pub const PLAYER_GAMES_KEPT: usize = 1000;
@@ -89,7 +89,7 @@ pub trait PlayerStore: Send + Sync + 'static {
     fn publish_player(
         &self,
         id: &str,
-        event: Event,
+        event: StoredEvent,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Live news for player `id`, from any server process.

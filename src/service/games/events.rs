@@ -11,7 +11,7 @@ use super::view::View;
 use super::{Error, Games, SeatToken, viewer_of};
 use crate::engine::Move;
 use crate::service::shared::now_ms;
-use crate::store::{Event as StoredEvent, EventStream, GameStore};
+use crate::store::{EventStream, GameStore, StoredEvent};
 
 /// The public fact of one stored version. No tile in any hand can be in it: moves are in
 /// their public form (a draw does not name its tile).
@@ -303,35 +303,17 @@ impl Games {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-    use std::time::Duration;
 
-    use tokio_util::sync::CancellationToken;
+    use std::time::Duration;
 
     use super::*;
     use crate::engine::{End, Tile};
-    use crate::metrics::Metrics;
-    use crate::service::BotSettings;
-    use crate::store::memory::MemoryStore;
 
     /// A lobby stream that fell behind by more news than the store holds for it is told
     /// to list again, and goes on with the news that follows (it used to end).
     #[tokio::test]
     async fn a_lobby_stream_that_falls_behind_is_told_to_resync_and_goes_on() {
-        let services = crate::service::Services::new(
-            Arc::new(MemoryStore::new(Duration::from_secs(60)).into()),
-            Arc::new(Metrics::new()),
-            Duration::from_secs(1),
-            true,
-            CancellationToken::new(),
-            BotSettings {
-                threads: 1,
-                budget: Duration::from_millis(50),
-                tables: 1,
-                master: crate::bots::Budget::Work(1_000),
-            },
-            crate::service::Caps::default(),
-        );
+        let services = crate::service::Services::on_memory(Duration::from_millis(50));
         let service = &services.games;
         let mut lobby = service.lobby().await.unwrap();
         // Not read while far more news comes than a subscriber's buffer holds.

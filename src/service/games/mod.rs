@@ -57,9 +57,14 @@ pub struct Games {
 }
 
 impl Games {
-    pub(super) fn new(ctx: Arc<Shared>, players: Arc<Players>, tables: usize) -> Arc<Games> {
+    pub(super) fn new(
+        ctx: Arc<Shared>,
+        players: Arc<Players>,
+        tables: usize,
+        game_cache: usize,
+    ) -> Arc<Games> {
         Arc::new_cyclic(|me| Games {
-            cache: cache::GameCache::new(ctx.caps.game_cache),
+            cache: cache::GameCache::new(game_cache),
             ctx,
             players,
             tables: tables.max(1),

@@ -470,33 +470,15 @@ mod tests {
     use std::sync::{Arc, mpsc};
     use std::time::{Duration, Instant};
 
-    use tokio_util::sync::CancellationToken;
-
     use super::*;
     use crate::bots::Level;
     use crate::engine::{Preset, RulesPatch, Seed};
-    use crate::metrics::Metrics;
-    use crate::service::{
-        BotSettings, Caps, ClockSettings, MoveRequest, NewGame, OnTimeout, SeatToken, Services,
-    };
-    use crate::store::memory::MemoryStore;
+
+    use crate::service::{ClockSettings, MoveRequest, NewGame, OnTimeout, SeatToken, Services};
 
     /// A service on the memory store whose bots have one thread and a long budget.
     fn service() -> Arc<Services> {
-        Services::new(
-            Arc::new(MemoryStore::new(Duration::from_secs(60)).into()),
-            Arc::new(Metrics::new()),
-            Duration::from_secs(1),
-            true,
-            CancellationToken::new(),
-            BotSettings {
-                threads: 1,
-                budget: Duration::from_secs(10),
-                tables: 1,
-                master: crate::bots::Budget::Work(1_000),
-            },
-            Caps::default(),
-        )
+        crate::service::Services::on_memory(Duration::from_secs(10))
     }
 
     /// The seat's bank as stored now.

@@ -492,7 +492,7 @@ impl Matchmaking {
     }
 
     fn challenge_ttl(&self) -> Duration {
-        match self.ctx.caps.challenge_ttl {
+        match self.ctx.lifetimes.challenge {
             Duration::ZERO => CHALLENGE_TTL,
             ttl => ttl,
         }

@@ -259,7 +259,7 @@ impl Matchmaking {
     }
 
     fn seek_ttl(&self) -> Duration {
-        match self.ctx.caps.seek_ttl {
+        match self.ctx.lifetimes.seek {
             Duration::ZERO => SEEK_TTL,
             ttl => ttl,
         }

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 
 use super::{Error, NO_KEY, Players};
 use crate::service::shared::now_ms;
-use crate::store::Event as StoredEvent;
+use crate::store::StoredEvent;
 use crate::store::players::PlayerStore;
 
 /// The published form's format byte (then postcard).

@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 
 use super::MemoryStore;
 use crate::players::{Created, PLAYER_GAMES_KEPT, PlayerStore, player_channel};
-use crate::{Event, EventStream, GameStore, SaveOutcome, StoreError, Stored};
+use crate::{EventStream, GameStore, SaveOutcome, StoreError, Stored, StoredEvent};
 
 /// A game's place in a player's list: newest first, ties by id descending, as Redis's
 /// ZREVRANGE orders them.
 type GameKey = (Reverse<u64>, Reverse<String>);
 
 #[derive(Default)]
-pub(super) struct Players {
+pub(super) struct PlayerTables {
     players: HashMap<String, Stored>,
     /// Folded name → player id.
     names: HashMap<String, String>,
@@ -25,7 +25,7 @@ pub(super) struct Players {
 }
 
 impl MemoryStore {
-    fn players(&self) -> std::sync::MutexGuard<'_, Players> {
+    fn players(&self) -> std::sync::MutexGuard<'_, PlayerTables> {
         // As for games: every mutation leaves the maps consistent, so a poisoned lock is
         // taken anyway.
         self.players
@@ -139,7 +139,7 @@ impl PlayerStore for MemoryStore {
     }
 
     /// Through the games' channels, which a subscriber may open before anything is sent.
-    async fn publish_player(&self, id: &str, event: Event) -> Result<(), StoreError> {
+    async fn publish_player(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
         let (inner, _) = self.lock();
         if let Some(tx) = inner.channels.get(&player_channel(id)) {
             // No subscriber: the player is not listening now.

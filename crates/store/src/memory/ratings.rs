@@ -30,14 +30,14 @@ impl PartialOrd for Place {
 }
 
 #[derive(Default)]
-pub(super) struct Ratings {
+pub(super) struct RatingTables {
     records: HashMap<String, Stored>,
     /// Per preset, its places in order, and each player's score.
     boards: HashMap<String, (BTreeSet<Place>, HashMap<String, f64>)>,
 }
 
 impl MemoryStore {
-    fn ratings(&self) -> std::sync::MutexGuard<'_, Ratings> {
+    fn ratings(&self) -> std::sync::MutexGuard<'_, RatingTables> {
         self.ratings
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())

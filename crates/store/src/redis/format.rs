@@ -2,7 +2,7 @@
 //! published and kept, an idempotency record. One place, so that the Rust side and the
 //! offsets the Lua scripts are built from (`scripts`) never disagree.
 
-use crate::{Event, IdempotencyRecord, Stored};
+use crate::{IdempotencyRecord, Stored, StoredEvent};
 
 /// Digits of the version at the start of a game's value: ten, far beyond any game's
 /// versions, so the value compares as text in the save script and reads plainly in
@@ -70,7 +70,7 @@ pub(super) fn parse_game_value(value: &[u8]) -> Option<Stored> {
 }
 
 /// The events kept in a game's value, oldest first.
-pub(super) fn parse_game_events(value: &[u8]) -> Option<Vec<Event>> {
+pub(super) fn parse_game_events(value: &[u8]) -> Option<Vec<StoredEvent>> {
     read_game_value(value)?
         .events
         .into_iter()
@@ -92,12 +92,12 @@ pub(super) fn encode_event(version: u64, payload: &[u8]) -> Vec<u8> {
     raw
 }
 
-pub(super) fn decode_event(raw: &[u8]) -> Option<Event> {
+pub(super) fn decode_event(raw: &[u8]) -> Option<StoredEvent> {
     let mut version = 0u64;
     for (i, &b) in raw.iter().enumerate().take(10) {
         version |= u64::from(b & 0x7f) << (7 * i);
         if b & 0x80 == 0 {
-            return Some(Event {
+            return Some(StoredEvent {
                 version,
                 payload: raw[i + 1..].to_vec(),
             });
@@ -138,7 +138,7 @@ mod unit {
         let event = decode_event(&encode_event(7, b"abc")).unwrap();
         assert_eq!(
             event,
-            Event {
+            StoredEvent {
                 version: 7,
                 payload: b"abc".to_vec()
             }

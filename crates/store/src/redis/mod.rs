@@ -35,8 +35,9 @@ use self::pubsub::{Fanout, FanoutState};
 use self::scripts::Scripts;
 pub use self::scripts::save_script_source;
 use super::{
-    Creator, Event, EventStream, Evidence, GameId, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
-    IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored, now_ms,
+    Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
+    IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored, StoredEvent,
+    now_ms,
 };
 
 /// Where the store's Redis is.
@@ -382,7 +383,7 @@ impl GameStore for RedisStore {
         self.playing_page(offset, limit).await
     }
 
-    async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<Event>, StoreError> {
+    async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
         let value = self.get_game(self.conns.get()?, "events_since", id).await?;
         let events = match value {
             Some(value) => parse_game_events(&value).ok_or_else(|| corrupt("events"))?,
@@ -465,7 +466,7 @@ impl GameStore for RedisStore {
         .map(drop)
     }
 
-    async fn publish_lobby(&self, event: Event) -> Result<(), StoreError> {
+    async fn publish_lobby(&self, event: StoredEvent) -> Result<(), StoreError> {
         let mut conn = self.conns.get()?;
         self.bounded(
             "lobby news",

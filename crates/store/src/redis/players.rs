@@ -27,7 +27,7 @@ use super::format::{encode_event, version_text};
 use super::keys::Keys;
 use super::scripts::Lua;
 use crate::players::{Created, PLAYER_GAMES_KEPT, PlayerStore, player_channel};
-use crate::{Event, EventStream, SaveOutcome, StoreError, Stored};
+use crate::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent};
 
 /// How long a player's value lives before its creation has claimed its name.
 const PENDING: Duration = Duration::from_secs(60);
@@ -436,7 +436,7 @@ impl PlayerStore for RedisStore {
 
     /// Sharded on a cluster (`SPUBLISH`), like a game's events: the news reaches only the
     /// shard of the player's channel, where its subscribers listen.
-    async fn publish_player(&self, id: &str, event: Event) -> Result<(), StoreError> {
+    async fn publish_player(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
         let mut conn = self.conns.get()?;
         self.bounded(
             "player news",

@@ -15,7 +15,7 @@ use super::connection::unavailable;
 use super::connection::{Clients, Conn};
 use super::format::decode_event;
 use super::keys::Keys;
-use crate::{Event, EventStream, StoreError, receiver_stream};
+use crate::{EventStream, StoreError, StoredEvent, receiver_stream};
 
 /// How many live events a local subscriber may fall behind before its stream ends.
 pub(super) const SUBSCRIBER_BUFFER: usize = 64;
@@ -55,7 +55,7 @@ pub(super) struct Live {
 
 /// One game's local subscribers, and whether its SSUBSCRIBE has been confirmed.
 pub(super) struct Channel {
-    tx: broadcast::Sender<Event>,
+    tx: broadcast::Sender<StoredEvent>,
     /// Becomes true once Redis confirmed the subscription; dropped (closed) if it failed.
     confirmed: watch::Receiver<bool>,
     generation: u64,
