@@ -11,8 +11,9 @@
 # redis-server on loopback, and a local cluster of six (scripts/redis-lib.sh
 # `start_cluster`), for the duration of the test command (no persistence; they die with
 # the RUN step). The failover test, which kills a node, is left to scripts/test.sh. The
-# tests are built with --release so the test build shares its compiled dependencies
-# with the final binary's build.
+# image is built with the `profiling` profile (thin LTO: about 5% fewer instructions a move
+# than `--release`, which is chosen for a developer's wait), and the tests with it too, so
+# the test build shares its compiled dependencies with the final binary's build.
 
 ARG RUST_VERSION=1.95
 ARG DEBIAN_RELEASE=bookworm
@@ -33,11 +34,11 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
         redis-server --port 6379 --bind 127.0.0.1 --save '' --appendonly no --daemonize yes; \
         bash -c 'set -eu; log() { echo "$*" >&2; }; source scripts/redis-lib.sh; \
             trap stop_cluster EXIT; start_cluster; \
-            REDIS_URL=redis://127.0.0.1:6379 cargo test --release --locked --workspace --all-targets'; \
+            REDIS_URL=redis://127.0.0.1:6379 cargo test --profile profiling --locked --workspace --all-targets'; \
         redis-cli -p 6379 shutdown nosave || true; \
     fi; \
-    cargo build --release --locked --bin domino-server; \
-    cp target/release/domino-server /usr/local/bin/domino-server
+    cargo build --profile profiling --locked --bin domino-server; \
+    cp target/profiling/domino-server /usr/local/bin/domino-server
 
 FROM debian:${DEBIAN_RELEASE}-slim AS runtime
 # ca-certificates: for rediss:// (TLS) Redis URLs.

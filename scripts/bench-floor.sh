@@ -44,8 +44,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-log "building (release): the server, the load and the bare HTTP server"
-nice -n "${NICE:-5}" cargo build --release --quiet --bin domino-server --example load --example bare_http
+log "building ($BENCH_PROFILE): the server, the load and the bare HTTP server"
+nice -n "${NICE:-5}" cargo build --profile "$BENCH_PROFILE" --quiet --bin domino-server --example load --example bare_http
 unset REDIS_URL
 start_redis
 
@@ -57,15 +57,15 @@ start() {
         bare)
             port=$(free_port) || exit 1
             url="http://127.0.0.1:$port"
-            "${wrapper[@]}" "$CARGO_TARGET_DIR/release/examples/bare_http" "127.0.0.1:$port" >"$work_dir/server.log" 2>&1 &
+            "${wrapper[@]}" "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/bare_http" "127.0.0.1:$port" >"$work_dir/server.log" 2>&1 &
             server_pid=$!
             wait_ready "$url/healthz" "$server_pid" "$work_dir/server.log"
             ;;
-        memory) start_bench_server "$CARGO_TARGET_DIR/release/domino-server" ;;
-        redis) start_bench_server "$CARGO_TARGET_DIR/release/domino-server" REDIS_URL="$REDIS_URL" ;;
+        memory) start_bench_server "$CARGO_TARGET_DIR/$BENCH_PROFILE/domino-server" ;;
+        redis) start_bench_server "$CARGO_TARGET_DIR/$BENCH_PROFILE/domino-server" REDIS_URL="$REDIS_URL" ;;
     esac
 }
-load() { "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$server_pid" --seconds "$secs" "$@" \
+load() { "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --server-pid "$server_pid" --seconds "$secs" "$@" \
     | grep -E '^(probe|moves|move latency|cpu per)' || echo "(the load failed)"; }
 
 echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
@@ -88,9 +88,9 @@ for target in bare memory; do
     wrapper=(valgrind --tool=callgrind --callgrind-out-file="$work_dir/callgrind.%p")
     start "$target"
     wrapper=()
-    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --probe /healthz --clients 8 --seconds 5 >/dev/null
+    "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --probe /healthz --clients 8 --seconds 5 >/dev/null
     callgrind_control -z "$server_pid" >/dev/null 2>&1 || true
-    text=$("$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$server_pid" --probe /healthz \
+    text=$("$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --server-pid "$server_pid" --probe /healthz \
         --clients 8 --seconds 10 --warmup 0)
     callgrind_control -d "$server_pid" >/dev/null 2>&1 || true
     stop

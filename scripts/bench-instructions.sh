@@ -7,7 +7,7 @@
 #
 #   scripts/bench-instructions.sh BEFORE_BINARY AFTER_BINARY
 #
-# The load client is this checkout's (examples/load.rs, built here in release). Redis comes
+# The load client is this checkout's (examples/load.rs, built here with the benches' profile). Redis comes
 # from scripts/redis-lib.sh as for the tests; the bench's keys (prefix bench:<random>:) are
 # deleted at the end.
 set -euo pipefail
@@ -44,8 +44,8 @@ trap cleanup EXIT
 
 ensure_redis
 log "building the load client (release)"
-cargo build --release --quiet --example load
-load() { "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$server_pid" "$@"; }
+cargo build --profile "$BENCH_PROFILE" --quiet --example load
+load() { "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --server-pid "$server_pid" "$@"; }
 
 echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 echo "command: scripts/bench-instructions.sh $*"

@@ -1,5 +1,5 @@
-# Shared by the benches (scripts/bench-*.sh): starting a release server for one client's
-# load. Source it after scripts/redis-lib.sh (for `free_port`), with `log`, `work_dir`
+# Shared by the benches (scripts/bench-*.sh): the profile they build with, and starting a
+# server for one client's load. Source it after scripts/redis-lib.sh (for `free_port`), with `log`, `work_dir`
 # and `prefix` (the bench's Redis key prefix) defined.
 
 # Starts server binary $1 on a free loopback port with the store settings given after it
@@ -7,6 +7,11 @@
 # any (valgrind), logging to `server_log` (default $work_dir/server.log). Every limit
 # meant for many clients is raised out of the way of one load client. Sets `server_pid`
 # and `url`; returns once /readyz answers 200, or exits with the server's log.
+# The benches build with the `profiling` profile (Cargo.toml: thin LTO, as releases were
+# built before the release profile was chosen for its build time); BENCH_PROFILE=release
+# measures what `cargo run --release` builds.
+BENCH_PROFILE=${BENCH_PROFILE:-profiling}
+
 wrapper=()
 start_bench_server() { # binary, VAR=value...
     local bin=$1 port

@@ -158,11 +158,11 @@ command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || {
 
 ensure_redis
 
-log "building (release)"
-nice -n "${NICE:-5}" cargo build --release --quiet --bin domino-server --example load
+log "building ($BENCH_PROFILE)"
+nice -n "${NICE:-5}" cargo build --profile "$BENCH_PROFILE" --quiet --bin domino-server --example load
 
 # Starts the server with the store settings given as arguments (VAR=value ...).
-start_server() { start_bench_server "$CARGO_TARGET_DIR/release/domino-server" "$@"; }
+start_server() { start_bench_server "$CARGO_TARGET_DIR/$BENCH_PROFILE/domino-server" "$@"; }
 
 warnings() {
     if grep -q '"level":"\(WARN\|ERROR\)"' "$work_dir/server.log"; then
@@ -175,7 +175,7 @@ echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "versions: $(rustc --version), $(redis-cli -u "$REDIS_URL" info server | grep -m1 redis_version | tr -d '\r')"
 echo "command: $( ((cluster)) && echo "ROUNDS=${ROUNDS:-3} PACED_RATE=${PACED_RATE:-5000} ")scripts/bench-load.sh $( ((cluster)) && echo "--cluster ")$*"
 status=0
-load() { "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$server_pid" "$@"; }
+load() { "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --server-pid "$server_pid" "$@"; }
 if (( ! cluster )); then
     start_server REDIS_URL="$REDIS_URL"
     load --redis-url "$REDIS_URL" --key-prefix "$prefix" "$@" || status=$?

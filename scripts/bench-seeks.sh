@@ -42,12 +42,12 @@ trap cleanup EXIT
 
 ensure_redis
 
-log "building (release)"
-nice -n "${NICE:-5}" cargo build --release --quiet --bin domino-server --example matchmaking
+log "building ($BENCH_PROFILE)"
+nice -n "${NICE:-5}" cargo build --profile "$BENCH_PROFILE" --quiet --bin domino-server --example matchmaking
 
 for i in $(seq "${SERVERS:-2}"); do
     server_log="$work_dir/server-$i.log"
-    start_bench_server "$CARGO_TARGET_DIR/release/domino-server" REDIS_URL="$REDIS_URL"
+    start_bench_server "$CARGO_TARGET_DIR/$BENCH_PROFILE/domino-server" REDIS_URL="$REDIS_URL"
     pids+=("$server_pid")
     urls+=(--url "$url")
 done
@@ -55,4 +55,4 @@ done
 printf 'machine: %s cores (%s), %s, %s\n' "$(nproc)" \
     "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
     "$(redis-server --version | cut -d' ' -f3)" "$(rustc --version)"
-"$CARGO_TARGET_DIR/release/examples/matchmaking" "${urls[@]}" "$@"
+"$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/matchmaking" "${urls[@]}" "$@"

@@ -67,15 +67,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-log "building (release): the load and the delaying proxy"
-nice -n "${NICE:-5}" cargo build --release --quiet --example load --example delay_proxy
+log "building ($BENCH_PROFILE): the load and the delaying proxy"
+nice -n "${NICE:-5}" cargo build --profile "$BENCH_PROFILE" --quiet --example load --example delay_proxy
 
 unset REDIS_URL
 start_redis
 start_cluster
 nodes=$(for port in "${cluster_ports[@]}"; do printf 'redis://127.0.0.1:%s,' "$port"; done)
 nodes=${nodes%,}
-"$CARGO_TARGET_DIR/release/examples/delay_proxy" --to "$(host_port "$REDIS_URL" | tr " " ":")" \
+"$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/delay_proxy" --to "$(host_port "$REDIS_URL" | tr " " ":")" \
     --delay-us "${DELAY_US:-150}" >"$work_dir/proxy.out" &
 proxy_pid=$!
 for _ in $(seq 50); do grep -q listening "$work_dir/proxy.out" && break; sleep 0.1; done
@@ -99,7 +99,7 @@ load() {
     shift
     local urls=()
     [[ -n ${cpu_urls[$store]} ]] && urls=(--redis-cpu-urls "${cpu_urls[$store]}")
-    "$CARGO_TARGET_DIR/release/examples/load" --url "$url" --server-pid "$server_pid" "${urls[@]}" "$@" \
+    "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --server-pid "$server_pid" "${urls[@]}" "$@" \
         || echo "(the load failed: $?)"
 }
 # Runs build $1 on store $2 with load arguments $3...: prints the load's lines.
