@@ -4,8 +4,8 @@
 //! the margin ([`crate::margin`]).
 //!
 //! A match is a challenge with a series ([`Series`], stored in the challenge as
-//! [`crate::service::matchmaking::series`] has it): it is made, accepted (a level accepts at once), declined or canceled as a challenge is, and once accepted the sweep
-//! drives it: every change to it is a compare-and-set on the challenge, which names each
+//! [`crate::service::matchmaking::series`] has it): it is made, accepted (a level accepts
+//! at once), declined or canceled as a challenge is, and once accepted the sweep drives it: every change to it is a compare-and-set on the challenge, which names each
 //! game before it is created, so two processes driving one match never make a game twice,
 //! and a game a dead process named but never made is made by the next drive. The games
 //! are ordinary games with both seats bound; each one's end pokes its match.
@@ -266,17 +266,11 @@ impl Matches {
     }
 
     async fn load_match(&self, id: &str) -> Result<(u64, Challenge), Error> {
-        let stored = self
-            .ctx
-            .store
-            .load_challenge(id)
-            .await?
-            .ok_or(Error::MatchNotFound)?;
-        let challenge = Challenge::decode(&stored.bytes)?;
-        if challenge.series.is_none() {
-            return Err(Error::MatchNotFound);
+        match self.matchmaking.load_challenge(id).await {
+            Ok((version, challenge)) if challenge.series.is_some() => Ok((version, challenge)),
+            Ok(_) | Err(Error::ChallengeNotFound) => Err(Error::MatchNotFound),
+            Err(e) => Err(e),
         }
-        Ok((stored.version, challenge))
     }
 
     /// Moves accepted match `id` on: the results of its games that ended, new games up to

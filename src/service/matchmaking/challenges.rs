@@ -456,7 +456,9 @@ impl Matchmaking {
         }
     }
 
-    async fn load_challenge(&self, id: &str) -> Result<(u64, Challenge), Error> {
+    /// Challenge `id` as stored, with its version (a match's too: [`crate::service::Matches`]
+    /// reads its own through here).
+    pub(crate) async fn load_challenge(&self, id: &str) -> Result<(u64, Challenge), Error> {
         let stored = self
             .ctx
             .store
