@@ -18,6 +18,7 @@ on_both_stores!(
     a_third_player_in_a_two_seat_game_is_refused_as_game_full,
     taking_a_taken_seat_is_refused_as_seat_taken,
     a_name_that_is_empty_or_too_long_is_a_bad_request,
+    a_name_with_format_characters_or_a_levels_look_is_a_bad_request_naming_the_field,
     a_seat_that_does_not_exist_is_a_bad_request,
     games_are_listed_waiting_or_playing_and_by_nothing_else,
     games_in_play_are_listed_for_spectators_until_their_match_is_over,
@@ -504,6 +505,40 @@ async fn a_name_that_is_empty_or_too_long_is_a_bad_request(app: TestApp) {
     // 32 characters (not bytes) is the most.
     let res = app.join(&id, json!({"name": "é".repeat(32)})).await;
     assert_eq!(res.status().as_u16(), 201);
+}
+
+/// A right-to-left override (U+202E) in a name reversed the watch page's move log; a
+/// zero-width space or a line separator hides in one; "Expert Bot" on a human's seat looks
+/// like the built-in level (whose seat reads "expert bot").
+async fn a_name_with_format_characters_or_a_levels_look_is_a_bad_request_naming_the_field(
+    app: TestApp,
+) {
+    let (id, before) = app.create_game(json!({"preset": "classic"})).await;
+    for name in [
+        "ali\u{202E}ce",
+        "bob\u{200B}",
+        "\u{2066}carol",
+        "da\u{2028}n",
+        "e\u{FEFF}ve",
+        "Expert Bot",
+        "expert-bot",
+        "GREEDY",
+        "master_bot",
+        "random bot",
+    ] {
+        let res = app.join(&id, json!({ "name": name })).await;
+        let problem = assert_problem(res, 400, "bad_request").await;
+        assert!(
+            problem["detail"].as_str().unwrap().starts_with("name:"),
+            "{name:?}: {problem}"
+        );
+    }
+    assert_eq!(app.view(&id, None).await, before, "nothing changed");
+    // Names that merely contain a level's word are people's.
+    for name in ["masterful", "robot"] {
+        let res = app.join(&id, json!({ "name": name })).await;
+        assert_eq!(res.status().as_u16(), 201, "{name}");
+    }
 }
 
 async fn a_seat_that_does_not_exist_is_a_bad_request(app: TestApp) {

@@ -148,7 +148,16 @@ fn urlencoded(text: &str) -> String {
 }
 
 async fn reserved_names_are_refused_and_the_levels_are_served_as_bot_players(app: TestApp) {
-    for name in ["random", "Greedy", "EXPERT", "Master", "me"] {
+    for name in [
+        "random",
+        "Greedy",
+        "EXPERT",
+        "Master",
+        "me",
+        "expert-bot",
+        "Greedy_Bot",
+        "masterbot",
+    ] {
         let res = app.post_json("/v1/players", &json!({ "name": name })).await;
         let problem = assert_problem(res, 409, "name_taken").await;
         assert!(problem["detail"].as_str().unwrap().contains("reserved"));

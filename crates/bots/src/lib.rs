@@ -62,6 +62,24 @@ impl Level {
             Level::Master => "master",
         }
     }
+
+    /// The name a seat of this level shows (`"expert bot"`).
+    pub fn seat_name(self) -> String {
+        format!("{} bot", self.as_str())
+    }
+
+    /// The level `name` could be taken for: its letters and digits, in any case, are a
+    /// level's name alone or followed by "bot" (`Expert Bot`, `expert-bot`, `GREEDY`).
+    /// People may not take such names, so that a human is never shown as a built-in level.
+    pub fn named_like(name: &str) -> Option<Level> {
+        let bare: String = name
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect();
+        let bare = bare.strip_suffix("bot").unwrap_or(&bare);
+        Level::ALL.into_iter().find(|l| l.as_str() == bare)
+    }
 }
 
 impl std::str::FromStr for Level {
@@ -110,4 +128,36 @@ fn take_muggins(view: &Projection) -> Option<Move> {
         .iter()
         .any(|m| m.mv == Move::Muggins)
         .then_some(Move::Muggins)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Level;
+
+    #[test]
+    fn a_name_is_taken_for_a_level_only_when_its_letters_are_the_levels_alone_or_with_bot() {
+        for (name, level) in [
+            ("expert", Level::Expert),
+            ("Expert Bot", Level::Expert),
+            ("expert-bot", Level::Expert),
+            ("GREEDY_BOT", Level::Greedy),
+            ("  master bot ", Level::Master),
+            ("random", Level::Random),
+        ] {
+            assert_eq!(Level::named_like(name), Some(level), "{name}");
+        }
+        for name in [
+            "masterful",
+            "robot",
+            "bot",
+            "expert bots",
+            "grumpy",
+            "expert2",
+        ] {
+            assert_eq!(Level::named_like(name), None, "{name}");
+        }
+        for level in Level::ALL {
+            assert_eq!(Level::named_like(&level.seat_name()), Some(level));
+        }
+    }
 }

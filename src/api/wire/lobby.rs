@@ -173,9 +173,10 @@ impl ClockBody {
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"name": "alice"}))]
 pub struct JoinGame {
-    /// 1 to 32 characters once leading and trailing white space is trimmed; no control
-    /// characters. Required, unless the request carries a player's key: the seat then
-    /// shows the player's name.
+    /// 1 to 32 characters once leading and trailing white space is trimmed; no control,
+    /// format or separator characters (Unicode Cc, Cf, Zl, Zp), and not a built-in level's
+    /// look (`Expert Bot`, `greedy`). Required, unless the request carries a player's key:
+    /// the seat then shows the player's name.
     #[schema(
         min_length = 1,
         max_length = 32,

@@ -15,7 +15,8 @@ use crate::rating::Rating;
 #[serde(deny_unknown_fields)]
 pub struct CreatePlayer {
     /// 2 to 24 characters of `A-Z a-z 0-9 _ -`, unique ignoring case; `random`, `greedy`,
-    /// `expert`, `master` (the built-in levels) and `me` are reserved.
+    /// `expert`, `master` (the built-in levels), each also followed by `bot` (`expert-bot`),
+    /// and `me` are reserved.
     #[schema(
         example = "alice",
         min_length = 2,

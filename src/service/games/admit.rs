@@ -96,7 +96,7 @@ impl Games {
                 )));
             }
             slot.bot = Some(level);
-            slot.name = Some(format!("{} bot", level.as_str()));
+            slot.name = Some(level.seat_name());
         }
         Ok(record)
     }

@@ -7,6 +7,7 @@ use std::convert::Infallible;
 use rand::Rng;
 
 use crate::address::AddressKey;
+use crate::bots::Level;
 use crate::metrics::BotPlace;
 use crate::service::page::page_offset;
 use crate::store::{GameStore, StoreError};
@@ -21,6 +22,35 @@ use super::{Error, Games};
 
 /// Player names: 1 to this many characters.
 pub const MAX_NAME_CHARS: usize = 32;
+
+/// A seat's name as people see it on every view and the watch page: 1 to
+/// [`MAX_NAME_CHARS`] characters, none of them a control, format or separator character
+/// (Unicode Cc, Cf, Zl, Zp: a right-to-left override would reverse the lines it is shown
+/// in, a zero-width space hide in a name), and not a built-in level's (`expert bot`).
+fn check_seat_name(name: &str) -> Result<(), Error> {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    let hidden = |c: char| {
+        matches!(
+            c.general_category(),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        )
+    };
+    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS || name.chars().any(hidden) {
+        return Err(Error::BadRequest(format!(
+            "name: 1 to {MAX_NAME_CHARS} characters, no control, format or separator characters"
+        )));
+    }
+    if let Some(level) = Level::named_like(name) {
+        return Err(Error::BadRequest(format!(
+            "name: {name:?} is taken for the built-in level {:?}; choose another",
+            level.as_str()
+        )));
+    }
+    Ok(())
+}
 
 impl Games {
     /// Creates a game; a game of bots only is stored with its bots to move, and they play
@@ -56,14 +86,8 @@ impl Games {
         player_key: Option<&str>,
     ) -> Result<NewSeat, Error> {
         let name = name.map(str::trim);
-        if name.is_some_and(|name| {
-            name.is_empty()
-                || name.chars().count() > MAX_NAME_CHARS
-                || name.chars().any(char::is_control)
-        }) {
-            return Err(Error::BadRequest(format!(
-                "name: 1 to {MAX_NAME_CHARS} characters, no control characters"
-            )));
+        if let Some(name) = name {
+            check_seat_name(name)?;
         }
         let player = match player_key {
             Some(player_key) => Some(self.seating(id, player_key).await?),

@@ -244,7 +244,7 @@ pub(super) fn folded(name: &str) -> String {
 }
 
 fn is_reserved(folded: &str) -> bool {
-    RESERVED.contains(&folded) || Level::ALL.iter().any(|l| l.as_str() == folded)
+    RESERVED.contains(&folded) || Level::named_like(folded).is_some()
 }
 
 /// The profile of a built-in level.
