@@ -43,7 +43,7 @@ cleanup() {
 trap cleanup EXIT
 
 ensure_redis
-log "building the load client (release)"
+log "building the load client ($BENCH_PROFILE)"
 cargo build --profile "$BENCH_PROFILE" --quiet --example load
 load() { "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --server-pid "$server_pid" "$@"; }
 
