@@ -23,10 +23,18 @@ elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
 target=$(mktemp -d "${TMPDIR:-/tmp}/domino-bench-build.XXXXXX")
 handler=src/api/games/play.rs
 server_pid=""
+# `cargo run` does not pass a signal on to the server it started: stop the server first.
+stop_server() {
+    [[ -n $server_pid ]] || return 0
+    pkill -P "$server_pid" 2>/dev/null || true
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+}
 cleanup() {
     local status=$?
-    [[ -n $server_pid ]] && { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
-    git checkout -- "$handler" 2>/dev/null || true
+    stop_server
+    [[ -f $target/handler.rs ]] && cp "$target/handler.rs" "$handler"
     rm -rf "$target"
     exit "$status"
 }
@@ -47,10 +55,9 @@ until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; do
     sleep 0.2
 done
 echo "cold cargo run until /healthz answers: $(elapsed "$start") s"
-kill "$server_pid" 2>/dev/null || true
-wait "$server_pid" 2>/dev/null || true
-server_pid=""
+stop_server
 
+cp "$handler" "$target/handler.rs"
 grep -q '"wait goes with after=<version>"' "$handler" || { log "the edited message is gone from $handler"; exit 1; }
 sed -i 's/"wait goes with after=<version>"/"wait goes with after=<version>, edited"/' "$handler"
 start=$(date +%s.%N)
