@@ -22,7 +22,7 @@
 # Then, once per build, the player's view (--follow) on memory, redis and cluster: each seat
 # reads its own event stream, and a move counts when the opponent's stream delivered it.
 #
-# Usage: scripts/bench-trip.sh before=/path/to/old/domino-server after=target/release/domino-server
+# Usage: scripts/bench-trip.sh before=/path/to/old/domino-server after=target/profiling/domino-server
 # Knobs: ROUNDS (default 2), LOAD_SECONDS, PACED_RATE, DELAY_US, OUT, SKIP_FOLLOW=1, SKIP_CALLGRIND=1.
 set -euo pipefail
 
