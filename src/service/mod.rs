@@ -52,7 +52,7 @@ pub use games::events::{Feed, FeedEvent, LobbyEvent, LobbyItem, LobbyNews, Publi
 pub use games::idempotency::{MIN_JOIN_KEY, RequestKey};
 pub use games::lobby::MAX_NAME_CHARS;
 pub use games::log::{Export, ExportPart, Log, LoggedMove, MAX_LOG_PAGE};
-pub use games::record::{Record, Seat, Status, TokenHash};
+pub use games::record::{Aborted, Record, Seat, Status, TokenHash};
 pub use games::view::{AfterMove, ClockState, NewSeat, View};
 pub use games::{Games, MoveRequest, SeatToken};
 pub use matches::Matches;

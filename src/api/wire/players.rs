@@ -147,6 +147,11 @@ pub struct PlayerGame {
     pub names: Vec<Option<String>>,
     /// Per side (seat, or team).
     pub scores: Vec<i32>,
+    /// Whether its end moves ratings: made by a rated challenge or seek, and not aborted.
+    pub rated: bool,
+    /// Why a game made rated was not rated; null otherwise.
+    #[schema(required = true)]
+    pub aborted: Option<crate::service::Aborted>,
 }
 
 impl PlayerGame {
@@ -161,6 +166,8 @@ impl PlayerGame {
             created_ms: s.created_ms,
             names: s.seats.iter().map(|seat| seat.name.clone()).collect(),
             scores: s.scores.clone(),
+            rated: s.rated,
+            aborted: s.aborted,
         })
     }
 }

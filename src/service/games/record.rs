@@ -26,6 +26,15 @@ pub enum Status {
     Finished,
 }
 
+/// Why a game made rated moves no rating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Aborted {
+    /// It ended before every side made a move of its own (lichess aborts such games too):
+    /// a game resigned, timed out or abandoned at once would let two accounts farm ratings.
+    NoMove,
+}
+
 /// One seat as everyone may see it: who sits there. A free seat has neither.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Seat {
@@ -121,6 +130,24 @@ impl Record {
         } else {
             Status::Playing
         }
+    }
+
+    /// Why this game, made rated, moves no rating: it finished before every side moved.
+    /// `None` for a game not made rated, one in play, or one rated.
+    pub fn aborted(&self) -> Option<Aborted> {
+        if !self.rated || self.status() != Status::Finished {
+            return None;
+        }
+        // A record that does not replay is refused as it is read; none gets here.
+        match self.game.sides_moved() {
+            Ok(moved) if moved.contains(&false) => Some(Aborted::NoMove),
+            _ => None,
+        }
+    }
+
+    /// A rated game's end: its ratings are to move, once.
+    pub fn rated_end(&self) -> bool {
+        self.rated && self.status() == Status::Finished && self.aborted().is_none()
     }
 
     /// Seats a player holding `token`.
