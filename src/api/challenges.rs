@@ -9,7 +9,7 @@ use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{ChallengeList, ChallengeView, CreateChallenge};
-use crate::service::{Matchmaking, NewChallenge};
+use crate::service::{MAX_PER_PAGE, Matchmaking, NewChallenge};
 use crate::store::challenges::Direction;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -90,6 +90,12 @@ pub struct ChallengeListQuery {
     /// `in` (the default): challenges to the key's player; `out`: those it made.
     #[param(schema_with = in_or_out)]
     direction: Option<String>,
+    /// From 1.
+    #[param(minimum = 1)]
+    page: Option<usize>,
+    /// 1 to 100; default 100.
+    #[param(minimum = 1, maximum = 100)]
+    per_page: Option<usize>,
 }
 
 fn in_or_out() -> utoipa::openapi::Object {
@@ -99,8 +105,8 @@ fn in_or_out() -> utoipa::openapi::Object {
         .build()
 }
 
-/// The key's player's open challenges, newest first: those it received (`in`) or made
-/// (`out`). On (re)connecting to its stream, a client lists them to catch up.
+/// The key's player's open challenges, newest first, a page at a time: those it received
+/// (`in`) or made (`out`). On (re)connecting to its stream, a client lists them to catch up.
 #[utoipa::path(
     get,
     path = "/v1/challenges",
@@ -109,7 +115,7 @@ fn in_or_out() -> utoipa::openapi::Object {
     security(("player_key" = [])),
     params(ChallengeListQuery),
     responses(
-        (status = 200, description = "The open challenges (at most 100).", body = ChallengeList),
+        (status = 200, description = "A page of the open challenges.", body = ChallengeList),
         (status = 400, response = problems::BadRequest),
         (status = 401, response = problems::Unauthorized),
         (status = 503, response = problems::StoreUnavailable),
@@ -125,13 +131,19 @@ pub async fn list_challenges(
         Some("out") => Direction::Out,
         Some(_) => return Err(ApiError::bad_request("direction: `in` or `out`")),
     };
+    let (page, per_page) = (
+        query.page.unwrap_or(1),
+        query.per_page.unwrap_or(MAX_PER_PAGE),
+    );
     let found = matchmaking
-        .challenges(bearer(req.headers())?, direction)
+        .challenges(bearer(req.headers())?, direction, page, per_page)
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(ChallengeList {
             challenges: found.iter().map(ChallengeView::of).collect(),
+            page,
+            per_page,
         }))
 }
 

@@ -47,6 +47,8 @@ pub enum Error {
     ChallengeClosed(String),
     #[error("this player has {max} open challenges already")]
     TooManyChallenges { max: usize },
+    #[error("{name} has {max} open challenges to it already")]
+    TooManyChallengesTo { name: String, max: usize },
     #[error("no such seek (or it is no longer kept)")]
     SeekNotFound,
     #[error("no such match (or it is no longer kept)")]

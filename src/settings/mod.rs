@@ -98,6 +98,8 @@ pub struct Settings {
     pub max_games_per_ip: Option<usize>,
     /// Players one client address may create in an hour (`None`: no cap).
     pub max_players_per_ip: Option<usize>,
+    /// Open challenges one player may have received at once (`None`: no cap).
+    pub max_challenges_to_player: Option<usize>,
     /// How long an open challenge waits for its answers.
     pub challenge_ttl: Duration,
     /// How long a seek waits for its game.
@@ -217,6 +219,10 @@ impl Default for Settings {
             max_games_per_ip: Some(100),
             // A household's people and bots, not a script minting identities.
             max_players_per_ip: Some(20),
+            // A real challenge is not buried: a crowd's challenges wait for a place.
+            max_challenges_to_player: Some(
+                crate::service::matchmaking::challenges::MAX_CHALLENGES_TO_PLAYER,
+            ),
             challenge_ttl: Duration::from_secs(600),
             seek_ttl: Duration::from_secs(300),
             bot_tables: 16,
@@ -382,6 +388,11 @@ impl Settings {
             max_waiting_per_ip: env.parse("MAX_WAITING_PER_IP", defaults.max_waiting_per_ip, cap)?,
             max_games_per_ip: env.parse("MAX_GAMES_PER_IP", defaults.max_games_per_ip, cap)?,
             max_players_per_ip: env.parse("MAX_PLAYERS_PER_IP", defaults.max_players_per_ip, cap)?,
+            max_challenges_to_player: env.parse(
+                "MAX_CHALLENGES_TO_PLAYER",
+                defaults.max_challenges_to_player,
+                cap,
+            )?,
             challenge_ttl: env.parse("CHALLENGE_TTL_SECS", defaults.challenge_ttl, |s| {
                 positive(s).map(Duration::from_secs)
             })?,

@@ -6,6 +6,7 @@
 mod arena;
 mod audit;
 mod bots;
+mod challenge_caps;
 mod challenges;
 mod clocks;
 mod concurrency;

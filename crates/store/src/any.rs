@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::challenges::{ChallengeStore, Direction, Parties};
+use super::challenges::{ChallengeStore, Direction, Full, OpenCaps, Parties};
 use super::memory::MemoryStore;
 use super::players::{Created, PlayerStore};
 use super::ratings::RatingStore;
@@ -194,6 +194,36 @@ impl ChallengeStore for AnyStore {
         limit: usize,
     ) -> Result<Vec<String>, StoreError> {
         delegate!(self, s => s.player_challenges(player, direction, since_ms, limit))
+    }
+
+    async fn open_challenge(
+        &self,
+        id: &str,
+        parties: Parties<'_>,
+        expires_ms: u64,
+        now_ms: u64,
+        caps: OpenCaps,
+    ) -> Result<Result<(), Full>, StoreError> {
+        delegate!(self, s => s.open_challenge(id, parties, expires_ms, now_ms, caps))
+    }
+
+    async fn keep_challenge(&self, id: &str, kept: Duration) -> Result<(), StoreError> {
+        delegate!(self, s => s.keep_challenge(id, kept))
+    }
+
+    async fn close_challenge(&self, id: &str, parties: Parties<'_>) -> Result<(), StoreError> {
+        delegate!(self, s => s.close_challenge(id, parties))
+    }
+
+    async fn open_challenges(
+        &self,
+        player: &str,
+        direction: Direction,
+        now_ms: u64,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.open_challenges(player, direction, now_ms, offset, limit))
     }
 
     async fn index_challenge_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {

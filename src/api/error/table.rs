@@ -145,6 +145,15 @@ impl From<service::Error> for ApiError {
                 ),
             )
             .retry_after(CHALLENGES_RETRY_AFTER_SECS),
+            E::TooManyChallengesTo { name, max } => ApiError::new(
+                C::RateLimited,
+                format!(
+                    "{name} has {max} open challenges to it already \
+                     (MAX_CHALLENGES_TO_PLAYER); one more can be made when one of them is \
+                     answered, canceled or expired"
+                ),
+            )
+            .retry_after(CHALLENGES_RETRY_AFTER_SECS),
             E::Forbidden(why) => ApiError::new(C::Forbidden, why),
             E::NameTaken(why) => ApiError::new(C::NameTaken, why),
             E::TooManyPlayers { max } => ApiError::new(

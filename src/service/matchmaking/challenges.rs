@@ -10,8 +10,6 @@
 
 use std::time::Duration;
 
-use futures_util::future::join_all;
-
 use super::series::Series;
 use crate::address::AddressKey;
 use crate::bots::Level;
@@ -20,7 +18,7 @@ use crate::service::games::admit::Admission;
 use crate::service::players::{NO_KEY, PlayerRecord, folded};
 use crate::service::shared::now_ms;
 use crate::store::SaveOutcome;
-use crate::store::challenges::{ChallengeStore, Direction, Parties};
+use crate::store::challenges::{ChallengeStore, Parties};
 use crate::store::players::PlayerStore;
 
 use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
@@ -30,13 +28,14 @@ use super::{Error, Matchmaking, Notice};
 pub const CHALLENGE_TTL: Duration = Duration::from_secs(600);
 /// Open challenges a player may have made at once.
 pub const MAX_OPEN_CHALLENGES: usize = 20;
+/// Open challenges a player may have received at once, unless `MAX_CHALLENGES_TO_PLAYER`
+/// says otherwise.
+pub const MAX_CHALLENGES_TO_PLAYER: usize = 20;
 /// How long after its acceptance a sweep makes sure a challenge's game exists (the
 /// accepting request creates it at once; this is for a process that died in between).
 const RECOVER_AFTER: Duration = Duration::from_secs(10);
 /// Due challenges a sweep acts on at most.
 const SWEEP_BATCH: usize = 64;
-/// Challenges one listing reads at most.
-const LISTED: usize = 100;
 /// Compare-and-set attempts before a change gives up (each loss means another answer
 /// came in meanwhile; a handful of opponents cannot race for long).
 const ATTEMPTS: usize = 8;
@@ -125,11 +124,6 @@ impl Matchmaking {
             }
             challenge.opponents.push(opponent);
         }
-        if self.open_challenges(&me.id, Direction::Out).await?.len() >= MAX_OPEN_CHALLENGES {
-            return Err(Error::TooManyChallenges {
-                max: MAX_OPEN_CHALLENGES,
-            });
-        }
         too_many?;
         let opponents = challenge.opponent_ids();
         let parties = Parties {
@@ -166,16 +160,22 @@ impl Matchmaking {
                 )
                 .await?;
         } else {
-            self.ctx
+            self.count_open(&challenge, parties.clone()).await?;
+            let created = self
+                .ctx
                 .store
                 .create_challenge(
                     &challenge.id,
                     challenge.encode(),
                     challenge.created_ms,
-                    parties,
+                    parties.clone(),
                     Some(challenge.expires_ms),
                 )
-                .await?;
+                .await;
+            if let Err(e) = created {
+                self.uncount_open(&challenge).await;
+                return Err(e.into());
+            }
             self.tell(&opponents, Notice::Challenged(&challenge)).await;
         }
         self.ctx.metrics.challenge("made");
@@ -193,16 +193,6 @@ impl Matchmaking {
             ));
         }
         Ok(challenge)
-    }
-
-    /// The key's player's open challenges in `direction`, newest first.
-    pub async fn challenges(
-        &self,
-        key: Option<&str>,
-        direction: Direction,
-    ) -> Result<Vec<Challenge>, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
-        self.open_challenges(&me.id, direction).await
     }
 
     /// An opponent accepts; the last acceptance creates the game (counted against no
@@ -318,6 +308,7 @@ impl Matchmaking {
     /// accepted, the players told if it closed otherwise, and the index of due challenges
     /// set to what is left to do.
     async fn closed(&self, challenge: &Challenge, by: &str) {
+        self.closed_in_store(challenge).await;
         match challenge.status {
             ChallengeStatus::Open => return,
             ChallengeStatus::Accepted if challenge.series.is_some() => {
@@ -466,31 +457,6 @@ impl Matchmaking {
             .await?
             .ok_or(Error::ChallengeNotFound)?;
         Ok((stored.version, Challenge::decode(&stored.bytes)?))
-    }
-
-    /// Player `player`'s open challenges in `direction`, newest first.
-    async fn open_challenges(
-        &self,
-        player: &str,
-        direction: Direction,
-    ) -> Result<Vec<Challenge>, Error> {
-        let now = now_ms();
-        let since = now.saturating_sub(self.challenge_ttl().as_millis() as u64);
-        let ids = self
-            .ctx
-            .store
-            .player_challenges(player, direction, since, LISTED)
-            .await?;
-        let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
-        let mut open = Vec::new();
-        for stored in loaded {
-            let Some(stored) = stored? else { continue };
-            let challenge = Challenge::decode(&stored.bytes)?;
-            if challenge.status_at(now) == ChallengeStatus::Open {
-                open.push(challenge);
-            }
-        }
-        Ok(open)
     }
 
     fn challenge_ttl(&self) -> Duration {
