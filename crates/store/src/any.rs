@@ -355,13 +355,14 @@ impl SeekStore for AnyStore {
         game: &str,
         now_ms: u64,
         recover_ms: u64,
+        retry_ms: u64,
         by_rating: Option<Gap>,
     ) -> Result<Vec<String>, StoreError> {
-        delegate!(self, s => s.pair_seeks(pool, seats, game, now_ms, recover_ms, by_rating))
+        delegate!(self, s => s.pair_seeks(pool, seats, game, now_ms, recover_ms, retry_ms, by_rating))
     }
 
-    async fn seek_pools(&self) -> Result<Vec<String>, StoreError> {
-        delegate!(self, s => s.seek_pools())
+    async fn pools_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.pools_due(now_ms, limit))
     }
 
     async fn due_seeks(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
