@@ -465,6 +465,19 @@ impl TestApp {
         panic!("{} seats never had their turn", left.len());
     }
 
+    /// Waits until `key`'s seat is to move again: the bots have replied (a bot may move
+    /// after the answer, in the background).
+    pub async fn until_bots_replied(&self, id: &str, key: &str) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while self.view(id, Some(key)).await["your_turn"] != true {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the bots never replied"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Plays until the match is over, always posting one of the legal moves listed in the
     /// view of the seat to move (chosen by a small PRNG from `seed`, so a run repeats).
     /// Checks on the way that every move adds exactly one version.
