@@ -170,8 +170,7 @@ pub(crate) async fn open_challenges_are_capped_per_party_in_one_step_and_listed_
     let store = B::open(LONG_TTL).await;
     let (ann, bob, cat) = (new_id(), new_id(), new_id());
     let caps = OpenCaps { out: 3, into: 2 };
-    let to = |who: &[String]| who.to_vec();
-    let (bobs, cats) = (to(&[bob.clone()]), to(&[cat.clone()]));
+    let (bobs, cats) = (vec![bob.clone()], vec![cat.clone()]);
     let open = |id: &str, opponents: &[String], expires: u64| {
         let (id, opponents, ann) = (id.to_owned(), opponents.to_vec(), ann.clone());
         let store = &store;
