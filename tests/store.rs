@@ -232,6 +232,7 @@ contract_tests!(
     a_challenge_is_created_once_and_saved_by_compare_and_set,
     a_players_challenges_are_indexed_in_and_out_newest_first,
     due_challenges_come_earliest_first_until_their_entry_is_dropped,
+    a_players_matches_are_a_set_of_their_own_until_taken_out,
     a_pairing_takes_seeks_of_distinct_players_oldest_first_once,
     a_player_has_its_cap_of_waiting_seeks_and_a_canceled_one_is_not_paired,
     a_due_seek_expires_or_falls_back_once,

@@ -87,6 +87,17 @@ pub enum Error {
     Internal(String),
 }
 
+impl Error {
+    /// Whether a game was refused outright (an address's cap, a full store), nothing made:
+    /// what asked for it must not wait for it nor try again by itself.
+    pub(crate) fn refuses_a_game(&self) -> bool {
+        matches!(
+            self,
+            Error::TooManyGames { .. } | Error::TooManyWaiting { .. } | Error::StoreFull { .. }
+        )
+    }
+}
+
 /// What became of a change the store did not answer for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fate {

@@ -3,6 +3,7 @@
 //! (`<area>::memory::…` and `<area>::redis::…`, see `helpers::on_both_stores`), some also
 //! on a Redis Cluster (`<area>::cluster::…`, see `helpers::on_every_store`).
 
+mod admission;
 mod arena;
 mod audit;
 mod bots;
