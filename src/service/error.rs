@@ -65,6 +65,10 @@ pub enum Error {
     TooManyPlayers { max: usize },
     #[error("the game is not finished: the export reveals every hand")]
     NotFinished,
+    /// A game of a duplicate deal whose twin is still in play: withheld from all but its
+    /// own seats, its export from everyone.
+    #[error("{0}")]
+    Sealed(String),
     /// The store did not answer in time; the cause is for the logs only.
     #[error("{0}")]
     StoreUnavailable(String),

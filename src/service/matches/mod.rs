@@ -327,7 +327,7 @@ impl Matches {
                     let index = series.games.len() as u32;
                     series.games.push(SeriesGame {
                         index,
-                        game_id: uuid::Uuid::new_v4().to_string(),
+                        game_id: Series::game_id(id, index),
                         seat: series.challenger_seat(index),
                         result: None,
                         named_ms: now_ms(),
@@ -440,6 +440,7 @@ impl Matches {
         let mut record = self.games.record_from(&new, server_seed)?;
         record.rated = challenge.rated;
         record.series = Some(challenge.id.clone());
+        record.twins = series.twins_of(&challenge.id, index);
         let mut players = Vec::new();
         if series.stand_in.is_none() {
             players.push((seat, &challenge.challenger));
