@@ -60,6 +60,10 @@ async fn a_finished_twin_is_sealed_until_its_deal_is_done(app: TestApp) {
         .map(|g| g["game_id"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(games.len(), 2, "{running}");
+    assert!(
+        running["seed"].is_null(),
+        "the seed tells every deal: {running}"
+    );
     let (first, twin) = (&games[0], &games[1]);
     resign(&app, first, &ann).await;
 
@@ -93,4 +97,33 @@ async fn a_finished_twin_is_sealed_until_its_deal_is_done(app: TestApp) {
     let res = app.get(&format!("/v1/games/{twin}/export")).await;
     assert_eq!(res.status().as_u16(), 200);
     assert_eq!(app.get(&format!("/v1/games/{first}")).await.status(), 200);
+    // Over, the match shows its seed: the deal's seed is made from it, as the exports say.
+    let export: Value = app
+        .get(&format!("/v1/games/{first}/export"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let seed = loop {
+        let over: Value = app
+            .get(&format!("/v1/matches/{id}"))
+            .await
+            .json()
+            .await
+            .unwrap();
+        if over["status"] == "finished" {
+            break over["seed"]
+                .as_str()
+                .expect("a finished match's seed")
+                .to_owned();
+        }
+        assert!(std::time::Instant::now() < deadline, "{over}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    use sha2::Digest;
+    let mut hash = sha2::Sha256::new();
+    hash.update(hex::decode(seed).unwrap());
+    hash.update(0u32.to_le_bytes());
+    assert_eq!(export["seed"], hex::encode(hash.finalize()));
 }

@@ -188,6 +188,18 @@ impl Series {
         Seed(hash.finalize().into())
     }
 
+    /// The secret every deal was made from, in hex, once the match is over (finished, or
+    /// canceled with none of its games in play): before, it would tell the deals of the
+    /// games still to play, and of their twins.
+    pub fn revealed_seed(&self, accepted: bool) -> Option<String> {
+        let over = match self.status(accepted) {
+            MatchStatus::Finished => true,
+            MatchStatus::Canceled => self.in_play() == 0,
+            MatchStatus::Waiting | MatchStatus::Running => false,
+        };
+        over.then(|| hex::encode(self.seed))
+    }
+
     pub(crate) fn in_play(&self) -> usize {
         self.games.iter().filter(|g| g.result.is_none()).count()
     }
