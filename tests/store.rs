@@ -234,6 +234,7 @@ contract_tests!(
     due_challenges_come_earliest_first_until_their_entry_is_dropped,
     open_challenges_are_capped_per_party_in_one_step_and_listed_by_page,
     a_closed_challenge_is_kept_only_as_long_as_told,
+    a_players_matches_are_a_set_of_their_own_until_taken_out,
     a_pairing_takes_seeks_of_distinct_players_oldest_first_once,
     a_player_has_its_cap_of_waiting_seeks_and_a_canceled_one_is_not_paired,
     a_due_seek_expires_or_falls_back_once,

@@ -185,20 +185,25 @@ pub async fn get_challenge(
     security(("player_key" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, description = "The challenge, `accepted` with its `game_id` once every opponent has.", body = ChallengeView),
+        (status = 200, description = "The challenge, `accepted` with its `game_id` once every opponent has (the game exists). A game refused by the caller's address cap (429 `too_many_games`) or a full store (503) leaves the challenge open.", body = ChallengeView),
         (status = 401, response = problems::Unauthorized),
         (status = 403, response = problems::Forbidden),
         (status = 404, response = problems::NotFound),
         (status = 409, response = problems::Conflict),
+        (status = 429, response = problems::RateLimited),
         (status = 503, response = problems::StoreUnavailable),
     ),
 )]
 pub async fn accept_challenge(
     req: HttpRequest,
     matchmaking: web::Data<Matchmaking>,
+    limits: Option<web::Data<RateLimits>>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let challenge = matchmaking.accept(bearer(req.headers())?, &id).await?;
+    let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
+    let challenge = matchmaking
+        .accept(bearer(req.headers())?, &id, from)
+        .await?;
     Ok(answer(&challenge))
 }
 

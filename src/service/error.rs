@@ -67,6 +67,10 @@ pub enum Error {
     TooManyPlayers { max: usize },
     #[error("the game is not finished: the export reveals every hand")]
     NotFinished,
+    /// A game of a duplicate deal whose twin is still in play: withheld from all but its
+    /// own seats, its export from everyone.
+    #[error("{0}")]
+    Sealed(String),
     /// The store did not answer in time; the cause is for the logs only.
     #[error("{0}")]
     StoreUnavailable(String),
@@ -87,6 +91,17 @@ pub enum Error {
     Unsettled { cause: String, fate: Fate },
     #[error("{0}")]
     Internal(String),
+}
+
+impl Error {
+    /// Whether a game was refused outright (an address's cap, a full store), nothing made:
+    /// what asked for it must not wait for it nor try again by itself.
+    pub(crate) fn refuses_a_game(&self) -> bool {
+        matches!(
+            self,
+            Error::TooManyGames { .. } | Error::TooManyWaiting { .. } | Error::StoreFull { .. }
+        )
+    }
 }
 
 /// What became of a change the store did not answer for.

@@ -372,7 +372,7 @@ mod tests {
             .unwrap();
         let accepted = service
             .matchmaking
-            .accept(Some(&bob.key), &challenge.id)
+            .accept(Some(&bob.key), &challenge.id, None)
             .await
             .unwrap();
         let game = accepted.game_id.unwrap();

@@ -245,3 +245,24 @@ pub(crate) async fn a_closed_challenge_is_kept_only_as_long_as_told<B: Backend>(
     store.challenges_due(0, 1).await.unwrap();
     assert_eq!(store.load_challenge(&id).await.unwrap(), None);
 }
+
+pub(crate) async fn a_players_matches_are_a_set_of_their_own_until_taken_out<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (ann, bob) = (new_id(), new_id());
+    let (first, second) = (new_id(), new_id());
+    assert!(store.player_matches(&ann).await.unwrap().is_empty());
+    store.index_match(&ann, &first, true).await.unwrap();
+    store.index_match(&ann, &second, true).await.unwrap();
+    // Added twice, held once.
+    store.index_match(&ann, &first, true).await.unwrap();
+    let mut held = store.player_matches(&ann).await.unwrap();
+    held.sort();
+    let mut both = vec![first.clone(), second.clone()];
+    both.sort();
+    assert_eq!(held, both);
+    assert!(store.player_matches(&bob).await.unwrap().is_empty());
+    store.index_match(&ann, &first, false).await.unwrap();
+    // Taking out what is not there is harmless.
+    store.index_match(&bob, &first, false).await.unwrap();
+    assert_eq!(store.player_matches(&ann).await.unwrap(), vec![second]);
+}

@@ -233,6 +233,14 @@ impl ChallengeStore for AnyStore {
     async fn challenges_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
         delegate!(self, s => s.challenges_due(now_ms, limit))
     }
+
+    async fn index_match(&self, player: &str, id: &str, running: bool) -> Result<(), StoreError> {
+        delegate!(self, s => s.index_match(player, id, running))
+    }
+
+    async fn player_matches(&self, player: &str) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.player_matches(player))
+    }
 }
 
 impl PlayerStore for AnyStore {

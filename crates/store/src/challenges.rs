@@ -153,4 +153,22 @@ pub trait ChallengeStore: Send + Sync + 'static {
         now_ms: u64,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Adds match `id` to the matches `player` made that may still run (with `false`,
+    /// takes it out): a set apart from the player's challenges, so counting its running
+    /// matches reads those alone however many challenges it made. A hint like the other
+    /// indexes (kept [`CHALLENGE_KEPT`] after its last addition): the service drops the
+    /// entries of matches it finds over.
+    fn index_match(
+        &self,
+        player: &str,
+        id: &str,
+        running: bool,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The matches [`index_match`](Self::index_match) holds for `player`, in no order.
+    fn player_matches(
+        &self,
+        player: &str,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 }

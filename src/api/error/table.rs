@@ -62,6 +62,7 @@ problem_codes! {
     GameFull = CONFLICT, "game_full", "Every seat is taken";
     NameTaken = CONFLICT, "name_taken", "The name is taken";
     ChallengeClosed = CONFLICT, "challenge_closed", "The challenge is closed";
+    GameSealed = CONFLICT, "game_sealed", "The game's deal is still in play";
     PreconditionFailed = PRECONDITION_FAILED, "precondition_failed", "A precondition failed";
     PayloadTooLarge = PAYLOAD_TOO_LARGE, "payload_too_large", "The request body is too large";
     IllegalMove = UNPROCESSABLE_ENTITY, "illegal_move", "The move is not legal";
@@ -164,6 +165,7 @@ impl From<service::Error> for ApiError {
                 ),
             )
             .retry_after(PLAYERS_RETRY_AFTER_SECS),
+            E::Sealed(why) => ApiError::new(C::GameSealed, why),
             E::NotFinished => ApiError::new(
                 C::PreconditionFailed,
                 "the export is available once the match is finished",

@@ -99,6 +99,28 @@ impl Matchmaking {
         }
     }
 
+    /// Counts `challenge`, reopened (its acceptance undone), as open again: it held its
+    /// place until accepted, so no cap refuses it. Best effort, as uncounting is.
+    pub(super) async fn recount_open(&self, challenge: &Challenge) {
+        let opponents = challenge.opponent_ids();
+        let parties = Parties {
+            challenger: &challenge.challenger.id,
+            opponents: &opponents,
+        };
+        let uncapped = OpenCaps {
+            out: usize::MAX,
+            into: usize::MAX,
+        };
+        let (id, expires) = (&challenge.id, challenge.expires_ms);
+        let store = &self.ctx.store;
+        if let Err(e) = store
+            .open_challenge(id, parties, expires, now_ms(), uncapped)
+            .await
+        {
+            tracing::warn!(challenge_id = %id, error = %e, "a reopened challenge is not counted open");
+        }
+    }
+
     /// Stops counting `challenge` as open. Best effort: an entry left behind counts
     /// until the challenge's expiry, no longer.
     pub(super) async fn uncount_open(&self, challenge: &Challenge) {

@@ -27,6 +27,8 @@ pub(super) struct Challenges {
     due_at: HashMap<String, u64>,
     /// Per player and direction, its challenges counted open: id → when it expires.
     open: HashMap<(String, Direction), HashMap<String, u64>>,
+    /// Per player, the matches it made that may still run.
+    matches: HashMap<String, BTreeSet<String>>,
 }
 
 impl Challenges {
@@ -257,5 +259,28 @@ impl ChallengeStore for MemoryStore {
             .take(limit)
             .map(|(_, id)| id.clone())
             .collect())
+    }
+
+    async fn index_match(&self, player: &str, id: &str, running: bool) -> Result<(), StoreError> {
+        let mut challenges = self.challenges();
+        if running {
+            let matches = challenges.matches.entry(player.to_owned()).or_default();
+            matches.insert(id.to_owned());
+        } else if let Some(matches) = challenges.matches.get_mut(player) {
+            matches.remove(id);
+            if matches.is_empty() {
+                challenges.matches.remove(player);
+            }
+        }
+        Ok(())
+    }
+
+    async fn player_matches(&self, player: &str) -> Result<Vec<String>, StoreError> {
+        let challenges = self.challenges();
+        Ok(challenges
+            .matches
+            .get(player)
+            .map(|matches| matches.iter().cloned().collect())
+            .unwrap_or_default())
     }
 }

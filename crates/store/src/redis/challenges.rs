@@ -38,6 +38,13 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
 return redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 ";
 
+/// KEYS: a player's matches. ARGV: match id, ttl ms.
+const MATCH_LUA: &str = r"
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+";
+
 /// KEYS: the due index. ARGV: challenge id, due ms ('' drops the entry).
 const DUE_LUA: &str = r"
 if ARGV[2] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
@@ -86,6 +93,7 @@ pub(super) struct ChallengeScripts {
     open: Lua,
     close: Lua,
     open_list: Lua,
+    matched: Lua,
 }
 
 impl ChallengeScripts {
@@ -104,6 +112,7 @@ impl ChallengeScripts {
             open: lua(OPEN_LUA),
             close: lua(CLOSE_LUA),
             open_list: lua(OPEN_LIST_LUA),
+            matched: lua(MATCH_LUA),
         }
     }
 }
@@ -125,6 +134,9 @@ impl Keys {
             self.prefix,
             direction.as_str()
         )
+    }
+    fn player_matches(&self, player: &str) -> String {
+        format!("{}player:{{{player}}}:matches", self.prefix)
     }
     fn challenges_due(&self) -> String {
         format!("{}{{challenges}}:due", self.prefix)
@@ -357,6 +369,46 @@ impl ChallengeStore for RedisStore {
     async fn challenges_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
         self.due_in(&self.keys.challenges_due(), now_ms, limit, "challenges due")
             .await
+    }
+
+    async fn index_match(&self, player: &str, id: &str, running: bool) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        let key = self.keys.player_matches(player);
+        if running {
+            let kept = millis(CHALLENGE_KEPT).to_string();
+            let scripts = &self.challenge_scripts;
+            self.script_int(
+                &mut conn,
+                "index match",
+                &scripts.matched,
+                &key,
+                &[id.as_bytes(), kept.as_bytes()],
+                false,
+            )
+            .await
+            .map(drop)
+        } else {
+            self.bounded(
+                "unindex match",
+                redis::cmd("SREM")
+                    .arg(key)
+                    .arg(id)
+                    .query_async::<i64>(&mut conn),
+            )
+            .await
+            .map(drop)
+        }
+    }
+
+    async fn player_matches(&self, player: &str) -> Result<Vec<String>, StoreError> {
+        let mut conn = self.conns.get()?;
+        self.bounded(
+            "player matches",
+            redis::cmd("SMEMBERS")
+                .arg(self.keys.player_matches(player))
+                .query_async(&mut conn),
+        )
+        .await
     }
 }
 
