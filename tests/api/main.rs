@@ -40,3 +40,4 @@ mod seeks;
 mod sse;
 mod two_servers;
 mod watch;
+mod wording;
