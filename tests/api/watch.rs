@@ -212,6 +212,9 @@ async fn a_players_page_and_a_leaderboards_are_html_under_the_same_policy() {
         assert_only_self(&res);
         let page = res.text().await.unwrap();
         assert!(page.contains(&format!("/watch/assets/{module}")), "{path}");
-        assert!(!page.contains("<script>") && !page.contains("https://"), "{path}");
+        assert!(
+            !page.contains("<script>") && !page.contains("https://"),
+            "{path}"
+        );
     }
 }
