@@ -234,6 +234,16 @@ async fn each_rated_game_adds_one_point_to_each_players_rating_history(app: Test
     rated.sort();
     let expected = ["false \"lost\"", "true \"lost\"", "true \"lost\""];
     assert_eq!(rated, expected, "{mine}");
+    // Anyone reads the same list of Ann's games, by her name or id.
+    let public: Value = app.get("/v1/players/Ann/games").await.json().await.unwrap();
+    assert_eq!(public, mine);
+    let by_id = format!(
+        "/v1/players/{}/games?status=playing",
+        profile["id"].as_str().unwrap()
+    );
+    let playing: Value = app.get(&by_id).await.json().await.unwrap();
+    assert_eq!(playing["games"], json!([]), "{playing}");
+    assert_problem(app.get("/v1/players/nobody/games").await, 404, "not_found").await;
     let missing = app.get("/v1/players/nobody/ratings/block/history").await;
     assert_problem(missing, 404, "not_found").await;
     let missing = app.get("/v1/players/ann/ratings/chess/history").await;
