@@ -13,9 +13,14 @@
 // 7. a token the server refuses (or that no header can carry) leaves the page a
 //    spectator's, with the reason shown;
 // 8. at 390 px on a 1x screen every pip is at least 4 px wide;
+// 9. a player's page draws each rated preset's rating over its games with the deviation
+//    as a band, and lists its recent games with the opponent, result and rating change,
+//    each linking to its replay;
+// 10. the leaderboard lists the board in order, a provisional player marked;
+// 11. the lobby names each game's players (a player linking to its page), escaping them;
 // and screenshots at 390 and 1200 px of a 4-seat all_fives game with a spinner, a penalty
 // game, a replay, a refused token and a game of three rounds are saved in the screenshot
-// folder.
+// folder, with a player's page, a leaderboard and the lobby with names.
 const { chromium } = require('playwright-core');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -419,6 +424,99 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await lobby.close();
   const connection = await game.locator('#connection').textContent();
   check(connection === '', `a finished game's page does not try to reconnect ("${connection}")`);
+
+  // ---- 9. a player's page: a chart per rated preset, recent games with their replays ----
+  const zed = await api('POST', '/v1/players', { name: 'zed' });
+  const rated = [];
+  for (let i = 0; i < 3; i++) {
+    const made = await api('POST', '/v1/challenges', { opponents: ['greedy'], preset: 'block', rated: true }, zed.key);
+    // A few moves each side, then zed resigns: a game both sides played in.
+    const now = await playMoves(made.game_id, zed.key, 2);
+    if (now.status === 'playing') await api('POST', `/v1/games/${made.game_id}/moves`, { type: 'resign' }, zed.key);
+    rated.push(made.game_id);
+  }
+  const profile = await api('GET', '/v1/players/zed');
+  const history = await api('GET', '/v1/players/zed/ratings/block/history');
+  const me = await open('/players/zed', 1200);
+  await me.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const drawn = await me.evaluate(() => {
+    const chart = document.querySelector('.rating[data-preset="block"] svg.chart');
+    return {
+      points: Number(chart?.dataset.points ?? 0),
+      dots: chart?.querySelectorAll('circle.rating-point').length ?? 0,
+      band: chart?.querySelector('polygon.rating-band')?.getAttribute('points')?.split(' ').length ?? 0,
+      line: Boolean(chart?.querySelector('polyline.rating-line')),
+      figure: document.querySelector('.rating[data-preset="block"] .figure')?.textContent ?? '',
+      title: document.getElementById('title').textContent,
+    };
+  });
+  check(drawn.title === 'zed' && history.length === 3 && drawn.points === 4 && drawn.dots === 4 && drawn.band === 8 && drawn.line,
+    `the player's page draws its block rating over its 3 rated games from the start, with the deviation as a band (${JSON.stringify(drawn)})`);
+  check(drawn.figure.startsWith(`${profile.ratings.block.rating} ± ${profile.ratings.block.deviation}`) && /provisional/.test(drawn.figure),
+    `and says the rating now, whole, marked provisional ("${drawn.figure}")`);
+  const recent = await me.evaluate(() => [...document.querySelectorAll('#recent li')].map((li) => ({
+    id: li.dataset.game,
+    href: li.querySelector('a')?.getAttribute('href'),
+    against: li.querySelector('.opponents')?.textContent,
+    result: li.querySelector('.result')?.textContent,
+    change: li.querySelector('.change')?.textContent,
+  })));
+  const changes = history.map((p, i) => p.rating - (i ? history[i - 1].rating : 1500));
+  check(same(recent.map((g) => g.id), [...rated].reverse()) && recent.every((g) => g.href === `/watch/${g.id}#replay` && /greedy/.test(g.against) && g.result === 'lost'),
+    `its recent games, newest first, name the opponent and the result and link to their replay (${JSON.stringify(recent[0])})`);
+  check(same(recent.map((g) => g.change), [...changes].reverse().map((c) => `${c >= 0 ? '+' : '−'}${Math.abs(c)}`)),
+    `and each one's rating change (${recent.map((g) => g.change).join(', ')})`);
+  for (const width of [390, 1200]) {
+    await me.setViewportSize({ width, height: width < 500 ? 780 : 900 });
+    await me.screenshot({ path: path.join(shots, `player-${width}.png`), fullPage: true });
+  }
+  await me.click(`#recent a[href="/watch/${rated[2]}#replay"]`);
+  await me.waitForSelector('#page[data-version]');
+  check(/replay/i.test(await me.locator('#status').textContent()), 'a recent game\'s link opens its replay');
+  await me.close();
+
+  // ---- 10. the leaderboard: ranks, provisional players marked, names linking to pages ----
+  const board = await api('GET', '/v1/leaderboard/block');
+  const lead = await open('/leaderboard/block', 390);
+  await lead.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const rows = await lead.evaluate(() => [...document.querySelectorAll('#rows tr')].map((tr) => ({
+    name: tr.dataset.player,
+    cells: [...tr.cells].map((c) => c.textContent),
+    provisional: tr.classList.contains('provisional') && Boolean(tr.querySelector('.badge.provisional')),
+    href: tr.querySelector('a')?.getAttribute('href'),
+  })));
+  check(same(rows.map((r) => r.name), board.players.map((p) => p.name)) && rows.length >= 2,
+    `the leaderboard lists the board's players in order (${rows.map((r) => r.name).join(', ')})`);
+  const zedRow = rows.find((r) => r.name === 'zed');
+  const zedPlace = board.players.find((p) => p.name === 'zed');
+  check(zedRow && zedRow.provisional && zedRow.href === '/players/zed' && zedRow.cells[2] === String(zedPlace.rating),
+    `a provisional player is marked, with its whole rating and a link to its page (${JSON.stringify(zedRow)})`);
+  for (const width of [390, 1200]) {
+    await lead.setViewportSize({ width, height: width < 500 ? 780 : 900 });
+    await lead.screenshot({ path: path.join(shots, `leaderboard-${width}.png`), fullPage: true });
+  }
+  await lead.close();
+
+  // ---- 11. the lobby names the players, a player's name linking to its page, and escapes ----
+  const odd = '<img src=x onerror="pwned=1">';
+  const open1 = await api('POST', '/v1/games', { preset: 'draw', seats: 3, bots: [{ seat: 2, level: 'random' }] });
+  await api('POST', `/v1/games/${open1.game_id}/seats`, { name: odd });
+  const live = await api('POST', '/v1/challenges', { opponents: ['greedy'], preset: 'all_fives' }, zed.key);
+  const lobby2 = await open('/watch', 1200);
+  const named = lobby2.locator(`#live li:has(a[href="/watch/${live.game_id}"]) a.player[href="/players/zed"]`);
+  await named.waitFor({ timeout: 10000 });
+  check((await named.textContent()) === 'zed', 'the lobby names the players of a game in play, a player linking to its page');
+  const waitingItem = lobby2.locator(`#games li:has(a[href="/watch/${open1.game_id}"]) .players`);
+  await waitingItem.waitFor({ timeout: 10000 });
+  const shown = await waitingItem.textContent();
+  const injected = await lobby2.evaluate(() => Boolean(window.pwned) || document.querySelectorAll('#games img').length > 0);
+  check(shown.includes(odd) && shown.includes('free seat') && shown.includes('random bot') && !injected,
+    `and an open game's seats, an anonymous name shown as text, never as markup ("${shown}")`);
+  for (const width of [390, 1200]) {
+    await lobby2.setViewportSize({ width, height: width < 500 ? 780 : 900 });
+    await lobby2.screenshot({ path: path.join(shots, `lobby-names-${width}.png`), fullPage: true });
+  }
+  await lobby2.close();
 
   check(!addresses.some((a) => a.includes(four.token) || a.includes(short.token) || a.includes(penalty.token)), `no request address carries a token (${addresses.length} requests)`);
   check(addresses.every((a) => a.startsWith(base)), 'every request goes to the server itself');

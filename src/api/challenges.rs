@@ -44,7 +44,7 @@ fn answer(challenge: &crate::service::Challenge) -> HttpResponse {
     path = "/v1/challenges",
     tag = "challenges",
     operation_id = "create_challenge",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     request_body = CreateChallenge,
     responses(
         (status = 201, description = "Made: the challenge (`open`, or `accepted` with its `game_id` when every opponent is a built-in level); `Location` names it.", body = ChallengeView,
@@ -112,7 +112,7 @@ fn in_or_out() -> utoipa::openapi::Object {
     path = "/v1/challenges",
     tag = "challenges",
     operation_id = "list_challenges",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     params(ChallengeListQuery),
     responses(
         (status = 200, description = "A page of the open challenges.", body = ChallengeList),
@@ -153,7 +153,7 @@ pub async fn list_challenges(
     path = "/v1/challenges/{id}",
     tag = "challenges",
     operation_id = "get_challenge",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, description = "The challenge.", body = ChallengeView),
@@ -182,7 +182,7 @@ pub async fn get_challenge(
     path = "/v1/challenges/{id}/accept",
     tag = "challenges",
     operation_id = "accept_challenge",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, description = "The challenge, `accepted` with its `game_id` once every opponent has (the game exists). A game refused by the caller's address cap (429 `too_many_games`) or a full store (503) leaves the challenge open.", body = ChallengeView),
@@ -214,7 +214,7 @@ pub async fn accept_challenge(
     path = "/v1/challenges/{id}/decline",
     tag = "challenges",
     operation_id = "decline_challenge",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, description = "The challenge, `declined`.", body = ChallengeView),
@@ -241,7 +241,7 @@ pub async fn decline_challenge(
     path = "/v1/challenges/{id}",
     tag = "challenges",
     operation_id = "cancel_challenge",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, description = "The challenge, `canceled`.", body = ChallengeView),

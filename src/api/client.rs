@@ -27,8 +27,17 @@ pub fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
         {
             Ok(Some(token.trim()))
         }
+        // A player key sent bare is the usual slip: say which header it needs.
+        _ if text
+            .trim_start()
+            .starts_with(crate::service::players::KEY_PREFIX) =>
+        {
+            Err(ApiError::unauthorized(
+                "send the player key as `Authorization: Bearer <player key>`",
+            ))
+        }
         _ => Err(ApiError::unauthorized(
-            "send the seat's token as `Authorization: Bearer <token>`",
+            "send the seat's token or the player's key as `Authorization: Bearer <token>`",
         )),
     }
 }

@@ -5,20 +5,26 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
+use crate::api::paging::PageQuery;
 use crate::api::ratelimit::RateLimits;
-use crate::api::wire::{CreateMatch, MatchView};
+use crate::api::wire::{CreateMatch, MatchList, MatchView};
 use crate::bots::Level;
 use crate::service::Matches;
 use crate::service::matches::NewMatch;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/v1/matches").route(web::post().to(create_match)))
-        .service(
-            web::resource("/v1/matches/{id}")
-                .route(web::get().to(get_match))
-                .route(web::head().to(get_match))
-                .route(web::delete().to(cancel_match)),
-        );
+    cfg.service(
+        web::resource("/v1/matches")
+            .route(web::post().to(create_match))
+            .route(web::get().to(list_matches))
+            .route(web::head().to(list_matches)),
+    )
+    .service(
+        web::resource("/v1/matches/{id}")
+            .route(web::get().to(get_match))
+            .route(web::head().to(get_match))
+            .route(web::delete().to(cancel_match)),
+    );
 }
 
 /// Plays a series of games against a built-in level (at once) or a player (once it
@@ -32,7 +38,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     path = "/v1/matches",
     tag = "matches",
     operation_id = "create_match",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     request_body = CreateMatch,
     responses(
         (status = 201, description = "Made: the match (`waiting` for a player to accept, `running` against a level); `Location` names it.", body = MatchView,
@@ -77,6 +83,40 @@ pub async fn create_match(
         .json(MatchView::of(&made)))
 }
 
+/// The key's player's matches, made or received, newest first: those of the last day,
+/// and any still running.
+#[utoipa::path(
+    get,
+    path = "/v1/matches",
+    tag = "matches",
+    operation_id = "list_matches",
+    security(("bearer" = [])),
+    params(PageQuery),
+    responses(
+        (status = 200, description = "A page of the player's matches.", body = MatchList),
+        (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn list_matches(
+    req: HttpRequest,
+    matches: web::Data<Matches>,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (page, per_page) = query.get();
+    let found = matches
+        .my_matches(bearer(req.headers())?, page, per_page)
+        .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(MatchList {
+            matches: found.iter().map(MatchView::of).collect(),
+            page,
+            per_page,
+        }))
+}
+
 /// The level a field names, if any.
 fn level_named(field: &str, name: Option<&str>) -> Result<Option<Level>, ApiError> {
     name.map(|name| {
@@ -119,7 +159,7 @@ pub async fn get_match(
     path = "/v1/matches/{id}",
     tag = "matches",
     operation_id = "cancel_match",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, description = "The match, `canceled` (or as it was, when it was over).", body = MatchView),

@@ -20,6 +20,7 @@ pub mod headers;
 pub mod matches;
 pub mod openapi;
 pub mod ops;
+pub mod paging;
 pub mod players;
 pub mod ratelimit;
 pub mod seeks;

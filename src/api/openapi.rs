@@ -30,10 +30,9 @@ use crate::api::{challenges, games, matches, ops, players, ratelimit, seeks, wir
 /// Where the document is served.
 pub const OPENAPI_PATH: &str = "/openapi.json";
 
-/// The name of the bearer scheme the game endpoints use (`security(("seat_token" = []))`).
-pub const SEAT_TOKEN_SCHEME: &str = "seat_token";
-/// The name of the bearer scheme of a player's key (`security(("player_key" = []))`).
-pub const PLAYER_KEY_SCHEME: &str = "player_key";
+/// The name of the one bearer scheme (`security(("bearer" = []))`): a seat token or a
+/// player key, wherever either works, so Swagger UI's Authorize is done once.
+pub const BEARER_SCHEME: &str = "bearer";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -53,12 +52,12 @@ pub const PLAYER_KEY_SCHEME: &str = "player_key";
     paths(
         games::list_presets, games::create_game, games::list_games, games::take_seat, games::get_game,
         games::make_move, games::game_events, games::lobby_events, games::game_log, games::export_game,
-        players::create_player, players::get_player, players::my_profile, players::rotate_key,
-        players::my_games, players::my_events, players::leaderboard,
+        players::create_player, players::get_player, players::rating_history, players::my_profile, players::rotate_key,
+        players::my_games, players::player_games, players::my_events, players::leaderboard,
         challenges::create_challenge, challenges::list_challenges, challenges::get_challenge,
         challenges::accept_challenge, challenges::decline_challenge, challenges::cancel_challenge,
-        seeks::create_seek, seeks::get_seek, seeks::cancel_seek,
-        matches::create_match, matches::get_match, matches::cancel_match,
+        seeks::create_seek, seeks::list_seeks, seeks::get_seek, seeks::cancel_seek,
+        matches::create_match, matches::list_matches, matches::get_match, matches::cancel_match,
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(
@@ -103,23 +102,12 @@ impl Modify for Frame {
     fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
         let components = doc.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
-            SEAT_TOKEN_SCHEME,
+            BEARER_SCHEME,
             SecurityScheme::Http(
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
                     .description(Some(
-                        "The seat token given once when taking a seat, or the key of the player the seat is bound to: `Authorization: Bearer <token>`.",
-                    ))
-                    .build(),
-            ),
-        );
-        components.add_security_scheme(
-            PLAYER_KEY_SCHEME,
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .description(Some(
-                        "A player's key (`dpk_...`), given when the player is created: `Authorization: Bearer <key>`.",
+                        "A seat token (given once when taking a seat) or a player's key (`dpk_...`, given when the player is created): `Authorization: Bearer <token or key>`. A game's endpoints take either (a key for the seats bound to its player); the players', challenges', seeks' and matches' endpoints take a key.",
                     ))
                     .build(),
             ),
@@ -342,8 +330,14 @@ fn flatten_unions_of_unions(schemas: &mut BTreeMap<String, RefOr<Schema>>) -> Ve
 
 /// The one value of a variant's `type` property, if `item` is such a variant.
 fn tag_of(item: &RefOr<Schema>) -> Option<String> {
-    let RefOr::T(Schema::Object(object)) = item else {
-        return None;
+    let object = match item {
+        RefOr::T(Schema::Object(object)) => object,
+        // A variant that wraps a struct (`Challenge(ChallengeView)`): the struct, and an
+        // object holding the tag.
+        RefOr::T(Schema::AllOf(all_of)) => {
+            return all_of.items.iter().find_map(tag_of);
+        }
+        _ => return None,
     };
     let RefOr::T(Schema::Object(tag)) = object.properties.get("type")? else {
         return None;

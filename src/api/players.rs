@@ -12,11 +12,12 @@ use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
 use crate::api::games::{KEEP_ALIVE, named_frame, sse_answer};
 use crate::api::headers::{UNCOMPRESSED, get_and_head};
+use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::{
     CreatePlayer, Leaderboard, LeaderboardEntry, PlayerEventView, PlayerGame, PlayerGameList,
-    PlayerKey, PlayerProfile,
+    PlayerKey, PlayerProfile, RatingHistoryPoint, whole,
 };
 use crate::service::{Games, PlayerNews, Players, Ratings, Status};
 
@@ -28,6 +29,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(get_and_head("/v1/players/me/games", my_games))
         .service(get_and_head("/v1/players/me/events", my_events))
         .service(get_and_head("/v1/players/{who}", get_player))
+        .service(get_and_head("/v1/players/{who}/games", player_games))
+        .service(get_and_head(
+            "/v1/players/{who}/ratings/{preset}/history",
+            rating_history,
+        ))
         .service(get_and_head("/v1/leaderboard/{preset}", leaderboard));
 }
 
@@ -94,13 +100,49 @@ pub async fn get_player(
     Ok(HttpResponse::Ok().json(PlayerProfile::of(&profile)))
 }
 
+/// A player's rating in a preset after each of its latest rated games there (at most
+/// 100), oldest first: the points of a chart. Empty before its first rated game there.
+#[utoipa::path(
+    get,
+    path = "/v1/players/{who}/ratings/{preset}/history",
+    tag = "players",
+    operation_id = "rating_history",
+    params(
+        ("who" = String, Path, description = "A player's id or name (ignoring case), or a built-in level"),
+        ("preset" = String, Path, description = "A preset's name, e.g. `all_fives`"),
+    ),
+    responses(
+        (status = 200, description = "The points, oldest first.", body = Vec<RatingHistoryPoint>),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn rating_history(
+    players: web::Data<Players>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (who, preset) = path.into_inner();
+    let preset: crate::engine::Preset = preset
+        .parse()
+        .map_err(|_| ApiError::not_found(format!("no preset named {preset:?}")))?;
+    let points = players.rating_history(&who, preset.name()).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(
+            points
+                .iter()
+                .map(RatingHistoryPoint::of)
+                .collect::<Vec<_>>(),
+        ))
+}
+
 /// The profile of the key's player.
 #[utoipa::path(
     get,
     path = "/v1/players/me",
     tag = "players",
     operation_id = "my_profile",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     responses(
         (status = 200, description = "The key's player.", body = PlayerProfile),
         (status = 401, response = problems::Unauthorized),
@@ -123,7 +165,7 @@ pub async fn my_profile(
     path = "/v1/players/me/key",
     tag = "players",
     operation_id = "rotate_player_key",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     responses(
         (status = 200, description = "The profile and the new key (shown once).", body = PlayerKey),
         (status = 401, response = problems::Unauthorized),
@@ -154,6 +196,17 @@ pub struct GamesQuery {
     per_page: Option<usize>,
 }
 
+impl GamesQuery {
+    fn status(&self) -> Result<Option<Status>, ApiError> {
+        match self.status.as_deref() {
+            None => Ok(None),
+            Some("playing") => Ok(Some(Status::Playing)),
+            Some("finished") => Ok(Some(Status::Finished)),
+            Some(_) => Err(ApiError::bad_request("status: `playing` or `finished`")),
+        }
+    }
+}
+
 fn playing_or_finished() -> utoipa::openapi::Object {
     utoipa::openapi::ObjectBuilder::new()
         .schema_type(utoipa::openapi::Type::String)
@@ -168,7 +221,7 @@ fn playing_or_finished() -> utoipa::openapi::Object {
     path = "/v1/players/me/games",
     tag = "players",
     operation_id = "my_games",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     params(GamesQuery),
     responses(
         (status = 200, description = "A page of the player's games.", body = PlayerGameList),
@@ -182,18 +235,43 @@ pub async fn my_games(
     req: HttpRequest,
     query: web::Query<GamesQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let status = match query.status.as_deref() {
-        None => None,
-        Some("playing") => Some(Status::Playing),
-        Some("finished") => Some(Status::Finished),
-        Some(_) => {
-            return Err(ApiError::bad_request("status: `playing` or `finished`"));
-        }
-    };
-    let (page, per_page) = (query.page.unwrap_or(1), query.per_page.unwrap_or(20));
+    let status = query.status()?;
+    let (page, per_page) = paging(query.page, query.per_page, DEFAULT_PER_PAGE);
     let found = games
         .my_games(bearer(req.headers())?, status, page, per_page)
         .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(PlayerGameList {
+            games: found.iter().filter_map(PlayerGame::of).collect(),
+            page,
+            per_page,
+        }))
+}
+
+/// A player's games, newest first, each with the player's seat and how it ended for it:
+/// what its profile page lists. Anyone may read them, as anyone may watch a game.
+#[utoipa::path(
+    get,
+    path = "/v1/players/{who}/games",
+    tag = "players",
+    operation_id = "player_games",
+    params(("who" = String, Path, description = "A player's id or name (ignoring case)"), GamesQuery),
+    responses(
+        (status = 200, description = "A page of the player's games.", body = PlayerGameList),
+        (status = 400, response = problems::BadRequest),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn player_games(
+    games: web::Data<Games>,
+    who: web::Path<String>,
+    query: web::Query<GamesQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let status = query.status()?;
+    let (page, per_page) = paging(query.page, query.per_page, DEFAULT_PER_PAGE);
+    let found = games.player_games(&who, status, page, per_page).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(PlayerGameList {
@@ -214,7 +292,7 @@ pub async fn my_games(
     path = "/v1/players/me/events",
     tag = "players",
     operation_id = "my_events",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     responses(
         (status = 200, description = "`text/event-stream` of `challenge`, `challenge_declined`, `challenge_canceled`, `challenge_expired`, `seek_expired`, `match_updated`, `game_started` and `game_finished` events, each a PlayerEvent in `data`; a comment every 15 s keeps it alive. Nothing is replayed. A stream that fell behind gets a `resync` event, after which the client lists its games again.",
             content_type = "text/event-stream", body = PlayerEventFrame),
@@ -273,16 +351,22 @@ fn player_event_json() -> utoipa::openapi::Object {
         .build()
 }
 
+/// A leaderboard's page holds this many unless the query says.
+const LEADERBOARD_PER_PAGE: usize = 50;
+
 #[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct LeaderboardQuery {
-    /// 1 to 100; default 50.
-    #[param(minimum = 1, maximum = 100)]
-    limit: Option<usize>,
     /// From 1.
     #[param(minimum = 1)]
     page: Option<usize>,
+    /// 1 to 100; default 50.
+    #[param(minimum = 1, maximum = 100)]
+    per_page: Option<usize>,
+    /// The older name of `per_page`, still taken (both given: they must agree).
+    #[param(minimum = 1, maximum = 100)]
+    limit: Option<usize>,
 }
 
 /// A preset's leaderboard: the players (built-in levels included) with at least one rated
@@ -308,9 +392,17 @@ pub async fn leaderboard(
     let preset: crate::engine::Preset = preset
         .parse()
         .map_err(|_| ApiError::not_found(format!("no preset named {:?}", preset.as_str())))?;
-    let (page, limit) = (query.page.unwrap_or(1), query.limit.unwrap_or(50));
-    let ranked = ratings.leaderboard(preset, page, limit).await?;
-    let first = (page - 1) * limit;
+    let asked = match (query.per_page, query.limit) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(ApiError::bad_request(
+                "per_page and limit: one name for one size; send per_page",
+            ));
+        }
+        (a, b) => a.or(b),
+    };
+    let (page, per_page) = paging(query.page, asked, LEADERBOARD_PER_PAGE);
+    let ranked = ratings.leaderboard(preset, page, per_page).await?;
+    let first = (page - 1) * per_page;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(Leaderboard {
@@ -323,13 +415,14 @@ pub async fn leaderboard(
                     id: r.id,
                     name: r.name,
                     bot: r.bot,
-                    rating: r.rating.rating,
-                    deviation: r.rating.deviation,
+                    rating: whole(r.rating.rating),
+                    deviation: whole(r.rating.deviation),
                     games: r.games,
                     provisional: r.rating.provisional(),
                 })
                 .collect(),
             page,
-            limit,
+            per_page,
+            limit: per_page,
         }))
 }

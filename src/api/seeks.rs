@@ -7,17 +7,23 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::api::client::bearer;
 use crate::api::error::{ApiError, problems};
-use crate::api::wire::{CreateSeek, SeekView};
+use crate::api::paging::PageQuery;
+use crate::api::wire::{CreateSeek, SeekList, SeekView};
 use crate::service::{Matchmaking, NewSeek, Wish};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/v1/seeks").route(web::post().to(create_seek)))
-        .service(
-            web::resource("/v1/seeks/{id}")
-                .route(web::get().to(get_seek))
-                .route(web::head().to(get_seek))
-                .route(web::delete().to(cancel_seek)),
-        );
+    cfg.service(
+        web::resource("/v1/seeks")
+            .route(web::post().to(create_seek))
+            .route(web::get().to(list_seeks))
+            .route(web::head().to(list_seeks)),
+    )
+    .service(
+        web::resource("/v1/seeks/{id}")
+            .route(web::get().to(get_seek))
+            .route(web::head().to(get_seek))
+            .route(web::delete().to(cancel_seek)),
+    );
 }
 
 fn answer(seek: &crate::service::Seek) -> HttpResponse {
@@ -31,16 +37,19 @@ fn answer(seek: &crate::service::Seek) -> HttpResponse {
 /// process, they are matched into one game, seats drawn at random, and every player's
 /// stream gets `game_started`. With `fallback`, the missing seats are filled with that
 /// built-in level after `after_secs`. A seek waits 5 minutes at most (then
-/// `seek_expired`); a player has at most 5 waiting.
+/// `seek_expired`); a player has at most 5 waiting. A player already waiting in the same
+/// pool is answered that seek (200), and nothing new is made.
 #[utoipa::path(
     post,
     path = "/v1/seeks",
     tag = "challenges",
     operation_id = "create_seek",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     request_body = CreateSeek,
     responses(
         (status = 201, description = "Made: the seek, `waiting`, or `matched` with its `game_id` when it completed a game; `Location` names it.", body = SeekView,
+            headers(("Location" = String, description = "/v1/seeks/{id}"))),
+        (status = 200, description = "The player already waits in this pool: that seek, as it is; nothing new was made.", body = SeekView,
             headers(("Location" = String, description = "/v1/seeks/{id}"))),
         (status = 400, response = problems::BadRequest),
         (status = 401, response = problems::Unauthorized),
@@ -68,10 +77,49 @@ pub async fn create_seek(
             .fallback
             .map(|f| (Duration::from_secs(f.after_secs), f.level)),
     };
-    let seek = matchmaking.seek(bearer(req.headers())?, new).await?;
-    Ok(HttpResponse::Created()
+    let (seek, made) = matchmaking.seek(bearer(req.headers())?, new).await?;
+    let mut answer = if made {
+        HttpResponse::Created()
+    } else {
+        HttpResponse::Ok()
+    };
+    Ok(answer
         .insert_header((header::LOCATION, format!("/v1/seeks/{}", seek.id)))
         .json(SeekView::of(&seek)))
+}
+
+/// The key's player's waiting seeks, newest first (a player has at most 5): a seek's id
+/// lost is found here, to read or cancel it.
+#[utoipa::path(
+    get,
+    path = "/v1/seeks",
+    tag = "challenges",
+    operation_id = "list_seeks",
+    security(("bearer" = [])),
+    params(PageQuery),
+    responses(
+        (status = 200, description = "A page of the player's waiting seeks.", body = SeekList),
+        (status = 400, response = problems::BadRequest),
+        (status = 401, response = problems::Unauthorized),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn list_seeks(
+    req: HttpRequest,
+    matchmaking: web::Data<Matchmaking>,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (page, per_page) = query.get();
+    let seeks = matchmaking
+        .my_seeks(bearer(req.headers())?, page, per_page)
+        .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(SeekList {
+            seeks: seeks.iter().map(SeekView::of).collect(),
+            page,
+            per_page,
+        }))
 }
 
 /// A seek, for its player.
@@ -80,7 +128,7 @@ pub async fn create_seek(
     path = "/v1/seeks/{id}",
     tag = "challenges",
     operation_id = "get_seek",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, description = "The seek.", body = SeekView),
@@ -106,7 +154,7 @@ pub async fn get_seek(
     path = "/v1/seeks/{id}",
     tag = "challenges",
     operation_id = "cancel_seek",
-    security(("player_key" = [])),
+    security(("bearer" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, description = "The seek, `canceled` (or as it was, when it no longer waited).", body = SeekView),

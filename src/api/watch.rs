@@ -1,12 +1,15 @@
-//! The pages a person watches games with: `GET /watch` lists the open games, and
-//! `GET /watch/{id}` draws one game's table, live from its event stream (with
-//! `#token=...` in the fragment, that seat's hand too, played by clicking). Plain HTML,
+//! The pages a person watches games with: `GET /watch` lists the open games and those in
+//! play with their players, `GET /watch/{id}` draws one game's table, live from its event
+//! stream (with `#token=...` in the fragment, that seat's hand too, played by clicking),
+//! `GET /players/{name}` a player's ratings (each with its chart) and recent games, and
+//! `GET /leaderboard/{preset}` a preset's leaderboard, a page at a time. Plain HTML,
 //! CSS and JavaScript modules from `src/api/watch/`, compiled into the binary: the pages
 //! need no network beyond this server, and the JavaScript reads the game through the
 //! public API like any client.
 //!
-//! Any well-formed game id gets the page (the page itself says when there is no such
-//! game): serving it touches no store, so a page load costs nothing but the bytes.
+//! Any well-formed game id, any name and any preset gets its page (the page itself says
+//! when there is no such thing): serving it touches no store, so a page load costs
+//! nothing but the bytes.
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
@@ -23,6 +26,8 @@ pub const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'se
 
 const GAME_PAGE: &str = include_str!("watch/game.html");
 const LOBBY_PAGE: &str = include_str!("watch/lobby.html");
+const PLAYER_PAGE: &str = include_str!("watch/player.html");
+const LEADERBOARD_PAGE: &str = include_str!("watch/leaderboard.html");
 
 /// The pages' scripts and styles, by the name they are served under.
 const ASSETS: &[(&str, &str, &str)] = &[
@@ -34,6 +39,9 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("geometry.mjs", JS, include_str!("watch/geometry.mjs")),
     ("table.mjs", JS, include_str!("watch/table.mjs")),
     ("scene.mjs", JS, include_str!("watch/scene.mjs")),
+    ("player.mjs", JS, include_str!("watch/player.mjs")),
+    ("leaderboard.mjs", JS, include_str!("watch/leaderboard.mjs")),
+    ("chart.mjs", JS, include_str!("watch/chart.mjs")),
 ];
 const CSS: &str = "text/css; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
@@ -42,7 +50,9 @@ const HTML: &str = "text/html; charset=utf-8";
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(get_and_head("/watch", lobby_page))
         .service(get_and_head("/watch/assets/{name}", asset))
-        .service(get_and_head("/watch/{id}", game_page));
+        .service(get_and_head("/watch/{id}", game_page))
+        .service(get_and_head("/players/{name}", player_page))
+        .service(get_and_head("/leaderboard/{preset}", leaderboard_page));
 }
 
 fn page(content_type: &'static str, body: &'static str) -> HttpResponse {
@@ -64,6 +74,16 @@ pub async fn lobby_page() -> HttpResponse {
 /// One game's table. The id must be a game id's shape (else the usual 404 problem).
 pub async fn game_page(_id: web::Path<uuid::Uuid>) -> HttpResponse {
     page(HTML, GAME_PAGE)
+}
+
+/// A player's page: its ratings with their charts, and its recent games.
+pub async fn player_page(_name: web::Path<String>) -> HttpResponse {
+    page(HTML, PLAYER_PAGE)
+}
+
+/// A preset's leaderboard page.
+pub async fn leaderboard_page(_preset: web::Path<String>) -> HttpResponse {
+    page(HTML, LEADERBOARD_PAGE)
 }
 
 pub async fn asset(name: web::Path<String>) -> Result<HttpResponse, ApiError> {

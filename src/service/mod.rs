@@ -61,7 +61,7 @@ pub use matchmaking::challenge::{Challenge, ChallengeStatus, NewChallenge, Oppon
 pub use matchmaking::seek::{NewSeek, Seek, Wish};
 pub use news::{PlayerItem, PlayerNews};
 pub use page::MAX_PER_PAGE;
-pub use players::{Keyed, Players, Profile};
+pub use players::{Keyed, Players, Profile, RatingMoved};
 pub use ratings::Ratings;
 pub use shared::{Caps, Faults, Lifetimes};
 pub use thinking::BotSettings;

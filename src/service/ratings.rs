@@ -255,7 +255,7 @@ impl Ratings {
                 Ok(level) => reference_rating(level),
                 Err(_) => rating::update(before, &[(opponent, score)]),
             };
-            player.rate(game, preset, after);
+            player.rate(game, preset, after, super::shared::now_ms());
             match self
                 .ctx
                 .store
@@ -295,7 +295,7 @@ impl Ratings {
         page: usize,
         per_page: usize,
     ) -> Result<Vec<Placing>, Error> {
-        let offset = page_offset(page, per_page, "limit")?;
+        let offset = page_offset(page, per_page, "per_page")?;
         if offset > 1_000_000 {
             return Err(Error::BadRequest(
                 "page: too far down any leaderboard".into(),

@@ -20,6 +20,7 @@ on_every_store!(
     a_seeded_ten_deal_match_between_two_levels_plays_identical_deals_with_the_seats_swapped,
     a_player_may_run_four_matches_at_once_and_not_a_fifth,
     a_four_seat_team_match_swaps_the_teams_over_each_deal_beside_equal_partners,
+    a_player_lists_its_matches_made_and_received_newest_first,
 );
 
 async fn player(app: &TestApp, name: &str) -> String {
@@ -204,6 +205,69 @@ async fn a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_
         .await
         .unwrap();
     assert_eq!(mine["games"].as_array().unwrap().len(), 6);
+    for game in mine["games"].as_array().unwrap() {
+        // How each ended for Ann, and that a match's games are not rated.
+        assert_eq!(game["rated"], false, "{game}");
+        let outcome = game["outcome"].as_str().unwrap();
+        let winner = &game["result"]["winner"];
+        let expected = match winner.as_u64() {
+            None => "drawn",
+            Some(side) if side == game["seat"].as_u64().unwrap() => "won",
+            Some(_) => "lost",
+        };
+        assert_eq!(outcome, expected, "{game}");
+    }
+}
+
+async fn a_player_lists_its_matches_made_and_received_newest_first(app: TestApp) {
+    let ann = player(&app, "ann").await;
+    let bob = player(&app, "bob").await;
+    let mut made = Vec::new();
+    for opponent in ["greedy", "bob"] {
+        let body =
+            json!({"opponent": opponent, "preset": "block", "deals": 1, "rules": one_round()});
+        let res = post_as(&app, "/v1/matches", &ann, Some(body)).await;
+        assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+        made.push(res.json::<Value>().await.unwrap()["id"].clone());
+        // Newest first is by the millisecond each was made.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // A challenge is not a match.
+    let res = post_as(
+        &app,
+        "/v1/challenges",
+        &ann,
+        Some(json!({"opponents": ["bob"], "preset": "block"})),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 201);
+    let list = |key: String, query: &'static str| {
+        let app = &app;
+        async move {
+            let res = app.get_as(&format!("/v1/matches{query}"), Some(&key)).await;
+            assert_eq!(res.status().as_u16(), 200);
+            let list: Value = res.json().await.unwrap();
+            list["matches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["id"].clone())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        list(ann.clone(), "").await,
+        [made[1].clone(), made[0].clone()]
+    );
+    assert_eq!(list(bob.clone(), "").await, [made[1].clone()]);
+    assert_eq!(
+        list(ann.clone(), "?page=2&per_page=1").await,
+        [made[0].clone()]
+    );
+    assert!(list(ann.clone(), "?page=3&per_page=1").await.is_empty());
+    assert_problem(app.get("/v1/matches").await, 401, "unauthorized").await;
+    let res = app.get_as("/v1/matches?page=0", Some(&ann)).await;
+    assert_problem(res, 400, "bad_request").await;
 }
 
 async fn a_match_against_a_player_starts_when_accepted_and_a_cancel_stops_new_games(app: TestApp) {

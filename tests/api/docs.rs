@@ -199,6 +199,24 @@ async fn the_schema_tells_a_client_author_what_every_answer_holds() {
         );
         assert!(schemas[event].is_object(), "{event} is in the document");
     }
+    // Every union is a list of named variants picked by `type` (the client generators
+    // could not parse a union with a variant written inline, PlayerEvent's once).
+    for (name, schema) in schemas.as_object().unwrap() {
+        let Some(variants) = schema["oneOf"].as_array() else {
+            continue;
+        };
+        let named = variants.iter().all(|v| v["$ref"].is_string());
+        let tagged = variants
+            .iter()
+            .any(|v| v["$ref"].is_string() || v["properties"]["type"].is_object());
+        if tagged && variants.len() > 1 && !variants.iter().any(|v| v["type"] == "null") {
+            assert!(named, "{name}: a variant written inline");
+            assert_eq!(schema["discriminator"]["propertyName"], "type", "{name}");
+        }
+    }
+    // One bearer scheme takes a seat token or a player key, so Swagger UI asks once.
+    let schemes = doc["components"]["securitySchemes"].as_object().unwrap();
+    assert_eq!(schemes.keys().collect::<Vec<_>>(), ["bearer"]);
 }
 
 // ----- the docs' tables, held to the code -----

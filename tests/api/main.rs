@@ -44,3 +44,4 @@ mod seeks;
 mod sse;
 mod two_servers;
 mod watch;
+mod wording;

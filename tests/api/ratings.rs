@@ -15,6 +15,7 @@ on_every_store!(
     a_game_not_rated_moves_no_rating,
     forty_rated_games_resigned_at_once_move_no_rating_and_say_why,
     a_player_losing_to_a_level_a_hundred_times_leaves_its_reference_rating_as_it_stands,
+    each_rated_game_adds_one_point_to_each_players_rating_history,
 );
 
 async fn player(app: &TestApp, name: &str) -> String {
@@ -98,12 +99,13 @@ async fn a_rated_game_moves_both_ratings_and_tells_each_player_its_change(app: T
     let won = finished_news(&mut bobs).await;
     for news in [&lost, &won] {
         assert_eq!(news["game_id"], game.as_str());
-        assert_eq!(news["rating"]["before"]["rating"], 1500.0, "{news}");
-        assert_eq!(news["rating"]["before"]["deviation"], 350.0, "{news}");
+        // Whole numbers, as people read them.
+        assert_eq!(news["rating"]["before"]["rating"], 1500, "{news}");
+        assert_eq!(news["rating"]["before"]["deviation"], 350, "{news}");
     }
-    let ann_after = lost["rating"]["after"]["rating"].as_f64().unwrap();
-    let bob_after = won["rating"]["after"]["rating"].as_f64().unwrap();
-    assert!(ann_after < 1500.0 && bob_after > 1500.0, "{lost} {won}");
+    let ann_after = lost["rating"]["after"]["rating"].as_i64().unwrap();
+    let bob_after = won["rating"]["after"]["rating"].as_i64().unwrap();
+    assert!(ann_after < 1500 && bob_after > 1500, "{lost} {won}");
     let rated = &profile(&app, "bob").await["ratings"]["block"];
     assert_eq!(rated["rating"], bob_after, "{rated}");
     assert_eq!(rated["games"], 1);
@@ -117,6 +119,34 @@ async fn a_rated_game_moves_both_ratings_and_tells_each_player_its_change(app: T
         .collect();
     assert_eq!(names, ["bob", "ann"], "{board}");
     assert_eq!(board["players"][0]["rank"], 1);
+    assert!(board["players"][0]["rating"].is_i64(), "{board}");
+    assert!(board["players"][0]["deviation"].is_i64(), "{board}");
+    assert_eq!(
+        (&board["page"], &board["per_page"], &board["limit"]),
+        (&json!(1), &json!(50), &json!(50))
+    );
+    // `limit` is `per_page`'s older name; both agree or the query is refused.
+    let one: Value = app
+        .get("/v1/leaderboard/block?per_page=1&page=2")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(one["players"][0]["name"], "ann", "{one}");
+    assert_eq!(one["players"][0]["rank"], 2, "{one}");
+    let aliased: Value = app
+        .get("/v1/leaderboard/block?limit=1&page=2")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(aliased["players"], one["players"]);
+    assert_problem(
+        app.get("/v1/leaderboard/block?limit=1&per_page=2").await,
+        400,
+        "bad_request",
+    )
+    .await;
     assert_eq!(
         app.get("/v1/leaderboard/all_fives")
             .await
@@ -140,7 +170,7 @@ async fn a_built_in_level_is_rated_like_a_player_and_joins_the_leaderboard(app: 
     resigned(&app, &ann, ("greedy", None), true, true).await;
     let news = finished_news(&mut anns).await;
     assert!(
-        news["rating"]["after"]["rating"].as_f64().unwrap() < 1500.0,
+        news["rating"]["after"]["rating"].as_i64().unwrap() < 1500,
         "{news}"
     );
     let greedy = profile(&app, "greedy").await;
@@ -265,12 +295,89 @@ async fn a_player_losing_to_a_level_a_hundred_times_leaves_its_reference_rating_
     rated_games(&app, "random", rated).await;
     let random = profile(&app, "random").await;
     let rated = &random["ratings"]["block"];
-    assert_eq!(rated["rating"], 1130.0, "{random}");
+    assert_eq!(rated["rating"], 1130, "{random}");
     assert_eq!(rated["provisional"], false, "{random}");
     // Ann's own rating moved against the level's fixed one.
     let anns = &profile(&app, "ann").await["ratings"]["block"];
     assert_eq!(anns["games"], rated["games"]);
     assert!(anns["rating"].as_f64().unwrap() < 1130.0, "{anns}");
+}
+
+async fn history(app: &TestApp, who: &str, preset: &str) -> Vec<Value> {
+    let res = app
+        .get(&format!("/v1/players/{who}/ratings/{preset}/history"))
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    res.json().await.unwrap()
+}
+
+async fn each_rated_game_adds_one_point_to_each_players_rating_history(app: TestApp) {
+    let ann = player(&app, "ann").await;
+    let bob = player(&app, "bob").await;
+    assert!(history(&app, "ann", "block").await.is_empty());
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let first = resigned(&app, &ann, ("bob", Some(&bob)), true, true).await;
+    resigned(&app, &ann, ("bob", Some(&bob)), false, true).await;
+    let second = resigned(&app, &ann, ("bob", Some(&bob)), true, true).await;
+    let profile = profile(&app, "ann").await;
+    let points = history(&app, "ANN", "block").await;
+    let games: Vec<&str> = points
+        .iter()
+        .map(|p| p["game_id"].as_str().unwrap())
+        .collect();
+    // Oldest first, the unrated game not there; the last point is the rating now.
+    assert_eq!(games, [first.as_str(), second.as_str()], "{points:?}");
+    assert!(points[0]["at_ms"].as_u64().unwrap() >= before);
+    assert!(points[0]["at_ms"].as_u64() <= points[1]["at_ms"].as_u64());
+    assert!(points[0]["rating"].as_i64() > points[1]["rating"].as_i64());
+    assert_eq!(points[1]["rating"], profile["ratings"]["block"]["rating"]);
+    assert_eq!(
+        points[1]["deviation"],
+        profile["ratings"]["block"]["deviation"]
+    );
+    // Bob's and the profile's id name the same history; other presets have none.
+    let bobs = profile_id(&app, "bob").await;
+    assert_eq!(history(&app, &bobs, "block").await.len(), 2);
+    assert!(history(&app, "bob", "all_fives").await.is_empty());
+    assert!(history(&app, "greedy", "block").await.is_empty());
+    // Ann's games say which were rated and how each ended for her.
+    let mine: Value = app
+        .get_as("/v1/players/me/games", Some(&ann))
+        .await
+        .json()
+        .await
+        .unwrap();
+    // (Made within a millisecond or two, their order is not the point here.)
+    let mut rated: Vec<String> = mine["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| format!("{} {}", g["rated"], g["outcome"]))
+        .collect();
+    rated.sort();
+    let expected = ["false \"lost\"", "true \"lost\"", "true \"lost\""];
+    assert_eq!(rated, expected, "{mine}");
+    // Anyone reads the same list of Ann's games, by her name or id.
+    let public: Value = app.get("/v1/players/Ann/games").await.json().await.unwrap();
+    assert_eq!(public, mine);
+    let by_id = format!(
+        "/v1/players/{}/games?status=playing",
+        profile["id"].as_str().unwrap()
+    );
+    let playing: Value = app.get(&by_id).await.json().await.unwrap();
+    assert_eq!(playing["games"], json!([]), "{playing}");
+    assert_problem(app.get("/v1/players/nobody/games").await, 404, "not_found").await;
+    let missing = app.get("/v1/players/nobody/ratings/block/history").await;
+    assert_problem(missing, 404, "not_found").await;
+    let missing = app.get("/v1/players/ann/ratings/chess/history").await;
+    assert_problem(missing, 404, "not_found").await;
+}
+
+async fn profile_id(app: &TestApp, who: &str) -> String {
+    profile(app, who).await["id"].as_str().unwrap().to_owned()
 }
 
 /// A rated game made through one server and resigned through another: both players are
@@ -295,6 +402,7 @@ async fn rated_through_two_servers(a: TestApp, b: TestApp) {
     for (app, who) in [(&a, "ann"), (&b, "bob")] {
         let rated = &profile(app, who).await["ratings"]["block"];
         assert_eq!(rated["games"], 1, "{who}: {rated}");
+        assert_eq!(history(app, who, "block").await.len(), 1, "{who}");
     }
 }
 
@@ -371,4 +479,5 @@ async fn redis_a_rated_game_left_by_a_server_that_died_after_its_last_save_is_ra
     tokio::time::sleep(std::time::Duration::from_millis(800)).await;
     assert_eq!(profile(&other, "ann").await["ratings"]["block"]["games"], 1);
     assert_eq!(profile(&other, "bob").await["ratings"]["block"]["games"], 1);
+    assert_eq!(history(&other, "bob", "block").await.len(), 1);
 }

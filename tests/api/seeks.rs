@@ -22,6 +22,7 @@ on_every_store!(
     only_its_player_reads_or_cancels_a_seek_and_a_canceled_one_is_never_matched,
     bad_seeks_are_refused_naming_what_is_wrong,
     a_rated_seek_is_matched_with_a_close_rating_before_an_older_far_one,
+    a_player_lists_its_waiting_seeks_newest_first_and_no_one_elses,
 );
 
 const WITHIN: Duration = Duration::from_secs(5);
@@ -123,7 +124,14 @@ async fn seeks_of_other_pools_or_of_one_player_are_not_matched(app: TestApp) {
     let (_, bob) = player(&app, "bob").await;
     let block = json!({"preset": "block"});
     let mine = seek(&app, &ann, block.clone()).await;
-    assert_eq!(seek(&app, &ann, block.clone()).await["status"], "waiting");
+    // A second seek in the pool where Ann waits is her first, as it is: nothing new.
+    let again = post_seek(&app, &ann, &block).await;
+    assert_eq!(again.status().as_u16(), 200);
+    let again: Value = again.json().await.unwrap();
+    assert_eq!(
+        (&again["id"], &again["status"]),
+        (&mine["id"], &json!("waiting"))
+    );
     for other in [
         json!({"preset": "all_fives"}),
         json!({"preset": "block", "seats": 3}),
@@ -237,12 +245,21 @@ async fn bad_seeks_are_refused_naming_what_is_wrong(app: TestApp) {
         .post_json("/v1/seeks", &json!({"preset": "block"}))
         .await;
     assert_problem(res, 401, "unauthorized").await;
-    // Five waiting at most.
-    for _ in 0..5 {
-        seek(&app, &ann, json!({"preset": "block"})).await;
+    // Five waiting at most, in five pools: the sixth is refused for what it is, not
+    // as a rate (waiting does not free it; a seek matched, canceled or expired does).
+    for bank in 0..5 {
+        seek(&app, &ann, in_pool(bank)).await;
     }
-    let res = post_seek(&app, &ann, &json!({"preset": "block"})).await;
-    assert_problem(res, 429, "rate_limited").await;
+    let res = post_seek(&app, &ann, &in_pool(5)).await;
+    assert!(res.headers().get("retry-after").is_none());
+    let problem = assert_problem(res, 409, "too_many_seeks").await;
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("5 waiting seeks"), "{detail}");
+}
+
+/// A pool of its own for each `n`: its clock's bank.
+fn in_pool(n: u64) -> Value {
+    json!({"preset": "block", "clock": {"bank_secs": 60 + n}})
 }
 
 fn expiring(settings: Settings) -> Settings {
@@ -264,8 +281,8 @@ async fn an_unmatched_seek_expires_and_its_player_is_told(app: TestApp) {
         "expired"
     );
     // An expired seek is not counted against the five.
-    for _ in 0..5 {
-        seek(&app, &ann, json!({"preset": "block"})).await;
+    for bank in 0..5 {
+        seek(&app, &ann, in_pool(bank)).await;
     }
 }
 
@@ -387,4 +404,31 @@ async fn a_rated_seek_is_matched_with_a_close_rating_before_an_older_far_one(app
     assert_eq!(bobs["status"], "matched", "{bobs}");
     let dans = read(&app, dans["id"].as_str().unwrap(), &dan).await;
     assert_eq!(dans["status"], "waiting", "{dans}");
+}
+
+async fn a_player_lists_its_waiting_seeks_newest_first_and_no_one_elses(app: TestApp) {
+    let (_, ann) = player(&app, "ann").await;
+    let (_, bob) = player(&app, "bob").await;
+    let first = seek(&app, &ann, in_pool(0)).await;
+    let second = seek(&app, &ann, in_pool(1)).await;
+    let third = seek(&app, &ann, in_pool(2)).await;
+    seek(&app, &bob, in_pool(3)).await;
+    cancel(&app, second["id"].as_str().unwrap(), &ann).await;
+    let res = app.get_as("/v1/seeks", Some(&ann)).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let list: Value = res.json().await.unwrap();
+    let ids: Vec<&Value> = list["seeks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["id"])
+        .collect();
+    assert_eq!(ids, [&third["id"], &first["id"]], "{list}");
+    assert_eq!((&list["page"], &list["per_page"]), (&json!(1), &json!(20)));
+    let page = app.get_as("/v1/seeks?page=2&per_page=1", Some(&ann)).await;
+    let page: Value = page.json().await.unwrap();
+    assert_eq!(page["seeks"][0]["id"], first["id"], "{page}");
+    assert_problem(app.get("/v1/seeks").await, 401, "unauthorized").await;
+    let res = app.get_as("/v1/seeks?per_page=101", Some(&ann)).await;
+    assert_problem(res, 400, "bad_request").await;
 }

@@ -1,5 +1,5 @@
-//! The watch pages (`GET /watch`, `GET /watch/{id}`): HTML, scripts and styles served by the
-//! binary, under a Content-Security-Policy that lets them load and ask nothing but this
+//! The pages (`GET /watch`, `GET /watch/{id}`, `GET /players/{name}`,
+//! `GET /leaderboard/{preset}`): HTML, scripts and styles served by the binary, under a Content-Security-Policy that lets them load and ask nothing but this
 //! server. What the pages draw is tested in a browser (scripts/watch-check/).
 
 use serde_json::json;
@@ -102,7 +102,12 @@ async fn every_script_and_stylesheet_of_the_pages_is_served_with_its_type() {
     let app = spawn_app().await;
     let id = game(&app).await;
     let mut queue = Vec::new();
-    for page in [format!("/watch/{id}"), "/watch".to_owned()] {
+    for page in [
+        format!("/watch/{id}"),
+        "/watch".to_owned(),
+        "/players/ann".to_owned(),
+        "/leaderboard/all_fives".to_owned(),
+    ] {
         queue.extend(assets_named(&app.get(&page).await.text().await.unwrap()));
     }
     let mut served = Vec::new();
@@ -135,6 +140,9 @@ async fn every_script_and_stylesheet_of_the_pages_is_served_with_its_type() {
         "geometry.mjs",
         "table.mjs",
         "scene.mjs",
+        "player.mjs",
+        "leaderboard.mjs",
+        "chart.mjs",
         "watch.css",
     ] {
         assert!(served.iter().any(|s| s == module), "{module} in {served:?}");
@@ -186,4 +194,27 @@ async fn the_api_document_tells_its_readers_where_to_watch_a_game() {
         description.contains("/watch/{id}") && description.contains("#token="),
         "{description}"
     );
+}
+
+#[tokio::test]
+async fn a_players_page_and_a_leaderboards_are_html_under_the_same_policy() {
+    let app = spawn_app().await;
+    // Any name and any preset get the page, which says itself when there is none.
+    for (path, module) in [
+        ("/players/ann", "player.mjs"),
+        ("/players/no%20such%20player", "player.mjs"),
+        ("/leaderboard/all_fives", "leaderboard.mjs"),
+        ("/leaderboard/chess", "leaderboard.mjs"),
+    ] {
+        let res = app.get(path).await;
+        assert_eq!(res.status().as_u16(), 200, "{path}");
+        assert_eq!(header(&res, "content-type"), "text/html; charset=utf-8");
+        assert_only_self(&res);
+        let page = res.text().await.unwrap();
+        assert!(page.contains(&format!("/watch/assets/{module}")), "{path}");
+        assert!(
+            !page.contains("<script>") && !page.contains("https://"),
+            "{path}"
+        );
+    }
 }

@@ -28,11 +28,16 @@ pub(crate) async fn a_pairing_takes_seeks_of_distinct_players_oldest_first_once<
     let a2 = entry(&ann, &pool, 2);
     let b1 = entry(&bob, &pool, 3);
     let c1 = entry(&cat, &pool, 4);
-    for seek in [&a1, &a2, &b1, &c1] {
+    for seek in [&a1, &b1, &c1] {
         assert_eq!(store.add_seek(seek, 5, 0).await.unwrap(), Added::Added);
     }
     // A new seek makes its pool due for pairing at once.
     assert!(store.pools_due(0, 1000).await.unwrap().contains(&pool));
+    // Ann waits in this pool already: her second seek there is her first.
+    assert_eq!(
+        store.add_seek(&a2, 5, 0).await.unwrap(),
+        Added::Waiting(a1.id.clone())
+    );
     let game = new_id();
     let picked = store
         .pair_seeks(&pool, 2, &game, 100, 500, 100 + 1_000, None)
@@ -44,6 +49,8 @@ pub(crate) async fn a_pairing_takes_seeks_of_distinct_players_oldest_first_once<
     assert_eq!(loaded.state, SeekState::Matched(game.clone()));
     assert_eq!(loaded.bytes, vec![1, 2, 3]);
     assert_eq!(store.seeks_of_game(&game).await.unwrap(), picked);
+    // Matched, Ann no longer waits there: her second seek is stored.
+    assert_eq!(store.add_seek(&a2, 5, 0).await.unwrap(), Added::Added);
     // Ann's second and Cat's are left; three are wanted: nothing is taken.
     assert!(
         store
@@ -96,8 +103,20 @@ pub(crate) async fn a_player_has_its_cap_of_waiting_seeks_and_a_canceled_one_is_
         Added::Added
     );
     assert_eq!(
-        store.add_seek(&entry(&ann, &pool, 3), 2, 0).await.unwrap(),
+        store
+            .add_seek(&entry(&ann, "a third pool", 3), 2, 0)
+            .await
+            .unwrap(),
         Added::TooMany
+    );
+    let waiting = store.player_seeks(&ann).await.unwrap();
+    assert!(
+        waiting.len() == 2 && waiting.contains(&first.id),
+        "{waiting:?}"
+    );
+    assert_eq!(
+        store.player_seeks(&bob).await.unwrap(),
+        Vec::<String>::new()
     );
     let canceled = store.cancel_seek(&first.id).await.unwrap().unwrap();
     assert_eq!(canceled.state, SeekState::Canceled);
@@ -138,10 +157,10 @@ pub(crate) async fn a_due_seek_expires_or_falls_back_once<B: Backend>() {
     };
     let falling = SeekEntry {
         fallback_ms: Some(500),
-        ..entry(&ann, &pool, 2)
+        ..entry(&new_id(), &pool, 2)
     };
     for seek in [&expiring, &falling] {
-        store.add_seek(seek, 5, 0).await.unwrap();
+        assert_eq!(store.add_seek(seek, 5, 0).await.unwrap(), Added::Added);
     }
     assert!(store.due_seeks(499, 10).await.unwrap().is_empty());
     assert_eq!(

@@ -14,6 +14,11 @@ pub enum MoveError {
         turn: u8,
     },
     NotInHand(Tile),
+    /// A tile the game's set does not hold (`7-9` in a double-six game).
+    NotInSet {
+        tile: Tile,
+        max_pip: u8,
+    },
     MustLeadWith(Tile),
     LeadTakesNoEnd,
     /// The tile fits more than one end: the end must be named.
@@ -49,6 +54,10 @@ impl fmt::Display for MoveError {
             MoveError::GameOver => write!(f, "the match is over"),
             MoveError::NotYourTurn { turn } => write!(f, "it is seat {turn}'s turn"),
             MoveError::NotInHand(t) => write!(f, "{t} is not in your hand"),
+            MoveError::NotInSet { tile, max_pip } => write!(
+                f,
+                "no such tile in this set: {tile} (this game plays double-{max_pip}, pips 0 to {max_pip})"
+            ),
             MoveError::MustLeadWith(t) => write!(f, "the lead must be {t}"),
             MoveError::LeadTakesNoEnd => write!(f, "the lead names no end"),
             MoveError::EndRequired(t) => write!(f, "{t} fits more than one end: name the end"),

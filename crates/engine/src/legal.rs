@@ -212,6 +212,12 @@ impl Game {
                 }
             }
             Move::Play { tile, end, claim } => {
+                if tile.hi() > self.rules.max_pip {
+                    return Err(MoveError::NotInSet {
+                        tile,
+                        max_pip: self.rules.max_pip,
+                    });
+                }
                 if !r.hands[seat as usize].contains(tile) {
                     return Err(MoveError::NotInHand(tile));
                 }

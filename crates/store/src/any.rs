@@ -348,6 +348,10 @@ impl SeekStore for AnyStore {
         delegate!(self, s => s.add_seek(entry, max_open, now_ms))
     }
 
+    async fn player_seeks(&self, player: &str) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.player_seeks(player))
+    }
+
     async fn load_seek(&self, id: &str) -> Result<Option<SeekEntry>, StoreError> {
         delegate!(self, s => s.load_seek(id))
     }

@@ -122,11 +122,13 @@ impl Gap {
 }
 
 /// What became of [`SeekStore::add_seek`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Added {
     Added,
     /// The player has its maximum of waiting seeks; nothing was stored.
     TooMany,
+    /// The player already waits in this pool, with this seek; nothing was stored.
+    Waiting(String),
 }
 
 /// What [`SeekStore::settle_seek`] did with a due seek.
@@ -142,15 +144,21 @@ pub enum Settled {
 
 /// The contract both stores keep for seeks.
 pub trait SeekStore: Send + Sync + 'static {
-    /// Stores a new waiting seek (its pool's newest) unless its player has `max_open`
-    /// waiting ones (those expired at `now_ms` not counted), and makes its pool due for
-    /// pairing at `now_ms`.
+    /// Stores a new waiting seek (its pool's newest) unless its player already waits in
+    /// its pool, or has `max_open` waiting ones (those expired at `now_ms` not counted),
+    /// and makes its pool due for pairing at `now_ms`.
     fn add_seek(
         &self,
         entry: &SeekEntry,
         max_open: usize,
         now_ms: u64,
     ) -> impl Future<Output = Result<Added, StoreError>> + Send;
+
+    /// The ids of player `player`'s waiting seeks, in no order.
+    fn player_seeks(
+        &self,
+        player: &str,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 
     fn load_seek(
         &self,

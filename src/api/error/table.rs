@@ -48,7 +48,7 @@ macro_rules! problem_codes {
 
 problem_codes! {
     BadRequest = BAD_REQUEST, "bad_request", "The request is malformed";
-    Unauthorized = UNAUTHORIZED, "unauthorized", "A valid seat token is required";
+    Unauthorized = UNAUTHORIZED, "unauthorized", "A valid seat token or player key is required";
     Forbidden = FORBIDDEN, "forbidden", "The request is not allowed";
     NotFound = NOT_FOUND, "not_found", "No such resource";
     MethodNotAllowed = METHOD_NOT_ALLOWED, "method_not_allowed", "Method not allowed on this resource";
@@ -63,6 +63,7 @@ problem_codes! {
     NameTaken = CONFLICT, "name_taken", "The name is taken";
     ChallengeClosed = CONFLICT, "challenge_closed", "The challenge is closed";
     GameSealed = CONFLICT, "game_sealed", "The game's deal is still in play";
+    TooManySeeks = CONFLICT, "too_many_seeks", "The player has its maximum of waiting seeks";
     PreconditionFailed = PRECONDITION_FAILED, "precondition_failed", "A precondition failed";
     PayloadTooLarge = PAYLOAD_TOO_LARGE, "payload_too_large", "The request body is too large";
     IllegalMove = UNPROCESSABLE_ENTITY, "illegal_move", "The move is not legal";
@@ -120,14 +121,14 @@ impl From<service::Error> for ApiError {
             E::PlayerNotFound | E::ChallengeNotFound | E::SeekNotFound | E::MatchNotFound => {
                 ApiError::new(C::NotFound, said)
             }
+            // Not a rate: waiting frees nothing, so no Retry-After.
             E::TooManySeeks { max } => ApiError::new(
-                C::RateLimited,
+                C::TooManySeeks,
                 format!(
                     "this player has {max} waiting seeks already; one more can be made when \
-                     one of them is matched, canceled or expired"
+                     one of them is matched, canceled or expired (`GET /v1/seeks` lists them)"
                 ),
-            )
-            .retry_after(CHALLENGES_RETRY_AFTER_SECS),
+            ),
             E::TooManyMatches { max } => ApiError::new(
                 C::RateLimited,
                 format!(

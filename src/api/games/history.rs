@@ -54,7 +54,7 @@ impl LogQuery {
     tag = "play",
     operation_id = "game_log",
     params(("id" = uuid::Uuid, Path, description = "The game"), LogQuery),
-    security((), ("seat_token" = [])),
+    security((), ("bearer" = [])),
     responses(
         (status = 200, description = "The moves after `after` (at most `limit`) and what each caused; `next` asks for the following page.", body = GameLog),
         (status = 400, response = problems::BadRequest),

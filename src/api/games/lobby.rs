@@ -8,6 +8,7 @@ use utoipa::IntoParams;
 use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::headers::UNCOMPRESSED;
+use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::*;
 use crate::engine::{Preset, Seed};
@@ -125,8 +126,7 @@ pub async fn list_games(
     games: web::Data<Games>,
     query: web::Query<GameListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = query.page.unwrap_or(1);
-    let per_page = query.per_page.unwrap_or(20);
+    let (page, per_page) = paging(query.page, query.per_page, DEFAULT_PER_PAGE);
     let found = match query.status.as_deref() {
         None | Some("waiting") => games.list_open(page, per_page).await?,
         Some("playing") => games.list_playing(page, per_page).await?,
@@ -152,7 +152,7 @@ pub async fn list_games(
         ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried join with the same key and body gets the same seat and token again (with the seat's view as it is now); the same key with another body is refused (422). The key unlocks the seat's token, so it is a secret as strong as the token: 16 to 128 visible ASCII characters, random (a UUID).",
             min_length = 16, max_length = 128, pattern = "^[!-~]+$")),
     request_body = JoinGame,
-    security((), ("player_key" = [])),
+    security((), ("bearer" = [])),
     responses(
         (status = 201, description = "The seat, its token (shown once, and again to a retry with the same Idempotency-Key and body) and its view. With a player's key the seat is bound to that player: the key opens it as the token does.", body = SeatGranted),
         (status = 400, response = problems::BadRequest),

@@ -34,7 +34,7 @@ pub struct ViewQuery {
     operation_id = "get_game",
     params(("id" = uuid::Uuid, Path, description = "The game"), ViewQuery,
         ("If-None-Match" = Option<String>, Header, nullable = false, description = "An ETag from an earlier answer: 304 if unchanged.")),
-    security((), ("seat_token" = [])),
+    security((), ("bearer" = [])),
     responses(
         (status = 200, description = "Your seat's view with a token, else the spectator's.", body = GameView,
             headers(("ETag" = String, description = "The version (and seat) of this view."))),
@@ -101,7 +101,7 @@ pub async fn get_game(
         ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried request with the same key and body gets the first answer again; 1 to 128 visible ASCII characters.",
             min_length = 1, max_length = 128, pattern = "^[!-~]+$"),
         ("If-Match" = Option<String>, Header, nullable = false, description = "The `ETag` of the view the move was decided on: the move is made only if the game is still at that version, else 412 `precondition_failed` with `current_version`. The same as `expected_version` in the body (send one of them; both must then agree)." )),
-    security(("seat_token" = [])),
+    security(("bearer" = [])),
     request_body = MoveBody,
     responses(
         (status = 200, description = "Your new view and what the move caused.", body = MoveResult),

@@ -82,7 +82,7 @@ fn sse_frame(FeedEvent { event, view }: &FeedEvent) -> web::Bytes {
     operation_id = "game_events",
     params(("id" = uuid::Uuid, Path, description = "The game"),
         ("Last-Event-ID" = Option<u64>, Header, nullable = false, description = "Resume after this version: the stored events after it follow (when the capped history no longer reaches back, one event for the current version stands for the missed ones).")),
-    security((), ("seat_token" = [])),
+    security((), ("bearer" = [])),
     responses(
         (status = 200, description = "`text/event-stream` of `version` events, each a VersionEvent in `data`, starting with the current version; with a seat's token each carries that seat's `view`; a comment every 15 s keeps it alive; the stream ends after a finished game's last event.",
             content_type = "text/event-stream", body = VersionEventFrame),

@@ -96,3 +96,31 @@ export async function listOpenGames(page = 1) {
 export async function listPlayingGames(page = 1) {
   return answer(await fetch(`/v1/games?status=playing&page=${page}&per_page=50`, { cache: 'no-store' }));
 }
+
+/** A player's public profile, by id or name. */
+export async function readProfile(who) {
+  return answer(await fetch(`/v1/players/${encodeURIComponent(who)}`, { cache: 'no-store' }));
+}
+
+/** A player's rating after each of its latest rated games in a preset, oldest first. */
+export async function readRatingHistory(who, preset) {
+  const path = `/v1/players/${encodeURIComponent(who)}/ratings/${encodeURIComponent(preset)}/history`;
+  return answer(await fetch(path, { cache: 'no-store' }));
+}
+
+/** A page of a player's games, newest first. */
+export async function readPlayerGames(who, page = 1) {
+  const path = `/v1/players/${encodeURIComponent(who)}/games?page=${page}&per_page=20`;
+  return answer(await fetch(path, { cache: 'no-store' }));
+}
+
+/** A page of a preset's leaderboard. */
+export async function readLeaderboard(preset, page = 1, perPage = 50) {
+  const path = `/v1/leaderboard/${encodeURIComponent(preset)}?page=${page}&per_page=${perPage}`;
+  return answer(await fetch(path, { cache: 'no-store' }));
+}
+
+/** Every preset. */
+export async function listPresets() {
+  return answer(await fetch('/v1/presets', { cache: 'no-store' }));
+}

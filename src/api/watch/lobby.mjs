@@ -13,6 +13,28 @@ function ago(ms) {
   return `${Math.round(s / 3600)} h ago`;
 }
 
+/** Who sits at the table: each name, a player's linking to its page; free seats said. */
+function players(g) {
+  const span = document.createElement('span');
+  span.className = 'players';
+  const names = g.names ?? [];
+  names.forEach((name, seat) => {
+    if (seat > 0) span.append(' · ');
+    if (name == null) {
+      span.append(Object.assign(document.createElement('span'), { className: 'free', textContent: 'free seat' }));
+    } else if (g.player_ids?.[seat]) {
+      const a = document.createElement('a');
+      a.href = `/players/${encodeURIComponent(name)}`;
+      a.className = 'player';
+      a.textContent = name;
+      span.append(a);
+    } else {
+      span.append(name);
+    }
+  });
+  return span;
+}
+
 function item(g, what) {
   const li = document.createElement('li');
   const a = document.createElement('a');
@@ -25,7 +47,7 @@ function item(g, what) {
   const when = document.createElement('span');
   when.className = 'when';
   when.textContent = `opened ${ago(g.created_ms)}${g.prearranged ? ' · prearranged deal' : ''}`;
-  li.append(a, seats, when);
+  li.append(a, players(g), seats, when);
   return li;
 }
 

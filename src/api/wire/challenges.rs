@@ -20,7 +20,7 @@ pub struct CreateChallenge {
     pub opponents: Vec<String>,
     #[schema(schema_with = preset_schema)]
     pub preset: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::rules::rules_named")]
     #[schema(value_type = Option<RulesOverridesDoc>)]
     pub rules: Option<RulesPatch>,
     /// 2 to 4; default 2.

@@ -103,7 +103,7 @@ pub(super) fn preset_schema() -> RefOr<Schema> {
 pub struct CreateGame {
     #[schema(schema_with = preset_schema)]
     pub preset: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::rules::rules_named")]
     #[schema(value_type = Option<RulesOverridesDoc>)]
     pub rules: Option<RulesPatch>,
     /// 2 to 4; default 2.
@@ -210,6 +210,11 @@ pub struct GameSummary {
     pub created_ms: u64,
     /// Created with a `seed` or a `deal`: its creator may know every hand.
     pub prearranged: bool,
+    /// Per seat, the name shown there (`null` while free).
+    pub names: Vec<Option<String>>,
+    /// Per seat, the player it is bound to (taken with a player's key), by id; `null`
+    /// for a seat taken anonymously, whatever its name, or played by a bot, or free.
+    pub player_ids: Vec<Option<String>>,
 }
 
 /// News of the lobby, on `GET /v1/lobby/events`.
@@ -276,6 +281,8 @@ impl GameSummary {
             free_seats: s.free_seats.clone(),
             created_ms: s.created_ms,
             prearranged: s.prearranged,
+            names: s.seats.iter().map(|seat| seat.name.clone()).collect(),
+            player_ids: s.players.clone(),
         }
     }
 }

@@ -22,7 +22,7 @@ pub struct CreateMatch {
     pub opponent: String,
     #[schema(schema_with = preset_schema)]
     pub preset: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::rules::rules_named")]
     #[schema(value_type = Option<RulesOverridesDoc>)]
     pub rules: Option<RulesPatch>,
     /// 2, or 4 when the rules play in teams (`rules.teams`): then each side's second
@@ -225,4 +225,12 @@ impl MatchView {
             },
         }
     }
+}
+
+/// A page of a player's matches, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct MatchList {
+    pub matches: Vec<MatchView>,
+    pub page: usize,
+    pub per_page: usize,
 }

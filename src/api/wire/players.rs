@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::service::{Keyed, PlayerItem, PlayerNews, Profile, Status, View};
+use crate::service::{Keyed, PlayerItem, PlayerNews, Profile, RatingMoved, Status, View};
 
 use super::{ChallengeView, MatchResult, MatchView, SeekView};
 use crate::rating::Rating;
@@ -29,11 +29,19 @@ pub struct CreatePlayer {
     pub bot: bool,
 }
 
-/// One preset's rating of a player (Glicko-2).
+/// A rating or deviation as people read it: whole (the store keeps the exact value).
+pub fn whole(x: f64) -> i64 {
+    x.round() as i64
+}
+
+/// One preset's rating of a player (Glicko-2), rating and deviation rounded to whole
+/// points.
 #[derive(Serialize, ToSchema)]
 pub struct RatingView {
-    pub rating: f64,
-    pub deviation: f64,
+    #[schema(example = 1662)]
+    pub rating: i64,
+    #[schema(example = 74)]
+    pub deviation: i64,
     pub volatility: f64,
     pub games: u64,
     /// While the deviation is above 110.
@@ -77,8 +85,8 @@ impl PlayerProfile {
 impl RatingView {
     pub fn of(r: Rating, games: u64) -> RatingView {
         RatingView {
-            rating: r.rating,
-            deviation: r.deviation,
+            rating: whole(r.rating),
+            deviation: whole(r.deviation),
             volatility: r.volatility,
             games,
             provisional: r.provisional(),
@@ -86,21 +94,46 @@ impl RatingView {
     }
 }
 
-/// A rating at one moment (Glicko-2).
+/// A rating at one moment (Glicko-2), rating and deviation rounded to whole points.
 #[derive(Serialize, ToSchema)]
 pub struct RatingPoint {
-    #[schema(example = 1562.3)]
-    pub rating: f64,
-    pub deviation: f64,
+    #[schema(example = 1562)]
+    pub rating: i64,
+    pub deviation: i64,
     pub volatility: f64,
 }
 
 impl RatingPoint {
     fn of(r: Rating) -> RatingPoint {
         RatingPoint {
-            rating: r.rating,
-            deviation: r.deviation,
+            rating: whole(r.rating),
+            deviation: whole(r.deviation),
             volatility: r.volatility,
+        }
+    }
+}
+
+/// A player's rating right after a rated game: a point of its chart.
+#[derive(Serialize, ToSchema)]
+pub struct RatingHistoryPoint {
+    /// When the game moved it (epoch milliseconds).
+    pub at_ms: u64,
+    /// Rounded to whole points, as is the deviation.
+    #[schema(example = 1562)]
+    pub rating: i64,
+    pub deviation: i64,
+    /// The rated game that moved it.
+    #[schema(format = Uuid)]
+    pub game_id: String,
+}
+
+impl RatingHistoryPoint {
+    pub fn of(p: &RatingMoved) -> RatingHistoryPoint {
+        RatingHistoryPoint {
+            at_ms: p.at_ms,
+            rating: whole(p.rating.rating),
+            deviation: whole(p.rating.deviation),
+            game_id: p.game_id.clone(),
         }
     }
 }
@@ -152,14 +185,33 @@ pub struct PlayerGame {
     /// Why a game made rated was not rated; null otherwise.
     #[schema(required = true)]
     pub aborted: Option<crate::service::Aborted>,
+    /// Once finished, how it ended for the player's side: `won`, `lost` or `drawn`;
+    /// null before.
+    #[schema(required = true, schema_with = player_outcome_schema)]
+    pub outcome: Option<&'static str>,
+    /// Once finished, the result (the winning side, the scores, why it ended); null before.
+    #[schema(required = true)]
+    pub result: Option<MatchResult>,
+}
+
+fn player_outcome_schema() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+            utoipa::openapi::Type::String,
+            utoipa::openapi::Type::Null,
+        ]))
+        .enum_values(Some([Some("won"), Some("lost"), Some("drawn"), None]))
+        .build()
 }
 
 impl PlayerGame {
     /// `None` for a game seen by nobody's seat (never: the service lists seats).
     pub fn of(s: &View) -> Option<PlayerGame> {
+        let seat = s.viewer?;
+        let ended = s.projection.as_ref().and_then(|p| p.outcome);
         Some(PlayerGame {
             game_id: s.id.clone(),
-            seat: s.viewer?,
+            seat,
             status: s.status,
             preset: s.preset.name(),
             version: s.version,
@@ -168,6 +220,15 @@ impl PlayerGame {
             scores: s.scores.clone(),
             rated: s.rated,
             aborted: s.aborted,
+            outcome: ended.map(|o| match o.winner() {
+                None => "drawn",
+                Some(side) if side == s.rules.side_of(seat) => "won",
+                Some(_) => "lost",
+            }),
+            result: s
+                .projection
+                .as_ref()
+                .and_then(|p| MatchResult::of_projection(p, &s.scores)),
         })
     }
 }
@@ -301,8 +362,10 @@ pub struct LeaderboardEntry {
     pub name: String,
     /// A bot account, or a built-in level (whose id is its name).
     pub bot: bool,
-    pub rating: f64,
-    pub deviation: f64,
+    /// Rounded to whole points, as is the deviation.
+    #[schema(example = 1662)]
+    pub rating: i64,
+    pub deviation: i64,
     /// Rated games played in this preset.
     pub games: u64,
     /// While the deviation is above 110: listed after every established rating.
@@ -316,5 +379,7 @@ pub struct Leaderboard {
     pub preset: &'static str,
     pub players: Vec<LeaderboardEntry>,
     pub page: usize,
+    pub per_page: usize,
+    /// The same as `per_page` (the query's older name for it).
     pub limit: usize,
 }

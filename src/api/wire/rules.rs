@@ -12,6 +12,30 @@ use crate::engine::rules::{
 };
 use crate::service::{self, Status};
 
+/// A body's `rules`, refused naming the field at fault (`rules.target: ...`): serde names
+/// the type it expected but not which field of a nested object held the value.
+pub(super) fn rules_named<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<RulesPatch>, D::Error> {
+    use serde::Deserialize;
+    use serde::de::Error;
+    let Some(value) = Option::<serde_json::Value>::deserialize(d)? else {
+        return Ok(None);
+    };
+    RulesPatch::deserialize(&value).map(Some).map_err(|whole| {
+        let at_fault = value.as_object().and_then(|fields| {
+            fields.iter().find_map(|(name, v)| {
+                let alone =
+                    serde_json::Value::Object([(name.clone(), v.clone())].into_iter().collect());
+                RulesPatch::deserialize(&alone)
+                    .err()
+                    .map(|e| format!("rules.{name}: {e}"))
+            })
+        });
+        D::Error::custom(at_fault.unwrap_or_else(|| format!("rules: {whole}")))
+    })
+}
+
 pub(super) fn words(
     values: impl IntoIterator<Item = &'static str>,
     description: &str,

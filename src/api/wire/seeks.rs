@@ -95,3 +95,11 @@ impl SeekView {
         }
     }
 }
+
+/// A page of a player's waiting seeks, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct SeekList {
+    pub seeks: Vec<SeekView>,
+    pub page: usize,
+    pub per_page: usize,
+}

@@ -2,6 +2,7 @@
 //! of the games aggregate: both read the stored games; the players aggregate only
 //! answers whose key it is.
 
+use crate::bots::Level;
 use crate::service::page::{MAX_PER_PAGE, page_offset};
 use crate::service::players::{NO_KEY, PlayerRecord};
 use crate::store::GameStore;
@@ -42,6 +43,38 @@ impl Games {
     ) -> Result<Vec<View>, Error> {
         let skip = page_offset(page, per_page, "per_page")?;
         let (_, player) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        self.games_of(&player.id, status, skip, per_page).await
+    }
+
+    /// The games of a player by id or name, as [`Games::my_games`] lists them: anyone may
+    /// read them (a game is public, its hands are not in the list), as a profile shows.
+    pub async fn player_games(
+        &self,
+        who: &str,
+        status: Option<Status>,
+        page: usize,
+        per_page: usize,
+    ) -> Result<Vec<View>, Error> {
+        let skip = page_offset(page, per_page, "per_page")?;
+        let id = self
+            .players
+            .id_of(who)
+            .await?
+            .ok_or(Error::PlayerNotFound)?;
+        if self.players.player_record(&id).await?.is_none() && id.parse::<Level>().is_err() {
+            return Err(Error::PlayerNotFound);
+        }
+        self.games_of(&id, status, skip, per_page).await
+    }
+
+    /// Player `player`'s games with `status`, newest first, from the `skip`th.
+    async fn games_of(
+        &self,
+        player: &str,
+        status: Option<Status>,
+        skip: usize,
+        per_page: usize,
+    ) -> Result<Vec<View>, Error> {
         let (mut matched, mut out, mut offset) = (0usize, Vec::new(), 0usize);
         // The index is capped (PLAYER_GAMES_KEPT), so this reads a bounded number of
         // games; expired ones and seats never taken are skipped.
@@ -49,7 +82,7 @@ impl Games {
             let (ids, _) = self
                 .ctx
                 .store
-                .player_games(&player.id, offset, MAX_PER_PAGE)
+                .player_games(player, offset, MAX_PER_PAGE)
                 .await?;
             if ids.is_empty() {
                 return Ok(out);
@@ -60,7 +93,7 @@ impl Games {
                     continue;
                 };
                 let record = Record::decode(&stored.bytes)?;
-                let Some(seat) = record.seat_of_player(&player.id) else {
+                let Some(seat) = record.seat_of_player(player) else {
                     continue;
                 };
                 let wanted = match (status, record.status()) {

@@ -19,7 +19,7 @@ use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::{Outcome, Preset, RulesPatch, rules::Scoring};
 use crate::store::SaveOutcome;
-use crate::store::challenges::ChallengeStore;
+use crate::store::challenges::{ChallengeStore, Direction};
 
 use super::Error;
 use super::games::admit::Admission;
@@ -29,6 +29,7 @@ use super::matchmaking::Matchmaking;
 use super::matchmaking::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};
 use super::matchmaking::series::{MatchStatus, Series, SeriesGame, VOID};
 use super::news::PlayerNews;
+use super::page::page_offset;
 use super::players::{NO_KEY, Players};
 use super::shared::{Shared, now_ms};
 
@@ -39,6 +40,8 @@ pub const MAX_PARALLEL: u8 = 8;
 /// Running matches a player may have made, at most: each keeps up to `parallel` games
 /// in play, and those against levels keep the bots thinking.
 pub const MAX_RUNNING: usize = 4;
+/// A player's newest challenges each way that its list of matches looks at.
+const LISTED: usize = 200;
 /// A running match is looked at this often at least (a game's end pokes it sooner).
 const POLL: Duration = Duration::from_secs(2);
 /// Compare-and-set attempts on a match before a drive gives up (the next sweep goes on).
@@ -191,6 +194,41 @@ impl Matches {
     pub async fn get_match(&self, id: &str) -> Result<Challenge, Error> {
         let (_, challenge) = self.load_match(id).await?;
         Ok(challenge)
+    }
+
+    /// The key's player's matches (made or received), newest first: a page (from 1) of
+    /// those its newest challenges hold (the store keeps a challenge a day after its last
+    /// change, so a match lists while it runs and a day after).
+    pub async fn my_matches(
+        &self,
+        key: Option<&str>,
+        page: usize,
+        per_page: usize,
+    ) -> Result<Vec<Challenge>, Error> {
+        let skip = page_offset(page, per_page, "per_page")?;
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let mut ids = Vec::new();
+        for direction in [Direction::Out, Direction::In] {
+            ids.extend(
+                self.ctx
+                    .store
+                    .player_challenges(&me.id, direction, 0, LISTED)
+                    .await?,
+            );
+        }
+        ids.sort();
+        ids.dedup();
+        let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
+        let mut found = Vec::new();
+        for stored in loaded {
+            let Some(stored) = stored? else { continue };
+            let challenge = Challenge::decode(&stored.bytes)?;
+            if challenge.series.is_some() && challenge.player_ids().contains(&me.id) {
+                found.push(challenge);
+            }
+        }
+        found.sort_by(|a, b| (b.created_ms, &b.id).cmp(&(a.created_ms, &a.id)));
+        Ok(found.into_iter().skip(skip).take(per_page).collect())
     }
 
     /// Cancels a match: before it is accepted as its challenge is canceled (the

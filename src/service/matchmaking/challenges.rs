@@ -76,6 +76,12 @@ impl Matchmaking {
             Some((series, too_many)) => (Some(series), too_many),
             None => (None, Ok(())),
         };
+        // The body's field that names them: a match names its one opponent.
+        let field = if series.is_some() {
+            "opponent"
+        } else {
+            "opponents"
+        };
         let others = usize::from(new.seats.saturating_sub(1));
         if new.opponents.len() != others {
             return Err(Error::BadRequest(format!(
@@ -115,12 +121,12 @@ impl Matchmaking {
         }
         let mut challenge = challenge;
         for who in &new.opponents {
-            let opponent = self.opponent(who, &me).await?;
+            let opponent = self.opponent(field, who, &me).await?;
             if let Some(party) = opponent.player()
                 && challenge.opponent_ids().contains(&party.id)
             {
                 return Err(Error::BadRequest(format!(
-                    "opponents: {who:?} is named twice; a player sits once"
+                    "{field}: {who:?} is named twice; a player sits once"
                 )));
             }
             challenge.opponents.push(opponent);
@@ -547,7 +553,7 @@ impl Matchmaking {
     }
 
     /// An opponent named `who` (a level, or a player's name or id) for challenger `me`.
-    async fn opponent(&self, who: &str, me: &PlayerRecord) -> Result<Opponent, Error> {
+    async fn opponent(&self, field: &str, who: &str, me: &PlayerRecord) -> Result<Opponent, Error> {
         if let Ok(level) = who.parse::<Level>() {
             return Ok(Opponent::Level(level));
         }
@@ -559,12 +565,12 @@ impl Matchmaking {
             Some(id) => self.players.player_record(&id).await?.map(|(_, p)| p),
             None => None,
         };
-        let player = player
-            .ok_or_else(|| Error::OpponentNotFound(format!("opponents: no player {who:?}")))?;
+        let player =
+            player.ok_or_else(|| Error::OpponentNotFound(format!("{field}: no player {who:?}")))?;
         if player.id == me.id {
-            return Err(Error::BadRequest(
-                "opponents: a player cannot challenge itself".into(),
-            ));
+            return Err(Error::BadRequest(format!(
+                "{field}: a player cannot challenge itself"
+            )));
         }
         Ok(Opponent::Player {
             party: Party {

@@ -23,6 +23,7 @@ use crate::bots::Level;
 use crate::engine::RulesPatch;
 use crate::service::games::admit::Admission;
 use crate::service::games::admit::NewGame;
+use crate::service::page::page_offset;
 use crate::service::players::NO_KEY;
 use crate::service::shared::now_ms;
 use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
@@ -57,8 +58,9 @@ const PAIRINGS_AT_ONCE: usize = 64;
 
 impl Matchmaking {
     /// Makes a seek for the key's player and pairs its pool at once: the answer says
-    /// `Matched` when this seek completed a game.
-    pub async fn seek(&self, key: Option<&str>, new: NewSeek) -> Result<Seek, Error> {
+    /// `Matched` when this seek completed a game. A player already waiting in the pool is
+    /// answered that seek, with `false` (nothing made): a pool pairs a player once anyway.
+    pub async fn seek(&self, key: Option<&str>, new: NewSeek) -> Result<(Seek, bool), Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         let wish = new.wish;
         // The seats and clock are checked as a game's are.
@@ -91,6 +93,7 @@ impl Matchmaking {
         };
         match self.ctx.store.add_seek(&entry, MAX_OPEN_SEEKS, now).await? {
             Added::Added => {}
+            Added::Waiting(id) => return Ok((self.seek_of(&me.id, &id).await?, false)),
             Added::TooMany => {
                 return Err(Error::TooManySeeks {
                     max: MAX_OPEN_SEEKS,
@@ -102,7 +105,31 @@ impl Matchmaking {
         if let Err(e) = self.pair(&entry.pool, wish.seats).await {
             tracing::warn!(pool = %entry.pool, error = %e, "a pool could not be paired; the sweep pairs it");
         }
-        self.seek_of(&me.id, &entry.id).await
+        Ok((self.seek_of(&me.id, &entry.id).await?, true))
+    }
+
+    /// The key's player's waiting seeks, newest first: a page (from 1) of them.
+    pub async fn my_seeks(
+        &self,
+        key: Option<&str>,
+        page: usize,
+        per_page: usize,
+    ) -> Result<Vec<Seek>, Error> {
+        let skip = page_offset(page, per_page, "per_page")?;
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let mut waiting = Vec::new();
+        // A player has at most MAX_OPEN_SEEKS waiting (and a few stale ids): few loads.
+        for id in self.ctx.store.player_seeks(&me.id).await? {
+            let Some(entry) = self.ctx.store.load_seek(&id).await? else {
+                continue;
+            };
+            let seek = Seek::of(entry)?;
+            if seek.player.id == me.id && seek.state_now() == SeekState::Waiting {
+                waiting.push(seek);
+            }
+        }
+        waiting.sort_by(|a, b| (b.created_ms, &b.id).cmp(&(a.created_ms, &a.id)));
+        Ok(waiting.into_iter().skip(skip).take(per_page).collect())
     }
 
     /// A seek, for its player.
@@ -384,7 +411,7 @@ mod tests {
                     .seek(Some(&player.key), new)
                     .await
                     .unwrap();
-                assert_eq!(seek.state, SeekState::Waiting);
+                assert_eq!(seek.0.state, SeekState::Waiting);
             }
         }
         service.matchmaking.sweep_seeks().await.unwrap();

@@ -16,7 +16,6 @@ use std::sync::Arc;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 
 use crate::address::AddressKey;
 use crate::bots::Level;
@@ -27,7 +26,11 @@ use crate::store::players::{Created, PlayerStore};
 use super::Error;
 use super::shared::{Shared, now_ms};
 
+mod record;
 mod stream;
+
+pub use record::HISTORY_KEPT;
+pub(in crate::service) use record::PlayerRecord;
 
 pub use stream::NewsItem;
 
@@ -41,21 +44,20 @@ const RESERVED: [&str; 1] = ["me"];
 /// The window [`super::Caps::players`] counts creations in.
 const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// The player's record's format byte, then postcard. A player lives for ever, so the
-/// reader of the format before stays until a migration has rewritten every record.
-const FORMAT: u8 = 2;
-/// The format before: no ratings yet ([`PlayerRecordV1`]).
-const FORMAT_V1: u8 = 1;
-/// Rated games a player's record remembers, newest last: a rating moved for one of them
-/// is not moved again (a sweep finishing what a dead process began).
-const RATED_GAMES_KEPT: usize = 64;
-
 /// A player's rating in one preset.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PresetRating {
     pub rating: Rating,
     /// Rated games played there.
     pub games: u64,
+}
+
+/// A player's rating in one preset right after a rated game moved it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RatingMoved {
+    pub at_ms: u64,
+    pub rating: Rating,
+    pub game_id: String,
 }
 
 /// A player as anyone may see it.
@@ -78,150 +80,19 @@ pub struct Keyed {
     pub key: String,
 }
 
-/// A player as stored.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct PlayerRecord {
-    pub(super) id: String,
-    pub(super) name: String,
-    bot: bool,
-    created_ms: u64,
-    /// SHA-256 of the whole key.
-    key_hash: [u8; 32],
-    /// Per preset (by name), the player's rating there.
-    pub(super) ratings: BTreeMap<String, PresetRating>,
-    /// The rated games whose result moved these ratings lately, oldest first.
-    rated_games: Vec<String>,
-}
-
-/// A player as format 1 stored it, before ratings: read as a player with none (its next
-/// save writes the current format).
-#[derive(Deserialize)]
-struct PlayerRecordV1 {
-    id: String,
-    name: String,
-    bot: bool,
-    created_ms: u64,
-    key_hash: [u8; 32],
-}
-
-impl From<PlayerRecordV1> for PlayerRecord {
-    fn from(v1: PlayerRecordV1) -> PlayerRecord {
-        PlayerRecord {
-            id: v1.id,
-            name: v1.name,
-            bot: v1.bot,
-            created_ms: v1.created_ms,
-            key_hash: v1.key_hash,
-            ratings: BTreeMap::new(),
-            rated_games: Vec::new(),
-        }
-    }
-}
-
-impl PlayerRecord {
-    fn encode(&self) -> Vec<u8> {
-        postcard::to_extend(self, vec![FORMAT]).expect("a player always serialises")
-    }
-
-    fn decode(bytes: &[u8]) -> Result<PlayerRecord, Error> {
-        let unreadable =
-            |e: postcard::Error| Error::Internal(format!("stored player unreadable: {e}"));
-        match bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest).map_err(unreadable),
-            Some((&FORMAT_V1, rest)) => postcard::from_bytes::<PlayerRecordV1>(rest)
-                .map(PlayerRecord::from)
-                .map_err(unreadable),
-            _ => Err(Error::Internal(
-                "stored player unreadable: unknown format".into(),
-            )),
-        }
-    }
-
-    fn opens_with(&self, key: &str) -> bool {
-        bool::from(key_hash(key).ct_eq(&self.key_hash))
-    }
-
-    fn profile(&self, games: u64) -> Profile {
-        Profile {
-            id: self.id.clone(),
-            name: self.name.clone(),
-            bot: self.bot,
-            created_ms: self.created_ms,
-            games,
-            ratings: self.ratings.clone(),
-        }
-    }
-
-    /// Moves its rating in `preset` to `after` for game `game`, unless that game moved it
-    /// already: then false, and nothing changes.
-    pub(super) fn rate(&mut self, game: &str, preset: &str, after: Rating) -> bool {
-        if self.rated_games.iter().any(|g| g == game) {
-            return false;
-        }
-        let entry = self
-            .ratings
-            .entry(preset.to_owned())
-            .or_insert(PresetRating {
-                rating: Rating::default(),
-                games: 0,
-            });
-        entry.rating = after;
-        entry.games += 1;
-        self.rated_games.push(game.to_owned());
-        if self.rated_games.len() > RATED_GAMES_KEPT {
-            self.rated_games.remove(0);
-        }
-        true
-    }
-
-    /// The record of built-in `level` as a rated player: its name as its id, and a key
-    /// nobody holds (a key names a 32-digit id, which a level's is not).
-    pub(super) fn level(level: Level) -> PlayerRecord {
-        PlayerRecord {
-            id: level.as_str().to_owned(),
-            name: level.as_str().to_owned(),
-            bot: true,
-            created_ms: 0,
-            key_hash: key_hash(&new_key(level.as_str())),
-            ratings: BTreeMap::new(),
-            rated_games: Vec::new(),
-        }
-    }
-
-    pub(super) fn is_bot(&self) -> bool {
-        self.bot
-    }
-
-    /// Its rating in `preset` now (a newcomer's where it has played no rated game).
-    pub(super) fn rating_in(&self, preset: &str) -> Rating {
-        self.ratings
-            .get(preset)
-            .map_or_else(Rating::default, |r| r.rating)
-    }
-
-    /// Whether game `game` moved its ratings already.
-    pub(super) fn rated(&self, game: &str) -> bool {
-        self.rated_games.iter().any(|g| g == game)
-    }
-
-    pub(super) fn encode_record(&self) -> Vec<u8> {
-        self.encode()
-    }
-}
-
-fn key_hash(key: &str) -> [u8; 32] {
+pub(super) fn key_hash(key: &str) -> [u8; 32] {
     Sha256::digest(key.as_bytes()).into()
 }
 
 /// A new key for player `id`, 256 random bits after its prefix and id.
-fn new_key(id: &str) -> String {
+pub(super) fn new_key(id: &str) -> String {
     let mut secret = [0u8; 32];
     rand::rng().fill_bytes(&mut secret);
     format!("{KEY_PREFIX}{id}_{}", hex::encode(secret))
 }
 
 /// The player id a key names, if it has a key's shape.
-fn id_of_key(key: &str) -> Option<&str> {
+pub(super) fn id_of_key(key: &str) -> Option<&str> {
     let (id, secret) = key.strip_prefix(KEY_PREFIX)?.split_once('_')?;
     let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
     (hex(id, 32) && hex(secret, 64)).then_some(id)
@@ -260,6 +131,11 @@ fn level_profile(level: Level) -> Profile {
 }
 
 const BAD_KEY: Error = Error::Unauthorized("the key is not a player's key");
+/// A key naming a player it does not open: most often one replaced by a rotation.
+const STALE_KEY: Error = Error::Unauthorized(
+    "this player key is not valid (perhaps it was rotated: `POST /v1/players/me/key` \
+     replaces the old key at once); send the player's current key",
+);
 pub(super) const NO_KEY: Error =
     Error::Unauthorized("send the player's key as `Authorization: Bearer <key>`");
 
@@ -318,6 +194,7 @@ impl Players {
             key_hash: key_hash(&key),
             ratings: BTreeMap::new(),
             rated_games: Vec::new(),
+            history: BTreeMap::new(),
         };
         let created = self
             .ctx
@@ -366,6 +243,29 @@ impl Players {
         self.profile_of(&record).await
     }
 
+    /// The rating history in `preset` of a player by id or name (or a built-in level),
+    /// oldest first: its rating after each of its latest rated games there.
+    pub async fn rating_history(&self, who: &str, preset: &str) -> Result<Vec<RatingMoved>, Error> {
+        let id = self.id_of(who).await?.ok_or(Error::PlayerNotFound)?;
+        match self.player_record(&id).await? {
+            Some((_, record)) => Ok(record.history_in(preset)),
+            // A level before its first rated game has no record, and no history.
+            None if who.parse::<Level>().is_ok() => Ok(Vec::new()),
+            None => Err(Error::PlayerNotFound),
+        }
+    }
+
+    /// The id of a player named by id or name, or of a built-in level (its name).
+    pub(in crate::service) async fn id_of(&self, who: &str) -> Result<Option<String>, Error> {
+        if let Ok(level) = who.parse::<Level>() {
+            return Ok(Some(level.as_str().to_owned()));
+        }
+        Ok(match uuid::Uuid::try_parse(who) {
+            Ok(id) => Some(id.simple().to_string()),
+            Err(_) => self.ctx.store.player_named(&folded(who)).await?,
+        })
+    }
+
     /// The profile of the key's player.
     pub async fn me(&self, key: Option<&str>) -> Result<Profile, Error> {
         let (_, record) = self.authenticate(key.ok_or(NO_KEY)?).await?;
@@ -409,7 +309,8 @@ impl Players {
         let id = id_of_key(key).ok_or(BAD_KEY)?;
         match self.player_record(id).await? {
             Some((version, record)) if record.opens_with(key) => Ok((version, record)),
-            _ => Err(BAD_KEY),
+            Some(_) => Err(STALE_KEY),
+            None => Err(BAD_KEY),
         }
     }
 
@@ -434,37 +335,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_player_stored_in_format_1_reads_as_one_without_ratings_and_saves_as_the_current() {
-        // Format 1 as commit 523e409 wrote it, byte by byte (postcard: a string is its
-        // varint length then its bytes, a bool one byte, a u64 a varint, an array as is).
-        let id = "0123456789abcdef0123456789abcdef";
-        let key = new_key(id);
-        let created_ms: u64 = 1_700_000_000_000;
-        let mut bytes = vec![1, 32];
-        bytes.extend(id.as_bytes());
-        bytes.extend([3, b'a', b'n', b'n', 1]);
-        let mut n = created_ms;
-        while n >= 0x80 {
-            bytes.push((n as u8 & 0x7f) | 0x80);
-            n >>= 7;
-        }
-        bytes.push(n as u8);
-        bytes.extend(key_hash(&key));
-        let read = PlayerRecord::decode(&bytes).unwrap();
-        assert_eq!((read.id.as_str(), read.name.as_str()), (id, "ann"));
-        assert!(read.bot && read.opens_with(&key) && read.ratings.is_empty());
-        assert_eq!(read.profile(3).created_ms, created_ms);
-        // Its next save is in the current format, and reads back the same.
-        let again = PlayerRecord::decode(&read.encode()).unwrap();
-        assert_eq!(read.encode()[0], FORMAT);
-        assert_eq!(again.encode(), read.encode());
-        // A format nobody wrote is refused.
-        let mut unknown = bytes;
-        unknown[0] = FORMAT + 1;
-        assert!(PlayerRecord::decode(&unknown).is_err());
-    }
-
-    #[test]
     fn a_new_key_has_its_prefix_names_its_player_and_holds_256_bits() {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let key = new_key(&id);
@@ -472,23 +342,6 @@ mod tests {
         assert_eq!(id_of_key(&key), Some(id.as_str()));
         assert_eq!(key.len(), KEY_PREFIX.len() + 32 + 1 + 64);
         assert_ne!(new_key(&id), key);
-    }
-
-    #[test]
-    fn a_key_opens_only_the_record_made_for_it() {
-        let key = new_key("0123456789abcdef0123456789abcdef");
-        let record = PlayerRecord {
-            id: "0123456789abcdef0123456789abcdef".into(),
-            name: "ann".into(),
-            bot: false,
-            created_ms: 1,
-            key_hash: key_hash(&key),
-            ratings: BTreeMap::new(),
-            rated_games: Vec::new(),
-        };
-        let again = PlayerRecord::decode(&record.encode()).unwrap();
-        assert!(again.opens_with(&key));
-        assert!(!again.opens_with(&new_key(&record.id)));
     }
 
     #[test]

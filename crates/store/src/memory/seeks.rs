@@ -104,17 +104,19 @@ impl SeekStore for MemoryStore {
     ) -> Result<Added, StoreError> {
         let mut seeks = self.seeks();
         seeks.drop_old(Instant::now());
-        let open = seeks.players.get(&entry.player).map_or(0, |ids| {
-            ids.iter()
-                .filter(|id| {
-                    seeks
-                        .seeks
-                        .get(*id)
-                        .is_some_and(|(s, _)| s.expires_ms > now_ms)
-                })
-                .count()
-        });
-        if open >= max_open {
+        let open: Vec<&SeekEntry> = seeks
+            .players
+            .get(&entry.player)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| seeks.seeks.get(id))
+            .map(|(s, _)| s)
+            .filter(|s| s.expires_ms > now_ms)
+            .collect();
+        if let Some(same) = open.iter().find(|s| s.pool == entry.pool) {
+            return Ok(Added::Waiting(same.id.clone()));
+        }
+        if open.len() >= max_open {
             return Ok(Added::TooMany);
         }
         if seeks.seeks.contains_key(&entry.id) {
@@ -137,6 +139,15 @@ impl SeekStore for MemoryStore {
         seeks.set_pool_due(&entry.pool, Some(now_ms));
         seeks.seeks.insert(id, (entry, Instant::now() + SEEK_KEPT));
         Ok(Added::Added)
+    }
+
+    async fn player_seeks(&self, player: &str) -> Result<Vec<String>, StoreError> {
+        let seeks = self.seeks();
+        Ok(seeks
+            .players
+            .get(player)
+            .map(|ids| ids.iter().cloned().collect())
+            .unwrap_or_default())
     }
 
     async fn load_seek(&self, id: &str) -> Result<Option<SeekEntry>, StoreError> {

@@ -28,13 +28,17 @@ const PAIR_TRIES: usize = 8;
 
 /// KEYS: seek, pool, pools, player's set, due, pools due. ARGV: id, player, pool, created, expires,
 /// fallback ('' none), blob, max open, keep ms, due, now, seek key prefix, rating.
-/// Returns 1 stored, 0 at the player's cap, -1 when the id exists.
+/// Returns 1 stored, 0 at the player's cap, -1 when the id exists, or the id of the
+/// player's waiting seek in the same pool.
 const ADD_LUA: &str = r"
 local open = 0
 for _, sid in ipairs(redis.call('SMEMBERS', KEYS[4])) do
-  local f = redis.call('HMGET', ARGV[12] .. sid, 'state', 'expires')
+  local f = redis.call('HMGET', ARGV[12] .. sid, 'state', 'expires', 'pool')
   if f[1] == 'waiting' then
-    if tonumber(f[2]) > tonumber(ARGV[11]) then open = open + 1 end
+    if tonumber(f[2]) > tonumber(ARGV[11]) then
+      if f[3] == ARGV[3] then return sid end
+      open = open + 1
+    end
   else
     redis.call('SREM', KEYS[4], sid)
   end
@@ -336,8 +340,22 @@ impl SeekStore for RedisStore {
             redis::Value::Int(1) => Ok(Added::Added),
             redis::Value::Int(0) => Ok(Added::TooMany),
             redis::Value::Int(-1) => Err(StoreError::Exists),
+            redis::Value::BulkString(id) => String::from_utf8(id)
+                .map(Added::Waiting)
+                .map_err(|_| corrupt("add seek reply")),
             _ => Err(corrupt("add seek reply")),
         }
+    }
+
+    async fn player_seeks(&self, player: &str) -> Result<Vec<String>, StoreError> {
+        let mut conn = self.conns.get()?;
+        self.bounded(
+            "player seeks",
+            redis::cmd("SMEMBERS")
+                .arg(format!("{}{player}", self.keys.seeker_prefix()))
+                .query_async(&mut conn),
+        )
+        .await
     }
 
     async fn load_seek(&self, id: &str) -> Result<Option<SeekEntry>, StoreError> {
