@@ -409,8 +409,12 @@ async fn a_rated_seek_is_matched_with_a_close_rating_before_an_older_far_one(app
 async fn a_player_lists_its_waiting_seeks_newest_first_and_no_one_elses(app: TestApp) {
     let (_, ann) = player(&app, "ann").await;
     let (_, bob) = player(&app, "bob").await;
+    // Newest first is by creation time: each a millisecond apart, so none tie.
+    let tick = || tokio::time::sleep(std::time::Duration::from_millis(2));
     let first = seek(&app, &ann, in_pool(0)).await;
+    tick().await;
     let second = seek(&app, &ann, in_pool(1)).await;
+    tick().await;
     let third = seek(&app, &ann, in_pool(2)).await;
     seek(&app, &bob, in_pool(3)).await;
     cancel(&app, second["id"].as_str().unwrap(), &ann).await;
