@@ -17,6 +17,9 @@ pub struct View {
     pub prearranged: bool,
     pub created_ms: u64,
     pub seats: Vec<Seat>,
+    /// Per seat, the id of the player it is bound to (taken with a player's key): what
+    /// tells the player alice from an anonymous seat that calls itself alice.
+    pub players: Vec<Option<String>>,
     pub free_seats: Vec<u8>,
     /// The caller's seat; `None` for a spectator.
     pub viewer: Option<u8>,
@@ -52,6 +55,9 @@ impl View {
             prearranged: record.prearranged,
             created_ms: record.created_ms,
             seats: record.seats.clone(),
+            players: (0..record.seats.len() as u8)
+                .map(|seat| record.player_at(seat).map(str::to_owned))
+                .collect(),
             free_seats: record.free_seats(),
             viewer,
             scores: record.game.scores().to_vec(),
