@@ -229,6 +229,7 @@ contract_tests!(
     a_player_is_saved_by_compare_and_set,
     a_players_games_are_listed_newest_first_a_page_at_a_time,
     creations_are_admitted_per_address_up_to_the_cap,
+    an_unplayed_player_expires_with_its_name_and_one_seated_lasts,
     a_challenge_is_created_once_and_saved_by_compare_and_set,
     a_players_challenges_are_indexed_in_and_out_newest_first,
     due_challenges_come_earliest_first_until_their_entry_is_dropped,

@@ -35,6 +35,9 @@ pub enum Error {
     InvalidRules(String),
     #[error("this Idempotency-Key was used with another request")]
     IdempotencyKeyReused,
+    /// A create's key whose first request is still making what it asked for.
+    #[error("the first request with this Idempotency-Key is still being made")]
+    KeyInFlight,
     #[error("{0}")]
     BadRequest(String),
     #[error("no such player")]
@@ -60,9 +63,13 @@ pub enum Error {
     Forbidden(String),
     #[error("{0}")]
     NameTaken(String),
-    /// The address created `max` players in the last hour already.
+    /// The address created `max` players in the last hour already; the window frees in
+    /// `frees_in`.
     #[error("this address created {max} players in the last hour already")]
-    TooManyPlayers { max: usize },
+    TooManyPlayers {
+        max: usize,
+        frees_in: std::time::Duration,
+    },
     #[error("the game is not finished: the export reveals every hand")]
     NotFinished,
     /// The store did not answer in time; the cause is for the logs only.

@@ -98,6 +98,8 @@ pub struct Settings {
     pub max_games_per_ip: Option<usize>,
     /// Players one client address may create in an hour (`None`: no cap).
     pub max_players_per_ip: Option<usize>,
+    /// How long a player that was never seated in a game is kept (`None`: for ever).
+    pub player_unplayed_ttl: Option<Duration>,
     /// How long an open challenge waits for its answers.
     pub challenge_ttl: Duration,
     /// How long a seek waits for its game.
@@ -217,6 +219,8 @@ impl Default for Settings {
             max_games_per_ip: Some(100),
             // A household's people and bots, not a script minting identities.
             max_players_per_ip: Some(20),
+            // A week: time to come back and play; a name claimed and never used is freed.
+            player_unplayed_ttl: Some(Duration::from_secs(7 * 24 * 3600)),
             challenge_ttl: Duration::from_secs(600),
             seek_ttl: Duration::from_secs(300),
             bot_tables: 16,
@@ -382,6 +386,11 @@ impl Settings {
             max_waiting_per_ip: env.parse("MAX_WAITING_PER_IP", defaults.max_waiting_per_ip, cap)?,
             max_games_per_ip: env.parse("MAX_GAMES_PER_IP", defaults.max_games_per_ip, cap)?,
             max_players_per_ip: env.parse("MAX_PLAYERS_PER_IP", defaults.max_players_per_ip, cap)?,
+            player_unplayed_ttl: env.parse(
+                "PLAYER_UNPLAYED_TTL_SECS",
+                defaults.player_unplayed_ttl,
+                |s| cap(s).map(|secs| secs.map(|secs| Duration::from_secs(secs as u64))),
+            )?,
             challenge_ttl: env.parse("CHALLENGE_TTL_SECS", defaults.challenge_ttl, |s| {
                 positive(s).map(Duration::from_secs)
             })?,

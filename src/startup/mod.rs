@@ -332,6 +332,7 @@ fn serve(
             lifetimes: crate::service::Lifetimes {
                 challenge: settings.challenge_ttl,
                 seek: settings.seek_ttl,
+                player_unplayed: settings.player_unplayed_ttl,
             },
             game_cache: settings.game_cache_games,
             faults,

@@ -17,6 +17,7 @@
 
 pub mod any;
 pub mod challenges;
+pub mod claims;
 pub mod memory;
 pub mod players;
 mod ranked;

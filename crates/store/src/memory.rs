@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 mod challenges;
+mod claims;
 mod players;
 mod ratings;
 mod seeks;
@@ -82,6 +83,8 @@ pub struct MemoryStore {
     seeks: Mutex<seeks::Seeks>,
     /// Ratings' bookkeeping, under a lock of their own.
     ratings: Mutex<ratings::RatingTables>,
+    /// Claims on the keys of creates, under a lock of their own.
+    claims: Mutex<claims::Claims>,
 }
 
 /// A lobby entry's place: newest first, ties broken by id descending, which is the order
@@ -148,6 +151,7 @@ impl MemoryStore {
             challenges: Mutex::default(),
             seeks: Mutex::default(),
             ratings: Mutex::default(),
+            claims: Mutex::default(),
         }
     }
 

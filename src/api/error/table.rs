@@ -16,8 +16,8 @@ use crate::api::wire::MoveBody;
 use crate::service;
 
 use super::{
-    ApiError, CHALLENGES_RETRY_AFTER_SECS, FULL_RETRY_AFTER_SECS, PLAYERS_RETRY_AFTER_SECS,
-    PROBLEM_TYPE_BASE, WAITING_RETRY_AFTER_SECS,
+    ApiError, CHALLENGES_RETRY_AFTER_SECS, FULL_RETRY_AFTER_SECS, PROBLEM_TYPE_BASE,
+    STORE_RETRY_AFTER_SECS, WAITING_RETRY_AFTER_SECS,
 };
 
 /// One row a code: `Variant = STATUS, "wire_code", "title"`. The title is RFC 9457's: the
@@ -62,6 +62,7 @@ problem_codes! {
     GameFull = CONFLICT, "game_full", "Every seat is taken";
     NameTaken = CONFLICT, "name_taken", "The name is taken";
     ChallengeClosed = CONFLICT, "challenge_closed", "The challenge is closed";
+    IdempotencyKeyInUse = CONFLICT, "idempotency_key_in_use", "A request with this idempotency key is under way";
     PreconditionFailed = PRECONDITION_FAILED, "precondition_failed", "A precondition failed";
     PayloadTooLarge = PAYLOAD_TOO_LARGE, "payload_too_large", "The request body is too large";
     IllegalMove = UNPROCESSABLE_ENTITY, "illegal_move", "The move is not legal";
@@ -115,6 +116,12 @@ impl From<service::Error> for ApiError {
             }
             E::InvalidRules(why) => ApiError::new(C::InvalidRules, why),
             E::IdempotencyKeyReused => ApiError::new(C::IdempotencyKeyReused, said),
+            E::KeyInFlight => ApiError::new(
+                C::IdempotencyKeyInUse,
+                "the first request with this Idempotency-Key is still being made; retry in \
+                 a second with the same key",
+            )
+            .retry_after(STORE_RETRY_AFTER_SECS),
             E::BadRequest(why) => ApiError::new(C::BadRequest, why),
             E::PlayerNotFound | E::ChallengeNotFound | E::SeekNotFound | E::MatchNotFound => {
                 ApiError::new(C::NotFound, said)
@@ -147,14 +154,15 @@ impl From<service::Error> for ApiError {
             .retry_after(CHALLENGES_RETRY_AFTER_SECS),
             E::Forbidden(why) => ApiError::new(C::Forbidden, why),
             E::NameTaken(why) => ApiError::new(C::NameTaken, why),
-            E::TooManyPlayers { max } => ApiError::new(
+            E::TooManyPlayers { max, frees_in } => ApiError::new(
                 C::RateLimited,
                 format!(
                     "this address created {max} players in the last hour already \
-                     (MAX_PLAYERS_PER_IP); try again later"
+                     (MAX_PLAYERS_PER_IP); one more can be created when the oldest of them \
+                     is an hour old"
                 ),
             )
-            .retry_after(PLAYERS_RETRY_AFTER_SECS),
+            .retry_after_duration(frees_in),
             E::NotFinished => ApiError::new(
                 C::PreconditionFailed,
                 "the export is available once the match is finished",

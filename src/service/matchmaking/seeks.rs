@@ -18,7 +18,8 @@ use crate::bots::Level;
 use crate::engine::RulesPatch;
 use crate::service::games::admit::Admission;
 use crate::service::games::admit::NewGame;
-use crate::service::players::NO_KEY;
+use crate::service::idempotency::{self, Before, Create, RequestKey};
+use crate::service::players::{NO_KEY, PlayerRecord};
 use crate::service::shared::now_ms;
 use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 
@@ -50,8 +51,32 @@ const PAIRINGS_AT_ONCE: usize = 64;
 impl Matchmaking {
     /// Makes a seek for the key's player and pairs its pool at once: the answer says
     /// `Matched` when this seek completed a game.
-    pub async fn seek(&self, key: Option<&str>, new: NewSeek) -> Result<Seek, Error> {
+    /// With `request` (its `Idempotency-Key`) a retry answers the same seek, made once.
+    pub async fn seek(
+        &self,
+        key: Option<&str>,
+        new: NewSeek,
+        request: Option<&RequestKey>,
+    ) -> Result<Seek, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (caller, id) = (me.id.clone(), uuid::Uuid::new_v4().to_string());
+        let make = self.seek_as(me, id.clone(), new);
+        let caller = caller.as_str();
+        idempotency::once(
+            &self.ctx.store,
+            request,
+            Create::Seek,
+            Some(caller),
+            &id,
+            None,
+            make,
+            |before: Before| async move { before.found(self.seek_of(caller, &before.id).await) },
+        )
+        .await
+    }
+
+    /// Makes seek `id` for player `me`.
+    async fn seek_as(&self, me: PlayerRecord, id: String, new: NewSeek) -> Result<Seek, Error> {
         let wish = new.wish;
         // The seats and clock are checked as a game's are.
         self.games.new_record(&wish_game(&wish, Vec::new()))?;
@@ -69,7 +94,7 @@ impl Matchmaking {
         }
         let now = now_ms();
         let entry = SeekEntry {
-            id: uuid::Uuid::new_v4().to_string(),
+            id,
             player: me.id.clone(),
             pool: wish.pool(),
             created_ms: now,
