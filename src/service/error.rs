@@ -87,6 +87,8 @@ pub enum Error {
     /// The store holds as many games as it may (`max`); nothing was created.
     #[error("the store holds its maximum of {max} games")]
     StoreFull { max: usize },
+    #[error("the store holds its maximum of {max} bytes of games")]
+    StoreFullBytes { max: usize },
     /// A save got no answer from the store, and looking afterwards told `fate`.
     #[error("{cause} (the change was {})", fate.as_str())]
     Unsettled { cause: String, fate: Fate },
@@ -132,6 +134,7 @@ impl From<StoreError> for Error {
             StoreError::TooManyWaiting { max } => Error::TooManyWaiting { max },
             StoreError::TooManyGames { max } => Error::TooManyGames { max },
             StoreError::Full { max } => Error::StoreFull { max },
+            StoreError::FullBytes { max } => Error::StoreFullBytes { max },
         }
     }
 }

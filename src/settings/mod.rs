@@ -108,6 +108,8 @@ pub struct Settings {
     pub bot_tables: usize,
     /// Games the memory store holds at most (`None`: no cap).
     pub memory_max_games: Option<usize>,
+    /// Bytes of games the memory store holds at most (`None`: no cap).
+    pub memory_max_bytes: Option<usize>,
     /// Games whose last written state this process keeps (0: none).
     pub game_cache_games: usize,
 }
@@ -225,6 +227,9 @@ impl Default for Settings {
             seek_ttl: Duration::from_secs(300),
             bot_tables: 16,
             memory_max_games: Some(100_000),
+            // 256 MiB of records, events and keys: with MEMORY_MAX_GAMES's overhead, the
+            // store stays under about 600 MB (docs/operating.md says how it was measured).
+            memory_max_bytes: Some(256 << 20),
             // A busy process's games in play.
             game_cache_games: 10_000,
         }
@@ -401,6 +406,7 @@ impl Settings {
                 positive(s).and_then(|n| usize::try_from(n).map_err(|_| "too large".to_owned()))
             })?,
             memory_max_games: env.parse("MEMORY_MAX_GAMES", defaults.memory_max_games, cap)?,
+            memory_max_bytes: env.parse("MEMORY_MAX_BYTES", defaults.memory_max_bytes, cap)?,
             game_cache_games: env.parse("GAME_CACHE_GAMES", defaults.game_cache_games, |s| {
                 cap(s).map(Option::unwrap_or_default)
             })?,

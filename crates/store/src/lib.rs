@@ -246,6 +246,9 @@ pub enum StoreError {
     /// The store holds as many games as it may (`max`); nothing was created.
     #[error("the store holds its maximum of {max} games")]
     Full { max: usize },
+    /// The store holds as many bytes of games as it may (`max`); nothing was created.
+    #[error("the store holds its maximum of {max} bytes of games")]
+    FullBytes { max: usize },
 }
 
 /// What [`GameStore::confirm`] must still find in the game before it confirms it.

@@ -193,6 +193,14 @@ impl From<service::Error> for ApiError {
                 ),
             )
             .retry_after(FULL_RETRY_AFTER_SECS),
+            E::StoreFullBytes { max } => ApiError::new(
+                C::StoreUnavailable,
+                format!(
+                    "this server holds its maximum of {max} bytes of games \
+                     (MEMORY_MAX_BYTES); try again once some have finished or expired"
+                ),
+            )
+            .retry_after(FULL_RETRY_AFTER_SECS),
             E::StoreUnavailable(cause) => ApiError::store_unavailable(cause),
             E::StoreNotReady(cause) => ApiError::store_not_ready(cause),
             E::Unsettled { cause, fate } => ApiError::unsettled(cause, fate),
