@@ -348,3 +348,42 @@ impl Fresh {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_player_creation_s_key_unseals_only_with_its_idempotency_key_and_body() {
+        let secret = [9u8; 32];
+        let body = br#"{"bot":false,"name":"ann"}"#;
+        let key = RequestKey::for_create("k".repeat(20), Create::Player, body);
+        let sealed = key.pad.map(|pad| xor(&pad, &secret)).unwrap();
+        assert_ne!(sealed, secret);
+        let before = |key: &RequestKey| Before {
+            id: "p".into(),
+            sealed: Some(sealed),
+            made: true,
+            pad: key.pad,
+        };
+        assert_eq!(before(&key).secret(), Some(secret));
+        for other in [
+            RequestKey::for_create("k".repeat(21), Create::Player, body),
+            RequestKey::for_create(
+                "k".repeat(20),
+                Create::Player,
+                br#"{"bot":false,"name":"bob"}"#,
+            ),
+        ] {
+            assert_ne!(before(&other).secret(), Some(secret));
+        }
+        // The other creates seal nothing, and their kinds tell their keys apart.
+        let seek = RequestKey::for_create("k".repeat(20), Create::Seek, body);
+        assert!(seek.pad.is_none());
+        assert_ne!(seek.fingerprint, key.fingerprint);
+        assert_ne!(
+            seek.claim_name(Create::Seek, Some("p1")),
+            seek.claim_name(Create::Seek, Some("p2"))
+        );
+    }
+}

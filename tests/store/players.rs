@@ -186,3 +186,37 @@ pub(crate) async fn an_unplayed_player_expires_with_its_name_and_one_seated_last
     let created = store.create_player(&again, &idle_name, vec![1], ttl).await;
     assert_eq!(created.unwrap(), Created::Created);
 }
+
+/// The claims on the keys of creates (`ClaimStore`), beside the players they mostly make.
+pub(crate) async fn a_key_is_claimed_once_kept_with_its_new_record_and_free_again_once_released<
+    B: Backend,
+>() {
+    use domino_server::store::IdempotencyRecord;
+    use domino_server::store::claims::ClaimStore;
+    let store = B::open(LONG_TTL).await;
+    let record = |response: &[u8]| IdempotencyRecord {
+        key: format!("k-{}", new_id()),
+        fingerprint: vec![1, 2, 3],
+        response: response.to_vec(),
+    };
+    let first = record(b"first");
+    assert_eq!(store.claim_key(&first).await.unwrap(), None);
+    // A second claim of the key finds the first, unchanged.
+    let second = IdempotencyRecord {
+        response: b"second".to_vec(),
+        ..first.clone()
+    };
+    assert_eq!(store.claim_key(&second).await.unwrap(), Some(first.clone()));
+    // Kept, it holds its new record.
+    let made = IdempotencyRecord {
+        response: b"made".to_vec(),
+        ..first.clone()
+    };
+    store.keep_key(&made, LONG_TTL).await.unwrap();
+    assert_eq!(store.claim_key(&second).await.unwrap(), Some(made));
+    // Released, it is free again; other keys were never touched.
+    store.release_key(&first.key).await.unwrap();
+    assert_eq!(store.claim_key(&second).await.unwrap(), None);
+    let other = record(b"other");
+    assert_eq!(store.claim_key(&other).await.unwrap(), None);
+}

@@ -42,7 +42,7 @@ const RESERVED: [&str; 1] = ["me"];
 /// The window [`super::Caps::players`] counts creations in.
 const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// The player's record's format byte, then postcard. A player lives for ever, so the
+/// The player's record's format byte, then postcard. A player that played lives for ever, so the
 /// reader of the format before stays until a migration has rewritten every record.
 const FORMAT: u8 = 2;
 /// The format before: no ratings yet ([`PlayerRecordV1`]).
