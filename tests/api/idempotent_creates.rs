@@ -2,6 +2,7 @@
 //! `/v1/matches` take an `Idempotency-Key` as moves and joins do: the same key and body
 //! answer the same thing again, made once; the same key with another body is refused.
 
+use futures_util::future::join_all;
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, assert_problem, on_both_stores};
@@ -14,6 +15,7 @@ on_both_stores!(
     a_retried_seek_is_made_once,
     a_retried_match_is_made_once,
     a_refused_create_leaves_its_key_free_for_the_next_request,
+    concurrent_copies_of_a_keyed_create_make_one_thing,
 );
 
 /// `POST path` with `bearer` (if any), `key` and `body`: its status and body.
@@ -180,4 +182,27 @@ async fn a_refused_create_leaves_its_key_free_for_the_next_request(app: TestApp)
     let bob = json!({"opponents": ["bob"], "preset": "block"});
     let (status, made) = create(&app, "/v1/challenges", Some(&ann), &key, &bob).await;
     assert_eq!(status, 201, "{made}");
+}
+
+/// Copies of one request sent at once: each answers the one seek made, or that the first
+/// is still being made (409 `idempotency_key_in_use`, to retry), never a second seek.
+async fn concurrent_copies_of_a_keyed_create_make_one_thing(app: TestApp) {
+    let (_, ann) = app.new_player("ann").await;
+    let key = fresh_key();
+    let body = json!({"preset": "block"});
+    let answers =
+        join_all((0..8).map(|_| create(&app, "/v1/seeks", Some(&ann), &key, &body))).await;
+    let mut ids = Vec::new();
+    for (status, answer) in &answers {
+        match status {
+            201 => ids.push(answer["id"].clone()),
+            409 => assert_eq!(answer["code"], "idempotency_key_in_use", "{answer}"),
+            _ => panic!("{status} {answer}"),
+        }
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 1, "{answers:?}");
+    // A retry once they are done gets it too.
+    let (status, again) = create(&app, "/v1/seeks", Some(&ann), &key, &body).await;
+    assert_eq!((status, &again["id"]), (201, &ids[0]));
 }
