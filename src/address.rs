@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// An IPv4 address, or the /64 prefix of an IPv6 address (which one host commonly owns
 /// whole, so it counts as one client).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AddressKey {
     V4(u32),
     V6Prefix(u64),

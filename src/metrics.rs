@@ -159,6 +159,9 @@ pub struct Metrics {
     pub seeks: Family<SeekLabels, Counter>,
     /// How long each seek waited for its game (`domino_seek_wait_seconds`).
     pub seek_waits: Histogram,
+    /// Seek pools this process's sweep paired (`domino_seek_pools_swept_total`): only the
+    /// pools due (a seek arrived unpaired, or enough seeks wait for a rated gap to widen).
+    pub seek_pools_swept: Counter,
     /// Rated games whose ratings this process moved (`domino_rated_games_total`).
     pub rated_games: Counter,
     /// Moves stored, bots' included (`domino_moves_applied_total`).
@@ -230,6 +233,7 @@ impl Metrics {
         let challenges = Family::<ChallengeLabels, Counter>::default();
         let seeks = Family::<SeekLabels, Counter>::default();
         let seek_waits = Histogram::new(SEEK_WAIT_BUCKETS);
+        let seek_pools_swept = Counter::default();
         let store_conflicts = Counter::default();
         let timeouts = Counter::default();
         let game = registry.sub_registry_with_prefix("domino");
@@ -254,6 +258,11 @@ impl Metrics {
             "How long each seek waited for its game (matched or given its fallback)",
             Unit::Seconds,
             seek_waits.clone(),
+        );
+        game.register(
+            "seek_pools_swept",
+            "Seek pools this process's sweep paired: the pools due, not every pool",
+            seek_pools_swept.clone(),
         );
         game.register(
             "rated_games",
@@ -336,6 +345,7 @@ impl Metrics {
             challenges,
             seeks,
             seek_waits,
+            seek_pools_swept,
             rated_games,
             moves_applied,
             store_conflicts,

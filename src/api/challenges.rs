@@ -10,7 +10,7 @@ use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{ChallengeList, ChallengeView, CreateChallenge};
-use crate::service::{Create, Matchmaking, NewChallenge};
+use crate::service::{Create, MAX_PER_PAGE, Matchmaking, NewChallenge};
 use crate::store::challenges::Direction;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -97,6 +97,12 @@ pub struct ChallengeListQuery {
     /// `in` (the default): challenges to the key's player; `out`: those it made.
     #[param(schema_with = in_or_out)]
     direction: Option<String>,
+    /// From 1.
+    #[param(minimum = 1)]
+    page: Option<usize>,
+    /// 1 to 100; default 100.
+    #[param(minimum = 1, maximum = 100)]
+    per_page: Option<usize>,
 }
 
 fn in_or_out() -> utoipa::openapi::Object {
@@ -106,8 +112,8 @@ fn in_or_out() -> utoipa::openapi::Object {
         .build()
 }
 
-/// The key's player's open challenges, newest first: those it received (`in`) or made
-/// (`out`). On (re)connecting to its stream, a client lists them to catch up.
+/// The key's player's open challenges, newest first, a page at a time: those it received
+/// (`in`) or made (`out`). On (re)connecting to its stream, a client lists them to catch up.
 #[utoipa::path(
     get,
     path = "/v1/challenges",
@@ -116,7 +122,7 @@ fn in_or_out() -> utoipa::openapi::Object {
     security(("player_key" = [])),
     params(ChallengeListQuery),
     responses(
-        (status = 200, description = "The open challenges (at most 100).", body = ChallengeList),
+        (status = 200, description = "A page of the open challenges.", body = ChallengeList),
         (status = 400, response = problems::BadRequest),
         (status = 401, response = problems::Unauthorized),
         (status = 503, response = problems::StoreUnavailable),
@@ -132,13 +138,19 @@ pub async fn list_challenges(
         Some("out") => Direction::Out,
         Some(_) => return Err(ApiError::bad_request("direction: `in` or `out`")),
     };
+    let (page, per_page) = (
+        query.page.unwrap_or(1),
+        query.per_page.unwrap_or(MAX_PER_PAGE),
+    );
     let found = matchmaking
-        .challenges(bearer(req.headers())?, direction)
+        .challenges(bearer(req.headers())?, direction, page, per_page)
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(ChallengeList {
             challenges: found.iter().map(ChallengeView::of).collect(),
+            page,
+            per_page,
         }))
 }
 
@@ -180,20 +192,25 @@ pub async fn get_challenge(
     security(("player_key" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, description = "The challenge, `accepted` with its `game_id` once every opponent has.", body = ChallengeView),
+        (status = 200, description = "The challenge, `accepted` with its `game_id` once every opponent has (the game exists). A game refused by the caller's address cap (429 `too_many_games`) or a full store (503) leaves the challenge open.", body = ChallengeView),
         (status = 401, response = problems::Unauthorized),
         (status = 403, response = problems::Forbidden),
         (status = 404, response = problems::NotFound),
         (status = 409, response = problems::Conflict),
+        (status = 429, response = problems::RateLimited),
         (status = 503, response = problems::StoreUnavailable),
     ),
 )]
 pub async fn accept_challenge(
     req: HttpRequest,
     matchmaking: web::Data<Matchmaking>,
+    limits: Option<web::Data<RateLimits>>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let challenge = matchmaking.accept(bearer(req.headers())?, &id).await?;
+    let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
+    let challenge = matchmaking
+        .accept(bearer(req.headers())?, &id, from)
+        .await?;
     Ok(answer(&challenge))
 }
 

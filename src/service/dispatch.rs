@@ -56,7 +56,7 @@ impl Dispatcher {
                 self.players.tell(player, &news).await;
             }
             if finished
-                && !record.rated
+                && !record.rated_end()
                 && let Some(news) = PlayerNews::finished(id, record, None)
             {
                 self.players.tell(player, &news).await;

@@ -50,6 +50,8 @@ pub enum Error {
     ChallengeClosed(String),
     #[error("this player has {max} open challenges already")]
     TooManyChallenges { max: usize },
+    #[error("{name} has {max} open challenges to it already")]
+    TooManyChallengesTo { name: String, max: usize },
     #[error("no such seek (or it is no longer kept)")]
     SeekNotFound,
     #[error("no such match (or it is no longer kept)")]
@@ -72,6 +74,10 @@ pub enum Error {
     },
     #[error("the game is not finished: the export reveals every hand")]
     NotFinished,
+    /// A game of a duplicate deal whose twin is still in play: withheld from all but its
+    /// own seats, its export from everyone.
+    #[error("{0}")]
+    Sealed(String),
     /// The store did not answer in time; the cause is for the logs only.
     #[error("{0}")]
     StoreUnavailable(String),
@@ -94,6 +100,17 @@ pub enum Error {
     Unsettled { cause: String, fate: Fate },
     #[error("{0}")]
     Internal(String),
+}
+
+impl Error {
+    /// Whether a game was refused outright (an address's cap, a full store), nothing made:
+    /// what asked for it must not wait for it nor try again by itself.
+    pub(crate) fn refuses_a_game(&self) -> bool {
+        matches!(
+            self,
+            Error::TooManyGames { .. } | Error::TooManyWaiting { .. } | Error::StoreFull { .. }
+        )
+    }
 }
 
 /// What became of a change the store did not answer for.

@@ -53,7 +53,7 @@ pub use games::clock::{ClockSettings, OnTimeout};
 pub use games::events::{Feed, FeedEvent, LobbyEvent, LobbyItem, LobbyNews, PublicEvent};
 pub use games::lobby::MAX_NAME_CHARS;
 pub use games::log::{Export, ExportPart, Log, LoggedMove, MAX_LOG_PAGE};
-pub use games::record::{Record, Seat, Status, TokenHash};
+pub use games::record::{Aborted, Record, Seat, Status, TokenHash};
 pub use games::view::{AfterMove, ClockState, NewSeat, View};
 pub use games::{Games, MoveRequest, SeatToken};
 pub use idempotency::{Create, MIN_JOIN_KEY, RequestKey};

@@ -18,7 +18,7 @@ pub(super) fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// What one client address may have at once.
+/// What one client address (or one player, where said) may have at once.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Caps {
     /// Games waiting for players (`MAX_WAITING_PER_IP`; `None`: no cap).
@@ -28,6 +28,9 @@ pub struct Caps {
     pub games: Option<usize>,
     /// Players created in the last hour (`MAX_PLAYERS_PER_IP`; `None`: no cap).
     pub players: Option<usize>,
+    /// Open challenges one player may have received (`MAX_CHALLENGES_TO_PLAYER`;
+    /// `None`: no cap).
+    pub challenges_to_player: Option<usize>,
 }
 
 /// How long what waits for a player is kept waiting, and a player that never played.

@@ -100,6 +100,8 @@ pub struct Settings {
     pub max_players_per_ip: Option<usize>,
     /// How long a player that was never seated in a game is kept (`None`: for ever).
     pub player_unplayed_ttl: Option<Duration>,
+    /// Open challenges one player may have received at once (`None`: no cap).
+    pub max_challenges_to_player: Option<usize>,
     /// How long an open challenge waits for its answers.
     pub challenge_ttl: Duration,
     /// How long a seek waits for its game.
@@ -223,6 +225,10 @@ impl Default for Settings {
             max_players_per_ip: Some(20),
             // A week: time to come back and play; a name claimed and never used is freed.
             player_unplayed_ttl: Some(Duration::from_secs(7 * 24 * 3600)),
+            // A real challenge is not buried: a crowd's challenges wait for a place.
+            max_challenges_to_player: Some(
+                crate::service::matchmaking::challenges::MAX_CHALLENGES_TO_PLAYER,
+            ),
             challenge_ttl: Duration::from_secs(600),
             seek_ttl: Duration::from_secs(300),
             bot_tables: 16,
@@ -395,6 +401,11 @@ impl Settings {
                 "PLAYER_UNPLAYED_TTL_SECS",
                 defaults.player_unplayed_ttl,
                 |s| cap(s).map(|secs| secs.map(|secs| Duration::from_secs(secs as u64))),
+            )?,
+            max_challenges_to_player: env.parse(
+                "MAX_CHALLENGES_TO_PLAYER",
+                defaults.max_challenges_to_player,
+                cap,
             )?,
             challenge_ttl: env.parse("CHALLENGE_TTL_SECS", defaults.challenge_ttl, |s| {
                 positive(s).map(Duration::from_secs)

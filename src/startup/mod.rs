@@ -330,6 +330,7 @@ fn serve(
                 waiting: settings.max_waiting_per_ip,
                 games: settings.max_games_per_ip,
                 players: settings.max_players_per_ip,
+                challenges_to_player: settings.max_challenges_to_player,
             },
             lifetimes: crate::service::Lifetimes {
                 challenge: settings.challenge_ttl,

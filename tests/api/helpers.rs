@@ -445,6 +445,39 @@ impl TestApp {
         res.json().await.unwrap()
     }
 
+    /// Each of `keys` (a player's key or a seat's token) makes a move of its own in game
+    /// `id`, on its turn (bots move by themselves): a rated game ended before every side
+    /// moved is aborted, not rated.
+    pub async fn each_moves(&self, id: &str, keys: &[&str]) {
+        let mut left: Vec<&str> = keys.to_vec();
+        for _ in 0..50 {
+            if left.is_empty() {
+                return;
+            }
+            for key in left.clone() {
+                let view = self.view(id, Some(key)).await;
+                if view["your_turn"] == true {
+                    self.play(id, key, &view["legal_moves"][0]).await;
+                    left.retain(|k| *k != key);
+                }
+            }
+        }
+        panic!("{} seats never had their turn", left.len());
+    }
+
+    /// Waits until `key`'s seat is to move again: the bots have replied (a bot may move
+    /// after the answer, in the background).
+    pub async fn until_bots_replied(&self, id: &str, key: &str) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while self.view(id, Some(key)).await["your_turn"] != true {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the bots never replied"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Plays until the match is over, always posting one of the legal moves listed in the
     /// view of the seat to move (chosen by a small PRNG from `seed`, so a run repeats).
     /// Checks on the way that every move adds exactly one version.

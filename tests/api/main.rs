@@ -3,9 +3,11 @@
 //! (`<area>::memory::…` and `<area>::redis::…`, see `helpers::on_both_stores`), some also
 //! on a Redis Cluster (`<area>::cluster::…`, see `helpers::on_every_store`).
 
+mod admission;
 mod arena;
 mod audit;
 mod bots;
+mod challenge_caps;
 mod challenges;
 mod clocks;
 mod concurrency;
@@ -36,7 +38,9 @@ mod ratings;
 mod redaction;
 mod request_ids;
 mod resharding;
+mod revocation;
 mod round_trips;
+mod sealing;
 mod seeks;
 mod sse;
 mod two_servers;

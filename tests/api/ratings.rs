@@ -13,6 +13,8 @@ on_every_store!(
     a_rated_game_moves_both_ratings_and_tells_each_player_its_change,
     a_built_in_level_is_rated_like_a_player_and_joins_the_leaderboard,
     a_game_not_rated_moves_no_rating,
+    forty_rated_games_resigned_at_once_move_no_rating_and_say_why,
+    a_player_losing_to_a_level_a_hundred_times_leaves_its_reference_rating_as_it_stands,
 );
 
 async fn player(app: &TestApp, name: &str) -> String {
@@ -51,8 +53,15 @@ async fn profile(app: &TestApp, who: &str) -> Value {
         .unwrap()
 }
 
-/// A game made by a challenge from `ann` to `opponent`, which `ann` resigns at once.
-async fn resigned(app: &TestApp, ann: &str, opponent: (&str, Option<&str>), rated: bool) -> String {
+/// A game made by a challenge from `ann` to `opponent`, which `ann` resigns once each side
+/// moved (or at once, unless `moved`).
+async fn resigned(
+    app: &TestApp,
+    ann: &str,
+    opponent: (&str, Option<&str>),
+    rated: bool,
+    moved: bool,
+) -> String {
     let made = post_as(
         app,
         "/v1/challenges",
@@ -68,6 +77,13 @@ async fn resigned(app: &TestApp, ann: &str, opponent: (&str, Option<&str>), rate
         None => made["game_id"].clone(),
     };
     let game = game.as_str().unwrap().to_owned();
+    if moved {
+        let keys: Vec<&str> = std::iter::once(ann).chain(opponent.1).collect();
+        app.each_moves(&game, &keys).await;
+        if opponent.1.is_none() {
+            app.until_bots_replied(&game, ann).await;
+        }
+    }
     app.play(&game, ann, &json!({"type": "resign"})).await;
     game
 }
@@ -77,7 +93,7 @@ async fn a_rated_game_moves_both_ratings_and_tells_each_player_its_change(app: T
     let bob = player(&app, "bob").await;
     let mut anns = open_stream(&app, &ann).await;
     let mut bobs = open_stream(&app, &bob).await;
-    let game = resigned(&app, &ann, ("bob", Some(&bob)), true).await;
+    let game = resigned(&app, &ann, ("bob", Some(&bob)), true, true).await;
     let lost = finished_news(&mut anns).await;
     let won = finished_news(&mut bobs).await;
     for news in [&lost, &won] {
@@ -121,7 +137,7 @@ async fn a_rated_game_moves_both_ratings_and_tells_each_player_its_change(app: T
 async fn a_built_in_level_is_rated_like_a_player_and_joins_the_leaderboard(app: TestApp) {
     let ann = player(&app, "ann").await;
     let mut anns = open_stream(&app, &ann).await;
-    resigned(&app, &ann, ("greedy", None), true).await;
+    resigned(&app, &ann, ("greedy", None), true, true).await;
     let news = finished_news(&mut anns).await;
     assert!(
         news["rating"]["after"]["rating"].as_f64().unwrap() < 1500.0,
@@ -139,12 +155,122 @@ async fn a_game_not_rated_moves_no_rating(app: TestApp) {
     let ann = player(&app, "ann").await;
     let bob = player(&app, "bob").await;
     let mut anns = open_stream(&app, &ann).await;
-    resigned(&app, &ann, ("bob", Some(&bob)), false).await;
+    resigned(&app, &ann, ("bob", Some(&bob)), false, true).await;
     let news = finished_news(&mut anns).await;
     assert_eq!(news["rating"], Value::Null, "{news}");
     assert_eq!(profile(&app, "ann").await["ratings"], json!({}));
     let board: Value = app.get("/v1/leaderboard/block").await.json().await.unwrap();
     assert_eq!(board["players"], json!([]));
+}
+
+async fn forty_rated_games_resigned_at_once_move_no_rating_and_say_why(app: TestApp) {
+    let ann = player(&app, "ann").await;
+    let bob = player(&app, "bob").await;
+    let mut anns = open_stream(&app, &ann).await;
+    let mut games = Vec::new();
+    for i in 0..40 {
+        // Half resigned before anyone moved; half by a side that never moved, once the
+        // other made its move.
+        if i % 2 == 0 {
+            games.push(resigned(&app, &ann, ("bob", Some(&bob)), true, false).await);
+            continue;
+        }
+        let made = post_as(
+            &app,
+            "/v1/challenges",
+            &ann,
+            Some(json!({"opponents": ["bob"], "preset": "block", "rated": true})),
+        )
+        .await;
+        let path = format!("/v1/challenges/{}/accept", made["id"].as_str().unwrap());
+        let game = post_as(&app, &path, &bob, None).await["game_id"].clone();
+        let game = game.as_str().unwrap().to_owned();
+        let anns_turn = app.view(&game, Some(&ann)).await["your_turn"] == true;
+        let (mover, loser) = if anns_turn {
+            (&ann, &bob)
+        } else {
+            (&bob, &ann)
+        };
+        app.each_moves(&game, &[mover]).await;
+        app.play(&game, loser, &json!({"type": "resign"})).await;
+        games.push(game);
+    }
+    let news = finished_news(&mut anns).await;
+    assert_eq!(news["rating"], Value::Null, "{news}");
+    for who in ["ann", "bob"] {
+        assert_eq!(profile(&app, who).await["ratings"], json!({}), "{who}");
+    }
+    let board: Value = app.get("/v1/leaderboard/block").await.json().await.unwrap();
+    assert_eq!(board["players"], json!([]));
+    let view = app.view(&games[0], Some(&ann)).await;
+    assert_eq!(view["status"], "finished");
+    assert_eq!(view["rated"], false, "{view}");
+    assert_eq!(view["aborted"], "no_move", "{view}");
+    let listed = app
+        .get_as(
+            "/v1/players/me/games?status=finished&per_page=100",
+            Some(&ann),
+        )
+        .await
+        .json::<Value>()
+        .await
+        .unwrap();
+    let listed = listed["games"].as_array().unwrap();
+    assert_eq!(listed.len(), 40);
+    assert!(
+        listed
+            .iter()
+            .all(|g| g["rated"] == false && g["aborted"] == "no_move"),
+        "{listed:?}"
+    );
+    // A game played by both sides is rated, and says so.
+    let game = resigned(&app, &ann, ("bob", Some(&bob)), true, true).await;
+    let view = app.view(&game, Some(&ann)).await;
+    assert_eq!(
+        (&view["rated"], &view["aborted"]),
+        (&json!(true), &Value::Null)
+    );
+    rated_games(&app, "bob", 1).await;
+    rated_games(&app, "ann", 1).await;
+}
+
+/// Waits until `who` has `games` rated block games (a game's ratings move just after its
+/// last save is answered), for a few seconds at most.
+async fn rated_games(app: &TestApp, who: &str, games: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let rated = &profile(app, who).await["ratings"]["block"];
+        if rated["games"] == games {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{who}: {rated}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+async fn a_player_losing_to_a_level_a_hundred_times_leaves_its_reference_rating_as_it_stands(
+    app: TestApp,
+) {
+    let ann = player(&app, "ann").await;
+    let mut games = Vec::new();
+    for _ in 0..100 {
+        games.push(resigned(&app, &ann, ("random", None), true, true).await);
+    }
+    // A round blocked at once (the level passed without a move of its own) is aborted.
+    let mut rated = 0;
+    for game in &games {
+        rated += u64::from(app.view(game, Some(&ann)).await["rated"] == true);
+    }
+    assert!(rated >= 90, "{rated} rated");
+    rated_games(&app, "random", rated).await;
+    let random = profile(&app, "random").await;
+    let rated = &random["ratings"]["block"];
+    assert_eq!(rated["rating"], 1130.0, "{random}");
+    assert_eq!(rated["provisional"], false, "{random}");
+    // Ann's own rating moved against the level's fixed one.
+    let anns = &profile(&app, "ann").await["ratings"]["block"];
+    assert_eq!(anns["games"], rated["games"]);
+    assert!(anns["rating"].as_f64().unwrap() < 1130.0, "{anns}");
 }
 
 /// A rated game made through one server and resigned through another: both players are
@@ -161,6 +287,7 @@ async fn rated_through_two_servers(a: TestApp, b: TestApp) {
     .await;
     let path = format!("/v1/challenges/{}/accept", made["id"].as_str().unwrap());
     let game = post_as(&a, &path, &bob, None).await["game_id"].clone();
+    b.each_moves(game.as_str().unwrap(), &[&ann, &bob]).await;
     b.play(game.as_str().unwrap(), &ann, &json!({"type": "resign"}))
         .await;
     // Both sweeps run too: give them a few rounds, then count.
@@ -218,6 +345,9 @@ async fn redis_a_rated_game_left_by_a_server_that_died_after_its_last_save_is_ra
     .await;
     let path = format!("/v1/challenges/{}/accept", made["id"].as_str().unwrap());
     let game = post_as(&dying, &path, &bob, None).await["game_id"].clone();
+    dying
+        .each_moves(game.as_str().unwrap(), &[&ann, &bob])
+        .await;
     dying
         .play(game.as_str().unwrap(), &ann, &json!({"type": "resign"}))
         .await;

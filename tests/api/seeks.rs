@@ -366,6 +366,8 @@ async fn lost_three(app: &TestApp, key: &str) {
             .unwrap();
         let made: Value = res.json().await.unwrap();
         let game = made["game_id"].as_str().unwrap().to_owned();
+        app.each_moves(&game, &[key]).await;
+        app.until_bots_replied(&game, key).await;
         app.play(&game, key, &json!({"type": "resign"})).await;
     }
 }

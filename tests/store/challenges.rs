@@ -2,7 +2,7 @@
 //! compare-and-set, each player's index in and out (older entries dropped as it is read),
 //! and the index of due challenges.
 
-use domino_server::store::challenges::{ChallengeStore, Direction, Parties};
+use domino_server::store::challenges::{ChallengeStore, Direction, Full, OpenCaps, Parties};
 use domino_server::store::{SaveOutcome, StoreError, Stored};
 
 use super::{Backend, LONG_TTL, new_id};
@@ -162,4 +162,107 @@ pub(crate) async fn due_challenges_come_earliest_first_until_their_entry_is_drop
     store.index_challenge_due(&late, None).await.unwrap();
     store.index_challenge_due(&never, None).await.unwrap();
     assert_eq!(store.challenges_due(5_000, 10).await.unwrap(), vec![early]);
+}
+
+pub(crate) async fn open_challenges_are_capped_per_party_in_one_step_and_listed_by_page<
+    B: Backend,
+>() {
+    let store = B::open(LONG_TTL).await;
+    let (ann, bob, cat) = (new_id(), new_id(), new_id());
+    let caps = OpenCaps { out: 3, into: 2 };
+    let (bobs, cats) = (vec![bob.clone()], vec![cat.clone()]);
+    let open = |id: &str, opponents: &[String], expires: u64| {
+        let (id, opponents, ann) = (id.to_owned(), opponents.to_vec(), ann.clone());
+        let store = &store;
+        async move {
+            let parties = Parties {
+                challenger: &ann,
+                opponents: &opponents,
+            };
+            store
+                .open_challenge(&id, parties, expires, 100, caps)
+                .await
+                .unwrap()
+        }
+    };
+    let ids: Vec<String> = (0..4).map(|_| new_id()).collect();
+    assert_eq!(open(&ids[0], &bobs, 1_000).await, Ok(()));
+    assert_eq!(open(&ids[1], &bobs, 2_000).await, Ok(()));
+    // Bob has two sent to him: his cap.
+    assert_eq!(open(&ids[2], &bobs, 3_000).await, Err(Full::Opponent(0)));
+    assert_eq!(open(&ids[2], &cats, 3_000).await, Ok(()));
+    // Ann has made three: hers.
+    assert_eq!(open(&ids[3], &cats, 4_000).await, Err(Full::Challenger));
+    let listed = store
+        .open_challenges(&ann, Direction::Out, 100, 0, 10)
+        .await
+        .unwrap();
+    assert_eq!(listed, [ids[2].clone(), ids[1].clone(), ids[0].clone()]);
+    let second = store
+        .open_challenges(&ann, Direction::Out, 100, 1, 1)
+        .await
+        .unwrap();
+    assert_eq!(second, [ids[1].clone()]);
+    // Closed, or past its expiry, a challenge no longer counts.
+    let parties = Parties {
+        challenger: &ann,
+        opponents: &bobs,
+    };
+    store.close_challenge(&ids[1], parties).await.unwrap();
+    assert_eq!(
+        store
+            .open_challenges(&bob, Direction::In, 1_000, 0, 10)
+            .await
+            .unwrap(),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        store
+            .open_challenges(&cat, Direction::In, 1_000, 0, 10)
+            .await
+            .unwrap(),
+        [ids[2].clone()]
+    );
+}
+
+pub(crate) async fn a_closed_challenge_is_kept_only_as_long_as_told<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (id, ann) = (new_id(), new_id());
+    let parties = Parties {
+        challenger: &ann,
+        opponents: &[],
+    };
+    store
+        .create_challenge(&id, b"canceled".to_vec(), 10, parties, None)
+        .await
+        .unwrap();
+    store
+        .keep_challenge(&id, std::time::Duration::from_millis(50))
+        .await
+        .unwrap();
+    // Any wait longer than that will do.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    store.challenges_due(0, 1).await.unwrap();
+    assert_eq!(store.load_challenge(&id).await.unwrap(), None);
+}
+
+pub(crate) async fn a_players_matches_are_a_set_of_their_own_until_taken_out<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (ann, bob) = (new_id(), new_id());
+    let (first, second) = (new_id(), new_id());
+    assert!(store.player_matches(&ann).await.unwrap().is_empty());
+    store.index_match(&ann, &first, true).await.unwrap();
+    store.index_match(&ann, &second, true).await.unwrap();
+    // Added twice, held once.
+    store.index_match(&ann, &first, true).await.unwrap();
+    let mut held = store.player_matches(&ann).await.unwrap();
+    held.sort();
+    let mut both = vec![first.clone(), second.clone()];
+    both.sort();
+    assert_eq!(held, both);
+    assert!(store.player_matches(&bob).await.unwrap().is_empty());
+    store.index_match(&ann, &first, false).await.unwrap();
+    // Taking out what is not there is harmless.
+    store.index_match(&bob, &first, false).await.unwrap();
+    assert_eq!(store.player_matches(&ann).await.unwrap(), vec![second]);
 }

@@ -31,10 +31,11 @@ pub(crate) async fn a_pairing_takes_seeks_of_distinct_players_oldest_first_once<
     for seek in [&a1, &a2, &b1, &c1] {
         assert_eq!(store.add_seek(seek, 5, 0).await.unwrap(), Added::Added);
     }
-    assert!(store.seek_pools().await.unwrap().contains(&pool));
+    // A new seek makes its pool due for pairing at once.
+    assert!(store.pools_due(0, 1000).await.unwrap().contains(&pool));
     let game = new_id();
     let picked = store
-        .pair_seeks(&pool, 2, &game, 100, 500, None)
+        .pair_seeks(&pool, 2, &game, 100, 500, 100 + 1_000, None)
         .await
         .unwrap();
     // Ann's first and Bob's: never Ann twice.
@@ -46,19 +47,27 @@ pub(crate) async fn a_pairing_takes_seeks_of_distinct_players_oldest_first_once<
     // Ann's second and Cat's are left; three are wanted: nothing is taken.
     assert!(
         store
-            .pair_seeks(&pool, 3, &new_id(), 100, 500, None)
+            .pair_seeks(&pool, 3, &new_id(), 100, 500, 100 + 1_000, None)
             .await
             .unwrap()
             .is_empty()
     );
+    // Too few for a game: no longer due, until a seek arrives.
+    assert!(
+        !store
+            .pools_due(u64::MAX, 1000)
+            .await
+            .unwrap()
+            .contains(&pool)
+    );
     let again = store
-        .pair_seeks(&pool, 2, &new_id(), 100, 500, None)
+        .pair_seeks(&pool, 2, &new_id(), 100, 500, 100 + 1_000, None)
         .await
         .unwrap();
     assert_eq!(again, vec![a2.id.clone(), c1.id.clone()]);
     assert!(
         store
-            .pair_seeks(&pool, 2, &new_id(), 100, 500, None)
+            .pair_seeks(&pool, 2, &new_id(), 100, 500, 100 + 1_000, None)
             .await
             .unwrap()
             .is_empty()
@@ -99,7 +108,7 @@ pub(crate) async fn a_player_has_its_cap_of_waiting_seeks_and_a_canceled_one_is_
     );
     assert!(
         store
-            .pair_seeks(&pool, 2, &new_id(), 100, 500, None)
+            .pair_seeks(&pool, 2, &new_id(), 100, 500, 100 + 1_000, None)
             .await
             .unwrap()
             .is_empty()
@@ -110,7 +119,7 @@ pub(crate) async fn a_player_has_its_cap_of_waiting_seeks_and_a_canceled_one_is_
     );
     assert_eq!(
         store
-            .pair_seeks(&pool, 2, &new_id(), 100, 500, None)
+            .pair_seeks(&pool, 2, &new_id(), 100, 500, 100 + 1_000, None)
             .await
             .unwrap()
             .len(),
@@ -191,7 +200,7 @@ pub(crate) async fn a_due_seek_expires_or_falls_back_once<B: Backend>() {
     );
     assert!(
         store
-            .pair_seeks(&pool, 2, &new_id(), 2_000, 2_500, None)
+            .pair_seeks(&pool, 2, &new_id(), 2_000, 2_500, 2_000 + 1_000, None)
             .await
             .unwrap()
             .is_empty()
@@ -220,7 +229,7 @@ pub(crate) async fn a_rated_pool_pairs_close_ratings_first_within_a_gap_that_wid
     }
     // At 4 s the oldest accepts 130 points: nobody; the two close ones pair.
     let picked = store
-        .pair_seeks(&pool, 2, &new_id(), 4_000, 9_000, Some(gap))
+        .pair_seeks(&pool, 2, &new_id(), 4_000, 9_000, 4_000 + 1_000, Some(gap))
         .await
         .unwrap();
     assert_eq!(picked, vec![near.id.clone(), nearer.id.clone()]);
@@ -229,13 +238,31 @@ pub(crate) async fn a_rated_pool_pairs_close_ratings_first_within_a_gap_that_wid
     store.add_seek(&closer, 5, 0).await.unwrap();
     for at in [6_000, 20_000] {
         let picked = store
-            .pair_seeks(&pool, 2, &new_id(), at, 99_000, Some(gap))
+            .pair_seeks(&pool, 2, &new_id(), at, 99_000, at + 1_000, Some(gap))
             .await
             .unwrap();
         assert!(picked.is_empty(), "at {at}: {picked:?}");
+        // Enough seeks for a game, apart: due again a little later, as the gap widens.
+        let due = store.pools_due(at + 1_000, 1000).await.unwrap();
+        assert!(due.contains(&pool), "at {at}");
+        assert!(
+            !store
+                .pools_due(at + 999, 1000)
+                .await
+                .unwrap()
+                .contains(&pool)
+        );
     }
     let picked = store
-        .pair_seeks(&pool, 2, &new_id(), 31_000, 99_000, Some(gap))
+        .pair_seeks(
+            &pool,
+            2,
+            &new_id(),
+            31_000,
+            99_000,
+            31_000 + 1_000,
+            Some(gap),
+        )
         .await
         .unwrap();
     assert_eq!(picked, vec![far.id.clone(), closer.id.clone()]);
@@ -245,7 +272,7 @@ pub(crate) async fn a_rated_pool_pairs_close_ratings_first_within_a_gap_that_wid
     store.add_seek(&old, 5, 0).await.unwrap();
     store.add_seek(&young, 5, 0).await.unwrap();
     let picked = store
-        .pair_seeks(&casual, 2, &new_id(), 3_000, 9_000, None)
+        .pair_seeks(&casual, 2, &new_id(), 3_000, 9_000, 3_000 + 1_000, None)
         .await
         .unwrap();
     assert_eq!(picked, vec![old.id.clone(), young.id.clone()]);

@@ -163,6 +163,42 @@ impl Game {
         Ok((replay.into_game(), (moves, all)))
     }
 
+    /// Per side (seat, or team), whether one of its seats made a move of its own: a play,
+    /// a draw, a pass or a muggins call, not a table action nor a move made for it (by the
+    /// stand-in of a seat that timed out, on that turn, or abandoned, from then on). A game
+    /// that ended before every side moved is one the server leaves unrated. Replays the
+    /// record until every side has moved: a few moves in a game played at all.
+    pub fn sides_moved(&self) -> Result<Vec<bool>, String> {
+        let rules = self.rules;
+        let mut moved = vec![false; usize::from(rules.sides(self.seats))];
+        // Per seat: left to a stand-in for good (abandoned), or for its current turn.
+        let mut left = vec![false; usize::from(self.seats)];
+        let mut timed_out = vec![false; usize::from(self.seats)];
+        let mut replay = Replay::new(self, &mut Vec::new())?;
+        let mut events = Vec::new();
+        while !moved.iter().all(|&m| m) {
+            events.clear();
+            let Some(played) = replay.next_move(&mut events) else {
+                break;
+            };
+            let (seat, mv) = played?;
+            let s = usize::from(seat);
+            match mv {
+                Move::Abandon => left[s] = true,
+                Move::TimedOut => timed_out[s] = true,
+                Move::Resign | Move::Forfeit => {}
+                _ if left[s] || timed_out[s] => {
+                    // A stand-in's turn ends as a turn does: with a play or a pass.
+                    if matches!(mv, Move::Play { .. } | Move::Pass) {
+                        timed_out[s] = false;
+                    }
+                }
+                _ => moved[usize::from(rules.side_of(seat))] = true,
+            }
+        }
+        Ok(moved)
+    }
+
     /// Every round result of the match so far, by replaying its record.
     pub(super) fn round_ends(&self) -> Result<Vec<RoundResult>, String> {
         let (_, (_, events)) = self.replay_first(self.move_count())?;
@@ -222,5 +258,40 @@ mod tests {
         replay.skip(half).unwrap();
         assert_eq!(replay.game(), &game.after_moves(half).unwrap().0);
         assert_eq!(replay.finish().unwrap(), game);
+    }
+
+    /// The first legal move of the seat to move.
+    fn first_legal(game: &mut Game) {
+        let turn = game.turn().unwrap();
+        let mv = game.project(Some(turn)).legal_moves[0].mv;
+        game.play(turn, mv).unwrap();
+    }
+
+    #[test]
+    fn a_side_that_resigned_or_timed_out_before_moving_has_not_moved() {
+        let new = || Game::new(Preset::Block.rules(), 2, Seed::from_text("moved"), None).unwrap();
+        let mut resigned = new();
+        resigned.play(0, Move::Resign).unwrap();
+        assert_eq!(resigned.sides_moved().unwrap(), [false, false]);
+        // One seat moves, the other resigns on its turn.
+        let mut one = new();
+        let first = one.turn().unwrap();
+        first_legal(&mut one);
+        one.play(one.turn().unwrap(), Move::Resign).unwrap();
+        let mut expected = [false, false];
+        expected[usize::from(first)] = true;
+        assert_eq!(one.sides_moved().unwrap(), expected);
+        // A turn played for a seat that timed out is not its own; its next one is.
+        let mut stood_in = new();
+        let seat = stood_in.turn().unwrap();
+        stood_in.play(seat, Move::TimedOut).unwrap();
+        while stood_in.turn() == Some(seat) {
+            first_legal(&mut stood_in);
+        }
+        assert_eq!(stood_in.sides_moved().unwrap(), [false, false]);
+        while !stood_in.sides_moved().unwrap().iter().all(|&m| m) {
+            first_legal(&mut stood_in);
+        }
+        assert!(stood_in.move_count() > 3);
     }
 }

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::challenges::{ChallengeStore, Direction, Parties};
+use super::challenges::{ChallengeStore, Direction, Full, OpenCaps, Parties};
 use super::claims::ClaimStore;
 use super::memory::MemoryStore;
 use super::players::{Admission, Created, PlayerStore};
@@ -197,12 +197,50 @@ impl ChallengeStore for AnyStore {
         delegate!(self, s => s.player_challenges(player, direction, since_ms, limit))
     }
 
+    async fn open_challenge(
+        &self,
+        id: &str,
+        parties: Parties<'_>,
+        expires_ms: u64,
+        now_ms: u64,
+        caps: OpenCaps,
+    ) -> Result<Result<(), Full>, StoreError> {
+        delegate!(self, s => s.open_challenge(id, parties, expires_ms, now_ms, caps))
+    }
+
+    async fn keep_challenge(&self, id: &str, kept: Duration) -> Result<(), StoreError> {
+        delegate!(self, s => s.keep_challenge(id, kept))
+    }
+
+    async fn close_challenge(&self, id: &str, parties: Parties<'_>) -> Result<(), StoreError> {
+        delegate!(self, s => s.close_challenge(id, parties))
+    }
+
+    async fn open_challenges(
+        &self,
+        player: &str,
+        direction: Direction,
+        now_ms: u64,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.open_challenges(player, direction, now_ms, offset, limit))
+    }
+
     async fn index_challenge_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {
         delegate!(self, s => s.index_challenge_due(id, due_ms))
     }
 
     async fn challenges_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
         delegate!(self, s => s.challenges_due(now_ms, limit))
+    }
+
+    async fn index_match(&self, player: &str, id: &str, running: bool) -> Result<(), StoreError> {
+        delegate!(self, s => s.index_match(player, id, running))
+    }
+
+    async fn player_matches(&self, player: &str) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.player_matches(player))
     }
 }
 
@@ -328,13 +366,14 @@ impl SeekStore for AnyStore {
         game: &str,
         now_ms: u64,
         recover_ms: u64,
+        retry_ms: u64,
         by_rating: Option<Gap>,
     ) -> Result<Vec<String>, StoreError> {
-        delegate!(self, s => s.pair_seeks(pool, seats, game, now_ms, recover_ms, by_rating))
+        delegate!(self, s => s.pair_seeks(pool, seats, game, now_ms, recover_ms, retry_ms, by_rating))
     }
 
-    async fn seek_pools(&self) -> Result<Vec<String>, StoreError> {
-        delegate!(self, s => s.seek_pools())
+    async fn pools_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.pools_due(now_ms, limit))
     }
 
     async fn due_seeks(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {

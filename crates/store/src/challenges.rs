@@ -18,6 +18,11 @@ use super::{SaveOutcome, StoreError, Stored};
 /// sooner: the service decides that, and answers for it this long).
 pub const CHALLENGE_KEPT: Duration = Duration::from_secs(24 * 3600);
 
+/// How long the store keeps a challenge declined, canceled or expired: long enough for
+/// its players to read what became of it, short enough that making and canceling
+/// challenges in a loop keeps little.
+pub const CLOSED_CHALLENGE_KEPT: Duration = Duration::from_secs(3600);
+
 /// Which of a player's challenges: those it received, or those it made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
@@ -40,6 +45,24 @@ pub struct Parties<'a> {
     pub challenger: &'a str,
     /// The opponents that are players (built-in levels have no index).
     pub opponents: &'a [String],
+}
+
+/// Caps on the challenges open at once, checked and counted in one step by
+/// [`ChallengeStore::open_challenge`], so two processes cannot both pass the last place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenCaps {
+    /// Open challenges a player may have made.
+    pub out: usize,
+    /// Open challenges a player may have received.
+    pub into: usize,
+}
+
+/// Whose cap refused an open challenge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Full {
+    Challenger,
+    /// The opponent at this index of [`Parties::opponents`].
+    Opponent(usize),
 }
 
 /// The contract both stores keep for challenges.
@@ -79,6 +102,44 @@ pub trait ChallengeStore: Send + Sync + 'static {
         limit: usize,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 
+    /// Keeps challenge `id` only `kept` from now on (a closed one, briefly), unless a
+    /// later save keeps it longer.
+    fn keep_challenge(
+        &self,
+        id: &str,
+        kept: Duration,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Counts challenge `id` as open until `expires_ms` for its challenger (out) and its
+    /// opponents (in), unless one of them already has its cap of challenges open at
+    /// `now_ms`: then whose cap is full, and nothing is counted. One atomic step.
+    fn open_challenge(
+        &self,
+        id: &str,
+        parties: Parties<'_>,
+        expires_ms: u64,
+        now_ms: u64,
+        caps: OpenCaps,
+    ) -> impl Future<Output = Result<Result<(), Full>, StoreError>> + Send;
+
+    /// Stops counting challenge `id` as open (answered, canceled or expired).
+    fn close_challenge(
+        &self,
+        id: &str,
+        parties: Parties<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Player `player`'s challenges counted open in `direction` at `now_ms`, newest
+    /// first: `limit` of them from `offset`.
+    fn open_challenges(
+        &self,
+        player: &str,
+        direction: Direction,
+        now_ms: u64,
+        offset: usize,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
     /// Sets (or with `None` drops) challenge `id`'s entry in the index of due challenges.
     fn index_challenge_due(
         &self,
@@ -91,5 +152,23 @@ pub trait ChallengeStore: Send + Sync + 'static {
         &self,
         now_ms: u64,
         limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Adds match `id` to the matches `player` made that may still run (with `false`,
+    /// takes it out): a set apart from the player's challenges, so counting its running
+    /// matches reads those alone however many challenges it made. A hint like the other
+    /// indexes (kept [`CHALLENGE_KEPT`] after its last addition): the service drops the
+    /// entries of matches it finds over.
+    fn index_match(
+        &self,
+        player: &str,
+        id: &str,
+        running: bool,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The matches [`index_match`](Self::index_match) holds for `player`, in no order.
+    fn player_matches(
+        &self,
+        player: &str,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 }

@@ -8,6 +8,12 @@
 //! A step that matches seeks also records their game as *starting* until the service says
 //! it was created: a process that dies in between leaves the game to a sweep, which
 //! creates it from the seeks matched to it.
+//!
+//! Pools are paired where a seek arrives, and kept in an index of pools due for pairing:
+//! a new seek makes its pool due at once, and a pairing that finds nothing to match leaves
+//! the pool due again a little later only while it holds enough seeks for a game (a rated
+//! gap widens as they wait). So a sweep visits the pools due, not every pool: ten thousand
+//! pools of one waiting seek each cost it nothing.
 
 use std::future::Future;
 use std::time::Duration;
@@ -137,7 +143,8 @@ pub enum Settled {
 /// The contract both stores keep for seeks.
 pub trait SeekStore: Send + Sync + 'static {
     /// Stores a new waiting seek (its pool's newest) unless its player has `max_open`
-    /// waiting ones (those expired at `now_ms` not counted).
+    /// waiting ones (those expired at `now_ms` not counted), and makes its pool due for
+    /// pairing at `now_ms`.
     fn add_seek(
         &self,
         entry: &SeekEntry,
@@ -161,7 +168,10 @@ pub trait SeekStore: Send + Sync + 'static {
     /// check at `recover_ms`). The oldest seek that can be matched anchors the game; the
     /// others are the oldest after it, or with `by_rating` the closest ratings to its
     /// within the [`Gap`] of the older of each two. Returns their ids, anchor first; none
-    /// when the pool holds too few that fit.
+    /// when the pool holds too few that fit. The pool is then due for pairing again at
+    /// `retry_ms` if it holds `seats` seeks or more, else no longer due (until a seek
+    /// arrives).
+    #[allow(clippy::too_many_arguments)]
     fn pair_seeks(
         &self,
         pool: &str,
@@ -169,11 +179,16 @@ pub trait SeekStore: Send + Sync + 'static {
         game: &str,
         now_ms: u64,
         recover_ms: u64,
+        retry_ms: u64,
         by_rating: Option<Gap>,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 
-    /// The pools that may hold waiting seeks.
-    fn seek_pools(&self) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+    /// Pools due for pairing at `now_ms`, earliest first, at most `limit`.
+    fn pools_due(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 
     /// Waiting seeks due (fallback or expiry) at `now_ms`, earliest first, at most `limit`.
     fn due_seeks(

@@ -63,6 +63,7 @@ problem_codes! {
     NameTaken = CONFLICT, "name_taken", "The name is taken";
     ChallengeClosed = CONFLICT, "challenge_closed", "The challenge is closed";
     IdempotencyKeyInUse = CONFLICT, "idempotency_key_in_use", "A request with this idempotency key is under way";
+    GameSealed = CONFLICT, "game_sealed", "The game's deal is still in play";
     PreconditionFailed = PRECONDITION_FAILED, "precondition_failed", "A precondition failed";
     PayloadTooLarge = PAYLOAD_TOO_LARGE, "payload_too_large", "The request body is too large";
     IllegalMove = UNPROCESSABLE_ENTITY, "illegal_move", "The move is not legal";
@@ -152,6 +153,15 @@ impl From<service::Error> for ApiError {
                 ),
             )
             .retry_after(CHALLENGES_RETRY_AFTER_SECS),
+            E::TooManyChallengesTo { name, max } => ApiError::new(
+                C::RateLimited,
+                format!(
+                    "{name} has {max} open challenges to it already \
+                     (MAX_CHALLENGES_TO_PLAYER); one more can be made when one of them is \
+                     answered, canceled or expired"
+                ),
+            )
+            .retry_after(CHALLENGES_RETRY_AFTER_SECS),
             E::Forbidden(why) => ApiError::new(C::Forbidden, why),
             E::NameTaken(why) => ApiError::new(C::NameTaken, why),
             E::TooManyPlayers { max, frees_in } => ApiError::new(
@@ -163,6 +173,7 @@ impl From<service::Error> for ApiError {
                 ),
             )
             .retry_after_duration(frees_in),
+            E::Sealed(why) => ApiError::new(C::GameSealed, why),
             E::NotFinished => ApiError::new(
                 C::PreconditionFailed,
                 "the export is available once the match is finished",

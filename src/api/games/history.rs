@@ -61,6 +61,7 @@ impl LogQuery {
         (status = 401, response = problems::Unauthorized),
         (status = 403, response = problems::Forbidden),
         (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
         (status = 503, response = problems::StoreUnavailable),
     ),
 )]
@@ -89,6 +90,7 @@ pub async fn game_log(
     responses(
         (status = 200, description = "Enough to replay the game exactly: one JSON document, sent as it is made (chunked); an answer cut short is an export the server could not finish.", body = GameExport),
         (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
         (status = 412, response = problems::PreconditionFailed),
         (status = 503, response = problems::StoreUnavailable),
     ),

@@ -43,6 +43,7 @@ pub struct ViewQuery {
         (status = 401, response = problems::Unauthorized),
         (status = 403, response = problems::Forbidden),
         (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
         (status = 503, response = problems::StoreUnavailable),
     ),
 )]

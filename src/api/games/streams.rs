@@ -90,6 +90,7 @@ fn sse_frame(FeedEvent { event, view }: &FeedEvent) -> web::Bytes {
         (status = 401, response = problems::Unauthorized),
         (status = 403, response = problems::Forbidden),
         (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
         (status = 503, response = problems::StoreUnavailable),
     ),
 )]

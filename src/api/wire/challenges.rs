@@ -156,4 +156,6 @@ impl ChallengeView {
 #[derive(Serialize, ToSchema)]
 pub struct ChallengeList {
     pub challenges: Vec<ChallengeView>,
+    pub page: usize,
+    pub per_page: usize,
 }

@@ -127,6 +127,12 @@ pub struct MatchView {
     pub rated: bool,
     /// Its deals were made from the challenger's seed text, not a secret.
     pub seeded: bool,
+    /// The secret (or the seed text's hash) every deal was made from, in hex, shown once
+    /// the match is over: deal `n`'s seed is SHA-256 of these 32 bytes followed by `n` as
+    /// 4 little-endian bytes, which each game's export shows. Null while a game may still
+    /// be played.
+    #[schema(required = true, example = json!(null))]
+    pub seed: Option<String>,
     /// The challenger (or the level playing its side, `play_as`), then the opponent; at 4
     /// seats then both partners.
     pub players: Vec<ChallengePlayer>,
@@ -168,6 +174,7 @@ impl MatchView {
             parallel: series.parallel,
             rated: c.rated,
             seeded: series.seeded,
+            seed: series.revealed_seed(c.status_now() == ChallengeStatus::Accepted),
             games: series
                 .games
                 .iter()

@@ -150,6 +150,11 @@ pub struct PlayerGame {
     pub player_ids: Vec<Option<String>>,
     /// Per side (seat, or team).
     pub scores: Vec<i32>,
+    /// Whether its end moves ratings: made by a rated challenge or seek, and not aborted.
+    pub rated: bool,
+    /// Why a game made rated was not rated; null otherwise.
+    #[schema(required = true)]
+    pub aborted: Option<crate::service::Aborted>,
 }
 
 impl PlayerGame {
@@ -165,6 +170,8 @@ impl PlayerGame {
             names: s.seats.iter().map(|seat| seat.name.clone()).collect(),
             player_ids: s.players.clone(),
             scores: s.scores.clone(),
+            rated: s.rated,
+            aborted: s.aborted,
         })
     }
 }

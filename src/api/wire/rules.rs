@@ -212,6 +212,14 @@ word_schema!(
     ["bot", "forfeit"],
     Some("What happens to a seat that runs out of time: a bot moves for it, or its side loses.")
 );
+word_schema!(
+    service::Aborted,
+    "Aborted",
+    ["no_move"],
+    Some(
+        "Why a game made rated was not rated: it ended before every side made a move of its own (resigned, timed out or abandoned at once)."
+    )
+);
 
 #[cfg(test)]
 mod tests {

@@ -233,6 +233,11 @@ pub struct GameView {
     /// Null for a game without a clock.
     #[schema(required = true)]
     pub clock: Option<ClockView>,
+    /// Whether its end moves ratings: made by a rated challenge or seek, and not aborted.
+    pub rated: bool,
+    /// Why a game made rated was not rated; null otherwise.
+    #[schema(required = true)]
+    pub aborted: Option<service::Aborted>,
 }
 
 /// A game's rules in a view, serialised as [`Rules`] is, but once per rule set and worker
@@ -387,6 +392,8 @@ impl GameView {
                 .map(|r| RoundResultView::of(&r, s.seats.len(), sides)),
             result: p.and_then(|p| MatchResult::of_projection(p, &s.scores)),
             clock: s.clock.as_ref().map(ClockView::of),
+            rated: s.rated,
+            aborted: s.aborted,
         }
     }
 }

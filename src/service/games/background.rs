@@ -18,7 +18,7 @@ use crate::service::shared::now_ms;
 
 use super::clock::ClockSettings;
 use super::clock::OnTimeout;
-use super::record::{Record, Status};
+use super::record::Record;
 use super::saved::Saved;
 use super::write::{BotWork, Change, Decision, Think, Written, bots_play};
 use super::{Error, Games};
@@ -338,7 +338,7 @@ impl Games {
     /// process (if it has room, and gets the lease), a clock that ran out at once.
     async fn tend(&self, id: &str) -> Result<bool, Error> {
         let (version, record) = self.load(id).await?;
-        if record.rated && record.status() == Status::Finished {
+        if record.rated_end() {
             // What had to follow its end once (its ratings), if the process that
             // finished it did not see to it.
             let saved = Saved {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::record::{Record, Status};
 use super::view::View;
-use super::{Error, Games, SeatToken, viewer_of};
+use super::{Bearer, Error, Games, SeatToken, viewer_of};
 use crate::engine::Move;
 use crate::service::shared::now_ms;
 use crate::store::{EventStream, GameStore, StoredEvent};
@@ -71,6 +71,7 @@ impl Games {
         let bearer = self.bearer(token.map(SeatToken::new)).await?;
         let (live, version, record) = self.watch(id).await?;
         let viewer = viewer_of(&record, bearer.as_ref())?;
+        self.unsealed(&record, viewer, false).await?;
         // The history holds versions up to the current one: nothing to read when the
         // client has them all.
         let backlog = match after {
@@ -82,7 +83,7 @@ impl Games {
             None => events,
             Some(seat) => {
                 let (me, id) = (self.me.clone(), id.to_owned());
-                events
+                let seen = events
                     .then(move |watched| {
                         let (me, id) = (me.clone(), id.clone());
                         async move {
@@ -90,36 +91,52 @@ impl Games {
                             // This process's copy, when it wrote this version or a later
                             // one: a view with no trip to the store.
                             let cached = me.cache.read(&id, watched.event.version, |v, r| {
-                                View::of(&id, v, r, Some(seat))
+                                (View::of(&id, v, r, Some(seat)), r.game.abandoned(seat))
                             });
-                            if let Some(view) = cached {
-                                return Some(FeedEvent {
+                            let (view, abandoned) = match cached {
+                                Some(seen) => seen,
+                                None => match super::load(&me.ctx.store, &id).await {
+                                    Ok((version, record)) => (
+                                        View::of(&id, version, &record, Some(seat)),
+                                        record.game.abandoned(seat),
+                                    ),
+                                    Err(e) => {
+                                        // The client resumes with Last-Event-ID.
+                                        tracing::warn!(game_id = %id, error = %e, "a seat's event stream ends: its view could not be loaded");
+                                        return None;
+                                    }
+                                },
+                            };
+                            Some((
+                                FeedEvent {
                                     view: Some(view),
                                     ..watched
-                                });
-                            }
-                            match super::load(&me.ctx.store, &id).await {
-                                Ok((version, record)) => Some(FeedEvent {
-                                    view: Some(View::of(&id, version, &record, Some(seat))),
-                                    ..watched
-                                }),
-                                Err(e) => {
-                                    // The client resumes with Last-Event-ID.
-                                    tracing::warn!(game_id = %id, error = %e, "a seat's event stream ends: its view could not be loaded");
-                                    None
-                                }
-                            }
+                                },
+                                abandoned,
+                            ))
                         }
                     })
-                    .take_while(|w| std::future::ready(w.is_some()))
-                    .filter_map(std::future::ready)
-                    .boxed()
+                    .boxed();
+                // A seat handed to a bot ends its stream after the event that says so.
+                stream::unfold((seen, false), |(mut seen, over)| async move {
+                    if over {
+                        return None;
+                    }
+                    let (event, last) = seen.next().await??;
+                    Some((event, (seen, last)))
+                })
+                .boxed()
             }
         };
-        // A stopping server ends every feed at once, cleanly, so its streams let go.
-        let events = events
-            .take_until(self.ctx.stopping.clone().cancelled_owned())
-            .boxed();
+        // A stopping server ends every feed at once, cleanly, so its streams let go; one
+        // opened with a player's key ends when the key stops opening it (a new key).
+        let events = events.take_until(self.ctx.stopping.clone().cancelled_owned());
+        let events = match (&bearer, token) {
+            (Some(Bearer::Player(_)), Some(key)) => events
+                .take_until(self.players.revoked(key.to_owned()))
+                .boxed(),
+            _ => events.boxed(),
+        };
         Ok(Feed { current, events })
     }
 

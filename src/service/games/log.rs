@@ -227,6 +227,7 @@ impl Games {
         if record.status() != Status::Finished {
             return Err(Error::NotFinished);
         }
+        self.unsealed(&record, None, true).await?;
         Ok(Export {
             view: View::of(id, version, &record, None),
             seed: record.game.seed(),

@@ -156,6 +156,39 @@ impl Games {
         load(&self.ctx.store, id).await
     }
 
+    /// Refuses what `viewer` may not read of `record` while it is sealed: a game of a
+    /// duplicate deal whose twin (the same hands, the seats swapped) is still in play, or
+    /// not made yet. Its own seats read it as they played it; nobody else reads it, and
+    /// nobody its export (the seed fixes every hand and the stock), until every game of
+    /// the deal has finished.
+    pub(crate) async fn unsealed(
+        &self,
+        record: &Record,
+        viewer: Option<u8>,
+        export: bool,
+    ) -> Result<(), Error> {
+        if record.twins.is_empty() || (viewer.is_some() && !export) {
+            return Ok(());
+        }
+        for twin in &record.twins {
+            let finished = match self.ctx.store.load(twin).await? {
+                Some(stored) => Record::decode(&stored.bytes)?.status() == Status::Finished,
+                None => false,
+            };
+            if !finished {
+                return Err(Error::Sealed(format!(
+                    "game {twin} plays the same deal and is not finished: until it is, this                      game is read only by its own seats{}",
+                    if export {
+                        ", and exported by nobody"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Loads a game and the seat of `token` (`None` for a spectator, without a token).
     async fn load_as(
         &self,
@@ -165,6 +198,7 @@ impl Games {
         let bearer = self.bearer(token.map(SeatToken::new)).await?;
         let (version, record) = self.load(id).await?;
         let viewer = viewer_of(&record, bearer.as_ref())?;
+        self.unsealed(&record, viewer, false).await?;
         Ok((version, record, viewer))
     }
 

@@ -43,6 +43,7 @@ impl Games {
         // Watched before looking, so a move stored in between still wakes the poll.
         let (mut live, version, record) = self.watch(id).await?;
         let viewer = viewer_of(&record, bearer.as_ref())?;
+        self.unsealed(&record, viewer, false).await?;
         let view = View::of(id, version, &record, viewer);
         if version > after || wait.is_zero() {
             return Ok(view);

@@ -11,11 +11,13 @@ use crate::engine::{Game, Preset};
 use super::Error;
 use super::clock::{ClockSettings, GameClock};
 
-/// The record's format byte, then postcard. The engine's game is embedded directly (not as
-/// bytes of its own) so a move costs one (de)serialisation pass. Bump it when `Record` or
-/// the engine's `Game` changes shape; no deployment holds games across such a change, so
-/// no old reader is kept.
-const FORMAT: u8 = 7;
+/// The record's format byte, then postcard: the record, then its twins (appended apart, so
+/// format 7 reads with the same struct and games in play survive the upgrade). The
+/// engine's game is embedded directly (not as bytes of its own) so a move costs one
+/// (de)serialisation pass. Bump it when `Record` or the engine's `Game` changes shape.
+const FORMAT: u8 = 8;
+/// The format before: the same without twins.
+const FORMAT_V7: u8 = 7;
 
 /// Where a game stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +26,15 @@ pub enum Status {
     Waiting,
     Playing,
     Finished,
+}
+
+/// Why a game made rated moves no rating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Aborted {
+    /// It ended before every side made a move of its own (lichess aborts such games too):
+    /// a game resigned, timed out or abandoned at once would let two accounts farm ratings.
+    NoMove,
 }
 
 /// One seat as everyone may see it: who sits there. A free seat has neither.
@@ -54,6 +65,11 @@ pub struct Record {
     players: Vec<Option<String>>,
     pub clock: Option<GameClock>,
     pub game: Game,
+    /// In a duplicate match, the other games of its deal (the same hands): while one of
+    /// them is in play, this one is sealed ([`super::Games::unsealed`]). Stored after the
+    /// rest ([`FORMAT`]).
+    #[serde(skip)]
+    pub twins: Vec<String>,
 }
 
 impl Record {
@@ -83,6 +99,7 @@ impl Record {
             players: vec![None; seats],
             clock: clock.map(|c| GameClock::new(c, game.seats())),
             game,
+            twins: Vec::new(),
         }
     }
 
@@ -99,6 +116,7 @@ impl Record {
             players: self.players.clone(),
             clock: self.clock.clone(),
             game,
+            twins: self.twins.clone(),
         }
     }
 
@@ -121,6 +139,24 @@ impl Record {
         } else {
             Status::Playing
         }
+    }
+
+    /// Why this game, made rated, moves no rating: it finished before every side moved.
+    /// `None` for a game not made rated, one in play, or one rated.
+    pub fn aborted(&self) -> Option<Aborted> {
+        if !self.rated || self.status() != Status::Finished {
+            return None;
+        }
+        // A record that does not replay is refused as it is read; none gets here.
+        match self.game.sides_moved() {
+            Ok(moved) if moved.contains(&false) => Some(Aborted::NoMove),
+            _ => None,
+        }
+    }
+
+    /// A rated game's end: its ratings are to move, once.
+    pub fn rated_end(&self) -> bool {
+        self.rated && self.status() == Status::Finished && self.aborted().is_none()
     }
 
     /// Seats a player holding `token`.
@@ -225,7 +261,8 @@ impl Record {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        postcard::to_extend(self, vec![FORMAT]).expect("a record always serialises")
+        let bytes = postcard::to_extend(self, vec![FORMAT]).expect("a record always serialises");
+        postcard::to_extend(&self.twins, bytes).expect("ids always serialise")
     }
 
     /// A stored record, refused unless it is whole and its game keeps every invariant: a
@@ -234,6 +271,12 @@ impl Record {
         let unreadable = |why: String| Error::Internal(format!("stored game unreadable: {why}"));
         let record: Record = match bytes.split_first() {
             Some((&FORMAT, rest)) => {
+                let (mut record, rest) = postcard::take_from_bytes::<Record>(rest)
+                    .map_err(|e| unreadable(e.to_string()))?;
+                record.twins = postcard::from_bytes(rest).map_err(|e| unreadable(e.to_string()))?;
+                record
+            }
+            Some((&FORMAT_V7, rest)) => {
                 postcard::from_bytes(rest).map_err(|e| unreadable(e.to_string()))?
             }
             _ => return Err(unreadable("unknown format".into())),
@@ -305,6 +348,20 @@ mod tests {
         assert_eq!(again.seat_of_player("p2"), None);
         assert_eq!(again.seat_of(&TokenHash::of("token-a")), Some(0));
         assert_eq!(again.seats[0].name.as_deref(), Some("ann"));
+    }
+
+    #[test]
+    fn a_game_stored_in_format_7_reads_without_twins_and_twins_read_back() {
+        let record = record();
+        let v7 = postcard::to_extend(&record, vec![FORMAT_V7]).unwrap();
+        let read = Record::decode(&v7).unwrap();
+        assert_eq!(read.game, record.game);
+        assert!(read.twins.is_empty());
+        let mut twinned = record;
+        twinned.twins = vec!["g2".into()];
+        let again = Record::decode(&twinned.encode()).unwrap();
+        assert_eq!(again.twins, ["g2"]);
+        assert_eq!(again.game, twinned.game);
     }
 
     #[test]

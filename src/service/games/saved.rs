@@ -25,7 +25,7 @@ impl Saved<'_> {
 
     /// A rated game's end: its ratings move, once.
     pub fn rated_end(&self) -> bool {
-        self.record.rated && self.finished()
+        self.record.rated_end()
     }
 
     /// The match it is a game of.

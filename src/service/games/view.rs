@@ -4,7 +4,7 @@
 use crate::engine::{Event, Preset, Projection, Rules};
 
 use super::clock::ClockSettings;
-use super::record::{Record, Seat, Status};
+use super::record::{Aborted, Record, Seat, Status};
 
 /// A game as one caller (a seat, or a spectator) may see it.
 #[derive(Clone, Debug)]
@@ -29,6 +29,10 @@ pub struct View {
     /// first round is dealt, not shown: nobody sees a hand or a move before it starts).
     pub projection: Option<Projection>,
     pub clock: Option<ClockState>,
+    /// Made by a rated challenge or seek, and not aborted.
+    pub rated: bool,
+    /// Why a game made rated was not rated.
+    pub aborted: Option<Aborted>,
 }
 
 /// A game's clock as one answer shows it.
@@ -46,6 +50,7 @@ pub struct ClockState {
 impl View {
     pub(super) fn of(id: &str, version: u64, record: &Record, viewer: Option<u8>) -> View {
         let status = record.status();
+        let aborted = record.aborted();
         View {
             id: id.to_string(),
             version,
@@ -60,6 +65,8 @@ impl View {
                 .collect(),
             free_seats: record.free_seats(),
             viewer,
+            rated: record.rated && aborted.is_none(),
+            aborted,
             scores: record.game.scores().to_vec(),
             projection: (status != Status::Waiting).then(|| {
                 let mut p = record.game.project(viewer);

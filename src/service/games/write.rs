@@ -306,7 +306,7 @@ impl Games {
                 },
             };
             let (bytes, event_bytes) = (save.bytes.clone(), save.event.clone());
-            if record.rated && status == Status::Finished {
+            if record.rated_end() {
                 // Due a little later, before the save: should this process stop after it,
                 // a sweep settles the ratings (the dispatcher drops the entry once done).
                 Box::pin(self.due_for_settling(id, version + 1)).await;

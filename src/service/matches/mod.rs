@@ -19,7 +19,7 @@ use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::{Outcome, Preset, RulesPatch, rules::Scoring};
 use crate::store::SaveOutcome;
-use crate::store::challenges::{ChallengeStore, Direction};
+use crate::store::challenges::ChallengeStore;
 
 use super::Error;
 use super::games::admit::Admission;
@@ -40,8 +40,6 @@ pub const MAX_PARALLEL: u8 = 8;
 /// Running matches a player may have made, at most: each keeps up to `parallel` games
 /// in play, and those against levels keep the bots thinking.
 pub const MAX_RUNNING: usize = 4;
-/// A player's newest challenges looked at to count its running matches.
-const LOOKED_AT: usize = 100;
 /// A running match is looked at this often at least (a game's end pokes it sooner).
 const POLL: Duration = Duration::from_secs(2);
 /// Compare-and-set attempts on a match before a drive gives up (the next sweep goes on).
@@ -178,13 +176,14 @@ impl Matches {
             _ => Ok(()),
         };
         let (caller, id) = (me.id.clone(), uuid::Uuid::new_v4().to_string());
-        let make = self.matchmaking.challenge_with(
-            me,
-            id.clone(),
-            challenge,
-            from,
-            Some((series, too_many)),
-        );
+        let make = async {
+            let made = self
+                .matchmaking
+                .challenge_with(me, id.clone(), challenge, from, Some((series, too_many)))
+                .await?;
+            self.ctx.store.index_match(&caller, &made.id, true).await?;
+            Ok(made)
+        };
         let again = |before: Before| async move { before.found(self.get_match(&before.id).await) };
         let made = idempotency::once(
             &self.ctx.store,
@@ -262,23 +261,26 @@ impl Matches {
         ))
     }
 
-    /// The running matches `player` made, among its newest challenges.
+    /// The running matches `player` made, however many challenges it made: read from the
+    /// store's set of its matches that may still run, whose entries for matches found
+    /// over (or gone) are dropped on the way.
     pub(super) async fn running_matches(&self, player: &str) -> Result<usize, Error> {
-        let ids = self
-            .ctx
-            .store
-            .player_challenges(player, Direction::Out, 0, LOOKED_AT)
-            .await?;
+        let ids = self.ctx.store.player_matches(player).await?;
         let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
         let mut running = 0;
-        for stored in loaded {
-            let Some(stored) = stored? else { continue };
-            let challenge = Challenge::decode(&stored.bytes)?;
-            if let Some(series) = &challenge.series
-                && challenge.status_now() == ChallengeStatus::Accepted
-                && series.status(true) == MatchStatus::Running
-            {
-                running += 1;
+        for (id, stored) in ids.iter().zip(loaded) {
+            let challenge = stored?
+                .map(|stored| Challenge::decode(&stored.bytes))
+                .transpose()?;
+            let state = challenge.as_ref().and_then(|challenge| {
+                let series = challenge.series.as_ref()?;
+                Some((challenge.status_now(), series.status(true)))
+            });
+            match state {
+                Some((ChallengeStatus::Accepted, MatchStatus::Running)) => running += 1,
+                // Not yet answered: it may still run.
+                Some((ChallengeStatus::Open, _)) => {}
+                _ => self.ctx.store.index_match(player, id, false).await?,
             }
         }
         Ok(running)
@@ -343,7 +345,7 @@ impl Matches {
                     let index = series.games.len() as u32;
                     series.games.push(SeriesGame {
                         index,
-                        game_id: uuid::Uuid::new_v4().to_string(),
+                        game_id: Series::game_id(id, index),
                         seat: series.challenger_seat(index),
                         result: None,
                         named_ms: now_ms(),
@@ -371,8 +373,17 @@ impl Matches {
                     self.players.tell(&player, &news).await;
                 }
             }
+            let mut refused = Vec::new();
             for index in missing.into_iter().chain(named) {
-                self.start_series_game(&challenge, index).await?;
+                match self.start_series_game(&challenge, index).await {
+                    Ok(()) => {}
+                    Err(e) if e.refuses_a_game() => refused.push(index),
+                    Err(e) => return Err(e),
+                }
+            }
+            if !refused.is_empty() {
+                tracing::info!(match_id = %id, games = refused.len(), "a match's games were refused (its maker's address is at its cap); it waits for room");
+                self.unname(id, &refused).await?;
             }
             let next = (!done).then(|| now_ms() + POLL.as_millis() as u64);
             self.ctx.store.index_challenge_due(id, next).await?;
@@ -382,6 +393,39 @@ impl Matches {
             return Ok(done);
         }
         Ok(false)
+    }
+
+    /// Takes the games the admission refused (`refused`) out of match `id` again, from its
+    /// end: named, never made, they are named again when a poll finds room. A refused game
+    /// with a made one after it stays named and is made (or void) as any missing game.
+    async fn unname(&self, id: &str, refused: &[u32]) -> Result<(), Error> {
+        for _ in 0..ATTEMPTS {
+            let (version, mut challenge) = self.load_match(id).await?;
+            let series = challenge.series.as_mut().expect("a match has a series");
+            let before = series.games.len();
+            while let Some(game) = series.games.last()
+                && game.result.is_none()
+                && refused.contains(&game.index)
+                // Made meanwhile by another process's drive: it stays.
+                && !self.games.exists(&game.game_id).await?
+            {
+                series.games.pop();
+            }
+            if series.games.len() == before {
+                return Ok(());
+            }
+            match self
+                .ctx
+                .store
+                .save_challenge(id, version, challenge.encode())
+                .await?
+            {
+                SaveOutcome::Saved { .. } => return Ok(()),
+                SaveOutcome::Conflict { .. } => continue,
+                SaveOutcome::Missing => return Err(Error::MatchNotFound),
+            }
+        }
+        Ok(())
     }
 
     /// Makes game `index` of match `challenge` unless it exists: its deal's seed, the
@@ -414,6 +458,7 @@ impl Matches {
         let mut record = self.games.record_from(&new, server_seed)?;
         record.rated = challenge.rated;
         record.series = Some(challenge.id.clone());
+        record.twins = series.twins_of(&challenge.id, index);
         let mut players = Vec::new();
         if series.stand_in.is_none() {
             players.push((seat, &challenge.challenger));
@@ -428,7 +473,8 @@ impl Matches {
                 .into_iter()
                 .map(|(seat, party)| (seat, party.id.as_str(), party.name.as_str()))
                 .collect(),
-            from: None,
+            // Counted against its maker's address, as any table it made.
+            from: challenge.address,
         };
         if self.games.admit(admission).await?.is_some() {
             tracing::info!(game_id = %game.game_id, match_id = %challenge.id, index, "match game created");

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::series::{Series, SeriesV3};
+use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::{Preset, RulesPatch};
 use crate::service::Error;
@@ -11,10 +12,14 @@ use crate::service::games::admit::NewGame;
 use crate::service::games::clock::ClockSettings;
 use crate::service::shared::now_ms;
 
-/// The challenge record's format byte, then postcard. A match lives for ever, so the
-/// reader of the format before stays until a migration has rewritten every record.
-const FORMAT: u8 = 4;
-/// The format before: a match's series without seed text, stand-in or save time
+/// The challenge record's format byte, then postcard: the challenge, then the address its
+/// games count against (appended apart, so format 4 reads with the same struct). A match
+/// lives for ever, so the readers of the formats before stay until a migration has
+/// rewritten every record.
+const FORMAT: u8 = 5;
+/// The format before: the same without the address ([`Challenge::address`] unset).
+const FORMAT_V4: u8 = 4;
+/// The format before that: a match's series without seed text, stand-in or save time
 /// ([`ChallengeV3`]).
 const FORMAT_V3: u8 = 3;
 
@@ -95,6 +100,11 @@ pub struct Challenge {
     pub declined_by: Option<String>,
     /// A match's games, when it is a match (duplicate arena) rather than one game.
     pub series: Option<Series>,
+    /// The address whose games in play (`MAX_GAMES_PER_IP`) its games count against: a
+    /// match's challenger's, from its making; a challenge's accepter's, from the answer
+    /// that completed it. Stored after the rest ([`FORMAT`]).
+    #[serde(skip)]
+    pub(crate) address: Option<AddressKey>,
 }
 
 /// A challenge as format 3 stored it: the same but for its series ([`SeriesV3`]).
@@ -135,6 +145,7 @@ impl From<ChallengeV3> for Challenge {
             game_id: v3.game_id,
             declined_by: v3.declined_by,
             series: v3.series.map(Series::from),
+            address: None,
         }
     }
 }
@@ -155,14 +166,21 @@ impl Challenge {
     }
 
     pub(crate) fn encode(&self) -> Vec<u8> {
-        postcard::to_extend(self, vec![FORMAT]).expect("a challenge always serialises")
+        let bytes = postcard::to_extend(self, vec![FORMAT]).expect("a challenge always serialises");
+        postcard::to_extend(&self.address, bytes).expect("an address always serialises")
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<Challenge, Error> {
         let unreadable =
             |e: postcard::Error| Error::Internal(format!("stored challenge unreadable: {e}"));
         match bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest).map_err(unreadable),
+            Some((&FORMAT, rest)) => {
+                let (mut challenge, rest) =
+                    postcard::take_from_bytes::<Challenge>(rest).map_err(unreadable)?;
+                challenge.address = postcard::from_bytes(rest).map_err(unreadable)?;
+                Ok(challenge)
+            }
+            Some((&FORMAT_V4, rest)) => postcard::from_bytes(rest).map_err(unreadable),
             Some((&FORMAT_V3, rest)) => postcard::from_bytes::<ChallengeV3>(rest)
                 .map(Challenge::from)
                 .map_err(unreadable),
@@ -281,7 +299,22 @@ mod tests {
             game_id: None,
             declined_by: None,
             series: None,
+            address: Some(AddressKey::V4(0xC000_0201)),
         }
+    }
+
+    #[test]
+    fn a_challenge_stored_in_format_4_reads_back_without_an_address() {
+        let c = Challenge {
+            address: None,
+            ..challenge()
+        };
+        // Format 4 was today's struct without the address after it.
+        let bytes = postcard::to_extend(&c, vec![4]).unwrap();
+        assert_eq!(Challenge::decode(&bytes).unwrap(), c);
+        let now = challenge();
+        assert_eq!(now.encode()[0], FORMAT);
+        assert_eq!(Challenge::decode(&now.encode()).unwrap(), now);
     }
 
     #[test]

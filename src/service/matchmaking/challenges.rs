@@ -10,8 +10,6 @@
 
 use std::time::Duration;
 
-use futures_util::future::join_all;
-
 use super::series::Series;
 use crate::address::AddressKey;
 use crate::bots::Level;
@@ -21,7 +19,7 @@ use crate::service::idempotency::{self, Before, Create, RequestKey};
 use crate::service::players::{NO_KEY, PlayerRecord, folded};
 use crate::service::shared::now_ms;
 use crate::store::SaveOutcome;
-use crate::store::challenges::{ChallengeStore, Direction, Parties};
+use crate::store::challenges::{ChallengeStore, Parties};
 use crate::store::players::PlayerStore;
 
 use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
@@ -31,13 +29,14 @@ use super::{Error, Matchmaking, Notice};
 pub const CHALLENGE_TTL: Duration = Duration::from_secs(600);
 /// Open challenges a player may have made at once.
 pub const MAX_OPEN_CHALLENGES: usize = 20;
+/// Open challenges a player may have received at once, unless `MAX_CHALLENGES_TO_PLAYER`
+/// says otherwise.
+pub const MAX_CHALLENGES_TO_PLAYER: usize = 20;
 /// How long after its acceptance a sweep makes sure a challenge's game exists (the
 /// accepting request creates it at once; this is for a process that died in between).
 const RECOVER_AFTER: Duration = Duration::from_secs(10);
 /// Due challenges a sweep acts on at most.
 const SWEEP_BATCH: usize = 64;
-/// Challenges one listing reads at most.
-const LISTED: usize = 100;
 /// Compare-and-set attempts before a change gives up (each loss means another answer
 /// came in meanwhile; a handful of opponents cannot race for long).
 const ATTEMPTS: usize = 8;
@@ -120,6 +119,7 @@ impl Matchmaking {
             game_id: None,
             declined_by: None,
             series,
+            address: None,
         };
         // The rules, seats and clock are checked as a game's are.
         self.games.new_record(&challenge.new_game())?;
@@ -143,12 +143,12 @@ impl Matchmaking {
             }
             challenge.opponents.push(opponent);
         }
-        if self.open_challenges(&me.id, Direction::Out).await?.len() >= MAX_OPEN_CHALLENGES {
-            return Err(Error::TooManyChallenges {
-                max: MAX_OPEN_CHALLENGES,
-            });
-        }
         too_many?;
+        // A match's games count against its maker's address; so do those of a challenge
+        // accepted at once (levels only), made by this request.
+        if challenge.series.is_some() || challenge.all_accepted() {
+            challenge.address = from;
+        }
         let opponents = challenge.opponent_ids();
         let parties = Parties {
             challenger: &me.id,
@@ -172,7 +172,7 @@ impl Matchmaking {
             // the challenge that names it.
             challenge.status = ChallengeStatus::Accepted;
             challenge.game_id = Some(uuid::Uuid::new_v4().to_string());
-            self.start(&challenge, from).await?;
+            self.start(&challenge).await?;
             self.ctx
                 .store
                 .create_challenge(
@@ -184,16 +184,22 @@ impl Matchmaking {
                 )
                 .await?;
         } else {
-            self.ctx
+            self.count_open(&challenge, parties.clone()).await?;
+            let created = self
+                .ctx
                 .store
                 .create_challenge(
                     &challenge.id,
                     challenge.encode(),
                     challenge.created_ms,
-                    parties,
+                    parties.clone(),
                     Some(challenge.expires_ms),
                 )
-                .await?;
+                .await;
+            if let Err(e) = created {
+                self.uncount_open(&challenge).await;
+                return Err(e.into());
+            }
             self.tell(&opponents, Notice::Challenged(&challenge)).await;
         }
         self.ctx.metrics.challenge("made");
@@ -213,30 +219,27 @@ impl Matchmaking {
         Ok(challenge)
     }
 
-    /// The key's player's open challenges in `direction`, newest first.
-    pub async fn challenges(
+    /// An opponent accepts; the last acceptance creates the game, counted against `from`'s
+    /// games in play. Should the game be refused (that cap, or a full store), the answer
+    /// is that refusal and the challenge is open again, this acceptance undone: no game is
+    /// promised that is not made.
+    pub async fn accept(
         &self,
         key: Option<&str>,
-        direction: Direction,
-    ) -> Result<Vec<Challenge>, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
-        self.open_challenges(&me.id, direction).await
-    }
-
-    /// An opponent accepts; the last acceptance creates the game (counted against no
-    /// address: the challenger's cap is on its challenges).
-    pub async fn accept(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
-        self.answer(key, id, Answer::Accept).await
+        id: &str,
+        from: Option<AddressKey>,
+    ) -> Result<Challenge, Error> {
+        self.answer(key, id, Answer::Accept, from).await
     }
 
     /// An opponent declines: the challenge is closed for everyone.
     pub async fn decline(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
-        self.answer(key, id, Answer::Decline).await
+        self.answer(key, id, Answer::Decline, None).await
     }
 
     /// The challenger takes its challenge back.
     pub async fn cancel_challenge(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
-        self.answer(key, id, Answer::Cancel).await
+        self.answer(key, id, Answer::Cancel, None).await
     }
 
     async fn answer(
@@ -244,6 +247,7 @@ impl Matchmaking {
         key: Option<&str>,
         id: &str,
         answer: Answer,
+        from: Option<AddressKey>,
     ) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         for _ in 0..ATTEMPTS {
@@ -301,6 +305,7 @@ impl Matchmaking {
                         challenge.status = ChallengeStatus::Accepted;
                         if challenge.series.is_none() {
                             challenge.game_id = Some(uuid::Uuid::new_v4().to_string());
+                            challenge.address = from;
                         }
                     }
                 }
@@ -324,7 +329,10 @@ impl Matchmaking {
             if challenge.status != ChallengeStatus::Open {
                 self.ctx.metrics.challenge(challenge.status.as_str());
             }
-            self.closed(&challenge, &me.id).await;
+            if let Err(refused) = self.closed(&challenge, &me.id).await {
+                self.reopen(&challenge, &me.id).await;
+                return Err(refused);
+            }
             return Ok(challenge);
         }
         Err(Error::Internal(
@@ -334,28 +342,31 @@ impl Matchmaking {
 
     /// After a change of `challenge` made by player `by`: its game created if it was
     /// accepted, the players told if it closed otherwise, and the index of due challenges
-    /// set to what is left to do.
-    async fn closed(&self, challenge: &Challenge, by: &str) {
+    /// set to what is left to do. The error is the refusal of an accepted challenge's
+    /// game ([`Error::refuses_a_game`]): nothing was made, and the caller reopens it.
+    async fn closed(&self, challenge: &Challenge, by: &str) -> Result<(), Error> {
+        self.closed_in_store(challenge).await;
         match challenge.status {
-            ChallengeStatus::Open => return,
+            ChallengeStatus::Open => return Ok(()),
             ChallengeStatus::Accepted if challenge.series.is_some() => {
                 self.set_challenge_due(&challenge.id, Some(now_ms())).await;
                 if let Err(e) = self.move_match_on(&challenge.id).await {
                     tracing::warn!(match_id = %challenge.id, error = %e, "a match did not start; a sweep starts it");
                 }
-                return;
+                return Ok(());
             }
             ChallengeStatus::Accepted => {
                 // Should this process stop before the game is created, a sweep creates it.
                 let recover = Some(now_ms() + RECOVER_AFTER.as_millis() as u64);
                 self.set_challenge_due(&challenge.id, recover).await;
-                match self.start(challenge, None).await {
+                match self.start(challenge).await {
                     Ok(()) => self.set_challenge_due(&challenge.id, None).await,
+                    Err(e) if e.refuses_a_game() => return Err(e),
                     Err(e) => {
                         tracing::warn!(challenge_id = %challenge.id, error = %e, "an accepted challenge's game was not created; a sweep creates it");
                     }
                 }
-                return;
+                return Ok(());
             }
             ChallengeStatus::Declined | ChallengeStatus::Canceled | ChallengeStatus::Expired => {}
         }
@@ -366,11 +377,56 @@ impl Matchmaking {
             .filter(|player| player != by)
             .collect();
         self.tell(&others, Notice::Closed(challenge)).await;
+        Ok(())
     }
 
-    /// Creates accepted `challenge`'s game, every seat bound, unless it exists already;
-    /// then tells its players it started.
-    async fn start(&self, challenge: &Challenge, from: Option<AddressKey>) -> Result<(), Error> {
+    /// Undoes the acceptance by `by` that made `accepted` accepted, its game refused: the
+    /// challenge is open again (until its expiry, as before), as though `by` had not
+    /// answered, unless something else changed it meanwhile.
+    async fn reopen(&self, accepted: &Challenge, by: &str) {
+        for _ in 0..ATTEMPTS {
+            let Ok((version, mut challenge)) = self.load_challenge(&accepted.id).await else {
+                break;
+            };
+            if challenge.status != ChallengeStatus::Accepted
+                || challenge.game_id != accepted.game_id
+            {
+                return;
+            }
+            challenge.status = ChallengeStatus::Open;
+            challenge.game_id = None;
+            challenge.address = None;
+            for opponent in &mut challenge.opponents {
+                if let Opponent::Player { party, accepted } = opponent
+                    && party.id == by
+                {
+                    *accepted = false;
+                }
+            }
+            match self
+                .ctx
+                .store
+                .save_challenge(&challenge.id, version, challenge.encode())
+                .await
+            {
+                Ok(SaveOutcome::Saved { .. }) => {
+                    tracing::info!(challenge_id = %challenge.id, player_id = by, "an acceptance undone: its game was refused");
+                    self.recount_open(&challenge).await;
+                    self.set_challenge_due(&challenge.id, Some(challenge.expires_ms))
+                        .await;
+                    return;
+                }
+                Ok(SaveOutcome::Conflict { .. }) => continue,
+                Ok(SaveOutcome::Missing) | Err(_) => break,
+            }
+        }
+        // Left accepted: the sweep finds no game and tries once more, then reopens it.
+        tracing::warn!(challenge_id = %accepted.id, "a refused acceptance could not be undone yet");
+    }
+
+    /// Creates accepted `challenge`'s game, every seat bound, unless it exists already,
+    /// counted against its address; then tells its players it started.
+    async fn start(&self, challenge: &Challenge) -> Result<(), Error> {
         let game_id = challenge
             .game_id
             .as_deref()
@@ -391,7 +447,7 @@ impl Matchmaking {
             id: game_id,
             record,
             players,
-            from,
+            from: challenge.address,
         };
         let Some(record) = self.games.admit(admission).await? else {
             return Ok(());
@@ -442,7 +498,7 @@ impl Matchmaking {
                     SaveOutcome::Saved { .. } => {
                         tracing::info!(challenge_id = %id, "challenge expired");
                         self.ctx.metrics.challenge("expired");
-                        self.closed(&challenge, "").await;
+                        self.closed(&challenge, "").await?;
                         Ok(true)
                     }
                     // Answered meanwhile: the next sweep sees what it became.
@@ -462,7 +518,16 @@ impl Matchmaking {
                 let game_id = challenge.game_id.clone().unwrap_or_default();
                 if !self.games.exists(&game_id).await? {
                     tracing::warn!(challenge_id = %id, game_id, "an accepted challenge had no game: creating it");
-                    self.start(&challenge, None).await?;
+                    match self.start(&challenge).await {
+                        Ok(()) => {}
+                        // Refused now: open again rather than tried for ever.
+                        Err(e) if e.refuses_a_game() => {
+                            let by = challenge.opponent_ids().pop().unwrap_or_default();
+                            self.reopen(&challenge, &by).await;
+                            return Ok(true);
+                        }
+                        Err(e) => return Err(e),
+                    }
                 }
                 self.set_challenge_due(id, None).await;
                 Ok(true)
@@ -484,31 +549,6 @@ impl Matchmaking {
             .await?
             .ok_or(Error::ChallengeNotFound)?;
         Ok((stored.version, Challenge::decode(&stored.bytes)?))
-    }
-
-    /// Player `player`'s open challenges in `direction`, newest first.
-    async fn open_challenges(
-        &self,
-        player: &str,
-        direction: Direction,
-    ) -> Result<Vec<Challenge>, Error> {
-        let now = now_ms();
-        let since = now.saturating_sub(self.challenge_ttl().as_millis() as u64);
-        let ids = self
-            .ctx
-            .store
-            .player_challenges(player, direction, since, LISTED)
-            .await?;
-        let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
-        let mut open = Vec::new();
-        for stored in loaded {
-            let Some(stored) = stored? else { continue };
-            let challenge = Challenge::decode(&stored.bytes)?;
-            if challenge.status_at(now) == ChallengeStatus::Open {
-                open.push(challenge);
-            }
-        }
-        Ok(open)
     }
 
     fn challenge_ttl(&self) -> Duration {

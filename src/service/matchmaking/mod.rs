@@ -1,12 +1,14 @@
 //! The matchmaking aggregate: how players meet. It owns the challenges ([`challenge`], the
-//! stored one; [`challenges`], make, answer, expire), a match's challenge included, and the
-//! seeks ([`seek`], [`seeks`]: pools paired by the store in one step). Every game it makes
+//! stored one; [`challenges`], make, answer, expire; `open`, the caps on open ones and
+//! their lists), a match's challenge included, and the seeks ([`seek`], [`seeks`]: pools
+//! paired by the store in one step). Every game it makes
 //! goes through the games aggregate's one admission path. What follows its changes (a
 //! match accepted moves on; the players hear of a challenge made or closed, a seek
 //! expired) is handed up through [`MatchmakingReactions`] to the dispatcher.
 
 pub mod challenge;
 pub mod challenges;
+mod open;
 pub mod seek;
 pub mod seeks;
 pub mod series;

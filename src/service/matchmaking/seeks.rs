@@ -9,6 +9,11 @@
 //! the missing seats; a seek lives [`SEEK_TTL`], then expires (`seek_expired` on the
 //! player's stream). A rated pool pairs close ratings first ([`RATED_GAP`]); others,
 //! first come first served.
+//!
+//! A pool is paired where a seek arrives; the sweep pairs only the pools due (one whose
+//! seek's request did not pair it, or one holding enough seeks for a game that a rated gap
+//! kept apart, again every [`POOL_RETRY`]), so its cost follows the pools due, not the
+//! pools: ten thousand pools of one waiting seek each cost it nothing.
 
 use std::time::Duration;
 
@@ -42,7 +47,10 @@ const RATED_GAP: Gap = Gap {
 };
 /// How long after a match a sweep makes sure its game exists.
 const RECOVER_AFTER: Duration = Duration::from_secs(10);
-/// Due seeks and starting games a sweep acts on at most.
+/// How soon a pool holding enough seeks for a game that did not pair (a rated gap kept
+/// them apart) is paired again: the gap widens 10 points a second.
+const POOL_RETRY: Duration = Duration::from_secs(1);
+/// Due seeks, pools and starting games a sweep acts on at most (each kind).
 const SWEEP_BATCH: usize = 64;
 /// Games one pool makes at most in one go (a pool of many waiting seeks drains over a
 /// few sweeps rather than holding one).
@@ -170,10 +178,11 @@ impl Matchmaking {
             let game = uuid::Uuid::new_v4().to_string();
             let now = now_ms();
             let recover = now + RECOVER_AFTER.as_millis() as u64;
+            let retry = now + POOL_RETRY.as_millis() as u64;
             let ids = self
                 .ctx
                 .store
-                .pair_seeks(pool, usize::from(seats), &game, now, recover, gap)
+                .pair_seeks(pool, usize::from(seats), &game, now, recover, retry, gap)
                 .await?;
             if ids.is_empty() {
                 break;
@@ -238,12 +247,13 @@ impl Matchmaking {
         Ok(())
     }
 
-    /// One pass over the seeks (run by every process's sweep): every pool paired, due
+    /// One pass over the seeks (run by every process's sweep): the pools due paired, due
     /// seeks expired or given their fallback, and games matched by a process that died
     /// before creating them created. Returns how many it acted on.
     pub async fn sweep_seeks(&self) -> Result<usize, Error> {
         let mut acted = 0;
-        for pool in self.ctx.store.seek_pools().await? {
+        for pool in self.ctx.store.pools_due(now_ms(), SWEEP_BATCH).await? {
+            self.ctx.metrics.seek_pools_swept.inc();
             let Some(seats) = pool_seats(&pool) else {
                 continue;
             };
@@ -358,5 +368,86 @@ mod tests {
         for other in others {
             assert_ne!(other.pool(), wish.pool(), "{other:?}");
         }
+    }
+
+    /// A clock of `bank_secs`: each its own pool.
+    fn clock(bank_secs: u64) -> Option<ClockSettings> {
+        Some(ClockSettings {
+            bank_secs,
+            increment_secs: 0,
+            on_timeout: OnTimeout::Bot,
+            timeout_bot: Level::Greedy,
+            abandon_after: 3,
+        })
+    }
+
+    #[tokio::test]
+    async fn a_sweep_visits_the_pools_due_not_every_pool() {
+        let service = crate::service::Services::on_memory(Duration::from_secs(1));
+        let swept = || service.ctx.metrics.seek_pools_swept.get();
+        // 10,000 pools of one waiting seek each: 2,000 players, 5 seeks apiece, each with
+        // a clock of its own.
+        for p in 0..2_000u64 {
+            let player = service
+                .players
+                .create_player(&format!("p{p}"), false, None, None)
+                .await
+                .unwrap();
+            for s in 0..5 {
+                let wish = Wish {
+                    preset: Preset::Block,
+                    seats: 2,
+                    clock: clock(p * 5 + s + 1),
+                    rated: false,
+                };
+                let new = NewSeek {
+                    wish,
+                    fallback: None,
+                };
+                let seek = service
+                    .matchmaking
+                    .seek(Some(&player.key), new, None)
+                    .await
+                    .unwrap();
+                assert_eq!(seek.state, SeekState::Waiting);
+            }
+        }
+        service.matchmaking.sweep_seeks().await.unwrap();
+        assert_eq!(swept(), 0, "each pool was paired where its seek arrived");
+        // Two rated seeks too far apart to pair yet, stored without their requests'
+        // pairing (as if their process had died): their pool alone is due, at once, then
+        // again a second later while the gap widens.
+        let wish = Wish {
+            preset: Preset::Block,
+            seats: 2,
+            clock: None,
+            rated: true,
+        };
+        let now = now_ms();
+        for (player, rating) in [("x", 1100.0), ("y", 1600.0)] {
+            let entry = SeekEntry {
+                id: uuid::Uuid::new_v4().to_string(),
+                player: player.into(),
+                pool: wish.pool(),
+                created_ms: now,
+                expires_ms: now + 60_000,
+                rating,
+                fallback_ms: None,
+                state: SeekState::Waiting,
+                bytes: Seek::blob(player, &wish, None),
+            };
+            service.ctx.store.add_seek(&entry, 5, now).await.unwrap();
+        }
+        assert_eq!(service.matchmaking.sweep_seeks().await.unwrap(), 0);
+        assert_eq!(swept(), 1);
+        service.matchmaking.sweep_seeks().await.unwrap();
+        assert_eq!(swept(), 1, "not due again before {POOL_RETRY:?}");
+        let due = service
+            .ctx
+            .store
+            .pools_due(now + POOL_RETRY.as_millis() as u64 + 1_000, 10)
+            .await
+            .unwrap();
+        assert_eq!(due, [wish.pool()]);
     }
 }

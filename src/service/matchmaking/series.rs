@@ -145,6 +145,30 @@ impl Series {
         self.deals * if self.duplicate { 2 } else { 1 }
     }
 
+    /// The id of game `index` of match `match_id`: the same whenever it is named, so a
+    /// game refused and named again later keeps its id, and its deal's other game names it
+    /// as its twin from the start.
+    pub(crate) fn game_id(match_id: &str, index: u32) -> String {
+        let mut hash = Sha256::new();
+        hash.update(match_id.as_bytes());
+        hash.update(index.to_le_bytes());
+        let bytes: [u8; 16] = hash.finalize()[..16].try_into().expect("16 of 32 bytes");
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .to_string()
+    }
+
+    /// The other games of game `index`'s deal (its twin, in a duplicate match), by id.
+    pub(crate) fn twins_of(&self, match_id: &str, index: u32) -> Vec<String> {
+        (0..self.total())
+            .filter(|&other| other != index && self.deal_of(other) == self.deal_of(index))
+            .map(|other| match self.games.get(other as usize) {
+                Some(game) => game.game_id.clone(),
+                None => Series::game_id(match_id, other),
+            })
+            .collect()
+    }
+
     /// The deal game `index` plays.
     pub fn deal_of(&self, index: u32) -> u32 {
         if self.duplicate { index / 2 } else { index }
@@ -162,6 +186,18 @@ impl Series {
         hash.update(self.seed);
         hash.update(deal.to_le_bytes());
         Seed(hash.finalize().into())
+    }
+
+    /// The secret every deal was made from, in hex, once the match is over (finished, or
+    /// canceled with none of its games in play): before, it would tell the deals of the
+    /// games still to play, and of their twins.
+    pub fn revealed_seed(&self, accepted: bool) -> Option<String> {
+        let over = match self.status(accepted) {
+            MatchStatus::Finished => true,
+            MatchStatus::Canceled => self.in_play() == 0,
+            MatchStatus::Waiting | MatchStatus::Running => false,
+        };
+        over.then(|| hex::encode(self.seed))
     }
 
     pub(crate) fn in_play(&self) -> usize {

@@ -458,6 +458,7 @@ impl Players {
             {
                 SaveOutcome::Saved { .. } => {
                     tracing::info!(player_id = %record.id, "player key rotated");
+                    self.tell_key_changed(&record.id).await;
                     return Ok(Keyed {
                         profile: self.profile_of(&record).await?,
                         key: fresh,

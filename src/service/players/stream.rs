@@ -6,17 +6,23 @@
 //! kept nowhere: on (re)connecting, a client lists its games (`status=playing`) to catch
 //! up.
 
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{Error, NO_KEY, Players};
+use super::{Error, NO_KEY, PlayerRecord, Players};
 use crate::service::shared::now_ms;
 use crate::store::StoredEvent;
+use crate::store::any::AnyStore;
 use crate::store::players::PlayerStore;
 
 /// The published form's format byte (then postcard).
 const FORMAT: u8 = 1;
+/// The published word that the player's key changed (nothing follows): the streams opened
+/// with another key end ([`Players::revoked`]). Not news: no stream delivers it.
+const KEY_CHANGED: u8 = 2;
 
 /// How long a player's stream waits before subscribing again after a subscription that
 /// ended before giving any news (a store losing its connections): no busy loop.
@@ -45,8 +51,55 @@ impl Players {
         }
     }
 
+    /// Tells every process that player `player`'s key changed: the streams opened with the
+    /// old one end. Should the word be lost, a stream that lost its subscription looks at
+    /// the key again when it subscribes again.
+    pub(crate) async fn tell_key_changed(&self, player: &str) {
+        let event = StoredEvent {
+            version: now_ms(),
+            payload: vec![KEY_CHANGED],
+        };
+        if let Err(e) = self.ctx.store.publish_player(player, event).await {
+            tracing::warn!(player_id = %player, error = %e, "word of a new key not published");
+        }
+    }
+
+    /// Resolves once `key` no longer opens its player (a new key was made, or the player is
+    /// gone): what every stream opened with a key ends on, on whichever process holds it.
+    /// It listens on the player's channel for word of a new key, and looks at the key
+    /// after each (re)subscription, so a change made before it listened is seen too. A
+    /// store that cannot say (unreachable) ends nothing.
+    pub(crate) fn revoked(&self, key: String) -> BoxFuture<'static, ()> {
+        let store = self.ctx.store.clone();
+        async move {
+            let Some(id) = super::id_of_key(&key).map(str::to_owned) else {
+                return;
+            };
+            let opens = async |store: &AnyStore| match store.load_player(&id).await {
+                Ok(Some(stored)) => PlayerRecord::decode(&stored.bytes)
+                    .map_or(true, |record| record.opens_with(&key)),
+                Ok(None) => false,
+                Err(_) => true,
+            };
+            loop {
+                if let Ok(mut live) = store.subscribe_player(&id).await {
+                    if !opens(&store).await {
+                        return;
+                    }
+                    while let Some(event) = live.next().await {
+                        if event.payload.first() == Some(&KEY_CHANGED) && !opens(&store).await {
+                            return;
+                        }
+                    }
+                }
+                tokio::time::sleep(RESUBSCRIBE_PAUSE).await;
+            }
+        }
+        .boxed()
+    }
+
     /// The key's player's news from now on. A stream that falls behind is not ended: it
-    /// says [`NewsItem::Resync`] and goes on.
+    /// says [`NewsItem::Resync`] and goes on; one whose key is replaced ends.
     pub async fn events<N: DeserializeOwned + 'static>(
         &self,
         key: Option<&str>,
@@ -74,7 +127,8 @@ impl Players {
                 }
             },
         )
-        .take_until(self.ctx.stopping.clone().cancelled_owned());
+        .take_until(self.ctx.stopping.clone().cancelled_owned())
+        .take_until(self.revoked(key.to_owned()));
         Ok(raw
             .filter_map(|event| async move {
                 let Some(event) = event else {

@@ -4,10 +4,10 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::MemoryStore;
-use crate::challenges::{CHALLENGE_KEPT, ChallengeStore, Direction, Parties};
+use crate::challenges::{CHALLENGE_KEPT, ChallengeStore, Direction, Full, OpenCaps, Parties};
 use crate::{SaveOutcome, StoreError, Stored};
 
 /// A challenge's place in a player's list: newest first, ties by id descending, as
@@ -25,6 +25,10 @@ pub(super) struct Challenges {
     /// Due challenges: by due time, and each one's entry.
     due: BTreeSet<(u64, String)>,
     due_at: HashMap<String, u64>,
+    /// Per player and direction, its challenges counted open: id → when it expires.
+    open: HashMap<(String, Direction), HashMap<String, u64>>,
+    /// Per player, the matches it made that may still run.
+    matches: HashMap<String, BTreeSet<String>>,
 }
 
 impl Challenges {
@@ -39,12 +43,28 @@ impl Challenges {
     }
 
     fn keep(&mut self, id: &str) {
+        self.keep_for(id, CHALLENGE_KEPT);
+    }
+
+    fn keep_for(&mut self, id: &str, kept: Duration) {
         if let Some(old) = self.kept_at.remove(id) {
             self.kept_until.remove(&(old, id.to_owned()));
         }
-        let until = Instant::now() + CHALLENGE_KEPT;
+        let until = Instant::now() + kept;
         self.kept_until.insert((until, id.to_owned()));
         self.kept_at.insert(id.to_owned(), until);
+    }
+
+    /// Player `player`'s challenges counted open in `direction`, the expired dropped.
+    fn open_of(
+        &mut self,
+        player: &str,
+        direction: Direction,
+        now_ms: u64,
+    ) -> &mut HashMap<String, u64> {
+        let open = self.open.entry((player.to_owned(), direction)).or_default();
+        open.retain(|_, expires| *expires > now_ms);
+        open
     }
 
     fn drop_old(&mut self, now: Instant) {
@@ -142,6 +162,88 @@ impl ChallengeStore for MemoryStore {
             .collect())
     }
 
+    async fn keep_challenge(&self, id: &str, kept: Duration) -> Result<(), StoreError> {
+        let mut challenges = self.challenges();
+        if challenges.challenges.contains_key(id) {
+            challenges.keep_for(id, kept);
+        }
+        Ok(())
+    }
+
+    async fn open_challenge(
+        &self,
+        id: &str,
+        parties: Parties<'_>,
+        expires_ms: u64,
+        now_ms: u64,
+        caps: OpenCaps,
+    ) -> Result<Result<(), Full>, StoreError> {
+        let mut challenges = self.challenges();
+        let counted = std::iter::once((parties.challenger, Direction::Out, caps.out, None)).chain(
+            parties
+                .opponents
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.as_str(), Direction::In, caps.into, Some(i))),
+        );
+        let counted: Vec<_> = counted.collect();
+        for &(player, direction, cap, opponent) in &counted {
+            let open = challenges.open_of(player, direction, now_ms);
+            if !open.contains_key(id) && open.len() >= cap {
+                return Ok(Err(opponent.map_or(Full::Challenger, Full::Opponent)));
+            }
+        }
+        for (player, direction, _, _) in counted {
+            let open = challenges.open_of(player, direction, now_ms);
+            open.insert(id.to_owned(), expires_ms);
+        }
+        Ok(Ok(()))
+    }
+
+    async fn close_challenge(&self, id: &str, parties: Parties<'_>) -> Result<(), StoreError> {
+        let mut challenges = self.challenges();
+        let counted = std::iter::once((parties.challenger, Direction::Out)).chain(
+            parties
+                .opponents
+                .iter()
+                .map(|p| (p.as_str(), Direction::In)),
+        );
+        for (player, direction) in counted {
+            let key = (player.to_owned(), direction);
+            if let Some(open) = challenges.open.get_mut(&key) {
+                open.remove(id);
+                if open.is_empty() {
+                    challenges.open.remove(&key);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn open_challenges(
+        &self,
+        player: &str,
+        direction: Direction,
+        now_ms: u64,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut challenges = self.challenges();
+        // Newest first (the latest expiry), ties by id descending, as ZREVRANGE orders.
+        let mut open: Vec<(u64, String)> = challenges
+            .open_of(player, direction, now_ms)
+            .iter()
+            .map(|(id, expires)| (*expires, id.clone()))
+            .collect();
+        open.sort_unstable_by(|a, b| b.cmp(a));
+        Ok(open
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .map(|(_, id)| id)
+            .collect())
+    }
+
     async fn index_challenge_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {
         self.challenges().set_due(id, due_ms);
         Ok(())
@@ -157,5 +259,28 @@ impl ChallengeStore for MemoryStore {
             .take(limit)
             .map(|(_, id)| id.clone())
             .collect())
+    }
+
+    async fn index_match(&self, player: &str, id: &str, running: bool) -> Result<(), StoreError> {
+        let mut challenges = self.challenges();
+        if running {
+            let matches = challenges.matches.entry(player.to_owned()).or_default();
+            matches.insert(id.to_owned());
+        } else if let Some(matches) = challenges.matches.get_mut(player) {
+            matches.remove(id);
+            if matches.is_empty() {
+                challenges.matches.remove(player);
+            }
+        }
+        Ok(())
+    }
+
+    async fn player_matches(&self, player: &str) -> Result<Vec<String>, StoreError> {
+        let challenges = self.challenges();
+        Ok(challenges
+            .matches
+            .get(player)
+            .map(|matches| matches.iter().cloned().collect())
+            .unwrap_or_default())
     }
 }

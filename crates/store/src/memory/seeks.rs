@@ -21,6 +21,9 @@ pub(super) struct Seeks {
     /// Games matched and not yet said created: when to check, and their seeks.
     starting: BTreeSet<(u64, String)>,
     games: HashMap<String, Vec<String>>,
+    /// Pools due for pairing: by when, and each one's entry.
+    pools_due: BTreeSet<(u64, String)>,
+    pool_due_at: HashMap<String, u64>,
 }
 
 impl Seeks {
@@ -49,6 +52,16 @@ impl Seeks {
             open.remove(id);
         }
         self.due.remove(&due);
+    }
+
+    fn set_pool_due(&mut self, pool: &str, due_ms: Option<u64>) {
+        if let Some(old) = self.pool_due_at.remove(pool) {
+            self.pools_due.remove(&(old, pool.to_owned()));
+        }
+        if let Some(due) = due_ms {
+            self.pools_due.insert((due, pool.to_owned()));
+            self.pool_due_at.insert(pool.to_owned(), due);
+        }
     }
 
     fn match_to(&mut self, ids: &[String], game: &str, recover_ms: u64) {
@@ -121,6 +134,7 @@ impl SeekStore for MemoryStore {
             .or_default()
             .insert(id.clone());
         seeks.due.insert((entry.due_ms(), id.clone()));
+        seeks.set_pool_due(&entry.pool, Some(now_ms));
         seeks.seeks.insert(id, (entry, Instant::now() + SEEK_KEPT));
         Ok(Added::Added)
     }
@@ -142,10 +156,12 @@ impl SeekStore for MemoryStore {
         game: &str,
         now_ms: u64,
         recover_ms: u64,
+        retry_ms: u64,
         by_rating: Option<Gap>,
     ) -> Result<Vec<String>, StoreError> {
         let mut seeks = self.seeks();
         let Some(waiting) = seeks.pools.get(pool) else {
+            seeks.set_pool_due(pool, None);
             return Ok(Vec::new());
         };
         let candidates: Vec<(String, String, f64, u64)> = waiting
@@ -158,11 +174,20 @@ impl SeekStore for MemoryStore {
         if !picked.is_empty() {
             seeks.match_to(&picked, game, recover_ms);
         }
+        let left = seeks.pools.get(pool).map_or(0, BTreeSet::len);
+        seeks.set_pool_due(pool, (left >= seats).then_some(retry_ms));
         Ok(picked)
     }
 
-    async fn seek_pools(&self) -> Result<Vec<String>, StoreError> {
-        Ok(self.seeks().pools.keys().cloned().collect())
+    async fn pools_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .seeks()
+            .pools_due
+            .iter()
+            .take_while(|(due, _)| *due <= now_ms)
+            .take(limit)
+            .map(|(_, pool)| pool.clone())
+            .collect())
     }
 
     async fn due_seeks(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {

@@ -1,19 +1,23 @@
 //! Challenges on Redis. A challenge is a key of its own (`challenge:{id}`, a versioned
 //! value like a player's, kept [`CHALLENGE_KEPT`] after its creation or last save); each player's challenges are a sorted
 //! set in the player's slot (`player:{id}:challenges:in` and `:out`, by creation time);
-//! the due ones a sorted set of one slot (`{challenges}:due`, by due time).
+//! the due ones a sorted set of one slot (`{challenges}:due`, by due time), and in that
+//! slot too each player's challenges counted open, out and in (`{challenges}:open:out:<id>`,
+//! by expiry), so that one script checks every party's cap and counts the challenge.
 //!
 //! Creating one is several writes on several slots, the challenge first (waited on by the
 //! replicas) and the indexes after: an index entry left without its challenge, or missing
 //! after a crash, costs a listing a load, never a wrong answer (the service trusts only
 //! the challenge, and treats an open one past its expiry as expired).
 
+use std::time::Duration;
+
 use super::RedisStore;
 use super::connection::corrupt;
 use super::keys::Keys;
 use super::players::{CREATE_LUA, SAVE_LUA, millis, parse_versioned, versioned_value};
 use super::scripts::Lua;
-use crate::challenges::{CHALLENGE_KEPT, ChallengeStore, Direction, Parties};
+use crate::challenges::{CHALLENGE_KEPT, ChallengeStore, Direction, Full, OpenCaps, Parties};
 use crate::{SaveOutcome, StoreError, Stored};
 
 /// Entries a player's index keeps at most, newest first.
@@ -34,10 +38,50 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
 return redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 ";
 
+/// KEYS: a player's matches. ARGV: match id, ttl ms.
+const MATCH_LUA: &str = r"
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+";
+
 /// KEYS: the due index. ARGV: challenge id, due ms ('' drops the entry).
 const DUE_LUA: &str = r"
 if ARGV[2] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+";
+
+/// KEYS: the challenger's open set (out), then each opponent's (in). ARGV: challenge id,
+/// expires ms, now ms, the out cap, the in cap. Answers 0 when counted, else the
+/// (1-based) place in KEYS of a full set, counting nothing.
+const OPEN_LUA: &str = r"
+local now = tonumber(ARGV[3])
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local cap = tonumber(i == 1 and ARGV[4] or ARGV[5])
+  if not redis.call('ZSCORE', key, ARGV[1]) and redis.call('ZCARD', key) >= cap then
+    return i
+  end
+end
+local ttl = math.max(tonumber(ARGV[2]) - now, 1000)
+for _, key in ipairs(KEYS) do
+  redis.call('ZADD', key, ARGV[2], ARGV[1])
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+end
+return 0
+";
+
+/// KEYS: the open sets of a challenge's parties. ARGV: challenge id.
+const CLOSE_LUA: &str = r"
+for _, key in ipairs(KEYS) do redis.call('ZREM', key, ARGV[1]) end
+return 1
+";
+
+/// KEYS: a player's open set. ARGV: now ms, offset, how many. Ids newest first.
+const OPEN_LIST_LUA: &str = r"
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local from = tonumber(ARGV[2])
+return redis.call('ZREVRANGE', KEYS[1], from, from + tonumber(ARGV[3]) - 1)
 ";
 
 pub(super) struct ChallengeScripts {
@@ -46,6 +90,10 @@ pub(super) struct ChallengeScripts {
     index: Lua,
     list: Lua,
     due: Lua,
+    open: Lua,
+    close: Lua,
+    open_list: Lua,
+    matched: Lua,
 }
 
 impl ChallengeScripts {
@@ -61,6 +109,10 @@ impl ChallengeScripts {
             index: lua(INDEX_LUA),
             list: lua(LIST_LUA),
             due: lua(DUE_LUA),
+            open: lua(OPEN_LUA),
+            close: lua(CLOSE_LUA),
+            open_list: lua(OPEN_LIST_LUA),
+            matched: lua(MATCH_LUA),
         }
     }
 }
@@ -75,6 +127,16 @@ impl Keys {
             self.prefix,
             direction.as_str()
         )
+    }
+    fn open_challenges(&self, player: &str, direction: Direction) -> String {
+        format!(
+            "{}{{challenges}}:open:{}:{player}",
+            self.prefix,
+            direction.as_str()
+        )
+    }
+    fn player_matches(&self, player: &str) -> String {
+        format!("{}player:{{{player}}}:matches", self.prefix)
     }
     fn challenges_due(&self) -> String {
         format!("{}{{challenges}}:due", self.prefix)
@@ -192,6 +254,103 @@ impl ChallengeStore for RedisStore {
         redis::from_redis_value(reply).map_err(|_| corrupt("player challenges reply"))
     }
 
+    async fn keep_challenge(&self, id: &str, kept: Duration) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        self.bounded(
+            "keep challenge",
+            redis::cmd("PEXPIRE")
+                .arg(self.keys.challenge(id))
+                .arg(millis(kept))
+                .query_async::<i64>(&mut conn),
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn open_challenge(
+        &self,
+        id: &str,
+        parties: Parties<'_>,
+        expires_ms: u64,
+        now_ms: u64,
+        caps: OpenCaps,
+    ) -> Result<Result<(), Full>, StoreError> {
+        let keys = self.open_keys(&parties);
+        let mut conn = self.conns.writer()?;
+        let (reply, _) = self
+            .write(
+                &mut conn,
+                self.deadline(),
+                "open challenge",
+                &self.challenge_scripts.open,
+                |cmd| {
+                    cmd.arg(keys.len())
+                        .arg(&keys)
+                        .arg(id)
+                        .arg(expires_ms)
+                        .arg(now_ms)
+                        .arg(caps.out)
+                        .arg(caps.into);
+                },
+                false,
+            )
+            .await?;
+        let full: i64 = redis::from_redis_value(reply).map_err(|_| corrupt("open reply"))?;
+        Ok(match full {
+            0 => Ok(()),
+            1 => Err(Full::Challenger),
+            n => Err(Full::Opponent(n as usize - 2)),
+        })
+    }
+
+    async fn close_challenge(&self, id: &str, parties: Parties<'_>) -> Result<(), StoreError> {
+        let keys = self.open_keys(&parties);
+        let mut conn = self.conns.writer()?;
+        self.write(
+            &mut conn,
+            self.deadline(),
+            "close challenge",
+            &self.challenge_scripts.close,
+            |cmd| {
+                cmd.arg(keys.len()).arg(&keys).arg(id);
+            },
+            false,
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn open_challenges(
+        &self,
+        player: &str,
+        direction: Direction,
+        now_ms: u64,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conns.writer()?;
+        let (reply, _) = self
+            .write(
+                &mut conn,
+                self.deadline(),
+                "open challenges",
+                &self.challenge_scripts.open_list,
+                |cmd| {
+                    cmd.arg(1)
+                        .arg(self.keys.open_challenges(player, direction))
+                        .arg(now_ms)
+                        .arg(offset)
+                        .arg(limit);
+                },
+                false,
+            )
+            .await?;
+        redis::from_redis_value(reply).map_err(|_| corrupt("open challenges reply"))
+    }
+
     async fn index_challenge_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {
         let mut conn = self.conns.writer()?;
         let due = due_ms.map(|due| due.to_string()).unwrap_or_default();
@@ -210,5 +369,62 @@ impl ChallengeStore for RedisStore {
     async fn challenges_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
         self.due_in(&self.keys.challenges_due(), now_ms, limit, "challenges due")
             .await
+    }
+
+    async fn index_match(&self, player: &str, id: &str, running: bool) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        let key = self.keys.player_matches(player);
+        if running {
+            let kept = millis(CHALLENGE_KEPT).to_string();
+            let scripts = &self.challenge_scripts;
+            self.script_int(
+                &mut conn,
+                "index match",
+                &scripts.matched,
+                &key,
+                &[id.as_bytes(), kept.as_bytes()],
+                false,
+            )
+            .await
+            .map(drop)
+        } else {
+            self.bounded(
+                "unindex match",
+                redis::cmd("SREM")
+                    .arg(key)
+                    .arg(id)
+                    .query_async::<i64>(&mut conn),
+            )
+            .await
+            .map(drop)
+        }
+    }
+
+    async fn player_matches(&self, player: &str) -> Result<Vec<String>, StoreError> {
+        let mut conn = self.conns.get()?;
+        self.bounded(
+            "player matches",
+            redis::cmd("SMEMBERS")
+                .arg(self.keys.player_matches(player))
+                .query_async(&mut conn),
+        )
+        .await
+    }
+}
+
+impl RedisStore {
+    /// The open sets a challenge between `parties` is counted in: the challenger's first.
+    fn open_keys(&self, parties: &Parties<'_>) -> Vec<String> {
+        std::iter::once(
+            self.keys
+                .open_challenges(parties.challenger, Direction::Out),
+        )
+        .chain(
+            parties
+                .opponents
+                .iter()
+                .map(|p| self.keys.open_challenges(p, Direction::In)),
+        )
+        .collect()
     }
 }

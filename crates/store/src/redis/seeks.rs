@@ -5,8 +5,9 @@
 //! pool is a sorted set of its waiting seeks by creation (`{seeks}:pool:<pool>`), the
 //! pools with waiting seeks a set (`{seeks}:pools`), a player's waiting seeks a set
 //! (`{seeks}:player:<id>`), the waiting seeks by due time a sorted set (`{seeks}:due`),
-//! and the games matched but not yet said created a sorted set (`{seeks}:starting`) with,
-//! per game, the list of its seeks (`{seeks}:game:<id>`).
+//! the pools due for pairing a sorted set (`{seeks}:pools-due`, by when), and the games
+//! matched but not yet said created a sorted set (`{seeks}:starting`) with, per game, the
+//! list of its seeks (`{seeks}:game:<id>`).
 //!
 //! One slot holds every seek: matchmaking is a few writes a game, far below one Redis
 //! node's ceiling, and a pool split over slots could not be paired in one step.
@@ -25,7 +26,7 @@ use crate::seeks::{Added, Gap, SEEK_KEPT, SeekEntry, SeekState, SeekStore, Settl
 /// chose.
 const PAIR_TRIES: usize = 8;
 
-/// KEYS: seek, pool, pools, player's set, due. ARGV: id, player, pool, created, expires,
+/// KEYS: seek, pool, pools, player's set, due, pools due. ARGV: id, player, pool, created, expires,
 /// fallback ('' none), blob, max open, keep ms, due, now, seek key prefix, rating.
 /// Returns 1 stored, 0 at the player's cap, -1 when the id exists.
 const ADD_LUA: &str = r"
@@ -48,6 +49,7 @@ redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[3])
 redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[5], ARGV[10], ARGV[1])
+redis.call('ZADD', KEYS[6], ARGV[11], ARGV[3])
 return 1
 ";
 
@@ -66,10 +68,12 @@ local function close(key, sid, state, game)
 end
 ";
 
-/// KEYS: pool, pools. ARGV: now, seek key prefix, pool name. The pool's waiting,
-/// unexpired seeks, oldest first, as flat `id, player, rating, created` quadruples; seeks
-/// no longer waiting are taken out of the pool on the way (and an empty pool out of the
-/// pools). It chooses nothing: [`pick`] does, in Rust, for both stores.
+/// KEYS: pool, pools, pools due. ARGV: now, seek key prefix, pool name, seats, retry ms.
+/// The pool's waiting, unexpired seeks, oldest first, as flat `id, player, rating,
+/// created` quadruples; seeks no longer waiting are taken out of the pool on the way (and
+/// an empty pool out of the pools). It chooses nothing: [`pick`] does, in Rust, for both
+/// stores. The pool stays due, at the retry time, only while it holds enough seeks for a
+/// game: a pairing ends with a read that finds nothing to match, so the last read sets it.
 const CANDIDATES_LUA: &str = r"
 local now, P_SEEK = tonumber(ARGV[1]), ARGV[2]
 local out = {}
@@ -84,7 +88,13 @@ for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     out[#out + 1] = f[5]
   end
 end
-if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('SREM', KEYS[2], ARGV[3]) end
+local left = redis.call('ZCARD', KEYS[1])
+if left == 0 then redis.call('SREM', KEYS[2], ARGV[3]) end
+if left >= tonumber(ARGV[4]) then
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[3])
+else
+  redis.call('ZREM', KEYS[3], ARGV[3])
+end
 return out
 ";
 
@@ -190,6 +200,9 @@ impl Keys {
     }
     fn pools(&self) -> String {
         format!("{}{{seeks}}:pools", self.prefix)
+    }
+    fn pools_due(&self) -> String {
+        format!("{}{{seeks}}:pools-due", self.prefix)
     }
     fn seeks_due(&self) -> String {
         format!("{}{{seeks}}:due", self.prefix)
@@ -299,6 +312,7 @@ impl SeekStore for RedisStore {
             self.keys.pools(),
             format!("{}{}", self.keys.seeker_prefix(), entry.player),
             self.keys.seeks_due(),
+            self.keys.pools_due(),
         ];
         let args: Vec<Vec<u8>> = vec![
             entry.id.clone().into_bytes(),
@@ -358,16 +372,20 @@ impl SeekStore for RedisStore {
         game: &str,
         now_ms: u64,
         recover_ms: u64,
+        retry_ms: u64,
         by_rating: Option<Gap>,
     ) -> Result<Vec<String>, StoreError> {
         let pool_keys = [
             format!("{}{pool}", self.keys.pool_prefix()),
             self.keys.pools(),
+            self.keys.pools_due(),
         ];
         let pool_args = [
             text(now_ms).into_bytes(),
             self.keys.seek_prefix().into_bytes(),
             pool.as_bytes().to_vec(),
+            seats.to_string().into_bytes(),
+            text(retry_ms).into_bytes(),
         ];
         let commit_keys = [self.keys.starting(), self.keys.game_seeks(game)];
         // Another process may take a chosen seek between the read and the commit: then
@@ -416,15 +434,9 @@ impl SeekStore for RedisStore {
         Ok(Vec::new())
     }
 
-    async fn seek_pools(&self) -> Result<Vec<String>, StoreError> {
-        let mut conn = self.conns.get()?;
-        self.bounded(
-            "seek pools",
-            redis::cmd("SMEMBERS")
-                .arg(self.keys.pools())
-                .query_async(&mut conn),
-        )
-        .await
+    async fn pools_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        self.due_in(&self.keys.pools_due(), now_ms, limit, "pools due")
+            .await
     }
 
     async fn due_seeks(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {

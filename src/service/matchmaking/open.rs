@@ -1,0 +1,136 @@
+//! Open challenges: the caps on how many a player has made and has been sent, each checked
+//! and counted in one step in the store (so two processes never both take the last
+//! place), what the store keeps of a challenge once it closes, and the paged lists.
+
+use futures_util::future::join_all;
+
+use crate::service::page::page_offset;
+use crate::service::players::NO_KEY;
+use crate::service::shared::now_ms;
+use crate::store::challenges::{
+    CLOSED_CHALLENGE_KEPT, ChallengeStore, Direction, Full, OpenCaps, Parties,
+};
+
+use super::challenge::{Challenge, ChallengeStatus, Opponent};
+use super::challenges::MAX_OPEN_CHALLENGES;
+use super::{Error, Matchmaking};
+
+impl Matchmaking {
+    /// A page (from 1) of the key's player's open challenges in `direction`, newest first.
+    pub async fn challenges(
+        &self,
+        key: Option<&str>,
+        direction: Direction,
+        page: usize,
+        per_page: usize,
+    ) -> Result<Vec<Challenge>, Error> {
+        let offset = page_offset(page, per_page, "per_page")?;
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let now = now_ms();
+        let ids = self
+            .ctx
+            .store
+            .open_challenges(&me.id, direction, now, offset, per_page)
+            .await?;
+        let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
+        let mut open = Vec::new();
+        for stored in loaded {
+            let Some(stored) = stored? else { continue };
+            let challenge = Challenge::decode(&stored.bytes)?;
+            // The index is a hint: a challenge closed by a process that died before
+            // uncounting it is left out, and drops off the index when it expires.
+            if challenge.status_at(now) == ChallengeStatus::Open {
+                open.push(challenge);
+            }
+        }
+        Ok(open)
+    }
+
+    /// Counts `challenge`, open, against its challenger's and its opponents' caps, in one
+    /// step in the store, whichever process makes it; refused when one is full.
+    pub(super) async fn count_open(
+        &self,
+        challenge: &Challenge,
+        parties: Parties<'_>,
+    ) -> Result<(), Error> {
+        let caps = OpenCaps {
+            out: MAX_OPEN_CHALLENGES,
+            into: self.ctx.caps.challenges_to_player.unwrap_or(usize::MAX),
+        };
+        let (id, expires) = (&challenge.id, challenge.expires_ms);
+        match self
+            .ctx
+            .store
+            .open_challenge(id, parties, expires, now_ms(), caps)
+            .await?
+        {
+            Ok(()) => Ok(()),
+            Err(Full::Challenger) => Err(Error::TooManyChallenges {
+                max: MAX_OPEN_CHALLENGES,
+            }),
+            Err(Full::Opponent(i)) => Err(Error::TooManyChallengesTo {
+                name: challenge
+                    .opponents
+                    .iter()
+                    .filter_map(Opponent::player)
+                    .nth(i)
+                    .map_or_else(String::new, |p| p.name.clone()),
+                max: caps.into,
+            }),
+        }
+    }
+
+    /// What the store keeps of `challenge` once closed: no longer counted open, and if it
+    /// came to nothing (declined, canceled, expired) its record kept only briefly.
+    pub(super) async fn closed_in_store(&self, challenge: &Challenge) {
+        if challenge.status == ChallengeStatus::Open {
+            return;
+        }
+        self.uncount_open(challenge).await;
+        if challenge.status != ChallengeStatus::Accepted {
+            let kept = self
+                .ctx
+                .store
+                .keep_challenge(&challenge.id, CLOSED_CHALLENGE_KEPT)
+                .await;
+            if let Err(e) = kept {
+                tracing::warn!(challenge_id = %challenge.id, error = %e, "a closed challenge is kept as long as an answered one");
+            }
+        }
+    }
+
+    /// Counts `challenge`, reopened (its acceptance undone), as open again: it held its
+    /// place until accepted, so no cap refuses it. Best effort, as uncounting is.
+    pub(super) async fn recount_open(&self, challenge: &Challenge) {
+        let opponents = challenge.opponent_ids();
+        let parties = Parties {
+            challenger: &challenge.challenger.id,
+            opponents: &opponents,
+        };
+        let uncapped = OpenCaps {
+            out: usize::MAX,
+            into: usize::MAX,
+        };
+        let (id, expires) = (&challenge.id, challenge.expires_ms);
+        let store = &self.ctx.store;
+        if let Err(e) = store
+            .open_challenge(id, parties, expires, now_ms(), uncapped)
+            .await
+        {
+            tracing::warn!(challenge_id = %id, error = %e, "a reopened challenge is not counted open");
+        }
+    }
+
+    /// Stops counting `challenge` as open. Best effort: an entry left behind counts
+    /// until the challenge's expiry, no longer.
+    pub(super) async fn uncount_open(&self, challenge: &Challenge) {
+        let opponents = challenge.opponent_ids();
+        let parties = Parties {
+            challenger: &challenge.challenger.id,
+            opponents: &opponents,
+        };
+        if let Err(e) = self.ctx.store.close_challenge(&challenge.id, parties).await {
+            tracing::warn!(challenge_id = %challenge.id, error = %e, "a closed challenge still counts as open until it expires");
+        }
+    }
+}
