@@ -50,7 +50,8 @@ trait Backend {
     type Store: GameStore
         + domino_server::store::players::PlayerStore
         + domino_server::store::challenges::ChallengeStore
-        + domino_server::store::seeks::SeekStore;
+        + domino_server::store::seeks::SeekStore
+        + domino_server::store::claims::ClaimStore;
     async fn open(idle_ttl: Duration) -> Self::Store;
 }
 
@@ -229,6 +230,8 @@ contract_tests!(
     a_player_is_saved_by_compare_and_set,
     a_players_games_are_listed_newest_first_a_page_at_a_time,
     creations_are_admitted_per_address_up_to_the_cap,
+    an_unplayed_player_expires_with_its_name_and_one_seated_lasts,
+    a_key_is_claimed_once_kept_with_its_new_record_and_free_again_once_released,
     a_challenge_is_created_once_and_saved_by_compare_and_set,
     a_players_challenges_are_indexed_in_and_out_newest_first,
     due_challenges_come_earliest_first_until_their_entry_is_dropped,

@@ -8,6 +8,9 @@ const BASE = process.argv[2];
   const page = await browser.newPage({ viewport: { width: 1300, height: 2200 } });
   const external = [];
   page.on('request', r => { if (!r.url().startsWith(BASE)) external.push(r.url()); });
+  // The pages' Content-Security-Policy must let the UI do everything it does.
+  const refused = [];
+  page.on('console', m => { if (/Content Security Policy/i.test(m.text())) refused.push(m.text()); });
   await page.goto(BASE + '/swagger-ui');
   await page.waitForSelector('#operations-lobby-create_game', { timeout: 15000 });
 
@@ -35,9 +38,11 @@ const BASE = process.argv[2];
   console.log('seat', seat.status, seat.body.seat, seat.body.view.status);
   // Authorize with the seat token.
   await page.locator('button.authorize').first().click();
-  await page.locator('.auth-container input[type="text"], .auth-container input[type="password"]').first().fill(seat.body.token);
-  await page.locator('.auth-btn-wrapper button.authorize').click();
-  await page.locator('button.btn-done').click();
+  // Two schemes are offered (the player's key, the seat's token): this is the seat's.
+  const seatAuth = page.locator('.auth-container').filter({ hasText: 'seat_token' });
+  await seatAuth.locator('input[type="text"], input[type="password"]').first().fill(seat.body.token);
+  await seatAuth.locator('button.authorize').click();
+  await page.locator('button.btn-done').first().click();
   const view = await run('play-get_game', async op => {
     await op.locator('tr[data-param-name="id"] input').fill(id);
   });
@@ -50,6 +55,7 @@ const BASE = process.argv[2];
   console.log('move', JSON.stringify(move), '->', moved.status, 'version', moved.body.version, 'events', moved.body.events.length);
   await page.screenshot({ path: '/tmp/swcheck/swagger.png' });
   console.log('requests outside the server:', external.length);
+  console.log('refused by the Content-Security-Policy:', refused.length, refused.join('\n'));
   await browser.close();
-  process.exit(moved.status === '200' && seat.status === '201' && created.status === '201' && external.length === 0 ? 0 : 1);
+  process.exit(moved.status === '200' && seat.status === '201' && created.status === '201' && external.length === 0 && refused.length === 0 ? 0 : 1);
 })().catch(e => { console.error(e); process.exit(2); });

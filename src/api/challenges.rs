@@ -7,9 +7,10 @@ use utoipa::IntoParams;
 
 use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
+use crate::api::games::create_key;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{ChallengeList, ChallengeView, CreateChallenge};
-use crate::service::{MAX_PER_PAGE, Matchmaking, NewChallenge};
+use crate::service::{Create, MAX_PER_PAGE, Matchmaking, NewChallenge};
 use crate::store::challenges::Direction;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -45,6 +46,10 @@ fn answer(challenge: &crate::service::Challenge) -> HttpResponse {
     tag = "challenges",
     operation_id = "create_challenge",
     security(("bearer" = [])),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried request with the same key and body gets the same challenge again (as it is now), made once; the same key with another body is refused (422). 1 to 128 visible ASCII characters, kept a day, per player.",
+            min_length = 1, max_length = 128, pattern = "^[!-~]+$"),
+    ),
     request_body = CreateChallenge,
     responses(
         (status = 201, description = "Made: the challenge (`open`, or `accepted` with its `game_id` when every opponent is a built-in level); `Location` names it.", body = ChallengeView,
@@ -52,6 +57,7 @@ fn answer(challenge: &crate::service::Challenge) -> HttpResponse {
         (status = 400, response = problems::BadRequest),
         (status = 401, response = problems::Unauthorized),
         (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
         (status = 413, response = problems::PayloadTooLarge),
         (status = 422, response = problems::UnprocessableContent),
         (status = 429, response = problems::RateLimited),
@@ -75,8 +81,9 @@ pub async fn create_challenge(
         clock: crate::api::clock_asked(body.clock.as_ref())?,
         rated: body.rated,
     };
+    let key = create_key(req.headers(), Create::Challenge, &new)?;
     let challenge = matchmaking
-        .challenge(bearer(req.headers())?, new, from)
+        .challenge(bearer(req.headers())?, new, from, key.as_ref())
         .await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/challenges/{}", challenge.id)))

@@ -12,7 +12,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::middleware::Next;
-use actix_web::{FromRequest, Handler, Resource, Responder, web};
+use actix_web::{FromRequest, Handler, HttpResponseBuilder, Resource, Responder, web};
 
 use crate::api::ratelimit::{RATELIMIT, RATELIMIT_POLICY};
 use crate::settings::CorsOrigins;
@@ -73,6 +73,43 @@ where
     web::resource(path)
         .route(web::get().to(handler.clone()))
         .route(web::head().to(handler))
+}
+
+/// The pages' Content-Security-Policy, with `$style` among the styles allowed.
+macro_rules! page_csp {
+    ($style:literal) => {
+        concat!(
+            "default-src 'none'; script-src 'self'; style-src 'self'",
+            $style,
+            "; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
+             form-action 'none'; frame-ancestors 'none'"
+        )
+    };
+}
+
+/// The policy of the watch pages: scripts, styles, images and requests from this server
+/// only, no inline script, no framing, no form posts elsewhere.
+pub const PAGE_CSP: &str = page_csp!("");
+
+/// The policy of Swagger UI: the watch pages', and the one inline style it has (its logo's,
+/// by hash: `tests/api/docs.rs` finds it in the UI's scripts). Its React sets every other
+/// style through the DOM, which `style-src` allows.
+pub const SWAGGER_UI_CSP: &str =
+    page_csp!(" 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='");
+
+/// The headers of a page or one of its assets: its policy (`csp`), no framing for the
+/// browsers that predate `frame-ancestors`, no sniffing, and no `Referer` (a watch page's
+/// address may carry a token in its fragment; browsers never send that part, and this
+/// leaves nothing to chance).
+pub fn page_headers<'a>(
+    answer: &'a mut HttpResponseBuilder,
+    csp: &'static str,
+) -> &'a mut HttpResponseBuilder {
+    answer
+        .insert_header((header::CONTENT_SECURITY_POLICY, csp))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
 }
 
 /// `Vary` for answers that differ by seat token (a seat's view, its log), so a cache

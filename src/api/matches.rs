@@ -5,12 +5,13 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
+use crate::api::games::create_key;
 use crate::api::paging::PageQuery;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{CreateMatch, MatchList, MatchView};
 use crate::bots::Level;
-use crate::service::Matches;
 use crate::service::matches::NewMatch;
+use crate::service::{Create, Matches};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -39,6 +40,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     tag = "matches",
     operation_id = "create_match",
     security(("bearer" = [])),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried request with the same key and body gets the same match again (as it is now), made once; the same key with another body is refused (422). 1 to 128 visible ASCII characters, kept a day, per player.",
+            min_length = 1, max_length = 128, pattern = "^[!-~]+$"),
+    ),
     request_body = CreateMatch,
     responses(
         (status = 201, description = "Made: the match (`waiting` for a player to accept, `running` against a level); `Location` names it.", body = MatchView,
@@ -46,6 +51,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         (status = 400, response = problems::BadRequest),
         (status = 401, response = problems::Unauthorized),
         (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
         (status = 413, response = problems::PayloadTooLarge),
         (status = 422, response = problems::UnprocessableContent),
         (status = 429, response = problems::RateLimited),
@@ -75,8 +81,9 @@ pub async fn create_match(
         play_as: level_named("play_as", body.play_as.as_deref())?,
         partner: level_named("partner", body.partner.as_deref())?,
     };
+    let key = create_key(req.headers(), Create::Match, &new)?;
     let made = matches
-        .create_match(bearer(req.headers())?, new, from)
+        .create_match(bearer(req.headers())?, new, from, key.as_ref())
         .await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/matches/{}", made.id)))

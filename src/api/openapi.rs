@@ -12,7 +12,7 @@
 //! `openapi/openapi.json`, so code and document cannot drift apart unnoticed.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
@@ -21,10 +21,10 @@ use utoipa::openapi::schema::{AdditionalProperties, Discriminator, Schema};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{Ref, RefOr, Response};
 use utoipa::{Modify, OpenApi};
-use utoipa_swagger_ui::{Config, SwaggerUi};
+use utoipa_swagger_ui::Config;
 
-use crate::api::error::{Problem, ProblemCode, problems};
-use crate::api::headers::get_and_head;
+use crate::api::error::{ApiError, Problem, ProblemCode, problems};
+use crate::api::headers::{SWAGGER_UI_CSP, get_and_head, page_headers};
 use crate::api::{challenges, games, matches, ops, players, ratelimit, seeks, wire};
 
 /// Where the document is served.
@@ -384,11 +384,28 @@ pub async fn openapi_json() -> HttpResponse {
         .body(document())
 }
 
+/// A file of Swagger UI (its page for an empty tail), under its policy. Served here
+/// rather than by the crate's own service, which answers `GET` only and sets no headers.
+async fn swagger_ui(tail: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    // The UI fetches the document from the route above rather than from a copy the UI
+    // would serve itself, so there is one document and one route.
+    static CONFIG: LazyLock<Arc<Config<'static>>> =
+        LazyLock::new(|| Arc::new(Config::new([OPENAPI_PATH])));
+    let file = utoipa_swagger_ui::serve(&tail, Arc::clone(&CONFIG))
+        .map_err(|e| ApiError::internal(format!("Swagger UI: {e}")))?
+        .ok_or_else(|| ApiError::not_found("no such file of Swagger UI"))?;
+    let mut answer = HttpResponse::Ok();
+    if file.gzpipped {
+        answer.insert_header((header::CONTENT_ENCODING, "gzip"));
+    }
+    Ok(page_headers(&mut answer, SWAGGER_UI_CSP)
+        .content_type(file.content_type)
+        .body(file.bytes.into_owned()))
+}
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(get_and_head(OPENAPI_PATH, openapi_json))
-        // The UI fetches the document from the route above rather than from a copy the UI
-        // service would serve itself, so there is one document and one route.
-        .service(SwaggerUi::new("/swagger-ui/{_:.*}").config(Config::new([OPENAPI_PATH])))
+        .service(get_and_head("/swagger-ui/{_:.*}", swagger_ui))
         .service(get_and_head("/swagger-ui", || async {
             HttpResponse::MovedPermanently()
                 .insert_header((header::LOCATION, "/swagger-ui/"))

@@ -10,7 +10,7 @@ use utoipa::IntoParams;
 
 use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
-use crate::api::games::{KEEP_ALIVE, named_frame, sse_answer};
+use crate::api::games::{KEEP_ALIVE, idempotency_key, named_frame, sse_answer};
 use crate::api::headers::{UNCOMPRESSED, get_and_head};
 use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::ratelimit::RateLimits;
@@ -19,7 +19,7 @@ use crate::api::wire::{
     CreatePlayer, Leaderboard, LeaderboardEntry, PlayerEventView, PlayerGame, PlayerGameList,
     PlayerKey, PlayerProfile, RatingHistoryPoint, whole,
 };
-use crate::service::{Games, PlayerNews, Players, Ratings, Status};
+use crate::service::{self, Create, Games, PlayerNews, Players, Ratings, RequestKey, Status};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // `me` before `{who}`, which would take it for a name (and `me` is reserved).
@@ -52,13 +52,17 @@ fn with_key(mut answer: actix_web::HttpResponseBuilder, keyed: PlayerKey) -> Htt
     path = "/v1/players",
     tag = "players",
     operation_id = "create_player",
+    params(("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried creation with the same key and body gets the same player and key again (its profile as it is now), made once; the same key with another body is refused (422). The key unlocks the player's key, so it is a secret as strong as that: 16 to 128 visible ASCII characters, random (a UUID). Kept a day; once the player's key was replaced, a retry is refused (403).",
+        min_length = 16, max_length = 128, pattern = "^[!-~]+$")),
     request_body = CreatePlayer,
     responses(
-        (status = 201, description = "Created: the profile and the key (shown once); `Location` names the player.", body = PlayerKey,
+        (status = 201, description = "Created: the profile and the key (shown once, and again to a retry with the same Idempotency-Key and body); `Location` names the player.", body = PlayerKey,
             headers(("Location" = String, description = "/v1/players/{id}"))),
         (status = 400, response = problems::BadRequest),
+        (status = 403, response = problems::Forbidden),
         (status = 409, response = problems::Conflict),
         (status = 413, response = problems::PayloadTooLarge),
+        (status = 422, response = problems::UnprocessableContent),
         (status = 429, response = problems::RateLimited),
         (status = 503, response = problems::StoreUnavailable),
     ),
@@ -70,7 +74,14 @@ pub async fn create_player(
     body: web::Json<CreatePlayer>,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
-    let keyed = players.create_player(&body.name, body.bot, from).await?;
+    // The same request is the same name and kind, however the JSON was spaced.
+    let key = idempotency_key(req.headers(), service::MIN_JOIN_KEY)?.map(|key| {
+        let same = serde_json::json!({"name": body.name, "bot": body.bot});
+        RequestKey::for_create(key.to_owned(), Create::Player, same.to_string().as_bytes())
+    });
+    let keyed = players
+        .create_player(&body.name, body.bot, from, key.as_ref())
+        .await?;
     let mut answer = HttpResponse::Created();
     answer.insert_header((
         header::LOCATION,

@@ -7,9 +7,10 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::api::client::bearer;
 use crate::api::error::{ApiError, problems};
+use crate::api::games::create_key;
 use crate::api::paging::PageQuery;
 use crate::api::wire::{CreateSeek, SeekList, SeekView};
-use crate::service::{Matchmaking, NewSeek, Wish};
+use crate::service::{Create, Matchmaking, NewSeek, Wish};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -45,6 +46,10 @@ fn answer(seek: &crate::service::Seek) -> HttpResponse {
     tag = "challenges",
     operation_id = "create_seek",
     security(("bearer" = [])),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried request with the same key and body gets the same seek again (as it is now), made once; the same key with another body is refused (422). 1 to 128 visible ASCII characters, kept a day, per player.",
+            min_length = 1, max_length = 128, pattern = "^[!-~]+$"),
+    ),
     request_body = CreateSeek,
     responses(
         (status = 201, description = "Made: the seek, `waiting`, or `matched` with its `game_id` when it completed a game; `Location` names it.", body = SeekView,
@@ -53,6 +58,7 @@ fn answer(seek: &crate::service::Seek) -> HttpResponse {
             headers(("Location" = String, description = "/v1/seeks/{id}"))),
         (status = 400, response = problems::BadRequest),
         (status = 401, response = problems::Unauthorized),
+        (status = 409, response = problems::Conflict),
         (status = 413, response = problems::PayloadTooLarge),
         (status = 422, response = problems::UnprocessableContent),
         (status = 429, response = problems::RateLimited),
@@ -77,7 +83,10 @@ pub async fn create_seek(
             .fallback
             .map(|f| (Duration::from_secs(f.after_secs), f.level)),
     };
-    let (seek, made) = matchmaking.seek(bearer(req.headers())?, new).await?;
+    let key = create_key(req.headers(), Create::Seek, &new)?;
+    let (seek, made) = matchmaking
+        .seek(bearer(req.headers())?, new, key.as_ref())
+        .await?;
     let mut answer = if made {
         HttpResponse::Created()
     } else {

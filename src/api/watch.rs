@@ -15,14 +15,7 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 
 use crate::api::error::ApiError;
-use crate::api::headers::get_and_head;
-
-/// Scripts, styles, images and requests from this server only, no inline script, no
-/// framing, no form posts elsewhere, and no `Referer` (the address may carry a token in
-/// its fragment; browsers never send that part, and this leaves nothing to chance).
-pub const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-     img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
-     frame-ancestors 'none'";
+use crate::api::headers::{PAGE_CSP, get_and_head, page_headers};
 
 const GAME_PAGE: &str = include_str!("watch/game.html");
 const LOBBY_PAGE: &str = include_str!("watch/lobby.html");
@@ -56,11 +49,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 fn page(content_type: &'static str, body: &'static str) -> HttpResponse {
-    HttpResponse::Ok()
+    page_headers(&mut HttpResponse::Ok(), PAGE_CSP)
         .content_type(content_type)
-        .insert_header((header::CONTENT_SECURITY_POLICY, PAGE_CSP))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
         // Small, and changed with the binary: always revalidated.
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .body(body)

@@ -35,6 +35,9 @@ pub enum Error {
     InvalidRules(String),
     #[error("this Idempotency-Key was used with another request")]
     IdempotencyKeyReused,
+    /// A create's key whose first request is still making what it asked for.
+    #[error("the first request with this Idempotency-Key is still being made")]
+    KeyInFlight,
     #[error("{0}")]
     BadRequest(String),
     #[error("no such player")]
@@ -62,9 +65,13 @@ pub enum Error {
     Forbidden(String),
     #[error("{0}")]
     NameTaken(String),
-    /// The address created `max` players in the last hour already.
+    /// The address created `max` players in the last hour already; the window frees in
+    /// `frees_in`.
     #[error("this address created {max} players in the last hour already")]
-    TooManyPlayers { max: usize },
+    TooManyPlayers {
+        max: usize,
+        frees_in: std::time::Duration,
+    },
     #[error("the game is not finished: the export reveals every hand")]
     NotFinished,
     /// A game of a duplicate deal whose twin is still in play: withheld from all but its
@@ -86,6 +93,8 @@ pub enum Error {
     /// The store holds as many games as it may (`max`); nothing was created.
     #[error("the store holds its maximum of {max} games")]
     StoreFull { max: usize },
+    #[error("the store holds its maximum of {max} bytes of games")]
+    StoreFullBytes { max: usize },
     /// A save got no answer from the store, and looking afterwards told `fate`.
     #[error("{cause} (the change was {})", fate.as_str())]
     Unsettled { cause: String, fate: Fate },
@@ -142,6 +151,7 @@ impl From<StoreError> for Error {
             StoreError::TooManyWaiting { max } => Error::TooManyWaiting { max },
             StoreError::TooManyGames { max } => Error::TooManyGames { max },
             StoreError::Full { max } => Error::StoreFull { max },
+            StoreError::FullBytes { max } => Error::StoreFullBytes { max },
         }
     }
 }

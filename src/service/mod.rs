@@ -22,11 +22,13 @@
 //! - Shared plumbing: [`shared`] (the store, metrics, settings, shutdown token and bots'
 //!   pool every aggregate holds), [`thinking`] (where bots think: a bounded pool off the
 //!   async workers, games with a human first), [`error`] (the one error type), [`page`]
-//!   (the bounds of a page of a list).
+//!   (the bounds of a page of a list), [`idempotency`] (what makes two requests the same,
+//!   and the claims that make a create happen once).
 
 mod dispatch;
 mod error;
 pub mod games;
+mod idempotency;
 pub mod matches;
 pub mod matchmaking;
 pub mod news;
@@ -49,12 +51,12 @@ pub use error::{Error, Fate};
 pub use games::admit::NewGame;
 pub use games::clock::{ClockSettings, OnTimeout};
 pub use games::events::{Feed, FeedEvent, LobbyEvent, LobbyItem, LobbyNews, PublicEvent};
-pub use games::idempotency::{MIN_JOIN_KEY, RequestKey};
 pub use games::lobby::MAX_NAME_CHARS;
 pub use games::log::{Export, ExportPart, Log, LoggedMove, MAX_LOG_PAGE};
 pub use games::record::{Aborted, Record, Seat, Status, TokenHash};
 pub use games::view::{AfterMove, ClockState, NewSeat, View};
 pub use games::{Games, MoveRequest, SeatToken};
+pub use idempotency::{Create, MIN_JOIN_KEY, RequestKey};
 pub use matches::Matches;
 pub use matchmaking::Matchmaking;
 pub use matchmaking::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};

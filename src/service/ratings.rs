@@ -239,7 +239,7 @@ impl Ratings {
                         let _ = self
                             .ctx
                             .store
-                            .create_player(who, who, record.encode_record())
+                            .create_player(who, who, record.encode_record(), None)
                             .await;
                         continue;
                     }
@@ -346,12 +346,12 @@ mod tests {
     async fn finished_rated_game(service: &Services) -> (String, String, String) {
         let ann = service
             .players
-            .create_player("ann", false, None)
+            .create_player("ann", false, None, None)
             .await
             .unwrap();
         let bob = service
             .players
-            .create_player("bob", false, None)
+            .create_player("bob", false, None, None)
             .await
             .unwrap();
         let challenge = service
@@ -366,6 +366,7 @@ mod tests {
                     clock: None,
                     rated: true,
                 },
+                None,
                 None,
             )
             .await

@@ -33,13 +33,16 @@ pub struct Caps {
     pub challenges_to_player: Option<usize>,
 }
 
-/// How long what waits for a player is kept waiting.
+/// How long what waits for a player is kept waiting, and a player that never played.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Lifetimes {
     /// How long a challenge may stay open (`CHALLENGE_TTL_SECS`; zero: the default).
     pub challenge: Duration,
     /// How long a seek may wait (`SEEK_TTL_SECS`; zero: the default).
     pub seek: Duration,
+    /// How long a player never seated in a game is kept (`PLAYER_UNPLAYED_TTL_SECS`;
+    /// `None`: for ever).
+    pub player_unplayed: Option<Duration>,
 }
 
 /// Faults a test injects to play a crash: never part of the settings, and all off in a

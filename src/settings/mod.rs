@@ -98,6 +98,8 @@ pub struct Settings {
     pub max_games_per_ip: Option<usize>,
     /// Players one client address may create in an hour (`None`: no cap).
     pub max_players_per_ip: Option<usize>,
+    /// How long a player that was never seated in a game is kept (`None`: for ever).
+    pub player_unplayed_ttl: Option<Duration>,
     /// Open challenges one player may have received at once (`None`: no cap).
     pub max_challenges_to_player: Option<usize>,
     /// How long an open challenge waits for its answers.
@@ -108,6 +110,8 @@ pub struct Settings {
     pub bot_tables: usize,
     /// Games the memory store holds at most (`None`: no cap).
     pub memory_max_games: Option<usize>,
+    /// Bytes of games the memory store holds at most (`None`: no cap).
+    pub memory_max_bytes: Option<usize>,
     /// Games whose last written state this process keeps (0: none).
     pub game_cache_games: usize,
 }
@@ -219,6 +223,8 @@ impl Default for Settings {
             max_games_per_ip: Some(100),
             // A household's people and bots, not a script minting identities.
             max_players_per_ip: Some(20),
+            // A week: time to come back and play; a name claimed and never used is freed.
+            player_unplayed_ttl: Some(Duration::from_secs(7 * 24 * 3600)),
             // A real challenge is not buried: a crowd's challenges wait for a place.
             max_challenges_to_player: Some(
                 crate::service::matchmaking::challenges::MAX_CHALLENGES_TO_PLAYER,
@@ -227,6 +233,9 @@ impl Default for Settings {
             seek_ttl: Duration::from_secs(300),
             bot_tables: 16,
             memory_max_games: Some(100_000),
+            // 256 MiB of records, events and keys: with MEMORY_MAX_GAMES's overhead, the
+            // store stays under about 600 MB (docs/operating.md says how it was measured).
+            memory_max_bytes: Some(256 << 20),
             // A busy process's games in play.
             game_cache_games: 10_000,
         }
@@ -388,6 +397,11 @@ impl Settings {
             max_waiting_per_ip: env.parse("MAX_WAITING_PER_IP", defaults.max_waiting_per_ip, cap)?,
             max_games_per_ip: env.parse("MAX_GAMES_PER_IP", defaults.max_games_per_ip, cap)?,
             max_players_per_ip: env.parse("MAX_PLAYERS_PER_IP", defaults.max_players_per_ip, cap)?,
+            player_unplayed_ttl: env.parse(
+                "PLAYER_UNPLAYED_TTL_SECS",
+                defaults.player_unplayed_ttl,
+                |s| cap(s).map(|secs| secs.map(|secs| Duration::from_secs(secs as u64))),
+            )?,
             max_challenges_to_player: env.parse(
                 "MAX_CHALLENGES_TO_PLAYER",
                 defaults.max_challenges_to_player,
@@ -403,6 +417,7 @@ impl Settings {
                 positive(s).and_then(|n| usize::try_from(n).map_err(|_| "too large".to_owned()))
             })?,
             memory_max_games: env.parse("MEMORY_MAX_GAMES", defaults.memory_max_games, cap)?,
+            memory_max_bytes: env.parse("MEMORY_MAX_BYTES", defaults.memory_max_bytes, cap)?,
             game_cache_games: env.parse("GAME_CACHE_GAMES", defaults.game_cache_games, |s| {
                 cap(s).map(Option::unwrap_or_default)
             })?,

@@ -142,12 +142,14 @@ async fn build_store(settings: &Settings) -> Result<AnyStore, StartupError> {
                 store = "memory",
                 "no REDIS_URL: games live in this process's memory and are lost when it stops"
             );
-            let store = MemoryStore::new(settings.game_idle_ttl);
-            return Ok(match settings.memory_max_games {
-                Some(max) => store.with_max_games(max),
-                None => store,
+            let mut store = MemoryStore::new(settings.game_idle_ttl);
+            if let Some(max) = settings.memory_max_games {
+                store = store.with_max_games(max);
             }
-            .into());
+            if let Some(max) = settings.memory_max_bytes {
+                store = store.with_max_bytes(max);
+            }
+            return Ok(store.into());
         }
         (None, nodes) => (RedisTarget::Cluster(nodes.to_vec()), "REDIS_CLUSTER_NODES"),
     };
@@ -333,6 +335,7 @@ fn serve(
             lifetimes: crate::service::Lifetimes {
                 challenge: settings.challenge_ttl,
                 seek: settings.seek_ttl,
+                player_unplayed: settings.player_unplayed_ttl,
             },
             game_cache: settings.game_cache_games,
             faults,

@@ -3,8 +3,30 @@ use std::path::Path;
 
 use domino_server::api::ProblemCode;
 use domino_server::settings::Settings;
+use sha2::{Digest, Sha256};
 
 use crate::helpers::spawn_app;
+
+/// Standard base64 with padding, as a Content-Security-Policy writes a hash.
+fn base64(bytes: &[u8]) -> String {
+    const DIGITS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            let digit = (n >> (18 - 6 * i)) & 63;
+            out.push(if i <= chunk.len() {
+                char::from(DIGITS[digit as usize])
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}
 
 #[tokio::test]
 async fn openapi_document_is_served_as_openapi_3_1() {
@@ -64,6 +86,63 @@ async fn swagger_ui_is_served_without_network() {
         init.contains("/openapi.json"),
         "the UI loads our document:\n{init}"
     );
+}
+
+#[tokio::test]
+async fn swagger_ui_and_its_assets_may_load_only_from_this_server_and_never_be_framed() {
+    let app = spawn_app().await;
+    // The one inline style the UI has, its logo's, allowed by its hash alone.
+    let preset = app.get("/swagger-ui/swagger-ui-standalone-preset.js").await;
+    let preset = preset.text().await.unwrap();
+    let style = ".logo_small_svg__cls-2{fill:#fff}.logo_small_svg__cls-3{fill:#85ea2d}";
+    assert!(
+        preset.contains(style),
+        "the logo's style changed: allow the new one"
+    );
+    let logo = format!("'sha256-{}'", base64(&Sha256::digest(style)));
+    for path in [
+        "/swagger-ui/",
+        "/swagger-ui/index.html",
+        "/swagger-ui/swagger-ui-bundle.js",
+        "/swagger-ui/swagger-ui.css",
+        "/swagger-ui/swagger-initializer.js",
+    ] {
+        let res = app.get(path).await;
+        assert_eq!(res.status().as_u16(), 200, "{path}");
+        crate::watch::assert_only_self_and_styles(&res, std::slice::from_ref(&logo));
+    }
+    // No inline script on the page: the policy would refuse it.
+    let page = app.get("/swagger-ui/").await.text().await.unwrap();
+    assert!(!page.contains("<script>"), "{page}");
+}
+
+#[tokio::test]
+async fn head_on_swagger_ui_answers_as_get_does_without_a_body() {
+    let app = spawn_app().await;
+    for path in [
+        "/swagger-ui/",
+        "/swagger-ui/swagger-ui.css",
+        "/swagger-ui/swagger-initializer.js",
+    ] {
+        let get = app.get(path).await;
+        let head = app.client.head(app.url(path)).send().await.unwrap();
+        assert_eq!(head.status().as_u16(), 200, "{path}");
+        for name in ["content-type", "content-security-policy", "x-frame-options"] {
+            assert_eq!(
+                head.headers().get(name),
+                get.headers().get(name),
+                "{path}: {name}"
+            );
+        }
+        assert!(head.bytes().await.unwrap().is_empty(), "{path}");
+    }
+    let head = app
+        .client
+        .head(app.url("/swagger-ui/no-such-file.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status().as_u16(), 404);
 }
 
 #[tokio::test]

@@ -269,6 +269,42 @@ async fn a_full_memory_store_refuses_new_games_with_a_503() {
     assert!(detail.contains("MEMORY_MAX_GAMES"), "{detail}");
 }
 
+/// The memory store holds `MEMORY_MAX_BYTES` of games (records, events, idempotency
+/// records); a create past it is a 503 that says why, while the games it holds play on.
+#[tokio::test]
+async fn a_memory_store_full_of_bytes_refuses_new_games_and_plays_on_those_it_holds() {
+    let app = spawn_app_with(Settings {
+        memory_max_games: None,
+        memory_max_bytes: Some(4000),
+        ..test_settings()
+    })
+    .await;
+    let against_greedy = json!({"preset": "classic", "bots": [{"seat": 1, "level": "greedy"}]});
+    let mut made = Vec::new();
+    let refused = loop {
+        let res = app.post_json("/v1/games", &against_greedy).await;
+        if res.status().as_u16() != 201 {
+            break res;
+        }
+        let created: serde_json::Value = res.json().await.unwrap();
+        made.push(created["game_id"].as_str().unwrap().to_owned());
+        assert!(
+            made.len() < 1000,
+            "4000 bytes hold a few games, not a thousand"
+        );
+    };
+    assert!(!made.is_empty());
+    assert!(refused.headers().contains_key("retry-after"));
+    let problem = assert_problem(refused, 503, "store_unavailable").await;
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("MEMORY_MAX_BYTES"), "{detail}");
+    // A game it holds is joined and played, though every write makes it larger.
+    let seat = app.take_seat(&made[0], "ann").await;
+    let view = app.view(&made[0], Some(&seat.token)).await;
+    app.play(&made[0], &seat.token, &view["legal_moves"][0])
+        .await;
+}
+
 /// A page of the lobby is one exchange with Redis, at its start as deep in it: the page's
 /// games come from the lobby's own slot, not one read per game.
 #[tokio::test]

@@ -21,6 +21,7 @@ mod history;
 mod hostile;
 mod http_basics;
 mod idempotency;
+mod idempotent_creates;
 mod limits;
 mod lobby;
 mod logs;

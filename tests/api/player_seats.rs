@@ -18,6 +18,7 @@ on_every_store!(
     another_players_key_is_forbidden_and_a_forged_one_unauthorized,
     the_players_games_are_listed_newest_first_with_its_seat,
     the_players_stream_tells_of_its_games_started_and_finished,
+    a_seat_bound_to_a_player_names_its_id_in_every_view_and_an_anonymous_namesake_none,
 );
 
 const WITHIN: Duration = Duration::from_secs(5);
@@ -317,4 +318,47 @@ async fn cluster_a_players_stream_hears_of_games_on_another_server() {
     let a = spawn_app_with_cluster_prefix(&prefix).await;
     let b = spawn_app_with_cluster_prefix(&prefix).await;
     streams_across_two_servers(a, b).await;
+}
+
+/// Issue 44: the player alice and an anonymous seat named "alice" look alike by name; the
+/// bound seat says whose it is (`player_id`) in the view, the export and the player's
+/// games, and the anonymous one says nothing.
+async fn a_seat_bound_to_a_player_names_its_id_in_every_view_and_an_anonymous_namesake_none(
+    app: TestApp,
+) {
+    let (alice, key) = player(&app, "alice").await;
+    let (bound, _) = app.create_game(against_greedy()).await;
+    assert_eq!(join_as(&app, &bound, &key, json!({})).await.status(), 201);
+    let (anonymous, _) = app.create_game(against_greedy()).await;
+    let namesake = app.take_seat(&anonymous, "alice").await;
+
+    let view = app.view(&bound, None).await;
+    assert_eq!(view["seats"][0]["name"], "alice");
+    assert_eq!(view["seats"][0]["player_id"], alice.as_str());
+    assert!(view["seats"][1].get("player_id").is_none(), "{view}");
+    let view = app.view(&anonymous, None).await;
+    assert_eq!(view["seats"][0]["name"], "alice");
+    assert!(view["seats"][0].get("player_id").is_none(), "{view}");
+
+    let res = app.get_as("/v1/players/me/games", Some(&key)).await;
+    let list: Value = res.json().await.unwrap();
+    assert_eq!(
+        list["games"][0]["player_ids"],
+        json!([alice, null]),
+        "{list}"
+    );
+
+    app.play(&bound, &key, &json!({"type": "resign"})).await;
+    app.play(&anonymous, &namesake.token, &json!({"type": "resign"}))
+        .await;
+    let export = |id: String| {
+        let app = &app;
+        async move {
+            let res = app.get(&format!("/v1/games/{id}/export")).await;
+            assert_eq!(res.status().as_u16(), 200);
+            res.json::<Value>().await.unwrap()
+        }
+    };
+    assert_eq!(export(bound).await["player_ids"], json!([alice, null]));
+    assert_eq!(export(anonymous).await["player_ids"], json!([null, null]));
 }

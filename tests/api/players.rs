@@ -266,6 +266,109 @@ async fn creating_players_is_capped_per_address() {
     assert_eq!(create(bob, "p3").await.status().as_u16(), 201);
 }
 
+/// At the cap, `Retry-After` is the time until the oldest creation of the hour leaves it
+/// (rounded up), not a flat minute: a client waiting that long is served.
+async fn the_players_cap_says_to_retry_when_the_oldest_creation_is_an_hour_old(settings: Settings) {
+    let app = spawn_app_with(Settings {
+        max_players_per_ip: Some(1),
+        proxy_hops: 1,
+        ..settings
+    })
+    .await;
+    let create = |name: &'static str| {
+        app.client
+            .post(app.url("/v1/players"))
+            .header("X-Forwarded-For", "192.0.2.7")
+            .json(&json!({ "name": name }))
+            .send()
+    };
+    assert_eq!(create("first").await.unwrap().status().as_u16(), 201);
+    let res = create("second").await.unwrap();
+    let secs: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((3540..=3600).contains(&secs), "Retry-After: {secs}");
+    assert_problem(res, 429, "rate_limited").await;
+}
+
+#[tokio::test]
+async fn the_players_cap_retry_after_is_the_time_until_the_window_frees_on_memory() {
+    the_players_cap_says_to_retry_when_the_oldest_creation_is_an_hour_old(test_settings()).await;
+}
+
+#[tokio::test]
+async fn the_players_cap_retry_after_is_the_time_until_the_window_frees_on_redis() {
+    the_players_cap_says_to_retry_when_the_oldest_creation_is_an_hour_old(Settings {
+        redis_url: Some(crate::proxy::redis_url()),
+        redis_key_prefix: unique_prefix(),
+        ..test_settings()
+    })
+    .await;
+}
+
+/// A player never seated in a game is removed with its name after
+/// `PLAYER_UNPLAYED_TTL_SECS` (its key opens nothing, its name is free again); one seated
+/// before then lasts.
+async fn a_player_that_never_played_expires_and_one_that_played_lasts(settings: Settings) {
+    let app = spawn_app_with(Settings {
+        player_unplayed_ttl: Some(std::time::Duration::from_secs(3)),
+        ..settings
+    })
+    .await;
+    let (_, idle_key) = app.new_player("idler").await;
+    let (_, key) = app.new_player("player").await;
+    let (game, _) = app
+        .create_game(json!({"preset": "block", "bots": [{"seat": 1, "level": "greedy"}]}))
+        .await;
+    let res = app
+        .post_as(&format!("/v1/games/{game}/seats"), &key, Some(&json!({})))
+        .await;
+    assert_eq!(res.status().as_u16(), 201);
+    // A real deadline: a loaded machine may take longer to let the ttl pass, never less.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while app.get("/v1/players/idler").await.status().as_u16() == 200 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the idle player is still there"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_problem(app.get("/v1/players/idler").await, 404, "not_found").await;
+    let me = app.get_as("/v1/players/me", Some(&idle_key)).await;
+    assert_problem(me, 401, "unauthorized").await;
+    assert_eq!(app.get("/v1/players/player").await.status().as_u16(), 200);
+    assert_eq!(
+        app.get_as("/v1/players/me", Some(&key))
+            .await
+            .status()
+            .as_u16(),
+        200
+    );
+    // The name is free again; the player's is not.
+    app.new_player("idler").await;
+    let res = app
+        .post_json("/v1/players", &json!({"name": "player"}))
+        .await;
+    assert_problem(res, 409, "name_taken").await;
+}
+
+#[tokio::test]
+async fn a_player_that_never_played_expires_and_one_that_played_lasts_on_memory() {
+    a_player_that_never_played_expires_and_one_that_played_lasts(test_settings()).await;
+}
+
+#[tokio::test]
+async fn a_player_that_never_played_expires_and_one_that_played_lasts_on_redis() {
+    a_player_that_never_played_expires_and_one_that_played_lasts(Settings {
+        redis_url: Some(crate::proxy::redis_url()),
+        redis_key_prefix: unique_prefix(),
+        ..test_settings()
+    })
+    .await;
+}
+
 /// Everything the store holds after players were created and a key rotated: no key in the
 /// clear, nor its secret, in any key name or value.
 #[tokio::test]

@@ -27,7 +27,14 @@ fn csp(res: &reqwest::Response) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// The pages' policy: nothing but this server, no framing (also for browsers before
+/// `frame-ancestors`), no sniffing, no `Referer`.
 fn assert_only_self(res: &reqwest::Response) {
+    assert_only_self_and_styles(res, &[]);
+}
+
+/// The same, with inline styles of these exact texts (by their hashes, `'sha256-...'`).
+pub(crate) fn assert_only_self_and_styles(res: &reqwest::Response, hashes: &[String]) {
     let policy = csp(res);
     let sources = |name: &str| {
         policy
@@ -37,18 +44,24 @@ fn assert_only_self(res: &reqwest::Response) {
             .unwrap_or_else(|| panic!("{name} in {policy:?}"))
     };
     assert_eq!(sources("default-src"), ["'none'"]);
-    for directive in ["script-src", "style-src", "connect-src"] {
+    for directive in ["script-src", "connect-src"] {
         assert_eq!(sources(directive), ["'self'"], "{directive}");
     }
+    let styles: Vec<String> = std::iter::once("'self'".to_owned())
+        .chain(hashes.iter().cloned())
+        .collect();
+    assert_eq!(sources("style-src"), styles);
     assert_eq!(sources("frame-ancestors"), ["'none'"]);
     for (name, list) in &policy {
         for source in list {
+            let hashed = name == "style-src" && hashes.contains(source);
             assert!(
-                source == "'self'" || source == "'none'" || source == "data:",
+                source == "'self'" || source == "'none'" || source == "data:" || hashed,
                 "{name} allows {source}"
             );
         }
     }
+    assert_eq!(header(res, "x-frame-options"), "DENY");
     assert_eq!(header(res, "x-content-type-options"), "nosniff");
     assert_eq!(header(res, "referrer-policy"), "no-referrer");
 }

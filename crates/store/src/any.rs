@@ -9,8 +9,9 @@
 use std::time::Duration;
 
 use super::challenges::{ChallengeStore, Direction, Full, OpenCaps, Parties};
+use super::claims::ClaimStore;
 use super::memory::MemoryStore;
-use super::players::{Created, PlayerStore};
+use super::players::{Admission, Created, PlayerStore};
 use super::ratings::RatingStore;
 use super::redis::RedisStore;
 use super::seeks::{Added, Gap, SeekEntry, SeekStore, Settled};
@@ -249,8 +250,9 @@ impl PlayerStore for AnyStore {
         id: &str,
         name: &str,
         bytes: Vec<u8>,
+        unplayed: Option<Duration>,
     ) -> Result<Created, StoreError> {
-        delegate!(self, s => s.create_player(id, name, bytes))
+        delegate!(self, s => s.create_player(id, name, bytes, unplayed))
     }
 
     async fn load_player(&self, id: &str) -> Result<Option<Stored>, StoreError> {
@@ -273,10 +275,11 @@ impl PlayerStore for AnyStore {
     async fn add_player_game(
         &self,
         id: &str,
+        name: &str,
         game: &str,
         created_ms: u64,
     ) -> Result<(), StoreError> {
-        delegate!(self, s => s.add_player_game(id, game, created_ms))
+        delegate!(self, s => s.add_player_game(id, name, game, created_ms))
     }
 
     async fn player_games(
@@ -293,7 +296,7 @@ impl PlayerStore for AnyStore {
         address: &str,
         max: usize,
         window: Duration,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Admission, StoreError> {
         delegate!(self, s => s.admit_player(address, max, window))
     }
 
@@ -401,5 +404,22 @@ impl SeekStore for AnyStore {
 
     async fn started(&self, game: &str) -> Result<(), StoreError> {
         delegate!(self, s => s.started(game))
+    }
+}
+
+impl ClaimStore for AnyStore {
+    async fn claim_key(
+        &self,
+        record: &IdempotencyRecord,
+    ) -> Result<Option<IdempotencyRecord>, StoreError> {
+        delegate!(self, s => s.claim_key(record))
+    }
+
+    async fn keep_key(&self, record: &IdempotencyRecord, ttl: Duration) -> Result<(), StoreError> {
+        delegate!(self, s => s.keep_key(record, ttl))
+    }
+
+    async fn release_key(&self, key: &str) -> Result<(), StoreError> {
+        delegate!(self, s => s.release_key(key))
     }
 }

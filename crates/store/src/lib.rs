@@ -17,6 +17,7 @@
 
 pub mod any;
 pub mod challenges;
+pub mod claims;
 pub mod memory;
 pub mod players;
 mod ranked;
@@ -245,6 +246,9 @@ pub enum StoreError {
     /// The store holds as many games as it may (`max`); nothing was created.
     #[error("the store holds its maximum of {max} games")]
     Full { max: usize },
+    /// The store holds as many bytes of games as it may (`max`); nothing was created.
+    #[error("the store holds its maximum of {max} bytes of games")]
+    FullBytes { max: usize },
 }
 
 /// What [`GameStore::confirm`] must still find in the game before it confirms it.

@@ -27,10 +27,13 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 mod challenges;
+mod claims;
+mod game;
 mod players;
 mod ratings;
 mod seeks;
 
+use self::game::MemoryGame;
 use super::now_ms;
 use super::ranked::Ranked;
 use super::{
@@ -74,6 +77,8 @@ pub struct MemoryStore {
     sweep_every: Duration,
     /// Games it may hold at once (expired ones are swept before refusing).
     max_games: usize,
+    /// Bytes of games it may hold at once ([`MemoryGame::size`]; the same).
+    max_bytes: usize,
     /// Players, under a lock of their own (`players`).
     players: Mutex<players::PlayerTables>,
     /// Challenges, under a lock of their own.
@@ -82,6 +87,8 @@ pub struct MemoryStore {
     seeks: Mutex<seeks::Seeks>,
     /// Ratings' bookkeeping, under a lock of their own.
     ratings: Mutex<ratings::RatingTables>,
+    /// Claims on the keys of creates, under a lock of their own.
+    claims: Mutex<claims::Claims>,
 }
 
 /// A lobby entry's place: newest first, ties broken by id descending, which is the order
@@ -105,25 +112,8 @@ struct Inner {
     /// Games whose clock runs, earliest deadline first.
     deadlines: BTreeSet<(u64, String)>,
     last_sweep: Instant,
-}
-
-struct MemoryGame {
-    version: u64,
-    bytes: Vec<u8>,
-    expires_at: Instant,
-    /// `Some(created_ms)` while the game is in the lobby's list.
-    listed: Option<u64>,
-    /// Who created it, counted in `owners` while it is listed.
-    owner: Option<String>,
-    /// Who created it, counted in `creators` until its match is over.
-    creator: Option<String>,
-    /// `Some(started_ms)` while the game is in the list of games in play.
-    started: Option<u64>,
-    idempotency: HashMap<String, IdempotencyRecord>,
-    /// Per seat, its keys oldest first (at most [`IDEMPOTENCY_WINDOW`]).
-    windows: HashMap<u8, VecDeque<String>>,
-    events: VecDeque<StoredEvent>,
-    deadline: Option<u64>,
+    /// The sum of the games' [`MemoryGame::size`].
+    bytes: usize,
 }
 
 impl MemoryStore {
@@ -140,14 +130,17 @@ impl MemoryStore {
                 channels: HashMap::new(),
                 deadlines: BTreeSet::new(),
                 last_sweep: Instant::now(),
+                bytes: 0,
             }),
             idle_ttl,
             sweep_every: (idle_ttl / 4).clamp(Duration::from_millis(100), Duration::from_secs(30)),
             max_games: usize::MAX,
+            max_bytes: usize::MAX,
             players: Mutex::default(),
             challenges: Mutex::default(),
             seeks: Mutex::default(),
             ratings: Mutex::default(),
+            claims: Mutex::default(),
         }
     }
 
@@ -155,6 +148,14 @@ impl MemoryStore {
     /// [`StoreError::Full`] (`MEMORY_MAX_GAMES`).
     pub fn with_max_games(mut self, max: usize) -> Self {
         self.max_games = max;
+        self
+    }
+
+    /// The same store holding games of at most `max` bytes in all ([`MemoryGame::size`]):
+    /// a create past it is refused with [`StoreError::FullBytes`] (`MEMORY_MAX_BYTES`).
+    /// Saves are not: a game in play goes on, and the next creates wait for room.
+    pub fn with_max_bytes(mut self, max: usize) -> Self {
+        self.max_bytes = max;
         self
     }
 
@@ -218,10 +219,11 @@ impl Inner {
         self.unlist(id);
         self.uncount(id);
         self.stop_playing(id);
-        if let Some(game) = self.games.remove(id)
-            && let Some(deadline) = game.deadline
-        {
-            self.deadlines.remove(&(deadline, id.to_owned()));
+        if let Some(game) = self.games.remove(id) {
+            self.bytes -= game.size();
+            if let Some(deadline) = game.deadline {
+                self.deadlines.remove(&(deadline, id.to_owned()));
+            }
         }
     }
 
@@ -290,12 +292,21 @@ impl GameStore for MemoryStore {
         if inner.live(id, now).is_some() {
             return Err(StoreError::Exists);
         }
-        if inner.games.len() >= self.max_games {
-            inner.sweep(now);
+        let full = |inner: &Inner| {
             if inner.games.len() >= self.max_games {
-                return Err(StoreError::Full {
+                Some(StoreError::Full {
                     max: self.max_games,
-                });
+                })
+            } else {
+                let max = self.max_bytes;
+                (inner.bytes.saturating_add(bytes.len()) > max)
+                    .then_some(StoreError::FullBytes { max })
+            }
+        };
+        if full(&inner).is_some() {
+            inner.sweep(now);
+            if let Some(full) = full(&inner) {
+                return Err(full);
             }
         }
         let owner = listing.as_ref().and_then(|l| l.owner.clone());
@@ -313,6 +324,7 @@ impl GameStore for MemoryStore {
             *inner.creators.entry(address.clone()).or_default() += 1;
         }
         let created_ms = listing.as_ref().map(|l| l.created_ms);
+        inner.bytes += bytes.len();
         inner.games.insert(
             id.to_owned(),
             MemoryGame {
@@ -377,6 +389,7 @@ impl GameStore for MemoryStore {
         }
         let version = save.expected + 1;
         let cap = save.events_kept();
+        let before = game.size();
         game.version = version;
         game.bytes = save.bytes;
         game.expires_at = now + self.idle_ttl;
@@ -397,6 +410,8 @@ impl GameStore for MemoryStore {
             }
             game.events.push_back(event.clone());
         }
+        let after = game.size();
+        inner.bytes = inner.bytes - before + after;
         if let Some(deadline) = save.deadline {
             // Exact here: the index under the same lock as the game.
             inner.set_deadline(id, deadline.after);

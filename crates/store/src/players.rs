@@ -4,7 +4,9 @@
 //! games newest first, and how many players each address created lately.
 //!
 //! Names are given here already folded (the service lowercases them), so uniqueness
-//! ignoring case is plain uniqueness. Players never expire.
+//! ignoring case is plain uniqueness. A player created with an `unplayed` lifetime expires
+//! with its name after it unless it is seated in a game first
+//! ([`PlayerStore::add_player_game`]); from then on it lasts for ever.
 
 use std::future::Future;
 use std::time::Duration;
@@ -22,15 +24,28 @@ pub enum Created {
     NameTaken,
 }
 
+/// What became of [`PlayerStore::admit_player`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    Admitted,
+    /// The address is at its cap: the window frees in `frees_in` (the oldest creation
+    /// counted leaves it then); nothing was counted.
+    Refused {
+        frees_in: Duration,
+    },
+}
+
 /// The contract both stores keep for players.
 pub trait PlayerStore: Send + Sync + 'static {
     /// Stores a new player under `id` at version 1, holding `name` (folded) for it, unless
-    /// another player holds that name.
+    /// another player holds that name. With `unplayed`, the player and its name are gone
+    /// after that long unless it is seated in a game meanwhile.
     fn create_player(
         &self,
         id: &str,
         name: &str,
         bytes: Vec<u8>,
+        unplayed: Option<Duration>,
     ) -> impl Future<Output = Result<Created, StoreError>> + Send;
 
     /// A player by id; `None` when there is none.
@@ -54,10 +69,12 @@ pub trait PlayerStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<SaveOutcome, StoreError>> + Send;
 
     /// Adds `game` (created at `created_ms`) to player `id`'s games; the index keeps the
-    /// newest [`PLAYER_GAMES_KEPT`].
+    /// newest [`PLAYER_GAMES_KEPT`]. The player has played: it and its name (`name`,
+    /// folded) last for ever from now.
     fn add_player_game(
         &self,
         id: &str,
+        name: &str,
         game: &str,
         created_ms: u64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
@@ -71,14 +88,14 @@ pub trait PlayerStore: Send + Sync + 'static {
         limit: usize,
     ) -> impl Future<Output = Result<(Vec<String>, u64), StoreError>> + Send;
 
-    /// Counts one more player created by `address` in the current `window`, unless it has
-    /// created `max` there already (then false, and nothing is counted).
+    /// Counts one more player created by `address` in the current `window` (which starts
+    /// at the first creation counted), unless it has created `max` there already.
     fn admit_player(
         &self,
         address: &str,
         max: usize,
         window: Duration,
-    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Admission, StoreError>> + Send;
 
     /// Takes back one count of [`admit_player`](Self::admit_player) (a creation that was
     /// refused after all).

@@ -116,7 +116,7 @@ pub mod problems {
             [ApiError::new(ProblemCode::Forbidden, "this game has no seat bound to the key's player")];
         NotFound => "No such resource (or the game expired).",
             [ApiError::not_found("no such resource")];
-        Conflict => "The request clashes with the state of the game, the name or the challenge.",
+        Conflict => "The request clashes with the state of the game, the name or the challenge, or with a create under the same `Idempotency-Key` still under way.",
             [
                 ApiError::new(ProblemCode::NotYourTurn, "it is seat 2's turn"),
                 ApiError::version_conflict(18),
@@ -127,6 +127,7 @@ pub mod problems {
                 ApiError::new(ProblemCode::GameFull, "every seat is taken"),
                 ApiError::new(ProblemCode::NameTaken, "the name \"alice\" is taken"),
                 ApiError::new(ProblemCode::ChallengeClosed, "this challenge is declined already"),
+                ApiError::new(ProblemCode::IdempotencyKeyInUse, "the first request with this Idempotency-Key is still being made; retry in a second with the same key"),
             ];
         PreconditionFailed => "A conditional request's precondition did not hold.",
             [ApiError::new(ProblemCode::PreconditionFailed, "the game is not at the version given in If-Match")];

@@ -57,9 +57,6 @@ pub const STORE_RETRY_AFTER_SECS: u32 = 1;
 /// Seconds before creating again when an address has its cap of waiting games: a game
 /// fills when players join it, which takes a while.
 pub const WAITING_RETRY_AFTER_SECS: u32 = 30;
-/// Seconds before creating a player again when an address has created its cap in the
-/// hour: a while, not the whole hour (the window may be nearly over).
-pub const PLAYERS_RETRY_AFTER_SECS: u32 = 60;
 /// `Retry-After` when a player has its maximum of open challenges: answers come in
 /// minutes.
 pub const CHALLENGES_RETRY_AFTER_SECS: u32 = 30;
@@ -144,6 +141,13 @@ impl ApiError {
             legal_moves: None,
             outcome: None,
         }
+    }
+
+    /// `Retry-After` for a limit that frees in `frees_in`: its whole seconds rounded up, at
+    /// least 1 (a client waiting that long finds it freed).
+    pub fn retry_after_duration(self, frees_in: std::time::Duration) -> ApiError {
+        let secs = frees_in.as_secs() + u64::from(frees_in.subsec_nanos() > 0);
+        self.retry_after(u32::try_from(secs.max(1)).unwrap_or(u32::MAX))
     }
 
     /// The same problem, with `Retry-After: secs`.

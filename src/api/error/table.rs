@@ -16,8 +16,8 @@ use crate::api::wire::MoveBody;
 use crate::service;
 
 use super::{
-    ApiError, CHALLENGES_RETRY_AFTER_SECS, FULL_RETRY_AFTER_SECS, PLAYERS_RETRY_AFTER_SECS,
-    PROBLEM_TYPE_BASE, WAITING_RETRY_AFTER_SECS,
+    ApiError, CHALLENGES_RETRY_AFTER_SECS, FULL_RETRY_AFTER_SECS, PROBLEM_TYPE_BASE,
+    STORE_RETRY_AFTER_SECS, WAITING_RETRY_AFTER_SECS,
 };
 
 /// One row a code: `Variant = STATUS, "wire_code", "title"`. The title is RFC 9457's: the
@@ -62,6 +62,7 @@ problem_codes! {
     GameFull = CONFLICT, "game_full", "Every seat is taken";
     NameTaken = CONFLICT, "name_taken", "The name is taken";
     ChallengeClosed = CONFLICT, "challenge_closed", "The challenge is closed";
+    IdempotencyKeyInUse = CONFLICT, "idempotency_key_in_use", "A request with this idempotency key is under way";
     GameSealed = CONFLICT, "game_sealed", "The game's deal is still in play";
     TooManySeeks = CONFLICT, "too_many_seeks", "The player has its maximum of waiting seeks";
     PreconditionFailed = PRECONDITION_FAILED, "precondition_failed", "A precondition failed";
@@ -117,6 +118,12 @@ impl From<service::Error> for ApiError {
             }
             E::InvalidRules(why) => ApiError::new(C::InvalidRules, why),
             E::IdempotencyKeyReused => ApiError::new(C::IdempotencyKeyReused, said),
+            E::KeyInFlight => ApiError::new(
+                C::IdempotencyKeyInUse,
+                "the first request with this Idempotency-Key is still being made; retry in \
+                 a second with the same key",
+            )
+            .retry_after(STORE_RETRY_AFTER_SECS),
             E::BadRequest(why) => ApiError::new(C::BadRequest, why),
             E::PlayerNotFound | E::ChallengeNotFound | E::SeekNotFound | E::MatchNotFound => {
                 ApiError::new(C::NotFound, said)
@@ -158,14 +165,15 @@ impl From<service::Error> for ApiError {
             .retry_after(CHALLENGES_RETRY_AFTER_SECS),
             E::Forbidden(why) => ApiError::new(C::Forbidden, why),
             E::NameTaken(why) => ApiError::new(C::NameTaken, why),
-            E::TooManyPlayers { max } => ApiError::new(
+            E::TooManyPlayers { max, frees_in } => ApiError::new(
                 C::RateLimited,
                 format!(
                     "this address created {max} players in the last hour already \
-                     (MAX_PLAYERS_PER_IP); try again later"
+                     (MAX_PLAYERS_PER_IP); one more can be created when the oldest of them \
+                     is an hour old"
                 ),
             )
-            .retry_after(PLAYERS_RETRY_AFTER_SECS),
+            .retry_after_duration(frees_in),
             E::Sealed(why) => ApiError::new(C::GameSealed, why),
             E::NotFinished => ApiError::new(
                 C::PreconditionFailed,
@@ -194,6 +202,14 @@ impl From<service::Error> for ApiError {
                 format!(
                     "this server holds its maximum of {max} games (MEMORY_MAX_GAMES); \
                      try again once some have finished or expired"
+                ),
+            )
+            .retry_after(FULL_RETRY_AFTER_SECS),
+            E::StoreFullBytes { max } => ApiError::new(
+                C::StoreUnavailable,
+                format!(
+                    "this server holds its maximum of {max} bytes of games \
+                     (MEMORY_MAX_BYTES); try again once some have finished or expired"
                 ),
             )
             .retry_after(FULL_RETRY_AFTER_SECS),

@@ -18,6 +18,7 @@ fn every_code_has_its_contract_status() {
         (SeatTaken, 409),
         (SeatAbandoned, 409),
         (GameFull, 409),
+        (IdempotencyKeyInUse, 409),
         (PreconditionFailed, 412),
         (RequestTimeout, 408),
         (PayloadTooLarge, 413),

@@ -23,7 +23,7 @@ use actix_web::{HttpResponse, web};
 use crate::api::client::bearer;
 use crate::api::error::{ApiError, ProblemCode};
 use crate::api::headers::get_and_head;
-use crate::service::View;
+use crate::service::{self, View};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // The move first: actix tries the patterns in this order, each dynamic one a regex
@@ -97,8 +97,24 @@ fn game_id(path: &web::Path<uuid::Uuid>) -> String {
     path.to_string()
 }
 
+/// A create's `Idempotency-Key` (a challenge, a seek, a match), if any: the same request
+/// is the same kind of create with the same body as parsed (`same`), however its JSON was
+/// spaced; the service scopes it to the caller's player.
+pub(in crate::api) fn create_key(
+    headers: &HeaderMap,
+    kind: service::Create,
+    same: &impl std::fmt::Debug,
+) -> Result<Option<service::RequestKey>, ApiError> {
+    Ok(idempotency_key(headers, 1)?.map(|key| {
+        service::RequestKey::for_create(key.to_owned(), kind, format!("{same:?}").as_bytes())
+    }))
+}
+
 /// The request's `Idempotency-Key`, if any: `min` to 128 visible ASCII characters.
-fn idempotency_key(headers: &HeaderMap, min: usize) -> Result<Option<&str>, ApiError> {
+pub(in crate::api) fn idempotency_key(
+    headers: &HeaderMap,
+    min: usize,
+) -> Result<Option<&str>, ApiError> {
     let Some(value) = headers.get("idempotency-key") else {
         return Ok(None);
     };
@@ -110,8 +126,9 @@ fn idempotency_key(headers: &HeaderMap, min: usize) -> Result<Option<&str>, ApiE
         .ok_or_else(|| {
             ApiError::bad_request(if min > 1 {
                 format!(
-                    "Idempotency-Key: {min} to 128 visible ASCII characters on a join (its retry \
-                     gets the seat's token: use a random key, such as a UUID)"
+                    "Idempotency-Key: {min} to 128 visible ASCII characters on a join or a \
+                     player's creation (its retry gets the seat's token or the player's key: \
+                     use a random key, such as a UUID)"
                 )
             } else {
                 "Idempotency-Key: 1 to 128 visible ASCII characters".into()

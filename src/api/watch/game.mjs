@@ -102,6 +102,8 @@ function drawSeats(scene) {
     });
     const badges = el('span', { class: 'badges' },
       s.bot ? el('span', { class: 'badge bot', text: `${s.bot} bot` }) : null,
+      // Only a seat taken with a player's key: an anonymous seat may show any free name.
+      s.playerId ? el('span', { class: 'badge player', title: `player ${s.playerId}`, text: 'player' }) : null,
       s.team != null ? el('span', { class: 'badge team', text: `team ${s.team === 0 ? 'A' : 'B'}` }) : null,
       scene.you === s.seat ? el('span', { class: 'badge you', text: 'you' }) : null,
       s.abandoned ? el('span', { class: 'badge gone', text: 'abandoned' }) : null,

@@ -19,6 +19,7 @@ export function sceneOfView(view, log) {
     seats: view.seats.map((s) => ({
       seat: s.seat,
       name: seatName(view, s.seat),
+      playerId: s.player_id ?? null,
       bot: s.bot,
       team: s.team,
       handCount: s.hand_count,
@@ -110,6 +111,7 @@ export function replaySteps(exported, log) {
       seats: hands.map((hand, seat) => ({
         seat,
         name: seatName(names, seat),
+        playerId: exported.player_ids?.[seat] ?? null,
         bot: null,
         team: rules.teams ? seat % 2 : null,
         handCount: hand.length,

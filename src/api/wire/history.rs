@@ -38,6 +38,7 @@ struct ExportHead<'a> {
     rules: Rules,
     seats: u8,
     names: Vec<Option<String>>,
+    player_ids: Vec<Option<String>>,
     seed: String,
     result: Option<MatchResult>,
 }
@@ -65,6 +66,7 @@ impl ExportWriter {
             rules: s.rules,
             seats: s.seats.len() as u8,
             names: s.seats.iter().map(|seat| seat.name.clone()).collect(),
+            player_ids: s.players.clone(),
             seed: export.seed.to_hex(),
             result: s
                 .projection
@@ -183,6 +185,9 @@ pub struct GameExport {
     pub rules: Rules,
     pub seats: u8,
     pub names: Vec<Option<String>>,
+    /// Per seat, the player it was bound to (taken with a player's key), by id; `null`
+    /// for a seat taken anonymously, whatever its name, or played by a bot.
+    pub player_ids: Vec<Option<String>>,
     /// The seed of every shuffle, hex (32 bytes); a text seed is hashed with SHA-256.
     /// Created again with `"seed": "hex:" + seed` and these rules and seats, a game deals
     /// the same rounds.

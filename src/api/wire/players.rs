@@ -178,6 +178,9 @@ pub struct PlayerGame {
     pub created_ms: u64,
     /// Per seat, the name shown there (`null` while free).
     pub names: Vec<Option<String>>,
+    /// Per seat, the player it is bound to (taken with a player's key), by id; `null`
+    /// for a seat taken anonymously, whatever its name, or played by a bot, or free.
+    pub player_ids: Vec<Option<String>>,
     /// Per side (seat, or team).
     pub scores: Vec<i32>,
     /// Whether its end moves ratings: made by a rated challenge or seek, and not aborted.
@@ -217,6 +220,7 @@ impl PlayerGame {
             version: s.version,
             created_ms: s.created_ms,
             names: s.seats.iter().map(|seat| seat.name.clone()).collect(),
+            player_ids: s.players.clone(),
             scores: s.scores.clone(),
             rated: s.rated,
             aborted: s.aborted,

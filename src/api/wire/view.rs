@@ -18,6 +18,11 @@ use super::*;
 pub struct SeatView {
     pub seat: u8,
     pub name: Option<String>,
+    /// The player this seat is bound to (taken with a player's key), by id; absent for a
+    /// seat taken anonymously, whatever name it shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "3f1c0b6a9d2e4f5a8b7c6d5e4f3a2b1c")]
+    pub player_id: Option<String>,
     #[schema(value_type = Option<super::rules::BotLevelDoc>)]
     pub bot: Option<Level>,
     pub hand_count: u8,
@@ -316,6 +321,7 @@ impl GameView {
             .map(|(i, seat)| SeatView {
                 seat: i as u8,
                 name: seat.name.clone(),
+                player_id: s.players[i].clone(),
                 bot: seat.bot,
                 hand_count: p.map_or(0, |p| p.hand_counts[i]),
                 team: s.team(i as u8),

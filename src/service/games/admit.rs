@@ -14,6 +14,7 @@ use super::clock::{ClockSettings, OnTimeout};
 use super::record::{Record, Status};
 use super::saved::Saved;
 use super::{Error, Games};
+use crate::service::players::folded;
 use crate::service::shared::now_ms;
 
 /// A new game, as the lobby asks for it (and the other ways of making one build it).
@@ -116,7 +117,7 @@ impl Games {
             record.seat_bound(seat, name, &unseen_token(), player);
             self.ctx
                 .store
-                .add_player_game(player, id, record.created_ms)
+                .add_player_game(player, &folded(name), id, record.created_ms)
                 .await?;
         }
         let listing = (record.status() == Status::Waiting).then(|| Listing {

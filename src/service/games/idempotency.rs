@@ -1,5 +1,5 @@
-//! Idempotent moves and joins: what makes two requests the same, and what the store keeps
-//! so that a retry gets the first answer again.
+//! Idempotent moves and joins: what the store keeps so that a retry gets the first answer
+//! again (what makes two requests the same is [`crate::service::idempotency`]'s).
 //!
 //! The store keeps a [`Receipt`] per key (which seat, which version, which moves), not the
 //! answer: the answer is rebuilt from the game replayed to the receipt's moves, so a key
@@ -20,110 +20,12 @@
 //! seat's own keyed moves push it out.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::record::Record;
 use super::{Error, Games};
 use crate::engine::{Event, Replay};
+pub use crate::service::idempotency::{MIN_JOIN_KEY, RequestKey};
 use crate::store::{GameStore, IdempotencyRecord};
-
-/// Characters an `Idempotency-Key` of a join has at least: it unlocks the seat's token.
-pub const MIN_JOIN_KEY: usize = 16;
-
-/// A request's `Idempotency-Key` and what it must match to count as the same request.
-#[derive(Debug, Clone)]
-pub struct RequestKey {
-    key: String,
-    fingerprint: [u8; 16],
-    /// A join's: what seals its token in the receipt (`None` for a move).
-    pad: Option<[u8; 32]>,
-    /// A join's token, sealed, for its receipt.
-    sealed: Option<[u8; 32]>,
-}
-
-impl RequestKey {
-    /// A move's key: the same key is the same request only from the same seat (its token)
-    /// with the same body, byte for byte.
-    pub fn new(key: String, token: &str, body: &[u8]) -> RequestKey {
-        let mut hash = Sha256::new();
-        hash.update(Sha256::digest(token.as_bytes()));
-        hash.update(body);
-        RequestKey {
-            key,
-            fingerprint: first_16(hash.finalize().into()),
-            pad: None,
-            sealed: None,
-        }
-    }
-
-    /// A join's key: the same request has the same body, byte for byte (whoever sends it:
-    /// the key is the secret).
-    pub fn for_join(key: String, game_id: &str, body: &[u8]) -> RequestKey {
-        let fingerprint = first_16(
-            Sha256::new()
-                .chain_update(b"join\0")
-                .chain_update(body)
-                .finalize()
-                .into(),
-        );
-        let pad = Sha256::new()
-            .chain_update(b"domino seat token\0")
-            .chain_update(game_id.as_bytes())
-            .chain_update(b"\0")
-            .chain_update(key.as_bytes())
-            .chain_update(b"\0")
-            .chain_update(body)
-            .finalize()
-            .into();
-        RequestKey {
-            key,
-            fingerprint,
-            pad: Some(pad),
-            sealed: None,
-        }
-    }
-
-    /// Whether this is a join's key.
-    pub(super) fn is_join(&self) -> bool {
-        self.pad.is_some()
-    }
-
-    /// This join's key, carrying `token` sealed for its receipt.
-    pub(super) fn sealing(&self, token: &[u8; 32]) -> RequestKey {
-        RequestKey {
-            sealed: self.pad.map(|pad| xor(&pad, token)),
-            ..self.clone()
-        }
-    }
-
-    /// The token a receipt of this join's key sealed.
-    pub(super) fn unseal(&self, sealed: &[u8; 32]) -> Option<[u8; 32]> {
-        self.pad.map(|pad| xor(&pad, sealed))
-    }
-
-    /// The name the store keeps the key under: a move's in its seat's scope, a join's as
-    /// a hash (the key unseals a token; the store must not hold it).
-    pub(super) fn stored_name(&self, seat: Option<u8>) -> String {
-        match seat {
-            Some(seat) if !self.is_join() => format!("s{seat}:{}", self.key),
-            _ => format!(
-                "join:{}",
-                hex::encode(first_16(Sha256::digest(self.key.as_bytes()).into()))
-            ),
-        }
-    }
-}
-
-fn first_16(hash: [u8; 32]) -> [u8; 16] {
-    // 128 bits are ample to tell requests apart, and halve what each record keeps.
-    let mut out = [0; 16];
-    out.copy_from_slice(&hash[..16]);
-    out
-}
-
-fn xor(a: &[u8; 32], b: &[u8; 32]) -> [u8; 32] {
-    std::array::from_fn(|i| a[i] ^ b[i])
-}
 
 /// What the store keeps under an idempotency key: one format byte, then postcard, about
 /// 8 bytes (40 for a join, with its sealed token).

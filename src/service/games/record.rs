@@ -182,12 +182,12 @@ impl Record {
             .filter_map(|(seat, p)| Some((seat as u8, p.as_deref()?)))
     }
 
-    /// The seat bound to player `player` (its id), if any.
     /// The id of the player seat `seat` is bound to, if any.
     pub fn player_at(&self, seat: u8) -> Option<&str> {
         self.players.get(seat as usize)?.as_deref()
     }
 
+    /// The seat bound to player `player` (its id), if any.
     pub fn seat_of_player(&self, player: &str) -> Option<u8> {
         self.players
             .iter()

@@ -4,7 +4,7 @@
 
 use crate::bots::Level;
 use crate::service::page::{MAX_PER_PAGE, page_offset};
-use crate::service::players::{NO_KEY, PlayerRecord};
+use crate::service::players::{NO_KEY, PlayerRecord, folded};
 use crate::store::GameStore;
 use crate::store::players::PlayerStore;
 
@@ -26,7 +26,12 @@ impl Games {
         if record.seat_of_player(&player.id).is_none() && !record.free_seats().is_empty() {
             self.ctx
                 .store
-                .add_player_game(&player.id, game_id, record.created_ms)
+                .add_player_game(
+                    &player.id,
+                    &folded(&player.name),
+                    game_id,
+                    record.created_ms,
+                )
                 .await?;
         }
         Ok(player)

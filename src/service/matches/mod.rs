@@ -25,6 +25,7 @@ use super::Error;
 use super::games::admit::Admission;
 use super::games::clock::ClockSettings;
 use super::games::{Games, Progress};
+use super::idempotency::{self, Before, Create, RequestKey};
 use super::matchmaking::Matchmaking;
 use super::matchmaking::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};
 use super::matchmaking::series::{MatchStatus, Series, SeriesGame, VOID};
@@ -100,11 +101,13 @@ impl Matches {
     }
 
     /// Makes a match for the key's player; one against a built-in level starts at once.
+    /// With `request` (its `Idempotency-Key`) a retry answers the same match, made once.
     pub async fn create_match(
         &self,
         key: Option<&str>,
         new: NewMatch,
         from: Option<AddressKey>,
+        request: Option<&RequestKey>,
     ) -> Result<Challenge, Error> {
         let teams = new.preset.rules().with(&new.overrides).teams;
         match (new.seats, teams) {
@@ -175,12 +178,27 @@ impl Matches {
             running if running >= MAX_RUNNING => Err(Error::TooManyMatches { max: MAX_RUNNING }),
             _ => Ok(()),
         };
-        let maker = me.id.clone();
-        let made = self
-            .matchmaking
-            .challenge_with(me, challenge, from, Some((series, too_many)))
-            .await?;
-        self.ctx.store.index_match(&maker, &made.id, true).await?;
+        let (caller, id) = (me.id.clone(), uuid::Uuid::new_v4().to_string());
+        let make = async {
+            let made = self
+                .matchmaking
+                .challenge_with(me, id.clone(), challenge, from, Some((series, too_many)))
+                .await?;
+            self.ctx.store.index_match(&caller, &made.id, true).await?;
+            Ok(made)
+        };
+        let again = |before: Before| async move { before.found(self.get_match(&before.id).await) };
+        let made = idempotency::once(
+            &self.ctx.store,
+            request,
+            Create::Match,
+            Some(&caller),
+            &id,
+            None,
+            make,
+            again,
+        )
+        .await?;
         // A match against a level is accepted at once: it starts now.
         if made.status == ChallengeStatus::Accepted
             && let Err(e) = self.drive_series(&made.id).await

@@ -15,6 +15,7 @@ use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::RulesPatch;
 use crate::service::games::admit::Admission;
+use crate::service::idempotency::{self, Before, Create, RequestKey};
 use crate::service::players::{NO_KEY, PlayerRecord, folded};
 use crate::service::shared::now_ms;
 use crate::store::SaveOutcome;
@@ -51,23 +52,40 @@ enum Answer {
 impl Matchmaking {
     /// Makes a challenge for the key's player. One of built-in levels only is accepted at
     /// once: its game is created in this request (counted against `from`'s games).
+    /// With `request` (its `Idempotency-Key`) a retry answers the same challenge, made once.
     pub async fn challenge(
         &self,
         key: Option<&str>,
         new: NewChallenge,
         from: Option<AddressKey>,
+        request: Option<&RequestKey>,
     ) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
-        self.challenge_with(me, new, from, None).await
+        let (caller, id) = (me.id.clone(), uuid::Uuid::new_v4().to_string());
+        let make = self.challenge_with(me, id.clone(), new, from, None);
+        idempotency::once(
+            &self.ctx.store,
+            request,
+            Create::Challenge,
+            Some(&caller),
+            &id,
+            None,
+            make,
+            |before: Before| async move {
+                before.found(self.load_challenge(&before.id).await.map(|(_, c)| c))
+            },
+        )
+        .await
     }
 
-    /// Makes a challenge for player `me`, or with `series` a match
+    /// Makes challenge `id` for player `me`, or with `series` a match
     /// ([`crate::service::matches`]), refused as `series` says when `me` runs too many
     /// (the matches aggregate counts them). One of built-in levels only is accepted at
     /// once: a match is then the caller's to move on.
     pub(in crate::service) async fn challenge_with(
         &self,
         me: PlayerRecord,
+        id: String,
         new: NewChallenge,
         from: Option<AddressKey>,
         series: Option<(Series, Result<(), Error>)>,
@@ -90,7 +108,7 @@ impl Matchmaking {
             )));
         }
         let challenge = Challenge {
-            id: uuid::Uuid::new_v4().to_string(),
+            id,
             status: ChallengeStatus::Open,
             challenger: Party {
                 id: me.id.clone(),

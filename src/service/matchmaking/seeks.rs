@@ -23,8 +23,9 @@ use crate::bots::Level;
 use crate::engine::RulesPatch;
 use crate::service::games::admit::Admission;
 use crate::service::games::admit::NewGame;
+use crate::service::idempotency::{self, Before, Create, RequestKey};
 use crate::service::page::page_offset;
-use crate::service::players::NO_KEY;
+use crate::service::players::{NO_KEY, PlayerRecord};
 use crate::service::shared::now_ms;
 use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 
@@ -60,8 +61,44 @@ impl Matchmaking {
     /// Makes a seek for the key's player and pairs its pool at once: the answer says
     /// `Matched` when this seek completed a game. A player already waiting in the pool is
     /// answered that seek, with `false` (nothing made): a pool pairs a player once anyway.
-    pub async fn seek(&self, key: Option<&str>, new: NewSeek) -> Result<(Seek, bool), Error> {
+    /// With `request` (its `Idempotency-Key`) a retry answers the same seek, made once.
+    pub async fn seek(
+        &self,
+        key: Option<&str>,
+        new: NewSeek,
+        request: Option<&RequestKey>,
+    ) -> Result<(Seek, bool), Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (caller, id) = (me.id.clone(), uuid::Uuid::new_v4().to_string());
+        let make = self.seek_as(me, id.clone(), new);
+        let caller = caller.as_str();
+        idempotency::once(
+            &self.ctx.store,
+            request,
+            Create::Seek,
+            Some(caller),
+            &id,
+            None,
+            make,
+            |before: Before| async move {
+                // A retry is answered as the request was: made.
+                before.found(
+                    self.seek_of(caller, &before.id)
+                        .await
+                        .map(|seek| (seek, true)),
+                )
+            },
+        )
+        .await
+    }
+
+    /// Makes seek `id` for player `me`.
+    async fn seek_as(
+        &self,
+        me: PlayerRecord,
+        id: String,
+        new: NewSeek,
+    ) -> Result<(Seek, bool), Error> {
         let wish = new.wish;
         // The seats and clock are checked as a game's are.
         self.games.new_record(&wish_game(&wish, Vec::new()))?;
@@ -79,7 +116,7 @@ impl Matchmaking {
         }
         let now = now_ms();
         let entry = SeekEntry {
-            id: uuid::Uuid::new_v4().to_string(),
+            id,
             player: me.id.clone(),
             pool: wish.pool(),
             created_ms: now,
@@ -392,7 +429,7 @@ mod tests {
         for p in 0..2_000u64 {
             let player = service
                 .players
-                .create_player(&format!("p{p}"), false, None)
+                .create_player(&format!("p{p}"), false, None, None)
                 .await
                 .unwrap();
             for s in 0..5 {
@@ -408,7 +445,7 @@ mod tests {
                 };
                 let seek = service
                     .matchmaking
-                    .seek(Some(&player.key), new)
+                    .seek(Some(&player.key), new, None)
                     .await
                     .unwrap();
                 assert_eq!(seek.0.state, SeekState::Waiting);

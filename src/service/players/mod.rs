@@ -21,9 +21,10 @@ use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::rating::Rating;
 use crate::store::SaveOutcome;
-use crate::store::players::{Created, PlayerStore};
+use crate::store::players::{Admission, Created, PlayerStore};
 
 use super::Error;
+use super::idempotency::{self, Before, Create, RequestKey};
 use super::shared::{Shared, now_ms};
 
 mod record;
@@ -86,8 +87,18 @@ pub(super) fn key_hash(key: &str) -> [u8; 32] {
 
 /// A new key for player `id`, 256 random bits after its prefix and id.
 pub(super) fn new_key(id: &str) -> String {
+    key_of(id, &new_secret())
+}
+
+/// 256 random bits: a key's secret.
+fn new_secret() -> [u8; 32] {
     let mut secret = [0u8; 32];
     rand::rng().fill_bytes(&mut secret);
+    secret
+}
+
+/// Player `id`'s key of `secret`.
+fn key_of(id: &str, secret: &[u8; 32]) -> String {
     format!("{KEY_PREFIX}{id}_{}", hex::encode(secret))
 }
 
@@ -150,12 +161,14 @@ impl Players {
     }
 
     /// Creates a player named `name` (unique ignoring case), counted against `from`'s
-    /// creations in the last hour.
+    /// creations in the last hour. With `request` (its `Idempotency-Key`) a retry answers
+    /// the same player and key again, made once.
     pub async fn create_player(
         &self,
         name: &str,
         bot: bool,
         from: Option<AddressKey>,
+        request: Option<&RequestKey>,
     ) -> Result<Keyed, Error> {
         if !NAME_CHARS.contains(&name.len())
             || !name
@@ -172,22 +185,73 @@ impl Players {
         if is_reserved(&name_key) {
             return Err(Error::NameTaken(format!("the name {name:?} is reserved")));
         }
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let secret = new_secret();
+        let store = &self.ctx.store;
+        let make = self.make_player(&id, &secret, name, bot, from);
+        idempotency::once(
+            store,
+            request,
+            Create::Player,
+            None,
+            &id,
+            Some(&secret),
+            make,
+            {
+                |before: Before| async move {
+                    let (_, record) = before.found(
+                        self.player_record(&before.id)
+                            .await?
+                            .ok_or(Error::PlayerNotFound),
+                    )?;
+                    let key = before
+                        .secret()
+                        .map(|secret| key_of(&record.id, &secret))
+                        .filter(|key| record.opens_with(key))
+                        .ok_or_else(|| {
+                            Error::Forbidden(
+                                "the player this Idempotency-Key made has had its key replaced \
+                             since (POST /v1/players/me/key): use the new key"
+                                    .into(),
+                            )
+                        })?;
+                    Ok(Keyed {
+                        profile: self.profile_of(&record).await?,
+                        key,
+                    })
+                }
+            },
+        )
+        .await
+    }
+
+    async fn make_player(
+        &self,
+        id: &str,
+        secret: &[u8; 32],
+        name: &str,
+        bot: bool,
+        from: Option<AddressKey>,
+    ) -> Result<Keyed, Error> {
+        let name_key = folded(name);
         let counted = from
             .zip(self.ctx.caps.players)
             .map(|(from, max)| (from.to_string(), max));
         if let Some((address, max)) = &counted
-            && !self
+            && let Admission::Refused { frees_in } = self
                 .ctx
                 .store
                 .admit_player(address, *max, CREATION_WINDOW)
                 .await?
         {
-            return Err(Error::TooManyPlayers { max: *max });
+            return Err(Error::TooManyPlayers {
+                max: *max,
+                frees_in,
+            });
         }
-        let id = uuid::Uuid::new_v4().simple().to_string();
-        let key = new_key(&id);
+        let key = key_of(id, secret);
         let record = PlayerRecord {
-            id: id.clone(),
+            id: id.to_owned(),
             name: name.to_owned(),
             bot,
             created_ms: now_ms(),
@@ -199,7 +263,12 @@ impl Players {
         let created = self
             .ctx
             .store
-            .create_player(&id, &name_key, record.encode())
+            .create_player(
+                id,
+                &name_key,
+                record.encode(),
+                self.ctx.lifetimes.player_unplayed,
+            )
             .await;
         if !matches!(created, Ok(Created::Created))
             && let Some((address, _)) = &counted

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use super::MemoryStore;
-use crate::players::{Created, PLAYER_GAMES_KEPT, PlayerStore, player_channel};
+use crate::players::{Admission, Created, PLAYER_GAMES_KEPT, PlayerStore, player_channel};
 use crate::{EventStream, GameStore, SaveOutcome, StoreError, Stored, StoredEvent};
 
 /// A game's place in a player's list: newest first, ties by id descending, as Redis's
@@ -22,15 +22,47 @@ pub(super) struct PlayerTables {
     games: HashMap<String, BTreeSet<GameKey>>,
     /// Per address, its players created in the current window and when that ends.
     admitted: HashMap<String, (usize, Instant)>,
+    /// Players never seated yet that expire: id → when, and its name.
+    unplayed: HashMap<String, (Instant, String)>,
+    /// The same, soonest first.
+    expiring: BTreeSet<(Instant, String)>,
+}
+
+impl PlayerTables {
+    /// Forgets the unplayed players whose time is up, with their names.
+    fn expire(&mut self, now: Instant) {
+        while let Some((until, id)) = self.expiring.first().cloned()
+            && until <= now
+        {
+            self.expiring.pop_first();
+            if let Some((_, name)) = self.unplayed.remove(&id) {
+                self.players.remove(&id);
+                if self.names.get(&name) == Some(&id) {
+                    self.names.remove(&name);
+                }
+            }
+        }
+    }
+
+    /// Player `id` has played: it lasts for ever.
+    fn played(&mut self, id: &str) {
+        if let Some((until, _)) = self.unplayed.remove(id) {
+            self.expiring.remove(&(until, id.to_owned()));
+        }
+    }
 }
 
 impl MemoryStore {
+    /// The tables, the unplayed players whose time is up gone.
     fn players(&self) -> std::sync::MutexGuard<'_, PlayerTables> {
         // As for games: every mutation leaves the maps consistent, so a poisoned lock is
         // taken anyway.
-        self.players
+        let mut players = self
+            .players
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        players.expire(Instant::now());
+        players
     }
 }
 
@@ -40,6 +72,7 @@ impl PlayerStore for MemoryStore {
         id: &str,
         name: &str,
         bytes: Vec<u8>,
+        unplayed: Option<Duration>,
     ) -> Result<Created, StoreError> {
         let mut players = self.players();
         if players.names.contains_key(name) {
@@ -52,6 +85,13 @@ impl PlayerStore for MemoryStore {
         players
             .players
             .insert(id.to_owned(), Stored { version: 1, bytes });
+        if let Some(ttl) = unplayed {
+            let until = Instant::now() + ttl;
+            players
+                .unplayed
+                .insert(id.to_owned(), (until, name.to_owned()));
+            players.expiring.insert((until, id.to_owned()));
+        }
         Ok(Created::Created)
     }
 
@@ -80,10 +120,12 @@ impl PlayerStore for MemoryStore {
     async fn add_player_game(
         &self,
         id: &str,
+        _name: &str,
         game: &str,
         created_ms: u64,
     ) -> Result<(), StoreError> {
         let mut players = self.players();
+        players.played(id);
         let games = players.games.entry(id.to_owned()).or_default();
         games.insert((Reverse(created_ms), Reverse(game.to_owned())));
         while games.len() > PLAYER_GAMES_KEPT {
@@ -116,19 +158,21 @@ impl PlayerStore for MemoryStore {
         address: &str,
         max: usize,
         window: Duration,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Admission, StoreError> {
         let now = Instant::now();
         let mut players = self.players();
         players.admitted.retain(|_, (_, until)| *until > now);
-        let (count, _) = players
+        let (count, until) = players
             .admitted
             .entry(address.to_owned())
             .or_insert((0, now + window));
         if *count >= max {
-            return Ok(false);
+            return Ok(Admission::Refused {
+                frees_in: *until - now,
+            });
         }
         *count += 1;
-        Ok(true)
+        Ok(Admission::Admitted)
     }
 
     async fn unadmit_player(&self, address: &str) -> Result<(), StoreError> {

@@ -9,6 +9,7 @@
 //! record: they hold hidden tiles and answers meant for one seat.
 
 mod challenges;
+mod claims;
 mod connection;
 mod format;
 mod keys;

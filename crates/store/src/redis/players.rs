@@ -10,7 +10,9 @@
 //!    is in no name and its key was never shown);
 //! 2. the name, claimed for the id; a claim whose player is gone (its creator crashed
 //!    between 2 and 3, and the value expired) is taken over, so no name is lost for good;
-//! 3. the expiry lifted (waited on by the replicas, as a game's create is).
+//! 3. the expiry lifted (waited on by the replicas, as a game's create is), or for a
+//!    player that expires unless it plays, set to that lifetime (its name's too, in 2);
+//!    its first game lifts both ([`ADD_GAME_LUA`], then the name's).
 //!
 //! A crash after 1 leaves a value that expires; after 2, a name held by a player that
 //! will be gone in `PENDING` and then free again.
@@ -26,7 +28,7 @@ use super::connection::{Conn, corrupt};
 use super::format::{encode_event, version_text};
 use super::keys::Keys;
 use super::scripts::Lua;
-use crate::players::{Created, PLAYER_GAMES_KEPT, PlayerStore, player_channel};
+use crate::players::{Admission, Created, PLAYER_GAMES_KEPT, PlayerStore, player_channel};
 use crate::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent};
 
 /// How long a player's value lives before its creation has claimed its name.
@@ -39,18 +41,22 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 ";
 
-/// KEYS: name. ARGV: player id, an orphaned holder to take over ('' for none).
-/// Returns 1 when the name is the id's now, 0 when another player holds it.
+/// KEYS: name. ARGV: player id, an orphaned holder to take over ('' for none), the
+/// name's lifetime in ms ('' for ever). Returns 1 when the name is the id's now, 0 when
+/// another player holds it.
 const CLAIM_LUA: &str = r"
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] and cur ~= ARGV[2] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1])
+if ARGV[3] == '' then redis.call('SET', KEYS[1], ARGV[1])
+else redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3]) end
 return 1
 ";
 
-/// KEYS: player. Lifts the pending expiry: the player is whole.
+/// KEYS: player. ARGV: its lifetime in ms ('' for ever). Replaces the pending expiry: the
+/// player is whole.
 const KEEP_LUA: &str = r"
-return redis.call('PERSIST', KEYS[1])
+if ARGV[1] == '' then return redis.call('PERSIST', KEYS[1]) end
+return redis.call('PEXPIRE', KEYS[1], ARGV[1])
 ";
 
 /// KEYS: player. ARGV: expected version (ten digits), new value.
@@ -64,11 +70,13 @@ redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 return {1, tonumber(string.sub(ARGV[2], 1, 10))}
 ";
 
-/// KEYS: the player's games. ARGV: created ms, game id, how many to keep.
+/// KEYS: the player's games, the player. ARGV: created ms, game id, how many to keep.
+/// The player has played: its expiry, if any, is lifted. Returns 1 when it was lifted now
+/// (then its name's is to be lifted too), else 0.
 const ADD_GAME_LUA: &str = r"
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -1 - tonumber(ARGV[3]))
-return 1
+return redis.call('PERSIST', KEYS[2])
 ";
 
 /// KEYS: the player's games. ARGV: first rank, last rank. Returns {count, {ids}}.
@@ -76,12 +84,17 @@ const GAMES_LUA: &str = r"
 return {redis.call('ZCARD', KEYS[1]), redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2])}
 ";
 
-/// KEYS: an address's count. ARGV: max, window ms. Returns 1 when counted, 0 at the cap.
+/// KEYS: an address's count. ARGV: max, window ms. Returns 0 when counted; at the cap,
+/// the ms until the window ends (at least 1).
 const ADMIT_LUA: &str = r"
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n >= tonumber(ARGV[1]) then return 0 end
+if n >= tonumber(ARGV[1]) then
+  local left = redis.call('PTTL', KEYS[1])
+  if left < 1 then return 1 end
+  return left
+end
 if redis.call('INCR', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 1
+return 0
 ";
 
 /// KEYS: an address's count. Takes one back, never below 0.
@@ -231,22 +244,29 @@ impl RedisStore {
         }
     }
 
-    /// Claims `name` for `id`, taking it over from a holder whose player is gone.
-    async fn claim_name(&self, conn: &mut Conn, name: &str, id: &str) -> Result<bool, StoreError> {
+    /// Claims `name` for `id` (for `ttl` ms, '' for ever), taking it over from a holder
+    /// whose player is gone.
+    async fn claim_name(
+        &self,
+        conn: &mut Conn,
+        name: &str,
+        id: &str,
+        ttl: &str,
+    ) -> Result<bool, StoreError> {
         let key = self.keys.name(name);
         let claim = &self.player_scripts.claim;
-        let id = id.as_bytes();
+        let (id, ttl) = (id.as_bytes(), ttl.as_bytes());
         if self
-            .script_int(conn, "claim", claim, &key, &[id, &b""[..]], true)
+            .script_int(conn, "claim", claim, &key, &[id, &b""[..], ttl], true)
             .await?
             == 1
         {
             return Ok(true);
         }
         let Some(holder) = self.player_named(name).await? else {
-            // Freed in between (never, today: names are not given up); try once more.
+            // Freed in between (its unplayed player expired); try once more.
             return Ok(self
-                .script_int(conn, "claim", claim, &key, &[id, &b""[..]], true)
+                .script_int(conn, "claim", claim, &key, &[id, &b""[..], ttl], true)
                 .await?
                 == 1);
         };
@@ -255,7 +275,7 @@ impl RedisStore {
         }
         let orphan = holder.as_bytes();
         Ok(self
-            .script_int(conn, "claim", claim, &key, &[id, orphan], true)
+            .script_int(conn, "claim", claim, &key, &[id, orphan, ttl], true)
             .await?
             == 1)
     }
@@ -267,9 +287,11 @@ impl PlayerStore for RedisStore {
         id: &str,
         name: &str,
         bytes: Vec<u8>,
+        unplayed: Option<Duration>,
     ) -> Result<Created, StoreError> {
         let mut conn = self.conns.writer()?;
         let player = self.keys.player(id);
+        let ttl = unplayed.map_or_else(String::new, |ttl| millis(ttl).to_string());
         let value = versioned_value(1, &bytes);
         let pending = millis(PENDING).to_string();
         let scripts = &self.player_scripts;
@@ -286,7 +308,7 @@ impl PlayerStore for RedisStore {
         if created != 1 {
             return Err(StoreError::Exists);
         }
-        if !self.claim_name(&mut conn, name, id).await? {
+        if !self.claim_name(&mut conn, name, id, &ttl).await? {
             // Would expire anyway; deleted so a refused request leaves nothing.
             let deleted = self
                 .bounded(
@@ -304,7 +326,7 @@ impl PlayerStore for RedisStore {
             "create player",
             &scripts.keep,
             &player,
-            &[],
+            &[ttl.as_bytes()],
             true,
         )
         .await?;
@@ -357,22 +379,41 @@ impl PlayerStore for RedisStore {
     async fn add_player_game(
         &self,
         id: &str,
+        name: &str,
         game: &str,
         created_ms: u64,
     ) -> Result<(), StoreError> {
         let mut conn = self.conns.writer()?;
         let created = created_ms.to_string();
         let keep = PLAYER_GAMES_KEPT.to_string();
-        self.script_int(
-            &mut conn,
-            "add player game",
-            &self.player_scripts.add_game,
-            &self.keys.player_games(id),
-            &[created.as_bytes(), game.as_bytes(), keep.as_bytes()],
-            false,
+        let (reply, _) = self
+            .write(
+                &mut conn,
+                self.deadline(),
+                "add player game",
+                &self.player_scripts.add_game,
+                |cmd| {
+                    cmd.arg(2)
+                        .arg(self.keys.player_games(id))
+                        .arg(self.keys.player(id))
+                        .arg(&created)
+                        .arg(game)
+                        .arg(&keep);
+                },
+                false,
+            )
+            .await?;
+        if reply != Value::Int(1) {
+            return Ok(());
+        }
+        // Its first game: its name lasts for ever too (in the name's own slot).
+        self.bounded(
+            "keep player name",
+            redis::cmd("PERSIST")
+                .arg(self.keys.name(name))
+                .exec_async(&mut conn),
         )
         .await
-        .map(drop)
     }
 
     async fn player_games(
@@ -418,10 +459,10 @@ impl PlayerStore for RedisStore {
         address: &str,
         max: usize,
         window: Duration,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Admission, StoreError> {
         let mut conn = self.conns.get()?;
         let (max, window) = (max.to_string(), millis(window).to_string());
-        let admitted = self
+        let left_ms = self
             .script_int(
                 &mut conn,
                 "admit player",
@@ -431,7 +472,13 @@ impl PlayerStore for RedisStore {
                 false,
             )
             .await?;
-        Ok(admitted == 1)
+        Ok(match u64::try_from(left_ms) {
+            Ok(0) => Admission::Admitted,
+            Ok(ms) => Admission::Refused {
+                frees_in: Duration::from_millis(ms),
+            },
+            Err(_) => return Err(corrupt("admit player reply")),
+        })
     }
 
     /// Sharded on a cluster (`SPUBLISH`), like a game's events: the news reaches only the

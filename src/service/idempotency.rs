@@ -1,0 +1,389 @@
+//! Idempotency keys: what makes two requests the same ([`RequestKey`]), for every request
+//! that takes an `Idempotency-Key`; and the claims that make a create (a player, a
+//! challenge, a seek, a match) happen once ([`claim`]). A move or a join keeps its receipt
+//! in its game (`games::idempotency`); a create has no game yet, so its key is claimed in
+//! the store before anything is made, holding the id of what it is about to make, and a
+//! retry answers with that thing as it is now.
+//!
+//! **A player's creation answers its key again to a retry**, as a join its seat's token:
+//! the claim holds the key's secret sealed with the idempotency key and the body, which
+//! the store never holds (only a hash of the key), so only that very request unseals it.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::Error;
+use crate::store::IdempotencyRecord;
+use crate::store::any::AnyStore;
+use crate::store::claims::ClaimStore;
+
+/// Characters an `Idempotency-Key` of a join has at least: it unlocks the seat's token.
+pub const MIN_JOIN_KEY: usize = 16;
+
+/// A request's `Idempotency-Key` and what it must match to count as the same request.
+#[derive(Debug, Clone)]
+pub struct RequestKey {
+    key: String,
+    pub(in crate::service) fingerprint: [u8; 16],
+    /// A join's (or a player's creation): what seals its secret in the receipt (`None`
+    /// for a move).
+    pad: Option<[u8; 32]>,
+    /// A join's token (a player's key's secret), sealed, for its receipt.
+    pub(in crate::service) sealed: Option<[u8; 32]>,
+}
+
+impl RequestKey {
+    /// A move's key: the same key is the same request only from the same seat (its token)
+    /// with the same body, byte for byte.
+    pub fn new(key: String, token: &str, body: &[u8]) -> RequestKey {
+        let mut hash = Sha256::new();
+        hash.update(Sha256::digest(token.as_bytes()));
+        hash.update(body);
+        RequestKey {
+            key,
+            fingerprint: first_16(hash.finalize().into()),
+            pad: None,
+            sealed: None,
+        }
+    }
+
+    /// A join's key: the same request has the same body, byte for byte (whoever sends it:
+    /// the key is the secret).
+    pub fn for_join(key: String, game_id: &str, body: &[u8]) -> RequestKey {
+        let fingerprint = first_16(
+            Sha256::new()
+                .chain_update(b"join\0")
+                .chain_update(body)
+                .finalize()
+                .into(),
+        );
+        let pad = Sha256::new()
+            .chain_update(b"domino seat token\0")
+            .chain_update(game_id.as_bytes())
+            .chain_update(b"\0")
+            .chain_update(key.as_bytes())
+            .chain_update(b"\0")
+            .chain_update(body)
+            .finalize()
+            .into();
+        RequestKey {
+            key,
+            fingerprint,
+            pad: Some(pad),
+            sealed: None,
+        }
+    }
+
+    /// Whether this is a join's key.
+    pub(in crate::service) fn is_join(&self) -> bool {
+        self.pad.is_some()
+    }
+
+    /// This join's key, carrying `token` sealed for its receipt.
+    pub(in crate::service) fn sealing(&self, token: &[u8; 32]) -> RequestKey {
+        RequestKey {
+            sealed: self.pad.map(|pad| xor(&pad, token)),
+            ..self.clone()
+        }
+    }
+
+    /// The token a receipt of this join's key sealed.
+    pub(in crate::service) fn unseal(&self, sealed: &[u8; 32]) -> Option<[u8; 32]> {
+        self.pad.map(|pad| xor(&pad, sealed))
+    }
+
+    /// The name the store keeps the key under: a move's in its seat's scope, a join's as
+    /// a hash (the key unseals a token; the store must not hold it).
+    pub(in crate::service) fn stored_name(&self, seat: Option<u8>) -> String {
+        match seat {
+            Some(seat) if !self.is_join() => format!("s{seat}:{}", self.key),
+            _ => format!(
+                "join:{}",
+                hex::encode(first_16(Sha256::digest(self.key.as_bytes()).into()))
+            ),
+        }
+    }
+}
+
+fn first_16(hash: [u8; 32]) -> [u8; 16] {
+    // 128 bits are ample to tell requests apart, and halve what each record keeps.
+    let mut out = [0; 16];
+    out.copy_from_slice(&hash[..16]);
+    out
+}
+
+fn xor(a: &[u8; 32], b: &[u8; 32]) -> [u8; 32] {
+    std::array::from_fn(|i| a[i] ^ b[i])
+}
+
+/// How long a create's key answers a retry once the thing is made: a client retries within
+/// minutes; a day covers one that was offline meanwhile.
+pub const CREATE_KEY_KEPT: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// What a create makes: the scope of its keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Create {
+    Player,
+    Challenge,
+    Seek,
+    Match,
+}
+
+impl Create {
+    fn as_str(self) -> &'static str {
+        match self {
+            Create::Player => "player",
+            Create::Challenge => "challenge",
+            Create::Seek => "seek",
+            Create::Match => "match",
+        }
+    }
+}
+
+impl RequestKey {
+    /// A create's key: the same request makes the same kind of thing with the same body
+    /// (`body`: the request as parsed, so spacing does not matter). A player's creation
+    /// seals the key it answers, as a join seals its token.
+    pub fn for_create(key: String, kind: Create, body: &[u8]) -> RequestKey {
+        let fingerprint = first_16(
+            Sha256::new()
+                .chain_update(kind.as_str())
+                .chain_update(b"\0")
+                .chain_update(body)
+                .finalize()
+                .into(),
+        );
+        let pad = (kind == Create::Player).then(|| {
+            Sha256::new()
+                .chain_update(b"domino player key\0")
+                .chain_update(key.as_bytes())
+                .chain_update(b"\0")
+                .chain_update(body)
+                .finalize()
+                .into()
+        });
+        RequestKey {
+            key,
+            fingerprint,
+            pad,
+            sealed: None,
+        }
+    }
+
+    /// The name a create's claim is stored under: its kind, the caller's player (none for
+    /// a player's creation, whose key is the secret) and a hash of the key.
+    fn claim_name(&self, kind: Create, caller: Option<&str>) -> String {
+        format!(
+            "{}:{}:{}",
+            kind.as_str(),
+            caller.unwrap_or(""),
+            hex::encode(first_16(Sha256::digest(self.key.as_bytes()).into()))
+        )
+    }
+}
+
+/// A create's receipt: what it made, by id, and whether that is made yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct CreateReceipt {
+    id: String,
+    /// A player's creation: its key's secret, sealed.
+    sealed: Option<[u8; 32]>,
+    made: bool,
+}
+
+/// A create's receipt: one format byte (after those of moves and joins), then postcard.
+const CREATE_FORMAT: u8 = 3;
+
+impl CreateReceipt {
+    fn record(&self, fingerprint: &[u8; 16], name: &str) -> IdempotencyRecord {
+        IdempotencyRecord {
+            key: name.to_owned(),
+            fingerprint: fingerprint.to_vec(),
+            response: postcard::to_extend(self, vec![CREATE_FORMAT]).expect("a receipt serialises"),
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Option<CreateReceipt> {
+        match bytes.split_first() {
+            Some((&CREATE_FORMAT, rest)) => postcard::from_bytes(rest).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// What a create's key says before anything is made.
+enum Claim {
+    /// The key is this request's: make the thing under the id claimed, then [`Fresh::settle`].
+    Fresh(Fresh),
+    /// This request was made before: it made (or is making) `id`.
+    Before(Before),
+}
+
+/// A claim this request holds.
+struct Fresh {
+    name: String,
+    receipt: CreateReceipt,
+    fingerprint: [u8; 16],
+}
+
+/// What an earlier copy of this request made.
+pub(super) struct Before {
+    pub id: String,
+    sealed: Option<[u8; 32]>,
+    made: bool,
+    pad: Option<[u8; 32]>,
+}
+
+impl Before {
+    /// A player's creation: the secret of the key it answered.
+    pub(super) fn secret(&self) -> Option<[u8; 32]> {
+        Some(xor(&self.pad?, &self.sealed?))
+    }
+
+    /// `found`, what it made as loaded now; if that is not there, it is gone once it was
+    /// made, else the first copy is still making it (or died doing so: its claim lapses).
+    pub(super) fn found<T>(&self, found: Result<T, Error>) -> Result<T, Error> {
+        match found {
+            Err(
+                Error::PlayerNotFound
+                | Error::ChallengeNotFound
+                | Error::SeekNotFound
+                | Error::MatchNotFound,
+            ) if !self.made => Err(Error::KeyInFlight),
+            found => found,
+        }
+    }
+}
+
+/// Makes something once per `request` (its key, if the client sent one): `make` runs under
+/// a claim on the key, to make it with id `id` (and `secret`, a player's key's); a retry
+/// of a request made before gets `again` of what that made, as it is now.
+#[allow(clippy::too_many_arguments)] // each is one fact of the create
+pub(super) async fn once<T, Again>(
+    store: &AnyStore,
+    request: Option<&RequestKey>,
+    kind: Create,
+    caller: Option<&str>,
+    id: &str,
+    secret: Option<&[u8; 32]>,
+    make: impl Future<Output = Result<T, Error>>,
+    again: impl FnOnce(Before) -> Again,
+) -> Result<T, Error>
+where
+    Again: Future<Output = Result<T, Error>>,
+{
+    let Some(request) = request else {
+        return make.await;
+    };
+    match claim(store, request, kind, caller, id, secret).await? {
+        Claim::Fresh(claim) => {
+            let made = make.await;
+            claim.settle(store, &made).await;
+            made
+        }
+        Claim::Before(before) => again(before).await,
+    }
+}
+
+/// Claims `key` for a create of `kind` by `caller` that is to make `id` (with `secret`,
+/// a player's key's, sealed). An earlier copy's claim answers [`Claim::Before`]; another
+/// request's under the same key is refused.
+async fn claim(
+    store: &AnyStore,
+    key: &RequestKey,
+    kind: Create,
+    caller: Option<&str>,
+    id: &str,
+    secret: Option<&[u8; 32]>,
+) -> Result<Claim, Error> {
+    let name = key.claim_name(kind, caller);
+    let receipt = CreateReceipt {
+        id: id.to_owned(),
+        sealed: key.pad.zip(secret).map(|(pad, s)| xor(&pad, s)),
+        made: false,
+    };
+    let Some(held) = store
+        .claim_key(&receipt.record(&key.fingerprint, &name))
+        .await?
+    else {
+        return Ok(Claim::Fresh(Fresh {
+            name,
+            receipt,
+            fingerprint: key.fingerprint,
+        }));
+    };
+    if held.fingerprint != key.fingerprint {
+        return Err(Error::IdempotencyKeyReused);
+    }
+    let earlier = CreateReceipt::decode(&held.response)
+        .ok_or_else(|| Error::Internal("an idempotency record is unreadable".into()))?;
+    Ok(Claim::Before(Before {
+        id: earlier.id,
+        sealed: earlier.sealed,
+        made: earlier.made,
+        pad: key.pad,
+    }))
+}
+
+impl Fresh {
+    /// After the create: a claim on what was made is kept [`CREATE_KEY_KEPT`]; a refusal gives the key up (nothing was made: a retry tries afresh); an
+    /// answer the store did not give leaves the claim to lapse (a retry meanwhile waits).
+    async fn settle<T>(mut self, store: &AnyStore, made: &Result<T, Error>) {
+        let done = match made {
+            Ok(_) => {
+                self.receipt.made = true;
+                let record = self.receipt.record(&self.fingerprint, &self.name);
+                store.keep_key(&record, CREATE_KEY_KEPT).await
+            }
+            Err(
+                Error::StoreUnavailable(_)
+                | Error::StoreNotReady(_)
+                | Error::Unsettled { .. }
+                | Error::Internal(_),
+            ) => return,
+            Err(_) => store.release_key(&self.name).await,
+        };
+        if let Err(e) = done {
+            tracing::warn!(error = %e, "an idempotency key's claim could not be settled");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_player_creation_s_key_unseals_only_with_its_idempotency_key_and_body() {
+        let secret = [9u8; 32];
+        let body = br#"{"bot":false,"name":"ann"}"#;
+        let key = RequestKey::for_create("k".repeat(20), Create::Player, body);
+        let sealed = key.pad.map(|pad| xor(&pad, &secret)).unwrap();
+        assert_ne!(sealed, secret);
+        let before = |key: &RequestKey| Before {
+            id: "p".into(),
+            sealed: Some(sealed),
+            made: true,
+            pad: key.pad,
+        };
+        assert_eq!(before(&key).secret(), Some(secret));
+        for other in [
+            RequestKey::for_create("k".repeat(21), Create::Player, body),
+            RequestKey::for_create(
+                "k".repeat(20),
+                Create::Player,
+                br#"{"bot":false,"name":"bob"}"#,
+            ),
+        ] {
+            assert_ne!(before(&other).secret(), Some(secret));
+        }
+        // The other creates seal nothing, and their kinds tell their keys apart.
+        let seek = RequestKey::for_create("k".repeat(20), Create::Seek, body);
+        assert!(seek.pad.is_none());
+        assert_ne!(seek.fingerprint, key.fingerprint);
+        assert_ne!(
+            seek.claim_name(Create::Seek, Some("p1")),
+            seek.claim_name(Create::Seek, Some("p2"))
+        );
+    }
+}
