@@ -239,6 +239,7 @@ contract_tests!(
     a_closed_challenge_is_kept_only_as_long_as_told,
     a_players_matches_are_a_set_of_their_own_until_taken_out,
     a_pairing_takes_seeks_of_distinct_players_oldest_first_once,
+    a_refused_match_cancels_its_refused_seek_and_puts_the_others_back,
     a_player_has_its_cap_of_waiting_seeks_and_a_canceled_one_is_not_paired,
     a_due_seek_expires_or_falls_back_once,
     a_rated_pool_pairs_close_ratings_first_within_a_gap_that_widens,

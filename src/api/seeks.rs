@@ -5,10 +5,11 @@ use std::time::Duration;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::api::client::bearer;
+use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
 use crate::api::paging::PageQuery;
+use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{CreateSeek, SeekList, SeekView};
 use crate::service::{Create, Matchmaking, NewSeek, Wish};
 
@@ -68,11 +69,12 @@ fn answer(seek: &crate::service::Seek) -> HttpResponse {
 pub async fn create_seek(
     req: HttpRequest,
     matchmaking: web::Data<Matchmaking>,
+    limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateSeek>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
     let preset = crate::api::preset_named(&body.preset)?;
-    let new = NewSeek {
+    let mut new = NewSeek {
         wish: Wish {
             preset,
             seats: body.seats.unwrap_or(2),
@@ -82,8 +84,11 @@ pub async fn create_seek(
         fallback: body
             .fallback
             .map(|f| (Duration::from_secs(f.after_secs), f.level)),
+        from: None,
     };
+    // The same request retried from another address is the same request.
     let key = create_key(req.headers(), Create::Seek, &new)?;
+    new.from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
     let (seek, made) = matchmaking
         .seek(bearer(req.headers())?, new, key.as_ref())
         .await?;

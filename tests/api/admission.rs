@@ -312,3 +312,48 @@ async fn running_matches_are_counted_however_many_challenges_their_maker_made(ap
         "{problem}"
     );
 }
+
+/// Seeks: the game counts against the address of the seek that completed it. Refused,
+/// that seek's request answers the refusal and the seek is canceled, while the seek it
+/// was paired with waits again and pairs with the next comer.
+async fn a_seek_whose_game_its_address_cannot_hold_is_refused_and_its_partner_waits_again(
+    redis: bool,
+) {
+    let app = spawn_app_with(capped(redis, 1)).await;
+    let (full, free, other) = ("192.0.2.30", "192.0.2.31", "192.0.2.32");
+    let (_, ann) = app.new_player("ann").await;
+    let (_, bob) = app.new_player("bob").await;
+    let (_, cat) = app.new_player("cat").await;
+    hold_a_game(&app, full).await;
+    let wish = json!({"preset": "block"});
+    let res = post_from(&app, free, "/v1/seeks", &bob, Some(wish.clone())).await;
+    assert_eq!(res.status().as_u16(), 201);
+    let bobs = res.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let res = post_from(&app, full, "/v1/seeks", &ann, Some(wish.clone())).await;
+    assert_problem(res, 429, "too_many_games").await;
+    let waiting = get_as(&app, &format!("/v1/seeks/{bobs}"), &bob).await;
+    assert_eq!(waiting["status"], "waiting", "{waiting}");
+    let mine = get_as(&app, "/v1/players/me/games", &ann).await;
+    assert_eq!(mine["games"].as_array().unwrap().len(), 0, "{mine}");
+    let res = post_from(&app, other, "/v1/seeks", &cat, Some(wish)).await;
+    assert_eq!(res.status().as_u16(), 201);
+    let cats: Value = res.json().await.unwrap();
+    assert_eq!(cats["status"], "matched", "{cats}");
+    let game = cats["game_id"].as_str().unwrap();
+    assert_eq!(app.get(&format!("/v1/games/{game}")).await.status(), 200);
+    let matched = get_as(&app, &format!("/v1/seeks/{bobs}"), &bob).await;
+    assert_eq!(matched["game_id"], game, "{matched}");
+}
+
+#[tokio::test]
+async fn memory_a_seek_whose_game_its_address_cannot_hold_is_refused_and_its_partner_waits_again() {
+    a_seek_whose_game_its_address_cannot_hold_is_refused_and_its_partner_waits_again(false).await;
+}
+
+#[tokio::test]
+async fn redis_a_seek_whose_game_its_address_cannot_hold_is_refused_and_its_partner_waits_again() {
+    a_seek_whose_game_its_address_cannot_hold_is_refused_and_its_partner_waits_again(true).await;
+}

@@ -296,3 +296,44 @@ pub(crate) async fn a_rated_pool_pairs_close_ratings_first_within_a_gap_that_wid
         .unwrap();
     assert_eq!(picked, vec![old.id.clone(), young.id.clone()]);
 }
+
+pub(crate) async fn a_refused_match_cancels_its_refused_seek_and_puts_the_others_back<
+    B: Backend,
+>() {
+    let store = B::open(LONG_TTL).await;
+    let (ann, bob, cat) = (new_id(), new_id(), new_id());
+    let pool = format!("block:2:{}", new_id());
+    let (a, b) = (entry(&ann, &pool, 1), entry(&bob, &pool, 2));
+    for seek in [&a, &b] {
+        assert_eq!(store.add_seek(seek, 5, 0).await.unwrap(), Added::Added);
+    }
+    let game = new_id();
+    let picked = store
+        .pair_seeks(&pool, 2, &game, 100, 500, 1_100, None)
+        .await
+        .unwrap();
+    assert_eq!(picked.len(), 2);
+    // Bob's seek was the one the game would have counted against.
+    let back = store.unmatch(&game, &b.id, 200).await.unwrap();
+    assert_eq!(back, vec![a.id.clone()]);
+    let state = |id: String| {
+        let store = &store;
+        async move { store.load_seek(&id).await.unwrap().unwrap().state }
+    };
+    assert_eq!(state(a.id.clone()).await, SeekState::Waiting);
+    assert_eq!(state(b.id.clone()).await, SeekState::Canceled);
+    assert!(store.starting_due(10_000, 10).await.unwrap().is_empty());
+    assert!(store.pools_due(200, 1000).await.unwrap().contains(&pool));
+    // Ann waits again: she pairs with the next seek, once.
+    let c = entry(&cat, &pool, 3);
+    assert_eq!(store.add_seek(&c, 5, 300).await.unwrap(), Added::Added);
+    let again = new_id();
+    let picked = store
+        .pair_seeks(&pool, 2, &again, 400, 900, 1_400, None)
+        .await
+        .unwrap();
+    assert_eq!(picked, vec![a.id.clone(), c.id.clone()]);
+    // Undoing a match again, or another game's, changes nothing.
+    assert!(store.unmatch(&game, &b.id, 500).await.unwrap().is_empty());
+    assert_eq!(state(a.id.clone()).await, SeekState::Matched(again));
+}

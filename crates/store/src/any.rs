@@ -405,6 +405,15 @@ impl SeekStore for AnyStore {
     async fn started(&self, game: &str) -> Result<(), StoreError> {
         delegate!(self, s => s.started(game))
     }
+
+    async fn unmatch(
+        &self,
+        game: &str,
+        refused: &str,
+        now_ms: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.unmatch(game, refused, now_ms))
+    }
 }
 
 impl ClaimStore for AnyStore {

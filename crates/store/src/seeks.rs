@@ -230,4 +230,16 @@ pub trait SeekStore: Send + Sync + 'static {
 
     /// `game` was created: no check is due for it any more.
     fn started(&self, game: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Undoes the match of `game`, whose game was refused (an address's cap, a full store):
+    /// seek `refused` (the one its game was to count against) is canceled, every other
+    /// seek matched to it waits again in its pool, which is due for pairing at `now_ms`
+    /// (unless it expired meanwhile), and `game` is starting no more. Returns the seeks
+    /// waiting again.
+    fn unmatch(
+        &self,
+        game: &str,
+        refused: &str,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::Preset;
 use crate::service::Error;
@@ -14,8 +15,11 @@ use crate::store::seeks::{SeekEntry, SeekState};
 
 use super::challenge::Party;
 
-/// The seek's blob's format byte, then postcard.
-const FORMAT: u8 = 1;
+/// The seek's blob's format byte, then postcard: the blob, then the address its game is to
+/// count against (appended apart, so format 1, without it, reads with the same struct).
+const FORMAT: u8 = 2;
+/// The format before: no address.
+const FORMAT_V1: u8 = 1;
 
 /// What a seek asks for: the seeks of one pool may play each other.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +68,8 @@ pub struct Seek {
     pub created_ms: u64,
     pub expires_ms: u64,
     pub state: SeekState,
+    /// The address that made it: a game it completes counts against it.
+    pub(crate) address: Option<AddressKey>,
 }
 
 /// What the service keeps in the store's blob: the rest is the store's own fields.
@@ -76,19 +82,30 @@ struct Blob {
 
 impl Seek {
     /// The blob stored with a new seek.
-    pub(super) fn blob(name: &str, wish: &Wish, fallback: Option<(Duration, Level)>) -> Vec<u8> {
+    pub(super) fn blob(
+        name: &str,
+        wish: &Wish,
+        fallback: Option<(Duration, Level)>,
+        address: Option<AddressKey>,
+    ) -> Vec<u8> {
         let blob = Blob {
             name: name.to_owned(),
             wish: wish.clone(),
             fallback: fallback.map(|(after, level)| (after.as_secs(), level)),
         };
-        postcard::to_extend(&blob, vec![FORMAT]).expect("a seek always serialises")
+        let bytes = postcard::to_extend(&blob, vec![FORMAT]).expect("a seek always serialises");
+        postcard::to_extend(&address, bytes).expect("an address always serialises")
     }
 
     pub(super) fn of(entry: SeekEntry) -> Result<Seek, Error> {
-        let blob: Blob = match entry.bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
-                .map_err(|e| Error::Internal(format!("stored seek unreadable: {e}")))?,
+        let unreadable =
+            |e: postcard::Error| Error::Internal(format!("stored seek unreadable: {e}"));
+        let (blob, address): (Blob, _) = match entry.bytes.split_first() {
+            Some((&FORMAT, rest)) => {
+                let (blob, rest) = postcard::take_from_bytes(rest).map_err(unreadable)?;
+                (blob, postcard::from_bytes(rest).map_err(unreadable)?)
+            }
+            Some((&FORMAT_V1, rest)) => (postcard::from_bytes(rest).map_err(unreadable)?, None),
             _ => {
                 return Err(Error::Internal(
                     "stored seek unreadable: unknown format".into(),
@@ -108,6 +125,7 @@ impl Seek {
             created_ms: entry.created_ms,
             expires_ms: entry.expires_ms,
             state: entry.state,
+            address,
         })
     }
 
@@ -126,4 +144,6 @@ impl Seek {
 pub struct NewSeek {
     pub wish: Wish,
     pub fallback: Option<(Duration, Level)>,
+    /// The address asking: a game the seek completes counts against it.
+    pub from: Option<AddressKey>,
 }

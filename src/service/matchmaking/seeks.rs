@@ -126,7 +126,7 @@ impl Matchmaking {
                 .fallback
                 .map(|(after, _)| now + after.as_millis() as u64),
             state: SeekState::Waiting,
-            bytes: Seek::blob(&me.name, &wish, new.fallback),
+            bytes: Seek::blob(&me.name, &wish, new.fallback, new.from),
         };
         match self.ctx.store.add_seek(&entry, MAX_OPEN_SEEKS, now).await? {
             Added::Added => {}
@@ -139,8 +139,12 @@ impl Matchmaking {
         }
         self.ctx.metrics.seek("made");
         tracing::info!(seek_id = %entry.id, player_id = %me.id, pool = %entry.pool, "seek made");
-        if let Err(e) = self.pair(&entry.pool, wish.seats).await {
-            tracing::warn!(pool = %entry.pool, error = %e, "a pool could not be paired; the sweep pairs it");
+        match self.pair(&entry.pool, wish.seats, Some(&entry.id)).await {
+            Ok(_) => {}
+            Err(e) if e.refuses_a_game() => return Err(e),
+            Err(e) => {
+                tracing::warn!(pool = %entry.pool, error = %e, "a pool could not be paired; the sweep pairs it");
+            }
         }
         Ok((self.seek_of(&me.id, &entry.id).await?, true))
     }
@@ -209,8 +213,10 @@ impl Matchmaking {
         Seek::of(entry)
     }
 
-    /// Matches games out of `pool` while it holds enough seeks; returns how many.
-    async fn pair(&self, pool: &str, seats: u8) -> Result<usize, Error> {
+    /// Matches games out of `pool` while it holds enough seeks; returns how many. A game
+    /// refused because of seek `arriving` (its address's cap) ends the pairing with that
+    /// refusal: the request that made the seek answers it.
+    async fn pair(&self, pool: &str, seats: u8, arriving: Option<&str>) -> Result<usize, Error> {
         let gap = pool_rated(pool).then_some(RATED_GAP);
         let mut made = 0;
         while made < PAIRINGS_AT_ONCE {
@@ -227,8 +233,15 @@ impl Matchmaking {
                 break;
             }
             made += 1;
-            if let Err(e) = self.start_matched(&game).await {
-                tracing::warn!(game_id = %game, error = %e, "a matched game was not created; a sweep creates it");
+            match self.start_matched(&game).await {
+                Ok(()) => {}
+                Err(Error::SeekRefused { seek, why }) if Some(seek.as_str()) == arriving => {
+                    return Err(*why);
+                }
+                Err(Error::SeekRefused { .. }) => {}
+                Err(e) => {
+                    tracing::warn!(game_id = %game, error = %e, "a matched game was not created; a sweep creates it");
+                }
             }
         }
         Ok(made)
@@ -256,6 +269,11 @@ impl Matchmaking {
         let bots: Vec<(u8, Level)> = seats[seeks.len()..].iter().map(|&s| (s, level)).collect();
         let mut record = self.games.new_record(&wish_game(&wish, bots))?;
         record.rated = wish.rated;
+        // The game counts against the address of the seek that completed it (the newest).
+        let newest = seeks
+            .iter()
+            .max_by_key(|seek| (seek.created_ms, &seek.id))
+            .expect("one seek at least");
         let admission = Admission {
             id: game,
             record,
@@ -264,11 +282,26 @@ impl Matchmaking {
                 .zip(&seats)
                 .map(|(seek, &seat)| (seat, seek.player.id.as_str(), seek.player.name.as_str()))
                 .collect(),
-            from: None,
+            from: newest.address,
         };
-        if self.games.admit(admission).await?.is_none() {
-            self.ctx.store.started(game).await?;
-            return Ok(());
+        match self.games.admit(admission).await {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                self.ctx.store.started(game).await?;
+                return Ok(());
+            }
+            // Refused: nothing is promised. The seek it was to count against is canceled,
+            // the others wait again, and nobody tries this game again.
+            Err(e) if e.refuses_a_game() => {
+                let back = self.ctx.store.unmatch(game, &newest.id, now_ms()).await?;
+                tracing::info!(game_id = %game, seek_id = %newest.id, waiting_again = back.len(), error = %e, "a matched game was refused: its seeks unmatched");
+                self.ctx.metrics.seek("refused");
+                return Err(Error::SeekRefused {
+                    seek: newest.id.clone(),
+                    why: Box::new(e),
+                });
+            }
+            Err(e) => return Err(e),
         }
         self.ctx.store.started(game).await?;
         let now = now_ms();
@@ -296,7 +329,7 @@ impl Matchmaking {
             let Some(seats) = pool_seats(&pool) else {
                 continue;
             };
-            acted += self.pair(&pool, seats).await?;
+            acted += self.pair(&pool, seats, None).await?;
         }
         let now = now_ms();
         for id in self.ctx.store.due_seeks(now, SWEEP_BATCH).await? {
@@ -316,8 +349,11 @@ impl Matchmaking {
                 }
                 Settled::FellBack => {
                     acted += 1;
-                    if let Err(e) = self.start_matched(&game).await {
-                        tracing::warn!(game_id = %game, error = %e, "a fallback game was not created; a sweep creates it");
+                    match self.start_matched(&game).await {
+                        Ok(()) | Err(Error::SeekRefused { .. }) => {}
+                        Err(e) => {
+                            tracing::warn!(game_id = %game, error = %e, "a fallback game was not created; a sweep creates it");
+                        }
                     }
                 }
             }
@@ -326,7 +362,10 @@ impl Matchmaking {
             if !self.games.exists(&game).await? {
                 tracing::warn!(game_id = %game, "matched seeks had no game: creating it");
             }
-            self.start_matched(&game).await?;
+            match self.start_matched(&game).await {
+                Ok(()) | Err(Error::SeekRefused { .. }) => {}
+                Err(e) => return Err(e),
+            }
             acted += 1;
         }
         Ok(acted)
@@ -442,6 +481,7 @@ mod tests {
                 let new = NewSeek {
                     wish,
                     fallback: None,
+                    from: None,
                 };
                 let seek = service
                     .matchmaking
@@ -473,7 +513,7 @@ mod tests {
                 rating,
                 fallback_ms: None,
                 state: SeekState::Waiting,
-                bytes: Seek::blob(player, &wish, None),
+                bytes: Seek::blob(player, &wish, None, None),
             };
             service.ctx.store.add_seek(&entry, 5, now).await.unwrap();
         }

@@ -259,4 +259,40 @@ impl SeekStore for MemoryStore {
         seeks.games.remove(game);
         Ok(())
     }
+
+    async fn unmatch(
+        &self,
+        game: &str,
+        refused: &str,
+        now_ms: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut seeks = self.seeks();
+        seeks.starting.retain(|(_, g)| g != game);
+        let mut back = Vec::new();
+        for id in seeks.games.remove(game).unwrap_or_default() {
+            let Some((entry, _)) = seeks.seeks.get_mut(&id) else {
+                continue;
+            };
+            if entry.state != SeekState::Matched(game.to_owned()) {
+                continue;
+            }
+            if id == refused {
+                entry.state = SeekState::Canceled;
+                continue;
+            }
+            if entry.expires_ms <= now_ms {
+                entry.state = SeekState::Expired;
+                continue;
+            }
+            entry.state = SeekState::Waiting;
+            let (pool, player) = (entry.pool.clone(), entry.player.clone());
+            let (key, due) = ((entry.created_ms, id.clone()), (entry.due_ms(), id.clone()));
+            seeks.pools.entry(pool.clone()).or_default().insert(key);
+            seeks.players.entry(player).or_default().insert(id.clone());
+            seeks.due.insert(due);
+            seeks.set_pool_due(&pool, Some(now_ms));
+            back.push(id);
+        }
+        Ok(back)
+    }
 }

@@ -169,6 +169,41 @@ redis.call('DEL', KEYS[2])
 return 1
 ";
 
+/// KEYS: starting, the game's list. ARGV: game, refused seek, now, then the prefixes
+/// (seek, pool, player), the pools set, the due set and the pools due. Undoes a match:
+/// the refused seek canceled, the others waiting again unless expired; returns those.
+const UNMATCH_LUA: &str = r"
+local P_SEEK, P_POOL, P_PLAYER, POOLS, DUE, POOLS_DUE =
+  ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local now = tonumber(ARGV[3])
+local back = {}
+for _, sid in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+  local key = P_SEEK .. sid
+  local f = redis.call('HMGET', key, 'state', 'game', 'expires', 'pool', 'player', 'created',
+    'fallback')
+  if f[1] == 'matched' and f[2] == ARGV[1] then
+    if sid == ARGV[2] then
+      redis.call('HSET', key, 'state', 'canceled', 'game', '')
+    elseif tonumber(f[3]) <= now then
+      redis.call('HSET', key, 'state', 'expired', 'game', '')
+    else
+      redis.call('HSET', key, 'state', 'waiting', 'game', '')
+      redis.call('ZADD', P_POOL .. f[4], f[6], sid)
+      redis.call('SADD', POOLS, f[4])
+      redis.call('SADD', P_PLAYER .. f[5], sid)
+      local due = tonumber(f[3])
+      if f[7] ~= '' and tonumber(f[7]) < due then due = tonumber(f[7]) end
+      redis.call('ZADD', DUE, due, sid)
+      redis.call('ZADD', POOLS_DUE, now, f[4])
+      back[#back + 1] = sid
+    end
+  end
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+return back
+";
+
 pub(super) struct SeekScripts {
     add: Lua,
     candidates: Lua,
@@ -176,6 +211,7 @@ pub(super) struct SeekScripts {
     settle: Lua,
     cancel: Lua,
     started: Lua,
+    unmatch: Lua,
 }
 
 impl SeekScripts {
@@ -188,6 +224,7 @@ impl SeekScripts {
             settle: lua(SETTLE_LUA),
             cancel: lua(CANCEL_LUA),
             started: lua(STARTED_LUA),
+            unmatch: lua(UNMATCH_LUA),
         }
     }
 }
@@ -517,6 +554,26 @@ impl SeekStore for RedisStore {
         self.seek_script("game started", &self.seek_scripts.started, &keys, &args)
             .await
             .map(drop)
+    }
+
+    async fn unmatch(
+        &self,
+        game: &str,
+        refused: &str,
+        now_ms: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        let keys = [self.keys.starting(), self.keys.game_seeks(game)];
+        let mut args: Vec<Vec<u8>> = vec![
+            game.as_bytes().to_vec(),
+            refused.as_bytes().to_vec(),
+            text(now_ms).into_bytes(),
+        ];
+        args.extend(self.keys.seek_tail().map(String::into_bytes));
+        args.push(self.keys.pools_due().into_bytes());
+        let reply = self
+            .seek_script("unmatch seeks", &self.seek_scripts.unmatch, &keys, &args)
+            .await?;
+        redis::from_redis_value(reply).map_err(|_| corrupt("unmatch reply"))
     }
 }
 
