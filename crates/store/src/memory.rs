@@ -33,10 +33,11 @@ mod seeks;
 
 use super::now_ms;
 use super::ranked::Ranked;
+use super::value::{History, events_of, game_value, history_of, parse_game, stands_at, version_of};
 use super::{
     Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
     IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored, StoredEvent,
-    receiver_stream,
+    StoredGame, receiver_stream,
 };
 
 /// The compare-and-set of a versioned blob kept in `map` under `id` (a player's, a
@@ -108,8 +109,8 @@ struct Inner {
 }
 
 struct MemoryGame {
-    version: u64,
-    bytes: Vec<u8>,
+    /// Its value as Redis keeps it (version, events, blob), built by the same code.
+    value: Vec<u8>,
     expires_at: Instant,
     /// `Some(created_ms)` while the game is in the lobby's list.
     listed: Option<u64>,
@@ -122,8 +123,17 @@ struct MemoryGame {
     idempotency: HashMap<String, IdempotencyRecord>,
     /// Per seat, its keys oldest first (at most [`IDEMPOTENCY_WINDOW`]).
     windows: HashMap<u8, VecDeque<String>>,
-    events: VecDeque<StoredEvent>,
     deadline: Option<u64>,
+}
+
+impl MemoryGame {
+    fn version(&self) -> u64 {
+        version_of(&self.value).expect("a value this store built")
+    }
+
+    fn stored(&self) -> StoredGame {
+        parse_game(&self.value).expect("a value this store built")
+    }
 }
 
 impl MemoryStore {
@@ -316,8 +326,7 @@ impl GameStore for MemoryStore {
         inner.games.insert(
             id.to_owned(),
             MemoryGame {
-                version: 1,
-                bytes,
+                value: game_value(1, &History::default(), &bytes),
                 expires_at: now + self.idle_ttl,
                 listed: created_ms,
                 owner: owner.as_ref().map(|(owner, _)| owner.clone()),
@@ -325,7 +334,6 @@ impl GameStore for MemoryStore {
                 started: None,
                 idempotency: HashMap::new(),
                 windows: HashMap::new(),
-                events: VecDeque::new(),
                 deadline: None,
             },
         );
@@ -342,16 +350,13 @@ impl GameStore for MemoryStore {
         Ok(())
     }
 
-    async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+    async fn load(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
         let (mut inner, now) = self.lock();
-        Ok(inner.live(id, now).map(|game| Stored {
-            version: game.version,
-            bytes: game.bytes.clone(),
-        }))
+        Ok(inner.live(id, now).map(|game| game.stored()))
     }
 
     /// Every write here is done when its call returns.
-    async fn load_after_writes(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+    async fn load_after_writes(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
         self.load(id).await
     }
 
@@ -364,21 +369,21 @@ impl GameStore for MemoryStore {
             .idempotency
             .as_ref()
             .and_then(|record| game.idempotency.get(&record.key));
-        if game.version != save.expected || made.is_some() {
+        if made.is_some() || !stands_at(&game.value, save.expected, save.history.as_ref()) {
             return Ok(SaveOutcome::Conflict {
                 current: GameNow {
-                    stored: Stored {
-                        version: game.version,
-                        bytes: game.bytes.clone(),
-                    },
+                    stored: game.stored(),
                     made: made.cloned(),
                 },
             });
         }
         let version = save.expected + 1;
-        let cap = save.events_kept();
-        game.version = version;
-        game.bytes = save.bytes;
+        // From the caller's history when given, as on Redis (it has the same length).
+        let before = match &save.history {
+            Some(history) => history.clone(),
+            None => history_of(&game.value).expect("a value this store built"),
+        };
+        game.value = save.value_from(&before);
         game.expires_at = now + self.idle_ttl;
         if let Some(record) = save.idempotency {
             let window = game.windows.entry(save.seat).or_default();
@@ -391,12 +396,6 @@ impl GameStore for MemoryStore {
             game.idempotency.insert(record.key.clone(), record);
         }
         let event = save.event.map(|payload| StoredEvent { version, payload });
-        if let Some(event) = &event {
-            while game.events.len() >= cap {
-                game.events.pop_front();
-            }
-            game.events.push_back(event.clone());
-        }
         if let Some(deadline) = save.deadline {
             // Exact here: the index under the same lock as the game.
             inner.set_deadline(id, deadline.after);
@@ -443,9 +442,10 @@ impl GameStore for MemoryStore {
             .take(limit)
             .filter_map(|(_, Reverse(id))| {
                 let game = inner.games.get(id).filter(|game| game.expires_at > now)?;
+                let game = game.stored();
                 let stored = Stored {
                     version: game.version,
-                    bytes: game.bytes.clone(),
+                    bytes: game.bytes,
                 };
                 Some((id.clone(), stored))
             })
@@ -468,11 +468,8 @@ impl GameStore for MemoryStore {
         Ok(inner
             .live(id, now)
             .map(|game| {
-                game.events
-                    .iter()
-                    .filter(|event| event.version > after)
-                    .cloned()
-                    .collect()
+                let events = events_of(&game.value).expect("a value this store built");
+                events.into_iter().filter(|e| e.version > after).collect()
             })
             .unwrap_or_default())
     }
@@ -514,7 +511,7 @@ impl GameStore for MemoryStore {
         deadline: Option<u64>,
     ) -> Result<(), StoreError> {
         let (mut inner, now) = self.lock();
-        if inner.live(id, now).is_some_and(|g| g.version == version) {
+        if inner.live(id, now).is_some_and(|g| g.version() == version) {
             inner.set_deadline(id, deadline);
         }
         Ok(())
