@@ -379,11 +379,15 @@ impl GameStore for MemoryStore {
         }
         let version = save.expected + 1;
         // From the caller's history when given, as on Redis (it has the same length).
+        let own;
         let before = match &save.history {
-            Some(history) => history.clone(),
-            None => history_of(&game.value).expect("a value this store built"),
+            Some(history) => history,
+            None => {
+                own = history_of(&game.value).expect("a value this store built");
+                &own
+            }
         };
-        game.value = save.value_from(&before);
+        game.value = save.value_from(before);
         game.expires_at = now + self.idle_ttl;
         if let Some(record) = save.idempotency {
             let window = game.windows.entry(save.seat).or_default();

@@ -34,23 +34,29 @@ impl History {
     /// The history after a save at `version`: `event` appended and the oldest dropped
     /// beyond `kept`; unchanged without an event.
     pub(crate) fn after(&self, version: u64, event: Option<&[u8]>, kept: usize) -> History {
+        let mut bytes = Vec::new();
+        self.write_after(version, event, kept, &mut bytes);
+        History(bytes)
+    }
+
+    /// Writes [`after`](Self::after)'s bytes at the end of `out`.
+    fn write_after(&self, version: u64, event: Option<&[u8]>, kept: usize, out: &mut Vec<u8>) {
         let Some(payload) = event else {
-            return self.clone();
+            out.extend_from_slice(&self.0);
+            return;
         };
-        let event = encode_event(version, payload);
         // The new event is one of the `kept`: the older ones keep `kept - 1` places (all
         // are dropped from a history that does not read).
         let from = split_events(&self.0).map_or(self.0.len(), |events| {
             let dropped = events.len().saturating_sub(kept.saturating_sub(1));
             events[..dropped].iter().map(|e| 3 + e.len()).sum()
         });
-        let older = &self.0[from..];
-        let len = u32::try_from(event.len()).expect("an event is far under 16 MB");
-        let mut bytes = Vec::with_capacity(older.len() + 3 + event.len());
-        bytes.extend_from_slice(older);
-        bytes.extend_from_slice(&len.to_be_bytes()[1..]);
-        bytes.extend_from_slice(&event);
-        History(bytes)
+        out.extend_from_slice(&self.0[from..]);
+        let at = out.len();
+        out.extend_from_slice(&[0; 3]);
+        encode_event_into(version, payload, out);
+        let len = u32::try_from(out.len() - at - 3).expect("an event is far under 16 MB");
+        out[at..at + 3].copy_from_slice(&len.to_be_bytes()[1..]);
     }
 }
 
@@ -58,20 +64,24 @@ impl Save {
     /// The events the game keeps after this save, from the ones it kept before
     /// ([`Save::history`]; `None` when not given): what a caller keeps with its copy.
     pub fn history_after(&self) -> Option<History> {
-        self.history
-            .as_ref()
-            .map(|before| self.history_from(before))
+        let before = self.history.as_ref()?;
+        Some(before.after(self.expected + 1, self.event.as_deref(), self.events_kept()))
     }
 
     /// The game's value after this save, from the events it kept before (the caller's
     /// [`Save::history`], or the store's own when not given): the one account of a saved
-    /// game both stores write.
+    /// game both stores write. Built in one buffer: a move's save builds one.
     pub(crate) fn value_from(&self, before: &History) -> Vec<u8> {
-        game_value(self.expected + 1, &self.history_from(before), &self.bytes)
-    }
-
-    fn history_from(&self, before: &History) -> History {
-        before.after(self.expected + 1, self.event.as_deref(), self.events_kept())
+        let version = self.expected + 1;
+        let room = HEADER + before.0.len() + 16 + self.event.as_ref().map_or(0, Vec::len);
+        let mut value = Vec::with_capacity(room + self.bytes.len());
+        value.extend_from_slice(&[b'0'; HEADER]);
+        let event = self.event.as_deref();
+        before.write_after(version, event, self.events_kept(), &mut value);
+        let head = header_of(version, value.len() - HEADER);
+        value[..HEADER].copy_from_slice(head.as_bytes());
+        value.extend_from_slice(&self.bytes);
+        value
     }
 }
 
@@ -86,7 +96,12 @@ pub(crate) fn version_text(version: u64) -> String {
 
 /// The header a value at `version` keeping `history` starts with.
 pub(crate) fn header(version: u64, history: &History) -> String {
-    let len = history.0.len().to_string();
+    header_of(version, history.0.len())
+}
+
+/// The header of a value at `version` whose events take `events_len` bytes.
+fn header_of(version: u64, events_len: usize) -> String {
+    let len = events_len.to_string();
     let mut text = version_text(version);
     text.push_str(&"0".repeat(EVENTS_LEN_DIGITS.saturating_sub(len.len())));
     text.push_str(&len);
@@ -190,14 +205,18 @@ fn split_events(mut area: &[u8]) -> Option<Vec<&[u8]>> {
 /// high bit = more follows), then the payload.
 pub(crate) fn encode_event(version: u64, payload: &[u8]) -> Vec<u8> {
     let mut raw = Vec::with_capacity(10 + payload.len());
+    encode_event_into(version, payload, &mut raw);
+    raw
+}
+
+fn encode_event_into(version: u64, payload: &[u8], out: &mut Vec<u8>) {
     let mut v = version;
     while v >= 0x80 {
-        raw.push((v as u8 & 0x7f) | 0x80);
+        out.push((v as u8 & 0x7f) | 0x80);
         v >>= 7;
     }
-    raw.push(v as u8);
-    raw.extend_from_slice(payload);
-    raw
+    out.push(v as u8);
+    out.extend_from_slice(payload);
 }
 
 pub(crate) fn decode_event(raw: &[u8]) -> Option<StoredEvent> {
@@ -278,6 +297,32 @@ mod tests {
         assert_eq!(history.after(21, None, 1), history, "no event, no change");
         assert_eq!(versions(&history.after(21, Some(b"end"), 1)), [21]);
         assert_eq!(versions(&history.after(21, Some(b"x"), 2)), [20, 21]);
+    }
+
+    #[test]
+    fn a_save_s_value_is_its_version_the_history_after_it_and_its_blob() {
+        let mut history = History::default();
+        for version in 2..=30u64 {
+            let save = Save {
+                expected: version - 1,
+                bytes: vec![version as u8; 50],
+                history: Some(history.clone()),
+                idempotency: None,
+                seat: 0,
+                event: (version % 5 != 0).then(|| vec![1; version as usize]),
+                unlist: false,
+                relist: false,
+                finished: version == 29,
+                deadline: None,
+            };
+            let after = save.history_after().unwrap();
+            assert_eq!(
+                save.value_from(&history),
+                game_value(version, &after, &save.bytes)
+            );
+            history = after;
+        }
+        assert_eq!(versions(&history), [29]);
     }
 
     #[test]

@@ -264,18 +264,18 @@ impl GameStore for RedisStore {
         let mut conn = self.conns.writer()?;
         // Without the history the caller loaded, the game's own, read first: the save
         // still compares the version, so a game that moved on meanwhile is refused.
+        let read;
         let before = match &save.history {
-            Some(history) => history.clone(),
+            Some(history) => history,
             None => match self.get_game(self.conns.writer()?, "save", id).await? {
                 Some(value) => {
-                    parse_game(&value)
-                        .ok_or_else(|| corrupt("game value"))?
-                        .history
+                    read = parse_game(&value).ok_or_else(|| corrupt("game value"))?;
+                    &read.history
                 }
                 None => return Ok(SaveOutcome::Missing),
             },
         };
-        let value = save.value_from(&before);
+        let value = save.value_from(before);
         let event = save
             .event
             .as_deref()
@@ -302,7 +302,7 @@ impl GameStore for RedisStore {
                         .arg(&game)
                         .arg(&idem)
                         .arg(&window)
-                        .arg(header(save.expected, &before))
+                        .arg(header(save.expected, before))
                         .arg(&value)
                         .arg(self.idle_ttl_ms)
                         .arg(&channel)
