@@ -44,7 +44,7 @@ use clap::Parser;
 use domino_server::api::wire::MadeMove;
 use domino_server::engine::{Game, Move, Preset, Seed};
 use domino_server::store::History;
-use domino_server::store::redis::{game_value, read_game_value};
+use domino_server::store::value::{game_value, read_game_value};
 use rand::SeedableRng;
 use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;

@@ -36,7 +36,6 @@ use super::{
     IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored, StoredEvent,
     StoredGame, now_ms,
 };
-pub use crate::value::{GameValue, read_game_value};
 use crate::value::{
     History, encode_event, events_of, game_value, header, parse_game, version_text,
 };
