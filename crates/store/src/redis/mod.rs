@@ -263,18 +263,18 @@ impl GameStore for RedisStore {
         let mut conn = self.conns.writer()?;
         // Without the history the caller loaded, the game's own, read first: the save
         // still compares the version, so a game that moved on meanwhile is refused.
-        let read;
-        let before = match &save.history {
-            Some(history) => history,
-            None => match self.get_game(self.conns.writer()?, "save", id).await? {
+        // (Boxed, the rare read: a move's future, which actix copies whole, keeps its size.)
+        let (expected, value) = match &save.history {
+            Some(history) => (header(save.expected, history), save.value_from(history)),
+            None => match Box::pin(self.get_game(self.conns.writer()?, "save", id)).await? {
                 Some(value) => {
-                    read = parse_game(&value).ok_or_else(|| corrupt("game value"))?;
-                    &read.history
+                    let read = parse_game(&value).ok_or_else(|| corrupt("game value"))?;
+                    let history = &read.history;
+                    (header(save.expected, history), save.value_from(history))
                 }
                 None => return Ok(SaveOutcome::Missing),
             },
         };
-        let value = save.value_from(before);
         let event = save
             .event
             .as_deref()
@@ -301,7 +301,7 @@ impl GameStore for RedisStore {
                         .arg(&game)
                         .arg(&idem)
                         .arg(&window)
-                        .arg(header(save.expected, before))
+                        .arg(&expected)
                         .arg(&value)
                         .arg(self.idle_ttl_ms)
                         .arg(&channel)
