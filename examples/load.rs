@@ -43,7 +43,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use domino_server::api::wire::MadeMove;
 use domino_server::engine::{Game, Move, Preset, Seed};
-use domino_server::store::redis::{game_value, read_game_value};
+use domino_server::store::History;
+use domino_server::store::value::{game_value, read_game_value};
 use rand::SeedableRng;
 use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
@@ -780,11 +781,13 @@ fn redis_benchmark(args: &Args, url: &str, command: &[&str]) -> Result<f64, Fail
         })
 }
 
-/// A real game's blob and last public event, for the benchmarked save.
+/// A real game's blob, last public event and kept events, for the benchmarked save.
 struct Sample {
     blob: Vec<u8>,
     /// Bytes of the last public event as stored (version and payload).
     event_len: usize,
+    /// Bytes of the events the game kept (each with its length).
+    history_len: usize,
 }
 
 async fn redis_ceiling(
@@ -801,6 +804,7 @@ async fn redis_ceiling(
     let id = format!("ceiling-{}", std::process::id());
     let game = format!("{prefix}game:{{{id}}}");
     let idem = format!("{game}:idem");
+    let window = format!("{game}:idem:0");
     let channel = format!("{prefix}events:{{{id}}}");
     let sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
@@ -808,13 +812,14 @@ async fn redis_ceiling(
         .query_async(&mut conn)
         .await
         .map_err(|e| e.to_string())?;
-    // redis-benchmark takes its arguments as text: the blob and the event (binary) are
-    // stood in for by as many bytes of text. The version stays at 7 (expected 7, new 7),
-    // so every call passes the check and writes everything a real save writes (the events
-    // area fills up to its cap and stays full).
-    let version = "0000000007";
-    let blob = "b".repeat(sample.blob.len());
-    let value = game_value(7, blob.as_bytes());
+    // redis-benchmark takes its arguments as text: the blob, the events kept and the
+    // event (binary) are stood in for by as many bytes of text (the script reads none of
+    // them). Every call expects the header the value starts with and sets the same value
+    // again, so it passes the check and writes everything a real save writes.
+    let blob = "b".repeat(sample.history_len + sample.blob.len());
+    let value = String::from_utf8(game_value(7, &History::default(), blob.as_bytes()))
+        .map_err(|e| e.to_string())?;
+    let header = &value[..value.len() - blob.len()];
     let event = "e".repeat(sample.event_len);
     let _: () = redis::cmd("SET")
         .arg(&game)
@@ -827,8 +832,8 @@ async fn redis_ceiling(
         args,
         url,
         &[
-            "EVALSHA", &sha, "2", &game, &idem, version, version, &blob, "86400000", "16",
-            &channel, &event, "0", "", "",
+            "EVALSHA", &sha, "3", &game, &idem, &window, header, &value, "86400000", &channel,
+            &event, "0", "", "", "32",
         ],
     )?;
     let _: () = redis::cmd("DEL")
@@ -839,10 +844,12 @@ async fn redis_ceiling(
         .map_err(|e| e.to_string())?;
     println!(
         "redis-benchmark, {} connections, {} requests each: GET of a game {get:.0} req/s, \
-         EVALSHA of the store's save script ({} B blob, {} B event) {evalsha:.0} req/s",
+         EVALSHA of the store's save script ({} B blob, {} B of events kept, {} B event) \
+         {evalsha:.0} req/s",
         args.redis_clients,
         args.redis_requests,
         sample.blob.len(),
+        sample.history_len,
         event.len()
     );
     println!(
@@ -912,6 +919,7 @@ async fn stored_size(
         samples.push(Sample {
             blob: game.blob.to_vec(),
             event_len: game.events.last().map_or(0, |e| e.len()),
+            history_len: game.events.iter().map(|e| 3 + e.len()).sum(),
         });
     }
     let blob = samples.last().map_or(0, |s| s.blob.len());

@@ -28,16 +28,9 @@ secs=${LOAD_SECONDS:-10}
 work_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-bench-floor.XXXXXX")
 server_pid=""
 prefix="bench:$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n'):"
-stop() {
-    if [[ -n $server_pid ]]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    server_pid=""
-}
 cleanup() {
     local status=$?
-    stop
+    stop_bench_server
     stop_redis
     rm -rf "$work_dir"
     exit "$status"
@@ -75,31 +68,21 @@ for round in $(seq "$rounds"); do
         echo "== round $round: $target"
         start "$target"
         load --probe /healthz
-        stop
+        stop_bench_server
         if [[ $target != bare ]]; then
             start "$target"
             load
-            stop
+            stop_bench_server
         fi
     done
 done
 command -v callgrind_control >/dev/null || { log "no valgrind: instructions not measured"; exit 0; }
+probe() { "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --server-pid "$server_pid" --probe /healthz "$@"; }
 for target in bare memory; do
-    wrapper=(valgrind --tool=callgrind --callgrind-out-file="$work_dir/callgrind.%p")
-    start "$target"
-    wrapper=()
-    "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --probe /healthz --clients 8 --seconds 5 >/dev/null
-    callgrind_control -z "$server_pid" >/dev/null 2>&1 || true
-    text=$("$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --server-pid "$server_pid" --probe /healthz \
-        --clients 8 --seconds 10 --warmup 0)
-    callgrind_control -d "$server_pid" >/dev/null 2>&1 || true
-    stop
-    sent=$(sed -n 's/^cpu per request (\([0-9]*\) sent.*/\1/p' <<<"$text")
-    dump=$(ls "$work_dir"/callgrind.*.1 2>/dev/null | head -n 1)
-    total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$dump" 2>/dev/null | head -n 1 || true)
-    rm -f "$work_dir"/callgrind.*
-    if [[ -n $sent && -n $total ]] && (( sent > 0 )); then
-        echo "instructions per request, $target /healthz: $((total / sent)) ($sent requests)"
+    if callgrind_count start "$target" \
+        -- probe --clients 8 --seconds 5 \
+        -- probe --clients 8 --seconds 10 --warmup 0 -- "$CALLGRIND_REQUESTS"; then
+        echo "instructions per request, $target /healthz: $((callgrind_total / callgrind_units)) ($callgrind_units requests)"
     else
         echo "instructions per request, $target /healthz: not measured"
     fi

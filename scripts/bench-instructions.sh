@@ -31,7 +31,7 @@ server_pid=""
 prefix="bench:$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n'):"
 cleanup() {
     local status=$?
-    [[ -n $server_pid ]] && { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
+    stop_bench_server
     if [[ -n ${REDIS_URL:-} ]]; then
         redis-cli -u "$REDIS_URL" --scan --pattern "${prefix}*" 2>/dev/null \
             | xargs -r -n 500 redis-cli -u "$REDIS_URL" del >/dev/null 2>&1 || true
@@ -51,22 +51,11 @@ echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "command: scripts/bench-instructions.sh $*"
 for round in $(seq "${ROUNDS:-2}"); do
     for which in 0 1; do
-        wrapper=(valgrind --tool=callgrind --callgrind-out-file="$work_dir/callgrind.%p")
-        start_bench_server "${binaries[$which]}" REDIS_URL="$REDIS_URL"
-        wrapper=()
-        load --clients 8 --seconds 8 --rate 100 >/dev/null
-        callgrind_control -z "$server_pid" >/dev/null 2>&1 || true
-        out=$(load --clients 8 --seconds 20 --warmup 0 --rate 100)
-        callgrind_control -d "$server_pid" >/dev/null 2>&1 || true
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-        server_pid=""
-        moves=$(sed -n 's/^cpu per move (\([0-9]*\) moves applied.*/\1/p' <<<"$out")
-        total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$work_dir"/callgrind.*.1 2>/dev/null | head -n 1 || true)
-        rm -f "$work_dir"/callgrind.*
         name=$([[ $which == 0 ]] && echo before || echo after)
-        if [[ -n $moves && -n $total ]] && (( moves > 0 )); then
-            echo "round $round, $name (${binaries[$which]}): $((total / moves)) instructions per move ($moves moves)"
+        if callgrind_count start_bench_server "${binaries[$which]}" REDIS_URL="$REDIS_URL" \
+            -- load --clients 8 --seconds 8 --rate 100 \
+            -- load --clients 8 --seconds 20 --warmup 0 --rate 100 -- "$CALLGRIND_MOVES"; then
+            echo "round $round, $name (${binaries[$which]}): $((callgrind_total / callgrind_units)) instructions per move ($callgrind_units moves)"
         else
             echo "round $round, $name: not measured"
         fi

@@ -1,5 +1,5 @@
-# Shared by the benches (scripts/bench-*.sh): the profile they build with, and starting a
-# server for one client's load. Source it after scripts/redis-lib.sh (for `free_port`), with `log`, `work_dir`
+# Shared by the benches (scripts/bench-*.sh): the profile they build with, starting and
+# stopping a server for one client's load, and counting its instructions under callgrind. Source it after scripts/redis-lib.sh (for `free_port`), with `log`, `work_dir`
 # and `prefix` (the bench's Redis key prefix) defined.
 
 # Starts server binary $1 on a free loopback port with the store settings given after it
@@ -39,3 +39,55 @@ wait_ready() { # url, pid, log file
     cat "$3" >&2
     exit 1
 }
+
+# Stops the server start_bench_server started, if it runs.
+stop_bench_server() {
+    if [[ -n ${server_pid:-} ]]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    server_pid=""
+}
+
+# One count of a server's instructions (user space) under callgrind, which is how the
+# benches compare builds: what else the cores run does not change it. Arguments, in
+# groups separated by `--`: the command that starts the server (it must pass `wrapper`
+# on, as start_bench_server does, and set `server_pid`), the warm-up load, the measured
+# load (commands reading `url` and `server_pid` when they run), and the sed script that
+# reads the units of work (moves, requests) from the measured load's output. Sets
+# `callgrind_total` (instructions), `callgrind_units` and `callgrind_output` (that
+# output); keeps the dump at `callgrind_keep` if set. Fails when nothing was measured.
+callgrind_count() { # start... -- warm-up load... -- measured load... -- sed script
+    local -a start=() warm=() measured=()
+    local part=0 arg pattern="" dump
+    for arg in "$@"; do
+        if [[ $arg == -- ]]; then
+            part=$((part + 1))
+            continue
+        fi
+        case $part in
+            0) start+=("$arg") ;;
+            1) warm+=("$arg") ;;
+            2) measured+=("$arg") ;;
+            *) pattern=$arg ;;
+        esac
+    done
+    wrapper=(valgrind --tool=callgrind --callgrind-out-file="$work_dir/callgrind.%p")
+    "${start[@]}"
+    wrapper=()
+    "${warm[@]}" >/dev/null || true
+    callgrind_control -z "$server_pid" >/dev/null 2>&1 || true
+    callgrind_output=$("${measured[@]}") || true
+    callgrind_control -d "$server_pid" >/dev/null 2>&1 || true
+    stop_bench_server
+    callgrind_units=$(sed -n "$pattern" <<<"$callgrind_output")
+    dump=$(find "$work_dir" -maxdepth 1 -name 'callgrind.*.1' | head -n 1)
+    callgrind_total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$dump" 2>/dev/null | head -n 1 || true)
+    [[ -n ${callgrind_keep:-} && -n $dump ]] && mv "$dump" "$callgrind_keep"
+    rm -f "$work_dir"/callgrind.*
+    [[ -n $callgrind_units && -n $callgrind_total ]] && ((callgrind_units > 0))
+}
+
+# The sed scripts that read the units of work from the load client's output.
+CALLGRIND_MOVES='s/^cpu per move (\([0-9]*\) moves applied.*/\1/p'
+CALLGRIND_REQUESTS='s/^cpu per request (\([0-9]*\) sent.*/\1/p'

@@ -63,17 +63,9 @@ if [[ ${1:-} == --cluster ]]; then
     shift
 fi
 
-stop_server() {
-    if [[ -n $server_pid ]]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    server_pid=""
-}
-
 cleanup() {
     local status=$?
-    stop_server
+    stop_bench_server
     if [[ -n ${REDIS_URL:-} ]] && answers "$REDIS_URL"; then
         redis-cli -u "$REDIS_URL" --scan --pattern "${prefix}*" 2>/dev/null \
             | xargs -r -n 500 redis-cli -u "$REDIS_URL" del >/dev/null 2>&1 || true
@@ -217,7 +209,7 @@ run_on() {
     printf '%s\n' "$out"
     sed -n 's/^cpu per move.* server \([0-9.]*\) us (kernel \([0-9.]*\)).*/\1 \2/p' <<<"$out" >"$work_dir/cpu"
     warnings
-    stop_server
+    stop_bench_server
 }
 
 echo "== ${titles[0]}, unpaced, with Redis's ceiling and the bytes per game"
@@ -255,21 +247,12 @@ done
 
 # Instructions per move of store $1's server, under callgrind (see the top of this file).
 instructions_on() {
-    local store=$1 out moves total
-    wrapper=(valgrind --tool=callgrind --callgrind-out-file="$work_dir/callgrind.%p")
+    local store=$1
     # shellcheck disable=SC2086 # the settings are VAR=value words
-    start_server ${settings[$store]}
-    wrapper=()
-    load --clients 8 --seconds 8 --rate 100 >/dev/null || status=$?
-    callgrind_control -z "$server_pid" >/dev/null 2>&1 || true
-    out=$(load --clients 8 --seconds 20 --warmup 0 --rate 100) || status=$?
-    callgrind_control -d "$server_pid" >/dev/null 2>&1 || true
-    stop_server
-    moves=$(sed -n 's/^cpu per move (\([0-9]*\) moves applied.*/\1/p' <<<"$out")
-    total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$work_dir"/callgrind.*.1 2>/dev/null | head -n 1 || true)
-    rm -f "$work_dir"/callgrind.*
-    if [[ -n $moves && -n $total ]] && (( moves > 0 )); then
-        echo "${titles[$store]}: $((total / moves)) instructions per move ($moves moves)"
+    if callgrind_count start_server ${settings[$store]} \
+        -- load --clients 8 --seconds 8 --rate 100 \
+        -- load --clients 8 --seconds 20 --warmup 0 --rate 100 -- "$CALLGRIND_MOVES"; then
+        echo "${titles[$store]}: $((callgrind_total / callgrind_units)) instructions per move ($callgrind_units moves)"
     else
         echo "${titles[$store]}: not measured"
         status=1

@@ -49,16 +49,9 @@ work_dir=$(mktemp -d "${TMPDIR:-/tmp}/domino-bench-trip.XXXXXX")
 server_pid="" proxy_pid=""
 prefix="bench:$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n'):"
 
-stop_server() {
-    if [[ -n $server_pid ]]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    server_pid=""
-}
 cleanup() {
     local status=$?
-    stop_server
+    stop_bench_server
     [[ -n $proxy_pid ]] && kill "$proxy_pid" 2>/dev/null
     stop_cluster
     stop_redis
@@ -110,26 +103,15 @@ run() {
     load "$store" "$@" | grep -v '^  ' || true
     grep -q '"level":"\(WARN\|ERROR\)"' "$work_dir/server.log" \
         && { echo "server warnings:"; grep '"level":"\(WARN\|ERROR\)"' "$work_dir/server.log" | head -n 3; }
-    stop_server
+    stop_bench_server
 }
 instructions() {
-    local bin=$1 store=$2 name=$3 round=$4 moves total dump
-    wrapper=(valgrind --tool=callgrind --callgrind-out-file="$work_dir/callgrind.%p")
-    start_server "$bin" "$store"
-    wrapper=()
-    load "$store" --clients 8 --seconds 8 --rate 100 >/dev/null
-    callgrind_control -z "$server_pid" >/dev/null 2>&1 || true
-    local text
-    text=$(load "$store" --clients 8 --seconds 20 --warmup 0 --rate 100)
-    callgrind_control -d "$server_pid" >/dev/null 2>&1 || true
-    stop_server
-    moves=$(sed -n 's/^cpu per move (\([0-9]*\) moves applied.*/\1/p' <<<"$text")
-    dump=$(ls "$work_dir"/callgrind.*.1 2>/dev/null | head -n 1)
-    total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$dump" 2>/dev/null | head -n 1 || true)
-    [[ -n $dump ]] && mv "$dump" "$out/callgrind.$name.$store.$round"
-    rm -f "$work_dir"/callgrind.*
-    if [[ -n $moves && -n $total ]] && (( moves > 0 )); then
-        echo "instructions per move: $((total / moves)) ($moves moves; $out/callgrind.$name.$store.$round)"
+    local bin=$1 store=$2 name=$3 round=$4
+    local callgrind_keep="$out/callgrind.$name.$store.$round"
+    if callgrind_count start_server "$bin" "$store" \
+        -- load "$store" --clients 8 --seconds 8 --rate 100 \
+        -- load "$store" --clients 8 --seconds 20 --warmup 0 --rate 100 -- "$CALLGRIND_MOVES"; then
+        echo "instructions per move: $((callgrind_total / callgrind_units)) ($callgrind_units moves; $callgrind_keep)"
     else
         echo "instructions per move: not measured"
     fi

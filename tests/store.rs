@@ -20,8 +20,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use domino_server::store::memory::MemoryStore;
 use domino_server::store::redis::{RedisStore, RedisTarget};
 use domino_server::store::{
-    Creator, Deadline, EventStream, Evidence, GameNow, GameStore, IDEMPOTENCY_WINDOW,
-    IdempotencyRecord, Listing, QUEUE_END, Save, SaveOutcome, StoreError, Stored, StoredEvent,
+    Creator, Deadline, EventStream, Evidence, GameNow, GameStore, History, IDEMPOTENCY_WINDOW,
+    IdempotencyRecord, Listing, QUEUE_END, Save, SaveOutcome, StoreError, StoredEvent, StoredGame,
     queued_at,
 };
 use futures_util::StreamExt;
@@ -124,7 +124,7 @@ fn now_ms() -> u64 {
     .unwrap()
 }
 
-/// A lost race's answer: the game as it is stored now.
+/// A lost race's answer: the game as it is stored now (keeping no events).
 fn conflict(version: u64, bytes: &[u8]) -> SaveOutcome<GameNow> {
     SaveOutcome::Conflict {
         current: conflict_now(version, bytes),
@@ -133,18 +133,26 @@ fn conflict(version: u64, bytes: &[u8]) -> SaveOutcome<GameNow> {
 
 fn conflict_now(version: u64, bytes: &[u8]) -> GameNow {
     GameNow {
-        stored: Stored {
-            version,
-            bytes: bytes.to_vec(),
-        },
+        stored: game(version, bytes),
         made: None,
     }
 }
 
+/// A game as stored, keeping no events.
+fn game(version: u64, bytes: &[u8]) -> StoredGame {
+    StoredGame {
+        version,
+        bytes: bytes.to_vec(),
+        history: History::default(),
+    }
+}
+
+/// A save from `expected` without the game's history (the store reads it).
 fn plain(expected: u64, bytes: &[u8]) -> Save {
     Save {
         expected,
         bytes: bytes.to_vec(),
+        history: None,
         idempotency: None,
         seat: 0,
         event: None,
@@ -214,6 +222,7 @@ contract_tests!(
     save_on_a_missing_game_is_missing,
     idempotency_record_only_with_a_save_and_first_writer_wins,
     events_since_is_ordered_and_capped,
+    a_save_from_the_history_it_was_handed_keeps_the_same_events,
     a_finished_game_keeps_only_its_last_event,
     subscribe_receives_events_saved_afterwards,
     list_open_is_newest_first_and_unlist_removes,
@@ -471,11 +480,7 @@ async fn create_then_load<B: Backend>() {
     let id = new_id();
     assert_eq!(store.load(&id).await.unwrap(), None);
     store.create(&id, b"first".to_vec(), None).await.unwrap();
-    let expected = Stored {
-        version: 1,
-        bytes: b"first".to_vec(),
-    };
-    assert_eq!(store.load(&id).await.unwrap(), Some(expected));
+    assert_eq!(store.load(&id).await.unwrap(), Some(game(1, b"first")));
     // Binary blobs survive untouched (postcard bytes are arbitrary).
     let other = new_id();
     let blob: Vec<u8> = (0..=255).collect();
@@ -507,13 +512,7 @@ async fn save_with_the_current_version_bumps_it<B: Backend>() {
         store.save(&id, plain(1, b"v2")).await.unwrap(),
         SaveOutcome::Saved { version: 2 }
     );
-    assert_eq!(
-        store.load(&id).await.unwrap(),
-        Some(Stored {
-            version: 2,
-            bytes: b"v2".to_vec()
-        })
-    );
+    assert_eq!(store.load(&id).await.unwrap(), Some(game(2, b"v2")));
     assert_eq!(
         store.save(&id, plain(2, b"v3")).await.unwrap(),
         SaveOutcome::Saved { version: 3 }
@@ -538,6 +537,7 @@ async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
     );
     let stale = Save {
         expected: 1,
+        history: None,
         bytes: b"stale".to_vec(),
         idempotency: Some(record("k", b"fp", b"answer")),
         seat: 0,
@@ -550,19 +550,21 @@ async fn stale_save_conflicts_and_changes_nothing<B: Backend>() {
             after: Some(1),
         }),
     };
-    assert_eq!(store.save(&id, stale).await.unwrap(), conflict(2, b"v2"));
+    let now = store.load(&id).await.unwrap().unwrap();
+    assert_eq!((now.version, &now.bytes[..]), (2, &b"v2"[..]));
+    let answered = SaveOutcome::Conflict {
+        current: GameNow {
+            stored: now.clone(),
+            made: None,
+        },
+    };
+    assert_eq!(store.save(&id, stale).await.unwrap(), answered);
     // A version from the future is stale too.
     assert_eq!(
         store.save(&id, plain(7, b"future")).await.unwrap(),
-        conflict(2, b"v2")
+        answered
     );
-    assert_eq!(
-        store.load(&id).await.unwrap(),
-        Some(Stored {
-            version: 2,
-            bytes: b"v2".to_vec()
-        })
-    );
+    assert_eq!(store.load(&id).await.unwrap(), Some(now));
     assert_eq!(store.idempotency(&id, "k").await.unwrap(), None);
     assert_eq!(
         store.events_since(&id, 0).await.unwrap(),
@@ -712,6 +714,87 @@ async fn events_since_is_ordered_and_capped<B: Backend>() {
             payload: vec![]
         }]
     );
+}
+
+/// A caller that hands each save the history it loaded (or the one its last save left,
+/// `Save::history_after`) saves in one step, and the game keeps exactly the events a save
+/// without it keeps; a history that is not the game's is refused like a stale version.
+async fn a_save_from_the_history_it_was_handed_keeps_the_same_events<B: Backend>() {
+    const CAP: usize = domino_server::store::EVENT_HISTORY;
+    let store = B::open(LONG_TTL).await;
+    let (handed, read) = (new_id(), new_id());
+    for id in [&handed, &read] {
+        store.create(id, b"v1".to_vec(), None).await.unwrap();
+    }
+    let mut history = store.load(&handed).await.unwrap().unwrap().history;
+    assert_eq!(
+        history,
+        History::default(),
+        "a game is made keeping no events"
+    );
+    for version in 2..=40u64 {
+        let event = (version % 7 != 0).then(|| format!("event {version}").into_bytes());
+        let save = Save {
+            event: event.clone(),
+            ..plain(version - 1, format!("blob {version}").as_bytes())
+        };
+        let from_history = Save {
+            history: Some(history.clone()),
+            ..save.clone()
+        };
+        history = from_history.history_after().expect("handed a history");
+        for (id, save) in [(&handed, from_history), (&read, save)] {
+            assert_eq!(
+                store.save(id, save).await.unwrap(),
+                SaveOutcome::Saved { version }
+            );
+        }
+        let (a, b) = (
+            store.load(&handed).await.unwrap().unwrap(),
+            store.load(&read).await.unwrap().unwrap(),
+        );
+        assert_eq!(a, b, "version {version}");
+        assert_eq!(a.history, history, "version {version}");
+    }
+    let events = store.events_since(&handed, 0).await.unwrap();
+    assert_eq!(events.len(), CAP);
+    assert_eq!(events, store.events_since(&read, 0).await.unwrap());
+    assert_eq!(history.events().unwrap(), events);
+
+    // Another history (here one of another length) is not the game's: nothing is
+    // written, and the answer is the game as it is, history and all.
+    let now = store.load(&handed).await.unwrap().unwrap();
+    let wrong = Save {
+        history: Some(History::default()),
+        event: Some(b"wrong".to_vec()),
+        ..plain(40, b"wrong")
+    };
+    assert_eq!(
+        store.save(&handed, wrong).await.unwrap(),
+        SaveOutcome::Conflict {
+            current: GameNow {
+                stored: now.clone(),
+                made: None
+            }
+        }
+    );
+    assert_eq!(store.load(&handed).await.unwrap(), Some(now));
+
+    let last = Save {
+        history: Some(history),
+        event: Some(b"over".to_vec()),
+        finished: true,
+        ..plain(40, b"over")
+    };
+    let history = last.history_after().unwrap();
+    store.save(&handed, last).await.unwrap();
+    let over = vec![StoredEvent {
+        version: 41,
+        payload: b"over".to_vec(),
+    }];
+    assert_eq!(history.events().unwrap(), over);
+    assert_eq!(store.load(&handed).await.unwrap().unwrap().history, history);
+    assert_eq!(store.events_since(&handed, 0).await.unwrap(), over);
 }
 
 async fn a_finished_game_keeps_only_its_last_event<B: Backend>() {
@@ -969,6 +1052,8 @@ async fn concurrent_saves_exactly_one_wins<B: Backend>() {
                 barrier.wait().await;
                 let save = Save {
                     expected: 1,
+                    // Half of them with the history loaded, half without.
+                    history: (n % 2 == 0).then(History::default),
                     bytes: format!("writer {n}").into_bytes(),
                     idempotency: Some(record("same-key", b"fp", format!("{n}").as_bytes())),
                     seat: 0,
@@ -992,12 +1077,10 @@ async fn concurrent_saves_exactly_one_wins<B: Backend>() {
     }
     assert_eq!(winners.len(), 1, "winners: {winners:?}");
     let winner = winners[0];
+    let now = store.load(&id).await.unwrap().unwrap();
     assert_eq!(
-        store.load(&id).await.unwrap(),
-        Some(Stored {
-            version: 2,
-            bytes: format!("writer {winner}").into_bytes()
-        })
+        (now.version, now.bytes),
+        (2, format!("writer {winner}").into_bytes())
     );
     assert_eq!(
         store

@@ -17,7 +17,7 @@ use super::redis::RedisStore;
 use super::seeks::{Added, Gap, SeekEntry, SeekStore, Settled};
 use super::{
     Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IdempotencyRecord, Listing,
-    Save, SaveOutcome, StoreError, Stored, StoredEvent,
+    Save, SaveOutcome, StoreError, Stored, StoredEvent, StoredGame,
 };
 
 /// Either store; built by the startup code from the settings.
@@ -70,11 +70,11 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.create_by(id, bytes, listing, creator))
     }
 
-    async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+    async fn load(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
         delegate!(self, s => s.load(id))
     }
 
-    async fn load_after_writes(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+    async fn load_after_writes(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
         delegate!(self, s => s.load_after_writes(id))
     }
 

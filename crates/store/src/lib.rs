@@ -8,7 +8,8 @@
 //! version: it succeeds only when the stored version is still the one the caller loaded,
 //! and it writes the new blob, the optional idempotency record and the optional public
 //! event in one atomic step (one Lua script on Redis), so a crash can never leave a move
-//! stored without its idempotency record or its event.
+//! stored without its idempotency record or its event. Both stores keep a game as the
+//! same bytes, built in Rust by [`value`] alone (the script compares and sets them).
 //!
 //! Two implementations share this contract and the same tests: [`redis::RedisStore`]
 //! (when `REDIS_URL` names one Redis, or `REDIS_CLUSTER_NODES` a Redis Cluster; any number
@@ -24,12 +25,15 @@ mod ranked;
 pub mod ratings;
 pub mod redis;
 pub mod seeks;
+pub mod value;
 
 use std::future::Future;
 use std::pin::Pin;
 
 use futures_util::Stream;
 use tokio::sync::broadcast;
+
+pub use value::History;
 
 /// The live channel of the lobby's news: not a game id (those are UUIDs), so it shares the
 /// games' channel machinery without meeting one of them.
@@ -69,11 +73,20 @@ pub(crate) fn now_ms() -> u64 {
 /// A game's identifier as the store sees it (the service uses UUIDs, written as text).
 pub type GameId = str;
 
-/// The stored blob of one game and the version it carries.
+/// A stored blob and the version it carries (a player's, a challenge's, a lobby entry's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stored {
     pub version: u64,
     pub bytes: Vec<u8>,
+}
+
+/// A stored game: its blob, its version, and the events it keeps, which the next save
+/// from this version hands back ([`Save::history`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredGame {
+    pub version: u64,
+    pub bytes: Vec<u8>,
+    pub history: History,
 }
 
 /// What a retried request must get back: the request's fingerprint (a hash of its seat
@@ -162,7 +175,7 @@ pub enum SaveOutcome<Current = u64> {
 /// idempotency key, when there is one (the request was made: its first answer stands).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameNow {
-    pub stored: Stored,
+    pub stored: StoredGame,
     pub made: Option<IdempotencyRecord>,
 }
 
@@ -172,6 +185,12 @@ pub struct Save {
     /// The version the caller loaded; the save succeeds only if it is still current.
     pub expected: u64,
     pub bytes: Vec<u8>,
+    /// The events the game kept at `expected`, as loaded with that version
+    /// ([`StoredGame::history`]), from which the store builds the game's next value in
+    /// one step; `None` when the caller has them not (the store then reads the game
+    /// first: on Redis, one more round trip). A history that is not the game's is
+    /// refused like a stale version (on Redis, one of another length).
+    pub history: Option<History>,
     /// When a record exists under that key already, the save writes nothing and answers
     /// it (first answer wins). It joins the window of `seat`'s keys: each seat keeps its
     /// last [`IDEMPOTENCY_WINDOW`].
@@ -296,7 +315,10 @@ pub trait GameStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Loads a game; `None` when it does not exist or has expired.
-    fn load(&self, id: &GameId) -> impl Future<Output = Result<Option<Stored>, StoreError>> + Send;
+    fn load(
+        &self,
+        id: &GameId,
+    ) -> impl Future<Output = Result<Option<StoredGame>, StoreError>> + Send;
 
     /// Like [`load`](Self::load), read after every write this thread sent before (its
     /// answer come or not) was applied or refused: for telling whether a save whose
@@ -304,7 +326,7 @@ pub trait GameStore: Send + Sync + 'static {
     fn load_after_writes(
         &self,
         id: &GameId,
-    ) -> impl Future<Output = Result<Option<Stored>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Option<StoredGame>, StoreError>> + Send;
 
     /// Compare-and-set on the version; also refreshes the game's idle expiry. Nothing is
     /// written when the version is not the stored one, or when a record is stored under

@@ -20,7 +20,7 @@
 
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -36,10 +36,11 @@ mod seeks;
 use self::game::MemoryGame;
 use super::now_ms;
 use super::ranked::Ranked;
+use super::value::{History, events_of, game_value, history_of, parse_game, stands_at, version_of};
 use super::{
     Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
     IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored, StoredEvent,
-    receiver_stream,
+    StoredGame, receiver_stream,
 };
 
 /// The compare-and-set of a versioned blob kept in `map` under `id` (a player's, a
@@ -114,6 +115,16 @@ struct Inner {
     last_sweep: Instant,
     /// The sum of the games' [`MemoryGame::size`].
     bytes: usize,
+}
+
+impl MemoryGame {
+    fn version(&self) -> u64 {
+        version_of(&self.value).expect("a value this store built")
+    }
+
+    fn stored(&self) -> StoredGame {
+        parse_game(&self.value).expect("a value this store built")
+    }
 }
 
 impl MemoryStore {
@@ -324,12 +335,13 @@ impl GameStore for MemoryStore {
             *inner.creators.entry(address.clone()).or_default() += 1;
         }
         let created_ms = listing.as_ref().map(|l| l.created_ms);
-        inner.bytes += bytes.len();
+        let value = game_value(1, &History::default(), &bytes);
+        // Counted as its size() counts it, so its removal takes off what was added.
+        inner.bytes += value.len();
         inner.games.insert(
             id.to_owned(),
             MemoryGame {
-                version: 1,
-                bytes,
+                value,
                 expires_at: now + self.idle_ttl,
                 listed: created_ms,
                 owner: owner.as_ref().map(|(owner, _)| owner.clone()),
@@ -337,7 +349,6 @@ impl GameStore for MemoryStore {
                 started: None,
                 idempotency: HashMap::new(),
                 windows: HashMap::new(),
-                events: VecDeque::new(),
                 deadline: None,
             },
         );
@@ -354,16 +365,13 @@ impl GameStore for MemoryStore {
         Ok(())
     }
 
-    async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+    async fn load(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
         let (mut inner, now) = self.lock();
-        Ok(inner.live(id, now).map(|game| Stored {
-            version: game.version,
-            bytes: game.bytes.clone(),
-        }))
+        Ok(inner.live(id, now).map(|game| game.stored()))
     }
 
     /// Every write here is done when its call returns.
-    async fn load_after_writes(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+    async fn load_after_writes(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
         self.load(id).await
     }
 
@@ -376,22 +384,26 @@ impl GameStore for MemoryStore {
             .idempotency
             .as_ref()
             .and_then(|record| game.idempotency.get(&record.key));
-        if game.version != save.expected || made.is_some() {
+        if made.is_some() || !stands_at(&game.value, save.expected, save.history.as_ref()) {
             return Ok(SaveOutcome::Conflict {
                 current: GameNow {
-                    stored: Stored {
-                        version: game.version,
-                        bytes: game.bytes.clone(),
-                    },
+                    stored: game.stored(),
                     made: made.cloned(),
                 },
             });
         }
         let version = save.expected + 1;
-        let cap = save.events_kept();
-        let before = game.size();
-        game.version = version;
-        game.bytes = save.bytes;
+        let size_before = game.size();
+        // From the caller's history when given, as on Redis (it has the same length).
+        let own;
+        let before = match &save.history {
+            Some(history) => history,
+            None => {
+                own = history_of(&game.value).expect("a value this store built");
+                &own
+            }
+        };
+        game.value = save.value_from(before);
         game.expires_at = now + self.idle_ttl;
         if let Some(record) = save.idempotency {
             let window = game.windows.entry(save.seat).or_default();
@@ -404,14 +416,8 @@ impl GameStore for MemoryStore {
             game.idempotency.insert(record.key.clone(), record);
         }
         let event = save.event.map(|payload| StoredEvent { version, payload });
-        if let Some(event) = &event {
-            while game.events.len() >= cap {
-                game.events.pop_front();
-            }
-            game.events.push_back(event.clone());
-        }
         let after = game.size();
-        inner.bytes = inner.bytes - before + after;
+        inner.bytes = inner.bytes - size_before + after;
         if let Some(deadline) = save.deadline {
             // Exact here: the index under the same lock as the game.
             inner.set_deadline(id, deadline.after);
@@ -458,9 +464,10 @@ impl GameStore for MemoryStore {
             .take(limit)
             .filter_map(|(_, Reverse(id))| {
                 let game = inner.games.get(id).filter(|game| game.expires_at > now)?;
+                let game = game.stored();
                 let stored = Stored {
                     version: game.version,
-                    bytes: game.bytes.clone(),
+                    bytes: game.bytes,
                 };
                 Some((id.clone(), stored))
             })
@@ -483,11 +490,8 @@ impl GameStore for MemoryStore {
         Ok(inner
             .live(id, now)
             .map(|game| {
-                game.events
-                    .iter()
-                    .filter(|event| event.version > after)
-                    .cloned()
-                    .collect()
+                let events = events_of(&game.value).expect("a value this store built");
+                events.into_iter().filter(|e| e.version > after).collect()
             })
             .unwrap_or_default())
     }
@@ -529,7 +533,7 @@ impl GameStore for MemoryStore {
         deadline: Option<u64>,
     ) -> Result<(), StoreError> {
         let (mut inner, now) = self.lock();
-        if inner.live(id, now).is_some_and(|g| g.version == version) {
+        if inner.live(id, now).is_some_and(|g| g.version() == version) {
             inner.set_deadline(id, deadline);
         }
         Ok(())

@@ -8,7 +8,7 @@ use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::{Deal, Game, Preset, RulesPatch, Seed};
 use crate::store::players::PlayerStore;
-use crate::store::{Creator, GameStore, Listing, StoreError};
+use crate::store::{Creator, GameStore, History, Listing, StoreError};
 
 use super::clock::{ClockSettings, OnTimeout};
 use super::record::{Record, Status};
@@ -149,6 +149,8 @@ impl Games {
             record: &record,
             made: true,
             started,
+            // A game is made keeping no events.
+            history: Some(&History::default()),
         })
         .await;
         if let Some(due) = record.due(now_ms()) {

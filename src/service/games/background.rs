@@ -347,6 +347,7 @@ impl Games {
                 record: &record,
                 made: false,
                 started: false,
+                history: None,
             };
             if let Some(reactions) = self.reactions.get() {
                 reactions.overdue(&saved).await?;

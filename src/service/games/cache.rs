@@ -17,6 +17,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::Mutex;
 
 use super::record::Record;
+use crate::store::History;
 
 /// Shards of the cache: enough that two cores rarely meet on one lock.
 const SHARDS: usize = 16;
@@ -35,9 +36,13 @@ struct Shard {
     order: VecDeque<String>,
 }
 
+/// A copy: its version, its record, and the events the store keeps with that version
+/// (when known: a save from the copy hands them back).
+type Copy = (u64, Record, Option<History>);
+
 struct CachedGame {
     /// `None` while a write has taken the game out.
-    copy: Option<(u64, Record)>,
+    copy: Option<Copy>,
     /// Written since the clock hand last passed it.
     used: bool,
 }
@@ -62,7 +67,7 @@ impl GameCache {
     }
 
     /// Game `id`'s copy and its version, taken out until [`put`](Self::put) gives it back.
-    pub(super) fn take(&self, id: &str) -> Option<(u64, Record)> {
+    pub(super) fn take(&self, id: &str) -> Option<Copy> {
         if self.per_shard == 0 {
             return None;
         }
@@ -81,13 +86,14 @@ impl GameCache {
             return None;
         }
         let shard = self.shard(id);
-        let (version, record) = shard.games.get(id)?.copy.as_ref()?;
+        let (version, record, _) = shard.games.get(id)?.copy.as_ref()?;
         (*version >= at_least).then(|| read(*version, record))
     }
 
-    /// Keeps `record` as game `id` at `version`, unless a copy of a later version is
-    /// there already (a concurrent write of this process stored after this one).
-    pub(super) fn put(&self, id: &str, version: u64, record: Record) {
+    /// Keeps `record` as game `id` at `version` (with the events the store keeps then),
+    /// unless a copy of a later version is there already (a concurrent write of this
+    /// process stored after this one).
+    pub(super) fn put(&self, id: &str, version: u64, record: Record, history: Option<History>) {
         if self.per_shard == 0 {
             return;
         }
@@ -95,14 +101,14 @@ impl GameCache {
         match shard.games.entry(id.to_owned()) {
             Entry::Occupied(mut slot) => {
                 let slot = slot.get_mut();
-                if slot.copy.as_ref().is_none_or(|(kept, _)| *kept < version) {
-                    slot.copy = Some((version, record));
+                if slot.copy.as_ref().is_none_or(|(kept, ..)| *kept < version) {
+                    slot.copy = Some((version, record, history));
                 }
                 slot.used = true;
             }
             Entry::Vacant(slot) => {
                 slot.insert(CachedGame {
-                    copy: Some((version, record)),
+                    copy: Some((version, record, history)),
                     used: false,
                 });
                 shard.order.push_back(id.to_owned());
@@ -168,23 +174,23 @@ mod tests {
     fn a_copy_is_taken_once_and_only_a_later_version_replaces_it() {
         let cache = GameCache::new(64);
         assert!(cache.take("g").is_none());
-        cache.put("g", 3, record());
+        cache.put("g", 3, record(), None);
         assert_eq!(cache.read("g", 3, |v, _| v), Some(3));
         assert_eq!(cache.read("g", 4, |v, _| v), None, "not as late as asked");
-        assert_eq!(cache.take("g").map(|(v, _)| v), Some(3));
+        assert_eq!(cache.take("g").map(|(v, ..)| v), Some(3));
         assert_eq!(cache.read("g", 1, |v, _| v), None, "taken out");
         assert!(
             cache.take("g").is_none(),
             "taken out while a write works on it"
         );
-        cache.put("g", 4, record());
-        cache.put("g", 2, record());
+        cache.put("g", 4, record(), None);
+        cache.put("g", 2, record(), None);
         assert_eq!(
-            cache.take("g").map(|(v, _)| v),
+            cache.take("g").map(|(v, ..)| v),
             Some(4),
             "never an older one"
         );
-        cache.put("g", 5, record());
+        cache.put("g", 5, record(), None);
         cache.forget("g");
         assert!(cache.take("g").is_none());
     }
@@ -194,18 +200,18 @@ mod tests {
         let cache = GameCache::new(SHARDS);
         let ids: Vec<String> = (0..10 * SHARDS).map(|n| format!("game {n}")).collect();
         for id in &ids {
-            cache.put(id, 1, record());
+            cache.put(id, 1, record(), None);
             // The first game is written again and again: it stays.
-            cache.put(&ids[0], 2, record());
+            cache.put(&ids[0], 2, record(), None);
         }
         assert!(cache.len() <= SHARDS, "{} kept", cache.len());
-        assert_eq!(cache.take(&ids[0]).map(|(v, _)| v), Some(2));
+        assert_eq!(cache.take(&ids[0]).map(|(v, ..)| v), Some(2));
     }
 
     #[test]
     fn off_keeps_nothing() {
         let cache = GameCache::new(0);
-        cache.put("g", 1, record());
+        cache.put("g", 1, record(), None);
         assert!(cache.take("g").is_none());
     }
 }

@@ -24,8 +24,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use crate::engine::Outcome;
-use crate::store::GameStore;
 use crate::store::any::AnyStore;
+use crate::store::{GameStore, History};
 
 use super::Error;
 use super::players::{self, Players};
@@ -100,6 +100,7 @@ impl Games {
             version,
             record,
             started,
+            history,
             ..
         } = &written
         {
@@ -109,6 +110,7 @@ impl Games {
                 record,
                 made: false,
                 started: *started,
+                history: history.as_ref(),
             };
             self.dispatch(&saved).await;
         }
@@ -121,8 +123,9 @@ impl Games {
         if saved.finished() {
             self.cache.forget(saved.id);
         } else {
+            let history = saved.history.cloned();
             self.cache
-                .put(saved.id, saved.version, saved.record.clone());
+                .put(saved.id, saved.version, saved.record.clone(), history);
         }
     }
 
@@ -261,8 +264,18 @@ enum Bearer {
 
 /// Game `id`'s version and record, checked.
 async fn load(store: &AnyStore, id: &str) -> Result<(u64, Record), Error> {
+    let (version, record, _) = load_kept(store, id).await?;
+    Ok((version, record))
+}
+
+/// [`load`], and the events the store keeps with that version.
+async fn load_kept(store: &AnyStore, id: &str) -> Result<(u64, Record, History), Error> {
     let stored = store.load(id).await?.ok_or(Error::NotFound)?;
-    Ok((stored.version, Record::decode(&stored.bytes)?))
+    Ok((
+        stored.version,
+        Record::decode(&stored.bytes)?,
+        stored.history,
+    ))
 }
 
 /// The seat of `bearer` (`None` for a spectator, without a token).

@@ -6,6 +6,7 @@
 use futures_util::future::BoxFuture;
 
 use super::record::{Record, Status};
+use crate::store::History;
 
 /// One save of a game, as its reactions need it.
 pub struct Saved<'a> {
@@ -16,6 +17,9 @@ pub struct Saved<'a> {
     pub made: bool,
     /// Its last seat was taken by this save (or it was made full): it starts.
     pub started: bool,
+    /// The events the store keeps with this version, when known: the next save from
+    /// this process's copy hands them back, and writes in one step.
+    pub history: Option<&'a History>,
 }
 
 impl Saved<'_> {

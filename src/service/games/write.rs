@@ -7,7 +7,9 @@
 use crate::bots;
 use crate::engine::{Event, Move};
 use crate::metrics::{BotLabels, BotPlace};
-use crate::store::{Deadline, Evidence, GameNow, GameStore, Save, SaveOutcome, StoreError};
+use crate::store::{
+    Deadline, Evidence, GameNow, GameStore, History, Save, SaveOutcome, StoreError, StoredGame,
+};
 
 use crate::service::shared::now_ms;
 use crate::service::thinking::Priority;
@@ -15,7 +17,7 @@ use crate::service::thinking::Priority;
 use super::events::PublicEvent;
 use super::idempotency::{Earlier, Receipt, RequestKey, StoredReceipt};
 use super::record::{Record, Status};
-use super::{Bearer, Error, Games, viewer_of};
+use super::{Bearer, Error, Games, load_kept, viewer_of};
 use crate::service::Fate;
 
 /// Attempts at a compare-and-set before giving up (each loses only to a concurrent move
@@ -106,13 +108,14 @@ pub(super) enum Written<T, Idle> {
         record: Record,
     },
     /// Stored as `version`; `thought`: what the bots' moves caused; `started`: its last
-    /// seat was taken.
+    /// seat was taken; `history`: the events the store keeps with it, when known.
     Saved {
         version: u64,
         record: Record,
         value: T,
         thought: Vec<Event>,
         started: bool,
+        history: Option<History>,
     },
     /// The same request was stored before: its receipt, and the game as loaded since.
     Repeated {
@@ -144,7 +147,7 @@ impl Games {
         // The game as a lost race's save answered it: the next attempt starts from it.
         // (Kept as stored, not decoded: a record is large, and this future, which holds
         // it across the awaits below, is copied whole as actix boxes it.)
-        let mut answered: Option<crate::store::Stored> = None;
+        let mut answered: Option<StoredGame> = None;
         // The cached copy is for the first attempt only.
         let mut cached = true;
         // With a key, the save itself finds a request made before (and answers its
@@ -152,21 +155,27 @@ impl Games {
         let mut key_first = false;
         for _ in 0..MAX_ATTEMPTS {
             // `stored`: the game as the store holds it (loaded, or answered by a save),
-            // rather than this process's copy, which may be stale.
-            let (version, mut record, stored) = match answered.take() {
-                Some(now) => (now.version, Record::decode(&now.bytes)?, true),
+            // rather than this process's copy, which may be stale. `history`: the events
+            // the store keeps with `version`, which the save hands back.
+            let (version, mut record, stored, history) = match answered.take() {
+                Some(now) => (
+                    now.version,
+                    Record::decode(&now.bytes)?,
+                    true,
+                    Some(now.history),
+                ),
                 None => match std::mem::take(&mut cached)
                     .then(|| self.cache.take(id))
                     .flatten()
                 {
-                    Some((version, record)) => {
+                    Some((version, record, history)) => {
                         self.ctx.metrics.game_cache.hit.inc();
-                        (version, record, false)
+                        (version, record, false, history)
                     }
                     None => {
                         self.ctx.metrics.game_cache.miss.inc();
-                        let (version, record) = self.load(id).await?;
-                        (version, record, true)
+                        let (version, record, history) = load_kept(&self.ctx.store, id).await?;
+                        (version, record, true, Some(history))
                     }
                 },
             };
@@ -294,6 +303,7 @@ impl Games {
             let save = Save {
                 expected: version,
                 bytes: record.encode(),
+                history,
                 idempotency: receipt,
                 seat: seat.unwrap_or(0),
                 event: Some(event.encode()),
@@ -306,12 +316,16 @@ impl Games {
                 },
             };
             let (bytes, event_bytes) = (save.bytes.clone(), save.event.clone());
+            let kept = save.history_after();
             if record.rated_end() {
                 // Due a little later, before the save: should this process stop after it,
                 // a sweep settles the ratings (the dispatcher drops the entry once done).
                 Box::pin(self.due_for_settling(id, version + 1)).await;
             }
-            let saved = match self.ctx.store.save(id, save).await {
+            // Boxed: the store's save future is large, and actix copies a move's future
+            // whole as it boxes it (a copy past 8 KB also counts a byte an instruction
+            // under callgrind, which the benches read).
+            let saved = match Box::pin(self.ctx.store.save(id, save)).await {
                 Ok(saved) => saved,
                 // Made, but not confirmed by replicas: a retry with the same key answers
                 // once they are.
@@ -360,6 +374,7 @@ impl Games {
                         value,
                         thought,
                         started: unlist,
+                        history: kept,
                     });
                 }
                 // Nothing written: the save answered the game as it is. If this request

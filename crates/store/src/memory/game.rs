@@ -4,12 +4,12 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
-use crate::{IdempotencyRecord, StoredEvent};
+use crate::IdempotencyRecord;
 
 /// A game as the memory store holds it.
 pub(super) struct MemoryGame {
-    pub(super) version: u64,
-    pub(super) bytes: Vec<u8>,
+    /// Its value as Redis keeps it (version, events, blob), built by the same code.
+    pub(super) value: Vec<u8>,
     pub(super) expires_at: Instant,
     /// `Some(created_ms)` while the game is in the lobby's list.
     pub(super) listed: Option<u64>,
@@ -22,18 +22,17 @@ pub(super) struct MemoryGame {
     pub(super) idempotency: HashMap<String, IdempotencyRecord>,
     /// Per seat, its keys oldest first (at most [`crate::IDEMPOTENCY_WINDOW`]).
     pub(super) windows: HashMap<u8, VecDeque<String>>,
-    pub(super) events: VecDeque<StoredEvent>,
     pub(super) deadline: Option<u64>,
 }
 
 impl MemoryGame {
-    /// The bytes it holds: its blob, its events and its idempotency records (each key
-    /// twice: in the records and in its seat's window). Not the maps' own overhead.
+    /// The bytes it holds: its value (version, events, blob) and its idempotency records
+    /// (each key twice: in the records and in its seat's window). Not the maps' own
+    /// overhead.
     pub(super) fn size(&self) -> usize {
-        let events: usize = self.events.iter().map(|e| e.payload.len() + 8).sum();
         let records: usize = (self.idempotency.iter())
             .map(|(key, r)| 2 * key.len() + r.fingerprint.len() + r.response.len())
             .sum();
-        self.bytes.len() + events + records
+        self.value.len() + records
     }
 }

@@ -8,7 +8,7 @@ use redis::Value;
 use super::RedisStore;
 use super::connection::Conn;
 use super::connection::corrupt;
-use super::format::{game_value, parse_game_value, version_text};
+use crate::value::{History, game_value, parse_game, version_text};
 use crate::{Creator, GameId, Listing, Save, StoreError, Stored, now_ms};
 
 /// Stale lobby entries a page prunes at most (each a few commands inside the script).
@@ -119,7 +119,8 @@ impl RedisStore {
             )
             .await
         } else {
-            let value = game_value(version, &save.bytes);
+            // As the game's value without its events: a page shows no events.
+            let value = game_value(version, &History::default(), &save.bytes);
             self.write(
                 &mut *conn,
                 deadline,
@@ -217,7 +218,11 @@ impl RedisStore {
         flat.chunks_exact(2)
             .map(|pair| {
                 let id = String::from_utf8(pair[0].clone()).map_err(|_| corrupt("lobby id"))?;
-                let stored = parse_game_value(&pair[1]).ok_or_else(|| corrupt("lobby entry"))?;
+                let game = parse_game(&pair[1]).ok_or_else(|| corrupt("lobby entry"))?;
+                let stored = Stored {
+                    version: game.version,
+                    bytes: game.bytes,
+                };
                 Ok((id, stored))
             })
             .collect()

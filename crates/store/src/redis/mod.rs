@@ -27,10 +27,7 @@ use redis::Value;
 
 use self::connection::corrupt;
 use self::connection::{Clients, Conn, Connections};
-pub use self::format::{GameValue, game_value, read_game_value};
-use self::format::{
-    decode_record, encode_event, encode_record, parse_game_events, parse_game_value, version_text,
-};
+use self::format::{decode_record, encode_record};
 use self::keys::Keys;
 use self::pubsub::{Fanout, FanoutState};
 use self::scripts::Scripts;
@@ -38,7 +35,10 @@ pub use self::scripts::save_script_source;
 use super::{
     Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
     IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored, StoredEvent,
-    now_ms,
+    StoredGame, now_ms,
+};
+use crate::value::{
+    History, encode_event, events_of, game_value, header, parse_game, version_text,
 };
 
 /// Where the store's Redis is.
@@ -190,10 +190,10 @@ impl RedisStore {
     }
 
     /// Game `id`, read on `conn`.
-    async fn load_on(&self, conn: Conn, id: &GameId) -> Result<Option<Stored>, StoreError> {
+    async fn load_on(&self, conn: Conn, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
         self.get_game(conn, "load", id)
             .await?
-            .map(|value| parse_game_value(&value).ok_or_else(|| corrupt("game value")))
+            .map(|value| parse_game(&value).ok_or_else(|| corrupt("game value")))
             .transpose()
     }
 }
@@ -208,7 +208,7 @@ impl GameStore for RedisStore {
     ) -> Result<(), StoreError> {
         let mut conn = self.conns.writer()?;
         let deadline = self.deadline();
-        let value = game_value(1, &bytes);
+        let value = game_value(1, &History::default(), &bytes);
         let (game, idem) = (self.keys.game(id), self.keys.idem(id));
         let (reply, acked) = self
             .write(
@@ -248,18 +248,34 @@ impl GameStore for RedisStore {
         .await
     }
 
-    async fn load(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+    async fn load(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
         self.load_on(self.conns.get()?, id).await
     }
 
     /// On the thread's shared connection, which its writes always take (never the one
     /// reads move to): Redis runs one connection's commands in order.
-    async fn load_after_writes(&self, id: &GameId) -> Result<Option<Stored>, StoreError> {
+    async fn load_after_writes(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
         self.load_on(self.conns.writer()?, id).await
     }
 
     async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome<GameNow>, StoreError> {
         let version = save.expected + 1;
+        let deadline = self.deadline();
+        let mut conn = self.conns.writer()?;
+        // Without the history the caller loaded, the game's own, read first: the save
+        // still compares the version, so a game that moved on meanwhile is refused.
+        // (Boxed, the rare read: a move's future, which actix copies whole, keeps its size.)
+        let (expected, value) = match &save.history {
+            Some(history) => (header(save.expected, history), save.value_from(history)),
+            None => match Box::pin(self.get_game(self.conns.writer()?, "save", id)).await? {
+                Some(value) => {
+                    let read = parse_game(&value).ok_or_else(|| corrupt("game value"))?;
+                    let history = &read.history;
+                    (header(save.expected, history), save.value_from(history))
+                }
+                None => return Ok(SaveOutcome::Missing),
+            },
+        };
         let event = save
             .event
             .as_deref()
@@ -269,8 +285,6 @@ impl GameStore for RedisStore {
             Some(record) => ("1", record.key.as_str(), encode_record(record)),
             None => ("0", "", Vec::new()),
         };
-        let deadline = self.deadline();
-        let mut conn = self.conns.writer()?;
         let (game, idem, window, channel) = (
             self.keys.game(id),
             self.keys.idem(id),
@@ -288,11 +302,9 @@ impl GameStore for RedisStore {
                         .arg(&game)
                         .arg(&idem)
                         .arg(&window)
-                        .arg(version_text(save.expected))
-                        .arg(version_text(version))
-                        .arg(&save.bytes)
+                        .arg(&expected)
+                        .arg(&value)
                         .arg(self.idle_ttl_ms)
-                        .arg(save.events_kept())
                         .arg(&channel)
                         .arg(&event)
                         .arg(has_record)
@@ -307,12 +319,10 @@ impl GameStore for RedisStore {
             return Err(corrupt("save reply"));
         };
         let outcome = match reply.as_slice() {
-            [Value::Int(1), Value::Int(saved)] => SaveOutcome::Saved {
-                version: u64::try_from(*saved).map_err(|_| corrupt("save reply"))?,
-            },
+            [Value::Int(1)] => SaveOutcome::Saved { version },
             [Value::Int(0), Value::BulkString(current), made] => SaveOutcome::Conflict {
                 current: GameNow {
-                    stored: parse_game_value(current).ok_or_else(|| corrupt("game value"))?,
+                    stored: parse_game(current).ok_or_else(|| corrupt("game value"))?,
                     made: match (made, &save.idempotency) {
                         (Value::Nil | Value::Boolean(false), _) => None,
                         (Value::BulkString(raw), Some(record)) => Some(
@@ -387,7 +397,7 @@ impl GameStore for RedisStore {
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
         let value = self.get_game(self.conns.get()?, "events_since", id).await?;
         let events = match value {
-            Some(value) => parse_game_events(&value).ok_or_else(|| corrupt("events"))?,
+            Some(value) => events_of(&value).ok_or_else(|| corrupt("events"))?,
             None => Vec::new(),
         };
         Ok(events.into_iter().filter(|e| e.version > after).collect())

@@ -25,10 +25,10 @@ use redis::Value;
 
 use super::RedisStore;
 use super::connection::{Conn, corrupt};
-use super::format::{encode_event, version_text};
 use super::keys::Keys;
 use super::scripts::Lua;
 use crate::players::{Admission, Created, PLAYER_GAMES_KEPT, PlayerStore, player_channel};
+use crate::value::{encode_event, version_text};
 use crate::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent};
 
 /// How long a player's value lives before its creation has claimed its name.

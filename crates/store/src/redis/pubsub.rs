@@ -13,8 +13,8 @@ use tokio::task::JoinHandle;
 use super::RedisStore;
 use super::connection::unavailable;
 use super::connection::{Clients, Conn};
-use super::format::decode_event;
 use super::keys::Keys;
+use crate::value::decode_event;
 use crate::{EventStream, StoreError, StoredEvent, receiver_stream};
 
 /// How many live events a local subscriber may fall behind before its stream ends.

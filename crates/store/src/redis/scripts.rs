@@ -1,8 +1,9 @@
 //! The Lua scripts (every write of a game is one script, atomic on its one slot) and how
 //! they run: EVALSHA, EVAL when a node does not know one, WAIT in the same pipeline when
 //! replicas must have the write, and the cluster's redirects, which the crate leaves to a
-//! pipeline's caller. The offsets into a game's value are written once, in `format`, and
-//! filled into the sources here when a store is built.
+//! pipeline's caller. A game's value is built in Rust alone (`crate::value`); the offsets
+//! the scripts compare at are written there once, and filled into the sources here when a
+//! store is built.
 
 use std::time::Duration;
 
@@ -10,8 +11,8 @@ use redis::{Cmd, ErrorKind, RedisError, Script, ServerErrorKind, Value};
 
 use super::RedisStore;
 use super::connection::{Conn, corrupt, unavailable};
-use super::format::{EVENTS_LEN_DIGITS, HEADER, VERSION_DIGITS};
 use crate::StoreError;
+use crate::value::{HEADER, VERSION_DIGITS};
 
 /// How long a write answered `TRYAGAIN` (its slot is moving, its keys split between two
 /// masters) waits before it is sent again.
@@ -61,46 +62,33 @@ return 1
 ";
 
 /// KEYS: game, idem, the seat's window of keys.
-/// ARGV: expected version (ten digits), new version (ten digits), blob, ttl ms, event cap,
-/// channel, event ('' for none; an encoded event is never empty), has idempotency record
-/// ('1'/'0'), its key, its value, the window's size.
-/// Returns {1, new} saved; {-1, 0} missing; else, having written nothing, {0, the game's
-/// value as it is, the record stored under the key or false}: the version was not the
-/// expected one, or a record exists under the key already (the request was made). The
-/// caller tries again on the value at once, with no second trip to load it.
+/// ARGV: the header the game's value must start with (the expected version and the
+/// length of the events it kept then), the new value, ttl ms, channel, event ('' for
+/// none; an encoded event is never empty), has idempotency record ('1'/'0'), its key,
+/// its value, the window's size.
+/// Returns {1} saved; {-1, 0} missing; else, having written nothing, {0, the game's value
+/// as it is, the record stored under the key or false}: the header was not the expected
+/// one, or a record exists under the key already (the request was made). The caller tries
+/// again on the value at once, with no second trip to load it.
 ///
-/// The events are kept inside the game's value (see `format`): the new one is
-/// appended with its length in three bytes, and the oldest dropped beyond the cap.
+/// The value is built in Rust (`crate::value`), events and all: the script compares and
+/// sets it, and publishes the event.
 const SAVE_LUA: &str = r"
 local cur = redis.call('GET', KEYS[1])
 if not cur then return {-1, 0} end
-local made = ARGV[8] == '1' and redis.call('HGET', KEYS[2], ARGV[9])
-if made or string.sub(cur, 1, $VERSION_END) ~= ARGV[1] then return {0, cur, made} end
-local events = string.sub(cur, $EVENTS_FROM, $LEN_TO + tonumber(string.sub(cur, $LEN_FROM, $LEN_TO)))
-local e = ARGV[7]
-if e ~= '' then
-  local n = #e
-  events = events .. string.char(math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256) .. e
-  local starts = {}
-  local i = 1
-  while i <= #events do
-    starts[#starts + 1] = i
-    i = i + 3 + string.byte(events, i) * 65536 + string.byte(events, i + 1) * 256 + string.byte(events, i + 2)
-  end
-  local cap = tonumber(ARGV[5])
-  if #starts > cap then events = string.sub(events, starts[#starts - cap + 1]) end
-  redis.call('SPUBLISH', ARGV[6], e)
-end
-redis.call('SET', KEYS[1], ARGV[2] .. string.format('%0$LEN_DIGITSd', #events) .. events .. ARGV[3], 'PX', ARGV[4])
-if ARGV[8] == '1' then
-  redis.call('HSET', KEYS[2], ARGV[9], ARGV[10])
-  if redis.call('RPUSH', KEYS[3], ARGV[9]) > tonumber(ARGV[11]) then
+local made = ARGV[6] == '1' and redis.call('HGET', KEYS[2], ARGV[7])
+if made or string.sub(cur, 1, $HEADER) ~= ARGV[1] then return {0, cur, made} end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if ARGV[5] ~= '' then redis.call('SPUBLISH', ARGV[4], ARGV[5]) end
+if ARGV[6] == '1' then
+  redis.call('HSET', KEYS[2], ARGV[7], ARGV[8])
+  if redis.call('RPUSH', KEYS[3], ARGV[7]) > tonumber(ARGV[9]) then
     redis.call('HDEL', KEYS[2], redis.call('LPOP', KEYS[3]))
   end
-  redis.call('PEXPIRE', KEYS[3], ARGV[4])
+  redis.call('PEXPIRE', KEYS[3], ARGV[3])
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-return {1, tonumber(ARGV[2])}
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return {1}
 ";
 
 /// KEYS: open, lobby, owners, the owner's games, creators, creators' ages, the creator's
@@ -284,17 +272,17 @@ impl Scripts {
     }
 }
 
-/// A script's source with the offsets of a game's value filled in from `format`'s
+/// A script's source with the offsets of a game's value filled in from `value`'s
 /// constants (Lua counts from 1, both ends included): `$VERSION_END`, the last byte of the
-/// version; `$LEN_FROM`..`$LEN_TO`, the events area's length; `$EVENTS_FROM`, its first
-/// byte; `$LEN_DIGITS`, the length's digits.
+/// version; `$HEADER`, of the header (the version and the events' length);
+/// `$LEN_FROM`..`$LEN_TO`, the events' length; `$EVENTS_FROM`, the first byte of the events.
 fn built(source: &str) -> String {
     let filled = source
         .replace("$VERSION_END", &VERSION_DIGITS.to_string())
+        .replace("$HEADER", &HEADER.to_string())
         .replace("$LEN_FROM", &(VERSION_DIGITS + 1).to_string())
         .replace("$LEN_TO", &HEADER.to_string())
-        .replace("$EVENTS_FROM", &(HEADER + 1).to_string())
-        .replace("$LEN_DIGITS", &EVENTS_LEN_DIGITS.to_string());
+        .replace("$EVENTS_FROM", &(HEADER + 1).to_string());
     assert!(!filled.contains('$'), "a placeholder left unfilled");
     filled
 }
@@ -447,7 +435,7 @@ mod unit {
     use redis::aio::MultiplexedConnection;
 
     use super::Scripts;
-    use crate::redis::format::{encode_event, game_value, read_game_value, version_text};
+    use crate::value::{History, game_value, header, parse_game, version_text};
 
     async fn redis() -> MultiplexedConnection {
         let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
@@ -458,12 +446,12 @@ mod unit {
             .expect("this test needs Redis at REDIS_URL (default 127.0.0.1:6379)")
     }
 
-    /// The scripts, as built, read and write a game's value at the offsets `format` uses:
-    /// a value written in Rust is saved twice by the save script (the second save reads
-    /// the events area the first one wrote), read back in Rust, then checked by the confirm
-    /// and lobby scripts, which read the version and the blob at those offsets.
+    /// The scripts, as built, read a game's value at the offsets `value` uses: the save
+    /// script sets the values Rust built while the header is the one Rust expects, and
+    /// answers the value as it is otherwise; the confirm and lobby scripts read the
+    /// version and the blob of a value Rust built.
     #[tokio::test]
-    async fn the_scripts_read_and_write_a_game_value_as_rust_does() {
+    async fn the_scripts_read_a_game_value_as_rust_builds_it() {
         let mut conn = redis().await;
         let scripts = Scripts::new();
         let game = format!("test:scripts:game:{{{}}}", uuid::Uuid::new_v4());
@@ -477,61 +465,66 @@ mod unit {
             .script
             .key(&game)
             .key(&idem)
-            .arg(game_value(1, b"first"))
+            .arg(game_value(1, &History::default(), b"first"))
             .arg(60_000)
             .invoke_async(&mut conn)
             .await
             .unwrap();
         assert_eq!(created, 1);
-        let save = |expected: u64, blob: &'static [u8], payload: &'static [u8]| {
+        let save = |expected: u64, before: &History, blob: &[u8], payload: &[u8]| {
+            let after = before.after(expected + 1, Some(payload), 16);
             let mut invocation = scripts.save.script.key(&game);
             invocation
                 .key(&idem)
                 .key(&window)
-                .arg(version_text(expected))
-                .arg(version_text(expected + 1))
-                .arg(blob)
+                .arg(header(expected, before))
+                .arg(game_value(expected + 1, &after, blob))
                 .arg(60_000)
-                .arg(16)
                 .arg(format!("{game}:events"))
-                .arg(encode_event(expected + 1, payload))
+                .arg(payload)
                 .arg("0")
                 .arg("")
                 .arg("")
                 .arg(32);
-            invocation
+            (invocation, after)
         };
+        let mut history = History::default();
         for (expected, blob, payload) in [(1, &b"second"[..], &b"two"[..]), (2, b"third", b"3")] {
-            let reply: Vec<i64> = save(expected, blob, payload)
-                .invoke_async(&mut conn)
-                .await
-                .unwrap();
-            assert_eq!(reply, [1, expected as i64 + 1]);
+            let (invocation, after) = save(expected, &history, blob, payload);
+            let reply: Vec<i64> = invocation.invoke_async(&mut conn).await.unwrap();
+            assert_eq!(reply, [1]);
+            history = after;
         }
-        let (lost, current, made): (i64, Vec<u8>, Option<Vec<u8>>) = save(1, b"late", b"x")
-            .invoke_async(&mut conn)
-            .await
-            .unwrap();
-        assert_eq!(
-            (lost, made),
-            (0, None),
-            "the script reads the version Rust wrote"
-        );
-        let current = read_game_value(&current).expect("a conflict answers the game's value");
-        assert_eq!((current.version, current.blob), (3, &b"third"[..]));
-
         let value: Vec<u8> = redis::cmd("GET")
             .arg(&game)
             .query_async(&mut conn)
             .await
             .unwrap();
-        let read = read_game_value(&value).expect("the script wrote a game value");
-        assert_eq!(read.version, 3);
-        assert_eq!(read.blob, b"third");
         assert_eq!(
-            read.events,
-            [encode_event(2, b"two"), encode_event(3, b"3")]
+            value,
+            game_value(3, &history, b"third"),
+            "set as Rust built it"
         );
+        for (expected, before, why) in [
+            (
+                1,
+                History::default(),
+                "the script reads the version Rust wrote",
+            ),
+            (
+                3,
+                History::default(),
+                "the script reads the events' length Rust wrote",
+            ),
+        ] {
+            let (invocation, _) = save(expected, &before, b"late", b"x");
+            let (lost, current, made): (i64, Vec<u8>, Option<Vec<u8>>) =
+                invocation.invoke_async(&mut conn).await.unwrap();
+            assert_eq!((lost, made), (0, None), "{why}");
+            let current = parse_game(&current).expect("a conflict answers the game's value");
+            assert_eq!((current.version, &current.bytes[..]), (3, &b"third"[..]));
+            assert_eq!(current.history, history);
+        }
 
         for (blob, confirmed) in [(&b"third"[..], 1), (b"second", 0)] {
             let reply: i64 = scripts
@@ -555,7 +548,7 @@ mod unit {
         redis::cmd("HSET")
             .arg(&lobby)
             .arg("g")
-            .arg(game_value(3, b"third"))
+            .arg(game_value(3, &History::default(), b"third"))
             .exec_async(&mut conn)
             .await
             .unwrap();
@@ -566,7 +559,7 @@ mod unit {
                 .key(&lobby)
                 .arg("g")
                 .arg(version_text(version))
-                .arg(game_value(version, b"new"))
+                .arg(game_value(version, &History::default(), b"new"))
                 .invoke_async(&mut conn)
                 .await
                 .unwrap();
