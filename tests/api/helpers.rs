@@ -450,19 +450,27 @@ impl TestApp {
     /// moved is aborted, not rated.
     pub async fn each_moves(&self, id: &str, keys: &[&str]) {
         let mut left: Vec<&str> = keys.to_vec();
-        for _ in 0..50 {
-            if left.is_empty() {
-                return;
-            }
+        // A seat's turn may come after a bot's reply in the background: wait for it, for a
+        // while; a game that ended first (a round blocked at once) has no turn to give.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !left.is_empty() {
             for key in left.clone() {
                 let view = self.view(id, Some(key)).await;
+                if view["status"] == "finished" {
+                    return;
+                }
                 if view["your_turn"] == true {
                     self.play(id, key, &view["legal_moves"][0]).await;
                     left.retain(|k| *k != key);
                 }
             }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} seats never had their turn",
+                left.len()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        panic!("{} seats never had their turn", left.len());
     }
 
     /// Waits until `key`'s seat is to move again: the bots have replied (a bot may move
