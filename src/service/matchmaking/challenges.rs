@@ -39,7 +39,7 @@ const RECOVER_AFTER: Duration = Duration::from_secs(10);
 const SWEEP_BATCH: usize = 64;
 /// Compare-and-set attempts before a change gives up (each loss means another answer
 /// came in meanwhile; a handful of opponents cannot race for long).
-const ATTEMPTS: usize = 8;
+pub(super) const ATTEMPTS: usize = 8;
 
 /// What an answer to a challenge does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -386,50 +386,6 @@ impl Matchmaking {
         Ok(())
     }
 
-    /// Undoes the acceptance by `by` that made `accepted` accepted, its game refused: the
-    /// challenge is open again (until its expiry, as before), as though `by` had not
-    /// answered, unless something else changed it meanwhile.
-    async fn reopen(&self, accepted: &Challenge, by: &str) {
-        for _ in 0..ATTEMPTS {
-            let Ok((version, mut challenge)) = self.load_challenge(&accepted.id).await else {
-                break;
-            };
-            if challenge.status != ChallengeStatus::Accepted
-                || challenge.game_id != accepted.game_id
-            {
-                return;
-            }
-            challenge.status = ChallengeStatus::Open;
-            challenge.game_id = None;
-            challenge.address = None;
-            for opponent in &mut challenge.opponents {
-                if let Opponent::Player { party, accepted } = opponent
-                    && party.id == by
-                {
-                    *accepted = false;
-                }
-            }
-            match self
-                .ctx
-                .store
-                .save_challenge(&challenge.id, version, challenge.encode())
-                .await
-            {
-                Ok(SaveOutcome::Saved { .. }) => {
-                    tracing::info!(challenge_id = %challenge.id, player_id = by, "an acceptance undone: its game was refused");
-                    self.recount_open(&challenge).await;
-                    self.set_challenge_due(&challenge.id, Some(challenge.expires_ms))
-                        .await;
-                    return;
-                }
-                Ok(SaveOutcome::Conflict { .. }) => continue,
-                Ok(SaveOutcome::Missing) | Err(_) => break,
-            }
-        }
-        // Left accepted: the sweep finds no game and tries once more, then reopens it.
-        tracing::warn!(challenge_id = %accepted.id, "a refused acceptance could not be undone yet");
-    }
-
     /// Creates accepted `challenge`'s game, every seat bound, unless it exists already,
     /// counted against its address; then tells its players it started.
     async fn start(&self, challenge: &Challenge) -> Result<(), Error> {
@@ -564,7 +520,7 @@ impl Matchmaking {
         }
     }
 
-    async fn set_challenge_due(&self, id: &str, due: Option<u64>) {
+    pub(super) async fn set_challenge_due(&self, id: &str, due: Option<u64>) {
         if let Err(e) = self.ctx.store.index_challenge_due(id, due).await {
             tracing::warn!(challenge_id = %id, error = %e, "could not index a challenge's next step");
         }

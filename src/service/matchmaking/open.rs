@@ -1,18 +1,20 @@
 //! Open challenges: the caps on how many a player has made and has been sent, each checked
 //! and counted in one step in the store (so two processes never both take the last
-//! place), what the store keeps of a challenge once it closes, and the paged lists.
+//! place), what the store keeps of a challenge once it closes, the paged lists, and a
+//! challenge open again when the game its acceptance asked for was refused.
 
 use futures_util::future::join_all;
 
 use crate::service::page::page_offset;
 use crate::service::players::NO_KEY;
 use crate::service::shared::now_ms;
+use crate::store::SaveOutcome;
 use crate::store::challenges::{
     CLOSED_CHALLENGE_KEPT, ChallengeStore, Direction, Full, OpenCaps, Parties,
 };
 
 use super::challenge::{Challenge, ChallengeStatus, Opponent};
-use super::challenges::MAX_OPEN_CHALLENGES;
+use super::challenges::{ATTEMPTS, MAX_OPEN_CHALLENGES};
 use super::{Error, Matchmaking};
 
 impl Matchmaking {
@@ -132,5 +134,51 @@ impl Matchmaking {
         if let Err(e) = self.ctx.store.close_challenge(&challenge.id, parties).await {
             tracing::warn!(challenge_id = %challenge.id, error = %e, "a closed challenge still counts as open until it expires");
         }
+    }
+}
+
+impl Matchmaking {
+    /// Undoes the acceptance by `by` that made `accepted` accepted, its game refused: the
+    /// challenge is open again (until its expiry, as before), as though `by` had not
+    /// answered, unless something else changed it meanwhile.
+    pub(super) async fn reopen(&self, accepted: &Challenge, by: &str) {
+        for _ in 0..ATTEMPTS {
+            let Ok((version, mut challenge)) = self.load_challenge(&accepted.id).await else {
+                break;
+            };
+            if challenge.status != ChallengeStatus::Accepted
+                || challenge.game_id != accepted.game_id
+            {
+                return;
+            }
+            challenge.status = ChallengeStatus::Open;
+            challenge.game_id = None;
+            challenge.address = None;
+            for opponent in &mut challenge.opponents {
+                if let Opponent::Player { party, accepted } = opponent
+                    && party.id == by
+                {
+                    *accepted = false;
+                }
+            }
+            match self
+                .ctx
+                .store
+                .save_challenge(&challenge.id, version, challenge.encode())
+                .await
+            {
+                Ok(SaveOutcome::Saved { .. }) => {
+                    tracing::info!(challenge_id = %challenge.id, player_id = by, "an acceptance undone: its game was refused");
+                    self.recount_open(&challenge).await;
+                    self.set_challenge_due(&challenge.id, Some(challenge.expires_ms))
+                        .await;
+                    return;
+                }
+                Ok(SaveOutcome::Conflict { .. }) => continue,
+                Ok(SaveOutcome::Missing) | Err(_) => break,
+            }
+        }
+        // Left accepted: the sweep finds no game and tries once more, then reopens it.
+        tracing::warn!(challenge_id = %accepted.id, "a refused acceptance could not be undone yet");
     }
 }

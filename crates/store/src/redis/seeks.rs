@@ -169,18 +169,14 @@ redis.call('DEL', KEYS[2])
 return 1
 ";
 
-/// KEYS: starting, the game's list. ARGV: game, refused seek, now, then the prefixes
-/// (seek, pool, player), the pools set, the due set and the pools due. Undoes a match:
-/// the refused seek canceled, the others waiting again unless expired; returns those.
+/// KEYS: starting, the game's list. ARGV: game, refused seek, now, the [`Keys::seek_tail`]
+/// and the pools due. Undoes a match ([`SeekStore::unmatch`]); returns the seeks back.
 const UNMATCH_LUA: &str = r"
-local P_SEEK, P_POOL, P_PLAYER, POOLS, DUE, POOLS_DUE =
-  ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local now = tonumber(ARGV[3])
-local back = {}
+local P_SEEK, P_POOL, P_PLAYER, POOLS, DUE, POOLS_DUE = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local now, back = tonumber(ARGV[3]), {}
 for _, sid in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
   local key = P_SEEK .. sid
-  local f = redis.call('HMGET', key, 'state', 'game', 'expires', 'pool', 'player', 'created',
-    'fallback')
+  local f = redis.call('HMGET', key, 'state', 'game', 'expires', 'pool', 'player', 'created', 'fallback')
   if f[1] == 'matched' and f[2] == ARGV[1] then
     if sid == ARGV[2] then
       redis.call('HSET', key, 'state', 'canceled', 'game', '')
