@@ -332,6 +332,8 @@ async fn a_seek_whose_game_its_address_cannot_hold_is_refused_and_its_partner_wa
         .as_str()
         .unwrap()
         .to_owned();
+    // Ann's seek is the newer, by a millisecond at least.
+    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     // Refused: ann's request answers so; or, should a sweep have paired the pool between
     // her seek's arrival and her request's own pairing, her seek reads canceled. Either
     // way no game was promised.

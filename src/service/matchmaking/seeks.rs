@@ -233,7 +233,7 @@ impl Matchmaking {
                 break;
             }
             made += 1;
-            match self.start_matched(&game).await {
+            match self.start_matched(&game, arriving).await {
                 Ok(()) => {}
                 Err(Error::SeekRefused { seek, why }) if Some(seek.as_str()) == arriving => {
                     return Err(*why);
@@ -249,7 +249,7 @@ impl Matchmaking {
 
     /// Creates matched game `game` from the seeks matched to it, unless it exists: their
     /// players in seats drawn at random, built-in levels in the seats left (a fallback).
-    async fn start_matched(&self, game: &str) -> Result<(), Error> {
+    async fn start_matched(&self, game: &str, arriving: Option<&str>) -> Result<(), Error> {
         let ids = self.ctx.store.seeks_of_game(game).await?;
         let mut seeks = Vec::with_capacity(ids.len());
         for id in &ids {
@@ -269,10 +269,12 @@ impl Matchmaking {
         let bots: Vec<(u8, Level)> = seats[seeks.len()..].iter().map(|&s| (s, level)).collect();
         let mut record = self.games.new_record(&wish_game(&wish, bots))?;
         record.rated = wish.rated;
-        // The game counts against the address of the seek that completed it (the newest).
+        // The game counts against the address of the seek that completed it: the one whose
+        // request paired it, else the newest.
         let newest = seeks
             .iter()
-            .max_by_key(|seek| (seek.created_ms, &seek.id))
+            .find(|seek| Some(seek.id.as_str()) == arriving)
+            .or_else(|| seeks.iter().max_by_key(|seek| (seek.created_ms, &seek.id)))
             .expect("one seek at least");
         let admission = Admission {
             id: game,
@@ -349,7 +351,7 @@ impl Matchmaking {
                 }
                 Settled::FellBack => {
                     acted += 1;
-                    match self.start_matched(&game).await {
+                    match self.start_matched(&game, None).await {
                         Ok(()) | Err(Error::SeekRefused { .. }) => {}
                         Err(e) => {
                             tracing::warn!(game_id = %game, error = %e, "a fallback game was not created; a sweep creates it");
@@ -362,7 +364,7 @@ impl Matchmaking {
             if !self.games.exists(&game).await? {
                 tracing::warn!(game_id = %game, "matched seeks had no game: creating it");
             }
-            match self.start_matched(&game).await {
+            match self.start_matched(&game, None).await {
                 Ok(()) | Err(Error::SeekRefused { .. }) => {}
                 Err(e) => return Err(e),
             }
