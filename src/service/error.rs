@@ -98,10 +98,6 @@ pub enum Error {
     /// A save got no answer from the store, and looking afterwards told `fate`.
     #[error("{cause} (the change was {})", fate.as_str())]
     Unsettled { cause: String, fate: Fate },
-    /// A game matched from seeks was refused (`why`) because of seek `seek`: the seeks
-    /// were unmatched. Answered as `why` to the request that made `seek`.
-    #[error("{why}")]
-    SeekRefused { seek: String, why: Box<Error> },
     #[error("{0}")]
     Internal(String),
 }

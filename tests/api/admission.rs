@@ -63,16 +63,20 @@ async fn get_as(app: &TestApp, path: &str, key: &str) -> Value {
     res.json().await.unwrap()
 }
 
-/// A game waiting for players, made by `address`: it counts among its games in play.
-async fn hold_a_game(app: &TestApp, address: &str) {
-    let res = app
-        .client
+/// `POST /v1/games` of a game waiting for players, as the client at `address`.
+async fn create_from(app: &TestApp, address: &str) -> reqwest::Response {
+    app.client
         .post(app.url("/v1/games"))
         .header("X-Forwarded-For", address)
         .json(&json!({"preset": "block"}))
         .send()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// A game waiting for players, made by `address`: it counts among its games in play.
+async fn hold_a_game(app: &TestApp, address: &str) {
+    let res = create_from(app, address).await;
     assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
 }
 
@@ -124,14 +128,7 @@ async fn an_accept_refused_by_the_address_cap_answers_so_and_leaves_the_challeng
     let game = accepted["game_id"].as_str().unwrap();
     assert_eq!(app.get(&format!("/v1/games/{game}")).await.status(), 200);
     // And that game counts against the address that accepted it.
-    let res = app
-        .client
-        .post(app.url("/v1/games"))
-        .header("X-Forwarded-For", free)
-        .json(&json!({"preset": "block"}))
-        .send()
-        .await
-        .unwrap();
+    let res = create_from(&app, free).await;
     assert_problem(res, 429, "too_many_games").await;
 }
 
@@ -218,14 +215,7 @@ async fn a_matchs_games_count_against_its_makers_address_and_wait_for_room(redis
     assert_eq!(running["status"], "running", "{running}");
     let games = running["games"].as_array().unwrap().clone();
     assert_eq!(games.len(), 2, "one deal made, the other waits: {running}");
-    let res = app
-        .client
-        .post(app.url("/v1/games"))
-        .header("X-Forwarded-For", home)
-        .json(&json!({"preset": "block"}))
-        .send()
-        .await
-        .unwrap();
+    let res = create_from(&app, home).await;
     assert_problem(res, 429, "too_many_games").await;
     // Both resign their games of the first deal; the second deal is made.
     for game in &games {

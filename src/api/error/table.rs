@@ -175,7 +175,6 @@ impl From<service::Error> for ApiError {
             )
             .retry_after_duration(frees_in),
             E::Sealed(why) => ApiError::new(C::GameSealed, why),
-            E::SeekRefused { why, .. } => ApiError::from(*why),
             E::NotFinished => ApiError::new(
                 C::PreconditionFailed,
                 "the export is available once the match is finished",

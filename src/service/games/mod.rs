@@ -174,18 +174,16 @@ impl Games {
             return Ok(());
         }
         for twin in &record.twins {
-            let finished = match self.ctx.store.load(twin).await? {
-                Some(stored) => Record::decode(&stored.bytes)?.status() == Status::Finished,
-                None => false,
-            };
-            if !finished {
+            // Not made yet (refused, waiting for room) is not finished either.
+            if !matches!(self.progress(twin).await?, Progress::Ended { .. }) {
+                let exported = if export {
+                    ", and exported by nobody"
+                } else {
+                    ""
+                };
                 return Err(Error::Sealed(format!(
-                    "game {twin} plays the same deal and is not finished: until it is, this                      game is read only by its own seats{}",
-                    if export {
-                        ", and exported by nobody"
-                    } else {
-                        ""
-                    }
+                    "game {twin} plays the same deal and is not finished: until it is, this \
+                     game is read only by its own seats{exported}"
                 )));
             }
         }

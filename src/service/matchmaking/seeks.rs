@@ -57,6 +57,14 @@ const SWEEP_BATCH: usize = 64;
 /// few sweeps rather than holding one).
 const PAIRINGS_AT_ONCE: usize = 64;
 
+/// A game matched from seeks that the admission refused, because of seek `seek` (its
+/// address's cap), for `why`: the seeks are unmatched, and the request that made `seek`
+/// answers `why`.
+struct Refused {
+    seek: String,
+    why: Error,
+}
+
 impl Matchmaking {
     /// Makes a seek for the key's player and pairs its pool at once: the answer says
     /// `Matched` when this seek completed a game. A player already waiting in the pool is
@@ -234,11 +242,10 @@ impl Matchmaking {
             }
             made += 1;
             match self.start_matched(&game, arriving).await {
-                Ok(()) => {}
-                Err(Error::SeekRefused { seek, why }) if Some(seek.as_str()) == arriving => {
-                    return Err(*why);
+                Ok(Some(refused)) if Some(refused.seek.as_str()) == arriving => {
+                    return Err(refused.why);
                 }
-                Err(Error::SeekRefused { .. }) => {}
+                Ok(_) => {}
                 Err(e) => {
                     tracing::warn!(game_id = %game, error = %e, "a matched game was not created; a sweep creates it");
                 }
@@ -249,7 +256,12 @@ impl Matchmaking {
 
     /// Creates matched game `game` from the seeks matched to it, unless it exists: their
     /// players in seats drawn at random, built-in levels in the seats left (a fallback).
-    async fn start_matched(&self, game: &str, arriving: Option<&str>) -> Result<(), Error> {
+    /// A game the admission refuses is [`Refused`], its seeks unmatched.
+    async fn start_matched(
+        &self,
+        game: &str,
+        arriving: Option<&str>,
+    ) -> Result<Option<Refused>, Error> {
         let ids = self.ctx.store.seeks_of_game(game).await?;
         let mut seeks = Vec::with_capacity(ids.len());
         for id in &ids {
@@ -260,7 +272,7 @@ impl Matchmaking {
         let Some(first) = seeks.first() else {
             // Its seeks are gone (no longer kept): nothing can be made of it.
             self.ctx.store.started(game).await?;
-            return Ok(());
+            return Ok(None);
         };
         let wish = first.wish.clone();
         let mut seats: Vec<u8> = (0..wish.seats).collect();
@@ -290,7 +302,7 @@ impl Matchmaking {
             Ok(Some(_)) => {}
             Ok(None) => {
                 self.ctx.store.started(game).await?;
-                return Ok(());
+                return Ok(None);
             }
             // Refused: nothing is promised. The seek it was to count against is canceled,
             // the others wait again, and nobody tries this game again.
@@ -298,10 +310,10 @@ impl Matchmaking {
                 let back = self.ctx.store.unmatch(game, &newest.id, now_ms()).await?;
                 tracing::info!(game_id = %game, seek_id = %newest.id, waiting_again = back.len(), error = %e, "a matched game was refused: its seeks unmatched");
                 self.ctx.metrics.seek("refused");
-                return Err(Error::SeekRefused {
+                return Ok(Some(Refused {
                     seek: newest.id.clone(),
-                    why: Box::new(e),
-                });
+                    why: e,
+                }));
             }
             Err(e) => return Err(e),
         }
@@ -318,7 +330,7 @@ impl Matchmaking {
             .metrics
             .seek(if fell_back { "fell_back" } else { "matched" });
         tracing::info!(game_id = %game, pool = %wish.pool(), players = seeks.len(), fell_back, "game created for seeks");
-        Ok(())
+        Ok(None)
     }
 
     /// One pass over the seeks (run by every process's sweep): the pools due paired, due
@@ -352,7 +364,7 @@ impl Matchmaking {
                 Settled::FellBack => {
                     acted += 1;
                     match self.start_matched(&game, None).await {
-                        Ok(()) | Err(Error::SeekRefused { .. }) => {}
+                        Ok(_) => {}
                         Err(e) => {
                             tracing::warn!(game_id = %game, error = %e, "a fallback game was not created; a sweep creates it");
                         }
@@ -364,10 +376,7 @@ impl Matchmaking {
             if !self.games.exists(&game).await? {
                 tracing::warn!(game_id = %game, "matched seeks had no game: creating it");
             }
-            match self.start_matched(&game, None).await {
-                Ok(()) | Err(Error::SeekRefused { .. }) => {}
-                Err(e) => return Err(e),
-            }
+            self.start_matched(&game, None).await?;
             acted += 1;
         }
         Ok(acted)
