@@ -62,6 +62,7 @@ impl Matching {
         self.adjacent[u * self.n + v]
     }
 
+    #[cfg(test)]
     pub(crate) fn mate(&self, u: usize) -> Option<usize> {
         (self.mate[u] != NONE).then_some(self.mate[u])
     }
