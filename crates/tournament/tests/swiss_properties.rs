@@ -28,14 +28,25 @@ fn check_round(r: &Record, round: &Round) {
     }
     for e in 0..r.entrants {
         let expected = u8::from(active.contains(&e));
-        assert_eq!(seen[usize::from(e)], expected, "entrant {e} placed {} times", seen[usize::from(e)]);
+        assert_eq!(
+            seen[usize::from(e)],
+            expected,
+            "entrant {e} placed {} times",
+            seen[usize::from(e)]
+        );
     }
-    assert_eq!(round.byes.len(), active.len() % 2, "one bye exactly when the count is odd");
+    assert_eq!(
+        round.byes.len(),
+        active.len() % 2,
+        "one bye exactly when the count is odd"
+    );
 }
 
 /// The bye went to the lowest-placed entrant with the fewest byes who could take it.
 fn check_bye(r: &Record, round: &Round) {
-    let Some(&bye) = round.byes.first() else { return };
+    let Some(&bye) = round.byes.first() else {
+        return;
+    };
     let h = r.history();
     let active = r.active();
     let order: Vec<Entrant> = ranked(r).iter().map(|&(e, _)| e).collect();
@@ -45,12 +56,18 @@ fn check_bye(r: &Record, round: &Round) {
             break;
         }
         if h.byes_of(other) <= held {
-            assert!(!pairable_without(r, &active, Some(other)), "{other} could have had the bye, not {bye}");
+            assert!(
+                !pairable_without(r, &active, Some(other)),
+                "{other} could have had the bye, not {bye}"
+            );
         }
     }
     for &other in &order {
         if h.byes_of(other) < held {
-            assert!(!pairable_without(r, &active, Some(other)), "{bye} has a second bye, {other} none");
+            assert!(
+                !pairable_without(r, &active, Some(other)),
+                "{bye} has a second bye, {other} none"
+            );
         }
     }
 }
@@ -58,23 +75,39 @@ fn check_bye(r: &Record, round: &Round) {
 /// Score groups from the top, while each is even, has no meeting inside it and leaves a
 /// field below it that can be paired alone: its top half meets its bottom half in order.
 fn check_halves(r: &Record, round: &Round) {
-    let field: Vec<(Entrant, Points)> =
-        ranked(r).into_iter().filter(|(e, _)| !round.byes.contains(e)).collect();
-    let paired = |x: Entrant, y: Entrant| round.pairs.iter().any(|&(a, b)| (a, b) == (x, y) || (a, b) == (y, x));
+    let field: Vec<(Entrant, Points)> = ranked(r)
+        .into_iter()
+        .filter(|(e, _)| !round.byes.contains(e))
+        .collect();
+    let paired = |x: Entrant, y: Entrant| {
+        round
+            .pairs
+            .iter()
+            .any(|&(a, b)| (a, b) == (x, y) || (a, b) == (y, x))
+    };
     let mut start = 0;
     while start < field.len() {
-        let end = (start..field.len()).find(|&i| field[i].1 != field[start].1).unwrap_or(field.len());
+        let end = (start..field.len())
+            .find(|&i| field[i].1 != field[start].1)
+            .unwrap_or(field.len());
         let group: Vec<Entrant> = field[start..end].iter().map(|&(e, _)| e).collect();
         let below: Vec<Entrant> = field[end..].iter().map(|&(e, _)| e).collect();
         let clean = group.len() % 2 == 0
-            && group.iter().all(|&x| group.iter().all(|&y| x == y || !r.met(x, y)))
+            && group
+                .iter()
+                .all(|&x| group.iter().all(|&y| x == y || !r.met(x, y)))
             && pairable(r, &below);
         if !clean {
             return;
         }
         let half = group.len() / 2;
         for i in 0..half {
-            assert!(paired(group[i], group[half + i]), "{} should meet {} in {group:?}", group[i], group[half + i]);
+            assert!(
+                paired(group[i], group[half + i]),
+                "{} should meet {} in {group:?}",
+                group[i],
+                group[half + i]
+            );
         }
         start = end;
     }

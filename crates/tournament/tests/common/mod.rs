@@ -69,7 +69,9 @@ impl Record {
     }
 
     pub fn active(&self) -> Vec<Entrant> {
-        (0..self.entrants).filter(|&e| !self.withdrawn[usize::from(e)]).collect()
+        (0..self.entrants)
+            .filter(|&e| !self.withdrawn[usize::from(e)])
+            .collect()
     }
 }
 
@@ -92,7 +94,13 @@ pub fn random_history(rng: &mut Rng, entrants: u16, rounds: u16) -> Record {
             match waiting {
                 Some(w) if !r.met(w, e) => {
                     let margin_a = rng.below(61) as i32 - 30;
-                    r.played.push(Played { round, a: w, b: e, winner: Some(rng.winner()), margin_a });
+                    r.played.push(Played {
+                        round,
+                        a: w,
+                        b: e,
+                        winner: Some(rng.winner()),
+                        margin_a,
+                    });
                     waiting = None;
                 }
                 Some(_) => {}
