@@ -181,3 +181,18 @@ pub fn default_swiss_rounds(entrants: u16) -> u16 {
     };
     (log2 + 1).min(most).min(MAX_ROUNDS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_rounds_separate_the_field_within_what_a_schedule_allows() {
+        let rounds: Vec<u16> = [0, 1, 2, 3, 4, 5, 8, 9, 64, 65, 1000, u16::MAX]
+            .iter()
+            .map(|&n| default_swiss_rounds(n))
+            .collect();
+        assert_eq!(rounds, [0, 0, 1, 3, 3, 4, 4, 5, 7, 8, 11, 17]);
+        assert!((2..=u16::MAX).all(|n| default_swiss_rounds(n) <= MAX_ROUNDS));
+    }
+}
