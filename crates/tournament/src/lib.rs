@@ -5,9 +5,10 @@
 //!
 //! - [`history`]: entrants, pairings played, byes, withdrawals: what the functions read.
 //! - [`points`]: exact points (quarters), so ties compare exactly.
-//! - [`standings`]: score, Buchholz, Sonneborn-Berger, margin, entry order.
-//! - [`swiss`]: the Swiss pairing of a round (FIDE Dutch brackets; docs/tournaments.md
-//!   says where it simplifies); [`round_robin`]: the circle method.
+//! - [`mod@standings`]: score, Buchholz, Sonneborn-Berger, margin, entry order.
+//! - [`mod@swiss`]: the Swiss pairing of a round (FIDE Dutch brackets; docs/tournaments.md
+//!   says where it simplifies); [`mod@round_robin`]: the circle method; [`round`]: what
+//!   both hand back, a round's pairs (first seat first) and byes.
 //! - `seats` (private): who takes the first seat, balanced over the rounds.
 //! - `matching` (private): maximum matching, the check that a pairing can be completed.
 

@@ -8,7 +8,7 @@
 //! bottom-half entrant it may meet (the Dutch transpositions' order), then the top half
 //! below it from the lowest up (an exchange); whoever is left floats down. "May meet":
 //! never met, and the entrants left after the pair can still all be paired without a
-//! repeat (a maximum matching kept up to date, [`crate::matching`]). So a repeat-free
+//! repeat (a maximum matching kept up to date, `matching`). So a repeat-free
 //! pairing is found whenever one exists, in polynomial time (memory: a flag of who met
 //! whom per pair of active entrants, so fields of hundreds, not of tens of thousands).
 
