@@ -206,3 +206,27 @@ fn a_repeat_in_the_natural_pairing_is_resolved_by_the_next_of_the_bottom_half() 
     pairs.sort_unstable();
     assert_eq!(pairs, [(0, 3), (1, 2)]);
 }
+
+#[test]
+fn an_odd_group_floats_its_lowest_down_to_meet_the_top_of_the_next() {
+    // 0, 1 and 2 win round 1: 0 meets 1 and 2 floats down to 3, the highest loser it has
+    // not met; 4 and 5 are left.
+    let mut r = record(6);
+    for (a, b) in [(0, 3), (1, 4), (2, 5)] {
+        r.played.push(Played {
+            round: 1,
+            a,
+            b,
+            winner: Some(Winner::A),
+            margin_a: 10,
+        });
+    }
+    let round = swiss(&r.history(), 2).unwrap();
+    let mut pairs: Vec<(Entrant, Entrant)> = round
+        .pairs
+        .iter()
+        .map(|&(a, b)| (a.min(b), a.max(b)))
+        .collect();
+    pairs.sort_unstable();
+    assert_eq!(pairs, [(0, 1), (2, 3), (4, 5)]);
+}
