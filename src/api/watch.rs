@@ -1,15 +1,16 @@
 //! The pages a person watches games with: `GET /watch` lists the open games and those in
 //! play with their players, `GET /watch/{id}` draws one game's table, live from its event
 //! stream (with `#token=...` in the fragment, that seat's hand too, played by clicking),
-//! `GET /players/{name}` a player's ratings (each with its chart) and recent games, and
-//! `GET /leaderboard/{preset}` a preset's leaderboard, a page at a time. Plain HTML,
-//! CSS and JavaScript modules from `src/api/watch/`, compiled into the binary: the pages
-//! need no network beyond this server, and the JavaScript reads the game through the
-//! public API like any client.
+//! `GET /players/{name}` a player's ratings (each with its chart) and recent games,
+//! `GET /leaderboard/{preset}` a preset's leaderboard, a page at a time, and
+//! `GET /tournaments/{id}` a tournament's standings, rounds and crosstable, live from its
+//! event stream. Plain HTML, CSS and JavaScript modules from `src/api/watch/`, compiled
+//! into the binary: the pages need no network beyond this server, and the JavaScript reads
+//! the game through the public API like any client.
 //!
-//! Any well-formed game id, any name and any preset gets its page (the page itself says
-//! when there is no such thing): serving it touches no store, so a page load costs
-//! nothing but the bytes.
+//! Any well-formed game or tournament id, any name and any preset gets its page (the page
+//! itself says when there is no such thing): serving it touches no store, so a page load
+//! costs nothing but the bytes.
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
@@ -21,6 +22,7 @@ const GAME_PAGE: &str = include_str!("watch/game.html");
 const LOBBY_PAGE: &str = include_str!("watch/lobby.html");
 const PLAYER_PAGE: &str = include_str!("watch/player.html");
 const LEADERBOARD_PAGE: &str = include_str!("watch/leaderboard.html");
+const TOURNAMENT_PAGE: &str = include_str!("watch/tournament.html");
 
 /// The pages' scripts and styles, by the name they are served under.
 const ASSETS: &[(&str, &str, &str)] = &[
@@ -35,6 +37,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("player.mjs", JS, include_str!("watch/player.mjs")),
     ("leaderboard.mjs", JS, include_str!("watch/leaderboard.mjs")),
     ("chart.mjs", JS, include_str!("watch/chart.mjs")),
+    ("tournament.mjs", JS, include_str!("watch/tournament.mjs")),
 ];
 const CSS: &str = "text/css; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
@@ -45,7 +48,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(get_and_head("/watch/assets/{name}", asset))
         .service(get_and_head("/watch/{id}", game_page))
         .service(get_and_head("/players/{name}", player_page))
-        .service(get_and_head("/leaderboard/{preset}", leaderboard_page));
+        .service(get_and_head("/leaderboard/{preset}", leaderboard_page))
+        .service(get_and_head("/tournaments/{id}", tournament_page));
 }
 
 fn page(content_type: &'static str, body: &'static str) -> HttpResponse {
@@ -74,6 +78,11 @@ pub async fn player_page(_name: web::Path<String>) -> HttpResponse {
 /// A preset's leaderboard page.
 pub async fn leaderboard_page(_preset: web::Path<String>) -> HttpResponse {
     page(HTML, LEADERBOARD_PAGE)
+}
+
+/// A tournament's page. The id must be a tournament id's shape (else the usual 404 problem).
+pub async fn tournament_page(_id: web::Path<uuid::Uuid>) -> HttpResponse {
+    page(HTML, TOURNAMENT_PAGE)
 }
 
 pub async fn asset(name: web::Path<String>) -> Result<HttpResponse, ApiError> {

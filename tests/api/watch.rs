@@ -1,6 +1,7 @@
 //! The pages (`GET /watch`, `GET /watch/{id}`, `GET /players/{name}`,
-//! `GET /leaderboard/{preset}`): HTML, scripts and styles served by the binary, under a Content-Security-Policy that lets them load and ask nothing but this
-//! server. What the pages draw is tested in a browser (scripts/watch-check/).
+//! `GET /leaderboard/{preset}`, `GET /tournaments/{id}`): HTML, scripts and styles served
+//! by the binary, under a Content-Security-Policy that lets them load and ask nothing but
+//! this server. What the pages draw is tested in a browser (scripts/watch-check/).
 
 use serde_json::json;
 
@@ -120,6 +121,7 @@ async fn every_script_and_stylesheet_of_the_pages_is_served_with_its_type() {
         "/watch".to_owned(),
         "/players/ann".to_owned(),
         "/leaderboard/all_fives".to_owned(),
+        "/tournaments/9b2d5c0e-4c83-4bb5-9a43-5f2a1f0e6a11".to_owned(),
     ] {
         queue.extend(assets_named(&app.get(&page).await.text().await.unwrap()));
     }
@@ -156,6 +158,7 @@ async fn every_script_and_stylesheet_of_the_pages_is_served_with_its_type() {
         "player.mjs",
         "leaderboard.mjs",
         "chart.mjs",
+        "tournament.mjs",
         "watch.css",
     ] {
         assert!(served.iter().any(|s| s == module), "{module} in {served:?}");
@@ -230,4 +233,112 @@ async fn a_players_page_and_a_leaderboards_are_html_under_the_same_policy() {
             "{path}"
         );
     }
+}
+
+/// A round robin named `name`, made by a new player: its id.
+async fn tournament_named(app: &TestApp, name: &str) -> String {
+    tournament_named_by(app, name, "tina").await
+}
+
+async fn tournament_named_by(app: &TestApp, name: &str, creator: &str) -> String {
+    let (_, key) = app.new_player(creator).await;
+    let body = json!({"name": name, "preset": "block", "format": "round_robin", "levels": ["random", "greedy"]});
+    let res = app.post_as("/v1/tournaments", &key, Some(&body)).await;
+    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+    let made: serde_json::Value = res.json().await.unwrap();
+    made["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_tournaments_page_is_html_under_the_same_policy_and_answers_head_without_a_body() {
+    let app = spawn_app().await;
+    let id = tournament_named(&app, "Friday fives").await;
+    let path = format!("/tournaments/{id}");
+    let res = app.get(&path).await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(header(&res, "content-type"), "text/html; charset=utf-8");
+    assert_eq!(header(&res, "cache-control"), "no-cache");
+    assert_only_self(&res);
+    let length = header(&res, "content-length");
+    let page = res.text().await.unwrap();
+    assert!(page.contains("/watch/assets/tournament.mjs"), "{page}");
+    assert!(
+        !page.contains("<script>") && !page.contains("http://") && !page.contains("https://"),
+        "{page}"
+    );
+    let head = app.client.head(app.url(&path)).send().await.unwrap();
+    assert_eq!(head.status().as_u16(), 200);
+    assert_eq!(header(&head, "content-type"), "text/html; charset=utf-8");
+    assert_eq!(header(&head, "content-length"), length);
+    assert_only_self(&head);
+    assert!(head.bytes().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn an_unknown_tournament_id_gets_the_page_which_says_so_and_no_id_is_a_not_found_problem() {
+    let app = spawn_app().await;
+    let unknown = "9b2d5c0e-4c83-4bb5-9a43-5f2a1f0e6a11";
+    // What the page reads to say so.
+    assert_problem(
+        app.get(&format!("/v1/tournaments/{unknown}")).await,
+        404,
+        "not_found",
+    )
+    .await;
+    let res = app.get(&format!("/tournaments/{unknown}")).await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_only_self(&res);
+    assert_problem(app.get("/tournaments/friday-fives").await, 404, "not_found").await;
+    let head = app
+        .client
+        .head(app.url("/tournaments/friday-fives"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status().as_u16(), 404);
+}
+
+#[tokio::test]
+async fn a_tournament_named_as_markup_never_has_its_name_written_into_its_page() {
+    let app = spawn_app().await;
+    let name = "<img src=x onerror=alert(1)>";
+    let id = tournament_named(&app, name).await;
+    // The page is the same bytes for every tournament: its script writes the name as text
+    // (scripts/watch-check/ checks that in a browser), so no name can become markup here.
+    let page = app
+        .get(&format!("/tournaments/{id}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !page.contains("<img") && !page.contains("onerror"),
+        "{page}"
+    );
+    let other = tournament_named_by(&app, "Friday fives", "tom").await;
+    assert_eq!(
+        page,
+        app.get(&format!("/tournaments/{other}"))
+            .await
+            .text()
+            .await
+            .unwrap()
+    );
+    // The name reaches the page's script as JSON, as it was given.
+    let read: serde_json::Value = app
+        .get(&format!("/v1/tournaments/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(read["name"], name);
+    // Players, whose names the page shows too, cannot be named so at all.
+    let res = app
+        .post_json("/v1/players", &json!({"name": "<img src=x>"}))
+        .await;
+    let problem = assert_problem(res, 400, "bad_request").await;
+    assert!(
+        problem["detail"].as_str().unwrap().starts_with("name:"),
+        "{problem}"
+    );
 }

@@ -124,3 +124,29 @@ export async function readLeaderboard(preset, page = 1, perPage = 50) {
 export async function listPresets() {
   return answer(await fetch('/v1/presets', { cache: 'no-store' }));
 }
+
+const tournamentPath = (id) => `/v1/tournaments/${encodeURIComponent(id)}`;
+
+/** A tournament: its settings, standings, pairings and byes. */
+export async function readTournament(id) {
+  return answer(await fetch(tournamentPath(id), { cache: 'no-store' }));
+}
+
+/**
+ * Calls `onTournament(tournament, type)` for each event of the tournament's stream (each
+ * carries the whole tournament), until `tournament_finished`, after which the stream is
+ * closed (else the browser would reconnect to a stream that has nothing more to say).
+ * Answers a function that stops it.
+ */
+export function followTournament(id, onTournament, onConnection) {
+  const source = new EventSource(`${tournamentPath(id)}/events`);
+  for (const type of ['standings', 'round_started', 'pairing_finished', 'tournament_finished']) {
+    source.addEventListener(type, (e) => {
+      if (type === 'tournament_finished') source.close();
+      onTournament(JSON.parse(e.data).tournament, type);
+    });
+  }
+  source.onopen = () => onConnection?.(true);
+  source.onerror = () => onConnection?.(source.readyState === EventSource.CLOSED ? null : false);
+  return () => source.close();
+}
