@@ -8,7 +8,9 @@
 # Then each bot-account runner (runner.ts, runner.py) plays a small duplicate match against
 # `greedy` in its `match` mode (its games announced on the player's stream) and must see
 # it finished, then seeks a game in its seek mode (`--seek`) that falls back to `greedy`
-# after a short wait, and plays it to the end: the game must be finished, against greedy.
+# after a short wait, and plays it to the end: the game must be finished, against greedy;
+# then enters a round robin with two built-in levels (`--tournament`) and plays it to its
+# end: finished, with each of its player's games played.
 #
 # - Clients are generated from the committed openapi/openapi.json on every run, so a
 #   schema change that breaks a typed client fails here.
@@ -134,9 +136,48 @@ seek_finished_against_greedy "$work/ts-seek.out" "TypeScript runner"
 PYTHONPATH="$py_client" timeout 120 "$venv/bin/python" "$py_src/runner.py" "$url" "${seek_args[@]}" \
     | tee "$work/py-seek.out" || { log "FAILED: the Python runner's seek"; status=1; }
 seek_finished_against_greedy "$work/py-seek.out" "Python runner"
+# The tournament mode, one runner after the other: an organiser account makes a round
+# robin of block (one round a game) with two built-in levels; the runner enters it with its
+# player's key, the organiser starts it once the runner is in, and the runner plays every
+# game it gives and exits 0 once it is over: finished, the runner's player having met both
+# levels, every one of its games finished.
+field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+organiser=$(curl -fsS -X POST "$url/v1/players" -H 'content-type: application/json' \
+    -d '{"name": "organiser"}' | field key)
+tournament_played() { # <what> <runner command...>
+    local what=$1 id deadline
+    shift
+    id=$(curl -fsS -X POST "$url/v1/tournaments" -H "authorization: Bearer $organiser" \
+        -H 'content-type: application/json' -d '{"name": "clients.sh", "preset": "block",
+        "format": "round_robin", "rules": {"target": null, "rounds": 1}, "levels": ["random", "greedy"]}' | field id)
+    timeout 120 "$@" --tournament "$id" >"$work/tournament.out" 2>&1 &
+    local runner=$!
+    deadline=$((SECONDS + 30))
+    until [[ $(curl -fsS "$url/v1/tournaments/$id" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["players"]))') == 3 ]]; do
+        ((SECONDS < deadline)) || { log "FAILED: the $what did not enter tournament $id in 30 s"; break; }
+        sleep 0.2
+    done
+    curl -fsS -o /dev/null -X POST "$url/v1/tournaments/$id/start" -H "authorization: Bearer $organiser" \
+        || log "FAILED: starting tournament $id"
+    wait "$runner" || { log "FAILED: the $what's tournament mode"; cat "$work/tournament.out" >&2; status=1; return; }
+    cat "$work/tournament.out"
+    curl -fsS "$url/v1/tournaments/$id" | python3 -c '
+import json, sys, urllib.request
+t = json.load(sys.stdin)
+me = [p["id"] for p in t["players"] if p["id"] not in ("random", "greedy")]
+mine = [p for p in t["pairings"] if me and me[0] in (p["a"], p["b"])]
+met = sorted(p["b"] if p["a"] == me[0] else p["a"] for p in mine)
+games = [json.load(urllib.request.urlopen(f"{sys.argv[1]}/v1/games/{g}")) for p in mine for g in p["games"]]
+ok = (t["status"] == "finished" and met == ["greedy", "random"] and all(p["result"] for p in mine)
+      and len(games) == 4 and all(g["status"] == "finished" for g in games))
+sys.exit(0 if ok else 1)' "$url" \
+        || { log "FAILED: the $what's tournament $id did not end with its player's games all played"; status=1; }
+}
+tournament_played "TypeScript runner" node "$ts/dist/runner.js" "$url"
+tournament_played "Python runner" env PYTHONPATH="$py_client" "$venv/bin/python" "$py_src/runner.py" "$url"
 if [[ $status != 0 ]]; then
     log "the server's log:"
     tail -n 30 "$work/server.log" >&2
     exit 1
 fi
-printf 'clients: the TypeScript and the Python example bots played whole games, and both runners a whole match and a seek that fell back to greedy\n'
+printf 'clients: the TypeScript and the Python example bots played whole games, and both runners a whole match, a seek that fell back to greedy and a round robin against two levels\n'

@@ -14,7 +14,10 @@ Everything else is done here, the lichess-bot way (docs/bots.md, section 10):
 - `--seek PRESET`: a game with whoever seeks the same (`POST /v1/seeks`), or with a
   built-in level when nobody came within `--fallback-after` seconds (`--fallback LEVEL`);
   the game comes on the stream (`game_started`), the seek is read again meanwhile, and the
-  runner exits once the game is finished (Ctrl-C while it waits cancels the seek).
+  runner exits once the game is finished (Ctrl-C while it waits cancels the seek);
+- `--tournament ID`: enters the tournament with the player's key and plays every game it
+  gives (`tournament_round` names them, `game_started` too), the standings printed as
+  they change, until it is over (`tournament_finished`).
 
 Usage:
   python runner.py URL [--key KEY] [--name NAME]            # play whatever comes, forever
@@ -22,6 +25,7 @@ Usage:
       [--rules '{"target": null, "rounds": 1}'] [--rated]    # a match; exits when it ends
   python runner.py URL --seek all_fives [--fallback greedy --fallback-after 15] \
       [--seats 2] [--clock '{"bank_secs": 120}'] [--rated]   # one game; exits when it ends
+  python runner.py URL --tournament ID [--key KEY]          # enter it, play it; exits when it ends
 (with the generated `domino_client` importable). Exits non-zero on any unexpected answer.
 """
 
@@ -45,11 +49,12 @@ from domino_client.api.challenges import accept_challenge, cancel_seek, create_s
 from domino_client.api.matches import create_match, get_match
 from domino_client.api.play import get_game, make_move
 from domino_client.api.players import create_player, my_games, my_profile
+from domino_client.api.tournaments import get_tournament, join_tournament
 from domino_client.models import (
     BotLevel, ChallengeList, ChallengeView, ClockBody, CreateMatch, CreateMatchPreset, CreatePlayer, CreateSeek,
-    CreateSeekPreset, DrawMove, FallbackBody, GameStatus, GameView, ListChallengesDirection, MatchView, MoveResult,
-    MugginsMove, MyGamesStatus, PassMove, PlayerGameList, PlayerKey, PlayerProfile, PlayMove, ResignMove,
-    RulesOverrides, SeekView, SeekViewStatus)
+    CreateSeekPreset, DrawMove, FallbackBody, GameStatus, GameView, JoinTournament, ListChallengesDirection, MatchView,
+    MoveResult, MugginsMove, MyGamesStatus, PassMove, PlayerGameList, PlayerKey, PlayerProfile, PlayMove, ResignMove,
+    RulesOverrides, SeekView, SeekViewStatus, TournamentView)
 from domino_client.types import Response
 
 T = TypeVar("T")
@@ -106,8 +111,10 @@ class Runner:
         self.client = client
         self.lock = threading.Lock()
         self.playing: set[str] = set()  # started, never twice (the list and events overlap)
+        self.finished: set[str] = set()
         self.ended: "queue.Queue[str]" = queue.Queue()  # game ids, as their threads end
         self.started = threading.Event()  # set as a game starts: a seek may have been matched
+        self.tournament_news: "queue.Queue[str]" = queue.Queue()  # ids of tournaments that moved on
         self.connected = threading.Event()
 
     # -- one game --
@@ -121,8 +128,13 @@ class Runner:
 
     def play(self, game_id: str) -> None:
         gid = UUID(game_id)
-        view: View = expect(200, GameView, get_game.sync_detailed(
-            gid, client=self.client), f"game {game_id}")
+        # A tournament names a round's games before it makes them: not found yet, wait.
+        deadline = time.monotonic() + 60
+        first = get_game.sync_detailed(gid, client=self.client)
+        while first.status_code == 404 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            first = get_game.sync_detailed(gid, client=self.client)
+        view: View = expect(200, GameView, first, f"game {game_id}")
         say(f"game {game_id} ({view.preset}): playing seat {view.you}")
         moves = 0
         while view.status != GameStatus.FINISHED:
@@ -138,6 +150,8 @@ class Runner:
         winner = view.result.winner if view.result is not None else None
         say(f"game {game_id} finished: scores {view.scores}, winner {winner}, "
             f"we were seat {view.you} and made {moves} moves")
+        with self.lock:
+            self.finished.add(game_id)
         self.ended.put(game_id)
 
     # -- the player's stream --
@@ -218,6 +232,14 @@ class Runner:
             self.start_game(str(event["game_id"]))
         elif name == "challenge":
             self.answer(ChallengeView.from_dict(event))
+        elif name == "tournament_round":
+            for game_id in event["game_ids"]:
+                self.start_game(str(game_id))
+            if not event["game_ids"]:
+                say(f"tournament {event['tournament_id']} round {event['round']}: we have the bye")
+            self.tournament_news.put(str(event["tournament_id"]))
+        elif name == "tournament_finished":
+            self.tournament_news.put(str(event["tournament_id"]))
         # game_finished: the game's own thread sees it end; the rest needs nothing here.
 
 
@@ -290,6 +312,47 @@ def run_seek(runner: Runner, args: argparse.Namespace) -> None:
         pass
 
 
+def standings_line(t: TournamentView, me: PlayerProfile) -> str:
+    table = ", ".join(f"{p.rank}. {p.name}{' (us)' if p.id == me.id else ''} {p.score:g}"
+                      f"{' withdrawn' if p.withdrawn else ''}" for p in t.players)
+    return f"tournament {t.id} {t.status}, round {t.round_} of {t.rounds}: {table}"
+
+
+def run_tournament(runner: Runner, args: argparse.Namespace, me: PlayerProfile) -> None:
+    tid = UUID(args.tournament)
+    # `{}` enters the key's player (the generated client cannot send no body at all).
+    joined = join_tournament.sync_detailed(tid, client=runner.client, body=JoinTournament())
+    if joined.status_code == 409:  # entered already (a runner started again?): play on
+        t = expect(200, TournamentView, get_tournament.sync_detailed(tid, client=runner.client),
+                   f"tournament {tid}")
+        if not any(p.id == me.id for p in t.players):
+            fail(f"join tournament {tid}: unexpected answer 409: {joined.content.decode()}")
+    else:
+        t = expect(200, TournamentView, joined, f"join tournament {tid}")
+    say(f"tournament {t.id} ({t.name}): {t.format_} of {t.preset}, {t.status}; "
+        f"watch it at {args.url.rstrip('/')}/tournaments/{t.id}")
+    last = ""
+    while True:
+        try:  # a round started or it ended (the stream says so), or look again anyway
+            runner.tournament_news.get(timeout=2)
+        except queue.Empty:
+            pass
+        t = expect(200, TournamentView, get_tournament.sync_detailed(tid, client=runner.client),
+                   f"tournament {tid}")
+        line = standings_line(t, me)
+        if line != last:
+            say(line)
+            last = line
+        if t.status == "finished":
+            # Over: each game's thread has seen its end, or is about to.
+            deadline = time.monotonic() + 10
+            while runner.playing - runner.finished and time.monotonic() < deadline:
+                time.sleep(0.05)
+            return
+        if t.status != "registering" and t.status != "running":
+            fail(f"tournament {t.id} is {t.status}: {t.reason}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="A bot account that plays every game it is given.")
     parser.add_argument("url", help="the server, e.g. http://127.0.0.1:8080")
@@ -305,6 +368,8 @@ def main() -> None:
     parser.add_argument("--seats", type=int, help="with --seek: 2 to 4 (default 2)")
     parser.add_argument("--clock", help="with --seek: the clock as JSON, e.g. '{\"bank_secs\": 120}'")
     parser.add_argument("--rated", action="store_true", help="with --seek: a rated game")
+    parser.add_argument("--tournament", metavar="ID",
+                        help="enter tournament ID, play every game it gives, exit when it is over")
     sub = parser.add_subparsers(dest="command")
     m = sub.add_parser("match", help="a duplicate match against a built-in level")
     m.add_argument("--opponent", default="greedy", help="random, greedy or expert")
@@ -315,8 +380,8 @@ def main() -> None:
     m.add_argument("--rated", action="store_true")
     m.add_argument("--key", default=argparse.SUPPRESS, help="as above")
     args = parser.parse_args()
-    if args.command == "match" and args.seek:
-        parser.error("--seek and match are two modes: one at a time")
+    if sum([args.command == "match", bool(args.seek), bool(args.tournament)]) > 1:
+        parser.error("match, --seek and --tournament are three modes: one at a time")
 
     key: str | None = args.key
     if key is None:
@@ -333,12 +398,14 @@ def main() -> None:
 
     runner = Runner(client)
     threading.Thread(target=runner.listen, daemon=True).start()
-    if args.command != "match" and not args.seek:
+    if args.command != "match" and not args.seek and not args.tournament:
         threading.Event().wait()  # play for ever (Ctrl-C ends it)
     if not runner.connected.wait(timeout=30):  # the stream first: game_started is not replayed
         fail("events: not connected after 30 s")
     if args.seek:
         run_seek(runner, args)
+    elif args.tournament:
+        run_tournament(runner, args, me)
     else:
         run_match(runner, args)
 
