@@ -14,7 +14,10 @@
 // - `--seek PRESET`: a game with whoever seeks the same (POST /v1/seeks), or with a
 //   built-in level when nobody came within --fallback-after seconds (--fallback LEVEL);
 //   the game comes on the stream (`game_started`), the seek is read again meanwhile, and
-//   the runner exits once the game is finished (Ctrl-C while it waits cancels the seek).
+//   the runner exits once the game is finished (Ctrl-C while it waits cancels the seek);
+// - `--tournament ID`: enters the tournament with the player's key and plays every game it
+//   gives (`tournament_round` names them, `game_started` too), the standings printed as
+//   they change, until it is over (`tournament_finished`).
 //
 // Usage:
 //   node dist/runner.js URL [--key KEY] [--name NAME]          # play whatever comes, forever
@@ -22,6 +25,7 @@
 //       [--rules '{"target": null, "rounds": 1}'] [--rated]  # a match; exits when it ends
 //   node dist/runner.js URL --seek all_fives [--fallback greedy --fallback-after 15] \
 //       [--seats 2] [--clock '{"bank_secs": 120}'] [--rated]  # one game; exits when it ends
+//   node dist/runner.js URL --tournament ID [--key KEY]        # enter it, play it; exits when it ends
 // Exits non-zero on any answer it did not expect.
 import createClient from "openapi-fetch";
 import { randomUUID, randomBytes } from "node:crypto";
@@ -34,6 +38,7 @@ type View = Schemas["GameView"] | Schemas["MoveResult"]; // a move's answer: the
 type Challenge = Schemas["ChallengeView"];
 type PlayerEvent = Schemas["PlayerEvent"];
 type MatchView = Schemas["MatchView"];
+type TournamentView = Schemas["TournamentView"];
 type Preset = Schemas["CreateMatch"]["preset"];
 type Level = Schemas["BotLevel"];
 const presets: readonly Preset[] = ["classic", "block", "draw", "all_fives", "muggins", "penalty"];
@@ -81,14 +86,17 @@ const { values: opts, positionals } = parseArgs({
     "fallback-after": { type: "string", default: "15" },
     seats: { type: "string" },
     clock: { type: "string" },
+    tournament: { type: "string" },
   },
 });
 const [server, command] = positionals;
-if (server === undefined || (command !== undefined && command !== "match") || (command === "match" && opts.seek !== undefined)) {
+const modes = [command === "match", opts.seek !== undefined, opts.tournament !== undefined].filter(Boolean).length;
+if (server === undefined || (command !== undefined && command !== "match") || modes > 1) {
   console.error(
     "usage: runner.js URL [--key KEY] [--name NAME]\n" +
       "       runner.js URL match [--key KEY] --opponent greedy --preset block --deals 10 --parallel 2 [--rules JSON] [--rated]\n" +
-      "       runner.js URL --seek PRESET [--key KEY] [--fallback LEVEL --fallback-after SECS] [--seats N] [--clock JSON] [--rated]",
+      "       runner.js URL --seek PRESET [--key KEY] [--fallback LEVEL --fallback-after SECS] [--seats N] [--clock JSON] [--rated]\n" +
+      "       runner.js URL --tournament ID [--key KEY]",
   );
   process.exit(2);
 }
@@ -135,7 +143,13 @@ function startGame(id: string): void {
 }
 
 async function play(id: string): Promise<void> {
-  const first = await api.GET("/v1/games/{id}", { params: { path: { id } } });
+  // A tournament names a round's games before it makes them: not found yet, wait.
+  const deadline = Date.now() + 60_000;
+  let first = await api.GET("/v1/games/{id}", { params: { path: { id } } });
+  while (first.response.status === 404 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    first = await api.GET("/v1/games/{id}", { params: { path: { id } } });
+  }
   if (first.data === undefined || first.response.status !== 200) fail(`game ${id}`, first.response.status, first.error);
   let view: View = first.data;
   console.log(`game ${id} (${view.preset}): playing seat ${view.you}`);
@@ -202,6 +216,12 @@ async function handle(name: string, data: string): Promise<void> {
     startGame(event.game_id);
   } else if (event.type === "challenge") {
     await answer(event);
+  } else if (event.type === "tournament_round") {
+    for (const game of event.game_ids) startGame(game);
+    if (event.game_ids.length === 0) console.log(`tournament ${event.tournament_id} round ${event.round}: we have the bye`);
+    news();
+  } else if (event.type === "tournament_finished") {
+    news();
   }
   // game_finished: the game's own task sees it end; the rest needs nothing here.
 }
@@ -348,6 +368,49 @@ async function runSeek(presetName: string): Promise<void> {
   while (!finished.has(gameId)) await nextNews(5000);
 }
 
+// ---- a tournament ----
+function standingsLine(t: TournamentView, myId: string): string {
+  const table = t.players
+    .map((p) => `${p.rank}. ${p.name}${p.id === myId ? " (us)" : ""} ${p.score}${p.withdrawn ? " withdrawn" : ""}`)
+    .join(", ");
+  return `tournament ${t.id} ${t.status}, round ${t.round} of ${t.rounds}: ${table}`;
+}
+
+async function runTournament(id: string, myId: string): Promise<void> {
+  // `{}` enters the key's player.
+  const joined = await api.POST("/v1/tournaments/{id}/players", { params: { path: { id } }, body: {} });
+  let t: TournamentView;
+  if (joined.response.status === 409) {
+    // Entered already (a runner started again?): play on.
+    const read = await api.GET("/v1/tournaments/{id}", { params: { path: { id } } });
+    if (read.data === undefined || read.response.status !== 200) fail(`tournament ${id}`, read.response.status, read.error);
+    if (!read.data.players.some((p) => p.id === myId)) fail(`join tournament ${id}`, 409, joined.error);
+    t = read.data;
+  } else {
+    if (joined.data === undefined || joined.response.status !== 200) fail(`join tournament ${id}`, joined.response.status, joined.error);
+    t = joined.data;
+  }
+  console.log(`tournament ${t.id} (${t.name}): ${t.format} of ${t.preset}, ${t.status}; watch it at ${server!.replace(/\/$/, "")}/tournaments/${t.id}`);
+  let last = "";
+  for (;;) {
+    // A round started, a game ended or it is over (the stream says so), or look again anyway.
+    await nextNews(2000);
+    const read = await api.GET("/v1/tournaments/{id}", { params: { path: { id } } });
+    if (read.data === undefined || read.response.status !== 200) fail(`tournament ${id}`, read.response.status, read.error);
+    t = read.data;
+    const line = standingsLine(t, myId);
+    if (line !== last) console.log(line);
+    last = line;
+    if (t.status === "finished") {
+      // Over: each game's task has seen its end, or is about to.
+      const deadline = Date.now() + 10_000;
+      while ([...started].some((g) => !finished.has(g)) && Date.now() < deadline) await nextNews(100);
+      return;
+    }
+    if (t.status !== "registering" && t.status !== "running") fail(`tournament ${id} is ${t.status}: ${t.reason ?? ""}`);
+  }
+}
+
 const connected = new Promise<void>((resolve) => {
   listen(resolve).catch((error: unknown) => fail(`events: ${String(error)}`));
 });
@@ -365,5 +428,13 @@ if (opts.seek !== undefined) {
   await connected;
   clearTimeout(timeout);
   await runSeek(opts.seek);
+  process.exit(0);
+}
+if (opts.tournament !== undefined) {
+  // The stream first, as for a match: the first round may start as soon as it is joined.
+  const timeout = setTimeout(() => fail("events: not connected after 30 s"), 30_000);
+  await connected;
+  clearTimeout(timeout);
+  await runTournament(opts.tournament, me.data.id);
   process.exit(0);
 }
