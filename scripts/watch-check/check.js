@@ -18,9 +18,11 @@
 //    each linking to its replay;
 // 10. the leaderboard lists the board in order, a provisional player marked;
 // 11. the lobby names each game's players (a player linking to its page), escaping them;
+// 12. a tournament's page follows a round robin of levels from its registration to its
+//     end: standings, every round with its games and byes, the crosstable, the name as text;
 // and screenshots at 390 and 1200 px of a 4-seat all_fives game with a spinner, a penalty
 // game, a replay, a refused token and a game of three rounds are saved in the screenshot
-// folder, with a player's page, a leaderboard and the lobby with names.
+// folder, with a player's page, a leaderboard, the lobby with names and a tournament.
 const { chromium } = require('playwright-core');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -127,14 +129,18 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   context.on('request', (r) => addresses.push(r.url()));
   // Pages opened with a token meant to be refused log its 401 or 403: that one is expected.
   const refusing = new Set();
+  // Pages opened on something that does not exist log the 404 they were meant to meet.
+  const missing = new Set();
   context.on('console', (m) => {
     if (m.type() !== 'error') return;
     if (refusing.has(m.page()) && /status of 40[13]/.test(m.text())) return;
+    if (missing.has(m.page()) && /status of 404/.test(m.text())) return;
     problems.push(m.text());
   });
-  const open = async (url, width = 1200, { refused = false } = {}) => {
+  const open = async (url, width = 1200, { refused = false, absent = false } = {}) => {
     const page = await context.newPage();
     if (refused) refusing.add(page);
+    if (absent) missing.add(page);
     page.on('pageerror', (e) => problems.push(String(e)));
     await page.setViewportSize({ width, height: width < 500 ? 780 : width > 1600 ? 1080 : 900 });
     await page.goto(base + url);
@@ -517,6 +523,68 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
     await lobby2.screenshot({ path: path.join(shots, `lobby-names-${width}.png`), fullPage: true });
   }
   await lobby2.close();
+
+  // ---- 12. a tournament's page: a round robin of levels followed live to its end ----
+  const tess = await api('POST', '/v1/players', { name: 'tess' });
+  const cupName = '<img src=x onerror="pwned=1"> cup';
+  const cup = await api('POST', '/v1/tournaments', {
+    name: cupName, preset: 'block', format: 'round_robin', rules: { target: null, rounds: 1 },
+    levels: ['random', 'greedy', 'expert'],
+  }, tess.key);
+  const tour = await open(`/tournaments/${cup.id}`, 1200);
+  await tour.waitForSelector('#page[data-status="registering"]', { timeout: 10000 });
+  check((await tour.locator('#standings-rows tr').count()) === 3, 'a tournament\'s page lists its players while it registers');
+  await api('POST', `/v1/tournaments/${cup.id}/start`, null, tess.key);
+  // Followed from its stream: no reload between the registration and the end.
+  await tour.waitForSelector('#page[data-status="finished"]', { timeout: 60000 });
+  const done = await api('GET', `/v1/tournaments/${cup.id}`);
+  const drawnCup = await tour.evaluate(() => ({
+    title: document.getElementById('title').textContent,
+    injected: Boolean(window.pwned) || document.querySelectorAll('main img, header img').length > 0,
+    standings: [...document.querySelectorAll('#standings-rows tr')].map((tr) => ({
+      id: tr.dataset.player, cells: [...tr.cells].map((c) => c.textContent), href: tr.querySelector('a')?.getAttribute('href'),
+    })),
+    cross: [...document.querySelectorAll('#crosstable tbody tr')].map((tr) => ({
+      id: tr.dataset.player,
+      cells: [...tr.querySelectorAll('td.result, td.self')].map((td) => ({ against: td.dataset.against ?? null, text: td.textContent, href: td.querySelector('a')?.getAttribute('href') ?? null })),
+    })),
+    rounds: [...document.querySelectorAll('#past details')].map((d) => Number(d.dataset.round)),
+    links: [...document.querySelectorAll('#past a.game')].map((a) => a.getAttribute('href')),
+    byes: [...document.querySelectorAll('#past li.bye')].map((li) => `${li.dataset.round} ${li.dataset.player}`),
+    current: !document.getElementById('current-section').hidden,
+  }));
+  check(drawnCup.title === cupName && !drawnCup.injected, `the tournament's name is shown as text, never as markup ("${drawnCup.title}")`);
+  const half = (x) => { const q = Math.round(x * 4); const part = ['', '¼', '½', '¾'][q % 4]; return Math.floor(q / 4) === 0 && part ? part : `${Math.floor(q / 4)}${part}`; };
+  check(same(drawnCup.standings.map((r) => r.id), done.players.map((p) => p.id))
+    && drawnCup.standings.every((r, i) => r.cells[0] === String(done.players[i].rank) && r.cells[1].startsWith(done.players[i].name)
+      && r.cells[2] === half(done.players[i].score) && r.cells[3] === half(done.players[i].buchholz) && r.cells[4] === half(done.players[i].sonneborn_berger)
+      && r.href === `/players/${done.players[i].name}`),
+    `the standings are the tournament's, in order, with score, Buchholz and SB (${drawnCup.standings.map((r) => r.cells.join(' ')).join('; ')})`);
+  const expectCell = (row, col) => {
+    const p = done.pairings.find((q) => (q.a === row && q.b === col) || (q.a === col && q.b === row));
+    if (!p) return null;
+    return { text: p.result === 'draw' ? '½' : p.result === (p.a === row ? 'a' : 'b') ? '1' : '0', href: `/watch/${p.games[0]}#replay` };
+  };
+  const crossOk = drawnCup.cross.length === 3 && drawnCup.cross.every((r, i) => r.id === done.players[i].id && r.cells.length === 3
+    && r.cells.every((c, j) => (j === i ? c.text === '×' : same({ text: c.text, href: c.href }, expectCell(r.id, done.players[j].id)))));
+  check(crossOk, `the crosstable gives each pairing's result from both sides, each linking to its game (${drawnCup.cross.map((r) => r.cells.map((c) => c.text).join('')).join(' / ')})`);
+  const allGames = done.pairings.flatMap((p) => p.games.map((g) => `/watch/${g}#replay`));
+  check(same(drawnCup.rounds, [3, 2, 1]) && !drawnCup.current && same([...drawnCup.links].sort(), [...allGames].sort()) && allGames.length === 6,
+    `every round is listed once it is over, each game linking to its replay (${drawnCup.links.length} links)`);
+  check(same([...drawnCup.byes].sort(), done.byes.map((b) => `${b.round} ${b.player}`).sort()) && drawnCup.byes.length === 3,
+    `and each round's bye (${drawnCup.byes.join(', ')})`);
+  for (const width of [390, 1200]) {
+    await tour.setViewportSize({ width, height: width < 500 ? 780 : 900 });
+    await tour.screenshot({ path: path.join(shots, `tournament-${width}.png`), fullPage: true });
+  }
+  await tour.click(`#crosstable a[href="${drawnCup.cross[0].cells[1].href}"]`);
+  await tour.waitForSelector('#page[data-version]');
+  check(/replay/i.test(await tour.locator('#status').textContent()), 'a crosstable cell opens its game\'s replay');
+  await tour.close();
+  const nowhere = await open('/tournaments/9b2d5c0e-4c83-4bb5-9a43-5f2a1f0e6a11', 390, { absent: true });
+  await nowhere.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  check(/no such tournament/i.test(await nowhere.locator('#title').textContent()), 'an unknown tournament\'s page says there is none');
+  await nowhere.close();
 
   check(!addresses.some((a) => a.includes(four.token) || a.includes(short.token) || a.includes(penalty.token)), `no request address carries a token (${addresses.length} requests)`);
   check(addresses.every((a) => a.startsWith(base)), 'every request goes to the server itself');

@@ -3,9 +3,10 @@
 # a spectator's tiles, a seat's hand, live moves, a whole game played by clicking with the
 # tile about to be played marked, a replay, every round's result, a refused token falling
 # back to the spectator's view, pips of 4 px or more at 390 px on a 1x screen), a player's
-# page with its rating chart and recent games after rated games, a leaderboard, and the
-# lobby naming the players, after the unit tests of its layout geometry and its scene
-# (`node --test`).
+# page with its rating chart and recent games after rated games, a leaderboard, the
+# lobby naming the players, and a tournament's page following a round robin of built-in
+# levels (made and started through the API) to its end with its crosstable, after the unit
+# tests of its layout geometry and its scene (`node --test`).
 # Screenshots at 390 and 1200 px are kept in ${CARGO_TARGET_DIR:-target}/watch-check/.
 #
 # - Installs playwright-core (pinned by package-lock.json, `npm ci`) under
