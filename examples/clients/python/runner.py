@@ -339,16 +339,17 @@ def run_tournament(runner: Runner, args: argparse.Namespace, me: PlayerProfile) 
             pass
         t = expect(200, TournamentView, get_tournament.sync_detailed(tid, client=runner.client),
                    f"tournament {tid}")
+        if t.status == "finished":
+            # Over: each game's thread has seen its end, or is about to; the table last.
+            deadline = time.monotonic() + 10
+            while runner.playing - runner.finished and time.monotonic() < deadline:
+                time.sleep(0.05)
+            say(standings_line(t, me))
+            return
         line = standings_line(t, me)
         if line != last:
             say(line)
             last = line
-        if t.status == "finished":
-            # Over: each game's thread has seen its end, or is about to.
-            deadline = time.monotonic() + 10
-            while runner.playing - runner.finished and time.monotonic() < deadline:
-                time.sleep(0.05)
-            return
         if t.status != "registering" and t.status != "running":
             fail(f"tournament {t.id} is {t.status}: {t.reason}")
 

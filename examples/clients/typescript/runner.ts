@@ -398,15 +398,16 @@ async function runTournament(id: string, myId: string): Promise<void> {
     const read = await api.GET("/v1/tournaments/{id}", { params: { path: { id } } });
     if (read.data === undefined || read.response.status !== 200) fail(`tournament ${id}`, read.response.status, read.error);
     t = read.data;
+    if (t.status === "finished") {
+      // Over: each game's task has seen its end, or is about to; the table last.
+      const deadline = Date.now() + 10_000;
+      while ([...started].some((g) => !finished.has(g)) && Date.now() < deadline) await nextNews(100);
+      console.log(standingsLine(t, myId));
+      return;
+    }
     const line = standingsLine(t, myId);
     if (line !== last) console.log(line);
     last = line;
-    if (t.status === "finished") {
-      // Over: each game's task has seen its end, or is about to.
-      const deadline = Date.now() + 10_000;
-      while ([...started].some((g) => !finished.has(g)) && Date.now() < deadline) await nextNews(100);
-      return;
-    }
     if (t.status !== "registering" && t.status !== "running") fail(`tournament ${id} is ${t.status}: ${t.reason ?? ""}`);
   }
 }
