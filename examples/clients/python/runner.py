@@ -128,8 +128,9 @@ class Runner:
 
     def play(self, game_id: str) -> None:
         gid = UUID(game_id)
-        # A tournament names a round's games before it makes them: not found yet, wait.
-        deadline = time.monotonic() + 60
+        # A tournament names a round's games before it makes them (and makes one its
+        # admission refused at its next poll): not found yet, wait.
+        deadline = time.monotonic() + 300
         first = get_game.sync_detailed(gid, client=self.client)
         while first.status_code == 404 and time.monotonic() < deadline:
             time.sleep(0.5)

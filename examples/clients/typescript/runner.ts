@@ -143,8 +143,9 @@ function startGame(id: string): void {
 }
 
 async function play(id: string): Promise<void> {
-  // A tournament names a round's games before it makes them: not found yet, wait.
-  const deadline = Date.now() + 60_000;
+  // A tournament names a round's games before it makes them (and makes one its admission
+  // refused at its next poll): not found yet, wait.
+  const deadline = Date.now() + 300_000;
   let first = await api.GET("/v1/games/{id}", { params: { path: { id } } });
   while (first.response.status === 404 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 500));

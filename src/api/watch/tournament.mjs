@@ -1,7 +1,8 @@
 // A tournament's page: its standings (rank, player, score, Buchholz, Sonneborn-Berger,
 // margin, withdrawn players marked), the round in play with a link to each game's table
 // and its byes, the rounds before it, and a crosstable for a round robin; redrawn from
-// each event of the tournament's stream, which carries the whole tournament.
+// each event of the tournament's stream, which carries the whole tournament (and, before
+// the start, read again every few seconds: joining is not on the stream).
 
 import { readTournament, followTournament } from './api.mjs';
 
@@ -9,6 +10,7 @@ const $ = (id) => document.getElementById(id);
 const id = decodeURIComponent(location.pathname.split('/')[2] ?? '');
 const words = (name) => name.replace(/_/g, ' ');
 const FORMATS = { swiss: 'Swiss', round_robin: 'Round robin' };
+const REGISTRATION_POLL_MS = 3000;
 
 function text(tag, content, className) {
   const e = document.createElement(tag);
@@ -240,9 +242,21 @@ async function show() {
   }
   draw(t);
   if (t.status === 'finished' || t.status === 'canceled') return;
-  followTournament(id, (now) => draw(now), (up) => {
+  let latest = t;
+  const redraw = (now) => {
+    latest = now;
+    draw(now);
+  };
+  followTournament(id, redraw, (up) => {
     $('connection').textContent = up === false ? 'reconnecting…' : '';
   });
+  // Players joining or withdrawing before the start are not on the stream: read them
+  // meanwhile. The start is on the stream, which has the last word from then on.
+  const poll = setInterval(async () => {
+    if (latest.status !== 'registering') return clearInterval(poll);
+    const now = await readTournament(id).catch(() => null);
+    if (now?.status === 'registering' && latest.status === 'registering') redraw(now);
+  }, REGISTRATION_POLL_MS);
 }
 
 show();
