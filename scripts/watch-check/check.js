@@ -534,10 +534,10 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const tour = await open(`/tournaments/${cup.id}`, 1200);
   await tour.waitForSelector('#page[data-status="registering"]', { timeout: 10000 });
   const entered = async () => tour.locator('#standings-rows tr').count();
-  const before = await entered();
+  const firstEntered = await entered();
   await api('POST', `/v1/tournaments/${cup.id}/players`, { level: 'expert' }, tess.key);
   await tour.waitForSelector('#standings-rows tr[data-player="expert"]', { timeout: 10000 }).catch(() => {});
-  check(before === 2 && (await entered()) === 3, `a tournament's page lists its players while it registers, one who joins without a reload (${before}, then ${await entered()})`);
+  check(firstEntered === 2 && (await entered()) === 3, `a tournament's page lists its players while it registers, one who joins without a reload (${firstEntered}, then ${await entered()})`);
   await api('POST', `/v1/tournaments/${cup.id}/start`, null, tess.key);
   // Followed from its stream: no reload between the registration and the end.
   await tour.waitForSelector('#page[data-status="finished"]', { timeout: 60000 });
