@@ -617,7 +617,8 @@ async fn bad_tournament_requests_are_refused_naming_the_field_and_change_nothing
             "name",
         ),
         (
-            json!({"name": "x", "preset": "block", "format": "swiss", "levels": ["greedy", "greedy"]}),
+            json!({"name": "x", "preset": "block", "format": "swiss", "max_players": 2,
+                "levels": ["greedy", "greedy", "random"]}),
             "invalid_rules",
             "levels",
         ),
@@ -645,12 +646,18 @@ async fn bad_tournament_requests_are_refused_naming_the_field_and_change_nothing
         none["tournaments"].as_array().unwrap().is_empty(),
         "nothing was made"
     );
+    // A level named twice enters two copies.
     let body = json!({"name": "Ok", "preset": "block", "format": "swiss",
-        "levels": ["random", "greedy"]});
-    let id = create(&app, &org, body).await["id"]
-        .as_str()
+        "levels": ["greedy", "greedy"]});
+    let made = create(&app, &org, body).await;
+    let ids: Vec<&str> = made["players"]
+        .as_array()
         .unwrap()
-        .to_owned();
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["greedy", "greedy-2"]);
+    let id = made["id"].as_str().unwrap().to_owned();
     join(&app, &id, &ann_key).await;
     let before = tournament(&app, &id).await;
     let res = app

@@ -50,7 +50,8 @@ pub struct CreateTournament {
     /// built-in levels never does); default false.
     #[serde(default)]
     pub rated: bool,
-    /// Built-in levels entered as players, each once.
+    /// Built-in levels entered as players. A level named more than once enters a copy
+    /// each time (ids `greedy`, `greedy-2`, ...): a field of bots.
     #[schema(value_type = Option<Vec<super::rules::BotLevelDoc>>, example = json!(["greedy", "expert"]))]
     pub levels: Option<Vec<String>>,
 }
@@ -67,7 +68,8 @@ pub struct JoinTournament {
 /// One player of a tournament, in standings order.
 #[derive(Serialize, ToSchema)]
 pub struct TournamentPlayer {
-    /// The player's id; a built-in level's is its name.
+    /// The player's id; a built-in level's is its name (`greedy`; a second copy of it
+    /// `greedy-2`).
     #[schema(example = "3f1c0b6a9d2e4f5a8b7c6d5e4f3a2b1c")]
     pub id: String,
     #[schema(example = "alice")]
@@ -156,7 +158,7 @@ pub struct TournamentView {
 
 impl TournamentView {
     pub fn of(t: &Tournament) -> TournamentView {
-        let id_of = |entrant: u16| t.entrants[usize::from(entrant)].id().to_owned();
+        let id_of = |entrant: u16| t.entrants[usize::from(entrant)].id();
         let penalty = t.penalty();
         TournamentView {
             id: t.id.clone(),
@@ -182,8 +184,8 @@ impl TournamentView {
                 .map(|s| {
                     let e = &t.entrants[usize::from(s.entrant)];
                     TournamentPlayer {
-                        id: e.id().to_owned(),
-                        name: e.name().to_owned(),
+                        id: e.id(),
+                        name: e.name(),
                         bot: e.bot(),
                         score: s.score(),
                         buchholz: s.buchholz(),
@@ -254,7 +256,7 @@ pub struct TournamentEvent {
 impl TournamentEvent {
     pub fn of(update: &Update) -> TournamentEvent {
         let t = &update.tournament;
-        let id_of = |entrant: u16| t.entrants[usize::from(entrant)].id().to_owned();
+        let id_of = |entrant: u16| t.entrants[usize::from(entrant)].id();
         let (kind, pairing) = match update.told {
             Told::RoundStarted => ("round_started", None),
             Told::PairingFinished { pairing } => (

@@ -216,7 +216,7 @@ impl Tournaments {
         let mut players = Vec::new();
         for (entrant, seat) in [(p.a, g.a_seat), (p.b, 1 - g.a_seat)] {
             match &t.entrants[usize::from(entrant)].entry {
-                Entry::Level(level) => new.bots.push((seat, *level)),
+                Entry::Level { level, .. } => new.bots.push((seat, *level)),
                 Entry::Player { party, .. } => {
                     players.push((seat, party.id.as_str(), party.name.as_str()))
                 }

@@ -217,14 +217,8 @@ impl Tournaments {
         }
         let mut entrants = Vec::new();
         for level in new.levels {
-            if entrants
-                .iter()
-                .any(|e: &EntrantRecord| e.entry == Entry::Level(level))
-            {
-                return invalid(format!("levels: {} is entered twice", level.as_str()));
-            }
             entrants.push(EntrantRecord {
-                entry: Entry::Level(level),
+                entry: Entry::next_level(&entrants, level),
                 withdrawn: false,
                 timeouts: 0,
             });
@@ -311,7 +305,9 @@ impl Tournaments {
                     },
                     bot: me.bot,
                 },
-                Joiner::Level(level) if t.creator.id == me.id => Entry::Level(level),
+                Joiner::Level(level) if t.creator.id == me.id => {
+                    Entry::next_level(&t.entrants, level)
+                }
                 Joiner::Level(_) => {
                     return Err(Error::Forbidden(
                         "level: only the tournament's creator enters built-in levels".into(),
@@ -319,12 +315,9 @@ impl Tournaments {
                 }
             };
             if t.entrants.iter().any(|e| e.entry == entry) {
-                return Err(Error::AlreadyEntered(match joiner {
-                    Joiner::Me => "this player has entered this tournament already".into(),
-                    Joiner::Level(level) => {
-                        format!("level: {} has entered already", level.as_str())
-                    }
-                }));
+                return Err(Error::AlreadyEntered(
+                    "this player has entered this tournament already".into(),
+                ));
             }
             if t.entrants.len() >= usize::from(t.max_players) {
                 return Err(Error::TournamentFull {

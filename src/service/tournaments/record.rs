@@ -74,11 +74,27 @@ impl TournamentStatus {
     }
 }
 
-/// Who an entrant is: a player (a person or a bot account), or a built-in level.
+/// Who an entrant is: a player (a person or a bot account), or a built-in level. A level
+/// may be entered more than once (a field of bots): each copy after the first is
+/// numbered, from 2.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Entry {
     Player { party: Party, bot: bool },
-    Level(Level),
+    Level { level: Level, copy: u16 },
+}
+
+impl Entry {
+    /// Level `level`'s next copy among `entrants`.
+    pub(crate) fn next_level(entrants: &[EntrantRecord], level: Level) -> Entry {
+        let copies = entrants
+            .iter()
+            .filter(|e| matches!(e.entry, Entry::Level { level: l, .. } if l == level))
+            .count();
+        Entry::Level {
+            level,
+            copy: copies as u16 + 1,
+        }
+    }
 }
 
 /// One entrant, in entry order.
@@ -92,18 +108,22 @@ pub struct EntrantRecord {
 }
 
 impl EntrantRecord {
-    /// Its id as the API shows it: the player's id, or the level's name.
-    pub fn id(&self) -> &str {
+    /// Its id as the API shows it: the player's id, or the level's name (`greedy`; a
+    /// later copy's with its number, `greedy-2`).
+    pub fn id(&self) -> String {
         match &self.entry {
-            Entry::Player { party, .. } => &party.id,
-            Entry::Level(level) => level.as_str(),
+            Entry::Player { party, .. } => party.id.clone(),
+            Entry::Level { level, copy: 1 } => level.as_str().to_owned(),
+            Entry::Level { level, copy } => format!("{}-{copy}", level.as_str()),
         }
     }
 
-    pub fn name(&self) -> &str {
+    /// Its name as people see it (`greedy`, `greedy 2`).
+    pub fn name(&self) -> String {
         match &self.entry {
-            Entry::Player { party, .. } => &party.name,
-            Entry::Level(level) => level.as_str(),
+            Entry::Player { party, .. } => party.name.clone(),
+            Entry::Level { level, copy: 1 } => level.as_str().to_owned(),
+            Entry::Level { level, copy } => format!("{} {copy}", level.as_str()),
         }
     }
 
@@ -111,14 +131,14 @@ impl EntrantRecord {
     pub fn bot(&self) -> bool {
         match &self.entry {
             Entry::Player { bot, .. } => *bot,
-            Entry::Level(_) => true,
+            Entry::Level { .. } => true,
         }
     }
 
     pub fn player_id(&self) -> Option<&str> {
         match &self.entry {
             Entry::Player { party, .. } => Some(&party.id),
-            Entry::Level(_) => None,
+            Entry::Level { .. } => None,
         }
     }
 }
