@@ -41,13 +41,21 @@ function when(ms) {
   return new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+/**
+ * Whose page a player's name opens: its own, by name; a built-in level entered again
+ * (`greedy 2`, id `greedy-2`: a player's id has no dash) is the level itself.
+ */
+function profileOf(p) {
+  return p.id.includes('-') ? p.id.slice(0, p.id.lastIndexOf('-')) : p.name;
+}
+
 /** A player's name linking to its page, with its badges. */
 function who(p) {
   const span = document.createElement('span');
   span.className = 'who';
   if (!p) return span;
   const a = document.createElement('a');
-  a.href = `/players/${encodeURIComponent(p.name)}`;
+  a.href = `/players/${encodeURIComponent(profileOf(p))}`;
   a.className = 'player';
   a.textContent = p.name;
   span.append(a);
