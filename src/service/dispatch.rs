@@ -25,6 +25,7 @@ use super::matchmaking::{MatchmakingReactions, Notice};
 use super::news::PlayerNews;
 use super::players::Players;
 use super::ratings::Ratings;
+use crate::domain::Seat;
 
 pub(super) struct Dispatcher {
     pub(super) games: Arc<Games>,
@@ -52,7 +53,7 @@ impl Dispatcher {
         // change, once it moved (by the ratings).
         for (seat, player) in record.bound_players() {
             if saved.started {
-                let news = PlayerNews::started(id, record, seat);
+                let news = PlayerNews::started(id, record, Seat::new(seat));
                 self.players.tell(player, &news).await;
             }
             if finished

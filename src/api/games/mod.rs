@@ -93,10 +93,6 @@ fn view_response(s: &View, body: impl serde::Serialize) -> HttpResponse {
         .json(body)
 }
 
-fn game_id(path: &web::Path<uuid::Uuid>) -> String {
-    path.to_string()
-}
-
 /// A create's `Idempotency-Key` (a challenge, a seek, a match), if any: the same request
 /// is the same kind of create with the same body as parsed (`same`), however its JSON was
 /// spaced; the service scopes it to the caller's player.

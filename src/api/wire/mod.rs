@@ -13,6 +13,7 @@
 mod challenges;
 mod events;
 mod history;
+mod ids;
 mod lobby;
 mod matches;
 mod moves;
@@ -24,6 +25,7 @@ mod view;
 pub use challenges::*;
 pub use events::*;
 pub use history::*;
+pub use ids::*;
 pub use lobby::*;
 pub use matches::*;
 pub use moves::*;
