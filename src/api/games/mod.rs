@@ -5,7 +5,7 @@
 //! answer into a view. They know no rules.
 //!
 //! One file per resource; the handlers are re-exported here for the router and the
-//! document. What they share (the ETag, the game id) lives here; the token is [`crate::api::client`]'s.
+//! document. What they share (the ETag, the keys) lives here; the token is [`crate::api::client`]'s.
 
 mod history;
 mod lobby;
