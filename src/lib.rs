@@ -17,6 +17,8 @@
 //!   save, each reaction its aggregate's.
 //! - [`domain`]: the values a request names (ids, seats, names), parsed once by api and
 //!   taken by the service; each rule of what one may hold lives on its type.
+//! - [`tournament`]: Swiss and round-robin pairings and the standings (score, Buchholz,
+//!   Sonneborn-Berger, margin); pure, a function of the history it is handed.
 //! - [`rating`]: Glicko-2 ratings (Glickman's paper); pure arithmetic, no storage.
 //! - [`margin`]: the mean margin of duplicate deals and its 95% interval (Student's t).
 //! - [`metrics`]: the Prometheus registry, the HTTP metrics middleware, the game counters.
@@ -45,3 +47,4 @@ pub mod telemetry;
 pub use domino_bots as bots;
 pub use domino_engine as engine;
 pub use domino_store as store;
+pub use domino_tournament as tournament;
