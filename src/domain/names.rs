@@ -185,6 +185,8 @@ impl Who {
     }
 }
 
+// The text alone, as the `String` it replaced printed: a create's fingerprint is its
+// parsed body's `Debug` (`api::games::create_key`), and a retry of a day-old key must match.
 impl fmt::Debug for Who {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:?}", self.text)

@@ -14,7 +14,8 @@ pub fn game_id(path: uuid::Uuid) -> GameId {
     GameId::from(path)
 }
 
-/// A challenge's path (a match is answered as a challenge: one id space).
+/// A challenge's path. Text no server could have made names nothing: it is answered as
+/// an unknown id is (404), before the key is looked at, as a game's path is.
 pub fn challenge_id(path: &str) -> Result<ChallengeId, Refusal> {
     path.parse()
 }
