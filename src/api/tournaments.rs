@@ -156,16 +156,15 @@ pub async fn list_tournaments(
     tournaments: web::Data<Tournaments>,
     query: web::Query<TournamentQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let status = match query.status.as_deref().unwrap_or("registering") {
-        name => TournamentStatus::ALL
-            .into_iter()
-            .find(|s| s.as_str() == name)
-            .ok_or_else(|| {
-                ApiError::from(Error::BadRequest(format!(
-                    "status: registering, running, finished or canceled (got {name:?})"
-                )))
-            })?,
-    };
+    let name = query.status.as_deref().unwrap_or("registering");
+    let status = TournamentStatus::ALL
+        .into_iter()
+        .find(|s| s.as_str() == name)
+        .ok_or_else(|| {
+            ApiError::from(Error::BadRequest(format!(
+                "status: registering, running, finished or canceled (got {name:?})"
+            )))
+        })?;
     let (page, per_page) = paging(query.page, query.per_page, DEFAULT_PER_PAGE);
     let found = tournaments.list(status, page, per_page).await?;
     Ok(HttpResponse::Ok()
