@@ -15,6 +15,8 @@
 //!   (players, keys, a player's stream), `matchmaking` (challenges, seeks), `matches` (the
 //!   duplicate series), `ratings` (ratings, leaderboards); `dispatch` runs what follows a
 //!   save, each reaction its aggregate's.
+//! - [`domain`]: the values a request names (ids, seats, names), parsed once by api and
+//!   taken by the service; each rule of what one may hold lives on its type.
 //! - [`tournament`]: Swiss and round-robin pairings and the standings (score, Buchholz,
 //!   Sonneborn-Berger, margin); pure, a function of the history it is handed.
 //! - [`rating`]: Glicko-2 ratings (Glickman's paper); pure arithmetic, no storage.
@@ -30,6 +32,7 @@
 
 pub mod address;
 pub mod api;
+pub mod domain;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod margin;

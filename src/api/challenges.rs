@@ -9,7 +9,7 @@ use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
 use crate::api::ratelimit::RateLimits;
-use crate::api::wire::{ChallengeList, ChallengeView, CreateChallenge};
+use crate::api::wire::{self, ChallengeList, ChallengeView, CreateChallenge};
 use crate::service::{Create, MAX_PER_PAGE, Matchmaking, NewChallenge};
 use crate::store::challenges::Direction;
 
@@ -74,7 +74,7 @@ pub async fn create_challenge(
     let body = body.into_inner();
     let preset = crate::api::preset_named(&body.preset)?;
     let new = NewChallenge {
-        opponents: body.opponents,
+        opponents: body.opponents_named(),
         preset,
         overrides: body.rules.unwrap_or_default(),
         seats: body.seats.unwrap_or(2),
@@ -175,9 +175,8 @@ pub async fn get_challenge(
     matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let challenge = matchmaking
-        .challenge_of(bearer(req.headers())?, &id)
-        .await?;
+    let id = wire::challenge_id(&id)?;
+    let challenge = matchmaking.challenge_of(bearer(req.headers())?, id).await?;
     Ok(answer(&challenge))
 }
 
@@ -208,9 +207,8 @@ pub async fn accept_challenge(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
-    let challenge = matchmaking
-        .accept(bearer(req.headers())?, &id, from)
-        .await?;
+    let id = wire::challenge_id(&id)?;
+    let challenge = matchmaking.accept(bearer(req.headers())?, id, from).await?;
     Ok(answer(&challenge))
 }
 
@@ -237,7 +235,8 @@ pub async fn decline_challenge(
     matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let challenge = matchmaking.decline(bearer(req.headers())?, &id).await?;
+    let id = wire::challenge_id(&id)?;
+    let challenge = matchmaking.decline(bearer(req.headers())?, id).await?;
     Ok(answer(&challenge))
 }
 
@@ -264,8 +263,9 @@ pub async fn cancel_challenge(
     matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    let id = wire::challenge_id(&id)?;
     let challenge = matchmaking
-        .cancel_challenge(bearer(req.headers())?, &id)
+        .cancel_challenge(bearer(req.headers())?, id)
         .await?;
     Ok(answer(&challenge))
 }

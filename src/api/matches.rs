@@ -8,7 +8,7 @@ use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
 use crate::api::paging::PageQuery;
 use crate::api::ratelimit::RateLimits;
-use crate::api::wire::{CreateMatch, MatchList, MatchView};
+use crate::api::wire::{self, CreateMatch, MatchList, MatchView};
 use crate::bots::Level;
 use crate::service::matches::NewMatch;
 use crate::service::{Create, Matches};
@@ -68,7 +68,7 @@ pub async fn create_match(
     let body = body.into_inner();
     let preset = crate::api::preset_named(&body.preset)?;
     let new = NewMatch {
-        opponent: body.opponent,
+        opponent: body.opponent_named(),
         preset,
         overrides: body.rules.unwrap_or_default(),
         seats: body.seats.unwrap_or(2),
@@ -152,7 +152,7 @@ pub async fn get_match(
     matches: web::Data<Matches>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let found = matches.get_match(&id).await?;
+    let found = matches.get_match(wire::match_id(&id)?).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(MatchView::of(&found)))
@@ -182,7 +182,8 @@ pub async fn cancel_match(
     matches: web::Data<Matches>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let found = matches.cancel_match(bearer(req.headers())?, &id).await?;
+    let id = wire::match_id(&id)?;
+    let found = matches.cancel_match(bearer(req.headers())?, id).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(MatchView::of(&found)))

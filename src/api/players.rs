@@ -16,7 +16,7 @@ use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::{
-    CreatePlayer, Leaderboard, LeaderboardEntry, PlayerEventView, PlayerGame, PlayerGameList,
+    self, CreatePlayer, Leaderboard, LeaderboardEntry, PlayerEventView, PlayerGame, PlayerGameList,
     PlayerKey, PlayerProfile, RatingHistoryPoint, whole,
 };
 use crate::service::{self, Create, Games, PlayerNews, Players, Ratings, RequestKey, Status};
@@ -79,8 +79,9 @@ pub async fn create_player(
         let same = serde_json::json!({"name": body.name, "bot": body.bot});
         RequestKey::for_create(key.to_owned(), Create::Player, same.to_string().as_bytes())
     });
+    let name = body.player_name()?;
     let keyed = players
-        .create_player(&body.name, body.bot, from, key.as_ref())
+        .create_player(&name, body.bot, from, key.as_ref())
         .await?;
     let mut answer = HttpResponse::Created();
     answer.insert_header((
@@ -107,7 +108,7 @@ pub async fn get_player(
     players: web::Data<Players>,
     who: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let profile = players.profile(&who).await?;
+    let profile = players.profile(&wire::who(&who)).await?;
     Ok(HttpResponse::Ok().json(PlayerProfile::of(&profile)))
 }
 
@@ -136,7 +137,9 @@ pub async fn rating_history(
     let preset: crate::engine::Preset = preset
         .parse()
         .map_err(|_| ApiError::not_found(format!("no preset named {preset:?}")))?;
-    let points = players.rating_history(&who, preset.name()).await?;
+    let points = players
+        .rating_history(&wire::who(&who), preset.name())
+        .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(
@@ -282,7 +285,9 @@ pub async fn player_games(
 ) -> Result<HttpResponse, ApiError> {
     let status = query.status()?;
     let (page, per_page) = paging(query.page, query.per_page, DEFAULT_PER_PAGE);
-    let found = games.player_games(&who, status, page, per_page).await?;
+    let found = games
+        .player_games(&wire::who(&who), status, page, per_page)
+        .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(PlayerGameList {

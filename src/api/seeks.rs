@@ -10,7 +10,7 @@ use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
 use crate::api::paging::PageQuery;
 use crate::api::ratelimit::RateLimits;
-use crate::api::wire::{CreateSeek, SeekList, SeekView};
+use crate::api::wire::{self, CreateSeek, SeekList, SeekView};
 use crate::service::{Create, Matchmaking, NewSeek, Wish};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -157,7 +157,8 @@ pub async fn get_seek(
     matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let seek = matchmaking.my_seek(bearer(req.headers())?, &id).await?;
+    let id = wire::seek_id(&id)?;
+    let seek = matchmaking.my_seek(bearer(req.headers())?, id).await?;
     Ok(answer(&seek))
 }
 
@@ -183,6 +184,7 @@ pub async fn cancel_seek(
     matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let seek = matchmaking.cancel_seek(bearer(req.headers())?, &id).await?;
+    let id = wire::seek_id(&id)?;
+    let seek = matchmaking.cancel_seek(bearer(req.headers())?, id).await?;
     Ok(answer(&seek))
 }

@@ -16,7 +16,7 @@ use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::{
-    CreateTournament, JoinTournament, TournamentEvent, TournamentList, TournamentView,
+    self, CreateTournament, JoinTournament, TournamentEvent, TournamentList, TournamentView,
 };
 use crate::bots::Level;
 use crate::service::tournaments::record::{Format, TournamentStatus};
@@ -194,7 +194,7 @@ pub async fn get_tournament(
     tournaments: web::Data<Tournaments>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let found = tournaments.get(&id).await?;
+    let found = tournaments.get(wire::tournament_id(&id)?).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(TournamentView::of(&found)))
@@ -232,7 +232,7 @@ pub async fn join_tournament(
         None => Joiner::Me,
     };
     let joined = tournaments
-        .join(bearer(req.headers())?, &id, joiner)
+        .join(bearer(req.headers())?, wire::tournament_id(&id)?, joiner)
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
@@ -262,7 +262,9 @@ pub async fn withdraw_from_tournament(
     tournaments: web::Data<Tournaments>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let left = tournaments.withdraw(bearer(req.headers())?, &id).await?;
+    let left = tournaments
+        .withdraw(bearer(req.headers())?, wire::tournament_id(&id)?)
+        .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(TournamentView::of(&left)))
@@ -292,7 +294,9 @@ pub async fn start_tournament(
     tournaments: web::Data<Tournaments>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let started = tournaments.start(bearer(req.headers())?, &id).await?;
+    let started = tournaments
+        .start(bearer(req.headers())?, wire::tournament_id(&id)?)
+        .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(TournamentView::of(&started)))
@@ -322,7 +326,8 @@ pub async fn tournament_events(
     request: HttpRequest,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let updates = tournaments.into_inner().events(&id).await?;
+    let id = wire::tournament_id(&id)?;
+    let updates = tournaments.into_inner().events(id).await?;
     let slot = slots.acquire_for(&request)?;
     let hello = web::Bytes::from_static(b": tournament\n\n");
     let frames = futures_util::stream::unfold((updates, slot), |(mut updates, slot)| async move {

@@ -26,6 +26,7 @@ use super::news::PlayerNews;
 use super::players::Players;
 use super::ratings::Ratings;
 use super::tournaments::Tournaments;
+use crate::domain::Seat;
 
 pub(super) struct Dispatcher {
     pub(super) games: Arc<Games>,
@@ -54,7 +55,7 @@ impl Dispatcher {
         // change, once it moved (by the ratings).
         for (seat, player) in record.bound_players() {
             if saved.started {
-                let news = PlayerNews::started(id, record, seat);
+                let news = PlayerNews::started(id, record, Seat::new(seat));
                 self.players.tell(player, &news).await;
             }
             if finished

@@ -2,6 +2,7 @@
 //! did not answer for. The API's error table maps each variant to its problem; nothing here
 //! knows HTTP.
 
+use crate::domain::{Kind, Refusal};
 use crate::engine::{LegalMove, RulesError};
 use crate::store::StoreError;
 
@@ -170,5 +171,21 @@ impl From<StoreError> for Error {
 impl From<RulesError> for Error {
     fn from(e: RulesError) -> Error {
         Error::InvalidRules(e.to_string())
+    }
+}
+
+/// A request's value the domain refused, as the answer it has always had: a malformed
+/// value is a bad request naming its field, a reserved name is taken, and an id no
+/// server could have made names nothing.
+impl From<Refusal> for Error {
+    fn from(refusal: Refusal) -> Error {
+        match refusal {
+            Refusal::Malformed(why) => Error::BadRequest(why),
+            Refusal::Reserved(why) => Error::NameTaken(why),
+            Refusal::NoSuch(Kind::Challenge) => Error::ChallengeNotFound,
+            Refusal::NoSuch(Kind::Seek) => Error::SeekNotFound,
+            Refusal::NoSuch(Kind::Match) => Error::MatchNotFound,
+            Refusal::NoSuch(Kind::Tournament) => Error::TournamentNotFound,
+        }
     }
 }

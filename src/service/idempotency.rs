@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::Error;
+use crate::domain::GameId;
 use crate::store::IdempotencyRecord;
 use crate::store::any::AnyStore;
 use crate::store::claims::ClaimStore;
@@ -49,7 +50,7 @@ impl RequestKey {
 
     /// A join's key: the same request has the same body, byte for byte (whoever sends it:
     /// the key is the secret).
-    pub fn for_join(key: String, game_id: &str, body: &[u8]) -> RequestKey {
+    pub fn for_join(key: String, game_id: GameId, body: &[u8]) -> RequestKey {
         let fingerprint = first_16(
             Sha256::new()
                 .chain_update(b"join\0")

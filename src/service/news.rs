@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::domain::{GameId, Seat};
 use crate::engine::{MatchEnd, Outcome, Preset};
 use crate::rating::Rating;
 
@@ -88,10 +89,10 @@ impl PlayerNews {
     }
 
     /// Game `id` (as `record`) started, to the player at `seat`.
-    pub(super) fn started(id: &str, record: &Record, seat: u8) -> PlayerNews {
+    pub(super) fn started(id: GameId, record: &Record, seat: Seat) -> PlayerNews {
         PlayerNews::GameStarted {
-            game_id: id.to_owned(),
-            seat,
+            game_id: id.to_string(),
+            seat: seat.index(),
             preset: record.preset,
             rated: record.rated,
             players: record.seats.iter().map(|s| s.name.clone()).collect(),
@@ -101,13 +102,13 @@ impl PlayerNews {
     /// Game `id` (as `record`) finished, with the player's rating's change when rated;
     /// `None` while it has not.
     pub(super) fn finished(
-        id: &str,
+        id: GameId,
         record: &Record,
         rating: Option<RatingChange>,
     ) -> Option<PlayerNews> {
         let (outcome, reason) = (record.game.outcome()?, record.game.match_end()?);
         Some(PlayerNews::GameFinished {
-            game_id: id.to_owned(),
+            game_id: id.to_string(),
             outcome,
             reason,
             scores: record.game.scores().to_vec(),

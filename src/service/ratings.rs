@@ -26,6 +26,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::bots::Level;
+use crate::domain::{GameId, Seat};
 use crate::engine::Outcome;
 use crate::rating::{self, Rating};
 use crate::store::SaveOutcome;
@@ -136,7 +137,7 @@ impl Ratings {
 
     /// Moves the ratings of finished rated game `id` (as `record`), once. The game's due
     /// entry, which stands for this until it is done, is the games aggregate's to drop.
-    pub(crate) async fn settle(&self, id: &str, record: &Record) -> Result<(), Error> {
+    pub(crate) async fn settle(&self, id: GameId, record: &Record) -> Result<(), Error> {
         if !record.rated_end() {
             return Ok(());
         }
@@ -147,7 +148,10 @@ impl Ratings {
         let rules = *record.game.rules();
         let mut seats = Vec::with_capacity(record.seats.len());
         for seat in 0..record.seats.len() as u8 {
-            let who = match (record.player_at(seat), record.seats[seat as usize].bot) {
+            let who = match (
+                record.player_at(Seat::new(seat)),
+                record.seats[seat as usize].bot,
+            ) {
                 (Some(player), _) => player.to_owned(),
                 (None, Some(level)) => level.as_str().to_owned(),
                 // A seat nobody bound (not made by a challenge or a seek): not rated.
@@ -174,7 +178,7 @@ impl Ratings {
             });
         }
         let claimed = Job { seats, done: false };
-        let stored = self.ctx.store.claim_ratings(id, claimed.encode()).await?;
+        let stored = self.ctx.store.claim_ratings(&id, claimed.encode()).await?;
         let (mut job_version, mut job) = (stored.version, Job::decode(&stored.bytes)?);
         for _ in 0..ATTEMPTS {
             if job.done {
@@ -189,7 +193,7 @@ impl Ratings {
                     .collect();
                 let opponent = Rating::mean_of(&opponents);
                 if let Some(change) = self
-                    .rate_one(&rated.who, id, preset, opponent, rated.score)
+                    .rate_one(&rated.who, &id, preset, opponent, rated.score)
                     .await?
                     && rated.who.parse::<Level>().is_err()
                 {
@@ -201,7 +205,7 @@ impl Ratings {
             match self
                 .ctx
                 .store
-                .save_ratings(id, job_version, finished.encode())
+                .save_ratings(&id, job_version, finished.encode())
                 .await?
             {
                 SaveOutcome::Saved { .. } => {
@@ -210,7 +214,7 @@ impl Ratings {
                     break;
                 }
                 SaveOutcome::Conflict { .. } => {
-                    let stored = self.ctx.store.claim_ratings(id, claimed.encode()).await?;
+                    let stored = self.ctx.store.claim_ratings(&id, claimed.encode()).await?;
                     (job_version, job) = (stored.version, Job::decode(&stored.bytes)?);
                 }
                 SaveOutcome::Missing => break,
@@ -281,7 +285,7 @@ impl Ratings {
     }
 
     /// Tells `player` that game `id` finished, with its rating's change.
-    async fn tell_finished(&self, id: &str, record: &Record, player: &str, rating: RatingChange) {
+    async fn tell_finished(&self, id: GameId, record: &Record, player: &str, rating: RatingChange) {
         if let Some(news) = PlayerNews::finished(id, record, Some(rating)) {
             self.players.tell(player, &news).await;
         }
@@ -331,6 +335,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
+    use crate::domain::{ChallengeId, GameId, PlayerName, Who};
     use crate::engine::{Move, Preset, RulesPatch};
 
     use crate::service::shared::now_ms;
@@ -343,15 +348,15 @@ mod tests {
 
     /// Ann resigns a rated block game against Bob, made by a challenge; the game's id,
     /// Ann's key and Bob's id.
-    async fn finished_rated_game(service: &Services) -> (String, String, String) {
+    async fn finished_rated_game(service: &Services) -> (GameId, String, String) {
         let ann = service
             .players
-            .create_player("ann", false, None, None)
+            .create_player(&PlayerName::parse("ann").unwrap(), false, None, None)
             .await
             .unwrap();
         let bob = service
             .players
-            .create_player("bob", false, None, None)
+            .create_player(&PlayerName::parse("bob").unwrap(), false, None, None)
             .await
             .unwrap();
         let challenge = service
@@ -359,7 +364,7 @@ mod tests {
             .challenge(
                 Some(&ann.key),
                 NewChallenge {
-                    opponents: vec!["bob".into()],
+                    opponents: vec![Who::parse("bob")],
                     preset: Preset::Block,
                     overrides: RulesPatch::default(),
                     seats: 2,
@@ -373,13 +378,17 @@ mod tests {
             .unwrap();
         let accepted = service
             .matchmaking
-            .accept(Some(&bob.key), &challenge.id, None)
+            .accept(
+                Some(&bob.key),
+                challenge.id.parse::<ChallengeId>().unwrap(),
+                None,
+            )
             .await
             .unwrap();
-        let game = accepted.game_id.unwrap();
+        let game = GameId::stored(&accepted.game_id.unwrap()).unwrap();
         // Each side moves first: a game resigned at once is aborted, not rated.
         loop {
-            let (_, record) = service.games.load(&game).await.unwrap();
+            let (_, record) = service.games.load(game).await.unwrap();
             if !record.game.sides_moved().unwrap().contains(&false) {
                 break;
             }
@@ -397,14 +406,14 @@ mod tests {
             let token = crate::service::SeatToken::new(key);
             service
                 .games
-                .make_move(&game, token, request, None)
+                .make_move(game, token, request, None)
                 .await
                 .unwrap();
         }
         service
             .games
             .make_move(
-                &game,
+                game,
                 crate::service::SeatToken::new(&ann.key),
                 MoveRequest {
                     mv: Move::Resign,
@@ -418,7 +427,7 @@ mod tests {
     }
 
     async fn block_rating(service: &Services, who: &str) -> Option<(f64, u64)> {
-        let profile = service.players.profile(who).await.unwrap();
+        let profile = service.players.profile(&Who::parse(who)).await.unwrap();
         profile
             .ratings
             .get("block")
@@ -435,9 +444,9 @@ mod tests {
         let (ann_after, _) = block_rating(&service, "ann").await.unwrap();
         assert!(ann_after < 1500.0, "{ann_after}");
         // Settled again, by the sweep or by another process, at once or later: no change.
-        let (_, record) = service.games.load(&game).await.unwrap();
+        let (_, record) = service.games.load(game).await.unwrap();
         let again =
-            futures_util::future::join_all((0..4).map(|_| service.ratings.settle(&game, &record)))
+            futures_util::future::join_all((0..4).map(|_| service.ratings.settle(game, &record)))
                 .await;
         assert!(again.iter().all(Result::is_ok), "{again:?}");
         assert_eq!(block_rating(&service, &bob).await, Some((bob_after, 1)));
@@ -458,13 +467,13 @@ mod tests {
         let (bob_after, _) = block_rating(&service, &bob).await.unwrap();
         // As if the process had stopped between the last save and the ratings: a new
         // game of the same two, finished, its rating record never claimed.
-        let (_, mut record) = service.games.load(&game).await.unwrap();
-        let other = "11111111-2222-3333-4444-555555555555";
+        let (_, mut record) = service.games.load(game).await.unwrap();
+        let other = GameId::stored("11111111-2222-3333-4444-555555555555").unwrap();
         record.created_ms += 1;
         service
             .ctx
             .store
-            .create_by(other, record.encode(), None, None)
+            .create_by(&other, record.encode(), None, None)
             .await
             .unwrap();
         service.games.due_for_settling(other, 1).await;
@@ -473,7 +482,7 @@ mod tests {
         service
             .ctx
             .store
-            .index_deadline(other, 1, Some(now_ms()))
+            .index_deadline(&other, 1, Some(now_ms()))
             .await
             .unwrap();
         service.sweep().await.unwrap();

@@ -100,6 +100,13 @@ impl ProblemCode {
     }
 }
 
+/// A request's value the domain refused: answered as the service's error for it.
+impl From<crate::domain::Refusal> for ApiError {
+    fn from(refusal: crate::domain::Refusal) -> ApiError {
+        service::Error::from(refusal).into()
+    }
+}
+
 impl From<service::Error> for ApiError {
     fn from(e: service::Error) -> ApiError {
         use ProblemCode as C;

@@ -73,7 +73,12 @@ pub async fn game_log(
 ) -> Result<HttpResponse, ApiError> {
     let (after, limit) = query.parse()?;
     let log = games
-        .log(&game_id(&path), bearer(request.headers())?, after, limit)
+        .log(
+            game_id(path.into_inner()),
+            bearer(request.headers())?,
+            after,
+            limit,
+        )
         .await?;
     let mut res = view_response(&log.view, GameLog::of(&log));
     res.headers_mut().insert(VARY_BY_TOKEN.0, VARY_BY_TOKEN.1);
@@ -100,8 +105,8 @@ pub async fn export_game(
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = game_id(&path);
-    let export = games.export(&id).await?;
+    let id = game_id(path.into_inner());
+    let export = games.export(id).await?;
     let mut answer = HttpResponse::Ok();
     answer
         .insert_header((header::ETAG, etag(&export.view)))
@@ -114,9 +119,8 @@ pub async fn export_game(
         >()));
     }
     // Made chunk by chunk as the client reads: a long match's export is never whole here.
-    let chunks = futures_util::stream::unfold(ExportWriter::of(export), move |mut writer| {
-        let id = id.clone();
-        async move {
+    let chunks =
+        futures_util::stream::unfold(ExportWriter::of(export), move |mut writer| async move {
             let chunk = match writer.chunk()? {
                 Ok(bytes) => Ok(web::Bytes::from(bytes)),
                 Err(e) => {
@@ -125,7 +129,6 @@ pub async fn export_game(
                 }
             };
             Some((chunk, writer))
-        }
-    });
+        });
     Ok(answer.streaming(chunks))
 }

@@ -169,20 +169,21 @@ pub async fn take_seat(
     path: web::Path<uuid::Uuid>,
     body: web::Json<JoinGame>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = game_id(&path);
+    let id = game_id(path.into_inner());
     // A seat token means nothing here; a player's key binds the seat to its player.
     let player_key = bearer(request.headers())?.filter(|t| service::players::is_player_key(t));
     // The same request is the same name, seat and player, however the JSON was spaced.
     let key = idempotency_key(request.headers(), service::MIN_JOIN_KEY)?.map(|key| {
         let same = serde_json::json!({"name": body.name, "seat": body.seat,
             "player": player_key.and_then(service::players::player_of_key)});
-        RequestKey::for_join(key.to_owned(), &id, same.to_string().as_bytes())
+        RequestKey::for_join(key.to_owned(), id, same.to_string().as_bytes())
     });
+    let name = body.seat_name()?;
     let joined = games
         .join(
-            &id,
-            body.name.as_deref(),
-            body.seat,
+            id,
+            name.as_ref(),
+            body.seat_wanted(),
             key.as_ref(),
             player_key,
         )
@@ -192,7 +193,7 @@ pub async fn take_seat(
         // The token would share a compressed body with names others chose (BREACH).
         .insert_header(UNCOMPRESSED)
         .json(SeatGranted {
-            seat: joined.seat,
+            seat: joined.seat.index(),
             view: GameView::of(&joined.view),
             token: joined.token,
         }))

@@ -5,7 +5,7 @@
 //! answer into a view. They know no rules.
 //!
 //! One file per resource; the handlers are re-exported here for the router and the
-//! document. What they share (the ETag, the game id) lives here; the token is [`crate::api::client`]'s.
+//! document. What they share (the ETag, the keys) lives here; the token is [`crate::api::client`]'s.
 
 mod history;
 mod lobby;
@@ -91,10 +91,6 @@ fn view_response(s: &View, body: impl serde::Serialize) -> HttpResponse {
         .insert_header((header::ETAG, etag(s)))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(body)
-}
-
-fn game_id(path: &web::Path<uuid::Uuid>) -> String {
-    path.to_string()
 }
 
 /// A create's `Idempotency-Key` (a challenge, a seek, a match), if any: the same request

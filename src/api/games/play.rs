@@ -54,7 +54,7 @@ pub async fn get_game(
     path: web::Path<uuid::Uuid>,
     query: web::Query<ViewQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = game_id(&path);
+    let id = game_id(path.into_inner());
     let token = bearer(request.headers())?;
     let view = match (query.after, query.wait) {
         (Some(after), wait) => {
@@ -62,7 +62,7 @@ pub async fn get_game(
             let _slot = slots.acquire_for(&request)?;
             games
                 .view_after(
-                    &id,
+                    id,
                     token,
                     after,
                     Duration::from_secs(wait.unwrap_or(30).min(30)),
@@ -72,7 +72,7 @@ pub async fn get_game(
         (None, Some(_)) => {
             return Err(ApiError::bad_request("wait goes with after=<version>"));
         }
-        (None, None) => games.view(&id, token).await?,
+        (None, None) => games.view(id, token).await?,
     };
     let tag = etag(&view);
     if let Some(inm) = request
@@ -122,7 +122,7 @@ pub async fn make_move(
     path: web::Path<uuid::Uuid>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let id = game_id(&path);
+    let id = game_id(path.into_inner());
     let token = bearer(request.headers())?.ok_or_else(|| {
         ApiError::unauthorized("a move needs the seat's token: `Authorization: Bearer <token>`")
     })?;
@@ -135,7 +135,7 @@ pub async fn make_move(
     let mut request = parsed.to_request();
     let pinned = pin_to_if_match(&mut request, request_headers)?;
     let moved = games
-        .make_move(&id, seat_token, request, key.as_ref())
+        .make_move(id, seat_token, request, key.as_ref())
         .await
         .map_err(|e| refusal(e, pinned))?;
     Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))

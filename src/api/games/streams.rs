@@ -100,7 +100,7 @@ pub async fn game_events(
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = game_id(&path);
+    let id = game_id(path.into_inner());
     let after = match request.headers().get("last-event-id") {
         None => None,
         Some(v) => Some(
@@ -111,7 +111,7 @@ pub async fn game_events(
         ),
     };
     let slot = slots.acquire_for(&request)?;
-    let feed = games.events(&id, after, bearer(request.headers())?).await?;
+    let feed = games.events(id, after, bearer(request.headers())?).await?;
     let hello = web::Bytes::from(format!(": game {id} at version {}\n\n", feed.current));
     // A comment after 15 s without an event keeps proxies from closing the stream.
     // The slot travels with the feed: given back when the feed ends, or when actix drops

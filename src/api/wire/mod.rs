@@ -7,12 +7,14 @@
 //! here too, so every answer is built one way. Nothing here decides a rule or what a caller may see: a view
 //! shows what the service's answer holds, and nothing else.
 //!
-//! One file per resource; everything is re-exported here, so `crate::api::wire::*` names
-//! every wire type.
+//! One file per resource, and `ids.rs`, where a request's text becomes the domain's ids,
+//! seats and names (once: the service takes them as they are); everything is re-exported
+//! here, so `crate::api::wire::*` names every wire type.
 
 mod challenges;
 mod events;
 mod history;
+mod ids;
 mod lobby;
 mod matches;
 mod moves;
@@ -25,6 +27,7 @@ mod view;
 pub use challenges::*;
 pub use events::*;
 pub use history::*;
+pub use ids::*;
 pub use lobby::*;
 pub use matches::*;
 pub use moves::*;

@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use crate::bots::Level;
+use crate::domain::Seat;
 use crate::engine::{End, EndReason, MatchEnd, Outcome, RoundResult, Rules};
 use crate::service::{self, Status, View};
 
@@ -324,7 +325,7 @@ impl GameView {
                 player_id: s.players[i].clone(),
                 bot: seat.bot,
                 hand_count: p.map_or(0, |p| p.hand_counts[i]),
-                team: s.team(i as u8),
+                team: s.team(Seat::new(i as u8)),
                 abandoned: p.is_some_and(|p| p.abandoned[i]),
                 known_missing: p.map_or_else(Vec::new, |p| pips(p.voids[i])),
             })

@@ -6,6 +6,7 @@ use rand::Rng;
 
 use crate::address::AddressKey;
 use crate::bots::Level;
+use crate::domain::{GameId, NameKey, Seat};
 use crate::engine::{Deal, Game, Preset, RulesPatch, Seed};
 use crate::store::players::PlayerStore;
 use crate::store::{Creator, GameStore, History, Listing, StoreError};
@@ -14,7 +15,6 @@ use super::clock::{ClockSettings, OnTimeout};
 use super::record::{Record, Status};
 use super::saved::Saved;
 use super::{Error, Games};
-use crate::service::players::folded;
 use crate::service::shared::now_ms;
 
 /// A new game, as the lobby asks for it (and the other ways of making one build it).
@@ -31,7 +31,7 @@ pub struct NewGame {
 
 /// A game to make.
 pub struct Admission<'a> {
-    pub id: &'a str,
+    pub id: GameId,
     /// Built by [`Games::record_from`].
     pub record: Record,
     /// Seats bound to players, as (seat, player id, name): each with a token nobody is
@@ -114,10 +114,10 @@ impl Games {
             from,
         } = admission;
         for (seat, player, name) in players {
-            record.seat_bound(seat, name, &unseen_token(), player);
+            record.seat_bound(Seat::new(seat), name, &unseen_token(), player);
             self.ctx
                 .store
-                .add_player_game(player, &folded(name), id, record.created_ms)
+                .add_player_game(player, NameKey::of(name).as_str(), &id, record.created_ms)
                 .await?;
         }
         // Made full: the clock of the seat to move starts now, as the last join would
@@ -141,7 +141,7 @@ impl Games {
         match self
             .ctx
             .store
-            .create_by(id, record.encode(), listing, creator)
+            .create_by(&id, record.encode(), listing, creator)
             .await
         {
             Ok(()) => {}
@@ -165,7 +165,7 @@ impl Games {
             // Bots to move (a table of bots alone, or bots leading a full table): queued
             // at once, so whichever process has room plays them even if this one stops;
             // and this one starts at once if it has room. Else a clock's deadline.
-            if let Err(e) = self.ctx.store.index_deadline(id, 1, Some(due)).await {
+            if let Err(e) = self.ctx.store.index_deadline(&id, 1, Some(due)).await {
                 tracing::warn!(game_id = %id, error = %e, "created, but could not index its bots' turn or its clock");
             }
             if record.bots_to_move() {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 
 use crate::bots;
+use crate::domain::GameId;
 use crate::engine::{Event, Game, Move};
 use crate::metrics::BotPlace;
 use crate::store::{GameStore, QUEUE_END};
@@ -49,7 +50,7 @@ impl Games {
     /// after `abandon_after` timeouts in a row takes the seat over), or under `forfeit` its
     /// side loses. Exactly once, whichever process sweeps first: the change goes through
     /// the compare-and-set like a move.
-    async fn play_due(&self, id: &str) -> Result<Played, Error> {
+    async fn play_due(&self, id: GameId) -> Result<Played, Error> {
         let updated = self
             .update(id, None, |_, now, record| {
                 if record.bots_to_move() {
@@ -125,7 +126,7 @@ impl Games {
             } => {
                 self.ctx
                     .store
-                    .index_deadline(id, version, record.due(now_ms()))
+                    .index_deadline(&id, version, record.due(now_ms()))
                     .await?;
                 Ok(Played::Nothing)
             }
@@ -139,12 +140,12 @@ impl Games {
         self.ctx.stopping.is_cancelled()
     }
 
-    fn driving(&self) -> MutexGuard<'_, HashMap<String, bool>> {
+    fn driving(&self) -> MutexGuard<'_, HashMap<GameId, bool>> {
         self.driving.lock().expect("not poisoned")
     }
 
     /// Tables of bots alone this process drives now.
-    fn tables_driven(driving: &HashMap<String, bool>) -> usize {
+    fn tables_driven(driving: &HashMap<GameId, bool>) -> usize {
         driving.values().filter(|&&table| table).count()
     }
 
@@ -155,18 +156,18 @@ impl Games {
     /// the store's queue. The bots play under a lease in the store, so that one process at
     /// a time drives a game; should this one stop, the lease expires and the game comes
     /// due again for another process's sweep.
-    pub(super) fn drive(&self, id: &str, table: bool) -> bool {
+    pub(super) fn drive(&self, id: GameId, table: bool) -> bool {
         {
             let mut driving = self.driving();
-            if driving.contains_key(id) {
+            if driving.contains_key(&id) {
                 return true;
             }
             if table && Self::tables_driven(&driving) >= self.tables {
                 return false;
             }
-            driving.insert(id.to_owned(), table);
+            driving.insert(id, table);
         }
-        let (me, id) = (self.me.clone(), id.to_owned());
+        let me = self.me.clone();
         // Holds the service weakly between runs: it ends with the server.
         tokio::spawn(async move {
             let mut renewed: Option<Instant> = None;
@@ -177,7 +178,7 @@ impl Games {
                     break;
                 }
                 if renewed.is_none_or(|at| at.elapsed() >= RENEW_EVERY) {
-                    match service.hold(&id).await {
+                    match service.hold(id).await {
                         Ok(true) => (renewed, held) = (Some(Instant::now()), true),
                         Ok(false) => break,
                         Err(e) => {
@@ -186,7 +187,7 @@ impl Games {
                         }
                     }
                 }
-                let more = match service.drive_once(&id).await {
+                let more = match service.drive_once(id).await {
                     Ok(more) => more,
                     Err(Error::NotFound) => {
                         service.forget_due(&id).await;
@@ -215,7 +216,7 @@ impl Games {
     /// bots are still to move, there is room here for it, and this process holds its lease
     /// (taken or renewed). A table of bots alone is then moved out of the sweeps' sight
     /// until the lease would expire.
-    async fn hold(&self, id: &str) -> Result<bool, Error> {
+    async fn hold(&self, id: GameId) -> Result<bool, Error> {
         let (version, record) = self.load(id).await?;
         if !record.bots_to_move() {
             return Ok(false);
@@ -223,10 +224,10 @@ impl Games {
         let alone = record.bots_alone();
         let room = {
             let mut driving = self.driving();
-            let counted = driving.get(id).copied().unwrap_or(false);
+            let counted = driving.get(&id).copied().unwrap_or(false);
             let room = !alone || counted || Self::tables_driven(&driving) < self.tables;
             if room {
-                driving.insert(id.to_owned(), alone);
+                driving.insert(id, alone);
             }
             room
         };
@@ -234,18 +235,18 @@ impl Games {
             // Back in the queue, for whichever process has room.
             self.ctx
                 .store
-                .index_deadline(id, version, record.due(now_ms()))
+                .index_deadline(&id, version, record.due(now_ms()))
                 .await?;
             return Ok(false);
         }
-        if !self.ctx.store.lease(id, &self.holder, LEASE_TTL).await? {
+        if !self.ctx.store.lease(&id, &self.holder, LEASE_TTL).await? {
             return Ok(false);
         }
         if alone {
             let expires = now_ms() + LEASE_TTL.as_millis() as u64;
             self.ctx
                 .store
-                .index_deadline(id, version, Some(expires))
+                .index_deadline(&id, version, Some(expires))
                 .await?;
         }
         Ok(true)
@@ -254,7 +255,7 @@ impl Games {
     /// One run of game `id`'s bots; the lease is renewed meanwhile if the run waits long
     /// for a thread. Returns whether bots are left to move, and this process still
     /// holds the lease.
-    async fn drive_once(&self, id: &str) -> Result<bool, Error> {
+    async fn drive_once(&self, id: GameId) -> Result<bool, Error> {
         let mut playing = std::pin::pin!(self.play_due(id));
         let mut held = true;
         loop {
@@ -267,7 +268,7 @@ impl Games {
                     return Ok(left && held);
                 }
                 () = tokio::time::sleep(RENEW_EVERY) => {
-                    held &= self.ctx.store.lease(id, &self.holder, LEASE_TTL).await.unwrap_or(false);
+                    held &= self.ctx.store.lease(&id, &self.holder, LEASE_TTL).await.unwrap_or(false);
                 }
             }
         }
@@ -291,9 +292,17 @@ impl Games {
             .due_between(QUEUE_END, now_ms(), SWEEP_BATCH)
             .await?;
         let acted = futures_util::stream::iter(due)
-            .filter(|id| std::future::ready(!self.driving().contains_key(id)))
+            .filter(|id| {
+                let driven = GameId::stored(id).is_some_and(|id| self.driving().contains_key(&id));
+                std::future::ready(!driven)
+            })
             .map(|id| async move {
-                match self.tend(&id).await {
+                let tended = match GameId::stored(&id) {
+                    Some(game) => self.tend(game).await,
+                    // Not an id this server made: nothing will ever be due there.
+                    None => Err(Error::NotFound),
+                };
+                match tended {
                     Ok(acted) => acted,
                     // Expired since it was indexed: nothing will ever be due there.
                     Err(Error::NotFound) => {
@@ -327,16 +336,17 @@ impl Games {
             .await?;
         let started = queued
             .iter()
-            .filter(|id| !self.driving().contains_key(*id))
+            .filter_map(|id| GameId::stored(id))
+            .filter(|id| !self.driving().contains_key(id))
             .take(room)
-            .filter(|id| self.drive(id, true))
+            .filter(|&id| self.drive(id, true))
             .count();
         Ok(acted + started)
     }
 
     /// Acts on a due game the sweep found: bots to move are played by a task of this
     /// process (if it has room, and gets the lease), a clock that ran out at once.
-    async fn tend(&self, id: &str) -> Result<bool, Error> {
+    async fn tend(&self, id: GameId) -> Result<bool, Error> {
         let (version, record) = self.load(id).await?;
         if record.rated_end() {
             // What had to follow its end once (its ratings), if the process that

@@ -17,6 +17,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::Mutex;
 
 use super::record::Record;
+use crate::domain::GameId;
 use crate::store::History;
 
 /// Shards of the cache: enough that two cores rarely meet on one lock.
@@ -31,9 +32,9 @@ pub(super) struct GameCache {
 
 #[derive(Default)]
 struct Shard {
-    games: HashMap<String, CachedGame>,
+    games: HashMap<GameId, CachedGame>,
     /// The games in the order they came in, for the clock hand.
-    order: VecDeque<String>,
+    order: VecDeque<GameId>,
 }
 
 /// A copy: its version, its record, and the events the store keeps with that version
@@ -58,7 +59,7 @@ impl GameCache {
         }
     }
 
-    fn shard(&self, id: &str) -> std::sync::MutexGuard<'_, Shard> {
+    fn shard(&self, id: GameId) -> std::sync::MutexGuard<'_, Shard> {
         let at = self.hasher.hash_one(id) as usize % SHARDS;
         // A panic under the lock leaves the shard consistent (each step below is whole).
         self.shards[at]
@@ -67,18 +68,18 @@ impl GameCache {
     }
 
     /// Game `id`'s copy and its version, taken out until [`put`](Self::put) gives it back.
-    pub(super) fn take(&self, id: &str) -> Option<Copy> {
+    pub(super) fn take(&self, id: GameId) -> Option<Copy> {
         if self.per_shard == 0 {
             return None;
         }
-        self.shard(id).games.get_mut(id)?.copy.take()
+        self.shard(id).games.get_mut(&id)?.copy.take()
     }
 
     /// `read` of game `id`'s copy and its version, if there is one (not taken out by a
     /// write) of version `at_least` or later.
     pub(super) fn read<R>(
         &self,
-        id: &str,
+        id: GameId,
         at_least: u64,
         read: impl FnOnce(u64, &Record) -> R,
     ) -> Option<R> {
@@ -86,19 +87,19 @@ impl GameCache {
             return None;
         }
         let shard = self.shard(id);
-        let (version, record, _) = shard.games.get(id)?.copy.as_ref()?;
+        let (version, record, _) = shard.games.get(&id)?.copy.as_ref()?;
         (*version >= at_least).then(|| read(*version, record))
     }
 
     /// Keeps `record` as game `id` at `version` (with the events the store keeps then),
     /// unless a copy of a later version is there already (a concurrent write of this
     /// process stored after this one).
-    pub(super) fn put(&self, id: &str, version: u64, record: Record, history: Option<History>) {
+    pub(super) fn put(&self, id: GameId, version: u64, record: Record, history: Option<History>) {
         if self.per_shard == 0 {
             return;
         }
         let mut shard = self.shard(id);
-        match shard.games.entry(id.to_owned()) {
+        match shard.games.entry(id) {
             Entry::Occupied(mut slot) => {
                 let slot = slot.get_mut();
                 if slot.copy.as_ref().is_none_or(|(kept, ..)| *kept < version) {
@@ -111,20 +112,20 @@ impl GameCache {
                     copy: Some((version, record, history)),
                     used: false,
                 });
-                shard.order.push_back(id.to_owned());
+                shard.order.push_back(id);
                 shard.evict(self.per_shard);
             }
         }
     }
 
     /// Forgets game `id` (its match is over, or it is gone).
-    pub(super) fn forget(&self, id: &str) {
+    pub(super) fn forget(&self, id: GameId) {
         if self.per_shard == 0 {
             return;
         }
         let mut shard = self.shard(id);
-        if shard.games.remove(id).is_some() {
-            shard.order.retain(|kept| kept != id);
+        if shard.games.remove(&id).is_some() {
+            shard.order.retain(|&kept| kept != id);
         }
     }
 
@@ -173,45 +174,47 @@ mod tests {
     #[test]
     fn a_copy_is_taken_once_and_only_a_later_version_replaces_it() {
         let cache = GameCache::new(64);
-        assert!(cache.take("g").is_none());
-        cache.put("g", 3, record(), None);
-        assert_eq!(cache.read("g", 3, |v, _| v), Some(3));
-        assert_eq!(cache.read("g", 4, |v, _| v), None, "not as late as asked");
-        assert_eq!(cache.take("g").map(|(v, ..)| v), Some(3));
-        assert_eq!(cache.read("g", 1, |v, _| v), None, "taken out");
+        let g = GameId::random();
+        assert!(cache.take(g).is_none());
+        cache.put(g, 3, record(), None);
+        assert_eq!(cache.read(g, 3, |v, _| v), Some(3));
+        assert_eq!(cache.read(g, 4, |v, _| v), None, "not as late as asked");
+        assert_eq!(cache.take(g).map(|(v, ..)| v), Some(3));
+        assert_eq!(cache.read(g, 1, |v, _| v), None, "taken out");
         assert!(
-            cache.take("g").is_none(),
+            cache.take(g).is_none(),
             "taken out while a write works on it"
         );
-        cache.put("g", 4, record(), None);
-        cache.put("g", 2, record(), None);
+        cache.put(g, 4, record(), None);
+        cache.put(g, 2, record(), None);
         assert_eq!(
-            cache.take("g").map(|(v, ..)| v),
+            cache.take(g).map(|(v, ..)| v),
             Some(4),
             "never an older one"
         );
-        cache.put("g", 5, record(), None);
-        cache.forget("g");
-        assert!(cache.take("g").is_none());
+        cache.put(g, 5, record(), None);
+        cache.forget(g);
+        assert!(cache.take(g).is_none());
     }
 
     #[test]
     fn it_keeps_at_most_its_capacity_and_drops_what_was_not_written_since() {
         let cache = GameCache::new(SHARDS);
-        let ids: Vec<String> = (0..10 * SHARDS).map(|n| format!("game {n}")).collect();
-        for id in &ids {
+        let ids: Vec<GameId> = (0..10 * SHARDS).map(|_| GameId::random()).collect();
+        for &id in &ids {
             cache.put(id, 1, record(), None);
             // The first game is written again and again: it stays.
-            cache.put(&ids[0], 2, record(), None);
+            cache.put(ids[0], 2, record(), None);
         }
         assert!(cache.len() <= SHARDS, "{} kept", cache.len());
-        assert_eq!(cache.take(&ids[0]).map(|(v, ..)| v), Some(2));
+        assert_eq!(cache.take(ids[0]).map(|(v, ..)| v), Some(2));
     }
 
     #[test]
     fn off_keeps_nothing() {
         let cache = GameCache::new(0);
-        cache.put("g", 1, record(), None);
-        assert!(cache.take("g").is_none());
+        let g = GameId::random();
+        cache.put(g, 1, record(), None);
+        assert!(cache.take(g).is_none());
     }
 }

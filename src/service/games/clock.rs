@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::bots::Level;
+use crate::domain::Seat;
 
 /// What happens to a seat that runs out of time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,10 +107,10 @@ impl GameClock {
     }
 
     /// `seat`'s bank at `now`, its running time taken off.
-    pub fn bank_at(&self, seat: u8, now: u64) -> u64 {
-        let bank = self.banks[seat as usize];
+    pub fn bank_at(&self, seat: Seat, now: u64) -> u64 {
+        let bank = self.banks[seat.at()];
         match self.running {
-            Some((s, since)) if s == seat => bank.saturating_sub(now.saturating_sub(since)),
+            Some((s, since)) if s == seat.index() => bank.saturating_sub(now.saturating_sub(since)),
             _ => bank,
         }
     }
@@ -131,7 +132,7 @@ impl GameClock {
     ) {
         let mut restart = self.running.is_none();
         if let Some((seat, _)) = self.running {
-            let left = self.bank_at(seat, now);
+            let left = self.bank_at(Seat::new(seat), now);
             if mover == Some(seat) {
                 self.timeouts[seat as usize] = 0;
             }
@@ -185,9 +186,9 @@ mod tests {
         assert_eq!((c.running(), c.deadline()), (None, None));
         c.settle(None, true, Some(0), 1_000, 1_000);
         assert_eq!(c.deadline(), Some(11_000));
-        assert_eq!(c.bank_at(0, 4_000), 7_000);
-        assert_eq!(c.bank_at(1, 4_000), 10_000);
-        assert_eq!(c.bank_at(0, 20_000), 0, "never below zero");
+        assert_eq!(c.bank_at(Seat::new(0), 4_000), 7_000);
+        assert_eq!(c.bank_at(Seat::new(1), 4_000), 10_000);
+        assert_eq!(c.bank_at(Seat::new(0), 20_000), 0, "never below zero");
     }
 
     #[test]
@@ -195,7 +196,11 @@ mod tests {
         let mut c = clock(10, 2);
         c.settle(None, true, Some(0), 0, 0);
         c.settle(Some(0), true, Some(1), 3_000, 3_000);
-        assert_eq!(c.bank_at(0, 9_000), 9_000, "7 s left, 2 s added, stopped");
+        assert_eq!(
+            c.bank_at(Seat::new(0), 9_000),
+            9_000,
+            "7 s left, 2 s added, stopped"
+        );
         assert_eq!(c.deadline(), Some(13_000));
     }
 
@@ -209,7 +214,7 @@ mod tests {
         }
         // The play that ends the turn earns the increment, once.
         c.settle(Some(0), true, Some(1), 3_000, 3_000);
-        assert_eq!(c.bank_at(0, 3_000), 7_000 + 2_000);
+        assert_eq!(c.bank_at(Seat::new(0), 3_000), 7_000 + 2_000);
     }
 
     #[test]
@@ -219,9 +224,9 @@ mod tests {
         // Seat 0 moved at 1 s; the bots' replies were stored at 4 s: seat 1 starts then,
         // and seat 0's bank stopped at 1 s.
         c.settle(Some(0), true, Some(1), 1_000, 4_000);
-        assert_eq!(c.bank_at(0, 9_000), 9_000);
+        assert_eq!(c.bank_at(Seat::new(0), 9_000), 9_000);
         assert_eq!(c.deadline(), Some(4_000 + 10_000));
-        assert_eq!(c.bank_at(1, 4_000), 10_000);
+        assert_eq!(c.bank_at(Seat::new(1), 4_000), 10_000);
     }
 
     #[test]
@@ -230,9 +235,16 @@ mod tests {
         c.settle(None, true, Some(0), 0, 0);
         c.settle(Some(1), true, Some(0), 4_000, 4_000); // a muggins call by seat 1
         assert_eq!(c.deadline(), Some(10_000));
-        assert_eq!(c.bank_at(1, 4_000), 10_000, "no increment for a call");
+        assert_eq!(
+            c.bank_at(Seat::new(1), 4_000),
+            10_000,
+            "no increment for a call"
+        );
         c.settle(Some(1), true, None, 6_000, 6_000); // seat 1 resigns: the match is over
-        assert_eq!((c.running(), c.bank_at(0, 99_000)), (None, 4_000));
+        assert_eq!(
+            (c.running(), c.bank_at(Seat::new(0), 99_000)),
+            (None, 4_000)
+        );
     }
 
     #[test]
@@ -240,7 +252,7 @@ mod tests {
         let mut c = clock(1, 0);
         c.settle(None, true, Some(0), 0, 0);
         assert_eq!(c.time_out(), Some((0, 1)));
-        assert_eq!((c.running(), c.bank_at(0, 5_000)), (None, 0));
+        assert_eq!((c.running(), c.bank_at(Seat::new(0), 5_000)), (None, 0));
         c.settle(None, true, Some(1), 1_000, 1_000);
         c.settle(Some(1), true, Some(0), 1_500, 1_500);
         assert_eq!(c.deadline(), Some(1_500), "a bank at 0 runs out at once");

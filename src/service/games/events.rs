@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::record::{Record, Status};
 use super::view::View;
 use super::{Bearer, Error, Games, SeatToken, viewer_of};
+use crate::domain::GameId;
 use crate::engine::Move;
 use crate::service::shared::now_ms;
 use crate::store::{EventStream, GameStore, StoredEvent};
@@ -64,7 +65,7 @@ impl Games {
     /// second request to see its hand.
     pub async fn events(
         &self,
-        id: &str,
+        id: GameId,
         after: Option<u64>,
         token: Option<&str>,
     ) -> Result<Feed, Error> {
@@ -75,29 +76,29 @@ impl Games {
         // The history holds versions up to the current one: nothing to read when the
         // client has them all.
         let backlog = match after {
-            Some(after) if after < version => self.ctx.store.events_since(id, after).await?,
+            Some(after) if after < version => self.ctx.store.events_since(&id, after).await?,
             _ => Vec::new(),
         };
         let Feed { current, events } = feed(live, backlog, version, &record, after);
         let events = match viewer {
             None => events,
             Some(seat) => {
-                let (me, id) = (self.me.clone(), id.to_owned());
+                let me = self.me.clone();
                 let seen = events
                     .then(move |watched| {
-                        let (me, id) = (me.clone(), id.clone());
+                        let me = me.clone();
                         async move {
                             let me = me.upgrade()?;
                             // This process's copy, when it wrote this version or a later
                             // one: a view with no trip to the store.
-                            let cached = me.cache.read(&id, watched.event.version, |v, r| {
-                                (View::of(&id, v, r, Some(seat)), r.game.abandoned(seat))
+                            let cached = me.cache.read(id, watched.event.version, |v, r| {
+                                (View::of(id, v, r, Some(seat)), r.game.abandoned(seat))
                             });
                             let (view, abandoned) = match cached {
                                 Some(seen) => seen,
-                                None => match super::load(&me.ctx.store, &id).await {
+                                None => match super::load(&me.ctx.store, id).await {
                                     Ok((version, record)) => (
-                                        View::of(&id, version, &record, Some(seat)),
+                                        View::of(id, version, &record, Some(seat)),
                                         record.game.abandoned(seat),
                                     ),
                                     Err(e) => {
@@ -143,8 +144,8 @@ impl Games {
     /// Subscribes to game `id`'s live events, then loads it: nothing stored in between is
     /// missed, and anything seen twice is skipped by version. For [`Games::events`]
     /// and long polls, which read the loaded game before they wait.
-    pub(super) async fn watch(&self, id: &str) -> Result<(EventStream, u64, Record), Error> {
-        let live = self.ctx.store.subscribe(id).await?;
+    pub(super) async fn watch(&self, id: GameId) -> Result<(EventStream, u64, Record), Error> {
+        let live = self.ctx.store.subscribe(&id).await?;
         let (version, record) = self.load(id).await?;
         Ok((live, version, record))
     }
@@ -245,10 +246,10 @@ struct StoredNews {
 impl Games {
     /// Tells every lobby watcher, on every process. Best effort: the news is a hint, the
     /// list is the truth, so a failure is logged and the change it follows stands.
-    pub(crate) async fn announce(&self, news: LobbyNews, id: &str) {
+    pub(crate) async fn announce(&self, news: LobbyNews, id: GameId) {
         let stored = StoredNews {
             news,
-            game_id: id.to_owned(),
+            game_id: id.to_string(),
         };
         let payload = postcard::to_extend(&stored, vec![FORMAT]).expect("news serialises");
         let event = StoredEvent {
@@ -301,9 +302,9 @@ impl Games {
                     let view = match stored.news {
                         // Gone or filled since: the news that follows says so.
                         LobbyNews::Opened => {
-                            let (version, record) =
-                                super::load(&store, &stored.game_id).await.ok()?;
-                            Some(View::of(&stored.game_id, version, &record, None))
+                            let game = GameId::stored(&stored.game_id)?;
+                            let (version, record) = super::load(&store, game).await.ok()?;
+                            Some(View::of(game, version, &record, None))
                         }
                         LobbyNews::Filled | LobbyNews::Finished => None,
                     };
@@ -334,9 +335,9 @@ mod tests {
         let service = &services.games;
         let mut lobby = service.lobby().await.unwrap();
         // Not read while far more news comes than a subscriber's buffer holds.
-        for n in 0..500 {
+        for _ in 0..500 {
             service
-                .announce(LobbyNews::Finished, &format!("flood-{n}"))
+                .announce(LobbyNews::Finished, GameId::random())
                 .await;
         }
         let within = Duration::from_secs(5);
@@ -344,7 +345,8 @@ mod tests {
             .await
             .expect("an item comes");
         assert!(matches!(item, Some(LobbyItem::Resync)), "a resync first");
-        service.announce(LobbyNews::Finished, "later").await;
+        let later = GameId::random();
+        service.announce(LobbyNews::Finished, later).await;
         match tokio::time::timeout(within, lobby.next())
             .await
             .expect("an item comes")
@@ -352,7 +354,7 @@ mod tests {
             Some(LobbyItem::News(event)) => {
                 assert_eq!(
                     (event.news, event.game_id.as_str()),
-                    (LobbyNews::Finished, "later")
+                    (LobbyNews::Finished, later.as_str())
                 );
             }
             Some(LobbyItem::Resync) => panic!("one resync for one gap"),

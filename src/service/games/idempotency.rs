@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::record::Record;
 use super::{Error, Games};
+use crate::domain::GameId;
 use crate::engine::{Event, Replay};
 pub use crate::service::idempotency::{MIN_JOIN_KEY, RequestKey};
 use crate::store::{GameStore, IdempotencyRecord};
@@ -120,12 +121,12 @@ impl Games {
     /// stored ([`RequestKey::stored_name`]).
     pub(super) async fn earlier(
         &self,
-        id: &str,
+        id: GameId,
         version: u64,
         key: &RequestKey,
         name: &str,
     ) -> Result<Earlier, Error> {
-        let Some(record) = self.ctx.store.idempotency(id, name).await? else {
+        let Some(record) = self.ctx.store.idempotency(&id, name).await? else {
             return Ok(Earlier::None);
         };
         let stored = key.receipt_in(&record)?;
@@ -157,14 +158,15 @@ mod tests {
     #[test]
     fn a_join_s_token_unseals_only_with_its_key_body_and_game() {
         let token = [7u8; 32];
-        let key = RequestKey::for_join("k".repeat(20), "game-a", br#"{"name":"ann"}"#);
+        let (game_a, game_b) = (GameId::random(), GameId::random());
+        let key = RequestKey::for_join("k".repeat(20), game_a, br#"{"name":"ann"}"#);
         let sealed = key.sealing(&token).sealed.unwrap();
         assert_ne!(sealed, token);
         assert_eq!(key.unseal(&sealed), Some(token));
         for other in [
-            RequestKey::for_join("k".repeat(21), "game-a", br#"{"name":"ann"}"#),
-            RequestKey::for_join("k".repeat(20), "game-b", br#"{"name":"ann"}"#),
-            RequestKey::for_join("k".repeat(20), "game-a", br#"{"name":"bob"}"#),
+            RequestKey::for_join("k".repeat(21), game_a, br#"{"name":"ann"}"#),
+            RequestKey::for_join("k".repeat(20), game_b, br#"{"name":"ann"}"#),
+            RequestKey::for_join("k".repeat(20), game_a, br#"{"name":"bob"}"#),
         ] {
             assert_ne!(other.unseal(&sealed), Some(token));
         }

@@ -7,7 +7,7 @@ use std::convert::Infallible;
 use rand::Rng;
 
 use crate::address::AddressKey;
-use crate::bots::Level;
+use crate::domain::{GameId, Seat, SeatName};
 use crate::metrics::BotPlace;
 use crate::service::page::page_offset;
 use crate::store::{GameStore, StoreError};
@@ -20,54 +20,15 @@ use super::view::{NewSeat, View};
 use super::write::{BotWork, Change, Decision, Written};
 use super::{Error, Games};
 
-/// Player names: 1 to this many characters.
-pub const MAX_NAME_CHARS: usize = 32;
-
-/// A seat's name as people see it on every view and the watch page: 1 to
-/// [`MAX_NAME_CHARS`] characters, none of them a control, format or separator character
-/// (Unicode Cc, Cf, Zl, Zp: a right-to-left override would reverse the lines it is shown
-/// in, a zero-width space hide in a name), and not a built-in level's (`expert bot`).
-fn check_seat_name(name: &str) -> Result<(), Error> {
-    visible_text("name", name, MAX_NAME_CHARS)?;
-    if let Some(level) = Level::named_like(name) {
-        return Err(Error::BadRequest(format!(
-            "name: {name:?} is taken for the built-in level {:?}; choose another",
-            level.as_str()
-        )));
-    }
-    Ok(())
-}
-
-/// Refuses `text` (the request's `field`) unless it is 1 to `max` characters, none of them
-/// a control, format or separator character: a name people see as it is written.
-pub(crate) fn visible_text(field: &str, text: &str, max: usize) -> Result<(), Error> {
-    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
-    let hidden = |c: char| {
-        matches!(
-            c.general_category(),
-            GeneralCategory::Control
-                | GeneralCategory::Format
-                | GeneralCategory::LineSeparator
-                | GeneralCategory::ParagraphSeparator
-        )
-    };
-    if text.is_empty() || text.chars().count() > max || text.chars().any(hidden) {
-        return Err(Error::BadRequest(format!(
-            "{field}: 1 to {max} characters, no control, format or separator characters"
-        )));
-    }
-    Ok(())
-}
-
 impl Games {
     /// Creates a game; a game of bots only is stored with its bots to move, and they play
     /// it in the background. A game left waiting for players counts against `from`'s cap
     /// on them until it fills or expires.
     pub async fn create(&self, new: NewGame, from: Option<AddressKey>) -> Result<View, Error> {
         let record = self.new_record(&new)?;
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = GameId::random();
         let admission = Admission {
-            id: &id,
+            id,
             record,
             players: Vec::new(),
             from,
@@ -77,7 +38,7 @@ impl Games {
             .await?
             .ok_or(Error::from(StoreError::Exists))?;
         tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged = record.prearranged, "game created");
-        Ok(View::of(&id, 1, &record, None))
+        Ok(View::of(id, 1, &record, None))
     }
 
     /// Takes a seat; the last seat taken starts the game (and bots that lead move).
@@ -86,23 +47,19 @@ impl Games {
     /// bound to that player and shows its name.
     pub async fn join(
         &self,
-        id: &str,
-        name: Option<&str>,
-        wanted: Option<u8>,
+        id: GameId,
+        name: Option<&SeatName>,
+        wanted: Option<Seat>,
         key: Option<&RequestKey>,
         player_key: Option<&str>,
     ) -> Result<NewSeat, Error> {
-        let name = name.map(str::trim);
-        if let Some(name) = name {
-            check_seat_name(name)?;
-        }
         let player = match player_key {
             Some(player_key) => Some(self.seating(id, player_key).await?),
             None => None,
         };
         let name = match (&player, name) {
             (Some(player), _) => player.name.as_str(),
-            (None, Some(name)) => name,
+            (None, Some(name)) => name.as_str(),
             (None, None) => {
                 return Err(Error::BadRequest(
                     "name: required when no player key is sent".into(),
@@ -126,17 +83,17 @@ impl Games {
                 let free = record.free_seats();
                 let seat = match wanted {
                     _ if free.is_empty() => return Err(Error::GameFull),
-                    Some(s) if s as usize >= record.seats.len() => {
+                    Some(s) if s.at() >= record.seats.len() => {
                         return Err(Error::BadRequest(format!(
                             "seat: this game has seats 0 to {}",
                             record.seats.len() - 1
                         )));
                     }
-                    Some(s) if !free.contains(&s) => {
+                    Some(s) if !free.contains(&s.index()) => {
                         return Err(Error::SeatTaken(format!("seat {s} is taken")));
                     }
                     Some(s) => s,
-                    None => free[0],
+                    None => Seat::new(free[0]),
                 };
                 match &player {
                     Some(player) => record.seat_bound(seat, name, &token, &player.id),
@@ -147,7 +104,7 @@ impl Games {
                     value: (seat, started),
                     mover: None,
                     moves: Vec::new(),
-                    seat: Some(seat),
+                    seat: Some(seat.index()),
                     unlist: started,
                     relist: !started,
                     think: BotWork::bots(record, BotPlace::Request),
@@ -172,9 +129,9 @@ impl Games {
                     .and_then(|(sealed, key)| key.unseal(&sealed))
                     .map(hex::encode)
                     .ok_or_else(|| Error::Internal("a join's receipt has no token".into()))?;
-                let seat = stored.receipt.seat;
+                let seat = Seat::new(stored.receipt.seat);
                 // The token must open its seat: a damaged receipt answers no seat.
-                if record.seat_of(&TokenHash::of(&token)) != Some(seat) {
+                if record.seat_of(&TokenHash::of(&token)) != Some(seat.index()) {
                     return Err(Error::Internal(
                         "a join's receipt does not open its seat".into(),
                     ));
@@ -182,18 +139,18 @@ impl Games {
                 return Ok(NewSeat {
                     seat,
                     token,
-                    view: View::of(id, version, &record, Some(seat)),
+                    view: View::of(id, version, &record, Some(seat.index())),
                 });
             }
         };
-        tracing::info!(game_id = %id, seat, started, version, "seat taken");
+        tracing::info!(game_id = %id, seat = seat.index(), started, version, "seat taken");
         if record.bots_to_move() {
             self.drive(id, false);
         }
         Ok(NewSeat {
             seat,
             token,
-            view: View::of(id, version, &record, Some(seat)),
+            view: View::of(id, version, &record, Some(seat.index())),
         })
     }
 
@@ -205,12 +162,13 @@ impl Games {
         for (id, stored) in listed {
             // A game may have filled since its entry was written (the store's lobby is an
             // index): skip it. An unreadable entry is skipped too, not the whole page.
-            match Record::decode(&stored.bytes) {
-                Ok(record) if record.status() == Status::Waiting => {
-                    out.push(View::of(&id, stored.version, &record, None));
+            match (GameId::stored(&id), Record::decode(&stored.bytes)) {
+                (Some(game), Ok(record)) if record.status() == Status::Waiting => {
+                    out.push(View::of(game, stored.version, &record, None));
                 }
-                Ok(_) => {}
-                Err(e) => {
+                (None, _) => tracing::warn!(game_id = %id, "a lobby entry names no game id"),
+                (_, Ok(_)) => {}
+                (_, Err(e)) => {
                     tracing::warn!(game_id = %id, error = %e, "a lobby entry does not decode")
                 }
             }
@@ -223,11 +181,15 @@ impl Games {
     /// its entry was written is left out, so a page may hold fewer than `per_page`.
     pub async fn list_playing(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page, "per_page")?;
-        let ids = self.ctx.store.list_playing(offset, per_page).await?;
+        // Entries that are no id of a game are no game in play.
+        let ids: Vec<GameId> = (self.ctx.store.list_playing(offset, per_page).await?)
+            .iter()
+            .filter_map(|id| GameId::stored(id))
+            .collect();
         let loaded =
             futures_util::future::join_all(ids.iter().map(|id| self.ctx.store.load(id))).await;
         let mut out = Vec::with_capacity(ids.len());
-        for (id, loaded) in ids.iter().zip(loaded) {
+        for (&id, loaded) in ids.iter().zip(loaded) {
             let Some(stored) = loaded? else { continue };
             match Record::decode(&stored.bytes) {
                 Ok(record) if record.status() == Status::Playing => {

@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+use crate::domain::GameId;
 use crate::engine::{Deal, Event, Game, Move, Replay, Seed};
 
 use super::record::Status;
@@ -183,7 +184,7 @@ impl Games {
     /// after index `after` (0: from the start), at most `limit` (1 to [`MAX_LOG_PAGE`]).
     pub async fn log(
         &self,
-        id: &str,
+        id: GameId,
         token: Option<&str>,
         after: u64,
         limit: u64,
@@ -222,7 +223,7 @@ impl Games {
 
     /// The finished game's whole record (rules, seed, deals and moves), its deals and
     /// moves made as they are read.
-    pub async fn export(&self, id: &str) -> Result<Export, Error> {
+    pub async fn export(&self, id: GameId) -> Result<Export, Error> {
         let (version, record) = self.load(id).await?;
         if record.status() != Status::Finished {
             return Err(Error::NotFinished);

@@ -23,6 +23,7 @@ mod write;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
+use crate::domain::GameId;
 use crate::engine::{MatchEnd, Outcome};
 use crate::store::any::AnyStore;
 use crate::store::{GameStore, History};
@@ -45,7 +46,7 @@ pub struct Games {
     /// Games whose bots this process is playing in the background now (so its sweep
     /// leaves them to that task rather than race it), each true when it counts against
     /// `tables`.
-    driving: Mutex<HashMap<String, bool>>,
+    driving: Mutex<HashMap<GameId, bool>>,
     /// This process, as the holder of the games' leases it drives.
     holder: String,
     /// The games this process wrote last, which its writes start from.
@@ -91,7 +92,7 @@ impl Games {
     /// way a use case changes a stored game.
     async fn update<T, Idle>(
         &self,
-        id: &str,
+        id: GameId,
         key: Option<(&RequestKey, Option<&Bearer>)>,
         change: impl FnMut(u64, u64, &mut Record) -> Result<Decision<T, Idle>, Error>,
     ) -> Result<Written<T, Idle>, Error> {
@@ -131,16 +132,18 @@ impl Games {
 
     /// Drops finished game `id`'s due entry (at `version`): what had to follow its end
     /// once is done.
-    pub(crate) async fn settled(&self, id: &str, version: u64) -> Result<(), Error> {
-        Ok(self.ctx.store.index_deadline(id, version, None).await?)
+    pub(crate) async fn settled(&self, id: GameId, version: u64) -> Result<(), Error> {
+        Ok(self.ctx.store.index_deadline(&id, version, None).await?)
     }
 
     /// Whether game `id` is stored (made, and not expired).
+    /// By the id another aggregate's record holds.
     pub(crate) async fn exists(&self, id: &str) -> Result<bool, Error> {
         Ok(self.ctx.store.load(id).await?.is_some())
     }
 
     /// How game `id` stands, for the aggregate that made it (a match counts its ends).
+    /// By the id another aggregate's record holds (a match's game, a twin).
     pub(crate) async fn progress(&self, id: &str) -> Result<Progress, Error> {
         let Some(stored) = self.ctx.store.load(id).await? else {
             return Ok(Progress::Gone);
@@ -162,7 +165,7 @@ impl Games {
         )
     }
 
-    pub(crate) async fn load(&self, id: &str) -> Result<(u64, Record), Error> {
+    pub(crate) async fn load(&self, id: GameId) -> Result<(u64, Record), Error> {
         load(&self.ctx.store, id).await
     }
 
@@ -200,7 +203,7 @@ impl Games {
     /// Loads a game and the seat of `token` (`None` for a spectator, without a token).
     async fn load_as(
         &self,
-        id: &str,
+        id: GameId,
         token: Option<&str>,
     ) -> Result<(u64, Record, Option<u8>), Error> {
         let bearer = self.bearer(token.map(SeatToken::new)).await?;
@@ -272,14 +275,14 @@ enum Bearer {
 }
 
 /// Game `id`'s version and record, checked.
-async fn load(store: &AnyStore, id: &str) -> Result<(u64, Record), Error> {
+async fn load(store: &AnyStore, id: GameId) -> Result<(u64, Record), Error> {
     let (version, record, _) = load_kept(store, id).await?;
     Ok((version, record))
 }
 
 /// [`load`], and the events the store keeps with that version.
-async fn load_kept(store: &AnyStore, id: &str) -> Result<(u64, Record, History), Error> {
-    let stored = store.load(id).await?.ok_or(Error::NotFound)?;
+async fn load_kept(store: &AnyStore, id: GameId) -> Result<(u64, Record, History), Error> {
+    let stored = store.load(&id).await?.ok_or(Error::NotFound)?;
     Ok((
         stored.version,
         Record::decode(&stored.bytes)?,

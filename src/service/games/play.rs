@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
+use crate::domain::{GameId, Seat};
 use crate::engine::{Game, Move, MoveError};
 use crate::metrics::BotPlace;
 
@@ -24,7 +25,7 @@ pub struct MoveRequest {
 
 impl Games {
     /// The game as `token`'s seat (or a spectator, without a token) may see it.
-    pub async fn view(&self, id: &str, token: Option<&str>) -> Result<View, Error> {
+    pub async fn view(&self, id: GameId, token: Option<&str>) -> Result<View, Error> {
         let (version, record, viewer) = self.load_as(id, token).await?;
         Ok(View::of(id, version, &record, viewer))
     }
@@ -33,7 +34,7 @@ impl Games {
     /// `wait` (at most the configured cap) the view unchanged.
     pub async fn view_after(
         &self,
-        id: &str,
+        id: GameId,
         token: Option<&str>,
         after: u64,
         wait: Duration,
@@ -70,7 +71,7 @@ impl Games {
     /// first answer again.
     pub async fn make_move(
         &self,
-        id: &str,
+        id: GameId,
         token: SeatToken<'_>,
         request: MoveRequest,
         key: Option<&RequestKey>,
@@ -102,7 +103,7 @@ impl Games {
                     let played = record
                         .game
                         .play_into(seat, request.mv, &mut events)
-                        .map_err(|e| refuse(&record.game, seat, e))?;
+                        .map_err(|e| refuse(&record.game, Seat::new(seat), e))?;
                     let events: Vec<_> = events.iter().map(|e| e.visible_to(Some(seat))).collect();
                     Ok(Decision::Store(Change {
                         value: (seat, events),
@@ -146,13 +147,13 @@ impl Games {
 }
 
 /// Maps an engine refusal to the service's error, with the seat's legal moves.
-fn refuse(game: &Game, seat: u8, e: MoveError) -> Error {
+fn refuse(game: &Game, seat: Seat, e: MoveError) -> Error {
     match e {
         MoveError::GameOver => Error::Finished,
         MoveError::NotYourTurn { .. } => Error::NotYourTurn(e.to_string()),
         other => Error::IllegalMove {
             message: other.to_string(),
-            legal: game.project(Some(seat)).legal_moves,
+            legal: game.project(Some(seat.index())).legal_moves,
         },
     }
 }

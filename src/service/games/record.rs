@@ -6,6 +6,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::bots::Level;
+use crate::domain::Seat;
 use crate::engine::{Game, Preset};
 
 use super::Error;
@@ -42,7 +43,7 @@ pub enum Aborted {
 
 /// One seat as everyone may see it: who sits there. A free seat has neither.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Seat {
+pub struct Occupant {
     pub name: Option<String>,
     pub bot: Option<Level>,
 }
@@ -58,7 +59,7 @@ pub struct Record {
     pub rated: bool,
     /// The match (duplicate arena) it is a game of, by its id: its end moves the match on.
     pub series: Option<String>,
-    pub seats: Vec<Seat>,
+    pub seats: Vec<Occupant>,
     /// Per seat, the first 128 bits of its token's SHA-256 (the token itself is never
     /// stored). Tokens are 256 random bits, so finding another token with these 128 bits
     /// is out of reach, and every stored game is smaller than with the whole hash.
@@ -96,7 +97,7 @@ impl Record {
             rated: false,
             series: None,
             seats: vec![
-                Seat {
+                Occupant {
                     name: None,
                     bot: None
                 };
@@ -129,19 +130,19 @@ impl Record {
         }
     }
 
-    pub fn is_taken(&self, seat: u8) -> bool {
-        self.tokens[seat as usize].is_some() || self.seats[seat as usize].bot.is_some()
+    pub fn is_taken(&self, seat: Seat) -> bool {
+        self.tokens[seat.at()].is_some() || self.seats[seat.at()].bot.is_some()
     }
 
     /// The seats nobody has taken yet, lowest first.
     pub fn free_seats(&self) -> Vec<u8> {
         (0..self.seats.len() as u8)
-            .filter(|&s| !self.is_taken(s))
+            .filter(|&s| !self.is_taken(Seat::new(s)))
             .collect()
     }
 
     pub fn status(&self) -> Status {
-        if (0..self.seats.len() as u8).any(|s| !self.is_taken(s)) {
+        if (0..self.seats.len() as u8).any(|s| !self.is_taken(Seat::new(s))) {
             Status::Waiting
         } else if self.game.is_over() {
             Status::Finished
@@ -169,18 +170,18 @@ impl Record {
     }
 
     /// Seats a player holding `token`.
-    pub fn seat_player(&mut self, seat: u8, name: &str, token: &str) {
-        self.seats[seat as usize] = Seat {
+    pub fn seat_player(&mut self, seat: Seat, name: &str, token: &str) {
+        self.seats[seat.at()] = Occupant {
             name: Some(name.to_string()),
             bot: None,
         };
-        self.tokens[seat as usize] = Some(TokenHash::of(token));
+        self.tokens[seat.at()] = Some(TokenHash::of(token));
     }
 
     /// Seats player `player` (its id) holding `token`: its key opens the seat too.
-    pub fn seat_bound(&mut self, seat: u8, name: &str, token: &str, player: &str) {
+    pub fn seat_bound(&mut self, seat: Seat, name: &str, token: &str, player: &str) {
         self.seat_player(seat, name, token);
-        self.players[seat as usize] = Some(player.to_owned());
+        self.players[seat.at()] = Some(player.to_owned());
     }
 
     /// Every seat bound to a player, with the player's id.
@@ -192,8 +193,8 @@ impl Record {
     }
 
     /// The id of the player seat `seat` is bound to, if any.
-    pub fn player_at(&self, seat: u8) -> Option<&str> {
-        self.players.get(seat as usize)?.as_deref()
+    pub fn player_at(&self, seat: Seat) -> Option<&str> {
+        self.players.get(seat.at())?.as_deref()
     }
 
     /// The seat bound to player `player` (its id), if any.
@@ -348,7 +349,7 @@ mod tests {
         let mut record = record();
         assert_eq!(record.status(), Status::Waiting);
         assert_eq!(record.free_seats(), vec![0]);
-        record.seat_player(0, "ann", "token-a");
+        record.seat_player(Seat::new(0), "ann", "token-a");
         assert_eq!(record.status(), Status::Playing);
         let again = Record::decode(&record.encode()).unwrap();
         assert_eq!(again.game, record.game);
@@ -362,7 +363,7 @@ mod tests {
     #[test]
     fn a_bound_seat_reads_back_with_its_player_and_its_token() {
         let mut record = record();
-        record.seat_bound(0, "ann", "token-a", "p1");
+        record.seat_bound(Seat::new(0), "ann", "token-a", "p1");
         let again = Record::decode(&record.encode()).unwrap();
         assert_eq!(again.seat_of_player("p1"), Some(0));
         assert_eq!(again.seat_of_player("p2"), None);
@@ -407,7 +408,7 @@ mod tests {
         bytes[0] = FORMAT + 1;
         assert!(Record::decode(&bytes).is_err());
         let mut odd = record();
-        odd.seats.push(Seat {
+        odd.seats.push(Occupant {
             name: None,
             bot: None,
         });

@@ -6,11 +6,12 @@
 use futures_util::future::BoxFuture;
 
 use super::record::{Record, Status};
+use crate::domain::GameId;
 use crate::store::History;
 
 /// One save of a game, as its reactions need it.
 pub struct Saved<'a> {
-    pub id: &'a str,
+    pub id: GameId,
     pub version: u64,
     pub record: &'a Record,
     /// Made by this save (version 1): listed in the lobby if it waits for players.

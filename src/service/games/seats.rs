@@ -2,9 +2,9 @@
 //! of the games aggregate: both read the stored games; the players aggregate only
 //! answers whose key it is.
 
-use crate::bots::Level;
+use crate::domain::{GameId, NameKey, Who};
 use crate::service::page::{MAX_PER_PAGE, page_offset};
-use crate::service::players::{NO_KEY, PlayerRecord, folded};
+use crate::service::players::{NO_KEY, PlayerRecord};
 use crate::store::GameStore;
 use crate::store::players::PlayerStore;
 
@@ -20,7 +20,7 @@ impl Games {
     /// catching up after a restart would never play it). Not when the player sits there
     /// already or no seat is free: the join decides then (a retry's answer, or a refusal),
     /// and the index gains nothing it should not.
-    pub(super) async fn seating(&self, game_id: &str, key: &str) -> Result<PlayerRecord, Error> {
+    pub(super) async fn seating(&self, game_id: GameId, key: &str) -> Result<PlayerRecord, Error> {
         let (_, player) = self.players.authenticate(key).await?;
         let (_, record) = self.load(game_id).await?;
         if record.seat_of_player(&player.id).is_none() && !record.free_seats().is_empty() {
@@ -28,8 +28,8 @@ impl Games {
                 .store
                 .add_player_game(
                     &player.id,
-                    &folded(&player.name),
-                    game_id,
+                    NameKey::of(&player.name).as_str(),
+                    &game_id,
                     record.created_ms,
                 )
                 .await?;
@@ -55,7 +55,7 @@ impl Games {
     /// read them (a game is public, its hands are not in the list), as a profile shows.
     pub async fn player_games(
         &self,
-        who: &str,
+        who: &Who,
         status: Option<Status>,
         page: usize,
         per_page: usize,
@@ -66,7 +66,7 @@ impl Games {
             .id_of(who)
             .await?
             .ok_or(Error::PlayerNotFound)?;
-        if self.players.player_record(&id).await?.is_none() && id.parse::<Level>().is_err() {
+        if self.players.player_record(&id).await?.is_none() && !id.is_level() {
             return Err(Error::PlayerNotFound);
         }
         self.games_of(&id, status, skip, per_page).await
@@ -93,7 +93,7 @@ impl Games {
                 return Ok(out);
             }
             offset += ids.len();
-            for id in ids {
+            for id in ids.iter().filter_map(|id| GameId::stored(id)) {
                 let Some(stored) = self.ctx.store.load(&id).await? else {
                     continue;
                 };
@@ -111,7 +111,7 @@ impl Games {
                 }
                 matched += 1;
                 if matched > skip {
-                    out.push(View::of(&id, stored.version, &record, Some(seat)));
+                    out.push(View::of(id, stored.version, &record, Some(seat)));
                     if out.len() == per_page {
                         return Ok(out);
                     }

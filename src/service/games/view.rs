@@ -1,10 +1,11 @@
 //! What a caller may see: the service's answers. Handlers render these; none of them holds
 //! the engine's whole game, so no answer can carry a hidden tile by mistake.
 
+use crate::domain::{GameId, Seat};
 use crate::engine::{Event, Preset, Projection, Rules};
 
 use super::clock::ClockSettings;
-use super::record::{Aborted, Record, Seat, Status};
+use super::record::{Aborted, Occupant, Record, Status};
 
 /// A game as one caller (a seat, or a spectator) may see it.
 #[derive(Clone, Debug)]
@@ -16,7 +17,7 @@ pub struct View {
     pub rules: Rules,
     pub prearranged: bool,
     pub created_ms: u64,
-    pub seats: Vec<Seat>,
+    pub seats: Vec<Occupant>,
     /// Per seat, the id of the player it is bound to (taken with a player's key): what
     /// tells the player alice from an anonymous seat that calls itself alice.
     pub players: Vec<Option<String>>,
@@ -48,7 +49,7 @@ pub struct ClockState {
 }
 
 impl View {
-    pub(super) fn of(id: &str, version: u64, record: &Record, viewer: Option<u8>) -> View {
+    pub(super) fn of(id: GameId, version: u64, record: &Record, viewer: Option<u8>) -> View {
         let status = record.status();
         let aborted = record.aborted();
         View {
@@ -61,7 +62,7 @@ impl View {
             created_ms: record.created_ms,
             seats: record.seats.clone(),
             players: (0..record.seats.len() as u8)
-                .map(|seat| record.player_at(seat).map(str::to_owned))
+                .map(|seat| record.player_at(Seat::new(seat)).map(str::to_owned))
                 .collect(),
             free_seats: record.free_seats(),
             viewer,
@@ -82,7 +83,8 @@ impl View {
                 ClockState {
                     settings: clock.settings,
                     banks_ms: (0..record.seats.len() as u8)
-                        .map(|s| bots[s as usize].is_none().then(|| clock.bank_at(s, now)))
+                        .map(Seat::new)
+                        .map(|s| bots[s.at()].is_none().then(|| clock.bank_at(s, now)))
                         .collect(),
                     deadline_ms: clock.deadline(),
                     now_ms: now,
@@ -101,8 +103,8 @@ impl View {
     }
 
     /// The team a seat plays for under `rules.teams` (0: seats 0+2, 1: seats 1+3).
-    pub fn team(&self, seat: u8) -> Option<u8> {
-        self.rules.teams.then(|| self.rules.side_of(seat))
+    pub fn team(&self, seat: Seat) -> Option<u8> {
+        self.rules.teams.then(|| self.rules.side_of(seat.index()))
     }
 }
 
@@ -117,7 +119,7 @@ pub struct AfterMove {
 /// The answer to taking a seat.
 #[derive(Clone, Debug)]
 pub struct NewSeat {
-    pub seat: u8,
+    pub seat: Seat,
     /// The seat's bearer secret, shown this once.
     pub token: String,
     pub view: View,

@@ -5,6 +5,7 @@
 //! read in one place.
 
 use crate::bots;
+use crate::domain::GameId;
 use crate::engine::{Event, Move};
 use crate::metrics::{BotLabels, BotPlace};
 use crate::store::{
@@ -138,7 +139,7 @@ impl Games {
     /// It answers what it saved, and reacts to nothing: [`Games::update`] dispatches.
     pub(super) async fn write<T, Idle>(
         &self,
-        id: &str,
+        id: GameId,
         key: Option<(&RequestKey, Option<&Bearer>)>,
         mut change: impl FnMut(u64, u64, &mut Record) -> Result<Decision<T, Idle>, Error>,
     ) -> Result<Written<T, Idle>, Error> {
@@ -325,7 +326,7 @@ impl Games {
             // Boxed: the store's save future is large, and actix copies a move's future
             // whole as it boxes it (a copy past 8 KB also counts a byte an instruction
             // under callgrind, which the benches read).
-            let saved = match Box::pin(self.ctx.store.save(id, save)).await {
+            let saved = match Box::pin(self.ctx.store.save(&id, save)).await {
                 Ok(saved) => saved,
                 // Made, but not confirmed by replicas: a retry with the same key answers
                 // once they are.
@@ -414,7 +415,7 @@ impl Games {
     /// it is now (at `version`, at or after the receipt's).
     async fn repeated<T, Idle>(
         &self,
-        id: &str,
+        id: GameId,
         name: &str,
         stored: StoredReceipt,
         version: u64,
@@ -424,7 +425,7 @@ impl Games {
         // acknowledgement only once they hold it.
         self.ctx
             .store
-            .confirm(id, Evidence::Record(name))
+            .confirm(&id, Evidence::Record(name))
             .await
             .map_err(|cause| Error::Unsettled {
                 cause: cause.to_string(),
@@ -438,9 +439,9 @@ impl Games {
     }
 
     /// Indexes game `id` (to be at `version`) as due [`SETTLE_WITHIN`] from now.
-    pub(crate) async fn due_for_settling(&self, id: &str, version: u64) {
+    pub(crate) async fn due_for_settling(&self, id: GameId, version: u64) {
         let due = now_ms() + SETTLE_WITHIN.as_millis() as u64;
-        if let Err(e) = self.ctx.store.index_deadline(id, version, Some(due)).await {
+        if let Err(e) = self.ctx.store.index_deadline(&id, version, Some(due)).await {
             tracing::warn!(game_id = %id, error = %e, "could not index a rated game's settling");
         }
     }
@@ -449,8 +450,14 @@ impl Games {
     /// at `expected + 1` holds exactly these bytes (its record carries fresh clocks, tokens
     /// and moves: no other write makes the same), or, when it has moved on since, the event
     /// of `expected + 1` is this one. Each look is bounded by the store's own timeout.
-    async fn fate_of(&self, id: &str, expected: u64, bytes: &[u8], event: Option<Vec<u8>>) -> Fate {
-        let stored = match self.ctx.store.load_after_writes(id).await {
+    async fn fate_of(
+        &self,
+        id: GameId,
+        expected: u64,
+        bytes: &[u8],
+        event: Option<Vec<u8>>,
+    ) -> Fate {
+        let stored = match self.ctx.store.load_after_writes(&id).await {
             Ok(Some(stored)) => stored,
             Ok(None) | Err(_) => return Fate::Unknown,
         };
@@ -459,7 +466,7 @@ impl Games {
             v if v == expected + 1 && stored.bytes == bytes => Fate::Applied,
             v if v == expected + 1 => Fate::NotApplied,
             v if v < expected => Fate::Unknown,
-            _ => match self.ctx.store.events_since(id, expected).await {
+            _ => match self.ctx.store.events_since(&id, expected).await {
                 Ok(events) => match events.iter().find(|e| e.version == expected + 1) {
                     Some(e) if Some(&e.payload) == event.as_ref() => Fate::Applied,
                     Some(_) => Fate::NotApplied,
@@ -474,7 +481,7 @@ impl Games {
             bytes: &stored.bytes,
         };
         match fate {
-            Fate::Applied if self.ctx.store.confirm(id, evidence).await.is_err() => Fate::Unknown,
+            Fate::Applied if self.ctx.store.confirm(&id, evidence).await.is_err() => Fate::Unknown,
             fate => fate,
         }
     }
@@ -487,6 +494,7 @@ mod tests {
 
     use super::*;
     use crate::bots::Level;
+    use crate::domain::{GameId, Seat, SeatName};
     use crate::engine::{Preset, RulesPatch, Seed};
 
     use crate::service::{ClockSettings, MoveRequest, NewGame, OnTimeout, SeatToken, Services};
@@ -497,7 +505,7 @@ mod tests {
     }
 
     /// The seat's bank as stored now.
-    async fn bank(service: &Games, id: &str, seat: u8) -> u64 {
+    async fn bank(service: &Games, id: GameId, seat: Seat) -> u64 {
         let (_, record) = service.load(id).await.unwrap();
         record.clock.unwrap().bank_at(seat, now_ms())
     }
@@ -528,15 +536,16 @@ mod tests {
             )
             .await
             .unwrap();
-        let id = view.id.clone();
+        let id = GameId::stored(&view.id).unwrap();
+        let human = SeatName::parse("human").unwrap();
         let joined = service
-            .join(&id, Some("human"), Some(0), None, None)
+            .join(id, Some(&human), Some(Seat::new(0)), None, None)
             .await
             .unwrap();
-        let (_, record) = service.load(&id).await.unwrap();
+        let (_, record) = service.load(id).await.unwrap();
         assert_eq!(record.human_to_move(), Some(0), "the human's turn");
         let mv = record.game.project(Some(0)).legal_moves[0].mv;
-        let before = bank(&service, &id, 0).await;
+        let before = bank(&service, id, Seat::new(0)).await;
 
         // The bots' only thread is busy: the bot's reply waits 500 ms for it.
         let (release, held) = mpsc::channel::<()>();
@@ -564,7 +573,7 @@ mod tests {
             expected_version: None,
         };
         let (moved, ()) = tokio::join!(
-            service.make_move(&id, SeatToken::new(&joined.token), request, None),
+            service.make_move(id, SeatToken::new(&joined.token), request, None),
             async {
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 release.send(()).unwrap();
@@ -572,9 +581,9 @@ mod tests {
         );
         moved.unwrap();
         blocker.await.unwrap();
-        let (_, record) = service.load(&id).await.unwrap();
+        let (_, record) = service.load(id).await.unwrap();
         assert_eq!(record.human_to_move(), Some(0), "the bot replied");
-        let charged = before - bank(&service, &id, 0).await;
+        let charged = before - bank(&service, id, Seat::new(0)).await;
         assert!(
             charged < 400,
             "{charged} ms charged: the 500 ms the bot waited for a thread are not the human's"

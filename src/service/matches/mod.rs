@@ -17,6 +17,7 @@ use futures_util::future::join_all;
 
 use crate::address::AddressKey;
 use crate::bots::Level;
+use crate::domain::{GameId, MatchId, Who};
 use crate::engine::{Outcome, Preset, RulesPatch, rules::Scoring};
 use crate::store::SaveOutcome;
 use crate::store::challenges::{ChallengeStore, Direction};
@@ -59,7 +60,7 @@ const RENEW: Duration = Duration::from_secs(3600);
 #[derive(Debug, Clone)]
 pub struct NewMatch {
     /// A built-in level, or a player's name or id (who accepts as a challenge).
-    pub opponent: String,
+    pub opponent: Who,
     pub preset: Preset,
     pub overrides: RulesPatch,
     pub seats: u8,
@@ -160,8 +161,8 @@ impl Matches {
         // still measures the two players.
         let mut opponents = vec![new.opponent];
         if new.seats == 4 {
-            let partner = new.partner.unwrap_or(Level::Greedy).as_str();
-            opponents.extend([partner.to_owned(), partner.to_owned()]);
+            let partner = Who::of_level(new.partner.unwrap_or(Level::Greedy));
+            opponents.extend([partner.clone(), partner]);
         }
         let challenge = NewChallenge {
             opponents,
@@ -178,7 +179,7 @@ impl Matches {
             running if running >= MAX_RUNNING => Err(Error::TooManyMatches { max: MAX_RUNNING }),
             _ => Ok(()),
         };
-        let (caller, id) = (me.id.clone(), uuid::Uuid::new_v4().to_string());
+        let (caller, id) = (me.id.clone(), MatchId::random().to_string());
         let make = async {
             let made = self
                 .matchmaking
@@ -187,7 +188,13 @@ impl Matches {
             self.ctx.store.index_match(&caller, &made.id, true).await?;
             Ok(made)
         };
-        let again = |before: Before| async move { before.found(self.get_match(&before.id).await) };
+        let again = |before: Before| async move {
+            let found = match MatchId::stored(&before.id) {
+                Some(id) => self.get_match(id).await,
+                None => Err(Error::MatchNotFound),
+            };
+            before.found(found)
+        };
         let made = idempotency::once(
             &self.ctx.store,
             request,
@@ -209,8 +216,8 @@ impl Matches {
     }
 
     /// A match by id: anyone may read one.
-    pub async fn get_match(&self, id: &str) -> Result<Challenge, Error> {
-        let (_, challenge) = self.load_match(id).await?;
+    pub async fn get_match(&self, id: MatchId) -> Result<Challenge, Error> {
+        let (_, challenge) = self.load_match(&id).await?;
         Ok(challenge)
     }
 
@@ -252,18 +259,20 @@ impl Matches {
     /// Cancels a match: before it is accepted as its challenge is canceled (the
     /// challenger) or declined (the opponent); once running, either player stops it
     /// starting games (those in play go on).
-    pub async fn cancel_match(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
+    pub async fn cancel_match(&self, key: Option<&str>, id: MatchId) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
-        let (_, challenge) = self.load_match(id).await?;
+        let (_, challenge) = self.load_match(&id).await?;
         if challenge.status_now() == ChallengeStatus::Open {
             return if challenge.challenger.id == me.id {
-                self.matchmaking.cancel_challenge(key, id).await
+                self.matchmaking
+                    .cancel_challenge(key, id.as_challenge())
+                    .await
             } else {
-                self.matchmaking.decline(key, id).await
+                self.matchmaking.decline(key, id.as_challenge()).await
             };
         }
         for _ in 0..ATTEMPTS {
-            let (version, mut challenge) = self.load_match(id).await?;
+            let (version, mut challenge) = self.load_match(&id).await?;
             let player = challenge.challenger.id == me.id
                 || challenge
                     .opponents
@@ -283,7 +292,7 @@ impl Matches {
             match self
                 .ctx
                 .store
-                .save_challenge(id, version, challenge.encode())
+                .save_challenge(&id, version, challenge.encode())
                 .await?
             {
                 SaveOutcome::Saved { .. } => {
@@ -506,8 +515,10 @@ impl Matches {
         if let Some(Opponent::Player { party, .. }) = challenge.opponents.first() {
             players.push((1 - seat, party));
         }
+        let id = GameId::stored(&game.game_id)
+            .ok_or_else(|| Error::Internal("a match names a game by no game id".into()))?;
         let admission = Admission {
-            id: &game.game_id,
+            id,
             record,
             players: players
                 .into_iter()

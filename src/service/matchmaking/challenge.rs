@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::series::{Series, SeriesV3};
 use crate::address::AddressKey;
 use crate::bots::Level;
+use crate::domain::Who;
 use crate::engine::{Preset, RulesPatch};
 use crate::service::Error;
 use crate::service::games::admit::NewGame;
@@ -255,7 +256,7 @@ pub(crate) mod patch_as_json {
 #[derive(Debug, Clone)]
 pub struct NewChallenge {
     /// Player names or ids, or built-in levels: one per seat after the challenger's.
-    pub opponents: Vec<String>,
+    pub opponents: Vec<Who>,
     pub preset: Preset,
     pub overrides: RulesPatch,
     pub seats: u8,

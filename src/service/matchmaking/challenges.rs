@@ -12,15 +12,14 @@ use std::time::Duration;
 
 use super::series::Series;
 use crate::address::AddressKey;
-use crate::bots::Level;
+use crate::domain::{ChallengeId, GameId, Who};
 use crate::engine::RulesPatch;
 use crate::service::games::admit::Admission;
 use crate::service::idempotency::{self, Before, Create, RequestKey};
-use crate::service::players::{NO_KEY, PlayerRecord, folded};
+use crate::service::players::{NO_KEY, PlayerRecord};
 use crate::service::shared::now_ms;
 use crate::store::SaveOutcome;
 use crate::store::challenges::{ChallengeStore, Parties};
-use crate::store::players::PlayerStore;
 
 use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
 use super::{Error, Matchmaking, Notice};
@@ -61,7 +60,7 @@ impl Matchmaking {
         request: Option<&RequestKey>,
     ) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
-        let (caller, id) = (me.id.clone(), uuid::Uuid::new_v4().to_string());
+        let (caller, id) = (me.id.clone(), ChallengeId::random().to_string());
         let make = self.challenge_with(me, id.clone(), new, from, None);
         idempotency::once(
             &self.ctx.store,
@@ -177,7 +176,7 @@ impl Matchmaking {
             // Levels only: the game first (it may be refused by the address's cap), then
             // the challenge that names it.
             challenge.status = ChallengeStatus::Accepted;
-            challenge.game_id = Some(uuid::Uuid::new_v4().to_string());
+            challenge.game_id = Some(GameId::random().to_string());
             self.start(&challenge).await?;
             self.ctx
                 .store
@@ -214,9 +213,13 @@ impl Matchmaking {
     }
 
     /// A challenge, for one of its players.
-    pub async fn challenge_of(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
+    pub async fn challenge_of(
+        &self,
+        key: Option<&str>,
+        id: ChallengeId,
+    ) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
-        let (_, challenge) = self.load_challenge(id).await?;
+        let (_, challenge) = self.load_challenge(&id).await?;
         if !challenge.player_ids().contains(&me.id) {
             return Err(Error::Forbidden(
                 "this challenge is between other players".into(),
@@ -232,32 +235,36 @@ impl Matchmaking {
     pub async fn accept(
         &self,
         key: Option<&str>,
-        id: &str,
+        id: ChallengeId,
         from: Option<AddressKey>,
     ) -> Result<Challenge, Error> {
         self.answer(key, id, Answer::Accept, from).await
     }
 
     /// An opponent declines: the challenge is closed for everyone.
-    pub async fn decline(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
+    pub async fn decline(&self, key: Option<&str>, id: ChallengeId) -> Result<Challenge, Error> {
         self.answer(key, id, Answer::Decline, None).await
     }
 
     /// The challenger takes its challenge back.
-    pub async fn cancel_challenge(&self, key: Option<&str>, id: &str) -> Result<Challenge, Error> {
+    pub async fn cancel_challenge(
+        &self,
+        key: Option<&str>,
+        id: ChallengeId,
+    ) -> Result<Challenge, Error> {
         self.answer(key, id, Answer::Cancel, None).await
     }
 
     async fn answer(
         &self,
         key: Option<&str>,
-        id: &str,
+        id: ChallengeId,
         answer: Answer,
         from: Option<AddressKey>,
     ) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         for _ in 0..ATTEMPTS {
-            let (version, mut challenge) = self.load_challenge(id).await?;
+            let (version, mut challenge) = self.load_challenge(&id).await?;
             let mine = challenge
                 .opponents
                 .iter()
@@ -310,7 +317,7 @@ impl Matchmaking {
                     if challenge.all_accepted() {
                         challenge.status = ChallengeStatus::Accepted;
                         if challenge.series.is_none() {
-                            challenge.game_id = Some(uuid::Uuid::new_v4().to_string());
+                            challenge.game_id = Some(GameId::random().to_string());
                             challenge.address = from;
                         }
                     }
@@ -324,7 +331,7 @@ impl Matchmaking {
             match self
                 .ctx
                 .store
-                .save_challenge(id, version, challenge.encode())
+                .save_challenge(&id, version, challenge.encode())
                 .await?
             {
                 SaveOutcome::Saved { .. } => {}
@@ -392,6 +399,7 @@ impl Matchmaking {
         let game_id = challenge
             .game_id
             .as_deref()
+            .and_then(GameId::stored)
             .ok_or_else(|| Error::Internal("an accepted challenge names no game".into()))?;
         let mut record = self.games.new_record(&challenge.new_game())?;
         record.rated = challenge.rated;
@@ -414,7 +422,7 @@ impl Matchmaking {
         let Some(record) = self.games.admit(admission).await? else {
             return Ok(());
         };
-        tracing::info!(game_id, challenge_id = %challenge.id, preset = challenge.preset.name(), rated = record.rated, "game created for a challenge");
+        tracing::info!(game_id = %game_id, challenge_id = %challenge.id, preset = challenge.preset.name(), rated = record.rated, "game created for a challenge");
         Ok(())
     }
 
@@ -527,15 +535,11 @@ impl Matchmaking {
     }
 
     /// An opponent named `who` (a level, or a player's name or id) for challenger `me`.
-    async fn opponent(&self, field: &str, who: &str, me: &PlayerRecord) -> Result<Opponent, Error> {
-        if let Ok(level) = who.parse::<Level>() {
+    async fn opponent(&self, field: &str, who: &Who, me: &PlayerRecord) -> Result<Opponent, Error> {
+        if let Some(level) = who.level() {
             return Ok(Opponent::Level(level));
         }
-        let id = match uuid::Uuid::try_parse(who) {
-            Ok(id) => Some(id.simple().to_string()),
-            Err(_) => self.ctx.store.player_named(&folded(who)).await?,
-        };
-        let player = match id {
+        let player = match self.players.id_of(who).await? {
             Some(id) => self.players.player_record(&id).await?.map(|(_, p)| p),
             None => None,
         };

@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::address::AddressKey;
 use crate::bots::Level;
+use crate::domain::{Named, PlayerId, PlayerName, Who};
 use crate::rating::Rating;
 use crate::store::SaveOutcome;
 use crate::store::players::{Admission, Created, PlayerStore};
@@ -37,11 +38,6 @@ pub use stream::NewsItem;
 
 /// What every player key starts with.
 pub const KEY_PREFIX: &str = "dpk_";
-/// Names: this many characters at least, and at most.
-pub const NAME_CHARS: std::ops::RangeInclusive<usize> = 2..=24;
-/// Names no player may take: `me` is the key's own player in the paths; the built-in
-/// levels are players of their own ([`Level::ALL`], so a new level is reserved with it).
-const RESERVED: [&str; 1] = ["me"];
 /// The window [`super::Caps::players`] counts creations in.
 const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
 
@@ -120,15 +116,6 @@ pub fn is_player_key(token: &str) -> bool {
     token.starts_with(KEY_PREFIX)
 }
 
-/// A name as the store holds it unique: ignoring case (names are ASCII).
-pub(super) fn folded(name: &str) -> String {
-    name.to_ascii_lowercase()
-}
-
-fn is_reserved(folded: &str) -> bool {
-    RESERVED.contains(&folded) || Level::named_like(folded).is_some()
-}
-
 /// The profile of a built-in level.
 fn level_profile(level: Level) -> Profile {
     Profile {
@@ -165,27 +152,12 @@ impl Players {
     /// the same player and key again, made once.
     pub async fn create_player(
         &self,
-        name: &str,
+        name: &PlayerName,
         bot: bool,
         from: Option<AddressKey>,
         request: Option<&RequestKey>,
     ) -> Result<Keyed, Error> {
-        if !NAME_CHARS.contains(&name.len())
-            || !name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
-            return Err(Error::BadRequest(format!(
-                "name: {} to {} characters of A-Z a-z 0-9 _ -",
-                NAME_CHARS.start(),
-                NAME_CHARS.end()
-            )));
-        }
-        let name_key = folded(name);
-        if is_reserved(&name_key) {
-            return Err(Error::NameTaken(format!("the name {name:?} is reserved")));
-        }
-        let id = uuid::Uuid::new_v4().simple().to_string();
+        let id = PlayerId::random();
         let secret = new_secret();
         let store = &self.ctx.store;
         let make = self.make_player(&id, &secret, name, bot, from);
@@ -229,11 +201,11 @@ impl Players {
         &self,
         id: &str,
         secret: &[u8; 32],
-        name: &str,
+        name: &PlayerName,
         bot: bool,
         from: Option<AddressKey>,
     ) -> Result<Keyed, Error> {
-        let name_key = folded(name);
+        let name_key = name.key();
         let counted = from
             .zip(self.ctx.caps.players)
             .map(|(from, max)| (from.to_string(), max));
@@ -252,7 +224,7 @@ impl Players {
         let key = key_of(id, secret);
         let record = PlayerRecord {
             id: id.to_owned(),
-            name: name.to_owned(),
+            name: name.as_str().to_owned(),
             bot,
             created_ms: now_ms(),
             key_hash: key_hash(&key),
@@ -265,7 +237,7 @@ impl Players {
             .store
             .create_player(
                 id,
-                &name_key,
+                name_key.as_str(),
                 record.encode(),
                 self.ctx.lifetimes.player_unplayed,
             )
@@ -279,7 +251,10 @@ impl Players {
         match created? {
             Created::Created => {}
             Created::NameTaken => {
-                return Err(Error::NameTaken(format!("the name {name:?} is taken")));
+                return Err(Error::NameTaken(format!(
+                    "the name {:?} is taken",
+                    name.as_str()
+                )));
             }
         }
         self.ctx.metrics.players_created.inc();
@@ -291,8 +266,8 @@ impl Players {
     }
 
     /// The profile of a player by id or name, or of a built-in level by its name.
-    pub async fn profile(&self, who: &str) -> Result<Profile, Error> {
-        if let Ok(level) = who.parse::<Level>() {
+    pub async fn profile(&self, who: &Who) -> Result<Profile, Error> {
+        if let Some(level) = who.level() {
             // A level's ratings, once it played rated games, are in a record of its own.
             let mut profile = level_profile(level);
             if let Some((_, record)) = self.player_record(level.as_str()).await? {
@@ -300,11 +275,7 @@ impl Players {
             }
             return Ok(profile);
         }
-        let id = match uuid::Uuid::try_parse(who) {
-            Ok(id) => Some(id.simple().to_string()),
-            Err(_) => self.ctx.store.player_named(&folded(who)).await?,
-        };
-        let record = match id {
+        let record = match self.id_of(who).await? {
             Some(id) => self.player_record(&id).await?.map(|(_, record)| record),
             None => None,
         };
@@ -314,24 +285,27 @@ impl Players {
 
     /// The rating history in `preset` of a player by id or name (or a built-in level),
     /// oldest first: its rating after each of its latest rated games there.
-    pub async fn rating_history(&self, who: &str, preset: &str) -> Result<Vec<RatingMoved>, Error> {
+    pub async fn rating_history(&self, who: &Who, preset: &str) -> Result<Vec<RatingMoved>, Error> {
         let id = self.id_of(who).await?.ok_or(Error::PlayerNotFound)?;
         match self.player_record(&id).await? {
             Some((_, record)) => Ok(record.history_in(preset)),
             // A level before its first rated game has no record, and no history.
-            None if who.parse::<Level>().is_ok() => Ok(Vec::new()),
+            None if who.level().is_some() => Ok(Vec::new()),
             None => Err(Error::PlayerNotFound),
         }
     }
 
     /// The id of a player named by id or name, or of a built-in level (its name).
-    pub(in crate::service) async fn id_of(&self, who: &str) -> Result<Option<String>, Error> {
-        if let Ok(level) = who.parse::<Level>() {
-            return Ok(Some(level.as_str().to_owned()));
-        }
-        Ok(match uuid::Uuid::try_parse(who) {
-            Ok(id) => Some(id.simple().to_string()),
-            Err(_) => self.ctx.store.player_named(&folded(who)).await?,
+    pub(in crate::service) async fn id_of(&self, who: &Who) -> Result<Option<PlayerId>, Error> {
+        Ok(match who.named() {
+            Named::Level(level) => Some(PlayerId::of_level(*level)),
+            Named::Id(id) => Some(id.clone()),
+            Named::Name(name) => self
+                .ctx
+                .store
+                .player_named(name.as_str())
+                .await?
+                .map(PlayerId::stored),
         })
     }
 
@@ -423,13 +397,5 @@ mod tests {
         ] {
             assert_eq!(id_of_key(key), None, "{key}");
         }
-    }
-
-    #[test]
-    fn reserved_names_are_the_levels_and_me_ignoring_case() {
-        for name in ["random", "greedy", "expert", "me"] {
-            assert!(is_reserved(&folded(&name.to_uppercase())), "{name}");
-        }
-        assert!(!is_reserved("alice"));
     }
 }

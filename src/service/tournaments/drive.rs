@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::domain::GameId;
 use crate::engine::{MatchEnd, Outcome};
 use crate::store::SaveOutcome;
 use crate::store::tournaments::TournamentStore;
@@ -233,8 +234,10 @@ impl Tournaments {
             .filter(|other| other.game_id != g.game_id)
             .map(|other| other.game_id.clone())
             .collect();
+        let id = GameId::stored(&g.game_id)
+            .ok_or_else(|| Error::Internal("a tournament names a game by no game id".into()))?;
         let admission = Admission {
-            id: &g.game_id,
+            id,
             record,
             players,
             from: t.address,

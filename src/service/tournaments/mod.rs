@@ -20,6 +20,7 @@ use futures_util::future::join_all;
 
 use crate::address::AddressKey;
 use crate::bots::Level;
+use crate::domain::{TournamentId, visible_text};
 use crate::engine::{Preset, RulesPatch};
 use crate::store::SaveOutcome;
 use crate::store::tournaments::TournamentStore;
@@ -28,7 +29,6 @@ use crate::tournament::{MAX_ROUND_ROBIN, MAX_ROUNDS};
 use super::Error;
 use super::games::Games;
 use super::games::clock::{ClockSettings, OnTimeout};
-use super::games::lobby::visible_text;
 use super::idempotency::{self, Before, Create, RequestKey};
 use super::matchmaking::challenge::Party;
 use super::page::page_offset;
@@ -154,7 +154,9 @@ impl Tournaments {
             tracing::info!(tournament_id = %id, player_id = %me.id, format = tournament.format.as_str(), "tournament created");
             Ok(tournament)
         };
-        let again = |before: Before| async move { before.found(self.get(&before.id).await) };
+        let again = |before: Before| async move {
+            before.found(self.load(&before.id).await.map(|(_, t)| t))
+        };
         let caller = me.id.clone();
         idempotency::once(
             &self.ctx.store,
@@ -257,8 +259,8 @@ impl Tournaments {
     }
 
     /// A tournament by id: anyone may read one.
-    pub async fn get(&self, id: &str) -> Result<Tournament, Error> {
-        Ok(self.load(id).await?.1)
+    pub async fn get(&self, id: TournamentId) -> Result<Tournament, Error> {
+        Ok(self.load(&id).await?.1)
     }
 
     /// The tournaments of `status`, newest first: page `page` (from 1).
@@ -291,11 +293,11 @@ impl Tournaments {
     pub async fn join(
         &self,
         key: Option<&str>,
-        id: &str,
+        id: TournamentId,
         joiner: Joiner,
     ) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
-        self.change(id, |t| {
+        self.change(&id, |t| {
             registering(t, "joined")?;
             let entry = match joiner {
                 Joiner::Me => Entry::Player {
@@ -336,10 +338,10 @@ impl Tournaments {
 
     /// Withdraws the key's player: before the start it is removed; after, it is paired no
     /// more (its games played stand).
-    pub async fn withdraw(&self, key: Option<&str>, id: &str) -> Result<Tournament, Error> {
+    pub async fn withdraw(&self, key: Option<&str>, id: TournamentId) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         let withdrawn = self
-            .change(id, |t| {
+            .change(&id, |t| {
                 if t.status.over() {
                     return Err(Error::TournamentClosed(format!(
                         "the tournament is {} already",
@@ -362,16 +364,16 @@ impl Tournaments {
             .await?;
         if withdrawn.status == TournamentStatus::Running {
             // With too few left it ends now, not at its next poll.
-            self.poke(id).await;
+            self.poke(&id).await;
         }
         Ok(withdrawn)
     }
 
     /// Starts the tournament now (its creator), as its start time would.
-    pub async fn start(&self, key: Option<&str>, id: &str) -> Result<Tournament, Error> {
+    pub async fn start(&self, key: Option<&str>, id: TournamentId) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
-        let (_, t) = self.load(id).await?;
-        if t.creator.id != me.id {
+        let (_, t) = self.load(&id).await?;
+        if t.creator.id != me.id.as_str() {
             return Err(Error::Forbidden(
                 "only the tournament's creator starts it".into(),
             ));
@@ -385,7 +387,7 @@ impl Tournaments {
                 t.entrants.len()
             )));
         }
-        self.drive_now(id, true).await?;
+        self.drive_now(&id, true).await?;
         self.get(id).await
     }
 

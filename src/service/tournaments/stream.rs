@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Tournaments;
 use super::record::Tournament;
+use crate::domain::TournamentId;
 use crate::service::Error;
 use crate::service::shared::now_ms;
 use crate::store::StoredEvent;
@@ -58,10 +59,10 @@ impl Tournaments {
     /// standings sent again.
     pub async fn events(
         self: &std::sync::Arc<Self>,
-        id: &str,
+        id: TournamentId,
     ) -> Result<BoxStream<'static, Update>, Error> {
-        let (_, first) = self.load(id).await?;
-        let live = self.ctx.store.subscribe_tournament(id).await?;
+        let (_, first) = self.load(&id).await?;
+        let live = self.ctx.store.subscribe_tournament(&id).await?;
         let this = self.clone();
         let id = id.to_owned();
         let first = Update {
@@ -107,6 +108,11 @@ impl Tournaments {
                     Ok((_, t)) => t,
                     Err(_) => return None,
                 };
+                // Subscribed again after it ended: its word of the end may be lost.
+                let told = match (gave, tournament.status.over()) {
+                    (false, true) => Told::Finished,
+                    _ => told,
+                };
                 Some((Update { told, tournament }, (live, gave, this, id)))
             },
         );
@@ -114,13 +120,9 @@ impl Tournaments {
         let rest = match over {
             true => stream::empty().boxed(),
             false => words
-                .scan(false, |done, mut update| {
-                    // Word of new standings read after the end says it is over; the item
-                    // that says so is the last.
+                .scan(false, |done, update| {
+                    // The item that says it is over is the last.
                     let item = (!*done).then(|| {
-                        if update.tournament.status.over() && update.told == Told::Standings {
-                            update.told = Told::Finished;
-                        }
                         *done = update.told == Told::Finished;
                         update
                     });
