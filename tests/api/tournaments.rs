@@ -519,6 +519,12 @@ async fn the_tournament_stream_tells_each_round_and_ends_with_its_finish(app: Te
             break;
         }
     }
+    // Nothing follows the end: the server closes the stream at once.
+    let after = stream.next(Duration::from_secs(5)).await;
+    assert!(
+        after.is_none() && stream.ended,
+        "the stream stays open after tournament_finished: {after:?}"
+    );
     let rounds = kinds.iter().filter(|k| *k == "round_started").count();
     assert_eq!(rounds, 3, "3 players: 3 rounds, each with a bye: {kinds:?}");
     assert_eq!(

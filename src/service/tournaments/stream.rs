@@ -119,16 +119,17 @@ impl Tournaments {
         let stopping = self.ctx.stopping.clone().cancelled_owned();
         let rest = match over {
             true => stream::empty().boxed(),
-            false => words
-                .scan(false, |done, update| {
-                    // The item that says it is over is the last.
-                    let item = (!*done).then(|| {
-                        *done = update.told == Told::Finished;
-                        update
-                    });
-                    futures_util::future::ready(item)
-                })
-                .boxed(),
+            // The item that says it is over is the last, and the stream ends with it: no
+            // word follows the end, so waiting for one would hold the stream open.
+            false => stream::unfold((words.boxed(), false), |(mut words, done)| async move {
+                if done {
+                    return None;
+                }
+                let update = words.next().await?;
+                let done = update.told == Told::Finished;
+                Some((update, (words, done)))
+            })
+            .boxed(),
         };
         Ok(stream::once(async { first })
             .chain(rest)
