@@ -189,10 +189,31 @@ struct CreateReceipt {
     /// A player's creation: its key's secret, sealed.
     sealed: Option<[u8; 32]>,
     made: bool,
+    /// The request answered something there before it (a player's waiting seek), `id`.
+    existing: bool,
+}
+
+/// The receipt before `existing`.
+#[derive(Deserialize)]
+struct CreateReceiptV3 {
+    id: String,
+    sealed: Option<[u8; 32]>,
+    made: bool,
 }
 
 /// A create's receipt: one format byte (after those of moves and joins), then postcard.
-const CREATE_FORMAT: u8 = 3;
+const CREATE_FORMAT: u8 = 4;
+/// The format before: the same without `existing` (still read: keys are kept a day).
+const CREATE_FORMAT_V3: u8 = 3;
+
+/// What a create answers. By default, the thing made under the id its key claimed.
+pub(super) trait Answered {
+    /// The id of what the create answered instead, something there before it (a player's
+    /// waiting seek): a retry is to answer that.
+    fn existing(&self) -> Option<&str> {
+        None
+    }
+}
 
 impl CreateReceipt {
     fn record(&self, fingerprint: &[u8; 16], name: &str) -> IdempotencyRecord {
@@ -206,6 +227,15 @@ impl CreateReceipt {
     fn decode(bytes: &[u8]) -> Option<CreateReceipt> {
         match bytes.split_first() {
             Some((&CREATE_FORMAT, rest)) => postcard::from_bytes(rest).ok(),
+            Some((&CREATE_FORMAT_V3, rest)) => {
+                let v3: CreateReceiptV3 = postcard::from_bytes(rest).ok()?;
+                Some(CreateReceipt {
+                    id: v3.id,
+                    sealed: v3.sealed,
+                    made: v3.made,
+                    existing: false,
+                })
+            }
             _ => None,
         }
     }
@@ -229,6 +259,8 @@ struct Fresh {
 /// What an earlier copy of this request made.
 pub(super) struct Before {
     pub id: String,
+    /// It answered `id`, there before it, rather than making it.
+    pub existing: bool,
     sealed: Option<[u8; 32]>,
     made: bool,
     pad: Option<[u8; 32]>,
@@ -270,6 +302,7 @@ pub(super) async fn once<T, Again>(
     again: impl FnOnce(Before) -> Again,
 ) -> Result<T, Error>
 where
+    T: Answered,
     Again: Future<Output = Result<T, Error>>,
 {
     let Some(request) = request else {
@@ -301,6 +334,7 @@ async fn claim(
         id: id.to_owned(),
         sealed: key.pad.zip(secret).map(|(pad, s)| xor(&pad, s)),
         made: false,
+        existing: false,
     };
     let Some(held) = store
         .claim_key(&receipt.record(&key.fingerprint, &name))
@@ -319,6 +353,7 @@ async fn claim(
         .ok_or_else(|| Error::Internal("an idempotency record is unreadable".into()))?;
     Ok(Claim::Before(Before {
         id: earlier.id,
+        existing: earlier.existing,
         sealed: earlier.sealed,
         made: earlier.made,
         pad: key.pad,
@@ -328,9 +363,14 @@ async fn claim(
 impl Fresh {
     /// After the create: a claim on what was made is kept [`CREATE_KEY_KEPT`]; a refusal gives the key up (nothing was made: a retry tries afresh); an
     /// answer the store did not give leaves the claim to lapse (a retry meanwhile waits).
-    async fn settle<T>(mut self, store: &AnyStore, made: &Result<T, Error>) {
+    async fn settle<T: Answered>(mut self, store: &AnyStore, made: &Result<T, Error>) {
         let done = match made {
-            Ok(_) => {
+            Ok(answer) => {
+                // A retry answers what this answered, not the id claimed for nothing.
+                if let Some(id) = answer.existing() {
+                    self.receipt.id = id.to_owned();
+                    self.receipt.existing = true;
+                }
                 self.receipt.made = true;
                 let record = self.receipt.record(&self.fingerprint, &self.name);
                 store.keep_key(&record, CREATE_KEY_KEPT).await
@@ -362,6 +402,7 @@ mod tests {
         assert_ne!(sealed, secret);
         let before = |key: &RequestKey| Before {
             id: "p".into(),
+            existing: false,
             sealed: Some(sealed),
             made: true,
             pad: key.pad,
@@ -385,5 +426,32 @@ mod tests {
             seek.claim_name(Create::Seek, Some("p1")),
             seek.claim_name(Create::Seek, Some("p2"))
         );
+    }
+
+    #[test]
+    fn a_receipt_of_the_format_before_reads_as_one_that_made_its_id() {
+        #[derive(Serialize)]
+        struct V3<'a> {
+            id: &'a str,
+            sealed: Option<[u8; 32]>,
+            made: bool,
+        }
+        let v3 = V3 {
+            id: "s1",
+            sealed: None,
+            made: true,
+        };
+        let bytes = postcard::to_extend(&v3, vec![CREATE_FORMAT_V3]).unwrap();
+        let read = CreateReceipt::decode(&bytes).unwrap();
+        assert_eq!(
+            (read.id.as_str(), read.made, read.existing),
+            ("s1", true, false)
+        );
+        let now = CreateReceipt {
+            existing: true,
+            ..read
+        };
+        let bytes = now.record(&[0; 16], "k").response;
+        assert_eq!(CreateReceipt::decode(&bytes), Some(now));
     }
 }
