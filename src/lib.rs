@@ -15,6 +15,8 @@
 //!   (players, keys, a player's stream), `matchmaking` (challenges, seeks), `matches` (the
 //!   duplicate series), `ratings` (ratings, leaderboards); `dispatch` runs what follows a
 //!   save, each reaction its aggregate's.
+//! - [`tournament`]: Swiss and round-robin pairings and the standings (score, Buchholz,
+//!   Sonneborn-Berger, margin); pure, a function of the history it is handed.
 //! - [`rating`]: Glicko-2 ratings (Glickman's paper); pure arithmetic, no storage.
 //! - [`margin`]: the mean margin of duplicate deals and its 95% interval (Student's t).
 //! - [`metrics`]: the Prometheus registry, the HTTP metrics middleware, the game counters.
@@ -42,3 +44,4 @@ pub mod telemetry;
 pub use domino_bots as bots;
 pub use domino_engine as engine;
 pub use domino_store as store;
+pub use domino_tournament as tournament;
