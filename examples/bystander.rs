@@ -6,14 +6,16 @@
 //!
 //! `cargo run --release --example bystander -- --url http://127.0.0.1:8080`
 //!
-//! 1. **The crowd**: `--tables` tables of bots alone (`--level` on each of 2 seats,
-//!    `--preset`), made by one address (`10.0.0.1`, within `MAX_GAMES_PER_IP`), then
-//!    `--settle` seconds for them to fill every place a process plays tables in.
+//! 1. **The crowd**: `--tables` tables of bots alone (`--level` on each of `--seats`
+//!    seats, `--preset` to `--target` points), made by one address (`10.0.0.1`, within
+//!    `MAX_GAMES_PER_IP`), then `--settle` seconds for them to fill every place a process
+//!    plays tables in.
 //! 2. **The bystander**: `--samples` times, one after another, another address
 //!    (`10.0.0.2`) makes one table of the same bots and waits (long polls) for its first
 //!    move: the time from its create's answer to the view that shows it moved.
 //!
-//! It prints the machine, the server, each wait and their median and maximum.
+//! It prints the machine, the server, each wait (with the crowd's tables still playing)
+//! and their median and maximum.
 
 use std::time::{Duration, Instant};
 
@@ -32,8 +34,14 @@ struct Args {
     /// The bots' level at every table.
     #[arg(long, default_value = "expert")]
     level: String,
-    #[arg(long, default_value = "all_fives")]
+    #[arg(long, default_value = "draw")]
     preset: String,
+    /// Seats at every table, each a bot.
+    #[arg(long, default_value_t = 4)]
+    seats: u8,
+    /// The points that win a match (long matches keep the crowd playing through the samples).
+    #[arg(long, default_value_t = 1000)]
+    target: u32,
     /// Seconds between the crowd's creates and the first bystander.
     #[arg(long, default_value_t = 5)]
     settle: u64,
@@ -66,8 +74,11 @@ async fn table(http: &reqwest::Client, args: &Args, address: &str) -> String {
         .header("X-Forwarded-For", address)
         .json(&json!({
             "preset": args.preset,
-            "seats": 2,
-            "bots": [{"seat": 0, "level": args.level}, {"seat": 1, "level": args.level}],
+            "seats": args.seats,
+            "rules": {"target": args.target},
+            "bots": (0..args.seats)
+                .map(|seat| json!({"seat": seat, "level": args.level}))
+                .collect::<Vec<_>>(),
         }))
         .send()
         .await
@@ -79,6 +90,19 @@ async fn table(http: &reqwest::Client, args: &Args, address: &str) -> String {
         "a table's create answered {status}: {body}"
     );
     body["game_id"].as_str().expect("a game's id").to_owned()
+}
+
+/// How many of `ids` are still playing.
+async fn playing(http: &reqwest::Client, url: &str, ids: &[String]) -> usize {
+    let mut n = 0;
+    for id in ids {
+        let view: Value = match http.get(format!("{url}/v1/games/{id}")).send().await {
+            Ok(res) => res.json().await.unwrap_or(Value::Null),
+            Err(_) => Value::Null,
+        };
+        n += usize::from(view["status"] == "playing");
+    }
+    n
 }
 
 /// Waits for game `id`'s first move (its version past its creation's, 1) by long polls;
@@ -120,11 +144,12 @@ async fn main() {
     println!("machine: {}", machine());
     println!("server: {} ({ready})", args.url);
     println!(
-        "crowd: {} tables of {} bots ({}), then {} s",
-        args.tables, args.level, args.preset, args.settle
+        "crowd: {} tables of {} {} bots ({} to {}), then {} s",
+        args.tables, args.seats, args.level, args.preset, args.target, args.settle
     );
+    let mut crowd = Vec::new();
     for _ in 0..args.tables {
-        table(&http, &args, "10.0.0.1").await;
+        crowd.push(table(&http, &args, "10.0.0.1").await);
     }
     tokio::time::sleep(Duration::from_secs(args.settle)).await;
     let mut waits = Vec::new();
@@ -135,8 +160,9 @@ async fn main() {
         match first_move(&http, &args.url, &id, Duration::from_secs(args.give_up)).await {
             Some(()) => {
                 let took = started.elapsed();
+                let left = playing(&http, &args.url, &crowd).await;
                 println!(
-                    "bystander {sample}: first move after {:.3} s",
+                    "bystander {sample}: first move after {:.3} s ({left} of the crowd's tables playing)",
                     took.as_secs_f64()
                 );
                 waits.push(took);
