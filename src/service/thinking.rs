@@ -368,8 +368,7 @@ mod tests {
         for job in jobs {
             job.await.unwrap();
         }
-        let order = order.lock().unwrap().clone();
-        order
+        order.lock().unwrap().clone()
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
