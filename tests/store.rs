@@ -35,6 +35,9 @@ use players::*;
 #[path = "store/seeks.rs"]
 mod seeks;
 use seeks::*;
+#[path = "store/tournaments.rs"]
+mod tournaments;
+use tournaments::*;
 #[path = "support/proxy.rs"]
 mod proxy;
 use proxy::{Proxy, redis_url};
@@ -51,7 +54,8 @@ trait Backend {
         + domino_server::store::players::PlayerStore
         + domino_server::store::challenges::ChallengeStore
         + domino_server::store::seeks::SeekStore
-        + domino_server::store::claims::ClaimStore;
+        + domino_server::store::claims::ClaimStore
+        + domino_server::store::tournaments::TournamentStore;
     async fn open(idle_ttl: Duration) -> Self::Store;
 }
 
@@ -242,6 +246,11 @@ contract_tests!(
     an_unplayed_player_expires_with_its_name_and_one_seated_lasts,
     a_key_is_claimed_once_kept_with_its_new_record_and_free_again_once_released,
     a_challenge_is_created_once_and_saved_by_compare_and_set,
+    a_tournament_is_created_once_and_saved_by_compare_and_set,
+    tournaments_are_listed_by_status_newest_first,
+    tournaments_due_are_listed_once_due_until_dropped,
+    a_creators_running_tournaments_are_kept_until_taken_out,
+    a_tournaments_news_reaches_its_subscribers,
     a_players_challenges_are_indexed_in_and_out_newest_first,
     due_challenges_come_earliest_first_until_their_entry_is_dropped,
     open_challenges_are_capped_per_party_in_one_step_and_listed_by_page,

@@ -25,6 +25,7 @@ pub mod players;
 pub mod ratelimit;
 pub mod seeks;
 pub mod streams;
+pub mod tournaments;
 pub mod watch;
 pub mod wire;
 
@@ -68,6 +69,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     .configure(challenges::configure)
     .configure(seeks::configure)
     .configure(matches::configure)
+    .configure(tournaments::configure)
     .configure(openapi::configure)
     .configure(watch::configure)
     .default_service(web::to(error::unknown_route));

@@ -25,7 +25,7 @@ use utoipa_swagger_ui::Config;
 
 use crate::api::error::{ApiError, Problem, ProblemCode, problems};
 use crate::api::headers::{SWAGGER_UI_CSP, get_and_head, page_headers};
-use crate::api::{challenges, games, matches, ops, players, ratelimit, seeks, wire};
+use crate::api::{challenges, games, matches, ops, players, ratelimit, seeks, tournaments, wire};
 
 /// Where the document is served.
 pub const OPENAPI_PATH: &str = "/openapi.json";
@@ -58,6 +58,9 @@ pub const BEARER_SCHEME: &str = "bearer";
         challenges::accept_challenge, challenges::decline_challenge, challenges::cancel_challenge,
         seeks::create_seek, seeks::list_seeks, seeks::get_seek, seeks::cancel_seek,
         matches::create_match, matches::list_matches, matches::get_match, matches::cancel_match,
+        tournaments::create_tournament, tournaments::list_tournaments, tournaments::get_tournament,
+        tournaments::join_tournament, tournaments::withdraw_from_tournament,
+        tournaments::start_tournament, tournaments::tournament_events,
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(
@@ -81,6 +84,7 @@ pub const BEARER_SCHEME: &str = "bearer";
         (name = "lobby", description = "Presets, creating games, taking seats, open games."),
         (name = "players", description = "Players: identities that outlive a game, and their keys."),
         (name = "matches", description = "Matches, the duplicate arena: a series of games on deals the server makes, each deal played twice with the sides swapped, and the margin a deal with its 95% interval."),
+        (name = "tournaments", description = "Tournaments: Swiss and round robin for players and built-in levels, each pairing a duplicate deal by default, with standings everyone can follow."),
         (name = "challenges", description = "Challenges and matchmaking: a player invites players or built-in levels to a game (it starts when every opponent has accepted), or seeks a game with anyone who wants the same one."),
         (name = "play", description = "Views, moves, events, logs and exports of one game."),
         (name = "ops", description = "Liveness, readiness and metrics, for orchestrators and scrapers."),

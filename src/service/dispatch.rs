@@ -1,7 +1,7 @@
 //! The one place what follows a save is run from. A game's write answers what it saved
 //! ([`Saved`]) and hands it up through its port; each reaction here is owned by its
 //! aggregate and called down into, in this order: the lobby's news, the players' news,
-//! the ratings, the match, this process's copy of the game. None of them is called from
+//! the ratings, the match or tournament, this process's copy of the game. None of them is called from
 //! the write path, and no aggregate below calls up into another. Matchmaking hands up its
 //! changes the same way ([`MatchmakingReactions`]): an accepted match moves on, and the
 //! players hear of challenges and seeks.
@@ -25,12 +25,14 @@ use super::matchmaking::{MatchmakingReactions, Notice};
 use super::news::PlayerNews;
 use super::players::Players;
 use super::ratings::Ratings;
+use super::tournaments::Tournaments;
 
 pub(super) struct Dispatcher {
     pub(super) games: Arc<Games>,
     pub(super) players: Arc<Players>,
     pub(super) ratings: Arc<Ratings>,
     pub(super) matches: Arc<Matches>,
+    pub(super) tournaments: Arc<Tournaments>,
 }
 
 impl Dispatcher {
@@ -70,6 +72,9 @@ impl Dispatcher {
         }
         if finished && let Some(series) = saved.series() {
             Box::pin(self.matches.poke(series)).await;
+        }
+        if finished && let Some(tournament) = saved.tournament() {
+            Box::pin(self.tournaments.poke(tournament)).await;
         }
         self.games.keep(saved);
     }

@@ -60,6 +60,17 @@ pub enum Error {
     TooManySeeks { max: usize },
     #[error("this player has {max} running matches already")]
     TooManyMatches { max: usize },
+    #[error("no such tournament")]
+    TournamentNotFound,
+    /// Its registration is over (started, finished or canceled).
+    #[error("{0}")]
+    TournamentClosed(String),
+    #[error("{0}")]
+    AlreadyEntered(String),
+    #[error("the tournament has its {max} players")]
+    TournamentFull { max: usize },
+    #[error("this player has {max} tournaments registering or running already")]
+    TooManyTournaments { max: usize },
     /// A valid key acting on what is not its player's.
     #[error("{0}")]
     Forbidden(String),

@@ -127,6 +127,7 @@ pub enum Create {
     Challenge,
     Seek,
     Match,
+    Tournament,
 }
 
 impl Create {
@@ -136,6 +137,7 @@ impl Create {
             Create::Challenge => "challenge",
             Create::Seek => "seek",
             Create::Match => "match",
+            Create::Tournament => "tournament",
         }
     }
 }
@@ -280,7 +282,8 @@ impl Before {
                 Error::PlayerNotFound
                 | Error::ChallengeNotFound
                 | Error::SeekNotFound
-                | Error::MatchNotFound,
+                | Error::MatchNotFound
+                | Error::TournamentNotFound,
             ) if !self.made => Err(Error::KeyInFlight),
             found => found,
         }

@@ -16,6 +16,8 @@
 //! - [`matches`](mod@matches): the duplicate arena: a match's series of games, driven from its
 //!   challenge.
 //! - [`ratings`]: a rated game's ratings moved once, and the leaderboards.
+//! - [`tournaments`]: Swiss and round-robin tournaments, their rounds paired once and
+//!   driven to the end from their stored record.
 //! - [`dispatch`]: what follows a game's save (lobby news, player news, ratings, the
 //!   match, the cache), run from one place, each reaction its aggregate's.
 //! - [`news`]: what players are told on their stream, the aggregates' shared vocabulary.
@@ -37,6 +39,7 @@ pub mod players;
 pub mod ratings;
 mod shared;
 pub mod thinking;
+pub mod tournaments;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,6 +70,7 @@ pub use players::{Keyed, Players, Profile, RatingMoved};
 pub use ratings::Ratings;
 pub use shared::{Caps, Faults, Lifetimes};
 pub use thinking::BotSettings;
+pub use tournaments::Tournaments;
 
 use dispatch::Dispatcher;
 use shared::Shared;
@@ -78,6 +82,7 @@ pub struct Services {
     pub matchmaking: Arc<Matchmaking>,
     pub matches: Arc<Matches>,
     pub ratings: Arc<Ratings>,
+    pub tournaments: Arc<Tournaments>,
     ctx: Arc<Shared>,
     /// Owned here; the aggregates that hand facts up to it hold it weakly.
     _dispatcher: Arc<Dispatcher>,
@@ -132,11 +137,13 @@ impl Services {
             games.clone(),
             matchmaking.clone(),
         );
+        let tournaments = Tournaments::new(ctx.clone(), players.clone(), games.clone());
         let dispatcher = Arc::new(Dispatcher {
             games: games.clone(),
             players: players.clone(),
             ratings: ratings.clone(),
             matches: matches.clone(),
+            tournaments: tournaments.clone(),
         });
         // Held weakly below: the dispatcher holds the aggregates, not the other way round.
         let reactions: Arc<dyn games::saved::SaveReactions> = dispatcher.clone();
@@ -149,6 +156,7 @@ impl Services {
             matchmaking,
             matches,
             ratings,
+            tournaments,
             ctx,
             _dispatcher: dispatcher,
         })
@@ -210,7 +218,8 @@ impl Services {
     /// One pass of the background work (every process runs this a few times a second):
     /// the due games (clocks, bots, tables of bots alone), the due challenges (expired, or
     /// an accepted one whose process died before making its game; a match's next step),
-    /// and the seeks (paired, expired, fallen back). Returns how many it acted on.
+    /// the seeks (paired, expired, fallen back), and the tournaments due (to start, or to move
+    /// on). Returns how many it acted on.
     pub async fn sweep(&self) -> Result<usize, Error> {
         let games = self.games.sweep().await?;
         let challenges = self
@@ -225,6 +234,14 @@ impl Services {
             tracing::warn!(error = %e, "the sweep could not pair or settle the seeks");
             0
         });
-        Ok(games + challenges + seeks)
+        let tournaments = self
+            .tournaments
+            .sweep_tournaments()
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "the sweep could not read the due tournaments");
+                0
+            });
+        Ok(games + challenges + seeks + tournaments)
     }
 }

@@ -36,6 +36,20 @@ pub enum PlayerNews {
     SeekExpired(Box<Seek>),
     /// A match the player is in moved on: a game started or ended, or it is over.
     MatchUpdated(Box<Challenge>),
+    /// A tournament the player is in started a round: the player's games in it (none:
+    /// a bye).
+    TournamentRound {
+        tournament_id: String,
+        round: u16,
+        game_ids: Vec<String>,
+    },
+    /// A tournament the player is in finished (or was canceled): where the player ended.
+    TournamentFinished {
+        tournament_id: String,
+        status: String,
+        rank: u16,
+        score: f64,
+    },
     /// Its match ended.
     GameFinished {
         game_id: String,

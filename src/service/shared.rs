@@ -31,6 +31,11 @@ pub struct Caps {
     /// Open challenges one player may have received (`MAX_CHALLENGES_TO_PLAYER`;
     /// `None`: no cap).
     pub challenges_to_player: Option<usize>,
+    /// Tournaments one player may have registering or running
+    /// (`MAX_TOURNAMENTS_PER_PLAYER`; `None`: no cap).
+    pub tournaments_per_player: Option<usize>,
+    /// Players one tournament may hold (`MAX_TOURNAMENT_PLAYERS`; `None`: the default).
+    pub tournament_players: Option<usize>,
 }
 
 /// How long what waits for a player is kept waiting, and a player that never played.

@@ -102,6 +102,10 @@ pub struct Settings {
     pub player_unplayed_ttl: Option<Duration>,
     /// Open challenges one player may have received at once (`None`: no cap).
     pub max_challenges_to_player: Option<usize>,
+    /// Tournaments one player may have registering or running at once (`None`: no cap).
+    pub max_tournaments_per_player: Option<usize>,
+    /// Players one tournament may hold.
+    pub max_tournament_players: usize,
     /// How long an open challenge waits for its answers.
     pub challenge_ttl: Duration,
     /// How long a seek waits for its game.
@@ -229,6 +233,10 @@ impl Default for Settings {
             max_challenges_to_player: Some(
                 crate::service::matchmaking::challenges::MAX_CHALLENGES_TO_PLAYER,
             ),
+            max_tournaments_per_player: Some(
+                crate::service::tournaments::MAX_TOURNAMENTS_PER_PLAYER,
+            ),
+            max_tournament_players: crate::service::tournaments::MAX_TOURNAMENT_PLAYERS,
             challenge_ttl: Duration::from_secs(600),
             seek_ttl: Duration::from_secs(300),
             bot_tables: 16,
@@ -406,6 +414,16 @@ impl Settings {
                 "MAX_CHALLENGES_TO_PLAYER",
                 defaults.max_challenges_to_player,
                 cap,
+            )?,
+            max_tournaments_per_player: env.parse(
+                "MAX_TOURNAMENTS_PER_PLAYER",
+                defaults.max_tournaments_per_player,
+                cap,
+            )?,
+            max_tournament_players: env.parse(
+                "MAX_TOURNAMENT_PLAYERS",
+                defaults.max_tournament_players,
+                |s| positive(s).map(|n| n as usize),
             )?,
             challenge_ttl: env.parse("CHALLENGE_TTL_SECS", defaults.challenge_ttl, |s| {
                 positive(s).map(Duration::from_secs)

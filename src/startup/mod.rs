@@ -331,6 +331,8 @@ fn serve(
                 games: settings.max_games_per_ip,
                 players: settings.max_players_per_ip,
                 challenges_to_player: settings.max_challenges_to_player,
+                tournaments_per_player: settings.max_tournaments_per_player,
+                tournament_players: Some(settings.max_tournament_players),
             },
             lifetimes: crate::service::Lifetimes {
                 challenge: settings.challenge_ttl,
@@ -347,6 +349,7 @@ fn serve(
     let matchmaking = web::Data::from(services.matchmaking.clone());
     let matches = web::Data::from(services.matches.clone());
     let ratings = web::Data::from(services.ratings.clone());
+    let tournaments = web::Data::from(services.tournaments.clone());
     let slots = web::Data::new(api::streams::StreamSlots::new(
         settings.max_streams_per_ip,
         budget.max_streams,
@@ -390,6 +393,7 @@ fn serve(
             .app_data(matchmaking.clone())
             .app_data(matches.clone())
             .app_data(ratings.clone())
+            .app_data(tournaments.clone())
             .app_data(metrics.clone())
             .app_data(limits.clone())
             .app_data(slots.clone())

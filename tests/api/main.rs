@@ -43,6 +43,7 @@ mod round_trips;
 mod sealing;
 mod seeks;
 mod sse;
+mod tournaments;
 mod two_servers;
 mod watch;
 mod wording;

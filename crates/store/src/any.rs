@@ -15,6 +15,7 @@ use super::players::{Admission, Created, PlayerStore};
 use super::ratings::RatingStore;
 use super::redis::RedisStore;
 use super::seeks::{Added, Gap, SeekEntry, SeekStore, Settled};
+use super::tournaments::TournamentStore;
 use super::{
     Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IdempotencyRecord, Listing,
     Save, SaveOutcome, StoreError, Stored, StoredEvent, StoredGame,
@@ -430,5 +431,72 @@ impl ClaimStore for AnyStore {
 
     async fn release_key(&self, key: &str) -> Result<(), StoreError> {
         delegate!(self, s => s.release_key(key))
+    }
+}
+
+impl TournamentStore for AnyStore {
+    async fn create_tournament(&self, id: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        delegate!(self, s => s.create_tournament(id, bytes))
+    }
+
+    async fn load_tournament(&self, id: &str) -> Result<Option<Stored>, StoreError> {
+        delegate!(self, s => s.load_tournament(id))
+    }
+
+    async fn save_tournament(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> Result<SaveOutcome, StoreError> {
+        delegate!(self, s => s.save_tournament(id, expected, bytes))
+    }
+
+    async fn list_tournament(
+        &self,
+        id: &str,
+        created_ms: u64,
+        status: &str,
+        statuses: &[&str],
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.list_tournament(id, created_ms, status, statuses))
+    }
+
+    async fn tournaments(
+        &self,
+        status: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.tournaments(status, offset, limit))
+    }
+
+    async fn index_tournament_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {
+        delegate!(self, s => s.index_tournament_due(id, due_ms))
+    }
+
+    async fn tournaments_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.tournaments_due(now_ms, limit))
+    }
+
+    async fn index_creator_tournament(
+        &self,
+        creator: &str,
+        id: &str,
+        running: bool,
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.index_creator_tournament(creator, id, running))
+    }
+
+    async fn creator_tournaments(&self, creator: &str) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.creator_tournaments(creator))
+    }
+
+    async fn publish_tournament(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
+        delegate!(self, s => s.publish_tournament(id, event))
+    }
+
+    async fn subscribe_tournament(&self, id: &str) -> Result<EventStream, StoreError> {
+        delegate!(self, s => s.subscribe_tournament(id))
     }
 }

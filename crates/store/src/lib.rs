@@ -25,6 +25,7 @@ mod ranked;
 pub mod ratings;
 pub mod redis;
 pub mod seeks;
+pub mod tournaments;
 pub mod value;
 
 use std::future::Future;

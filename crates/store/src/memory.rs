@@ -32,6 +32,7 @@ mod game;
 mod players;
 mod ratings;
 mod seeks;
+mod tournaments;
 
 use self::game::MemoryGame;
 use super::now_ms;
@@ -90,6 +91,8 @@ pub struct MemoryStore {
     ratings: Mutex<ratings::RatingTables>,
     /// Claims on the keys of creates, under a lock of their own.
     claims: Mutex<claims::Claims>,
+    /// Tournaments, under a lock of their own.
+    tournaments: Mutex<tournaments::Tournaments>,
 }
 
 /// A lobby entry's place: newest first, ties broken by id descending, which is the order
@@ -152,6 +155,7 @@ impl MemoryStore {
             seeks: Mutex::default(),
             ratings: Mutex::default(),
             claims: Mutex::default(),
+            tournaments: Mutex::default(),
         }
     }
 

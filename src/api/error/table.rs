@@ -65,6 +65,9 @@ problem_codes! {
     IdempotencyKeyInUse = CONFLICT, "idempotency_key_in_use", "A request with this idempotency key is under way";
     GameSealed = CONFLICT, "game_sealed", "The game's deal is still in play";
     TooManySeeks = CONFLICT, "too_many_seeks", "The player has its maximum of waiting seeks";
+    TournamentClosed = CONFLICT, "tournament_closed", "The tournament's registration is over";
+    AlreadyEntered = CONFLICT, "already_entered", "The player has entered the tournament already";
+    TournamentFull = CONFLICT, "tournament_full", "The tournament has its maximum of players";
     PreconditionFailed = PRECONDITION_FAILED, "precondition_failed", "A precondition failed";
     PayloadTooLarge = PAYLOAD_TOO_LARGE, "payload_too_large", "The request body is too large";
     IllegalMove = UNPROCESSABLE_ENTITY, "illegal_move", "The move is not legal";
@@ -125,9 +128,26 @@ impl From<service::Error> for ApiError {
             )
             .retry_after(STORE_RETRY_AFTER_SECS),
             E::BadRequest(why) => ApiError::new(C::BadRequest, why),
-            E::PlayerNotFound | E::ChallengeNotFound | E::SeekNotFound | E::MatchNotFound => {
-                ApiError::new(C::NotFound, said)
-            }
+            E::PlayerNotFound
+            | E::ChallengeNotFound
+            | E::SeekNotFound
+            | E::MatchNotFound
+            | E::TournamentNotFound => ApiError::new(C::NotFound, said),
+            E::TournamentClosed(why) => ApiError::new(C::TournamentClosed, why),
+            E::AlreadyEntered(why) => ApiError::new(C::AlreadyEntered, why),
+            E::TournamentFull { max } => ApiError::new(
+                C::TournamentFull,
+                format!("the tournament has its {max} players (max_players)"),
+            ),
+            E::TooManyTournaments { max } => ApiError::new(
+                C::RateLimited,
+                format!(
+                    "this player has {max} tournaments registering or running already \
+                     (MAX_TOURNAMENTS_PER_PLAYER); one more can be made when one of them \
+                     finishes or is canceled"
+                ),
+            )
+            .retry_after(CHALLENGES_RETRY_AFTER_SECS),
             // Not a rate: waiting frees nothing, so no Retry-After.
             E::TooManySeeks { max } => ApiError::new(
                 C::TooManySeeks,

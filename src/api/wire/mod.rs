@@ -19,6 +19,7 @@ mod moves;
 mod players;
 mod rules;
 mod seeks;
+mod tournaments;
 mod view;
 
 pub use challenges::*;
@@ -30,4 +31,5 @@ pub use moves::*;
 pub use players::*;
 pub use rules::*;
 pub use seeks::*;
+pub use tournaments::*;
 pub use view::*;

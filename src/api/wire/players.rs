@@ -282,6 +282,21 @@ pub enum PlayerEventView {
         #[schema(required = true)]
         rating: Option<RatingChangeView>,
     },
+    /// A tournament the player is in started a round: the player's games in it (none:
+    /// the player has the bye).
+    TournamentRound {
+        tournament_id: String,
+        round: u16,
+        game_ids: Vec<String>,
+    },
+    /// A tournament the player is in is over: its status (`finished` or `canceled`), and
+    /// the player's place and score in its standings.
+    TournamentFinished {
+        tournament_id: String,
+        status: String,
+        rank: u16,
+        score: f64,
+    },
     /// News was lost (the stream fell behind, or the server lost its subscription for a
     /// moment): list `GET /v1/players/me/games?status=playing` again; the news goes on.
     Resync {},
@@ -335,6 +350,26 @@ impl PlayerEventView {
             PlayerItem::News(PlayerNews::SeekExpired(s)) => {
                 PlayerEventView::SeekExpired(SeekView::of(s))
             }
+            PlayerItem::News(PlayerNews::TournamentRound {
+                tournament_id,
+                round,
+                game_ids,
+            }) => PlayerEventView::TournamentRound {
+                tournament_id: tournament_id.clone(),
+                round: *round,
+                game_ids: game_ids.clone(),
+            },
+            PlayerItem::News(PlayerNews::TournamentFinished {
+                tournament_id,
+                status,
+                rank,
+                score,
+            }) => PlayerEventView::TournamentFinished {
+                tournament_id: tournament_id.clone(),
+                status: status.clone(),
+                rank: *rank,
+                score: *score,
+            },
             PlayerItem::Resync => PlayerEventView::Resync {},
         }
     }
@@ -350,6 +385,8 @@ impl PlayerEventView {
             PlayerEventView::ChallengeExpired(_) => "challenge_expired",
             PlayerEventView::SeekExpired(_) => "seek_expired",
             PlayerEventView::MatchUpdated(_) => "match_updated",
+            PlayerEventView::TournamentRound { .. } => "tournament_round",
+            PlayerEventView::TournamentFinished { .. } => "tournament_finished",
             PlayerEventView::Resync {} => "resync",
         }
     }

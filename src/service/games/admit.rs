@@ -120,6 +120,14 @@ impl Games {
                 .add_player_game(player, &folded(name), id, record.created_ms)
                 .await?;
         }
+        // Made full: the clock of the seat to move starts now, as the last join would
+        // start it, so a player who never comes loses on time.
+        if record.status() == Status::Playing {
+            let (now, next) = (now_ms(), record.human_to_move());
+            if let Some(clock) = &mut record.clock {
+                clock.settle(None, true, next, now, now);
+            }
+        }
         let listing = (record.status() == Status::Waiting).then(|| Listing {
             created_ms: record.created_ms,
             owner: from
@@ -156,11 +164,13 @@ impl Games {
         if let Some(due) = record.due(now_ms()) {
             // Bots to move (a table of bots alone, or bots leading a full table): queued
             // at once, so whichever process has room plays them even if this one stops;
-            // and this one starts at once if it has room.
+            // and this one starts at once if it has room. Else a clock's deadline.
             if let Err(e) = self.ctx.store.index_deadline(id, 1, Some(due)).await {
-                tracing::warn!(game_id = %id, error = %e, "created, but could not index the bots' turn");
+                tracing::warn!(game_id = %id, error = %e, "created, but could not index its bots' turn or its clock");
             }
-            self.drive(id, record.bots_alone());
+            if record.bots_to_move() {
+                self.drive(id, record.bots_alone());
+            }
         }
         Ok(Some(record))
     }

@@ -28,6 +28,19 @@ pub const MAX_NAME_CHARS: usize = 32;
 /// (Unicode Cc, Cf, Zl, Zp: a right-to-left override would reverse the lines it is shown
 /// in, a zero-width space hide in a name), and not a built-in level's (`expert bot`).
 fn check_seat_name(name: &str) -> Result<(), Error> {
+    visible_text("name", name, MAX_NAME_CHARS)?;
+    if let Some(level) = Level::named_like(name) {
+        return Err(Error::BadRequest(format!(
+            "name: {name:?} is taken for the built-in level {:?}; choose another",
+            level.as_str()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses `text` (the request's `field`) unless it is 1 to `max` characters, none of them
+/// a control, format or separator character: a name people see as it is written.
+pub(crate) fn visible_text(field: &str, text: &str, max: usize) -> Result<(), Error> {
     use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
     let hidden = |c: char| {
         matches!(
@@ -38,15 +51,9 @@ fn check_seat_name(name: &str) -> Result<(), Error> {
                 | GeneralCategory::ParagraphSeparator
         )
     };
-    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS || name.chars().any(hidden) {
+    if text.is_empty() || text.chars().count() > max || text.chars().any(hidden) {
         return Err(Error::BadRequest(format!(
-            "name: 1 to {MAX_NAME_CHARS} characters, no control, format or separator characters"
-        )));
-    }
-    if let Some(level) = Level::named_like(name) {
-        return Err(Error::BadRequest(format!(
-            "name: {name:?} is taken for the built-in level {:?}; choose another",
-            level.as_str()
+            "{field}: 1 to {max} characters, no control, format or separator characters"
         )));
     }
     Ok(())

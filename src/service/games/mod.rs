@@ -23,7 +23,7 @@ mod write;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::engine::Outcome;
+use crate::engine::{MatchEnd, Outcome};
 use crate::store::any::AnyStore;
 use crate::store::{GameStore, History};
 
@@ -146,13 +146,20 @@ impl Games {
             return Ok(Progress::Gone);
         };
         let record = Record::decode(&stored.bytes)?;
-        Ok(match (record.status(), record.game.outcome()) {
-            (Status::Finished, Some(outcome)) => Progress::Ended {
-                outcome,
-                scores: record.game.scores().to_vec(),
+        Ok(
+            match (
+                record.status(),
+                record.game.outcome(),
+                record.game.match_end(),
+            ) {
+                (Status::Finished, Some(outcome), Some(end)) => Progress::Ended {
+                    outcome,
+                    end,
+                    scores: record.game.scores().to_vec(),
+                },
+                _ => Progress::InPlay,
             },
-            _ => Progress::InPlay,
-        })
+        )
     }
 
     pub(crate) async fn load(&self, id: &str) -> Result<(u64, Record), Error> {
@@ -225,8 +232,12 @@ pub enum Progress {
     Gone,
     /// Waiting for players, or in play.
     InPlay,
-    /// Over: how, and the points per side.
-    Ended { outcome: Outcome, scores: Vec<i32> },
+    /// Over: how, why, and the points per side.
+    Ended {
+        outcome: Outcome,
+        end: MatchEnd,
+        scores: Vec<i32>,
+    },
 }
 
 /// A request's bearer token, with its [`TokenHash`] when the caller has it already (the

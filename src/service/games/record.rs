@@ -11,12 +11,15 @@ use crate::engine::{Game, Preset};
 use super::Error;
 use super::clock::{ClockSettings, GameClock};
 
-/// The record's format byte, then postcard: the record, then its twins (appended apart, so
-/// format 7 reads with the same struct and games in play survive the upgrade). The
-/// engine's game is embedded directly (not as bytes of its own) so a move costs one
-/// (de)serialisation pass. Bump it when `Record` or the engine's `Game` changes shape.
-const FORMAT: u8 = 8;
-/// The format before: the same without twins.
+/// The record's format byte, then postcard: the record, then its twins, then its
+/// tournament (each appended apart, so formats 8 and 7 read with the same struct and
+/// games in play survive the upgrade). The engine's game is embedded directly (not as
+/// bytes of its own) so a move costs one (de)serialisation pass. Bump it when `Record` or
+/// the engine's `Game` changes shape.
+const FORMAT: u8 = 9;
+/// The format before: the same without a tournament.
+const FORMAT_V8: u8 = 8;
+/// The format before that: without twins either.
 const FORMAT_V7: u8 = 7;
 
 /// Where a game stands.
@@ -70,6 +73,10 @@ pub struct Record {
     /// rest ([`FORMAT`]).
     #[serde(skip)]
     pub twins: Vec<String>,
+    /// The tournament it is a game of, by its id: its end moves the tournament on.
+    /// Stored after the twins ([`FORMAT`]).
+    #[serde(skip)]
+    pub tournament: Option<String>,
 }
 
 impl Record {
@@ -100,6 +107,7 @@ impl Record {
             clock: clock.map(|c| GameClock::new(c, game.seats())),
             game,
             twins: Vec::new(),
+            tournament: None,
         }
     }
 
@@ -117,6 +125,7 @@ impl Record {
             clock: self.clock.clone(),
             game,
             twins: self.twins.clone(),
+            tournament: self.tournament.clone(),
         }
     }
 
@@ -262,7 +271,8 @@ impl Record {
 
     pub fn encode(&self) -> Vec<u8> {
         let bytes = postcard::to_extend(self, vec![FORMAT]).expect("a record always serialises");
-        postcard::to_extend(&self.twins, bytes).expect("ids always serialise")
+        let bytes = postcard::to_extend(&self.twins, bytes).expect("ids always serialise");
+        postcard::to_extend(&self.tournament, bytes).expect("ids always serialise")
     }
 
     /// A stored record, refused unless it is whole and its game keeps every invariant: a
@@ -271,6 +281,16 @@ impl Record {
         let unreadable = |why: String| Error::Internal(format!("stored game unreadable: {why}"));
         let record: Record = match bytes.split_first() {
             Some((&FORMAT, rest)) => {
+                let (mut record, rest) = postcard::take_from_bytes::<Record>(rest)
+                    .map_err(|e| unreadable(e.to_string()))?;
+                let (twins, rest) =
+                    postcard::take_from_bytes(rest).map_err(|e| unreadable(e.to_string()))?;
+                record.twins = twins;
+                record.tournament =
+                    postcard::from_bytes(rest).map_err(|e| unreadable(e.to_string()))?;
+                record
+            }
+            Some((&FORMAT_V8, rest)) => {
                 let (mut record, rest) = postcard::take_from_bytes::<Record>(rest)
                     .map_err(|e| unreadable(e.to_string()))?;
                 record.twins = postcard::from_bytes(rest).map_err(|e| unreadable(e.to_string()))?;
@@ -394,6 +414,23 @@ mod tests {
         let again = Record::decode(&twinned.encode()).unwrap();
         assert_eq!(again.twins, ["g2"]);
         assert_eq!(again.game, twinned.game);
+    }
+
+    #[test]
+    fn a_game_stored_in_format_8_reads_without_a_tournament_and_one_reads_back() {
+        let mut record = record();
+        record.twins = vec!["g2".into()];
+        let v8 = postcard::to_extend(&record, vec![FORMAT_V8]).unwrap();
+        let v8 = postcard::to_extend(&record.twins, v8).unwrap();
+        let read = Record::decode(&v8).unwrap();
+        assert_eq!(
+            (read.twins.as_slice(), read.tournament),
+            (&["g2".to_owned()][..], None)
+        );
+        record.tournament = Some("t1".into());
+        let again = Record::decode(&record.encode()).unwrap();
+        assert_eq!(again.tournament.as_deref(), Some("t1"));
+        assert_eq!(again.twins, ["g2"]);
     }
 
     #[test]

@@ -36,6 +36,11 @@ impl Saved<'_> {
     pub fn series(&self) -> Option<&str> {
         self.record.series.as_deref()
     }
+
+    /// The tournament it is a game of.
+    pub fn tournament(&self) -> Option<&str> {
+        self.record.tournament.as_deref()
+    }
 }
 
 /// The reactions to a game's saves, run from one place.

@@ -345,7 +345,9 @@ impl Matches {
             let mut missing = Vec::new();
             for game in series.games.iter_mut().filter(|g| g.result.is_none()) {
                 match self.games.progress(&game.game_id).await? {
-                    Progress::Ended { outcome, scores } => {
+                    Progress::Ended {
+                        outcome, scores, ..
+                    } => {
                         let (mine, theirs) = (game.seat as usize, 1 - game.seat as usize);
                         let result = match outcome {
                             Outcome::Won { side } if side == game.seat => 10,

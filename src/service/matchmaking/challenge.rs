@@ -235,7 +235,7 @@ impl Challenge {
 
 /// Rules overrides as their JSON text: `RulesPatch` leaves absent fields out, which a
 /// format without field names (postcard) cannot read back.
-mod patch_as_json {
+pub(crate) mod patch_as_json {
     use serde::de::Error as _;
     use serde::ser::Error as _;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};

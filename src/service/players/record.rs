@@ -30,7 +30,7 @@ const RATED_GAMES_KEPT: usize = 64;
 pub(in crate::service) struct PlayerRecord {
     pub(in crate::service) id: String,
     pub(in crate::service) name: String,
-    pub(super) bot: bool,
+    pub(in crate::service) bot: bool,
     pub(super) created_ms: u64,
     /// SHA-256 of the whole key.
     pub(super) key_hash: [u8; 32],

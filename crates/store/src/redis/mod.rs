@@ -19,6 +19,7 @@ mod pubsub;
 mod ratings;
 mod scripts;
 mod seeks;
+mod tournaments;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -63,6 +64,7 @@ pub struct RedisStore {
     scripts: Box<Scripts>,
     player_scripts: Box<players::PlayerScripts>,
     challenge_scripts: Box<challenges::ChallengeScripts>,
+    tournament_scripts: Box<tournaments::TournamentScripts>,
     seek_scripts: Box<seeks::SeekScripts>,
     rating_scripts: Box<ratings::RatingScripts>,
     fanout: Arc<Fanout>,
@@ -122,6 +124,7 @@ impl RedisStore {
             scripts: Box::new(Scripts::new()),
             player_scripts: Box::new(players::PlayerScripts::new()),
             challenge_scripts: Box::new(challenges::ChallengeScripts::new()),
+            tournament_scripts: Box::new(tournaments::TournamentScripts::new()),
             seek_scripts: Box::new(seeks::SeekScripts::new()),
             rating_scripts: Box::new(ratings::RatingScripts::new()),
         };

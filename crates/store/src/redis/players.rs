@@ -481,18 +481,9 @@ impl PlayerStore for RedisStore {
         })
     }
 
-    /// Sharded on a cluster (`SPUBLISH`), like a game's events: the news reaches only the
-    /// shard of the player's channel, where its subscribers listen.
     async fn publish_player(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
-        let mut conn = self.conns.get()?;
-        self.bounded(
-            "player news",
-            redis::cmd("SPUBLISH")
-                .arg(self.keys.channel(&player_channel(id)))
-                .arg(encode_event(event.version, &event.payload))
-                .exec_async(&mut conn),
-        )
-        .await
+        self.publish_news("player news", &player_channel(id), event)
+            .await
     }
 
     async fn subscribe_player(&self, id: &str) -> Result<EventStream, StoreError> {
@@ -511,5 +502,27 @@ impl PlayerStore for RedisStore {
         )
         .await
         .map(drop)
+    }
+}
+
+impl RedisStore {
+    /// News on a channel of its own (a player's, a tournament's), sharded on a cluster
+    /// (`SPUBLISH`) like a game's events: it reaches only the shard of the channel, where
+    /// its subscribers listen.
+    pub(super) async fn publish_news(
+        &self,
+        what: &str,
+        channel: &str,
+        event: StoredEvent,
+    ) -> Result<(), StoreError> {
+        let mut conn = self.conns.get()?;
+        self.bounded(
+            what,
+            redis::cmd("SPUBLISH")
+                .arg(self.keys.channel(channel))
+                .arg(encode_event(event.version, &event.payload))
+                .exec_async(&mut conn),
+        )
+        .await
     }
 }

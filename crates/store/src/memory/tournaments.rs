@@ -1,0 +1,163 @@
+//! The memory store's tournaments: maps behind a lock of their own, so each call is
+//! atomic, as a script is on Redis. Nothing is dropped: tournaments last.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, HashMap};
+
+use super::MemoryStore;
+use crate::tournaments::{TournamentStore, tournament_channel};
+use crate::{EventStream, GameStore, SaveOutcome, StoreError, Stored, StoredEvent};
+
+/// A tournament's place in a list: newest first, ties by id descending, as Redis's
+/// ZREVRANGE orders them.
+type Entry = (Reverse<u64>, Reverse<String>);
+
+#[derive(Default)]
+pub(super) struct Tournaments {
+    tournaments: HashMap<String, Stored>,
+    /// Per status, its tournaments newest first.
+    listed: HashMap<String, BTreeSet<Entry>>,
+    due: BTreeSet<(u64, String)>,
+    due_at: HashMap<String, u64>,
+    /// Per creator, the tournaments it made that may still run.
+    creators: HashMap<String, BTreeSet<String>>,
+}
+
+impl MemoryStore {
+    fn tournaments(&self) -> std::sync::MutexGuard<'_, Tournaments> {
+        self.tournaments
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl TournamentStore for MemoryStore {
+    async fn create_tournament(&self, id: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        let mut t = self.tournaments();
+        if t.tournaments.contains_key(id) {
+            return Err(StoreError::Exists);
+        }
+        t.tournaments
+            .insert(id.to_owned(), Stored { version: 1, bytes });
+        Ok(())
+    }
+
+    async fn load_tournament(&self, id: &str) -> Result<Option<Stored>, StoreError> {
+        Ok(self.tournaments().tournaments.get(id).cloned())
+    }
+
+    async fn save_tournament(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> Result<SaveOutcome, StoreError> {
+        let mut t = self.tournaments();
+        let Some(stored) = t.tournaments.get_mut(id) else {
+            return Ok(SaveOutcome::Missing);
+        };
+        if stored.version != expected {
+            return Ok(SaveOutcome::Conflict {
+                current: stored.version,
+            });
+        }
+        *stored = Stored {
+            version: expected + 1,
+            bytes,
+        };
+        Ok(SaveOutcome::Saved {
+            version: expected + 1,
+        })
+    }
+
+    async fn list_tournament(
+        &self,
+        id: &str,
+        created_ms: u64,
+        status: &str,
+        statuses: &[&str],
+    ) -> Result<(), StoreError> {
+        let mut t = self.tournaments();
+        let entry = (Reverse(created_ms), Reverse(id.to_owned()));
+        for other in statuses.iter().filter(|s| **s != status) {
+            if let Some(list) = t.listed.get_mut(*other) {
+                list.remove(&entry);
+            }
+        }
+        t.listed.entry(status.to_owned()).or_default().insert(entry);
+        Ok(())
+    }
+
+    async fn tournaments(
+        &self,
+        status: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let t = self.tournaments();
+        Ok(t.listed.get(status).map_or_else(Vec::new, |list| {
+            list.iter()
+                .skip(offset)
+                .take(limit)
+                .map(|(_, Reverse(id))| id.clone())
+                .collect()
+        }))
+    }
+
+    async fn index_tournament_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {
+        let mut t = self.tournaments();
+        if let Some(old) = t.due_at.remove(id) {
+            t.due.remove(&(old, id.to_owned()));
+        }
+        if let Some(due) = due_ms {
+            t.due.insert((due, id.to_owned()));
+            t.due_at.insert(id.to_owned(), due);
+        }
+        Ok(())
+    }
+
+    async fn tournaments_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        let t = self.tournaments();
+        Ok(t.due
+            .iter()
+            .take_while(|(due, _)| *due <= now_ms)
+            .take(limit)
+            .map(|(_, id)| id.clone())
+            .collect())
+    }
+
+    async fn index_creator_tournament(
+        &self,
+        creator: &str,
+        id: &str,
+        running: bool,
+    ) -> Result<(), StoreError> {
+        let mut t = self.tournaments();
+        let set = t.creators.entry(creator.to_owned()).or_default();
+        match running {
+            true => set.insert(id.to_owned()),
+            false => set.remove(id),
+        };
+        Ok(())
+    }
+
+    async fn creator_tournaments(&self, creator: &str) -> Result<Vec<String>, StoreError> {
+        let t = self.tournaments();
+        Ok(t.creators
+            .get(creator)
+            .map_or_else(Vec::new, |set| set.iter().cloned().collect()))
+    }
+
+    async fn publish_tournament(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
+        let (inner, _) = self.lock();
+        if let Some(tx) = inner.channels.get(&tournament_channel(id)) {
+            // No subscriber: nobody is watching now.
+            let _ = tx.send(event);
+        }
+        Ok(())
+    }
+
+    async fn subscribe_tournament(&self, id: &str) -> Result<EventStream, StoreError> {
+        self.subscribe(&tournament_channel(id)).await
+    }
+}

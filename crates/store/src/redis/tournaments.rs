@@ -1,0 +1,221 @@
+//! Tournaments on Redis. A tournament is a key of its own (`tournament:{id}`, a versioned
+//! value like a player's, with no expiry: tournaments last); the lists by status and the
+//! due index are sorted sets of one slot (`{tournaments}:status:<status>` by creation
+//! time, `{tournaments}:due` by due time); a creator's tournaments that may still run a set
+//! in the player's slot (`player:{id}:tournaments`); news goes out on the tournament's
+//! channel as a game's does.
+
+use super::RedisStore;
+use super::connection::corrupt;
+use super::keys::Keys;
+use super::players::{SAVE_LUA, parse_versioned, versioned_value};
+use super::scripts::Lua;
+use crate::tournaments::{TournamentStore, tournament_channel};
+use crate::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent};
+
+/// KEYS: the tournament. ARGV: its value. 1 when made, 0 when one was there.
+const CREATE_LUA: &str = r"
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 1 end
+return 0
+";
+
+/// KEYS: the due index. ARGV: tournament id, due ms ('' drops the entry).
+const DUE_LUA: &str = r"
+if ARGV[2] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+";
+
+pub(super) struct TournamentScripts {
+    create: Lua,
+    save: Lua,
+    due: Lua,
+}
+
+impl TournamentScripts {
+    pub(super) fn new() -> TournamentScripts {
+        let lua = |source: &str| Lua::new(source.to_owned());
+        TournamentScripts {
+            create: lua(CREATE_LUA),
+            save: lua(SAVE_LUA),
+            due: lua(DUE_LUA),
+        }
+    }
+}
+
+impl Keys {
+    fn tournament(&self, id: &str) -> String {
+        format!("{}tournament:{{{id}}}", self.prefix)
+    }
+    fn tournaments_listed(&self, status: &str) -> String {
+        format!("{}{{tournaments}}:status:{status}", self.prefix)
+    }
+    fn tournaments_due(&self) -> String {
+        format!("{}{{tournaments}}:due", self.prefix)
+    }
+    fn creator_tournaments(&self, creator: &str) -> String {
+        format!("{}player:{{{creator}}}:tournaments", self.prefix)
+    }
+}
+
+impl TournamentStore for RedisStore {
+    async fn create_tournament(&self, id: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        let value = versioned_value(1, &bytes);
+        let created = self
+            .script_int(
+                &mut conn,
+                "create tournament",
+                &self.tournament_scripts.create,
+                &self.keys.tournament(id),
+                &[value.as_slice()],
+                true,
+            )
+            .await?;
+        match created {
+            1 => Ok(()),
+            _ => Err(StoreError::Exists),
+        }
+    }
+
+    async fn load_tournament(&self, id: &str) -> Result<Option<Stored>, StoreError> {
+        let mut conn = self.conns.get()?;
+        let value: Option<Vec<u8>> = self
+            .bounded(
+                "load tournament",
+                redis::cmd("GET")
+                    .arg(self.keys.tournament(id))
+                    .query_async(&mut conn),
+            )
+            .await?;
+        value
+            .map(|value| parse_versioned(&value).ok_or_else(|| corrupt("tournament value")))
+            .transpose()
+    }
+
+    async fn save_tournament(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> Result<SaveOutcome, StoreError> {
+        let key = self.keys.tournament(id);
+        let save = &self.tournament_scripts.save;
+        self.save_versioned("save tournament", save, &key, expected, &bytes)
+            .await
+    }
+
+    async fn list_tournament(
+        &self,
+        id: &str,
+        created_ms: u64,
+        status: &str,
+        statuses: &[&str],
+    ) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        self.bounded(
+            "list tournament",
+            redis::cmd("ZADD")
+                .arg(self.keys.tournaments_listed(status))
+                .arg(created_ms)
+                .arg(id)
+                .query_async::<i64>(&mut conn),
+        )
+        .await?;
+        for other in statuses.iter().filter(|s| **s != status) {
+            self.bounded(
+                "unlist tournament",
+                redis::cmd("ZREM")
+                    .arg(self.keys.tournaments_listed(other))
+                    .arg(id)
+                    .query_async::<i64>(&mut conn),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn tournaments(
+        &self,
+        status: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conns.get()?;
+        self.bounded(
+            "tournaments",
+            redis::cmd("ZREVRANGE")
+                .arg(self.keys.tournaments_listed(status))
+                .arg(offset)
+                .arg(offset + limit - 1)
+                .query_async(&mut conn),
+        )
+        .await
+    }
+
+    async fn index_tournament_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        let due = due_ms.map(|due| due.to_string()).unwrap_or_default();
+        self.script_int(
+            &mut conn,
+            "tournament due",
+            &self.tournament_scripts.due,
+            &self.keys.tournaments_due(),
+            &[id.as_bytes(), due.as_bytes()],
+            false,
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn tournaments_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        self.due_in(
+            &self.keys.tournaments_due(),
+            now_ms,
+            limit,
+            "tournaments due",
+        )
+        .await
+    }
+
+    async fn index_creator_tournament(
+        &self,
+        creator: &str,
+        id: &str,
+        running: bool,
+    ) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        let verb = if running { "SADD" } else { "SREM" };
+        self.bounded(
+            "index creator tournament",
+            redis::cmd(verb)
+                .arg(self.keys.creator_tournaments(creator))
+                .arg(id)
+                .query_async::<i64>(&mut conn),
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn creator_tournaments(&self, creator: &str) -> Result<Vec<String>, StoreError> {
+        let mut conn = self.conns.get()?;
+        self.bounded(
+            "creator tournaments",
+            redis::cmd("SMEMBERS")
+                .arg(self.keys.creator_tournaments(creator))
+                .query_async(&mut conn),
+        )
+        .await
+    }
+
+    async fn publish_tournament(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
+        self.publish_news("tournament news", &tournament_channel(id), event)
+            .await
+    }
+
+    async fn subscribe_tournament(&self, id: &str) -> Result<EventStream, StoreError> {
+        self.fanout.subscribe(&tournament_channel(id)).await
+    }
+}

@@ -1,0 +1,104 @@
+//! Persistence of tournaments. Like a challenge, a tournament is one opaque blob with a
+//! version (the service owns its format and decides with a compare-and-set); unlike one
+//! it lasts: the store never drops it. Beside it the store keeps the indexes it cannot
+//! read from the blob: the tournaments by status (for the list), those due (to start, or
+//! to be moved on after a crash), each creator's that may still run (for its cap), and a
+//! live channel of each tournament's news.
+//!
+//! The indexes are hints written after the blob: the service loads what they name and
+//! trusts only the blob, so an entry left by a crash costs a load, never a wrong answer.
+
+use std::future::Future;
+
+use super::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent};
+
+/// The contract both stores keep for tournaments.
+pub trait TournamentStore: Send + Sync + 'static {
+    /// Stores a new tournament under `id` at version 1 ([`StoreError::Exists`] if one is).
+    fn create_tournament(
+        &self,
+        id: &str,
+        bytes: Vec<u8>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// A tournament by id; `None` when there is none.
+    fn load_tournament(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<Stored>, StoreError>> + Send;
+
+    /// Compare-and-set of a tournament's blob on its version.
+    fn save_tournament(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> impl Future<Output = Result<SaveOutcome, StoreError>> + Send;
+
+    /// Lists tournament `id` (created at `created_ms`) under `status`, and under no other
+    /// of `statuses` (every status the service has).
+    fn list_tournament(
+        &self,
+        id: &str,
+        created_ms: u64,
+        status: &str,
+        statuses: &[&str],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The tournaments listed under `status`, newest first: `limit` of them from `offset`.
+    fn tournaments(
+        &self,
+        status: &str,
+        offset: usize,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Sets (or with `None` drops) tournament `id`'s entry in the index of due ones.
+    fn index_tournament_due(
+        &self,
+        id: &str,
+        due_ms: Option<u64>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Tournaments due at `now_ms` or before, earliest first, at most `limit`.
+    fn tournaments_due(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Adds tournament `id` to those `creator` made that may still run (with `false`,
+    /// takes it out): the service counts them for its cap and drops those found over.
+    fn index_creator_tournament(
+        &self,
+        creator: &str,
+        id: &str,
+        running: bool,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// What [`index_creator_tournament`](Self::index_creator_tournament) holds for
+    /// `creator`, in no order.
+    fn creator_tournaments(
+        &self,
+        creator: &str,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Tells tournament `id`'s live channel (best effort: nobody may be listening).
+    fn publish_tournament(
+        &self,
+        id: &str,
+        event: StoredEvent,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Tournament `id`'s live channel.
+    fn subscribe_tournament(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<EventStream, StoreError>> + Send;
+}
+
+/// The live channel of tournament `id`, among the games' channels: not a game id (those
+/// are UUIDs with hyphens), a player's or the lobby's.
+pub(crate) fn tournament_channel(id: &str) -> String {
+    format!("tournament:{id}")
+}

@@ -1,0 +1,277 @@
+//! The tournaments' shapes: making one, joining, a tournament with its standings,
+//! pairings and byes, and its stream's events.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::engine::{Rules, RulesPatch};
+use crate::service::tournaments::record::{Pairing, Tournament};
+use crate::service::tournaments::stream::{Told, Update};
+use crate::tournament::Winner;
+
+use super::*;
+
+/// `POST /v1/tournaments`. `name`, `preset` and `format` are required.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"name": "Friday fives", "preset": "all_fives", "format": "swiss", "rounds": 5, "levels": ["greedy", "expert"]}))]
+pub struct CreateTournament {
+    /// 1 to 64 characters, shown on its page.
+    #[schema(example = "Friday fives")]
+    pub name: String,
+    #[schema(schema_with = preset_schema)]
+    pub preset: String,
+    #[serde(default, deserialize_with = "super::rules::rules_named")]
+    #[schema(value_type = Option<RulesOverridesDoc>)]
+    pub rules: Option<RulesPatch>,
+    /// `swiss` or `round_robin`.
+    #[schema(example = "swiss")]
+    pub format: String,
+    /// Swiss only: rounds played, 1 to 20; default enough to separate the players
+    /// (about log2 of their number), never more than the players less one. A round
+    /// robin's rounds follow from its players (leave it out).
+    #[schema(minimum = 1, maximum = 20)]
+    pub rounds: Option<u16>,
+    /// Each pairing plays one deal twice with the seats swapped, decided by the points
+    /// over both games; default true. Without it a pairing is one game.
+    pub duplicate: Option<bool>,
+    /// The clock of every game; default 300 s a player, no increment, and a seat that
+    /// runs out of time loses (`on_timeout: forfeit`).
+    pub clock: Option<ClockBody>,
+    /// When it starts (epoch ms) with enough players (3, or 2 for a round robin), or is
+    /// canceled; default 10 minutes from now, at most 7 days. Its creator may start it
+    /// sooner (`POST /v1/tournaments/{id}/start`).
+    pub starts_at_ms: Option<u64>,
+    /// 2 to `MAX_TOURNAMENT_PLAYERS` (default 64), at most 16 for a round robin; default
+    /// that most.
+    #[schema(minimum = 2)]
+    pub max_players: Option<u16>,
+    /// Whether its games move ratings (the preset's rules as they stand; a game of two
+    /// built-in levels never does); default false.
+    #[serde(default)]
+    pub rated: bool,
+    /// Built-in levels entered as players. A level named more than once enters a copy
+    /// each time (ids `greedy`, `greedy-2`, ...): a field of bots.
+    #[schema(value_type = Option<Vec<super::rules::BotLevelDoc>>, example = json!(["greedy", "expert"]))]
+    pub levels: Option<Vec<String>>,
+}
+
+/// `POST /v1/tournaments/{id}/players`: an empty body (or none) enters the key's player;
+/// `level` (its creator only) enters a built-in level.
+#[derive(Deserialize, ToSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct JoinTournament {
+    #[schema(value_type = Option<super::rules::BotLevelDoc>, example = "expert")]
+    pub level: Option<String>,
+}
+
+/// One player of a tournament, in standings order.
+#[derive(Serialize, ToSchema)]
+pub struct TournamentPlayer {
+    /// The player's id; a built-in level's is its name (`greedy`; a second copy of it
+    /// `greedy-2`).
+    #[schema(example = "3f1c0b6a9d2e4f5a8b7c6d5e4f3a2b1c")]
+    pub id: String,
+    #[schema(example = "alice")]
+    pub name: String,
+    /// A bot account or a built-in level.
+    pub bot: bool,
+    /// 1 a pairing won, 0.5 drawn, 1 a bye.
+    #[schema(example = 2.5)]
+    pub score: f64,
+    /// The sum of its opponents' scores.
+    pub buchholz: f64,
+    /// Its beaten opponents' scores plus half its drawn opponents'.
+    pub sonneborn_berger: f64,
+    /// Its points less its opponents' over all its games (the other way round under
+    /// penalty scoring).
+    pub margin: i64,
+    /// Paired no more (withdrawn by itself, or after losing on time twice).
+    pub withdrawn: bool,
+    /// Its place: score, then Buchholz, Sonneborn-Berger, margin, then the earlier entry.
+    pub rank: u16,
+}
+
+/// One pairing: two players of a round and their games.
+#[derive(Serialize, ToSchema)]
+pub struct TournamentPairing {
+    pub round: u16,
+    /// The players by id: `a` takes the first seat of the first game.
+    pub a: String,
+    pub b: String,
+    /// Its games (two in a duplicate tournament: the same deal, the seats swapped).
+    #[schema(value_type = Vec<String>, format = Uuid)]
+    pub games: Vec<String>,
+    /// `a`, `b` or `draw` once every game is over; null before.
+    #[schema(required = true, example = "a")]
+    pub result: Option<&'static str>,
+}
+
+/// A bye: a round a player was not paired in, worth a win.
+#[derive(Serialize, ToSchema)]
+pub struct TournamentBye {
+    pub round: u16,
+    /// The player's id.
+    pub player: String,
+}
+
+/// A tournament: its settings, standings, pairings and byes. Anyone may read one.
+#[derive(Serialize, ToSchema)]
+pub struct TournamentView {
+    #[schema(format = Uuid)]
+    pub id: String,
+    pub name: String,
+    /// `registering`, `running`, `finished` or `canceled`.
+    #[schema(example = "running")]
+    pub status: &'static str,
+    /// Why it was canceled, or ended before its last round; null otherwise.
+    #[schema(required = true)]
+    pub reason: Option<String>,
+    /// `swiss` or `round_robin`.
+    #[schema(example = "swiss")]
+    pub format: &'static str,
+    #[schema(example = "all_fives")]
+    pub preset: &'static str,
+    #[schema(value_type = RulesDoc)]
+    pub rules: Rules,
+    pub duplicate: bool,
+    /// Rounds it plays (known at the start; before it, the rounds asked for, or 0).
+    pub rounds: u16,
+    /// The round in play (or last played); 0 before the start.
+    pub round: u16,
+    pub rated: bool,
+    pub clock: ClockSettingsView,
+    pub starts_at_ms: u64,
+    pub max_players: u16,
+    /// Its creator's player id.
+    pub creator: String,
+    pub created_ms: u64,
+    /// The secret every deal was made from, in hex, once it is over with no game in
+    /// play: the deal of round `r`'s pairing `p` (from 0) has the seed SHA-256 of these
+    /// 32 bytes, `r` as 2 and `p` as 4 little-endian bytes. Null before.
+    #[schema(required = true, example = json!(null))]
+    pub seed: Option<String>,
+    pub players: Vec<TournamentPlayer>,
+    pub pairings: Vec<TournamentPairing>,
+    pub byes: Vec<TournamentBye>,
+}
+
+impl TournamentView {
+    pub fn of(t: &Tournament) -> TournamentView {
+        let id_of = |entrant: u16| t.entrants[usize::from(entrant)].id();
+        let penalty = t.penalty();
+        TournamentView {
+            id: t.id.clone(),
+            name: t.name.clone(),
+            status: t.status.as_str(),
+            reason: t.reason.clone(),
+            format: t.format.as_str(),
+            preset: t.preset.name(),
+            rules: t.preset.rules().with(&t.overrides),
+            duplicate: t.duplicate,
+            rounds: t.rounds,
+            round: t.round,
+            rated: t.rated,
+            clock: ClockSettingsView::of(&t.clock),
+            starts_at_ms: t.starts_at_ms,
+            max_players: t.max_players,
+            creator: t.creator.id.clone(),
+            created_ms: t.created_ms,
+            seed: t.revealed_seed(),
+            players: t
+                .standings()
+                .iter()
+                .map(|s| {
+                    let e = &t.entrants[usize::from(s.entrant)];
+                    TournamentPlayer {
+                        id: e.id(),
+                        name: e.name(),
+                        bot: e.bot(),
+                        score: s.score(),
+                        buchholz: s.buchholz(),
+                        sonneborn_berger: s.sonneborn_berger(),
+                        margin: s.margin(),
+                        withdrawn: e.withdrawn,
+                        rank: s.rank,
+                    }
+                })
+                .collect(),
+            pairings: t
+                .pairings
+                .iter()
+                .map(|p| TournamentPairing::of(p, penalty, &id_of))
+                .collect(),
+            byes: t
+                .byes
+                .iter()
+                .map(|b| TournamentBye {
+                    round: b.round,
+                    player: id_of(b.entrant),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl TournamentPairing {
+    fn of(p: &Pairing, penalty: bool, id_of: &impl Fn(u16) -> String) -> TournamentPairing {
+        TournamentPairing {
+            round: p.round,
+            a: id_of(p.a),
+            b: id_of(p.b),
+            games: p.games.iter().map(|g| g.game_id.clone()).collect(),
+            result: p.winner(penalty).map(|w| match w {
+                Winner::A => "a",
+                Winner::B => "b",
+                Winner::Draw => "draw",
+            }),
+        }
+    }
+}
+
+/// A page of tournaments, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct TournamentList {
+    pub tournaments: Vec<TournamentView>,
+    pub page: usize,
+    pub per_page: usize,
+}
+
+/// One event of a tournament's stream (`GET /v1/tournaments/{id}/events`): what changed,
+/// and the tournament as it is now.
+#[derive(Serialize, ToSchema)]
+pub struct TournamentEvent {
+    /// `round_started` (a round was paired: `tournament.pairings` of `tournament.round`),
+    /// `pairing_finished` (`pairing` is over), `standings` (a game ended; also the first
+    /// event, the tournament as it stands) or `tournament_finished` (the last event).
+    #[serde(rename = "type")]
+    #[schema(example = "round_started")]
+    pub kind: &'static str,
+    /// The pairing that finished, in `pairing_finished`; null otherwise.
+    #[schema(required = true)]
+    pub pairing: Option<TournamentPairing>,
+    pub tournament: TournamentView,
+}
+
+impl TournamentEvent {
+    pub fn of(update: &Update) -> TournamentEvent {
+        let t = &update.tournament;
+        let id_of = |entrant: u16| t.entrants[usize::from(entrant)].id();
+        let (kind, pairing) = match update.told {
+            Told::RoundStarted => ("round_started", None),
+            Told::PairingFinished { pairing } => (
+                "pairing_finished",
+                t.pairings
+                    .get(pairing)
+                    .map(|p| TournamentPairing::of(p, t.penalty(), &id_of)),
+            ),
+            Told::Standings => ("standings", None),
+            Told::Finished => ("tournament_finished", None),
+        };
+        TournamentEvent {
+            kind,
+            pairing,
+            tournament: TournamentView::of(t),
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! Moving a tournament on: its start (or cancel) when due, its games' results as they
+//! end, and each next round once every game of the one before has finished. Every step is
+//! one compare-and-set on the record, which names a round's games before any is made, so
+//! whichever process drives it, each round is paired once and each game made once.
+
+use std::time::Duration;
+
+use crate::engine::{MatchEnd, Outcome};
+use crate::store::SaveOutcome;
+use crate::store::tournaments::TournamentStore;
+use crate::tournament::{default_swiss_rounds, round_robin_rounds};
+
+use super::record::{
+    ByeRecord, Entry, Format, Pairing, PairingGame, Tournament, TournamentStatus, VOID,
+};
+use super::stream::Told;
+use super::{ATTEMPTS, MAX_TIMEOUTS, Tournaments, least_players};
+use crate::service::Error;
+use crate::service::games::Progress;
+use crate::service::games::admit::{Admission, NewGame};
+use crate::service::news::PlayerNews;
+use crate::service::shared::now_ms;
+
+/// A running tournament is looked at this often at least (a game's end pokes it sooner).
+const POLL: Duration = Duration::from_secs(2);
+/// How long after it was named a game missing from the store is still to be made; after
+/// that it expired unfinished, and is void.
+const MAKE_WITHIN: Duration = Duration::from_secs(60);
+/// Due tournaments one sweep moves on, at most.
+const SWEEP_BATCH: usize = 50;
+
+/// What one drive changed, to tell once it is saved.
+#[derive(Default)]
+struct Changes {
+    results: bool,
+    /// Pairings (by index) whose last game ended.
+    finished: Vec<usize>,
+    started: bool,
+    round_started: bool,
+    ended: bool,
+}
+
+impl Tournaments {
+    /// Moves the due tournaments on. Returns how many it looked at.
+    pub async fn sweep_tournaments(&self) -> Result<usize, Error> {
+        let due = self
+            .ctx
+            .store
+            .tournaments_due(now_ms(), SWEEP_BATCH)
+            .await?;
+        for id in &due {
+            if let Err(e) = self.drive_now(id, false).await {
+                tracing::warn!(tournament_id = %id, error = %e, "a tournament did not move on; its next poll tries again");
+            }
+        }
+        Ok(due.len())
+    }
+
+    /// After the save that ended one of its games: the tournament moves on at once; should
+    /// that fail, its next poll does.
+    pub(crate) async fn poke(&self, id: &str) {
+        if let Err(e) = self.drive_now(id, false).await {
+            tracing::warn!(tournament_id = %id, error = %e, "a tournament did not move on; its poll comes");
+        }
+    }
+
+    /// Moves tournament `id` on (`start`: its creator starts it now).
+    pub(super) async fn drive_now(&self, id: &str, start: bool) -> Result<(), Error> {
+        for _ in 0..ATTEMPTS {
+            let (version, mut t) = self.load(id).await?;
+            let now = now_ms();
+            let mut changes = Changes::default();
+            let mut missing = Vec::new();
+            match t.status {
+                TournamentStatus::Registering if start || now >= t.starts_at_ms => {
+                    begin(&mut t, &mut changes);
+                }
+                TournamentStatus::Registering => {
+                    self.ctx
+                        .store
+                        .index_tournament_due(id, Some(t.starts_at_ms))
+                        .await?;
+                    return Ok(());
+                }
+                TournamentStatus::Running => {
+                    missing = self.results(&mut t, &mut changes, now).await?;
+                    if missing.is_empty() && t.in_play() == 0 {
+                        next_round(&mut t, &mut changes, now);
+                    }
+                }
+                TournamentStatus::Finished | TournamentStatus::Canceled => {
+                    self.ctx.store.index_tournament_due(id, None).await?;
+                    return Ok(());
+                }
+            }
+            let changed =
+                changes.results || changes.started || changes.round_started || changes.ended;
+            if changed {
+                t.saved_ms = now;
+                match self
+                    .ctx
+                    .store
+                    .save_tournament(id, version, t.encode())
+                    .await?
+                {
+                    SaveOutcome::Saved { .. } => {}
+                    SaveOutcome::Conflict { .. } => continue,
+                    SaveOutcome::Missing => return Err(Error::TournamentNotFound),
+                }
+                self.after(&t, &changes).await?;
+            }
+            // The games of a new round, and those a dead process named but never made.
+            if changes.round_started {
+                missing.extend(
+                    t.pairings
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.round == t.round)
+                        .flat_map(|(i, p)| (0..p.games.len()).map(move |g| (i, g))),
+                );
+            }
+            for (pairing, game) in missing {
+                self.make_game(&t, pairing, game).await?;
+            }
+            let next = (!t.status.over()).then(|| now_ms() + POLL.as_millis() as u64);
+            self.ctx.store.index_tournament_due(id, next).await?;
+            return Ok(());
+        }
+        Ok(())
+    }
+
+    /// Reads the results of the games in play into `t`; answers the games named but not
+    /// made (a process died between), to make.
+    async fn results(
+        &self,
+        t: &mut Tournament,
+        changes: &mut Changes,
+        now: u64,
+    ) -> Result<Vec<(usize, usize)>, Error> {
+        let mut missing = Vec::new();
+        let mut timed_out = Vec::new();
+        for (i, pairing) in t.pairings.iter_mut().enumerate() {
+            if pairing.over() {
+                continue;
+            }
+            for (g, game) in pairing.games.iter_mut().enumerate() {
+                if game.result.is_some() {
+                    continue;
+                }
+                match self.games.progress(&game.game_id).await? {
+                    Progress::Ended {
+                        outcome,
+                        end,
+                        scores,
+                    } => {
+                        let (a, b) = (usize::from(game.a_seat), 1 - usize::from(game.a_seat));
+                        let a_result = match outcome {
+                            Outcome::Won { side } if usize::from(side) == a => 10,
+                            Outcome::Won { .. } => 0,
+                            Outcome::Drawn => 5,
+                        };
+                        game.result = Some((scores[a], scores[b], a_result));
+                        if end == MatchEnd::Timeout {
+                            timed_out.push(if a_result == 0 { pairing.a } else { pairing.b });
+                        }
+                        changes.results = true;
+                    }
+                    Progress::InPlay => {}
+                    Progress::Gone
+                        if now.saturating_sub(game.named_ms) < MAKE_WITHIN.as_millis() as u64 =>
+                    {
+                        missing.push((i, g));
+                    }
+                    Progress::Gone => {
+                        tracing::info!(tournament_id = %t.id, game_id = %game.game_id, "a tournament game expired unfinished: void");
+                        game.result = Some((0, 0, VOID));
+                        changes.results = true;
+                    }
+                }
+            }
+            if pairing.over() {
+                changes.finished.push(i);
+            }
+        }
+        for entrant in timed_out {
+            let e = &mut t.entrants[usize::from(entrant)];
+            e.timeouts = e.timeouts.saturating_add(1);
+            if e.timeouts >= MAX_TIMEOUTS && !e.withdrawn {
+                e.withdrawn = true;
+                tracing::info!(tournament_id = %t.id, entrant = e.id(), "withdrawn after losing on time {MAX_TIMEOUTS} times");
+            }
+        }
+        Ok(missing)
+    }
+
+    /// Makes game `game` of pairing `pairing` unless it exists, through the one admission
+    /// path: its deal's seed, a at its seat and b at the other, bound to their players (a
+    /// level plays as a bot). A game the admission refuses (the creator's address at its
+    /// cap, a full store) stays named, and the next poll tries again.
+    async fn make_game(&self, t: &Tournament, pairing: usize, game: usize) -> Result<(), Error> {
+        let p = &t.pairings[pairing];
+        let g = &p.games[game];
+        let board = t.pairings[..pairing]
+            .iter()
+            .filter(|q| q.round == p.round)
+            .count();
+        let mut new = NewGame {
+            preset: t.preset,
+            overrides: t.overrides,
+            seats: 2,
+            bots: Vec::new(),
+            seed: None,
+            deal: None,
+            clock: Some(t.clock),
+        };
+        let mut players = Vec::new();
+        for (entrant, seat) in [(p.a, g.a_seat), (p.b, 1 - g.a_seat)] {
+            match &t.entrants[usize::from(entrant)].entry {
+                Entry::Level { level, .. } => new.bots.push((seat, *level)),
+                Entry::Player { party, .. } => {
+                    players.push((seat, party.id.as_str(), party.name.as_str()))
+                }
+            }
+        }
+        let mut record = self
+            .games
+            .record_from(&new, Some(t.seed_of(p.round, board)))?;
+        record.rated = t.rated && players.len() == 2;
+        record.tournament = Some(t.id.clone());
+        record.twins = p
+            .games
+            .iter()
+            .filter(|other| other.game_id != g.game_id)
+            .map(|other| other.game_id.clone())
+            .collect();
+        let admission = Admission {
+            id: &g.game_id,
+            record,
+            players,
+            from: t.address,
+        };
+        match self.games.admit(admission).await {
+            Ok(Some(_)) => {
+                tracing::info!(game_id = %g.game_id, tournament_id = %t.id, round = p.round, "tournament game created");
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) if e.refuses_a_game() => {
+                tracing::warn!(game_id = %g.game_id, tournament_id = %t.id, error = %e, "a tournament game was refused; the next poll tries again");
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// What follows a saved change: the lists, the creator's index, the news.
+    async fn after(&self, t: &Tournament, changes: &Changes) -> Result<(), Error> {
+        if changes.started || changes.ended {
+            self.listed(t).await?;
+        }
+        if changes.ended {
+            self.ctx
+                .store
+                .index_creator_tournament(&t.creator.id, &t.id, false)
+                .await?;
+            tracing::info!(tournament_id = %t.id, status = t.status.as_str(), reason = t.reason.as_deref().unwrap_or(""), "tournament over");
+        }
+        for &pairing in &changes.finished {
+            self.publish(t, Told::PairingFinished { pairing }).await;
+        }
+        if changes.results {
+            self.publish(t, Told::Standings).await;
+        }
+        if changes.round_started {
+            self.publish(t, Told::RoundStarted).await;
+            for (entrant, e) in t.entrants.iter().enumerate() {
+                let Some(player) = e.player_id() else {
+                    continue;
+                };
+                let game_ids: Vec<String> = t
+                    .pairings
+                    .iter()
+                    .filter(|p| {
+                        p.round == t.round && (p.a as usize == entrant || p.b as usize == entrant)
+                    })
+                    .flat_map(|p| p.games.iter().map(|g| g.game_id.clone()))
+                    .collect();
+                let news = PlayerNews::TournamentRound {
+                    tournament_id: t.id.clone(),
+                    round: t.round,
+                    game_ids,
+                };
+                self.players.tell(player, &news).await;
+            }
+        }
+        if changes.ended {
+            self.publish(t, Told::Finished).await;
+            let standings = t.standings();
+            for s in &standings {
+                let Some(player) = t.entrants[usize::from(s.entrant)].player_id() else {
+                    continue;
+                };
+                let news = PlayerNews::TournamentFinished {
+                    tournament_id: t.id.clone(),
+                    status: t.status.as_str().to_owned(),
+                    rank: s.rank,
+                    score: s.score(),
+                };
+                self.players.tell(player, &news).await;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Starts `t`, or cancels it when too few entered.
+fn begin(t: &mut Tournament, changes: &mut Changes) {
+    let least = least_players(t.format);
+    let entered = t.entrants.len();
+    if entered < least {
+        t.status = TournamentStatus::Canceled;
+        t.reason = Some(format!(
+            "too few players: {entered} entered, a {} tournament needs {least}",
+            t.format.as_str()
+        ));
+        changes.ended = true;
+        return;
+    }
+    let n = entered as u16;
+    t.rounds = match t.format {
+        Format::Swiss => t
+            .rounds_asked
+            .unwrap_or_else(|| default_swiss_rounds(n))
+            .min(n.saturating_sub(1).max(1)),
+        Format::RoundRobin => round_robin_rounds(n),
+    };
+    t.status = TournamentStatus::Running;
+    changes.started = true;
+    next_round(t, changes, now_ms());
+}
+
+/// Pairs `t`'s next round (every game of the one before is over), or ends it: its last
+/// round played, too few left to pair, or no pairing left without a repeat.
+fn next_round(t: &mut Tournament, changes: &mut Changes, now: u64) {
+    let active = t.entrants.iter().filter(|e| !e.withdrawn).count();
+    let end = if t.round >= t.rounds {
+        Some(None)
+    } else if active < 2 {
+        Some(Some("fewer than two players are left".to_owned()))
+    } else {
+        None
+    };
+    let round = t.round + 1;
+    let paired = match end {
+        Some(_) => None,
+        None => t.pair(round),
+    };
+    let Some(paired) = paired else {
+        t.status = TournamentStatus::Finished;
+        t.reason = end.unwrap_or_else(|| {
+            Some(format!(
+                "no pairing of round {round} is left in which nobody meets an opponent again"
+            ))
+        });
+        changes.ended = true;
+        return;
+    };
+    t.round = round;
+    let games = if t.duplicate { 2 } else { 1 };
+    for (board, &(a, b)) in paired.pairs.iter().enumerate() {
+        let games = (0..games)
+            .map(|g| PairingGame {
+                game_id: t.game_id(round, board, g),
+                a_seat: g as u8,
+                result: None,
+                named_ms: now,
+            })
+            .collect();
+        t.pairings.push(Pairing { round, a, b, games });
+    }
+    t.byes.extend(
+        paired
+            .byes
+            .iter()
+            .map(|&entrant| ByeRecord { round, entrant }),
+    );
+    changes.round_started = true;
+    // A round of byes alone (everyone else withdrew) has nothing to wait for.
+    if paired.pairs.is_empty() {
+        next_round(t, changes, now);
+    }
+}

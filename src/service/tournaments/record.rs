@@ -1,0 +1,381 @@
+//! A tournament as it is stored and as everyone sees it: its settings, its entrants in
+//! entry order, and every pairing and bye so far, each pairing naming its games before
+//! they are made. Standings are never stored: they are computed from the pairings'
+//! results ([`Tournament::standings`]), so they cannot drift from the games.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::address::AddressKey;
+use crate::bots::Level;
+use crate::engine::{Preset, RulesPatch, Seed, rules::Scoring};
+use crate::service::Error;
+use crate::service::games::clock::ClockSettings;
+use crate::service::matchmaking::challenge::Party;
+use crate::tournament::{self, Bye, Entrant, History, Played, Standing, Winner};
+
+/// The record's format byte, then postcard. Tournaments last: a later format keeps a
+/// reader for this one until a migration has rewritten every record.
+const FORMAT: u8 = 1;
+
+/// The result of a game that expired unfinished: it counts for neither side.
+pub const VOID: u8 = u8::MAX;
+
+/// How a tournament pairs its players.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Format {
+    Swiss,
+    RoundRobin,
+}
+
+impl Format {
+    pub const ALL: [Format; 2] = [Format::Swiss, Format::RoundRobin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Swiss => "swiss",
+            Format::RoundRobin => "round_robin",
+        }
+    }
+}
+
+/// Where a tournament stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TournamentStatus {
+    Registering,
+    Running,
+    Finished,
+    Canceled,
+}
+
+impl TournamentStatus {
+    pub const ALL: [TournamentStatus; 4] = [
+        TournamentStatus::Registering,
+        TournamentStatus::Running,
+        TournamentStatus::Finished,
+        TournamentStatus::Canceled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TournamentStatus::Registering => "registering",
+            TournamentStatus::Running => "running",
+            TournamentStatus::Finished => "finished",
+            TournamentStatus::Canceled => "canceled",
+        }
+    }
+
+    /// Over: nothing changes any more.
+    pub fn over(self) -> bool {
+        matches!(
+            self,
+            TournamentStatus::Finished | TournamentStatus::Canceled
+        )
+    }
+}
+
+/// Who an entrant is: a player (a person or a bot account), or a built-in level. A level
+/// may be entered more than once (a field of bots): each copy after the first is
+/// numbered, from 2.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Entry {
+    Player { party: Party, bot: bool },
+    Level { level: Level, copy: u16 },
+}
+
+impl Entry {
+    /// Level `level`'s next copy among `entrants`.
+    pub(crate) fn next_level(entrants: &[EntrantRecord], level: Level) -> Entry {
+        let copies = entrants
+            .iter()
+            .filter(|e| matches!(e.entry, Entry::Level { level: l, .. } if l == level))
+            .count();
+        Entry::Level {
+            level,
+            copy: copies as u16 + 1,
+        }
+    }
+}
+
+/// One entrant, in entry order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntrantRecord {
+    pub entry: Entry,
+    /// Withdrawn (by itself, or after too many losses on time): paired no more.
+    pub withdrawn: bool,
+    /// Games it lost on time.
+    pub timeouts: u8,
+}
+
+impl EntrantRecord {
+    /// Its id as the API shows it: the player's id, or the level's name (`greedy`; a
+    /// later copy's with its number, `greedy-2`).
+    pub fn id(&self) -> String {
+        match &self.entry {
+            Entry::Player { party, .. } => party.id.clone(),
+            Entry::Level { level, copy: 1 } => level.as_str().to_owned(),
+            Entry::Level { level, copy } => format!("{}-{copy}", level.as_str()),
+        }
+    }
+
+    /// Its name as people see it (`greedy`, `greedy 2`).
+    pub fn name(&self) -> String {
+        match &self.entry {
+            Entry::Player { party, .. } => party.name.clone(),
+            Entry::Level { level, copy: 1 } => level.as_str().to_owned(),
+            Entry::Level { level, copy } => format!("{} {copy}", level.as_str()),
+        }
+    }
+
+    /// Plays by program: a bot account or a level.
+    pub fn bot(&self) -> bool {
+        match &self.entry {
+            Entry::Player { bot, .. } => *bot,
+            Entry::Level { .. } => true,
+        }
+    }
+
+    pub fn player_id(&self) -> Option<&str> {
+        match &self.entry {
+            Entry::Player { party, .. } => Some(&party.id),
+            Entry::Level { .. } => None,
+        }
+    }
+}
+
+/// One game of a pairing, named before it is made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairingGame {
+    pub game_id: String,
+    /// The seat of the pairing's `a` (`b` holds the other).
+    pub a_seat: u8,
+    /// Once over: a's final points, b's, and a's result in tenths (10 a win, 5 a draw,
+    /// 0 a loss) or [`VOID`].
+    pub result: Option<(i32, i32, u8)>,
+    /// When it was named (epoch ms): a game gone long after that expired unfinished.
+    pub named_ms: u64,
+}
+
+/// Two entrants of one round, and their games.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pairing {
+    pub round: u16,
+    pub a: Entrant,
+    pub b: Entrant,
+    pub games: Vec<PairingGame>,
+}
+
+impl Pairing {
+    /// Every game over.
+    pub fn over(&self) -> bool {
+        self.games.iter().all(|g| g.result.is_some())
+    }
+
+    /// a's points minus b's over its games (the other way round under penalty scoring,
+    /// where fewer points are better).
+    pub fn margin_a(&self, penalty: bool) -> i32 {
+        let margin: i32 = self
+            .games
+            .iter()
+            .filter_map(|g| g.result)
+            .filter(|r| r.2 != VOID)
+            .map(|(a, b, _)| a - b)
+            .sum();
+        if penalty { -margin } else { margin }
+    }
+
+    /// Its result once every game is over: with more than one game (duplicate), who
+    /// scored better over them, then who won more of them (a game lost on time or
+    /// resigned may end with even points), else a draw; with one, that game's result.
+    pub fn winner(&self, penalty: bool) -> Option<Winner> {
+        if !self.over() {
+            return None;
+        }
+        let decided: Vec<u8> = self
+            .games
+            .iter()
+            .filter_map(|g| g.result)
+            .map(|r| r.2)
+            .filter(|&r| r != VOID)
+            .collect();
+        // a's results less b's, in tenths: each game's is 10 to b's 0, or 5 to 5.
+        let games = decided.iter().map(|&r| 2 * i32::from(r) - 10).sum::<i32>();
+        let lead = match decided.as_slice() {
+            [_] => games,
+            _ => match self.margin_a(penalty) {
+                0 => games,
+                margin => margin,
+            },
+        };
+        Some(match lead {
+            0 => Winner::Draw,
+            l if l > 0 => Winner::A,
+            _ => Winner::B,
+        })
+    }
+}
+
+/// A round an entrant was not paired in, scored as a win.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByeRecord {
+    pub round: u16,
+    pub entrant: Entrant,
+}
+
+/// A tournament, as stored and as everyone sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tournament {
+    pub id: String,
+    pub name: String,
+    pub creator: Party,
+    pub created_ms: u64,
+    pub preset: Preset,
+    #[serde(with = "crate::service::matchmaking::challenge::patch_as_json")]
+    pub overrides: RulesPatch,
+    pub format: Format,
+    /// Rounds it plays: at the start, a Swiss's default is worked out from its entrants,
+    /// and a round robin's is implied.
+    pub rounds: u16,
+    /// The rounds the creator asked for, if any.
+    pub rounds_asked: Option<u16>,
+    pub duplicate: bool,
+    pub clock: ClockSettings,
+    pub starts_at_ms: u64,
+    pub max_players: u16,
+    pub rated: bool,
+    pub status: TournamentStatus,
+    /// Why it was canceled (or ended early).
+    pub reason: Option<String>,
+    pub entrants: Vec<EntrantRecord>,
+    /// The round in play (or last played); 0 before the start.
+    pub round: u16,
+    pub pairings: Vec<Pairing>,
+    pub byes: Vec<ByeRecord>,
+    /// What every deal's seed is made from: a secret, shown once it is over.
+    pub(crate) seed: [u8; 32],
+    /// The address its games count against (its creator's, from its making).
+    pub(crate) address: Option<AddressKey>,
+    pub saved_ms: u64,
+}
+
+impl Tournament {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        postcard::to_extend(self, vec![FORMAT]).expect("a tournament always serialises")
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Tournament, Error> {
+        let unreadable =
+            |e: postcard::Error| Error::Internal(format!("stored tournament unreadable: {e}"));
+        match bytes.split_first() {
+            Some((&FORMAT, rest)) => postcard::from_bytes(rest).map_err(unreadable),
+            _ => Err(Error::Internal(
+                "stored tournament unreadable: unknown format".into(),
+            )),
+        }
+    }
+
+    pub fn penalty(&self) -> bool {
+        self.preset.rules().with(&self.overrides).scoring == Scoring::Penalty
+    }
+
+    /// The pairings' results as the pairing crate reads them.
+    pub(crate) fn played(&self) -> Vec<Played> {
+        let penalty = self.penalty();
+        self.pairings
+            .iter()
+            .map(|p| Played {
+                round: p.round,
+                a: p.a,
+                b: p.b,
+                winner: p.winner(penalty),
+                margin_a: p.margin_a(penalty),
+            })
+            .collect()
+    }
+
+    /// Who withdrew, and the byes, as the pairing crate reads them.
+    fn withdrawn_and_byes(&self) -> (Vec<bool>, Vec<Bye>) {
+        let withdrawn = self.entrants.iter().map(|e| e.withdrawn).collect();
+        let byes = self
+            .byes
+            .iter()
+            .map(|b| Bye {
+                round: b.round,
+                entrant: b.entrant,
+            })
+            .collect();
+        (withdrawn, byes)
+    }
+
+    /// The standings, computed from the results.
+    pub fn standings(&self) -> Vec<Standing> {
+        let (played, (withdrawn, byes)) = (self.played(), self.withdrawn_and_byes());
+        tournament::standings(&History {
+            entrants: self.entrants.len() as u16,
+            withdrawn: &withdrawn,
+            played: &played,
+            byes: &byes,
+        })
+    }
+
+    /// Round `round`'s pairings by the format, or `None` when none is possible.
+    pub(crate) fn pair(&self, round: u16) -> Option<tournament::Round> {
+        let (played, (withdrawn, byes)) = (self.played(), self.withdrawn_and_byes());
+        let history = History {
+            entrants: self.entrants.len() as u16,
+            withdrawn: &withdrawn,
+            played: &played,
+            byes: &byes,
+        };
+        match self.format {
+            Format::Swiss => tournament::swiss(&history, round),
+            Format::RoundRobin => Some(tournament::round_robin(&history, round)),
+        }
+    }
+
+    /// The games in play (named, not over).
+    pub fn in_play(&self) -> usize {
+        self.pairings
+            .iter()
+            .flat_map(|p| &p.games)
+            .filter(|g| g.result.is_none())
+            .count()
+    }
+
+    /// Game `game` of pairing `board` of round `round`: an id derived from them, so a
+    /// pairing named again (after a crash) names the same games.
+    pub(crate) fn game_id(&self, round: u16, board: usize, game: usize) -> String {
+        let mut hash = Sha256::new();
+        hash.update(self.id.as_bytes());
+        hash.update(round.to_le_bytes());
+        hash.update((board as u32).to_le_bytes());
+        hash.update((game as u32).to_le_bytes());
+        let bytes: [u8; 16] = hash.finalize()[..16].try_into().expect("16 of 32 bytes");
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .to_string()
+    }
+
+    /// The seed of pairing `board`'s deal in round `round` (both its games play it).
+    pub(crate) fn seed_of(&self, round: u16, board: usize) -> Seed {
+        let mut hash = Sha256::new();
+        hash.update(self.seed);
+        hash.update(round.to_le_bytes());
+        hash.update((board as u32).to_le_bytes());
+        Seed(hash.finalize().into())
+    }
+
+    /// The secret the deals were made from, in hex, once it is over with no game in play.
+    pub fn revealed_seed(&self) -> Option<String> {
+        (self.status.over() && self.in_play() == 0)
+            .then(|| self.seed.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The entrant playing as player `player_id`, if any.
+    pub(crate) fn entrant_of(&self, player_id: &str) -> Option<Entrant> {
+        self.entrants
+            .iter()
+            .position(|e| e.player_id() == Some(player_id))
+            .map(|i| i as Entrant)
+    }
+}

@@ -1,0 +1,139 @@
+//! The tournaments' part of the store contract: a tournament created once and saved by
+//! compare-and-set, its lists by status, the due index, each creator's running ones and
+//! its live channel.
+
+use domino_server::store::tournaments::TournamentStore;
+use domino_server::store::{SaveOutcome, StoreError, Stored, StoredEvent};
+use futures_util::StreamExt;
+
+use super::{Backend, LONG_TTL, new_id};
+
+pub(crate) async fn a_tournament_is_created_once_and_saved_by_compare_and_set<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    store.create_tournament(&id, b"new".to_vec()).await.unwrap();
+    assert!(matches!(
+        store.create_tournament(&id, b"again".to_vec()).await,
+        Err(StoreError::Exists)
+    ));
+    assert_eq!(
+        store.load_tournament(&id).await.unwrap(),
+        Some(Stored {
+            version: 1,
+            bytes: b"new".to_vec()
+        })
+    );
+    let saved = store.save_tournament(&id, 1, b"round 1".to_vec()).await;
+    assert_eq!(saved.unwrap(), SaveOutcome::Saved { version: 2 });
+    let late = store.save_tournament(&id, 1, b"late".to_vec()).await;
+    assert_eq!(late.unwrap(), SaveOutcome::Conflict { current: 2 });
+    let now = store.load_tournament(&id).await.unwrap().unwrap();
+    assert_eq!((now.version, now.bytes), (2, b"round 1".to_vec()));
+    let missing = store.save_tournament(&new_id(), 1, b"x".to_vec()).await;
+    assert_eq!(missing.unwrap(), SaveOutcome::Missing);
+    assert_eq!(store.load_tournament(&new_id()).await.unwrap(), None);
+}
+
+pub(crate) async fn tournaments_are_listed_by_status_newest_first<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    // Statuses of this test's own, so other tests' tournaments do not show.
+    let tag = new_id();
+    let (open, live) = (format!("open-{tag}"), format!("live-{tag}"));
+    let statuses = [open.as_str(), live.as_str()];
+    let ids: Vec<String> = (0..4).map(|_| new_id()).collect();
+    for (i, id) in ids.iter().enumerate() {
+        store
+            .list_tournament(id, 100 + i as u64, &open, &statuses)
+            .await
+            .unwrap();
+    }
+    let newest_first: Vec<String> = ids.iter().rev().cloned().collect();
+    assert_eq!(store.tournaments(&open, 0, 10).await.unwrap(), newest_first);
+    assert_eq!(
+        store.tournaments(&open, 1, 2).await.unwrap(),
+        newest_first[1..3]
+    );
+    // Moving one lists it under its new status alone.
+    store
+        .list_tournament(&ids[1], 101, &live, &statuses)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.tournaments(&live, 0, 10).await.unwrap(),
+        [ids[1].clone()]
+    );
+    let still_open = store.tournaments(&open, 0, 10).await.unwrap();
+    assert_eq!(still_open, [&ids[3], &ids[2], &ids[0]].map(String::clone));
+    assert!(store.tournaments(&open, 0, 0).await.unwrap().is_empty());
+}
+
+pub(crate) async fn tournaments_due_are_listed_once_due_until_dropped<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (a, b) = (new_id(), new_id());
+    // Far in the past, so no other test's due entries come first.
+    store.index_tournament_due(&a, Some(2)).await.unwrap();
+    store.index_tournament_due(&b, Some(1)).await.unwrap();
+    let due = store.tournaments_due(2, 1000).await.unwrap();
+    let (pa, pb) = (
+        due.iter().position(|id| *id == a).unwrap(),
+        due.iter().position(|id| *id == b).unwrap(),
+    );
+    assert!(pb < pa, "earliest first");
+    assert!(!store.tournaments_due(1, 1000).await.unwrap().contains(&a));
+    store.index_tournament_due(&b, None).await.unwrap();
+    store.index_tournament_due(&a, None).await.unwrap();
+    let due = store.tournaments_due(u64::MAX / 2, 100_000).await.unwrap();
+    assert!(!due.contains(&a) && !due.contains(&b));
+}
+
+pub(crate) async fn a_creators_running_tournaments_are_kept_until_taken_out<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (creator, a, b) = (new_id(), new_id(), new_id());
+    store
+        .index_creator_tournament(&creator, &a, true)
+        .await
+        .unwrap();
+    store
+        .index_creator_tournament(&creator, &b, true)
+        .await
+        .unwrap();
+    let mut running = store.creator_tournaments(&creator).await.unwrap();
+    running.sort();
+    let mut both = vec![a.clone(), b.clone()];
+    both.sort();
+    assert_eq!(running, both);
+    store
+        .index_creator_tournament(&creator, &a, false)
+        .await
+        .unwrap();
+    assert_eq!(store.creator_tournaments(&creator).await.unwrap(), [b]);
+    assert!(
+        store
+            .creator_tournaments(&new_id())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+pub(crate) async fn a_tournaments_news_reaches_its_subscribers<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let id = new_id();
+    let mut stream = store.subscribe_tournament(&id).await.unwrap();
+    let mut other = store.subscribe_tournament(&new_id()).await.unwrap();
+    let event = StoredEvent {
+        version: 3,
+        payload: b"{\"round\":1}".to_vec(),
+    };
+    store.publish_tournament(&id, event.clone()).await.unwrap();
+    let got = tokio::time::timeout(std::time::Duration::from_secs(5), stream.next())
+        .await
+        .expect("the news arrives")
+        .expect("the stream is open");
+    assert_eq!(got, event);
+    let nothing = tokio::time::timeout(std::time::Duration::from_millis(200), other.next()).await;
+    assert!(
+        nothing.is_err(),
+        "another tournament's channel hears nothing"
+    );
+}
