@@ -305,7 +305,43 @@ pub(super) async fn once<T, Again>(
     again: impl FnOnce(Before) -> Again,
 ) -> Result<T, Error>
 where
-    T: Answered,
+    Again: Future<Output = Result<T, Error>>,
+{
+    let key = (request, kind, caller);
+    once_noting(store, key, id, secret, make, again, |_: &T| None).await
+}
+
+/// [`once`] for a create that may answer something there before it ([`Answered`]): its
+/// key then keeps that thing's id, for a retry to answer it again.
+#[allow(clippy::too_many_arguments)] // as `once`
+pub(super) async fn once_answered<T: Answered, Again>(
+    store: &AnyStore,
+    request: Option<&RequestKey>,
+    kind: Create,
+    caller: Option<&str>,
+    id: &str,
+    secret: Option<&[u8; 32]>,
+    make: impl Future<Output = Result<T, Error>>,
+    again: impl FnOnce(Before) -> Again,
+) -> Result<T, Error>
+where
+    Again: Future<Output = Result<T, Error>>,
+{
+    let key = (request, kind, caller);
+    let existing = |made: &T| made.existing().map(str::to_owned);
+    once_noting(store, key, id, secret, make, again, existing).await
+}
+
+async fn once_noting<T, Again>(
+    store: &AnyStore,
+    (request, kind, caller): (Option<&RequestKey>, Create, Option<&str>),
+    id: &str,
+    secret: Option<&[u8; 32]>,
+    make: impl Future<Output = Result<T, Error>>,
+    again: impl FnOnce(Before) -> Again,
+    existing: impl FnOnce(&T) -> Option<String>,
+) -> Result<T, Error>
+where
     Again: Future<Output = Result<T, Error>>,
 {
     let Some(request) = request else {
@@ -314,7 +350,8 @@ where
     match claim(store, request, kind, caller, id, secret).await? {
         Claim::Fresh(claim) => {
             let made = make.await;
-            claim.settle(store, &made).await;
+            let found = made.as_ref().ok().and_then(existing);
+            claim.settle(store, &made, found).await;
             made
         }
         Claim::Before(before) => again(before).await,
@@ -366,12 +403,17 @@ async fn claim(
 impl Fresh {
     /// After the create: a claim on what was made is kept [`CREATE_KEY_KEPT`]; a refusal gives the key up (nothing was made: a retry tries afresh); an
     /// answer the store did not give leaves the claim to lapse (a retry meanwhile waits).
-    async fn settle<T: Answered>(mut self, store: &AnyStore, made: &Result<T, Error>) {
+    async fn settle<T>(
+        mut self,
+        store: &AnyStore,
+        made: &Result<T, Error>,
+        existing: Option<String>,
+    ) {
         let done = match made {
-            Ok(answer) => {
+            Ok(_) => {
                 // A retry answers what this answered, not the id claimed for nothing.
-                if let Some(id) = answer.existing() {
-                    self.receipt.id = id.to_owned();
+                if let Some(id) = existing {
+                    self.receipt.id = id;
                     self.receipt.existing = true;
                 }
                 self.receipt.made = true;

@@ -107,8 +107,6 @@ pub struct Challenge {
     pub(crate) address: Option<AddressKey>,
 }
 
-impl crate::service::idempotency::Answered for Challenge {}
-
 /// A challenge as format 3 stored it: the same but for its series ([`SeriesV3`]).
 #[derive(Deserialize)]
 #[cfg_attr(test, derive(Serialize))]

@@ -88,7 +88,7 @@ impl Matchmaking {
         let (caller, id) = (me.id.clone(), uuid::Uuid::new_v4().to_string());
         let make = self.seek_as(me, id.clone(), new);
         let caller = caller.as_str();
-        idempotency::once(
+        idempotency::once_answered(
             &self.ctx.store,
             request,
             Create::Seek,

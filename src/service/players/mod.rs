@@ -81,8 +81,6 @@ pub struct Keyed {
     pub key: String,
 }
 
-impl idempotency::Answered for Keyed {}
-
 pub(super) fn key_hash(key: &str) -> [u8; 32] {
     Sha256::digest(key.as_bytes()).into()
 }
