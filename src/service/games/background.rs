@@ -202,7 +202,7 @@ impl Games {
                 if !more {
                     break;
                 }
-                match service.gives_way(&id).await {
+                match service.gives_way(id).await {
                     Ok(false) => {}
                     Ok(true) => break,
                     Err(e) => {
@@ -230,7 +230,7 @@ impl Games {
             // A stale place in the queue would have tables give way to it for ever.
             self.ctx
                 .store
-                .index_deadline(id, version, record.due(now_ms()))
+                .index_deadline(&id, version, record.due(now_ms()))
                 .await?;
             return Ok(false);
         }
@@ -270,7 +270,7 @@ impl Games {
     /// its own place ([`crate::store::queue_place`]) and the caller gives its lease up, so
     /// that a table just made is played within a run of those under way, not after their
     /// whole games.
-    async fn gives_way(&self, id: &str) -> Result<bool, Error> {
+    async fn gives_way(&self, id: GameId) -> Result<bool, Error> {
         let (version, record) = self.load(id).await?;
         if !record.bots_alone() {
             return Ok(false);
@@ -283,12 +283,15 @@ impl Games {
         };
         let driven = self.driving().len();
         let ahead = self.ctx.store.due_between(0, place - 1, driven + 1).await?;
-        if ahead.iter().all(|other| self.driving().contains_key(other)) {
+        let driving = |other: &String| {
+            GameId::stored(other).is_some_and(|other| self.driving().contains_key(&other))
+        };
+        if ahead.iter().all(driving) {
             return Ok(false);
         }
         self.ctx
             .store
-            .index_deadline(id, version, Some(place))
+            .index_deadline(&id, version, Some(place))
             .await?;
         Ok(true)
     }
