@@ -23,7 +23,9 @@
 # reads its own event stream, and a move counts when the opponent's stream delivered it.
 #
 # Usage: scripts/bench-trip.sh before=/path/to/old/domino-server after=target/profiling/domino-server
-# Knobs: ROUNDS (default 2), LOAD_SECONDS, PACED_RATE, DELAY_US, OUT, SKIP_FOLLOW=1, SKIP_CALLGRIND=1.
+# Knobs: ROUNDS (default 2), LOAD_SECONDS, PACED_RATE, DELAY_US, OUT, SKIP_FOLLOW=1, SKIP_CALLGRIND=1,
+# STORES (default "redis cluster delayed": the stores of the rounds, e.g. STORES=redis for
+# two builds on one Redis alone; a store not named is not started).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -60,24 +62,32 @@ cleanup() {
 }
 trap cleanup EXIT
 
+read -ra stores <<<"${STORES:-redis cluster delayed}"
+uses() { [[ " ${stores[*]} " == *" $1 "* ]] || [[ $1 != delayed && -z ${SKIP_FOLLOW:-} ]]; }
 log "building ($BENCH_PROFILE): the load and the delaying proxy"
-nice -n "${NICE:-5}" cargo build --profile "$BENCH_PROFILE" --quiet --example load --example delay_proxy
+nice -n "${NICE:-5}" cargo build --profile "$BENCH_PROFILE" --quiet --example load \
+    $(uses delayed && echo --example delay_proxy)
 
 unset REDIS_URL
 start_redis
-start_cluster
-nodes=$(for port in "${cluster_ports[@]}"; do printf 'redis://127.0.0.1:%s,' "$port"; done)
-nodes=${nodes%,}
-"$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/delay_proxy" --to "$(host_port "$REDIS_URL" | tr " " ":")" \
-    --delay-us "${DELAY_US:-150}" >"$work_dir/proxy.out" &
-proxy_pid=$!
-for _ in $(seq 50); do grep -q listening "$work_dir/proxy.out" && break; sleep 0.1; done
-delayed_url="redis://$(sed -n 's/^listening on //p' "$work_dir/proxy.out")"
+nodes="" delayed_url=""
+if uses cluster; then
+    start_cluster
+    nodes=$(for port in "${cluster_ports[@]}"; do printf 'redis://127.0.0.1:%s,' "$port"; done)
+    nodes=${nodes%,}
+fi
+if uses delayed; then
+    "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/delay_proxy" --to "$(host_port "$REDIS_URL" | tr " " ":")" \
+        --delay-us "${DELAY_US:-150}" >"$work_dir/proxy.out" &
+    proxy_pid=$!
+    for _ in $(seq 50); do grep -q listening "$work_dir/proxy.out" && break; sleep 0.1; done
+    delayed_url="redis://$(sed -n 's/^listening on //p' "$work_dir/proxy.out")"
+fi
 
 declare -A settings=(
     [memory]=""
     [redis]="REDIS_URL=$REDIS_URL"
-    [cluster]="REDIS_CLUSTER_NODES=$REDIS_CLUSTER_NODES REDIS_WAIT_REPLICAS=0"
+    [cluster]="REDIS_CLUSTER_NODES=${REDIS_CLUSTER_NODES:-} REDIS_WAIT_REPLICAS=0"
     [delayed]="REDIS_URL=$delayed_url"
 )
 declare -A cpu_urls=([memory]="" [redis]="$REDIS_URL" [cluster]="$nodes" [delayed]="$REDIS_URL")
@@ -119,12 +129,12 @@ instructions() {
 
 echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
 echo "versions: $(rustc --version), $(redis-server --version | cut -d' ' -f1-3), $(valgrind --version 2>/dev/null || echo 'no valgrind')"
-echo "command: ROUNDS=$rounds LOAD_SECONDS=$secs PACED_RATE=${PACED_RATE:-5000} DELAY_US=${DELAY_US:-150} scripts/bench-trip.sh $*"
+echo "command: STORES=\"${stores[*]}\" ROUNDS=$rounds LOAD_SECONDS=$secs PACED_RATE=${PACED_RATE:-5000} DELAY_US=${DELAY_US:-150} scripts/bench-trip.sh $*"
 # A PING's round trip, one at a time: 1 / the rate of one connection.
 rtt() { redis-benchmark -u "$1" -c 1 -n 4000 -t ping --csv 2>/dev/null | awk -F'"' 'NR == 2 { printf "%.3f ms", 1000 / $4 }'; }
-echo "a PING's round trip (redis-benchmark -c 1 -n 4000 -t ping): direct $(rtt "$REDIS_URL"), through the delaying proxy $(rtt "$delayed_url")"
+echo "a PING's round trip (redis-benchmark -c 1 -n 4000 -t ping): direct $(rtt "$REDIS_URL")$(uses delayed && echo ", through the delaying proxy $(rtt "$delayed_url")")"
 for round in $(seq "$rounds"); do
-    for store in redis cluster delayed; do
+    for store in "${stores[@]}"; do
         # The builds take turns; the first of each round rotates.
         for i in "${!names[@]}"; do
             j=$(( (i + round - 1) % ${#names[@]} ))

@@ -22,7 +22,7 @@ use domino_server::store::redis::{RedisStore, RedisTarget};
 use domino_server::store::{
     Creator, Deadline, EventStream, Evidence, GameNow, GameStore, History, IDEMPOTENCY_WINDOW,
     IdempotencyRecord, Listing, QUEUE_END, Save, SaveOutcome, StoreError, StoredEvent, StoredGame,
-    queued_at,
+    queue_place,
 };
 use futures_util::StreamExt;
 
@@ -356,20 +356,20 @@ async fn games_in_play_count_per_creator_until_their_match_is_over<B: Backend>()
 }
 
 /// Tables of bots alone wait in the index below [`QUEUE_END`], where a read of the clocks
-/// does not reach them, and a read of the queue finds them in the order they came.
+/// does not reach them, and a read of the queue finds the table that has moved less first.
 async fn the_queue_of_tables_is_read_apart_from_the_clocks<B: Backend>() {
     let store = B::open(LONG_TTL).await;
-    let (early, late, clock) = (new_id(), new_id(), new_id());
+    let (fewer, more, clock) = (new_id(), new_id(), new_id());
     let now = now_ms();
-    for id in [&early, &late, &clock] {
+    for id in [&fewer, &more, &clock] {
         store.create(id, b"v1".to_vec(), None).await.unwrap();
     }
     store
-        .index_deadline(&late, 1, Some(queued_at(now)))
+        .index_deadline(&more, 1, Some(queue_place(40)))
         .await
         .unwrap();
     store
-        .index_deadline(&early, 1, Some(queued_at(now - 5_000)))
+        .index_deadline(&fewer, 1, Some(queue_place(3)))
         .await
         .unwrap();
     store
@@ -377,16 +377,16 @@ async fn the_queue_of_tables_is_read_apart_from_the_clocks<B: Backend>() {
         .await
         .unwrap();
     let clocks = store.due_between(QUEUE_END, now, 100).await.unwrap();
-    assert!(clocks.contains(&clock) && !clocks.contains(&early) && !clocks.contains(&late));
+    assert!(clocks.contains(&clock) && !clocks.contains(&fewer) && !clocks.contains(&more));
     let queue = store.due_between(0, QUEUE_END - 1, 100).await.unwrap();
     let ours: Vec<_> = queue
         .into_iter()
-        .filter(|id| *id == early || *id == late)
+        .filter(|id| *id == fewer || *id == more)
         .collect();
     assert_eq!(
         ours,
-        [early.clone(), late.clone()],
-        "first come, first served"
+        [fewer.clone(), more.clone()],
+        "the table that moved less first"
     );
     assert!(
         !store

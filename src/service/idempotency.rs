@@ -192,10 +192,31 @@ struct CreateReceipt {
     /// A player's creation: its key's secret, sealed.
     sealed: Option<[u8; 32]>,
     made: bool,
+    /// The request answered something there before it (a player's waiting seek), `id`.
+    existing: bool,
+}
+
+/// The receipt before `existing`.
+#[derive(Deserialize)]
+struct CreateReceiptV3 {
+    id: String,
+    sealed: Option<[u8; 32]>,
+    made: bool,
 }
 
 /// A create's receipt: one format byte (after those of moves and joins), then postcard.
-const CREATE_FORMAT: u8 = 3;
+const CREATE_FORMAT: u8 = 4;
+/// The format before: the same without `existing` (still read: keys are kept a day).
+const CREATE_FORMAT_V3: u8 = 3;
+
+/// What a create answers. By default, the thing made under the id its key claimed.
+pub(super) trait Answered {
+    /// The id of what the create answered instead, something there before it (a player's
+    /// waiting seek): a retry is to answer that.
+    fn existing(&self) -> Option<&str> {
+        None
+    }
+}
 
 impl CreateReceipt {
     fn record(&self, fingerprint: &[u8; 16], name: &str) -> IdempotencyRecord {
@@ -209,6 +230,15 @@ impl CreateReceipt {
     fn decode(bytes: &[u8]) -> Option<CreateReceipt> {
         match bytes.split_first() {
             Some((&CREATE_FORMAT, rest)) => postcard::from_bytes(rest).ok(),
+            Some((&CREATE_FORMAT_V3, rest)) => {
+                let v3: CreateReceiptV3 = postcard::from_bytes(rest).ok()?;
+                Some(CreateReceipt {
+                    id: v3.id,
+                    sealed: v3.sealed,
+                    made: v3.made,
+                    existing: false,
+                })
+            }
             _ => None,
         }
     }
@@ -232,6 +262,8 @@ struct Fresh {
 /// What an earlier copy of this request made.
 pub(super) struct Before {
     pub id: String,
+    /// It answered `id`, there before it, rather than making it.
+    pub existing: bool,
     sealed: Option<[u8; 32]>,
     made: bool,
     pad: Option<[u8; 32]>,
@@ -276,13 +308,51 @@ pub(super) async fn once<T, Again>(
 where
     Again: Future<Output = Result<T, Error>>,
 {
+    let key = (request, kind, caller);
+    once_noting(store, key, id, secret, make, again, |_: &T| None).await
+}
+
+/// [`once`] for a create that may answer something there before it ([`Answered`]): its
+/// key then keeps that thing's id, for a retry to answer it again.
+#[allow(clippy::too_many_arguments)] // as `once`
+pub(super) async fn once_answered<T: Answered, Again>(
+    store: &AnyStore,
+    request: Option<&RequestKey>,
+    kind: Create,
+    caller: Option<&str>,
+    id: &str,
+    secret: Option<&[u8; 32]>,
+    make: impl Future<Output = Result<T, Error>>,
+    again: impl FnOnce(Before) -> Again,
+) -> Result<T, Error>
+where
+    Again: Future<Output = Result<T, Error>>,
+{
+    let key = (request, kind, caller);
+    let existing = |made: &T| made.existing().map(str::to_owned);
+    once_noting(store, key, id, secret, make, again, existing).await
+}
+
+async fn once_noting<T, Again>(
+    store: &AnyStore,
+    (request, kind, caller): (Option<&RequestKey>, Create, Option<&str>),
+    id: &str,
+    secret: Option<&[u8; 32]>,
+    make: impl Future<Output = Result<T, Error>>,
+    again: impl FnOnce(Before) -> Again,
+    existing: impl FnOnce(&T) -> Option<String>,
+) -> Result<T, Error>
+where
+    Again: Future<Output = Result<T, Error>>,
+{
     let Some(request) = request else {
         return make.await;
     };
     match claim(store, request, kind, caller, id, secret).await? {
         Claim::Fresh(claim) => {
             let made = make.await;
-            claim.settle(store, &made).await;
+            let found = made.as_ref().ok().and_then(existing);
+            claim.settle(store, &made, found).await;
             made
         }
         Claim::Before(before) => again(before).await,
@@ -305,6 +375,7 @@ async fn claim(
         id: id.to_owned(),
         sealed: key.pad.zip(secret).map(|(pad, s)| xor(&pad, s)),
         made: false,
+        existing: false,
     };
     let Some(held) = store
         .claim_key(&receipt.record(&key.fingerprint, &name))
@@ -323,6 +394,7 @@ async fn claim(
         .ok_or_else(|| Error::Internal("an idempotency record is unreadable".into()))?;
     Ok(Claim::Before(Before {
         id: earlier.id,
+        existing: earlier.existing,
         sealed: earlier.sealed,
         made: earlier.made,
         pad: key.pad,
@@ -332,9 +404,19 @@ async fn claim(
 impl Fresh {
     /// After the create: a claim on what was made is kept [`CREATE_KEY_KEPT`]; a refusal gives the key up (nothing was made: a retry tries afresh); an
     /// answer the store did not give leaves the claim to lapse (a retry meanwhile waits).
-    async fn settle<T>(mut self, store: &AnyStore, made: &Result<T, Error>) {
+    async fn settle<T>(
+        mut self,
+        store: &AnyStore,
+        made: &Result<T, Error>,
+        existing: Option<String>,
+    ) {
         let done = match made {
             Ok(_) => {
+                // A retry answers what this answered, not the id claimed for nothing.
+                if let Some(id) = existing {
+                    self.receipt.id = id;
+                    self.receipt.existing = true;
+                }
                 self.receipt.made = true;
                 let record = self.receipt.record(&self.fingerprint, &self.name);
                 store.keep_key(&record, CREATE_KEY_KEPT).await
@@ -366,6 +448,7 @@ mod tests {
         assert_ne!(sealed, secret);
         let before = |key: &RequestKey| Before {
             id: "p".into(),
+            existing: false,
             sealed: Some(sealed),
             made: true,
             pad: key.pad,
@@ -389,5 +472,32 @@ mod tests {
             seek.claim_name(Create::Seek, Some("p1")),
             seek.claim_name(Create::Seek, Some("p2"))
         );
+    }
+
+    #[test]
+    fn a_receipt_of_the_format_before_reads_as_one_that_made_its_id() {
+        #[derive(Serialize)]
+        struct V3<'a> {
+            id: &'a str,
+            sealed: Option<[u8; 32]>,
+            made: bool,
+        }
+        let v3 = V3 {
+            id: "s1",
+            sealed: None,
+            made: true,
+        };
+        let bytes = postcard::to_extend(&v3, vec![CREATE_FORMAT_V3]).unwrap();
+        let read = CreateReceipt::decode(&bytes).unwrap();
+        assert_eq!(
+            (read.id.as_str(), read.made, read.existing),
+            ("s1", true, false)
+        );
+        let now = CreateReceipt {
+            existing: true,
+            ..read
+        };
+        let bytes = now.record(&[0; 16], "k").response;
+        assert_eq!(CreateReceipt::decode(&bytes), Some(now));
     }
 }

@@ -14,7 +14,9 @@
 //! Tables of bots alone ([`Priority::BotsOnly`]) take the threads nobody else is waiting
 //! for, at most all but one of them, and a run of theirs stops after its current move as
 //! soon as a human's job waits: however many such tables play, a human's reply waits for
-//! one bot's move at most, not for their runs.
+//! one bot's move at most, not for their runs. Among themselves, the table that has made
+//! the fewest moves goes first, so a table just made waits for the runs under way, not
+//! for every run of the many tables before it.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -57,8 +59,8 @@ impl Clock for Wall {
 pub enum Priority {
     /// A game a human plays: someone waits for these moves.
     Human,
-    /// A table of bots alone: nobody waits, it may go slower.
-    BotsOnly,
+    /// A table of bots alone, with the moves it has made: nobody waits, it may go slower.
+    BotsOnly { moves: u64 },
 }
 
 pub(super) struct Pool {
@@ -80,7 +82,8 @@ struct Queue {
     bots_only: usize,
     bots_only_max: usize,
     humans: VecDeque<oneshot::Sender<()>>,
-    tables: VecDeque<oneshot::Sender<()>>,
+    /// By the moves each table has made, fewest first; first come first among equals.
+    tables: VecDeque<(u64, oneshot::Sender<()>)>,
 }
 
 impl Queue {
@@ -93,7 +96,7 @@ impl Queue {
                     self.free -= 1;
                 }
             } else if self.bots_only < self.bots_only_max
-                && let Some(tx) = self.tables.pop_front()
+                && let Some((_, tx)) = self.tables.pop_front()
             {
                 if tx.send(()).is_ok() {
                     self.free -= 1;
@@ -116,7 +119,7 @@ impl Drop for Permit {
     fn drop(&mut self) {
         let mut queue = self.shared.lock();
         queue.free += 1;
-        if self.priority == Priority::BotsOnly {
+        if matches!(self.priority, Priority::BotsOnly { .. }) {
             queue.bots_only -= 1;
         }
         queue.dispatch();
@@ -165,7 +168,7 @@ impl PoolState {
             let mut queue = self.lock();
             let free = match priority {
                 Priority::Human => queue.free > 0,
-                Priority::BotsOnly => {
+                Priority::BotsOnly { .. } => {
                     queue.free > 0
                         && queue.bots_only < queue.bots_only_max
                         && queue.humans.is_empty()
@@ -174,7 +177,7 @@ impl PoolState {
             };
             if free {
                 queue.free -= 1;
-                if priority == Priority::BotsOnly {
+                if matches!(priority, Priority::BotsOnly { .. }) {
                     queue.bots_only += 1;
                 }
                 return permit();
@@ -185,7 +188,10 @@ impl PoolState {
                     self.humans_waiting.fetch_add(1, Ordering::Relaxed);
                     queue.humans.push_back(tx);
                 }
-                Priority::BotsOnly => queue.tables.push_back(tx),
+                Priority::BotsOnly { moves } => {
+                    let place = queue.tables.partition_point(|&(ahead, _)| ahead <= moves);
+                    queue.tables.insert(place, (moves, tx));
+                }
             }
             rx
         };
@@ -317,15 +323,23 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_humans_job_is_served_before_bots_only_jobs_queued_earlier() {
+        let order = served(&[
+            ("table 1", Priority::BotsOnly { moves: 0 }),
+            ("table 2", Priority::BotsOnly { moves: 0 }),
+            ("human", Priority::Human),
+        ])
+        .await;
+        assert_eq!(order, ["human", "table 1", "table 2"]);
+    }
+
+    /// Jobs queued one by one while the pool's one thread is held, in `arrivals` order;
+    /// the order they ran in.
+    async fn served(arrivals: &[(&'static str, Priority)]) -> Vec<&'static str> {
         let pool = Arc::new(pool(1, Duration::from_secs(1)));
         let (release, holder) = hold(&pool, Priority::Human).await;
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut jobs = Vec::new();
-        for (name, priority) in [
-            ("table 1", Priority::BotsOnly),
-            ("table 2", Priority::BotsOnly),
-            ("human", Priority::Human),
-        ] {
+        for &(name, priority) in arrivals {
             let (job_pool, order) = (pool.clone(), order.clone());
             jobs.push(tokio::spawn(async move {
                 job_pool
@@ -354,13 +368,29 @@ mod tests {
         for job in jobs {
             job.await.unwrap();
         }
-        assert_eq!(*order.lock().unwrap(), ["human", "table 1", "table 2"]);
+        order.lock().unwrap().clone()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_table_that_moved_less_is_served_first_and_equals_in_their_order() {
+        let table = |moves| Priority::BotsOnly { moves };
+        let order = served(&[
+            ("long under way", table(400)),
+            ("under way", table(40)),
+            ("also under way", table(40)),
+            ("just made", table(0)),
+        ])
+        .await;
+        assert_eq!(
+            order,
+            ["just made", "under way", "also under way", "long under way"]
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn bots_only_jobs_leave_a_thread_to_humans() {
         let pool = Arc::new(pool(2, Duration::from_secs(1)));
-        let (release, holder) = hold(&pool, Priority::BotsOnly).await;
+        let (release, holder) = hold(&pool, Priority::BotsOnly { moves: 0 }).await;
         // A second table waits though a thread is free: that one is kept for humans.
         let (pool2, ran) = (pool.clone(), Arc::new(AtomicUsize::new(0)));
         let ran2 = ran.clone();
@@ -368,7 +398,7 @@ mod tests {
             pool2
                 .run(
                     BotPlace::Background,
-                    Priority::BotsOnly,
+                    Priority::BotsOnly { moves: 0 },
                     Instant::now(),
                     move |_, _| {
                         ran2.fetch_add(1, Ordering::SeqCst);
@@ -405,7 +435,7 @@ mod tests {
             tokio::spawn(async move {
                 pool.run(
                     BotPlace::Background,
-                    Priority::BotsOnly,
+                    Priority::BotsOnly { moves: 0 },
                     Instant::now(),
                     move |keep_going, _| {
                         let mut moves = 0u64;

@@ -74,6 +74,15 @@ async fn create_from(app: &TestApp, address: &str) -> reqwest::Response {
         .unwrap()
 }
 
+/// `domino_challenges_total{event="accepted"}` (0 while absent).
+async fn accepted_count(app: &TestApp) -> u64 {
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("domino_challenges_total{event=\"accepted\"} "))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
 /// A game waiting for players, made by `address`: it counts among its games in play.
 async fn hold_a_game(app: &TestApp, address: &str) {
     let res = create_from(app, address).await;
@@ -120,9 +129,15 @@ async fn an_accept_refused_by_the_address_cap_answers_so_and_leaves_the_challeng
     // Open again, it is listed and counted open again (its place in both caps).
     let listed = get_as(&app, "/v1/challenges?direction=in", &bob).await;
     assert_eq!(listed["challenges"][0]["id"], id.as_str(), "{listed}");
+    assert_eq!(
+        accepted_count(&app).await,
+        0,
+        "an acceptance undone is not counted"
+    );
     // From an address with room, the same acceptance makes the game.
     let res = post_from(&app, free, &accept, &bob, None).await;
     assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    assert_eq!(accepted_count(&app).await, 1);
     let accepted: Value = res.json().await.unwrap();
     assert_eq!(accepted["status"], "accepted");
     let game = accepted["game_id"].as_str().unwrap();

@@ -7,8 +7,9 @@ use domino_server::settings::Settings;
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    TestApp, on_every_store, spawn_app_to_be_left, spawn_app_with, test_settings,
+    TestApp, on_every_store, spawn_app_to_be_left, spawn_app_with, test_settings, unique_prefix,
 };
+use crate::proxy::redis_url;
 
 on_every_store!(
     a_table_of_bots_alone_answers_at_once_and_plays_to_the_end_by_itself,
@@ -256,4 +257,53 @@ async fn a_clock_that_runs_out_is_acted_on_within_a_second_while_fifty_tables_of
         assert!(now < deadline + 10_000, "not acted on within 10 s: {view}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// One table of bots alone at a time here (`BOT_TABLES=1`): a table made while another
+/// holds that place makes its first move while the other still plays, for a table under
+/// way gives its place up after a run to a table that has moved less (the one place held
+/// for the other's whole game kept a bystander's table waiting 25 s, issue 44).
+async fn a_table_made_while_another_holds_the_only_place_moves_before_that_one_ends(redis: bool) {
+    let settings = Settings {
+        bot_tables: 1,
+        bot_budget: Duration::from_millis(50),
+        ..test_settings()
+    };
+    let app = spawn_app_with(if redis {
+        Settings {
+            redis_url: Some(redis_url()),
+            redis_key_prefix: unique_prefix(),
+            ..settings
+        }
+    } else {
+        settings
+    })
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (under_way, _) = app.create_game(bots_alone("expert")).await;
+    while app.view(&under_way, None).await["version"] == 1 {
+        assert!(Instant::now() < deadline, "the first table never moved");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (new, _) = app.create_game(bots_alone("expert")).await;
+    while app.view(&new, None).await["version"] == 1 {
+        let other = app.view(&under_way, None).await;
+        assert_eq!(
+            other["status"], "playing",
+            "the new table waited for the other's whole game"
+        );
+        assert!(Instant::now() < deadline, "the new table never moved");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(app.view(&under_way, None).await["status"], "playing");
+}
+
+#[tokio::test]
+async fn memory_a_table_made_while_another_holds_the_only_place_moves_before_that_one_ends() {
+    a_table_made_while_another_holds_the_only_place_moves_before_that_one_ends(false).await;
+}
+
+#[tokio::test]
+async fn redis_a_table_made_while_another_holds_the_only_place_moves_before_that_one_ends() {
+    a_table_made_while_another_holds_the_only_place_moves_before_that_one_ends(true).await;
 }

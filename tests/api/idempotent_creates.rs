@@ -13,6 +13,7 @@ on_both_stores!(
     a_retry_after_the_players_key_was_replaced_is_refused_not_answered_with_the_old_key,
     a_retried_challenge_is_made_once_and_the_key_is_the_callers_own,
     a_retried_seek_is_made_once,
+    a_retried_seek_answered_with_the_players_waiting_seek_answers_that_seek_again,
     a_retried_match_is_made_once,
     a_refused_create_leaves_its_key_free_for_the_next_request,
     concurrent_copies_of_a_keyed_create_make_one_thing,
@@ -153,6 +154,22 @@ async fn a_retried_seek_is_made_once(app: TestApp) {
         let (status, again) = create(&app, "/v1/seeks", Some(&ann), &key, &body).await;
         assert_eq!((status, &again["id"]), (201, &first["id"]), "{again}");
     }
+}
+
+async fn a_retried_seek_answered_with_the_players_waiting_seek_answers_that_seek_again(
+    app: TestApp,
+) {
+    let (_, ann) = app.new_player("ann").await;
+    let body = json!({"preset": "block"});
+    let (status, waiting) = create(&app, "/v1/seeks", Some(&ann), &fresh_key(), &body).await;
+    assert_eq!(status, 201, "{waiting}");
+    // The same seek again, under a key of its own: the pool answers the waiting one.
+    let key = fresh_key();
+    let (status, first) = create(&app, "/v1/seeks", Some(&ann), &key, &body).await;
+    assert_eq!((status, &first["id"]), (200, &waiting["id"]), "{first}");
+    // Its retry answers as it did, not a seek never made.
+    let (status, again) = create(&app, "/v1/seeks", Some(&ann), &key, &body).await;
+    assert_eq!((status, &again["id"]), (200, &waiting["id"]), "{again}");
 }
 
 async fn a_retried_match_is_made_once(app: TestApp) {

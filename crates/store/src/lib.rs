@@ -137,15 +137,17 @@ pub struct Creator {
 }
 
 /// Index scores below this are not clock deadlines (epoch ms) but places in the queue of
-/// tables of bots alone waiting for a process to play them: the second each began to wait
-/// ([`queued_at`]). So a sweep reads the clocks apart from the queue, and however long the
-/// queue, it never hides a clock that ran out.
+/// tables of bots alone waiting for a process to play them ([`queue_place`]). So a sweep
+/// reads the clocks apart from the queue, and however long the queue, it never hides a
+/// clock that ran out.
 pub const QUEUE_END: u64 = 100_000_000_000;
 
-/// A table of bots alone's place in the queue of due games, when it begins to wait at
-/// `now_ms`: first come, first served, to the second.
-pub fn queued_at(now_ms: u64) -> u64 {
-    (now_ms / 1000).min(QUEUE_END - 1)
+/// A table of bots alone's place in the queue of due games: the moves it has made, so
+/// the table that has moved least is played next, and a table just made waits for no
+/// table under way however many there are (a table under way gives its place up to one
+/// that moved less).
+pub fn queue_place(moves: u64) -> u64 {
+    moves.min(QUEUE_END - 1)
 }
 
 /// One public event of a game, numbered by the version that produced it.

@@ -149,7 +149,8 @@ impl Games {
         driving.values().filter(|&&table| table).count()
     }
 
-    /// Plays game `id`'s bots in the background, run after run, until none is to move,
+    /// Plays game `id`'s bots in the background, run after run, until none is to move (or,
+    /// at a table of bots alone, until a table that moved less waits: [`Self::gives_way`]),
     /// unless this process does so already. `table`: it is a table of bots alone taken
     /// from the queue, counted against `BOT_TABLES` from the start (else it is counted
     /// once found to be one). Returns false when there is no room for it here: it stays in
@@ -201,6 +202,13 @@ impl Games {
                 if !more {
                     break;
                 }
+                match service.gives_way(id).await {
+                    Ok(false) => {}
+                    Ok(true) => break,
+                    Err(e) => {
+                        tracing::debug!(game_id = %id, error = %e, "could not look for tables that moved less; plays on");
+                    }
+                }
             }
             if let Some(service) = me.upgrade() {
                 service.driving().remove(&id);
@@ -219,6 +227,11 @@ impl Games {
     async fn hold(&self, id: GameId) -> Result<bool, Error> {
         let (version, record) = self.load(id).await?;
         if !record.bots_to_move() {
+            // A stale place in the queue would have tables give way to it for ever.
+            self.ctx
+                .store
+                .index_deadline(&id, version, record.due(now_ms()))
+                .await?;
             return Ok(false);
         }
         let alone = record.bots_alone();
@@ -249,6 +262,37 @@ impl Games {
                 .index_deadline(&id, version, Some(expires))
                 .await?;
         }
+        Ok(true)
+    }
+
+    /// After a run of game `id`: whether it is a table of bots alone that a table which has
+    /// moved less waits behind, in the store's queue. If so it goes back into the queue at
+    /// its own place ([`crate::store::queue_place`]) and the caller gives its lease up, so
+    /// that a table just made is played within a run of those under way, not after their
+    /// whole games.
+    async fn gives_way(&self, id: GameId) -> Result<bool, Error> {
+        let (version, record) = self.load(id).await?;
+        if !record.bots_alone() {
+            return Ok(false);
+        }
+        let Some(place) = record
+            .due(now_ms())
+            .filter(|&place| place > 0 && place < QUEUE_END)
+        else {
+            return Ok(false);
+        };
+        let driven = self.driving().len();
+        let ahead = self.ctx.store.due_between(0, place - 1, driven + 1).await?;
+        let driving = |other: &String| {
+            GameId::stored(other).is_some_and(|other| self.driving().contains_key(&other))
+        };
+        if ahead.iter().all(driving) {
+            return Ok(false);
+        }
+        self.ctx
+            .store
+            .index_deadline(&id, version, Some(place))
+            .await?;
         Ok(true)
     }
 

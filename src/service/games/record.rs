@@ -257,12 +257,12 @@ impl Record {
     /// When the sweep must next act on this game (epoch ms): `now` while bots are to move
     /// (they play on in the background, on whichever process sweeps first), else when the
     /// running clock runs out; `None` when nothing will come due by itself. A table of bots
-    /// alone takes its place in the store's queue instead, behind the tables that waited
-    /// longer and apart from every clock.
+    /// alone takes its place in the store's queue instead, behind the tables that have
+    /// moved less and apart from every clock.
     pub fn due(&self, now: u64) -> Option<u64> {
         if self.bots_to_move() {
             return Some(if self.bots_alone() {
-                crate::store::queued_at(now)
+                crate::store::queue_place(self.game.move_count() as u64)
             } else {
                 now
             });
@@ -342,6 +342,38 @@ mod tests {
         let mut record = Record::new(7, Preset::Draw, false, None, game);
         record.seats[1].bot = Some(Level::Greedy);
         record
+    }
+
+    #[test]
+    fn a_table_of_bots_alone_waits_in_the_queue_behind_the_tables_that_moved_less() {
+        let mut table = record();
+        table.seats[0].bot = Some(Level::Greedy);
+        assert!(table.bots_alone() && table.bots_to_move());
+        let now = 1_800_000_000_000;
+        assert_eq!(
+            table.due(now),
+            Some(0),
+            "a table just made is first, whenever made"
+        );
+        let mut runs = 3;
+        let mut keep_going = || {
+            runs -= 1;
+            runs > 0
+        };
+        let played = super::super::write::bots_play(
+            &mut table,
+            &mut Vec::new(),
+            &mut keep_going,
+            crate::bots::Thinking::work(1),
+        );
+        assert!(!played.is_empty());
+        let moved = table.game.move_count() as u64;
+        assert_eq!(table.due(now), Some(moved));
+        assert_eq!(
+            table.due(now + 60_000),
+            Some(moved),
+            "time does not move it"
+        );
     }
 
     #[test]

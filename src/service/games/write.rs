@@ -256,7 +256,9 @@ impl Games {
                 None => (record, Vec::new(), None),
                 Some(BotWork { place, think }) => {
                     let priority = if place == BotPlace::Background && record.bots_alone() {
-                        Priority::BotsOnly
+                        Priority::BotsOnly {
+                            moves: record.game.move_count() as u64,
+                        }
                     } else {
                         Priority::Human
                     };

@@ -339,12 +339,13 @@ impl Matchmaking {
                 SaveOutcome::Missing => return Err(Error::ChallengeNotFound),
             }
             tracing::info!(challenge_id = %id, player_id = %me.id, ?answer, status = challenge.status.as_str(), "challenge answered");
-            if challenge.status != ChallengeStatus::Open {
-                self.ctx.metrics.challenge(challenge.status.as_str());
-            }
             if let Err(refused) = self.closed(&challenge, &me.id).await {
                 self.reopen(&challenge, &me.id).await;
                 return Err(refused);
+            }
+            // Counted once it stands: an acceptance whose game was refused is undone.
+            if challenge.status != ChallengeStatus::Open {
+                self.ctx.metrics.challenge(challenge.status.as_str());
             }
             return Ok(challenge);
         }

@@ -66,6 +66,14 @@ struct Refused {
     why: Error,
 }
 
+/// A seek's create answers the seek, and whether it made it: one it did not make is the
+/// player's waiting seek, which a retry answers again.
+impl idempotency::Answered for (Seek, bool) {
+    fn existing(&self) -> Option<&str> {
+        (!self.1).then_some(self.0.id.as_str())
+    }
+}
+
 impl Matchmaking {
     /// Makes a seek for the key's player and pairs its pool at once: the answer says
     /// `Matched` when this seek completed a game. A player already waiting in the pool is
@@ -81,7 +89,7 @@ impl Matchmaking {
         let (caller, id) = (me.id.clone(), SeekId::random().to_string());
         let make = self.seek_as(me, id.clone(), new);
         let caller = caller.as_str();
-        idempotency::once(
+        idempotency::once_answered(
             &self.ctx.store,
             request,
             Create::Seek,
@@ -90,11 +98,11 @@ impl Matchmaking {
             None,
             make,
             |before: Before| async move {
-                // A retry is answered as the request was: made.
+                // A retry is answered as the request was: made, or the one waiting.
                 before.found(
                     self.seek_of(caller, &before.id)
                         .await
-                        .map(|seek| (seek, true)),
+                        .map(|seek| (seek, !before.existing)),
                 )
             },
         )
