@@ -108,9 +108,9 @@ impl Tournaments {
                     SaveOutcome::Conflict { .. } => continue,
                     SaveOutcome::Missing => return Err(Error::TournamentNotFound),
                 }
-                self.after(&t, &changes).await?;
             }
-            // The games of a new round, and those a dead process named but never made.
+            // The games of a new round, and those a dead process named but never made;
+            // then the news, so a player told of a round finds its games made.
             if changes.round_started {
                 missing.extend(
                     t.pairings
@@ -120,9 +120,17 @@ impl Tournaments {
                         .flat_map(|(i, p)| (0..p.games.len()).map(move |g| (i, g))),
                 );
             }
+            let mut made = Ok(());
             for (pairing, game) in missing {
-                self.make_game(&t, pairing, game).await?;
+                made = self.make_game(&t, pairing, game).await;
+                if made.is_err() {
+                    break;
+                }
             }
+            if changed {
+                self.after(&t, &changes).await?;
+            }
+            made?;
             let next = (!t.status.over()).then(|| now_ms() + POLL.as_millis() as u64);
             self.ctx.store.index_tournament_due(id, next).await?;
             return Ok(());
