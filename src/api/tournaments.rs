@@ -19,7 +19,7 @@ use crate::api::wire::{
     self, CreateTournament, JoinTournament, TournamentEvent, TournamentList, TournamentView,
 };
 use crate::bots::Level;
-use crate::service::tournaments::record::{Format, TournamentStatus};
+use crate::service::tournaments::record::{Format, Tournament, TournamentStatus};
 use crate::service::tournaments::{Joiner, NewTournament};
 use crate::service::{Create, Error, Tournaments};
 
@@ -120,6 +120,13 @@ pub async fn create_tournament(
         .json(TournamentView::of(&made)))
 }
 
+/// A tournament as an answer: as it is now, never from a cache.
+fn answer(t: &Tournament) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(TournamentView::of(t))
+}
+
 fn level_named(field: &str, name: &str) -> Result<Level, ApiError> {
     name.parse()
         .map_err(|e| ApiError::from(Error::InvalidRules(format!("{field}: {e}"))))
@@ -195,9 +202,7 @@ pub async fn get_tournament(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let found = tournaments.get(wire::tournament_id(&id)?).await?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .json(TournamentView::of(&found)))
+    Ok(answer(&found))
 }
 
 /// Enters the key's player, or (`level`, its creator only) a built-in level, while it is
@@ -234,9 +239,7 @@ pub async fn join_tournament(
     let joined = tournaments
         .join(bearer(req.headers())?, wire::tournament_id(&id)?, joiner)
         .await?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .json(TournamentView::of(&joined)))
+    Ok(answer(&joined))
 }
 
 /// Withdraws the key's player: before the start it is removed; after, it is paired no
@@ -265,9 +268,7 @@ pub async fn withdraw_from_tournament(
     let left = tournaments
         .withdraw(bearer(req.headers())?, wire::tournament_id(&id)?)
         .await?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .json(TournamentView::of(&left)))
+    Ok(answer(&left))
 }
 
 /// Starts the tournament now (its creator only), with at least 3 players (2 for a round
@@ -297,9 +298,7 @@ pub async fn start_tournament(
     let started = tournaments
         .start(bearer(req.headers())?, wire::tournament_id(&id)?)
         .await?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .json(TournamentView::of(&started)))
+    Ok(answer(&started))
 }
 
 /// Server-Sent Events of a tournament: first `standings` (the tournament as it stands),
