@@ -14,8 +14,8 @@
 //! made and moved on by whichever process gets there (the games' bots, the clocks' sweep,
 //! the tournament's poll). A round's time runs from the first read that shows it to the
 //! first that shows the next (or the end). The pairing times are the servers' own
-//! (`domino_tournament_pairing_seconds`), read from `/metrics` of every server as each
-//! round appears. At the end the figures are checked: every round played, every game
+//! (`domino_tournament_pairing_seconds`), read from `/metrics` of every server once they
+//! count the round as paired. At the end the figures are checked: every round played, every game
 //! finished, nobody paired twice with one opponent, each process's share of the games.
 
 use std::collections::HashSet;
@@ -179,8 +179,16 @@ async fn run(args: &Args) -> Result<(), String> {
             .map_err(err)?;
         let round = t["round"].as_u64().unwrap_or(0);
         if round > rounds.last().map_or(0, |r| r.0) {
-            let now = pairing(&http, &args.url).await?;
-            rounds.push((round, began.elapsed(), now.seconds - seen.seconds));
+            let at = began.elapsed();
+            // A process counts its pairing once it has made the round's games: wait for
+            // the count to reach this round before reading its time.
+            let mut now = pairing(&http, &args.url).await?;
+            let wait_until = Instant::now() + Duration::from_secs(10);
+            while now.rounds - before.rounds < round as f64 && Instant::now() < wait_until {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                now = pairing(&http, &args.url).await?;
+            }
+            rounds.push((round, at, now.seconds - seen.seconds));
             seen = now;
         }
         let status = t["status"].as_str().unwrap_or("").to_owned();

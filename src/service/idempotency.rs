@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::Error;
+use super::{Error, stored};
 use crate::domain::GameId;
 use crate::store::IdempotencyRecord;
 use crate::store::any::AnyStore;
@@ -223,15 +223,15 @@ impl CreateReceipt {
         IdempotencyRecord {
             key: name.to_owned(),
             fingerprint: fingerprint.to_vec(),
-            response: postcard::to_extend(self, vec![CREATE_FORMAT]).expect("a receipt serialises"),
+            response: stored::encode(CREATE_FORMAT, self),
         }
     }
 
     fn decode(bytes: &[u8]) -> Option<CreateReceipt> {
-        match bytes.split_first() {
-            Some((&CREATE_FORMAT, rest)) => postcard::from_bytes(rest).ok(),
-            Some((&CREATE_FORMAT_V3, rest)) => {
-                let v3: CreateReceiptV3 = postcard::from_bytes(rest).ok()?;
+        match stored::open("receipt", bytes).ok()? {
+            (CREATE_FORMAT, body) => body.last().ok(),
+            (CREATE_FORMAT_V3, body) => {
+                let v3: CreateReceiptV3 = body.last().ok()?;
                 Some(CreateReceipt {
                     id: v3.id,
                     sealed: v3.sealed,

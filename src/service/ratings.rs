@@ -39,6 +39,7 @@ use super::news::{PlayerNews, RatingChange};
 use super::page::page_offset;
 use super::players::{PlayerRecord, Players};
 use super::shared::Shared;
+use super::stored;
 /// Compare-and-set attempts on one record before giving up (the sweep tries again).
 const ATTEMPTS: usize = 8;
 /// A provisional rating's place on a leaderboard is its rating less this: after every
@@ -93,16 +94,13 @@ struct Job {
 
 impl Job {
     fn encode(&self) -> Vec<u8> {
-        postcard::to_extend(self, vec![FORMAT]).expect("a rating record always serialises")
+        stored::encode(FORMAT, self)
     }
 
     fn decode(bytes: &[u8]) -> Result<Job, Error> {
-        match bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest)
-                .map_err(|e| Error::Internal(format!("stored ratings unreadable: {e}"))),
-            _ => Err(Error::Internal(
-                "stored ratings unreadable: unknown format".into(),
-            )),
+        match stored::open("ratings", bytes)? {
+            (FORMAT, body) => body.last(),
+            (other, body) => Err(body.unknown(other)),
         }
     }
 }

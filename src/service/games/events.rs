@@ -12,6 +12,7 @@ use super::{Bearer, Error, Games, SeatToken, viewer_of};
 use crate::domain::GameId;
 use crate::engine::Move;
 use crate::service::shared::now_ms;
+use crate::service::stored;
 use crate::store::{EventStream, GameStore, StoredEvent};
 
 /// The public fact of one stored version. No tile in any hand can be in it: moves are in
@@ -31,12 +32,12 @@ const FORMAT: u8 = 1;
 
 impl PublicEvent {
     pub(super) fn encode(&self) -> Vec<u8> {
-        postcard::to_extend(self, vec![FORMAT]).expect("an event always serialises")
+        stored::encode(FORMAT, self)
     }
 
     fn decode(bytes: &[u8]) -> Option<PublicEvent> {
-        match bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest).ok(),
+        match stored::open("event", bytes).ok()? {
+            (FORMAT, body) => body.last().ok(),
             _ => None,
         }
     }
@@ -251,7 +252,7 @@ impl Games {
             news,
             game_id: id.to_string(),
         };
-        let payload = postcard::to_extend(&stored, vec![FORMAT]).expect("news serialises");
+        let payload = stored::encode(FORMAT, &stored);
         let event = StoredEvent {
             version: now_ms(),
             payload,
@@ -295,8 +296,8 @@ impl Games {
                     let Some(event) = event else {
                         return Some(LobbyItem::Resync);
                     };
-                    let stored: StoredNews = match event.payload.split_first() {
-                        Some((&FORMAT, rest)) => postcard::from_bytes(rest).ok()?,
+                    let stored: StoredNews = match stored::open("lobby news", &event.payload) {
+                        Ok((FORMAT, body)) => body.last().ok()?,
                         _ => return None,
                     };
                     let view = match stored.news {

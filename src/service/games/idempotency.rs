@@ -26,6 +26,7 @@ use super::{Error, Games};
 use crate::domain::GameId;
 use crate::engine::{Event, Replay};
 pub use crate::service::idempotency::{MIN_JOIN_KEY, RequestKey};
+use crate::service::stored;
 use crate::store::{GameStore, IdempotencyRecord};
 
 /// What the store keeps under an idempotency key: one format byte, then postcard, about
@@ -54,24 +55,24 @@ pub(super) struct StoredReceipt {
 impl Receipt {
     pub fn stored_under(self, key: &RequestKey, name: String) -> IdempotencyRecord {
         let response = match key.sealed {
-            None => postcard::to_extend(&self, vec![FORMAT]),
-            Some(sealed) => postcard::to_extend(&(self, sealed), vec![JOIN_FORMAT]),
+            None => stored::encode(FORMAT, &self),
+            Some(sealed) => stored::encode(JOIN_FORMAT, &(self, sealed)),
         };
         IdempotencyRecord {
             key: name,
             fingerprint: key.fingerprint.to_vec(),
-            response: response.expect("a receipt serialises"),
+            response,
         }
     }
 
     fn decode(bytes: &[u8]) -> Option<StoredReceipt> {
-        match bytes.split_first() {
-            Some((&FORMAT, rest)) => Some(StoredReceipt {
-                receipt: postcard::from_bytes(rest).ok()?,
+        match stored::open("receipt", bytes).ok()? {
+            (FORMAT, body) => Some(StoredReceipt {
+                receipt: body.last().ok()?,
                 sealed: None,
             }),
-            Some((&JOIN_FORMAT, rest)) => {
-                let (receipt, sealed) = postcard::from_bytes(rest).ok()?;
+            (JOIN_FORMAT, body) => {
+                let (receipt, sealed) = body.last().ok()?;
                 Some(StoredReceipt {
                     receipt,
                     sealed: Some(sealed),

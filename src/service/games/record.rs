@@ -11,6 +11,7 @@ use crate::engine::{Game, Preset};
 
 use super::Error;
 use super::clock::{ClockSettings, GameClock};
+use crate::service::stored::{self, Encoder};
 
 /// The record's format byte, then postcard: the record, then its twins, then its
 /// tournament (each appended apart, so formats 8 and 7 read with the same struct and
@@ -271,43 +272,38 @@ impl Record {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let bytes = postcard::to_extend(self, vec![FORMAT]).expect("a record always serialises");
-        let bytes = postcard::to_extend(&self.twins, bytes).expect("ids always serialise");
-        postcard::to_extend(&self.tournament, bytes).expect("ids always serialise")
+        Encoder::new(FORMAT, self)
+            .then(&self.twins)
+            .then(&self.tournament)
+            .finish()
     }
 
     /// A stored record, refused unless it is whole and its game keeps every invariant: a
     /// damaged record must never reach the engine.
     pub fn decode(bytes: &[u8]) -> Result<Record, Error> {
-        let unreadable = |why: String| Error::Internal(format!("stored game unreadable: {why}"));
-        let record: Record = match bytes.split_first() {
-            Some((&FORMAT, rest)) => {
-                let (mut record, rest) = postcard::take_from_bytes::<Record>(rest)
-                    .map_err(|e| unreadable(e.to_string()))?;
-                let (twins, rest) =
-                    postcard::take_from_bytes(rest).map_err(|e| unreadable(e.to_string()))?;
-                record.twins = twins;
-                record.tournament =
-                    postcard::from_bytes(rest).map_err(|e| unreadable(e.to_string()))?;
+        let record: Record = match stored::open("game", bytes)? {
+            (FORMAT, mut body) => {
+                let mut record: Record = body.next()?;
+                record.twins = body.next()?;
+                record.tournament = body.last()?;
                 record
             }
-            Some((&FORMAT_V8, rest)) => {
-                let (mut record, rest) = postcard::take_from_bytes::<Record>(rest)
-                    .map_err(|e| unreadable(e.to_string()))?;
-                record.twins = postcard::from_bytes(rest).map_err(|e| unreadable(e.to_string()))?;
+            (FORMAT_V8, mut body) => {
+                let mut record: Record = body.next()?;
+                record.twins = body.last()?;
                 record
             }
-            Some((&FORMAT_V7, rest)) => {
-                postcard::from_bytes(rest).map_err(|e| unreadable(e.to_string()))?
-            }
-            _ => return Err(unreadable("unknown format".into())),
+            (FORMAT_V7, body) => body.last()?,
+            (other, body) => return Err(body.unknown(other)),
         };
         let seats = record.game.seats() as usize;
         if record.seats.len() != seats
             || record.tokens.len() != seats
             || record.players.len() != seats
         {
-            return Err(unreadable("its seats do not match its game".into()));
+            return Err(Error::Internal(
+                "stored game unreadable: its seats do not match its game".into(),
+            ));
         }
         record
             .game

@@ -11,6 +11,7 @@ use crate::engine::Preset;
 use crate::service::Error;
 use crate::service::games::clock::{ClockSettings, OnTimeout};
 use crate::service::shared::now_ms;
+use crate::service::stored::{self, Encoder};
 use crate::store::seeks::{SeekEntry, SeekState};
 
 use super::challenge::Party;
@@ -93,24 +94,14 @@ impl Seek {
             wish: wish.clone(),
             fallback: fallback.map(|(after, level)| (after.as_secs(), level)),
         };
-        let bytes = postcard::to_extend(&blob, vec![FORMAT]).expect("a seek always serialises");
-        postcard::to_extend(&address, bytes).expect("an address always serialises")
+        Encoder::new(FORMAT, &blob).then(&address).finish()
     }
 
     pub(super) fn of(entry: SeekEntry) -> Result<Seek, Error> {
-        let unreadable =
-            |e: postcard::Error| Error::Internal(format!("stored seek unreadable: {e}"));
-        let (blob, address): (Blob, _) = match entry.bytes.split_first() {
-            Some((&FORMAT, rest)) => {
-                let (blob, rest) = postcard::take_from_bytes(rest).map_err(unreadable)?;
-                (blob, postcard::from_bytes(rest).map_err(unreadable)?)
-            }
-            Some((&FORMAT_V1, rest)) => (postcard::from_bytes(rest).map_err(unreadable)?, None),
-            _ => {
-                return Err(Error::Internal(
-                    "stored seek unreadable: unknown format".into(),
-                ));
-            }
+        let (blob, address): (Blob, _) = match stored::open("seek", &entry.bytes)? {
+            (FORMAT, mut body) => (body.next()?, body.last()?),
+            (FORMAT_V1, body) => (body.last()?, None),
+            (other, body) => return Err(body.unknown(other)),
         };
         Ok(Seek {
             id: entry.id,

@@ -9,6 +9,8 @@ use subtle::ConstantTimeEq;
 use crate::bots::Level;
 use crate::rating::Rating;
 
+use crate::service::stored;
+
 use super::{Error, PresetRating, Profile, RatingMoved, key_hash, new_key};
 
 /// The player's record's format byte, then postcard. A player lives for ever, so the
@@ -99,23 +101,15 @@ impl From<PlayerRecordV1> for PlayerRecord {
 
 impl PlayerRecord {
     pub(super) fn encode(&self) -> Vec<u8> {
-        postcard::to_extend(self, vec![FORMAT]).expect("a player always serialises")
+        stored::encode(FORMAT, self)
     }
 
     pub(super) fn decode(bytes: &[u8]) -> Result<PlayerRecord, Error> {
-        let unreadable =
-            |e: postcard::Error| Error::Internal(format!("stored player unreadable: {e}"));
-        match bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest).map_err(unreadable),
-            Some((&FORMAT_V2, rest)) => postcard::from_bytes::<PlayerRecordV2>(rest)
-                .map(PlayerRecord::from)
-                .map_err(unreadable),
-            Some((&FORMAT_V1, rest)) => postcard::from_bytes::<PlayerRecordV1>(rest)
-                .map(PlayerRecord::from)
-                .map_err(unreadable),
-            _ => Err(Error::Internal(
-                "stored player unreadable: unknown format".into(),
-            )),
+        match stored::open("player", bytes)? {
+            (FORMAT, body) => body.last(),
+            (FORMAT_V2, body) => body.last::<PlayerRecordV2>().map(PlayerRecord::from),
+            (FORMAT_V1, body) => body.last::<PlayerRecordV1>().map(PlayerRecord::from),
+            (other, body) => Err(body.unknown(other)),
         }
     }
 

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 
 use super::{Error, NO_KEY, PlayerRecord, Players};
 use crate::service::shared::now_ms;
+use crate::service::stored;
 use crate::store::StoredEvent;
 use crate::store::any::AnyStore;
 use crate::store::players::PlayerStore;
@@ -41,7 +42,7 @@ impl Players {
     /// Publishes `news` on player `player`'s channel; a failure is logged (news is a
     /// notice: what it tells can be read from the store).
     pub(crate) async fn tell<N: Serialize>(&self, player: &str, news: &N) {
-        let payload = postcard::to_extend(news, vec![FORMAT]).expect("news serialises");
+        let payload = stored::encode(FORMAT, news);
         let event = StoredEvent {
             version: now_ms(),
             payload,
@@ -134,8 +135,8 @@ impl Players {
                 let Some(event) = event else {
                     return Some(NewsItem::Resync);
                 };
-                match event.payload.split_first() {
-                    Some((&FORMAT, rest)) => postcard::from_bytes(rest).ok().map(NewsItem::News),
+                match stored::open("player news", &event.payload) {
+                    Ok((FORMAT, body)) => body.last().ok().map(NewsItem::News),
                     _ => None,
                 }
             })

@@ -12,6 +12,7 @@ use crate::engine::{Preset, RulesPatch, Seed, rules::Scoring};
 use crate::service::Error;
 use crate::service::games::clock::ClockSettings;
 use crate::service::matchmaking::challenge::Party;
+use crate::service::stored;
 use crate::tournament::{self, Bye, Entrant, History, Played, Standing, Winner};
 
 /// The record's format byte, then postcard. Tournaments last: a later format keeps a
@@ -260,17 +261,13 @@ pub struct Tournament {
 
 impl Tournament {
     pub(crate) fn encode(&self) -> Vec<u8> {
-        postcard::to_extend(self, vec![FORMAT]).expect("a tournament always serialises")
+        stored::encode(FORMAT, self)
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<Tournament, Error> {
-        let unreadable =
-            |e: postcard::Error| Error::Internal(format!("stored tournament unreadable: {e}"));
-        match bytes.split_first() {
-            Some((&FORMAT, rest)) => postcard::from_bytes(rest).map_err(unreadable),
-            _ => Err(Error::Internal(
-                "stored tournament unreadable: unknown format".into(),
-            )),
+        match stored::open("tournament", bytes)? {
+            (FORMAT, body) => body.last(),
+            (other, body) => Err(body.unknown(other)),
         }
     }
 

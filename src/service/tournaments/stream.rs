@@ -11,6 +11,7 @@ use super::record::Tournament;
 use crate::domain::TournamentId;
 use crate::service::Error;
 use crate::service::shared::now_ms;
+use crate::service::stored;
 use crate::store::StoredEvent;
 use crate::store::tournaments::TournamentStore;
 
@@ -44,7 +45,7 @@ impl Tournaments {
     /// Publishes `told` on `t`'s channel; a failure is logged (the tournament is read
     /// from the store, which the stream's next word or a client's GET shows).
     pub(super) async fn publish(&self, t: &Tournament, told: Told) {
-        let payload = postcard::to_extend(&told, vec![FORMAT]).expect("word serialises");
+        let payload = stored::encode(FORMAT, &told);
         let event = StoredEvent {
             version: now_ms(),
             payload,
@@ -79,13 +80,12 @@ impl Tournaments {
             |(mut live, gave, this, id)| async move {
                 let told = loop {
                     if let Some(event) = live.next().await {
-                        match event.payload.split_first() {
-                            Some((&FORMAT, rest)) => match postcard::from_bytes::<Told>(rest) {
-                                Ok(told) => break Some(told),
-                                Err(_) => continue,
-                            },
-                            _ => continue,
+                        if let Ok((FORMAT, body)) = stored::open("tournament news", &event.payload)
+                            && let Ok(told) = body.last::<Told>()
+                        {
+                            break Some(told);
                         }
+                        continue;
                     }
                     break None;
                 };
