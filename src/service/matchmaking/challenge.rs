@@ -189,17 +189,6 @@ impl Counted<'_> {
     }
 }
 
-impl Challenge {
-    pub(crate) fn counted(&self) -> Counted<'_> {
-        Counted {
-            id: &self.id,
-            challenger: &self.challenger,
-            opponents: &self.opponents,
-            expires_ms: self.expires_ms,
-        }
-    }
-}
-
 /// A challenge, as stored and as its players see it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Challenge {
@@ -280,6 +269,16 @@ impl Challenge {
         };
         challenge.address = postcard::from_bytes(address).map_err(unreadable)?;
         Ok(Some(challenge))
+    }
+
+    /// It as the caps on open invitations count it.
+    pub(crate) fn counted(&self) -> Counted<'_> {
+        Counted {
+            id: &self.id,
+            challenger: &self.challenger,
+            opponents: &self.opponents,
+            expires_ms: self.expires_ms,
+        }
     }
 
     /// What an answer reads and changes of it.
