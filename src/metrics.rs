@@ -25,11 +25,16 @@ use prometheus_client::registry::{Registry, Unit};
 /// Prometheus reads natively.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// Latency buckets, in seconds: most answers take well under a millisecond with the
-/// memory store and a few with Redis; the top buckets catch long polls (up to 30 s).
 /// A seek's wait for its game, in seconds: at once, a sweep or two, a fallback's wait, up
 /// to its expiry (5 minutes).
 const SEEK_WAIT_BUCKETS: [f64; 10] = [0.05, 0.25, 0.5, 1.0, 2.5, 5.0, 15.0, 30.0, 60.0, 300.0];
+/// One tournament round's pairing, in seconds: tens of microseconds for 64 entrants, tens
+/// of milliseconds for 512.
+const PAIRING_BUCKETS: [f64; 9] = [
+    0.00002, 0.00005, 0.0001, 0.00025, 0.001, 0.005, 0.025, 0.1, 1.0,
+];
+/// Latency buckets, in seconds: most answers take well under a millisecond with the
+/// memory store and a few with Redis; the top buckets catch long polls (up to 30 s).
 const LATENCY_BUCKETS: [f64; 14] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0,
 ];
@@ -172,6 +177,10 @@ pub struct Metrics {
     pub game_cache: CacheCounters,
     /// Seats that ran out of time, acted on by this process's sweep (`domino_timeouts_total`).
     pub timeouts: Counter,
+    /// Tournament rounds this process paired and saved (`domino_tournament_rounds_paired_total`).
+    pub tournament_rounds_paired: Counter,
+    /// How long each of those pairings took (`domino_tournament_pairing_seconds`).
+    pub tournament_pairing: Histogram,
     /// Event streams and waiting long polls open now (`domino_open_streams`).
     pub open_streams: Gauge,
     /// Streams and long polls refused by a cap (`domino_stream_refusals_total{cap}`).
@@ -297,6 +306,20 @@ impl Metrics {
             timeouts.clone(),
         );
 
+        let tournament_rounds_paired = Counter::default();
+        game.register(
+            "tournament_rounds_paired",
+            "Tournament rounds this process paired and saved",
+            tournament_rounds_paired.clone(),
+        );
+        let tournament_pairing = Histogram::new(PAIRING_BUCKETS);
+        game.register_with_unit(
+            "tournament_pairing",
+            "How long pairing one tournament round took (standings, byes, brackets)",
+            Unit::Seconds,
+            tournament_pairing.clone(),
+        );
+
         let open_streams = Gauge::default();
         game.register(
             "open_streams",
@@ -351,6 +374,8 @@ impl Metrics {
             store_conflicts,
             game_cache,
             timeouts,
+            tournament_rounds_paired,
+            tournament_pairing,
             open_streams,
             stream_refusals,
             connection_refusals,

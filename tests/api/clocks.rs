@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::child::ChildServer;
 use crate::helpers::{
     TestApp, assert_problem, on_every_store, spawn_app_with_cluster_prefix,
     spawn_app_with_redis_prefix, unique_prefix,
@@ -406,33 +407,9 @@ async fn timeouts_counted(app: &TestApp) -> u64 {
 #[tokio::test]
 async fn a_timeout_survives_the_only_server_that_saw_the_game_being_killed() {
     let prefix = unique_prefix();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let redis_url =
-        std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_domino-server"))
-        .env_clear()
-        .env("BIND_ADDR", format!("127.0.0.1:{port}"))
-        .env("REDIS_URL", &redis_url)
-        .env("REDIS_KEY_PREFIX", &prefix)
-        .env("RUST_LOG", "warn")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the server binary starts");
-    let base = format!("http://127.0.0.1:{port}");
+    let mut child = ChildServer::start(&prefix);
+    let base = child.base.clone();
     let http = reqwest::Client::new();
-    let start = Instant::now();
-    while http.get(format!("{base}/readyz")).send().await.is_err() {
-        assert!(
-            start.elapsed() < WITHIN,
-            "the killed-to-be server never answered"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     let created: Value = http
         .post(format!("{base}/v1/games"))
         .json(&json!({"preset": "draw", "seed": "sigkill",
@@ -453,8 +430,7 @@ async fn a_timeout_survives_the_only_server_that_saw_the_game_being_killed() {
             .unwrap();
         assert_eq!(res.status().as_u16(), 201);
     }
-    child.kill().expect("SIGKILL");
-    child.wait().unwrap();
+    child.kill();
     let second = spawn_app_with_redis_prefix(&prefix).await;
     let started = second.view(&id, None).await;
     assert_eq!(started["status"], "playing");

@@ -11,14 +11,13 @@
 //!   its log replays the whole history).
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use domino_server::settings::Settings;
 use serde_json::{Value, json};
 
+use crate::child::ChildServer;
 use crate::helpers::{TestApp, assert_problem, redis_info, spawn_app_with, test_settings};
 use crate::proxy::{Proxy, redis_url};
 
@@ -247,65 +246,11 @@ async fn redis_silent_gives_prompt_503s_then_service_resumes() {
     store_outage(Outage::Silent).await;
 }
 
-/// The server binary as a child process on Redis, killed with SIGKILL on drop.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(prefix: &str) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_domino-server"))
-            .env("BIND_ADDR", "127.0.0.1:0")
-            .env("REDIS_URL", redis_url())
-            // scripts/test.sh also exports a cluster's nodes; this server is on one Redis.
-            .env_remove("REDIS_CLUSTER_NODES")
-            .env("REDIS_KEY_PREFIX", prefix)
-            .env("LOG_FORMAT", "json")
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the server binary starts");
-        // Find the port in the "listening" line, then keep draining the log so the
-        // server never blocks on a full pipe.
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let addr = loop {
-            let line = lines
-                .next()
-                .expect("the server logs that it listens")
-                .unwrap();
-            if line.contains("\"listening\"") {
-                let log: Value = serde_json::from_str(&line).unwrap();
-                break log["addr"].as_str().expect("an addr").to_owned();
-            }
-        };
-        std::thread::spawn(move || lines.for_each(drop));
-        Server {
-            child,
-            base: format!("http://{addr}"),
-        }
-    }
-
-    fn kill(&mut self) {
-        // `Child::kill` is SIGKILL on Unix: no graceful shutdown, no flush.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_under_load_loses_no_acknowledged_move() {
     const GAMES: usize = 6;
     let prefix = prefix();
-    let mut server = Server::start(&prefix);
+    let mut server = ChildServer::start(&prefix);
     let client = Arc::new(Client::new(server.base.clone()));
     let mut games = Vec::new();
     for _ in 0..GAMES {
@@ -340,7 +285,7 @@ async fn a_server_killed_under_load_loses_no_acknowledged_move() {
         "no move was acknowledged before the kill"
     );
 
-    let restarted = Server::start(&prefix);
+    let restarted = ChildServer::start(&prefix);
     let client = Client::new(restarted.base.clone());
     for (id, token) in &games {
         let view = client

@@ -9,6 +9,7 @@ mod audit;
 mod bots;
 mod challenge_caps;
 mod challenges;
+mod child;
 mod clocks;
 mod concurrency;
 mod connections;

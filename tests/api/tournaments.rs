@@ -1,13 +1,14 @@
 //! Tournaments over HTTP: round robins and duplicate Swiss tournaments played to their
 //! end by built-in levels and by players the test plays, their standings checked against
 //! figures the test computes from the games themselves; withdrawals, absent players, a
-//! process stopped mid-round, the streams, and the refusals.
+//! process killed mid-round, rated games, the streams, and the refusals.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::child::ChildServer;
 use crate::helpers::{
     EventStream, TestApp, assert_problem, on_both_stores, on_every_store,
     spawn_app_with_redis_prefix, unique_prefix,
@@ -30,6 +31,7 @@ mod both {
         players_hear_of_their_rounds_and_of_the_finish_on_their_streams,
         bad_tournament_requests_are_refused_naming_the_field_and_change_nothing,
         a_duplicate_pairings_twin_is_sealed_while_the_other_game_is_played,
+        a_rated_tournament_rates_each_game_with_a_player_in_it_once,
     );
 }
 
@@ -402,7 +404,9 @@ async fn a_player_who_withdraws_after_the_start_is_paired_no_more_and_its_games_
 
 async fn an_absent_player_loses_on_time_and_is_withdrawn_after_two_losses(app: TestApp) {
     let (_, org) = app.new_player("org").await;
-    let body = json!({"name": "Absent", "preset": "block", "rules": one_round(),
+    // Draw, not block: a block round can end blocked before an absent player's first
+    // turn; a draw round cannot end without each seat's moves.
+    let body = json!({"name": "Absent", "preset": "draw", "rules": one_round(),
         "format": "swiss", "rounds": 3, "levels": ["random", "greedy", "expert"],
         "clock": {"bank_secs": 1, "on_timeout": "forfeit"}});
     let id = create(&app, &org, body).await["id"]
@@ -710,7 +714,9 @@ async fn bad_tournament_requests_are_refused_naming_the_field_and_change_nothing
 
 async fn a_duplicate_pairings_twin_is_sealed_while_the_other_game_is_played(app: TestApp) {
     let (_, org) = app.new_player("org").await;
-    let body = json!({"name": "Sealed", "preset": "block", "rules": one_round(),
+    // Draw, not block: a block round can end blocked before ann's first turn (1 deal in
+    // about 100), which would unseal its twin before she moves.
+    let body = json!({"name": "Sealed", "preset": "draw", "rules": one_round(),
         "format": "round_robin", "levels": ["greedy"]});
     let id = create(&app, &org, body).await["id"]
         .as_str()
@@ -745,13 +751,65 @@ async fn a_duplicate_pairings_twin_is_sealed_while_the_other_game_is_played(app:
     }
 }
 
-/// Two servers share one Redis: one starts a duplicate Swiss and stops at once (as a
-/// process dies) with its first round's games named; the other finishes it, and every
-/// game was made exactly once.
+/// A rated round robin of two players and a level (the preset's own rules, as rated games
+/// need): every game with a player in it is rated once, whichever side the level takes.
+async fn a_rated_tournament_rates_each_game_with_a_player_in_it_once(app: TestApp) {
+    let (_, org) = app.new_player("org").await;
+    let body = json!({"name": "Rated", "preset": "block", "format": "round_robin",
+        "rated": true, "levels": ["greedy"]});
+    let id = create(&app, &org, body).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, ann) = app.new_player("ann").await;
+    let (_, bob) = app.new_player("bob").await;
+    join(&app, &id, &ann).await;
+    join(&app, &id, &bob).await;
+    start(&app, &id, &org).await;
+    let t = play_to_the_end(&app, &id, &[&ann, &bob], Duration::from_secs(120)).await;
+    assert_eq!(t["status"], "finished", "{t}");
+    assert_eq!(t["pairings"].as_array().unwrap().len(), 3, "{t}");
+    // Each entrant played two pairings of two games. Ratings settle just after the
+    // games' ends (their due index): the test waits for them, then for nothing more.
+    let games_of = |who: &'static str| {
+        let app = &app;
+        async move {
+            let profile: Value = app
+                .get(&format!("/v1/players/{who}"))
+                .await
+                .json()
+                .await
+                .unwrap();
+            profile["ratings"]["block"]["games"].as_u64().unwrap_or(0)
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while (games_of("ann").await, games_of("bob").await) != (4, 4) {
+        assert!(Instant::now() < deadline, "ratings not settled: {t}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        games_of("greedy").await,
+        4,
+        "the level is rated against as itself"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        (games_of("ann").await, games_of("bob").await),
+        (4, 4),
+        "each game once"
+    );
+}
+
+/// Two servers share one Redis: one, the binary as a child process, starts a duplicate
+/// Swiss and is SIGKILLed as soon as it answers, its first round's games named, made and
+/// being played by its bots; the other, which was never told of the tournament, finishes
+/// it, and every game was made exactly once.
 #[tokio::test]
-async fn a_server_stopped_mid_round_leaves_the_tournament_to_another_that_finishes_it() {
+async fn a_server_killed_mid_round_leaves_the_tournament_to_another_that_finishes_it() {
     let prefix = unique_prefix();
-    let a = spawn_app_with_redis_prefix(&prefix).await;
+    let mut child = ChildServer::start(&prefix);
+    let a = TestApp::at(child.base.clone());
     let b = spawn_app_with_redis_prefix(&prefix).await;
     let (_, org) = a.new_player("org").await;
     let body = json!({"name": "Survivor", "preset": "block", "rules": one_round(),
@@ -760,8 +818,9 @@ async fn a_server_stopped_mid_round_leaves_the_tournament_to_another_that_finish
         .as_str()
         .unwrap()
         .to_owned();
-    start(&a, &id, &org).await;
-    a.stop().await;
+    let started = start(&a, &id, &org).await;
+    child.kill();
+    assert_eq!(started["round"], 1, "{started}");
     let t = play_to_the_end(&b, &id, &[], Duration::from_secs(120)).await;
     assert_eq!(t["status"], "finished", "{t}");
     let games: Vec<&str> = t["pairings"]

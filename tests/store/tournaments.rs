@@ -86,27 +86,47 @@ pub(crate) async fn tournaments_due_are_listed_once_due_until_dropped<B: Backend
     assert!(!due.contains(&a) && !due.contains(&b));
 }
 
-pub(crate) async fn a_creators_running_tournaments_are_kept_until_taken_out<B: Backend>() {
+pub(crate) async fn a_creators_claims_stop_at_the_cap_until_one_is_released<B: Backend>() {
     let store = B::open(LONG_TTL).await;
-    let (creator, a, b) = (new_id(), new_id(), new_id());
-    store
-        .index_creator_tournament(&creator, &a, true)
-        .await
-        .unwrap();
-    store
-        .index_creator_tournament(&creator, &b, true)
-        .await
-        .unwrap();
-    let mut running = store.creator_tournaments(&creator).await.unwrap();
-    running.sort();
-    let mut both = vec![a.clone(), b.clone()];
+    let (creator, a, b, c) = (new_id(), new_id(), new_id(), new_id());
+    let claim = |id: String, at: u64| {
+        let (store, creator) = (&store, &creator);
+        async move {
+            store
+                .claim_creator_tournament(creator, &id, at, Some(2))
+                .await
+                .unwrap()
+        }
+    };
+    assert!(claim(a.clone(), 10).await);
+    assert!(claim(b.clone(), 20).await);
+    assert!(claim(b.clone(), 20).await, "a claim held is held again");
+    assert!(!claim(c.clone(), 30).await, "the third is past the cap");
+    let mut held = store.creator_tournaments(&creator).await.unwrap();
+    held.sort();
+    let mut both = vec![(a.clone(), 10), (b.clone(), 20)];
     both.sort();
-    assert_eq!(running, both);
+    assert_eq!(
+        held, both,
+        "each with its claim time; the refused one not held"
+    );
     store
-        .index_creator_tournament(&creator, &a, false)
+        .release_creator_tournament(&creator, &a)
         .await
         .unwrap();
-    assert_eq!(store.creator_tournaments(&creator).await.unwrap(), [b]);
+    assert!(claim(c.clone(), 30).await, "a place released is taken");
+    let mut held = store.creator_tournaments(&creator).await.unwrap();
+    held.sort();
+    let mut now = vec![(b, 20), (c, 30)];
+    now.sort();
+    assert_eq!(held, now);
+    assert!(
+        store
+            .claim_creator_tournament(&new_id(), &a, 1, None)
+            .await
+            .unwrap(),
+        "no cap"
+    );
     assert!(
         store
             .creator_tournaments(&new_id())
@@ -114,6 +134,25 @@ pub(crate) async fn a_creators_running_tournaments_are_kept_until_taken_out<B: B
             .unwrap()
             .is_empty()
     );
+}
+
+/// Claims made at once (interleaved on the store as two processes' would be): exactly the
+/// cap's worth pass.
+pub(crate) async fn concurrent_claims_pass_the_cap_exactly<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let creator = new_id();
+    let claims = (0..24).map(|_| {
+        let (store, creator) = (&store, &creator);
+        async move {
+            store
+                .claim_creator_tournament(creator, &new_id(), 1, Some(3))
+                .await
+                .unwrap()
+        }
+    });
+    let passed = futures_util::future::join_all(claims).await;
+    assert_eq!(passed.iter().filter(|p| **p).count(), 3);
+    assert_eq!(store.creator_tournaments(&creator).await.unwrap().len(), 3);
 }
 
 pub(crate) async fn a_tournaments_news_reaches_its_subscribers<B: Backend>() {

@@ -479,16 +479,21 @@ impl TournamentStore for AnyStore {
         delegate!(self, s => s.tournaments_due(now_ms, limit))
     }
 
-    async fn index_creator_tournament(
+    async fn claim_creator_tournament(
         &self,
         creator: &str,
         id: &str,
-        running: bool,
-    ) -> Result<(), StoreError> {
-        delegate!(self, s => s.index_creator_tournament(creator, id, running))
+        at_ms: u64,
+        max: Option<usize>,
+    ) -> Result<bool, StoreError> {
+        delegate!(self, s => s.claim_creator_tournament(creator, id, at_ms, max))
     }
 
-    async fn creator_tournaments(&self, creator: &str) -> Result<Vec<String>, StoreError> {
+    async fn release_creator_tournament(&self, creator: &str, id: &str) -> Result<(), StoreError> {
+        delegate!(self, s => s.release_creator_tournament(creator, id))
+    }
+
+    async fn creator_tournaments(&self, creator: &str) -> Result<Vec<(String, u64)>, StoreError> {
         delegate!(self, s => s.creator_tournaments(creator))
     }
 

@@ -67,21 +67,30 @@ pub trait TournamentStore: Send + Sync + 'static {
         limit: usize,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 
-    /// Adds tournament `id` to those `creator` made that may still run (with `false`,
-    /// takes it out): the service counts them for its cap and drops those found over.
-    fn index_creator_tournament(
+    /// Counts tournament `id` (at `at_ms`) among those `creator` made that may still run,
+    /// unless `max` are counted there already: one step, so two creates at once cannot
+    /// both pass the last place. `true` when it is counted (or already was).
+    fn claim_creator_tournament(
         &self,
         creator: &str,
         id: &str,
-        running: bool,
+        at_ms: u64,
+        max: Option<usize>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Counts tournament `id` no more among `creator`'s (it is over, or was never made).
+    fn release_creator_tournament(
+        &self,
+        creator: &str,
+        id: &str,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// What [`index_creator_tournament`](Self::index_creator_tournament) holds for
-    /// `creator`, in no order.
+    /// What [`claim_creator_tournament`](Self::claim_creator_tournament) counts for
+    /// `creator`: each tournament and when it was claimed, in no order.
     fn creator_tournaments(
         &self,
         creator: &str,
-    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Vec<(String, u64)>, StoreError>> + Send;
 
     /// Tells tournament `id`'s live channel (best effort: nobody may be listening).
     fn publish_tournament(

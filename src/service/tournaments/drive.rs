@@ -3,7 +3,7 @@
 //! one compare-and-set on the record, which names a round's games before any is made, so
 //! whichever process drives it, each round is paired once and each game made once.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::domain::GameId;
 use crate::engine::{MatchEnd, Outcome};
@@ -39,6 +39,8 @@ struct Changes {
     started: bool,
     round_started: bool,
     ended: bool,
+    /// The round paired, and how long its pairing took (standings, byes, brackets).
+    paired: Option<(u16, Duration)>,
 }
 
 impl Tournaments {
@@ -105,7 +107,10 @@ impl Tournaments {
                     .await?
                 {
                     SaveOutcome::Saved { .. } => {}
-                    SaveOutcome::Conflict { .. } => continue,
+                    SaveOutcome::Conflict { .. } => {
+                        self.ctx.metrics.store_conflicts.inc();
+                        continue;
+                    }
                     SaveOutcome::Missing => return Err(Error::TournamentNotFound),
                 }
             }
@@ -234,7 +239,9 @@ impl Tournaments {
         let mut record = self
             .games
             .record_from(&new, Some(t.seed_of(p.round, board)))?;
-        record.rated = t.rated && players.len() == 2;
+        // A game of two levels would only move the levels' reference ratings, which no game
+        // moves.
+        record.rated = t.rated && !players.is_empty();
         record.tournament = Some(t.id.clone());
         record.twins = p
             .games
@@ -272,7 +279,7 @@ impl Tournaments {
         if changes.ended {
             self.ctx
                 .store
-                .index_creator_tournament(&t.creator.id, &t.id, false)
+                .release_creator_tournament(&t.creator.id, &t.id)
                 .await?;
             tracing::info!(tournament_id = %t.id, status = t.status.as_str(), reason = t.reason.as_deref().unwrap_or(""), "tournament over");
         }
@@ -281,6 +288,14 @@ impl Tournaments {
         }
         if changes.results {
             self.publish(t, Told::Standings).await;
+        }
+        if let Some((round, took)) = changes.paired {
+            self.ctx.metrics.tournament_rounds_paired.inc();
+            self.ctx
+                .metrics
+                .tournament_pairing
+                .observe(took.as_secs_f64());
+            tracing::info!(tournament_id = %t.id, round, entrants = t.entrants.len(), pairing_us = took.as_micros() as u64, "tournament round paired");
         }
         if changes.round_started {
             self.publish(t, Told::RoundStarted).await;
@@ -362,10 +377,14 @@ fn next_round(t: &mut Tournament, changes: &mut Changes, now: u64) {
         None
     };
     let round = t.round + 1;
+    let began = Instant::now();
     let paired = match end {
         Some(_) => None,
         None => t.pair(round),
     };
+    if paired.is_some() {
+        changes.paired = Some((round, began.elapsed()));
+    }
     let Some(paired) = paired else {
         t.status = TournamentStatus::Finished;
         t.reason = end.unwrap_or_else(|| {

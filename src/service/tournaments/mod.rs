@@ -41,6 +41,8 @@ use record::{EntrantRecord, Entry, Format, Tournament, TournamentStatus};
 pub const MAX_TOURNAMENTS_PER_PLAYER: usize = 3;
 /// Players one tournament may hold, unless `MAX_TOURNAMENT_PLAYERS` says otherwise.
 pub const MAX_TOURNAMENT_PLAYERS: usize = 64;
+/// A creator's claim on a tournament not stored this long after is a create that failed.
+const CLAIM_MADE_WITHIN_MS: u64 = 60_000;
 /// A tournament name: 1 to this many characters.
 pub const MAX_TOURNAMENT_NAME: usize = 64;
 /// How long after its making a tournament starts unless it says (or is started early).
@@ -125,9 +127,16 @@ impl Tournaments {
         };
         let id = uuid::Uuid::new_v4().to_string();
         let make = async {
-            if let Some(max) = self.ctx.caps.tournaments_per_player
-                && self.running_of(&me.id).await? >= max
+            let max = self.ctx.caps.tournaments_per_player;
+            if max.is_some() {
+                self.release_over(&me.id, now).await?;
+            }
+            let store = &self.ctx.store;
+            if !store
+                .claim_creator_tournament(&me.id, &id, now, max)
+                .await?
             {
+                let max = max.unwrap_or_default();
                 return Err(Error::TooManyTournaments { max });
             }
             let mut seed = [0u8; 32];
@@ -146,11 +155,9 @@ impl Tournaments {
                 .create_tournament(&id, tournament.encode())
                 .await?;
             self.listed(&tournament).await?;
-            let store = &self.ctx.store;
             store
                 .index_tournament_due(&id, Some(tournament.starts_at_ms))
                 .await?;
-            store.index_creator_tournament(&me.id, &id, true).await?;
             tracing::info!(tournament_id = %id, player_id = %me.id, format = tournament.format.as_str(), "tournament created");
             Ok(tournament)
         };
@@ -434,24 +441,23 @@ impl Tournaments {
         Ok(())
     }
 
-    /// The tournaments `player` made that are registering or running, the entries of
-    /// those found over dropped on the way.
-    async fn running_of(&self, player: &str) -> Result<usize, Error> {
-        let ids = self.ctx.store.creator_tournaments(player).await?;
-        let mut running = 0;
-        for id in ids {
-            match self.load(&id).await {
-                Ok((_, t)) if !t.status.over() => running += 1,
-                Ok(_) | Err(Error::TournamentNotFound) => {
-                    self.ctx
-                        .store
-                        .index_creator_tournament(player, &id, false)
-                        .await?;
-                }
+    /// Releases `player`'s claims on tournaments that are over, and on those never made
+    /// (a create that failed after its claim; one in the making is given a minute).
+    async fn release_over(&self, player: &str, now: u64) -> Result<(), Error> {
+        for (id, claimed_ms) in self.ctx.store.creator_tournaments(player).await? {
+            let over = match self.load(&id).await {
+                Ok((_, t)) => t.status.over(),
+                Err(Error::TournamentNotFound) => claimed_ms + CLAIM_MADE_WITHIN_MS < now,
                 Err(e) => return Err(e),
+            };
+            if over {
+                self.ctx
+                    .store
+                    .release_creator_tournament(player, &id)
+                    .await?;
             }
         }
-        Ok(running)
+        Ok(())
     }
 }
 

@@ -19,8 +19,8 @@ pub(super) struct Tournaments {
     listed: HashMap<String, BTreeSet<Entry>>,
     due: BTreeSet<(u64, String)>,
     due_at: HashMap<String, u64>,
-    /// Per creator, the tournaments it made that may still run.
-    creators: HashMap<String, BTreeSet<String>>,
+    /// Per creator, the tournaments it made that may still run, and when each was claimed.
+    creators: HashMap<String, HashMap<String, u64>>,
 }
 
 impl MemoryStore {
@@ -126,26 +126,38 @@ impl TournamentStore for MemoryStore {
             .collect())
     }
 
-    async fn index_creator_tournament(
+    async fn claim_creator_tournament(
         &self,
         creator: &str,
         id: &str,
-        running: bool,
-    ) -> Result<(), StoreError> {
+        at_ms: u64,
+        max: Option<usize>,
+    ) -> Result<bool, StoreError> {
         let mut t = self.tournaments();
-        let set = t.creators.entry(creator.to_owned()).or_default();
-        match running {
-            true => set.insert(id.to_owned()),
-            false => set.remove(id),
-        };
+        let claims = t.creators.entry(creator.to_owned()).or_default();
+        if claims.contains_key(id) {
+            return Ok(true);
+        }
+        if max.is_some_and(|max| claims.len() >= max) {
+            return Ok(false);
+        }
+        claims.insert(id.to_owned(), at_ms);
+        Ok(true)
+    }
+
+    async fn release_creator_tournament(&self, creator: &str, id: &str) -> Result<(), StoreError> {
+        let mut t = self.tournaments();
+        if let Some(claims) = t.creators.get_mut(creator) {
+            claims.remove(id);
+        }
         Ok(())
     }
 
-    async fn creator_tournaments(&self, creator: &str) -> Result<Vec<String>, StoreError> {
+    async fn creator_tournaments(&self, creator: &str) -> Result<Vec<(String, u64)>, StoreError> {
         let t = self.tournaments();
-        Ok(t.creators
-            .get(creator)
-            .map_or_else(Vec::new, |set| set.iter().cloned().collect()))
+        Ok(t.creators.get(creator).map_or_else(Vec::new, |claims| {
+            claims.iter().map(|(id, at)| (id.clone(), *at)).collect()
+        }))
     }
 
     async fn publish_tournament(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {

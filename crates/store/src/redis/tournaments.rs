@@ -1,8 +1,8 @@
 //! Tournaments on Redis. A tournament is a key of its own (`tournament:{id}`, a versioned
 //! value like a player's, with no expiry: tournaments last); the lists by status and the
 //! due index are sorted sets of one slot (`{tournaments}:status:<status>` by creation
-//! time, `{tournaments}:due` by due time); a creator's tournaments that may still run a set
-//! in the player's slot (`player:{id}:tournaments`); news goes out on the tournament's
+//! time, `{tournaments}:due` by due time); a creator's tournaments that may still run a sorted
+//! set by claim time in the player's slot (`player:{id}:tournament-claims`); news goes out on the tournament's
 //! channel as a game's does.
 
 use super::RedisStore;
@@ -19,6 +19,15 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 1 end
 return 0
 ";
 
+/// KEYS: a creator's claims (id by claim time). ARGV: tournament id, claim ms, the most
+/// claims ('' for no cap). 1 when claimed (or it was), 0 at the cap.
+const CLAIM_LUA: &str = r"
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 1 end
+if ARGV[3] ~= '' and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return 1
+";
+
 /// KEYS: the due index. ARGV: tournament id, due ms ('' drops the entry).
 const DUE_LUA: &str = r"
 if ARGV[2] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
@@ -29,6 +38,7 @@ pub(super) struct TournamentScripts {
     create: Lua,
     save: Lua,
     due: Lua,
+    claim: Lua,
 }
 
 impl TournamentScripts {
@@ -38,6 +48,7 @@ impl TournamentScripts {
             create: lua(CREATE_LUA),
             save: lua(SAVE_LUA),
             due: lua(DUE_LUA),
+            claim: lua(CLAIM_LUA),
         }
     }
 }
@@ -53,7 +64,7 @@ impl Keys {
         format!("{}{{tournaments}}:due", self.prefix)
     }
     fn creator_tournaments(&self, creator: &str) -> String {
-        format!("{}player:{{{creator}}}:tournaments", self.prefix)
+        format!("{}player:{{{creator}}}:tournament-claims", self.prefix)
     }
 }
 
@@ -180,17 +191,37 @@ impl TournamentStore for RedisStore {
         .await
     }
 
-    async fn index_creator_tournament(
+    async fn claim_creator_tournament(
         &self,
         creator: &str,
         id: &str,
-        running: bool,
-    ) -> Result<(), StoreError> {
+        at_ms: u64,
+        max: Option<usize>,
+    ) -> Result<bool, StoreError> {
         let mut conn = self.conns.writer()?;
-        let verb = if running { "SADD" } else { "SREM" };
+        let (at, max) = (at_ms.to_string(), max.map(|m| m.to_string()));
+        let claimed = self
+            .script_int(
+                &mut conn,
+                "claim creator tournament",
+                &self.tournament_scripts.claim,
+                &self.keys.creator_tournaments(creator),
+                &[
+                    id.as_bytes(),
+                    at.as_bytes(),
+                    max.unwrap_or_default().as_bytes(),
+                ],
+                true,
+            )
+            .await?;
+        Ok(claimed == 1)
+    }
+
+    async fn release_creator_tournament(&self, creator: &str, id: &str) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
         self.bounded(
-            "index creator tournament",
-            redis::cmd(verb)
+            "release creator tournament",
+            redis::cmd("ZREM")
                 .arg(self.keys.creator_tournaments(creator))
                 .arg(id)
                 .query_async::<i64>(&mut conn),
@@ -199,12 +230,15 @@ impl TournamentStore for RedisStore {
         .map(drop)
     }
 
-    async fn creator_tournaments(&self, creator: &str) -> Result<Vec<String>, StoreError> {
+    async fn creator_tournaments(&self, creator: &str) -> Result<Vec<(String, u64)>, StoreError> {
         let mut conn = self.conns.get()?;
         self.bounded(
             "creator tournaments",
-            redis::cmd("SMEMBERS")
+            redis::cmd("ZRANGE")
                 .arg(self.keys.creator_tournaments(creator))
+                .arg(0)
+                .arg(-1)
+                .arg("WITHSCORES")
                 .query_async(&mut conn),
         )
         .await
