@@ -13,8 +13,10 @@
 //!   its use cases and stored types: `games` (tables: the stored game, its one write
 //!   path and one admission path, clocks, bots, lobby, events, history), `players`
 //!   (players, keys, a player's stream), `matchmaking` (challenges, seeks), `matches` (the
-//!   duplicate series), `ratings` (ratings, leaderboards); `dispatch` runs what follows a
-//!   save, each reaction its aggregate's.
+//!   duplicate arena: a match's own record, its series, its invitation and drive),
+//!   `offers` (the challenge routes, for a challenge or a match's invitation), `ratings`
+//!   (ratings, leaderboards); `dispatch` runs what follows a save, each reaction its
+//!   aggregate's.
 //! - [`domain`]: the values a request names (ids, seats, names), parsed once by api and
 //!   taken by the service; each rule of what one may hold lives on its type.
 //! - [`tournament`]: Swiss and round-robin pairings and the standings (score, Buchholz,

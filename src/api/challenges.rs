@@ -1,4 +1,5 @@
-//! Challenges: making one, answering it, taking it back, and a player's open ones.
+//! Challenges: making one, answering it, taking it back, and a player's open ones. A
+//! match waiting for its answer is answered and listed here as a challenge.
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -10,7 +11,7 @@ use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{self, ChallengeList, ChallengeView, CreateChallenge};
-use crate::service::{Create, MAX_PER_PAGE, Matchmaking, NewChallenge};
+use crate::service::{Create, MAX_PER_PAGE, Matchmaking, NewChallenge, Offer, Offers};
 use crate::store::challenges::Direction;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -30,10 +31,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/v1/challenges/{id}/decline").route(web::post().to(decline_challenge)));
 }
 
-fn answer(challenge: &crate::service::Challenge) -> HttpResponse {
+/// An invitation at these routes: a challenge, or a match's (answered as a challenge).
+fn answer(offer: &Offer) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .json(ChallengeView::of(challenge))
+        .json(ChallengeView::of_offer(offer))
 }
 
 /// Challenges players or built-in levels to a game: the challenger (the key's player)
@@ -130,7 +132,7 @@ fn in_or_out() -> utoipa::openapi::Object {
 )]
 pub async fn list_challenges(
     req: HttpRequest,
-    matchmaking: web::Data<Matchmaking>,
+    offers: web::Data<Offers>,
     query: web::Query<ChallengeListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let direction = match query.direction.as_deref() {
@@ -142,13 +144,13 @@ pub async fn list_challenges(
         query.page.unwrap_or(1),
         query.per_page.unwrap_or(MAX_PER_PAGE),
     );
-    let found = matchmaking
-        .challenges(bearer(req.headers())?, direction, page, per_page)
+    let found = offers
+        .open(bearer(req.headers())?, direction, page, per_page)
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(ChallengeList {
-            challenges: found.iter().map(ChallengeView::of).collect(),
+            challenges: found.iter().map(ChallengeView::of_offer).collect(),
             page,
             per_page,
         }))
@@ -172,11 +174,11 @@ pub async fn list_challenges(
 )]
 pub async fn get_challenge(
     req: HttpRequest,
-    matchmaking: web::Data<Matchmaking>,
+    offers: web::Data<Offers>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::challenge_id(&id)?;
-    let challenge = matchmaking.challenge_of(bearer(req.headers())?, id).await?;
+    let challenge = offers.get(bearer(req.headers())?, id).await?;
     Ok(answer(&challenge))
 }
 
@@ -202,13 +204,13 @@ pub async fn get_challenge(
 )]
 pub async fn accept_challenge(
     req: HttpRequest,
-    matchmaking: web::Data<Matchmaking>,
+    offers: web::Data<Offers>,
     limits: Option<web::Data<RateLimits>>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
     let id = wire::challenge_id(&id)?;
-    let challenge = matchmaking.accept(bearer(req.headers())?, id, from).await?;
+    let challenge = offers.accept(bearer(req.headers())?, id, from).await?;
     Ok(answer(&challenge))
 }
 
@@ -232,11 +234,11 @@ pub async fn accept_challenge(
 )]
 pub async fn decline_challenge(
     req: HttpRequest,
-    matchmaking: web::Data<Matchmaking>,
+    offers: web::Data<Offers>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::challenge_id(&id)?;
-    let challenge = matchmaking.decline(bearer(req.headers())?, id).await?;
+    let challenge = offers.decline(bearer(req.headers())?, id).await?;
     Ok(answer(&challenge))
 }
 
@@ -260,12 +262,10 @@ pub async fn decline_challenge(
 )]
 pub async fn cancel_challenge(
     req: HttpRequest,
-    matchmaking: web::Data<Matchmaking>,
+    offers: web::Data<Offers>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::challenge_id(&id)?;
-    let challenge = matchmaking
-        .cancel_challenge(bearer(req.headers())?, id)
-        .await?;
+    let challenge = offers.cancel(bearer(req.headers())?, id).await?;
     Ok(answer(&challenge))
 }

@@ -3,13 +3,14 @@
 //! aggregate and called down into, in this order: the lobby's news, the players' news,
 //! the ratings, the match or tournament, this process's copy of the game. None of them is called from
 //! the write path, and no aggregate below calls up into another. Matchmaking hands up its
-//! changes the same way ([`MatchmakingReactions`]): an accepted match moves on, and the
-//! players hear of challenges and seeks.
+//! changes the same way ([`MatchmakingReactions`]): a match's due entry is handed to the
+//! matches, and the players hear of challenges and seeks; so do the matches
+//! ([`MatchReactions`]): the players hear of a match offered, closed or moved on.
 //!
 //! What must happen exactly once goes through the store: a rated game's end is indexed as
 //! due before its save (by the games' write path), so a crash between the save and
-//! [`SaveReactions::overdue`] loses nothing; a match is polled through its challenge's due
-//! entry as well as poked here.
+//! [`SaveReactions::overdue`] loses nothing; a match is polled through its due entry (in the
+//! challenges' index) as well as poked here.
 
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ use super::games::Games;
 use super::games::events::LobbyNews;
 use super::games::record::Status;
 use super::games::saved::{SaveReactions, Saved};
-use super::matches::Matches;
+use super::matches::{MatchNotice, MatchReactions, Matches};
 use super::matchmaking::{MatchmakingReactions, Notice};
 use super::news::PlayerNews;
 use super::players::Players;
@@ -103,8 +104,8 @@ impl SaveReactions for Dispatcher {
 }
 
 impl MatchmakingReactions for Dispatcher {
-    fn move_on<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), Error>> {
-        Box::pin(async move { self.matches.drive_series(id).await.map(|_done| ()) })
+    fn tend_match<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), Error>> {
+        Box::pin(self.matches.tend(id))
     }
 
     fn tell<'a>(&'a self, players: &'a [String], notice: Notice<'a>) -> BoxFuture<'a, ()> {
@@ -113,6 +114,17 @@ impl MatchmakingReactions for Dispatcher {
                 for player in players {
                     self.players.tell(player, &news).await;
                 }
+            }
+        })
+    }
+}
+
+impl MatchReactions for Dispatcher {
+    fn tell<'a>(&'a self, players: &'a [String], notice: MatchNotice<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let news = PlayerNews::of_match_notice(notice);
+            for player in players {
+                self.players.tell(player, &news).await;
             }
         })
     }

@@ -4,7 +4,7 @@
 //!
 //! A request travels down and its answer comes back up once: handler → aggregate → engine
 //! and store. An aggregate calls only those below it (players ← games ← ratings,
-//! matchmaking ← matches); what follows a save goes up through a port to [`dispatch`],
+//! matchmaking ← matches ← offers); what follows a save goes up through a port to [`dispatch`],
 //! never from the write path itself.
 //!
 //! - [`games`]: tables. Create and join, move and view, the clocks and the bots in the
@@ -13,8 +13,11 @@
 //! - [`players`]: players (identities that outlive a game), their keys, a player's stream.
 //! - [`matchmaking`]: how players meet. Challenges, a player's invitation, which becomes
 //!   exactly one game; seeks, matchmaking by pool, decided by the store in one step.
-//! - [`matches`](mod@matches): the duplicate arena: a match's series of games, driven from its
-//!   challenge.
+//! - [`matches`](mod@matches): the duplicate arena: a match, its own stored record (its
+//!   invitation, kept under a challenge's key and answered by the challenges' rules, and
+//!   its series of games), driven from its record.
+//! - [`offers`]: the challenge routes, which answer either invitation an id names: a
+//!   challenge (matchmaking's) or a match waiting for its answer (the matches').
 //! - [`ratings`]: a rated game's ratings moved once, and the leaderboards.
 //! - [`tournaments`]: Swiss and round-robin tournaments, their rounds paired once and
 //!   driven to the end from their stored record.
@@ -35,6 +38,7 @@ mod idempotency;
 pub mod matches;
 pub mod matchmaking;
 pub mod news;
+pub mod offers;
 mod page;
 pub mod players;
 pub mod ratings;
@@ -61,11 +65,12 @@ pub use games::record::{Aborted, Occupant, Record, Status, TokenHash};
 pub use games::view::{AfterMove, ClockState, NewSeat, View};
 pub use games::{Games, MoveRequest, SeatToken};
 pub use idempotency::{Create, MIN_JOIN_KEY, RequestKey};
-pub use matches::Matches;
+pub use matches::{Match, Matches};
 pub use matchmaking::Matchmaking;
 pub use matchmaking::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};
 pub use matchmaking::seek::{NewSeek, Seek, Wish};
 pub use news::{PlayerItem, PlayerNews};
+pub use offers::{Offer, Offers};
 pub use page::MAX_PER_PAGE;
 pub use players::{Keyed, Players, Profile, RatingMoved};
 pub use ratings::Ratings;
@@ -82,6 +87,7 @@ pub struct Services {
     pub players: Arc<Players>,
     pub matchmaking: Arc<Matchmaking>,
     pub matches: Arc<Matches>,
+    pub offers: Arc<Offers>,
     pub ratings: Arc<Ratings>,
     pub tournaments: Arc<Tournaments>,
     ctx: Arc<Shared>,
@@ -138,6 +144,7 @@ impl Services {
             games.clone(),
             matchmaking.clone(),
         );
+        let offers = Offers::new(ctx.clone(), matchmaking.clone(), matches.clone());
         let tournaments = Tournaments::new(ctx.clone(), players.clone(), games.clone());
         let dispatcher = Arc::new(Dispatcher {
             games: games.clone(),
@@ -151,11 +158,14 @@ impl Services {
         games.react_with(Arc::downgrade(&reactions));
         let matchmade: Arc<dyn matchmaking::MatchmakingReactions> = dispatcher.clone();
         matchmaking.react_with(Arc::downgrade(&matchmade));
+        let matched: Arc<dyn matches::MatchReactions> = dispatcher.clone();
+        matches.react_with(Arc::downgrade(&matched));
         Arc::new(Services {
             games,
             players,
             matchmaking,
             matches,
+            offers,
             ratings,
             tournaments,
             ctx,

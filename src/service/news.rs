@@ -1,6 +1,7 @@
 //! The news players are told on their stream ([`super::players`] carries it without
 //! reading it): the vocabulary the aggregates share, in one file of its own so that none
-//! of them imports another for it.
+//! of them imports another for it. Matchmaking and the matches hand theirs up as notices,
+//! made news here (by the dispatcher), so this file stands above both.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,6 +10,8 @@ use crate::engine::{MatchEnd, Outcome, Preset};
 use crate::rating::Rating;
 
 use super::games::record::Record;
+use super::matches::MatchNotice;
+use super::matches::record::Match;
 use super::matchmaking::Notice;
 use super::matchmaking::challenge::{Challenge, ChallengeStatus};
 use super::matchmaking::seek::Seek;
@@ -36,7 +39,7 @@ pub enum PlayerNews {
     /// A seek of the player's expired unmatched.
     SeekExpired(Box<Seek>),
     /// A match the player is in moved on: a game started or ended, or it is over.
-    MatchUpdated(Box<Challenge>),
+    MatchUpdated(Box<Match>),
     /// A tournament the player is in started a round: the player's games in it (none:
     /// a bye).
     TournamentRound {
@@ -61,6 +64,12 @@ pub enum PlayerNews {
         /// In a rated game, the player's rating before and after it.
         rating: Option<RatingChange>,
     },
+    /// A match to the player was made: its invitation, told as a challenge's. (Last,
+    /// as the next: the variants before keep their places on a stream's wire.)
+    MatchOffered(Box<Match>),
+    /// A match's invitation closed unaccepted (its status says how), told as a
+    /// challenge's.
+    MatchClosed(Box<Match>),
 }
 
 /// A rating's change, as a player's stream tells it.
@@ -86,6 +95,15 @@ impl PlayerNews {
             },
             Notice::SeekExpired(s) => PlayerNews::SeekExpired(Box::new(s.clone())),
         })
+    }
+
+    /// What the players hear of a match's change.
+    pub(super) fn of_match_notice(notice: MatchNotice<'_>) -> PlayerNews {
+        match notice {
+            MatchNotice::Offered(m) => PlayerNews::MatchOffered(Box::new(m.clone())),
+            MatchNotice::Closed(m) => PlayerNews::MatchClosed(Box::new(m.clone())),
+            MatchNotice::Updated(m) => PlayerNews::MatchUpdated(Box::new(m.clone())),
+        }
     }
 
     /// Game `id` (as `record`) started, to the player at `seat`.

@@ -348,6 +348,7 @@ fn serve(
     let players = web::Data::from(services.players.clone());
     let matchmaking = web::Data::from(services.matchmaking.clone());
     let matches = web::Data::from(services.matches.clone());
+    let offers = web::Data::from(services.offers.clone());
     let ratings = web::Data::from(services.ratings.clone());
     let tournaments = web::Data::from(services.tournaments.clone());
     let slots = web::Data::new(api::streams::StreamSlots::new(
@@ -392,6 +393,7 @@ fn serve(
             .app_data(players.clone())
             .app_data(matchmaking.clone())
             .app_data(matches.clone())
+            .app_data(offers.clone())
             .app_data(ratings.clone())
             .app_data(tournaments.clone())
             .app_data(metrics.clone())

@@ -8,6 +8,10 @@
 //! name and trusts only the blob, so an index entry left by a crash costs a load, never a
 //! wrong answer. A challenge is kept [`CHALLENGE_KEPT`] after its creation or its last save, then
 //! dropped.
+//!
+//! The service keeps its duplicate matches here too, under the same keys and indexes (a
+//! match's id is a challenge's, and its invitation is listed and answered with them): the
+//! blob's first byte tells the service which it is; the store needs not know.
 
 use std::future::Future;
 use std::time::Duration;

@@ -5,7 +5,7 @@ use utoipa::ToSchema;
 
 use crate::bots::Level;
 use crate::engine::{Rules, RulesPatch};
-use crate::service::{self, Challenge, Opponent};
+use crate::service::{self, Challenge, Match, Offer, Opponent};
 
 use super::*;
 
@@ -115,6 +115,51 @@ fn challenge_status_schema() -> utoipa::openapi::Object {
 
 impl ChallengeView {
     pub fn of(c: &Challenge) -> ChallengeView {
+        ChallengeView {
+            game_id: c.game_id.clone(),
+            ..ChallengeView::invitation(Invited {
+                id: &c.id,
+                status: c.status_now(),
+                challenger: &c.challenger,
+                opponents: &c.opponents,
+                preset: c.preset,
+                overrides: &c.overrides,
+                seats: c.seats,
+                clock: c.clock.as_ref(),
+                rated: c.rated,
+                created_ms: c.created_ms,
+                expires_ms: c.expires_ms,
+                declined_by: c.declined_by.as_deref(),
+            })
+        }
+    }
+
+    /// A match's invitation, as a challenge's (it makes no one game: no `game_id`).
+    pub fn of_match(m: &Match) -> ChallengeView {
+        ChallengeView::invitation(Invited {
+            id: &m.id,
+            status: m.status_now(),
+            challenger: &m.challenger,
+            opponents: &m.opponents,
+            preset: m.preset,
+            overrides: &m.overrides,
+            seats: m.seats,
+            clock: m.clock.as_ref(),
+            rated: m.rated,
+            created_ms: m.created_ms,
+            expires_ms: m.expires_ms,
+            declined_by: m.declined_by.as_deref(),
+        })
+    }
+
+    pub fn of_offer(offer: &Offer) -> ChallengeView {
+        match offer {
+            Offer::Challenge(c) => ChallengeView::of(c),
+            Offer::Match(m) => ChallengeView::of_match(m),
+        }
+    }
+
+    fn invitation(i: Invited<'_>) -> ChallengeView {
         let opponent = |o: &Opponent| match o {
             Opponent::Player { party, accepted } => ChallengePlayer {
                 id: party.id.clone(),
@@ -130,26 +175,42 @@ impl ChallengeView {
             },
         };
         ChallengeView {
-            id: c.id.clone(),
-            status: c.status_now().as_str(),
+            id: i.id.to_owned(),
+            status: i.status.as_str(),
             challenger: ChallengePlayer {
-                id: c.challenger.id.clone(),
-                name: c.challenger.name.clone(),
+                id: i.challenger.id.clone(),
+                name: i.challenger.name.clone(),
                 bot: false,
                 accepted: true,
             },
-            opponents: c.opponents.iter().map(opponent).collect(),
-            preset: c.preset.name(),
-            rules: c.preset.rules().with(&c.overrides),
-            seats: c.seats,
-            clock: c.clock.as_ref().map(ClockSettingsView::of),
-            rated: c.rated,
-            created_ms: c.created_ms,
-            expires_ms: c.expires_ms,
-            game_id: c.game_id.clone(),
-            declined_by: c.declined_by.clone(),
+            opponents: i.opponents.iter().map(opponent).collect(),
+            preset: i.preset.name(),
+            rules: i.preset.rules().with(i.overrides),
+            seats: i.seats,
+            clock: i.clock.map(ClockSettingsView::of),
+            rated: i.rated,
+            created_ms: i.created_ms,
+            expires_ms: i.expires_ms,
+            game_id: None,
+            declined_by: i.declined_by.map(str::to_owned),
         }
     }
+}
+
+/// What a challenge and a match's invitation both show.
+struct Invited<'a> {
+    id: &'a str,
+    status: service::ChallengeStatus,
+    challenger: &'a service::matchmaking::challenge::Party,
+    opponents: &'a [Opponent],
+    preset: crate::engine::Preset,
+    overrides: &'a crate::engine::RulesPatch,
+    seats: u8,
+    clock: Option<&'a service::ClockSettings>,
+    rated: bool,
+    created_ms: u64,
+    expires_ms: u64,
+    declined_by: Option<&'a str>,
 }
 
 /// A player's open challenges, newest first.

@@ -4,9 +4,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::engine::{Rules, RulesPatch};
-use crate::service::matches::penalty_scoring;
-use crate::service::matchmaking::series::VOID;
-use crate::service::{Challenge, ChallengeStatus};
+use crate::service::matches::series::VOID;
+use crate::service::{ChallengeStatus, Match};
 
 use super::*;
 
@@ -142,9 +141,9 @@ pub struct MatchView {
 }
 
 impl MatchView {
-    pub fn of(c: &Challenge) -> MatchView {
-        let series = c.series.as_ref().expect("a match has a series");
-        let challenge = ChallengeView::of(c);
+    pub fn of(c: &Match) -> MatchView {
+        let series = &c.series;
+        let challenge = ChallengeView::of_match(c);
         let status = match c.status_now() {
             ChallengeStatus::Open => "waiting",
             ChallengeStatus::Accepted => series.status(true).as_str(),
@@ -163,7 +162,7 @@ impl MatchView {
         players.extend(challenge.opponents);
         let names: Vec<String> = players.iter().map(|p| p.name.clone()).collect();
         let tally = series.tally();
-        let margin = series.margin(penalty_scoring(c));
+        let margin = series.margin(c.penalty_scoring());
         MatchView {
             id: c.id.clone(),
             status,

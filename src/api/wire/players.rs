@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::service::{Keyed, PlayerItem, PlayerNews, Profile, RatingMoved, Status, View};
+use crate::service::{
+    ChallengeStatus, Keyed, PlayerItem, PlayerNews, Profile, RatingMoved, Status, View,
+};
 
 use super::{ChallengeView, MatchResult, MatchView, SeekView};
 use crate::rating::Rating;
@@ -346,6 +348,19 @@ impl PlayerEventView {
             }
             PlayerItem::News(PlayerNews::MatchUpdated(m)) => {
                 PlayerEventView::MatchUpdated(MatchView::of(m))
+            }
+            // A match's invitation is told as a challenge's.
+            PlayerItem::News(PlayerNews::MatchOffered(m)) => {
+                PlayerEventView::Challenge(ChallengeView::of_match(m))
+            }
+            PlayerItem::News(PlayerNews::MatchClosed(m)) => {
+                let view = ChallengeView::of_match(m);
+                // Told only once closed unaccepted: its stored status says how.
+                match m.status_now() {
+                    ChallengeStatus::Declined => PlayerEventView::ChallengeDeclined(view),
+                    ChallengeStatus::Canceled => PlayerEventView::ChallengeCanceled(view),
+                    _ => PlayerEventView::ChallengeExpired(view),
+                }
             }
             PlayerItem::News(PlayerNews::SeekExpired(s)) => {
                 PlayerEventView::SeekExpired(SeekView::of(s))

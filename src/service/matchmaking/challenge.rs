@@ -1,9 +1,10 @@
 //! A challenge as it is stored and as its players see it: who challenged whom, to which
-//! game, and where it stands. The use cases that change it are in [`super::challenges`].
+//! game, and where it stands, and how an answer to it is judged (shared with a match's
+//! invitation, answered at the same routes). The use cases that change it are in
+//! [`super::challenges`].
 
 use serde::{Deserialize, Serialize};
 
-use super::series::{Series, SeriesV3};
 use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::domain::Who;
@@ -14,15 +15,18 @@ use crate::service::games::clock::ClockSettings;
 use crate::service::shared::now_ms;
 
 /// The challenge record's format byte, then postcard: the challenge, then the address its
-/// games count against (appended apart, so format 4 reads with the same struct). A match
-/// lives for ever, so the readers of the formats before stay until a migration has
-/// rewritten every record.
-const FORMAT: u8 = 5;
-/// The format before: the same without the address ([`Challenge::address`] unset).
+/// games count against (appended apart, so the formats before read with the same struct).
+/// The readers of the formats before stay until a migration has rewritten every record.
+const FORMAT: u8 = 6;
+/// Formats 5, 4 and 3 held a match's series after `declined_by` (its tag 0 in a plain
+/// challenge), then (5 only) the address: a record with a series is a match's, read by
+/// [`crate::service::matches`].
+const FORMAT_V5: u8 = 5;
 const FORMAT_V4: u8 = 4;
-/// The format before that: a match's series without seed text, stand-in or save time
-/// ([`ChallengeV3`]).
 const FORMAT_V3: u8 = 3;
+/// A match is stored under a challenge's key (its id is one, and it is answered at the
+/// challenge routes): format bytes from here on are its records', never a challenge's.
+pub(crate) const MATCH_FORMATS: u8 = 128;
 
 /// A player in a challenge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +71,15 @@ pub enum ChallengeStatus {
 }
 
 impl ChallengeStatus {
+    /// This status at `now` of an invitation that expires at `expires_ms`: an open one
+    /// past its expiry is expired, whether or not a sweep has said so yet.
+    pub fn at(self, expires_ms: u64, now: u64) -> ChallengeStatus {
+        match self {
+            ChallengeStatus::Open if now >= expires_ms => ChallengeStatus::Expired,
+            status => status,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ChallengeStatus::Open => "open",
@@ -75,6 +88,104 @@ impl ChallengeStatus {
             ChallengeStatus::Canceled => "canceled",
             ChallengeStatus::Expired => "expired",
         }
+    }
+}
+
+/// What an answer to a challenge (or to a match's invitation) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+/// What an answer reads and changes of an invitation: a challenge's, or a match's (whose
+/// invitation is answered at the same routes, so by the same rules and words).
+pub(crate) struct Invitation<'a> {
+    pub(crate) challenger: &'a Party,
+    pub(crate) opponents: &'a mut [Opponent],
+    pub(crate) status: &'a mut ChallengeStatus,
+    pub(crate) expires_ms: u64,
+    pub(crate) declined_by: &'a mut Option<String>,
+}
+
+impl Invitation<'_> {
+    /// Applies `answer` by player `me` at `now`: whether it changed anything (the same
+    /// answer again changes nothing, so a retry is harmless), or why it is refused.
+    pub(crate) fn answer(self, answer: Answer, me: &str, now: u64) -> Result<bool, Error> {
+        let mine = self
+            .opponents
+            .iter()
+            .position(|o| o.player().is_some_and(|p| p.id == me));
+        let challenger = self.challenger.id == me;
+        match (answer, mine, challenger) {
+            (Answer::Cancel, _, false) => {
+                return Err(Error::Forbidden(
+                    "only the challenger may cancel a challenge".into(),
+                ));
+            }
+            (Answer::Accept | Answer::Decline, None, _) => {
+                return Err(Error::Forbidden(if challenger {
+                    "the challenger answers no challenge of its own; cancel it instead".into()
+                } else {
+                    "this challenge is not to this player".into()
+                }));
+            }
+            _ => {}
+        }
+        let status = self.status.at(self.expires_ms, now);
+        let repeated = match (answer, status) {
+            (Answer::Accept, ChallengeStatus::Open | ChallengeStatus::Accepted) => {
+                mine.is_some_and(|i| self.opponents[i].accepted())
+            }
+            (Answer::Decline, ChallengeStatus::Declined) => self.declined_by.as_deref() == Some(me),
+            (Answer::Cancel, ChallengeStatus::Canceled) => true,
+            _ => false,
+        };
+        if repeated {
+            return Ok(false);
+        }
+        if status != ChallengeStatus::Open {
+            return Err(Error::ChallengeClosed(format!(
+                "this challenge is {} already",
+                status.as_str()
+            )));
+        }
+        match answer {
+            Answer::Accept => {
+                if let Some(Opponent::Player { accepted, .. }) =
+                    mine.map(|i| &mut self.opponents[i])
+                {
+                    *accepted = true;
+                }
+                if self.opponents.iter().all(Opponent::accepted) {
+                    *self.status = ChallengeStatus::Accepted;
+                }
+            }
+            Answer::Decline => {
+                *self.status = ChallengeStatus::Declined;
+                *self.declined_by = Some(me.to_owned());
+            }
+            Answer::Cancel => *self.status = ChallengeStatus::Canceled,
+        }
+        Ok(true)
+    }
+}
+
+/// An open invitation as its caps count it: a challenge's, or a match's.
+pub(crate) struct Counted<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) challenger: &'a Party,
+    pub(crate) opponents: &'a [Opponent],
+    pub(crate) expires_ms: u64,
+}
+
+impl Counted<'_> {
+    pub(super) fn opponent_ids(&self) -> Vec<String> {
+        self.opponents
+            .iter()
+            .filter_map(|o| o.player().map(|p| p.id.clone()))
+            .collect()
     }
 }
 
@@ -99,66 +210,18 @@ pub struct Challenge {
     pub game_id: Option<String>,
     /// The player who declined it.
     pub declined_by: Option<String>,
-    /// A match's games, when it is a match (duplicate arena) rather than one game.
-    pub series: Option<Series>,
-    /// The address whose games in play (`MAX_GAMES_PER_IP`) its games count against: a
-    /// match's challenger's, from its making; a challenge's accepter's, from the answer
-    /// that completed it. Stored after the rest ([`FORMAT`]).
+    /// The address whose games in play (`MAX_GAMES_PER_IP`) its game counts against: its
+    /// accepter's, from the answer that completed it (its maker's when levels accepted at
+    /// once). Stored after the rest ([`FORMAT`]).
     #[serde(skip)]
     pub(crate) address: Option<AddressKey>,
-}
-
-/// A challenge as format 3 stored it: the same but for its series ([`SeriesV3`]).
-#[derive(Deserialize)]
-#[cfg_attr(test, derive(Serialize))]
-struct ChallengeV3 {
-    id: String,
-    status: ChallengeStatus,
-    challenger: Party,
-    opponents: Vec<Opponent>,
-    preset: Preset,
-    #[serde(with = "patch_as_json")]
-    overrides: RulesPatch,
-    seats: u8,
-    clock: Option<ClockSettings>,
-    rated: bool,
-    created_ms: u64,
-    expires_ms: u64,
-    game_id: Option<String>,
-    declined_by: Option<String>,
-    series: Option<SeriesV3>,
-}
-
-impl From<ChallengeV3> for Challenge {
-    fn from(v3: ChallengeV3) -> Challenge {
-        Challenge {
-            id: v3.id,
-            status: v3.status,
-            challenger: v3.challenger,
-            opponents: v3.opponents,
-            preset: v3.preset,
-            overrides: v3.overrides,
-            seats: v3.seats,
-            clock: v3.clock,
-            rated: v3.rated,
-            created_ms: v3.created_ms,
-            expires_ms: v3.expires_ms,
-            game_id: v3.game_id,
-            declined_by: v3.declined_by,
-            series: v3.series.map(Series::from),
-            address: None,
-        }
-    }
 }
 
 impl Challenge {
     /// Its status at `now`: an open challenge past its expiry is expired, whether or not
     /// a sweep has said so yet.
     pub fn status_at(&self, now: u64) -> ChallengeStatus {
-        match self.status {
-            ChallengeStatus::Open if now >= self.expires_ms => ChallengeStatus::Expired,
-            status => status,
-        }
+        self.status.at(self.expires_ms, now)
     }
 
     /// Its status now.
@@ -171,23 +234,61 @@ impl Challenge {
         postcard::to_extend(&self.address, bytes).expect("an address always serialises")
     }
 
-    pub(crate) fn decode(bytes: &[u8]) -> Result<Challenge, Error> {
+    /// The challenge `bytes` hold, or `None` when they are a match's record (see
+    /// [`MATCH_FORMATS`]).
+    pub(crate) fn read(bytes: &[u8]) -> Result<Option<Challenge>, Error> {
         let unreadable =
             |e: postcard::Error| Error::Internal(format!("stored challenge unreadable: {e}"));
-        match bytes.split_first() {
-            Some((&FORMAT, rest)) => {
-                let (mut challenge, rest) =
-                    postcard::take_from_bytes::<Challenge>(rest).map_err(unreadable)?;
-                challenge.address = postcard::from_bytes(rest).map_err(unreadable)?;
-                Ok(challenge)
+        let (&format, rest) = bytes
+            .split_first()
+            .ok_or_else(|| Error::Internal("stored challenge unreadable: empty".into()))?;
+        if format >= MATCH_FORMATS {
+            return Ok(None);
+        }
+        let (mut challenge, rest) = match format {
+            FORMAT | FORMAT_V5 | FORMAT_V4 | FORMAT_V3 => {
+                postcard::take_from_bytes::<Challenge>(rest).map_err(unreadable)?
             }
-            Some((&FORMAT_V4, rest)) => postcard::from_bytes(rest).map_err(unreadable),
-            Some((&FORMAT_V3, rest)) => postcard::from_bytes::<ChallengeV3>(rest)
-                .map(Challenge::from)
-                .map_err(unreadable),
-            _ => Err(Error::Internal(
-                "stored challenge unreadable: unknown format".into(),
-            )),
+            _ => {
+                return Err(Error::Internal(
+                    "stored challenge unreadable: unknown format".into(),
+                ));
+            }
+        };
+        let address = match (format, rest.split_first()) {
+            (FORMAT, _) => rest,
+            // A series: a match stored the old way.
+            (_, Some((1, _))) => return Ok(None),
+            (FORMAT_V5, Some((0, address))) => address,
+            (_, Some((0, _))) => return Ok(Some(challenge)),
+            _ => {
+                return Err(Error::Internal(
+                    "stored challenge unreadable: no series tag".into(),
+                ));
+            }
+        };
+        challenge.address = postcard::from_bytes(address).map_err(unreadable)?;
+        Ok(Some(challenge))
+    }
+
+    /// It as the caps on open invitations count it.
+    pub(crate) fn counted(&self) -> Counted<'_> {
+        Counted {
+            id: &self.id,
+            challenger: &self.challenger,
+            opponents: &self.opponents,
+            expires_ms: self.expires_ms,
+        }
+    }
+
+    /// What an answer reads and changes of it.
+    pub(crate) fn invitation(&mut self) -> Invitation<'_> {
+        Invitation {
+            challenger: &self.challenger,
+            opponents: &mut self.opponents,
+            status: &mut self.status,
+            expires_ms: self.expires_ms,
+            declined_by: &mut self.declined_by,
         }
     }
 
@@ -299,78 +400,57 @@ mod tests {
             expires_ms: 2_000,
             game_id: None,
             declined_by: None,
-            series: None,
             address: Some(AddressKey::V4(0xC000_0201)),
         }
     }
 
     #[test]
-    fn a_challenge_stored_in_format_4_reads_back_without_an_address() {
-        let c = Challenge {
+    fn a_challenge_stored_in_formats_3_to_5_reads_back_and_is_saved_in_the_current_one() {
+        let c = challenge();
+        // Formats 3 to 5 were today's struct, then the series' tag (0: none), then in 5
+        // the address.
+        let mut v5 = postcard::to_extend(&c, vec![5]).unwrap();
+        v5.push(0);
+        let v5 = postcard::to_extend(&c.address, v5).unwrap();
+        assert_eq!(Challenge::read(&v5).unwrap(), Some(c.clone()));
+        let unaddressed = Challenge {
             address: None,
             ..challenge()
         };
-        // Format 4 was today's struct without the address after it.
-        let bytes = postcard::to_extend(&c, vec![4]).unwrap();
-        assert_eq!(Challenge::decode(&bytes).unwrap(), c);
-        let now = challenge();
-        assert_eq!(now.encode()[0], FORMAT);
-        assert_eq!(Challenge::decode(&now.encode()).unwrap(), now);
+        for format in [4, 3] {
+            let mut bytes = postcard::to_extend(&unaddressed, vec![format]).unwrap();
+            bytes.push(0);
+            assert_eq!(Challenge::read(&bytes).unwrap(), Some(unaddressed.clone()));
+        }
+        assert_eq!(c.encode()[0], FORMAT);
+        assert_eq!(Challenge::read(&c.encode()).unwrap(), Some(c));
     }
 
     #[test]
-    fn a_match_stored_in_format_3_reads_as_an_unseeded_match_every_player_plays() {
-        use crate::service::matchmaking::series::{SeriesGame, SeriesV3};
-        // Format 3, written with a copy of the structs as they were (commit b644a14).
+    fn a_record_with_a_series_or_in_a_match_format_is_read_as_no_challenge() {
         let c = challenge();
-        let game = SeriesGame {
-            index: 0,
-            game_id: "g0".into(),
-            seat: 1,
-            result: Some((61, 40, 10)),
-            named_ms: 1_500,
-        };
-        let v3 = ChallengeV3 {
-            id: c.id.clone(),
-            status: ChallengeStatus::Accepted,
-            challenger: c.challenger.clone(),
-            opponents: c.opponents.clone(),
-            preset: c.preset,
-            overrides: c.overrides,
-            seats: c.seats,
-            clock: c.clock,
-            rated: c.rated,
-            created_ms: c.created_ms,
-            expires_ms: c.expires_ms,
-            game_id: None,
-            declined_by: None,
-            series: Some(SeriesV3 {
-                deals: 10,
-                duplicate: true,
-                parallel: 2,
-                seed: [7; 32],
-                games: vec![game.clone()],
-                canceled: false,
-            }),
-        };
-        let bytes = postcard::to_extend(&v3, vec![3]).unwrap();
-        let read = Challenge::decode(&bytes).unwrap();
-        assert_eq!(read.status, ChallengeStatus::Accepted);
-        assert_eq!(
-            (read.challenger.clone(), read.opponents.clone()),
-            (c.challenger, c.opponents)
-        );
-        assert_eq!(read.overrides, c.overrides);
-        let series = read.series.clone().expect("a match");
-        assert_eq!(
-            (series.deals, series.duplicate, series.parallel),
-            (10, true, 2)
-        );
-        assert_eq!(series.games, [game]);
-        assert!(!series.seeded && series.stand_in.is_none() && !series.canceled);
-        // Its next save is in the current format, and reads back the same.
-        assert_eq!(read.encode()[0], FORMAT);
-        assert_eq!(Challenge::decode(&read.encode()).unwrap(), read);
+        // A series' tag 1: a match stored the old way (what follows is the match's).
+        let mut old_match = postcard::to_extend(&c, vec![5]).unwrap();
+        old_match.extend([1, 9, 9]);
+        assert_eq!(Challenge::read(&old_match).unwrap(), None);
+        assert_eq!(Challenge::read(&[MATCH_FORMATS, 1, 2]).unwrap(), None);
+    }
+
+    #[test]
+    fn an_answer_again_changes_nothing_and_one_to_a_closed_invitation_is_refused() {
+        let mut c = challenge();
+        c.opponents.pop();
+        assert!(c.invitation().answer(Answer::Accept, "b", 1_500).unwrap());
+        assert_eq!(c.status, ChallengeStatus::Accepted);
+        assert!(!c.invitation().answer(Answer::Accept, "b", 1_600).unwrap());
+        assert!(matches!(
+            c.invitation().answer(Answer::Decline, "b", 1_600),
+            Err(Error::ChallengeClosed(_))
+        ));
+        assert!(matches!(
+            c.invitation().answer(Answer::Cancel, "b", 1_600),
+            Err(Error::Forbidden(_))
+        ));
     }
 
     #[test]
@@ -385,10 +465,10 @@ mod tests {
     #[test]
     fn a_challenge_reads_back_as_it_was_stored_and_another_format_is_refused() {
         let c = challenge();
-        assert_eq!(Challenge::decode(&c.encode()).unwrap(), c);
+        assert_eq!(Challenge::read(&c.encode()).unwrap(), Some(c.clone()));
         let mut bytes = c.encode();
         bytes[0] = FORMAT + 1;
-        assert!(Challenge::decode(&bytes).is_err());
+        assert!(Challenge::read(&bytes).is_err());
     }
 
     #[test]

@@ -10,18 +10,17 @@
 
 use std::time::Duration;
 
-use super::series::Series;
 use crate::address::AddressKey;
 use crate::domain::{ChallengeId, GameId, Who};
 use crate::engine::RulesPatch;
-use crate::service::games::admit::Admission;
+use crate::service::games::admit::{Admission, NewGame};
 use crate::service::idempotency::{self, Before, Create, RequestKey};
 use crate::service::players::{NO_KEY, PlayerRecord};
 use crate::service::shared::now_ms;
 use crate::store::SaveOutcome;
 use crate::store::challenges::{ChallengeStore, Parties};
 
-use super::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
+use super::challenge::{Answer, Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
 use super::{Error, Matchmaking, Notice};
 
 /// How long a challenge waits for its answers, unless `CHALLENGE_TTL_SECS` says otherwise.
@@ -40,14 +39,6 @@ const SWEEP_BATCH: usize = 64;
 /// came in meanwhile; a handful of opponents cannot race for long).
 pub(super) const ATTEMPTS: usize = 8;
 
-/// What an answer to a challenge does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Answer {
-    Accept,
-    Decline,
-    Cancel,
-}
-
 impl Matchmaking {
     /// Makes a challenge for the key's player. One of built-in levels only is accepted at
     /// once: its game is created in this request (counted against `from`'s games).
@@ -61,7 +52,7 @@ impl Matchmaking {
     ) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         let (caller, id) = (me.id.clone(), ChallengeId::random().to_string());
-        let make = self.challenge_with(me, id.clone(), new, from, None);
+        let make = self.make(me, id.clone(), new, from);
         idempotency::once(
             &self.ctx.store,
             request,
@@ -77,28 +68,16 @@ impl Matchmaking {
         .await
     }
 
-    /// Makes challenge `id` for player `me`, or with `series` a match
-    /// ([`crate::service::matches`]), refused as `series` says when `me` runs too many
-    /// (the matches aggregate counts them). One of built-in levels only is accepted at
-    /// once: a match is then the caller's to move on.
-    pub(in crate::service) async fn challenge_with(
+    /// Makes challenge `id` for player `me`. One of built-in levels only is accepted at
+    /// once: its game is made first, counted against `from`.
+    async fn make(
         &self,
         me: PlayerRecord,
         id: String,
         new: NewChallenge,
         from: Option<AddressKey>,
-        series: Option<(Series, Result<(), Error>)>,
     ) -> Result<Challenge, Error> {
-        let (series, too_many) = match series {
-            Some((series, too_many)) => (Some(series), too_many),
-            None => (None, Ok(())),
-        };
-        // The body's field that names them: a match names its one opponent.
-        let field = if series.is_some() {
-            "opponent"
-        } else {
-            "opponents"
-        };
+        let field = "opponents";
         let others = usize::from(new.seats.saturating_sub(1));
         if new.opponents.len() != others {
             return Err(Error::BadRequest(format!(
@@ -123,19 +102,9 @@ impl Matchmaking {
             expires_ms: now_ms() + self.challenge_ttl().as_millis() as u64,
             game_id: None,
             declined_by: None,
-            series,
             address: None,
         };
-        // The rules, seats and clock are checked as a game's are.
-        self.games.new_record(&challenge.new_game())?;
-        let rules = new.preset.rules().with(&new.overrides);
-        if new.rated && (rules.sides(new.seats) != 2 || new.overrides != RulesPatch::default()) {
-            return Err(Error::InvalidRules(
-                "rated: a rated game has two sides (2 seats, or 4 in teams) and the \
-                 preset's rules as they stand (no rules overrides)"
-                    .into(),
-            ));
-        }
+        self.check_game(&challenge.new_game(), new.rated)?;
         let mut challenge = challenge;
         for who in &new.opponents {
             let opponent = self.opponent(field, who, &me).await?;
@@ -148,10 +117,8 @@ impl Matchmaking {
             }
             challenge.opponents.push(opponent);
         }
-        too_many?;
-        // A match's games count against its maker's address; so do those of a challenge
-        // accepted at once (levels only), made by this request.
-        if challenge.series.is_some() || challenge.all_accepted() {
+        // A challenge accepted at once (levels only) has its game made by this request.
+        if challenge.all_accepted() {
             challenge.address = from;
         }
         let opponents = challenge.opponent_ids();
@@ -159,20 +126,7 @@ impl Matchmaking {
             challenger: &me.id,
             opponents: &opponents,
         };
-        if challenge.all_accepted() && challenge.series.is_some() {
-            // A match against a level: accepted at once, and driven from now on.
-            challenge.status = ChallengeStatus::Accepted;
-            self.ctx
-                .store
-                .create_challenge(
-                    &challenge.id,
-                    challenge.encode(),
-                    challenge.created_ms,
-                    parties,
-                    Some(now_ms()),
-                )
-                .await?;
-        } else if challenge.all_accepted() {
+        if challenge.all_accepted() {
             // Levels only: the game first (it may be refused by the address's cap), then
             // the challenge that names it.
             challenge.status = ChallengeStatus::Accepted;
@@ -189,7 +143,7 @@ impl Matchmaking {
                 )
                 .await?;
         } else {
-            self.count_open(&challenge, parties.clone()).await?;
+            self.count_open(challenge.counted()).await?;
             let created = self
                 .ctx
                 .store
@@ -202,7 +156,7 @@ impl Matchmaking {
                 )
                 .await;
             if let Err(e) = created {
-                self.uncount_open(&challenge).await;
+                self.uncount_open(challenge.counted()).await;
                 return Err(e.into());
             }
             self.tell(&opponents, Notice::Challenged(&challenge)).await;
@@ -265,68 +219,12 @@ impl Matchmaking {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         for _ in 0..ATTEMPTS {
             let (version, mut challenge) = self.load_challenge(&id).await?;
-            let mine = challenge
-                .opponents
-                .iter()
-                .position(|o| o.player().is_some_and(|p| p.id == me.id));
-            let challenger = challenge.challenger.id == me.id;
-            match (answer, mine, challenger) {
-                (Answer::Cancel, _, false) => {
-                    return Err(Error::Forbidden(
-                        "only the challenger may cancel a challenge".into(),
-                    ));
-                }
-                (Answer::Accept | Answer::Decline, None, _) => {
-                    return Err(Error::Forbidden(if challenger {
-                        "the challenger answers no challenge of its own; cancel it instead".into()
-                    } else {
-                        "this challenge is not to this player".into()
-                    }));
-                }
-                _ => {}
-            }
-            let now = now_ms();
-            let status = challenge.status_at(now);
-            // The same answer again gets the same challenge: a retry is harmless.
-            let repeated = match (answer, status) {
-                (Answer::Accept, ChallengeStatus::Open | ChallengeStatus::Accepted) => {
-                    mine.is_some_and(|i| challenge.opponents[i].accepted())
-                }
-                (Answer::Decline, ChallengeStatus::Declined) => {
-                    challenge.declined_by.as_deref() == Some(me.id.as_str())
-                }
-                (Answer::Cancel, ChallengeStatus::Canceled) => true,
-                _ => false,
-            };
-            if repeated {
+            if !challenge.invitation().answer(answer, &me.id, now_ms())? {
                 return Ok(challenge);
             }
-            if status != ChallengeStatus::Open {
-                return Err(Error::ChallengeClosed(format!(
-                    "this challenge is {} already",
-                    status.as_str()
-                )));
-            }
-            match answer {
-                Answer::Accept => {
-                    if let Some(Opponent::Player { accepted, .. }) =
-                        mine.map(|i| &mut challenge.opponents[i])
-                    {
-                        *accepted = true;
-                    }
-                    if challenge.all_accepted() {
-                        challenge.status = ChallengeStatus::Accepted;
-                        if challenge.series.is_none() {
-                            challenge.game_id = Some(GameId::random().to_string());
-                            challenge.address = from;
-                        }
-                    }
-                }
-                Answer::Decline => {
-                    challenge.status = ChallengeStatus::Declined;
-                    challenge.declined_by = Some(me.id.clone());
-                }
-                Answer::Cancel => challenge.status = ChallengeStatus::Canceled,
+            if challenge.status == ChallengeStatus::Accepted {
+                challenge.game_id = Some(GameId::random().to_string());
+                challenge.address = from;
             }
             match self
                 .ctx
@@ -359,16 +257,10 @@ impl Matchmaking {
     /// set to what is left to do. The error is the refusal of an accepted challenge's
     /// game ([`Error::refuses_a_game`]): nothing was made, and the caller reopens it.
     async fn closed(&self, challenge: &Challenge, by: &str) -> Result<(), Error> {
-        self.closed_in_store(challenge).await;
+        self.closed_in_store(challenge.counted(), challenge.status)
+            .await;
         match challenge.status {
             ChallengeStatus::Open => return Ok(()),
-            ChallengeStatus::Accepted if challenge.series.is_some() => {
-                self.set_challenge_due(&challenge.id, Some(now_ms())).await;
-                if let Err(e) = self.move_match_on(&challenge.id).await {
-                    tracing::warn!(match_id = %challenge.id, error = %e, "a match did not start; a sweep starts it");
-                }
-                return Ok(());
-            }
             ChallengeStatus::Accepted => {
                 // Should this process stop before the game is created, a sweep creates it.
                 let recover = Some(now_ms() + RECOVER_AFTER.as_millis() as u64);
@@ -448,14 +340,16 @@ impl Matchmaking {
     }
 
     async fn tend_challenge(&self, id: &str, now: u64) -> Result<bool, Error> {
-        let (version, mut challenge) = match self.load_challenge(id).await {
-            Ok(loaded) => loaded,
-            Err(Error::ChallengeNotFound) => {
-                self.set_challenge_due(id, None).await;
-                return Ok(false);
-            }
-            Err(e) => return Err(e),
+        let Some(stored) = self.ctx.store.load_challenge(id).await? else {
+            self.set_challenge_due(id, None).await;
+            return Ok(false);
         };
+        // A match's entry in the due index shared with it: the matches tend it.
+        let Some(mut challenge) = Challenge::read(&stored.bytes)? else {
+            self.tend_match(id).await?;
+            return Ok(true);
+        };
+        let version = stored.version;
         match (challenge.status, challenge.status_at(now)) {
             (ChallengeStatus::Open, ChallengeStatus::Expired) => {
                 challenge.status = ChallengeStatus::Expired;
@@ -480,10 +374,6 @@ impl Matchmaking {
             (ChallengeStatus::Open, _) => {
                 self.set_challenge_due(id, Some(challenge.expires_ms)).await;
                 Ok(false)
-            }
-            (ChallengeStatus::Accepted, _) if challenge.series.is_some() => {
-                self.move_match_on(id).await?;
-                Ok(true)
             }
             (ChallengeStatus::Accepted, _) => {
                 let game_id = challenge.game_id.clone().unwrap_or_default();
@@ -510,8 +400,8 @@ impl Matchmaking {
         }
     }
 
-    /// Challenge `id` as stored, with its version (a match's too: [`crate::service::Matches`]
-    /// reads its own through here).
+    /// Challenge `id` as stored, with its version. A match's record under its key is no
+    /// challenge: not found here (the challenge routes ask the matches next).
     pub(crate) async fn load_challenge(&self, id: &str) -> Result<(u64, Challenge), Error> {
         let stored = self
             .ctx
@@ -519,24 +409,46 @@ impl Matchmaking {
             .load_challenge(id)
             .await?
             .ok_or(Error::ChallengeNotFound)?;
-        Ok((stored.version, Challenge::decode(&stored.bytes)?))
+        let challenge = Challenge::read(&stored.bytes)?.ok_or(Error::ChallengeNotFound)?;
+        Ok((stored.version, challenge))
     }
 
-    fn challenge_ttl(&self) -> Duration {
+    /// Checks the game an invitation asks for as a game is checked (rules, seats, clock),
+    /// and that a rated one has two sides and the preset's rules as they stand.
+    pub(in crate::service) fn check_game(&self, game: &NewGame, rated: bool) -> Result<(), Error> {
+        self.games.new_record(game)?;
+        let rules = game.preset.rules().with(&game.overrides);
+        if rated && (rules.sides(game.seats) != 2 || game.overrides != RulesPatch::default()) {
+            return Err(Error::InvalidRules(
+                "rated: a rated game has two sides (2 seats, or 4 in teams) and the \
+                 preset's rules as they stand (no rules overrides)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// How long an invitation waits for its answers.
+    pub(in crate::service) fn challenge_ttl(&self) -> Duration {
         match self.ctx.lifetimes.challenge {
             Duration::ZERO => CHALLENGE_TTL,
             ttl => ttl,
         }
     }
 
-    pub(super) async fn set_challenge_due(&self, id: &str, due: Option<u64>) {
+    pub(in crate::service) async fn set_challenge_due(&self, id: &str, due: Option<u64>) {
         if let Err(e) = self.ctx.store.index_challenge_due(id, due).await {
             tracing::warn!(challenge_id = %id, error = %e, "could not index a challenge's next step");
         }
     }
 
     /// An opponent named `who` (a level, or a player's name or id) for challenger `me`.
-    async fn opponent(&self, field: &str, who: &Who, me: &PlayerRecord) -> Result<Opponent, Error> {
+    pub(in crate::service) async fn opponent(
+        &self,
+        field: &str,
+        who: &Who,
+        me: &PlayerRecord,
+    ) -> Result<Opponent, Error> {
         if let Some(level) = who.level() {
             return Ok(Opponent::Level(level));
         }

@@ -1,17 +1,18 @@
 //! The matchmaking aggregate: how players meet. It owns the challenges ([`challenge`], the
-//! stored one; [`challenges`], make, answer, expire; `open`, the caps on open ones and
-//! their lists), a match's challenge included, and the seeks ([`seek`], [`seeks`]: pools
-//! paired by the store in one step). Every game it makes
-//! goes through the games aggregate's one admission path. What follows its changes (a
-//! match accepted moves on; the players hear of a challenge made or closed, a seek
-//! expired) is handed up through [`MatchmakingReactions`] to the dispatcher.
+//! stored one, and how an answer to an invitation is judged; [`challenges`], make, answer,
+//! expire; `open`, the caps on open invitations and their lists) and the seeks ([`seek`],
+//! [`seeks`]: pools paired by the store in one step). A match is no challenge: it is the
+//! matches aggregate's, stored under a challenge's key and answered by the same rules,
+//! which it borrows from here. Every game it makes goes through the games aggregate's one
+//! admission path. What follows its changes (the players hear of a challenge made or
+//! closed, a seek expired; a match's entry in the due index is handed on) goes up through
+//! [`MatchmakingReactions`] to the dispatcher.
 
 pub mod challenge;
 pub mod challenges;
 mod open;
 pub mod seek;
 pub mod seeks;
-pub mod series;
 
 use std::sync::{Arc, Weak};
 
@@ -36,8 +37,9 @@ pub enum Notice<'a> {
 
 /// The reactions to matchmaking's changes, run by the dispatcher.
 pub trait MatchmakingReactions: Send + Sync {
-    /// Moves accepted match `id` on (its games made, its results counted).
-    fn move_on<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), Error>>;
+    /// Tends match `id`, due in the index it shares with the challenges: expired if its
+    /// invitation is, moved on (its games made, its results counted) once accepted.
+    fn tend_match<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), Error>>;
 
     /// Tells `players` of `notice`, on their streams.
     fn tell<'a>(&'a self, players: &'a [String], notice: Notice<'a>) -> BoxFuture<'a, ()>;
@@ -69,10 +71,10 @@ impl Matchmaking {
         self.reactions.set(reactions);
     }
 
-    /// Moves accepted match `id` on, unless the services are gone (stopping).
-    async fn move_match_on(&self, id: &str) -> Result<(), Error> {
+    /// Tends match `id`, unless the services are gone (stopping).
+    async fn tend_match(&self, id: &str) -> Result<(), Error> {
         match self.reactions.get() {
-            Some(reactions) => reactions.move_on(id).await,
+            Some(reactions) => reactions.tend_match(id).await,
             None => Ok(()),
         }
     }

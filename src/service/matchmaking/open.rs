@@ -1,9 +1,8 @@
-//! Open challenges: the caps on how many a player has made and has been sent, each checked
-//! and counted in one step in the store (so two processes never both take the last
-//! place), what the store keeps of a challenge once it closes, the paged lists, and a
-//! challenge open again when the game its acceptance asked for was refused.
-
-use futures_util::future::join_all;
+//! Open invitations (challenges, and matches waiting for an answer): the caps on how many
+//! a player has made and has been sent, each checked and counted in one step in the store
+//! (so two processes never both take the last place), what the store keeps of one once it
+//! closes, the paged lists, and a challenge open again when the game its acceptance asked
+//! for was refused.
 
 use crate::service::page::page_offset;
 use crate::service::players::NO_KEY;
@@ -13,19 +12,21 @@ use crate::store::challenges::{
     CLOSED_CHALLENGE_KEPT, ChallengeStore, Direction, Full, OpenCaps, Parties,
 };
 
-use super::challenge::{Challenge, ChallengeStatus, Opponent};
+use super::challenge::{Challenge, ChallengeStatus, Counted, Opponent};
 use super::challenges::{ATTEMPTS, MAX_OPEN_CHALLENGES};
 use super::{Error, Matchmaking};
 
 impl Matchmaking {
-    /// A page (from 1) of the key's player's open challenges in `direction`, newest first.
-    pub async fn challenges(
+    /// A page (from 1) of the ids of the key's player's open invitations in `direction`
+    /// (challenges, and matches waiting for an answer), newest first, and when it was
+    /// read: the index is a hint, so the caller keeps those it finds open then.
+    pub(in crate::service) async fn open_ids(
         &self,
         key: Option<&str>,
         direction: Direction,
         page: usize,
         per_page: usize,
-    ) -> Result<Vec<Challenge>, Error> {
+    ) -> Result<(u64, Vec<String>), Error> {
         let offset = page_offset(page, per_page, "per_page")?;
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
         let now = now_ms();
@@ -34,36 +35,25 @@ impl Matchmaking {
             .store
             .open_challenges(&me.id, direction, now, offset, per_page)
             .await?;
-        let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
-        let mut open = Vec::new();
-        for stored in loaded {
-            let Some(stored) = stored? else { continue };
-            let challenge = Challenge::decode(&stored.bytes)?;
-            // The index is a hint: a challenge closed by a process that died before
-            // uncounting it is left out, and drops off the index when it expires.
-            if challenge.status_at(now) == ChallengeStatus::Open {
-                open.push(challenge);
-            }
-        }
-        Ok(open)
+        Ok((now, ids))
     }
 
-    /// Counts `challenge`, open, against its challenger's and its opponents' caps, in one
-    /// step in the store, whichever process makes it; refused when one is full.
-    pub(super) async fn count_open(
-        &self,
-        challenge: &Challenge,
-        parties: Parties<'_>,
-    ) -> Result<(), Error> {
+    /// Counts `open` against its challenger's and its opponents' caps, in one step in
+    /// the store, whichever process makes it; refused when one is full.
+    pub(in crate::service) async fn count_open(&self, open: Counted<'_>) -> Result<(), Error> {
         let caps = OpenCaps {
             out: MAX_OPEN_CHALLENGES,
             into: self.ctx.caps.challenges_to_player.unwrap_or(usize::MAX),
         };
-        let (id, expires) = (&challenge.id, challenge.expires_ms);
+        let opponents = open.opponent_ids();
+        let parties = Parties {
+            challenger: &open.challenger.id,
+            opponents: &opponents,
+        };
         match self
             .ctx
             .store
-            .open_challenge(id, parties, expires, now_ms(), caps)
+            .open_challenge(open.id, parties, open.expires_ms, now_ms(), caps)
             .await?
         {
             Ok(()) => Ok(()),
@@ -71,7 +61,7 @@ impl Matchmaking {
                 max: MAX_OPEN_CHALLENGES,
             }),
             Err(Full::Opponent(i)) => Err(Error::TooManyChallengesTo {
-                name: challenge
+                name: open
                     .opponents
                     .iter()
                     .filter_map(Opponent::player)
@@ -82,21 +72,27 @@ impl Matchmaking {
         }
     }
 
-    /// What the store keeps of `challenge` once closed: no longer counted open, and if it
-    /// came to nothing (declined, canceled, expired) its record kept only briefly.
-    pub(super) async fn closed_in_store(&self, challenge: &Challenge) {
-        if challenge.status == ChallengeStatus::Open {
+    /// What the store keeps of invitation `open`, now `status`, once closed: no longer
+    /// counted open, and if it came to nothing (declined, canceled, expired) its record
+    /// kept only briefly.
+    pub(in crate::service) async fn closed_in_store(
+        &self,
+        open: Counted<'_>,
+        status: ChallengeStatus,
+    ) {
+        if status == ChallengeStatus::Open {
             return;
         }
-        self.uncount_open(challenge).await;
-        if challenge.status != ChallengeStatus::Accepted {
+        let id = open.id;
+        self.uncount_open(open).await;
+        if status != ChallengeStatus::Accepted {
             let kept = self
                 .ctx
                 .store
-                .keep_challenge(&challenge.id, CLOSED_CHALLENGE_KEPT)
+                .keep_challenge(id, CLOSED_CHALLENGE_KEPT)
                 .await;
             if let Err(e) = kept {
-                tracing::warn!(challenge_id = %challenge.id, error = %e, "a closed challenge is kept as long as an answered one");
+                tracing::warn!(challenge_id = %id, error = %e, "a closed challenge is kept as long as an answered one");
             }
         }
     }
@@ -123,16 +119,16 @@ impl Matchmaking {
         }
     }
 
-    /// Stops counting `challenge` as open. Best effort: an entry left behind counts
-    /// until the challenge's expiry, no longer.
-    pub(super) async fn uncount_open(&self, challenge: &Challenge) {
-        let opponents = challenge.opponent_ids();
+    /// Stops counting `open` as open. Best effort: an entry left behind counts until the
+    /// invitation's expiry, no longer.
+    pub(in crate::service) async fn uncount_open(&self, open: Counted<'_>) {
+        let opponents = open.opponent_ids();
         let parties = Parties {
-            challenger: &challenge.challenger.id,
+            challenger: &open.challenger.id,
             opponents: &opponents,
         };
-        if let Err(e) = self.ctx.store.close_challenge(&challenge.id, parties).await {
-            tracing::warn!(challenge_id = %challenge.id, error = %e, "a closed challenge still counts as open until it expires");
+        if let Err(e) = self.ctx.store.close_challenge(open.id, parties).await {
+            tracing::warn!(challenge_id = %open.id, error = %e, "a closed challenge still counts as open until it expires");
         }
     }
 }

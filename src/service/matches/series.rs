@@ -1,7 +1,7 @@
 //! A match's series as it is stored: its games in order, the seed every deal's hands are
 //! made from, and what its games add up to (the score, and the margin a deal). How a
-//! match is made and driven is in [`crate::service::matches`]; the series is stored in its
-//! challenge ([`super::challenge`]), one record with one format byte.
+//! match is made and driven is in [`super`]; the series is stored in its match's record
+//! ([`super::record`]), one record with one format byte.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -56,7 +56,7 @@ pub struct Series {
     pub saved_ms: u64,
 }
 
-/// A series as challenge format 3 stored it, before seeded matches, stand-ins and renewed
+/// A series as a challenge of format 3 held it, before seeded matches, stand-ins and renewed
 /// saves: read as an unseeded series that every player plays, saved long ago (its next
 /// drive saves it again, which keeps it).
 #[derive(Deserialize)]

@@ -1,0 +1,125 @@
+//! A match's invitation: answered at the challenge routes (accepted, declined, canceled)
+//! by the rules a challenge's is (matchmaking's `Invitation`), expired by the sweep, and once
+//! accepted, driven. What it shares with a challenge is matchmaking's; what follows its
+//! answer is the match's.
+
+use crate::domain::ChallengeId;
+use crate::store::SaveOutcome;
+
+use super::{ATTEMPTS, Match, MatchNotice, Matches};
+use crate::service::error::Error;
+use crate::service::matchmaking::challenge::{Answer, ChallengeStatus};
+use crate::service::players::{NO_KEY, PlayerRecord};
+use crate::service::shared::now_ms;
+
+impl Matches {
+    /// Match `id`'s invitation, for one of its players (as a challenge is read).
+    pub(crate) async fn invitation_of(
+        &self,
+        key: Option<&str>,
+        id: ChallengeId,
+    ) -> Result<Match, Error> {
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, found) = self.load(&id.to_string()).await?;
+        if !found.has_player(&me.id) {
+            return Err(Error::Forbidden(
+                "this challenge is between other players".into(),
+            ));
+        }
+        Ok(found)
+    }
+
+    /// The key's player answers match `id`'s invitation (at the challenge routes).
+    pub(crate) async fn answer(
+        &self,
+        key: Option<&str>,
+        id: ChallengeId,
+        answer: Answer,
+    ) -> Result<Match, Error> {
+        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        self.answer_as(&me, &id.to_string(), answer).await
+    }
+
+    /// Player `me` answers match `id`'s invitation; its acceptance starts the match.
+    pub(super) async fn answer_as(
+        &self,
+        me: &PlayerRecord,
+        id: &str,
+        answer: Answer,
+    ) -> Result<Match, Error> {
+        for _ in 0..ATTEMPTS {
+            let (version, mut found) = self.load(id).await?;
+            if !found.invitation().answer(answer, &me.id, now_ms())? {
+                return Ok(found);
+            }
+            match self.save(id, version, &found).await? {
+                SaveOutcome::Saved { .. } => {}
+                SaveOutcome::Conflict { .. } => continue,
+                SaveOutcome::Missing => return Err(Error::MatchNotFound),
+            }
+            tracing::info!(match_id = %id, player_id = %me.id, ?answer, status = found.status.as_str(), "match answered");
+            self.closed(&found, &me.id).await;
+            if found.status != ChallengeStatus::Open {
+                self.ctx.metrics.challenge(found.status.as_str());
+            }
+            return Ok(found);
+        }
+        Err(Error::Internal(
+            "a match kept changing under an answer".into(),
+        ))
+    }
+
+    /// After a change of match `m`'s invitation made by player `by`: accepted, it starts
+    /// (a sweep starts it should that fail); closed otherwise, its other players are told.
+    async fn closed(&self, m: &Match, by: &str) {
+        self.matchmaking
+            .closed_in_store(m.counted(), m.status)
+            .await;
+        let due = match m.status {
+            ChallengeStatus::Open => return,
+            ChallengeStatus::Accepted => Some(now_ms()),
+            ChallengeStatus::Declined | ChallengeStatus::Canceled | ChallengeStatus::Expired => {
+                None
+            }
+        };
+        if let Err(e) = self.index_due(&m.id, due).await {
+            tracing::warn!(match_id = %m.id, error = %e, "could not index a match's next step");
+        }
+        if m.status == ChallengeStatus::Accepted {
+            if let Err(e) = self.drive_series(&m.id).await {
+                tracing::warn!(match_id = %m.id, error = %e, "a match did not start; a sweep starts it");
+            }
+            return;
+        }
+        let others: Vec<String> = m
+            .player_ids()
+            .into_iter()
+            .filter(|player| player != by)
+            .collect();
+        self.tell(&others, MatchNotice::Closed(m)).await;
+    }
+
+    /// Tends match `id`, due: its invitation expired once past its expiry (its players
+    /// told, once: the winner of the compare-and-set), driven once accepted.
+    pub(crate) async fn tend(&self, id: &str) -> Result<(), Error> {
+        let now = now_ms();
+        let Some((version, mut found)) = self.find(id).await? else {
+            return self.index_due(id, None).await;
+        };
+        match (found.status, found.status_at(now)) {
+            (ChallengeStatus::Open, ChallengeStatus::Expired) => {
+                found.status = ChallengeStatus::Expired;
+                // Answered meanwhile (a conflict): the next sweep sees what it became.
+                if let SaveOutcome::Saved { .. } = self.save(id, version, &found).await? {
+                    tracing::info!(match_id = %id, "match expired unanswered");
+                    self.ctx.metrics.challenge("expired");
+                    self.closed(&found, "").await;
+                }
+                Ok(())
+            }
+            (ChallengeStatus::Open, _) => self.index_due(id, Some(found.expires_ms)).await,
+            (ChallengeStatus::Accepted, _) => self.drive_series(id).await.map(|_done| ()),
+            _ => self.index_due(id, None).await,
+        }
+    }
+}

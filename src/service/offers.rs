@@ -1,0 +1,138 @@
+//! The challenge routes' use cases, for either kind of invitation under a challenge's id:
+//! a plain challenge (the matchmaking aggregate's) or a match waiting for its answer (the
+//! matches'). Listed together from the one index of open ones, and each answered by its
+//! own aggregate; this holds no rule of its own, only which one an id names.
+
+use std::sync::Arc;
+
+use futures_util::future::join_all;
+
+use crate::address::AddressKey;
+use crate::domain::ChallengeId;
+use crate::store::challenges::{ChallengeStore, Direction};
+
+use super::Error;
+use super::matches::{Match, Matches};
+use super::matchmaking::Matchmaking;
+use super::matchmaking::challenge::{Answer, Challenge, ChallengeStatus};
+use super::shared::Shared;
+
+/// An invitation as the challenge routes answer it.
+#[derive(Debug, Clone)]
+pub enum Offer {
+    Challenge(Challenge),
+    Match(Match),
+}
+
+pub struct Offers {
+    ctx: Arc<Shared>,
+    matchmaking: Arc<Matchmaking>,
+    matches: Arc<Matches>,
+}
+
+impl Offers {
+    pub(super) fn new(
+        ctx: Arc<Shared>,
+        matchmaking: Arc<Matchmaking>,
+        matches: Arc<Matches>,
+    ) -> Arc<Offers> {
+        Arc::new(Offers {
+            ctx,
+            matchmaking,
+            matches,
+        })
+    }
+
+    /// A page (from 1) of the key's player's open invitations in `direction`, newest
+    /// first.
+    pub async fn open(
+        &self,
+        key: Option<&str>,
+        direction: Direction,
+        page: usize,
+        per_page: usize,
+    ) -> Result<Vec<Offer>, Error> {
+        let (now, ids) = self
+            .matchmaking
+            .open_ids(key, direction, page, per_page)
+            .await?;
+        let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
+        let mut open = Vec::new();
+        for stored in loaded {
+            let Some(stored) = stored? else { continue };
+            let (status, offer) = match Challenge::read(&stored.bytes)? {
+                Some(c) => (c.status_at(now), Offer::Challenge(c)),
+                None => match Match::read(&stored.bytes)? {
+                    Some(m) => (m.status_at(now), Offer::Match(m)),
+                    None => continue,
+                },
+            };
+            // The index is a hint: one closed by a process that died before uncounting
+            // it is left out, and drops off the index when it expires.
+            if status == ChallengeStatus::Open {
+                open.push(offer);
+            }
+        }
+        Ok(open)
+    }
+
+    /// An invitation, for one of its players.
+    pub async fn get(&self, key: Option<&str>, id: ChallengeId) -> Result<Offer, Error> {
+        match self.matchmaking.challenge_of(key, id).await {
+            Err(Error::ChallengeNotFound) => {
+                let found = self.matches.invitation_of(key, id).await;
+                Ok(Offer::Match(not_found_as_challenge(found)?))
+            }
+            other => other.map(Offer::Challenge),
+        }
+    }
+
+    /// An opponent accepts (see [`Matchmaking::accept`]); a match's acceptance starts it.
+    pub async fn accept(
+        &self,
+        key: Option<&str>,
+        id: ChallengeId,
+        from: Option<AddressKey>,
+    ) -> Result<Offer, Error> {
+        let answered = self.matchmaking.accept(key, id, from).await;
+        self.or_match(key, id, Answer::Accept, answered).await
+    }
+
+    /// An opponent declines: the invitation is closed for everyone.
+    pub async fn decline(&self, key: Option<&str>, id: ChallengeId) -> Result<Offer, Error> {
+        let answered = self.matchmaking.decline(key, id).await;
+        self.or_match(key, id, Answer::Decline, answered).await
+    }
+
+    /// The challenger takes its invitation back.
+    pub async fn cancel(&self, key: Option<&str>, id: ChallengeId) -> Result<Offer, Error> {
+        let answered = self.matchmaking.cancel_challenge(key, id).await;
+        self.or_match(key, id, Answer::Cancel, answered).await
+    }
+
+    /// `answered` by the challenges, or when `id` names no challenge, `answer` given to
+    /// the match it may name.
+    async fn or_match(
+        &self,
+        key: Option<&str>,
+        id: ChallengeId,
+        answer: Answer,
+        answered: Result<Challenge, Error>,
+    ) -> Result<Offer, Error> {
+        match answered {
+            Err(Error::ChallengeNotFound) => {
+                let found = self.matches.answer(key, id, answer).await;
+                Ok(Offer::Match(not_found_as_challenge(found)?))
+            }
+            other => other.map(Offer::Challenge),
+        }
+    }
+}
+
+/// At a challenge route an id that names nothing is no challenge.
+fn not_found_as_challenge(found: Result<Match, Error>) -> Result<Match, Error> {
+    found.map_err(|e| match e {
+        Error::MatchNotFound => Error::ChallengeNotFound,
+        e => e,
+    })
+}
