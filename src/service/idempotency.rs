@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{Error, stored};
+use super::{Error, codec};
 use crate::domain::GameId;
 use crate::store::IdempotencyRecord;
 use crate::store::any::AnyStore;
@@ -223,12 +223,12 @@ impl CreateReceipt {
         IdempotencyRecord {
             key: name.to_owned(),
             fingerprint: fingerprint.to_vec(),
-            response: stored::encode(CREATE_FORMAT, self),
+            response: codec::encode(CREATE_FORMAT, self),
         }
     }
 
     fn decode(bytes: &[u8]) -> Option<CreateReceipt> {
-        match stored::open("receipt", bytes).ok()? {
+        match codec::open("receipt", bytes).ok()? {
             (CREATE_FORMAT, body) => body.last().ok(),
             (CREATE_FORMAT_V3, body) => {
                 let v3: CreateReceiptV3 = body.last().ok()?;

@@ -28,9 +28,10 @@
 //!   pool every aggregate holds), [`thinking`] (where bots think: a bounded pool off the
 //!   async workers, games with a human first), [`error`] (the one error type), [`page`]
 //!   (the bounds of a page of a list), [`idempotency`] (what makes two requests the same,
-//!   and the claims that make a create happen once), [`stored`] (the bytes of every stored
+//!   and the claims that make a create happen once), [`codec`] (the bytes of every stored
 //!   record: a format byte, then the record and the fields appended after it).
 
+mod codec;
 mod dispatch;
 mod error;
 pub mod games;
@@ -43,7 +44,6 @@ mod page;
 pub mod players;
 pub mod ratings;
 mod shared;
-mod stored;
 pub mod thinking;
 pub mod tournaments;
 

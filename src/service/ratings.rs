@@ -34,12 +34,12 @@ use crate::store::players::PlayerStore;
 use crate::store::ratings::RatingStore;
 
 use super::Error;
+use super::codec;
 use super::games::record::Record;
 use super::news::{PlayerNews, RatingChange};
 use super::page::page_offset;
 use super::players::{PlayerRecord, Players};
 use super::shared::Shared;
-use super::stored;
 /// Compare-and-set attempts on one record before giving up (the sweep tries again).
 const ATTEMPTS: usize = 8;
 /// A provisional rating's place on a leaderboard is its rating less this: after every
@@ -94,11 +94,11 @@ struct Job {
 
 impl Job {
     fn encode(&self) -> Vec<u8> {
-        stored::encode(FORMAT, self)
+        codec::encode(FORMAT, self)
     }
 
     fn decode(bytes: &[u8]) -> Result<Job, Error> {
-        match stored::open("ratings", bytes)? {
+        match codec::open("ratings", bytes)? {
             (FORMAT, body) => body.last(),
             (other, body) => Err(body.unknown(other)),
         }

@@ -11,8 +11,8 @@ use super::view::View;
 use super::{Bearer, Error, Games, SeatToken, viewer_of};
 use crate::domain::GameId;
 use crate::engine::Move;
+use crate::service::codec;
 use crate::service::shared::now_ms;
-use crate::service::stored;
 use crate::store::{EventStream, GameStore, StoredEvent};
 
 /// The public fact of one stored version. No tile in any hand can be in it: moves are in
@@ -32,11 +32,11 @@ const FORMAT: u8 = 1;
 
 impl PublicEvent {
     pub(super) fn encode(&self) -> Vec<u8> {
-        stored::encode(FORMAT, self)
+        codec::encode(FORMAT, self)
     }
 
     fn decode(bytes: &[u8]) -> Option<PublicEvent> {
-        match stored::open("event", bytes).ok()? {
+        match codec::open("event", bytes).ok()? {
             (FORMAT, body) => body.last().ok(),
             _ => None,
         }
@@ -252,7 +252,7 @@ impl Games {
             news,
             game_id: id.to_string(),
         };
-        let payload = stored::encode(FORMAT, &stored);
+        let payload = codec::encode(FORMAT, &stored);
         let event = StoredEvent {
             version: now_ms(),
             payload,
@@ -296,7 +296,7 @@ impl Games {
                     let Some(event) = event else {
                         return Some(LobbyItem::Resync);
                     };
-                    let stored: StoredNews = match stored::open("lobby news", &event.payload) {
+                    let stored: StoredNews = match codec::open("lobby news", &event.payload) {
                         Ok((FORMAT, body)) => body.last().ok()?,
                         _ => return None,
                     };

@@ -25,8 +25,8 @@ use super::record::Record;
 use super::{Error, Games};
 use crate::domain::GameId;
 use crate::engine::{Event, Replay};
+use crate::service::codec;
 pub use crate::service::idempotency::{MIN_JOIN_KEY, RequestKey};
-use crate::service::stored;
 use crate::store::{GameStore, IdempotencyRecord};
 
 /// What the store keeps under an idempotency key: one format byte, then postcard, about
@@ -55,8 +55,8 @@ pub(super) struct StoredReceipt {
 impl Receipt {
     pub fn stored_under(self, key: &RequestKey, name: String) -> IdempotencyRecord {
         let response = match key.sealed {
-            None => stored::encode(FORMAT, &self),
-            Some(sealed) => stored::encode(JOIN_FORMAT, &(self, sealed)),
+            None => codec::encode(FORMAT, &self),
+            Some(sealed) => codec::encode(JOIN_FORMAT, &(self, sealed)),
         };
         IdempotencyRecord {
             key: name,
@@ -66,7 +66,7 @@ impl Receipt {
     }
 
     fn decode(bytes: &[u8]) -> Option<StoredReceipt> {
-        match stored::open("receipt", bytes).ok()? {
+        match codec::open("receipt", bytes).ok()? {
             (FORMAT, body) => Some(StoredReceipt {
                 receipt: body.last().ok()?,
                 sealed: None,

@@ -11,7 +11,7 @@ use crate::engine::{Game, Preset};
 
 use super::Error;
 use super::clock::{ClockSettings, GameClock};
-use crate::service::stored::{self, Encoder};
+use crate::service::codec::{self, Encoder};
 
 /// The record's format byte, then postcard: the record, then its twins, then its
 /// tournament (each appended apart, so formats 8 and 7 read with the same struct and
@@ -281,7 +281,7 @@ impl Record {
     /// A stored record, refused unless it is whole and its game keeps every invariant: a
     /// damaged record must never reach the engine.
     pub fn decode(bytes: &[u8]) -> Result<Record, Error> {
-        let record: Record = match stored::open("game", bytes)? {
+        let record: Record = match codec::open("game", bytes)? {
             (FORMAT, mut body) => {
                 let mut record: Record = body.next()?;
                 record.twins = body.next()?;

@@ -11,6 +11,7 @@ use super::series::{MatchStatus, Series, SeriesV3};
 use crate::address::AddressKey;
 use crate::engine::rules::Scoring;
 use crate::engine::{Preset, RulesPatch};
+use crate::service::codec;
 use crate::service::error::Error;
 use crate::service::games::admit::NewGame;
 use crate::service::games::clock::ClockSettings;
@@ -101,44 +102,29 @@ impl ChallengeHead {
 
 impl Match {
     pub(crate) fn encode(&self) -> Vec<u8> {
-        postcard::to_extend(self, vec![FORMAT]).expect("a match always serialises")
+        codec::encode(FORMAT, self)
     }
 
     /// The match `bytes` hold, or `None` when they are a plain challenge's (stored under
     /// the same key, in a challenge's format without a series).
     pub(crate) fn read(bytes: &[u8]) -> Result<Option<Match>, Error> {
-        let unreadable =
-            |e: postcard::Error| Error::Internal(format!("stored match unreadable: {e}"));
-        let (format, rest) = match bytes.split_first() {
-            Some((&FORMAT, rest)) => {
-                return postcard::from_bytes(rest).map(Some).map_err(unreadable);
-            }
-            Some((&format, rest))
-                if [CHALLENGE_V5, CHALLENGE_V4, CHALLENGE_V3].contains(&format) =>
-            {
-                (format, rest)
-            }
-            Some((&format, _)) if format < MATCH_FORMATS => return Ok(None),
-            _ => {
-                return Err(Error::Internal(
-                    "stored match unreadable: unknown format".into(),
-                ));
-            }
-        };
-        let (head, rest) = postcard::take_from_bytes::<ChallengeHead>(rest).map_err(unreadable)?;
-        let (series, rest) = match format {
-            CHALLENGE_V3 => {
-                let (series, rest) =
-                    postcard::take_from_bytes::<Option<SeriesV3>>(rest).map_err(unreadable)?;
-                (series.map(Series::from), rest)
-            }
-            _ => postcard::take_from_bytes::<Option<Series>>(rest).map_err(unreadable)?,
+        let (format, mut body) = codec::open("match", bytes)?;
+        match format {
+            FORMAT => return body.last().map(Some),
+            CHALLENGE_V5 | CHALLENGE_V4 | CHALLENGE_V3 => {}
+            other if other < MATCH_FORMATS => return Ok(None),
+            other => return Err(body.unknown(other)),
+        }
+        let head: ChallengeHead = body.next()?;
+        let series = match format {
+            CHALLENGE_V3 => body.next::<Option<SeriesV3>>()?.map(Series::from),
+            _ => body.next::<Option<Series>>()?,
         };
         let Some(series) = series else {
             return Ok(None);
         };
         let address = match format {
-            CHALLENGE_V5 => postcard::from_bytes(rest).map_err(unreadable)?,
+            CHALLENGE_V5 => body.last()?,
             _ => None,
         };
         Ok(Some(head.into_match(series, address)))
@@ -242,9 +228,10 @@ impl Match {
             _game_id: None,
             declined_by: self.declined_by.clone(),
         };
-        let bytes = postcard::to_extend(&head, vec![CHALLENGE_V5]).expect("serialises");
-        let bytes = postcard::to_extend(&Some(&self.series), bytes).expect("serialises");
-        postcard::to_extend(&self.address, bytes).expect("serialises")
+        codec::Encoder::new(CHALLENGE_V5, &head)
+            .then(&Some(&self.series))
+            .then(&self.address)
+            .finish()
     }
 
     /// Whether its points are penalties (the margin is the other way round).

@@ -10,6 +10,7 @@ use crate::bots::Level;
 use crate::domain::Who;
 use crate::engine::{Preset, RulesPatch};
 use crate::service::Error;
+use crate::service::codec::{self, Encoder};
 use crate::service::games::admit::NewGame;
 use crate::service::games::clock::ClockSettings;
 use crate::service::shared::now_ms;
@@ -230,44 +231,31 @@ impl Challenge {
     }
 
     pub(crate) fn encode(&self) -> Vec<u8> {
-        let bytes = postcard::to_extend(self, vec![FORMAT]).expect("a challenge always serialises");
-        postcard::to_extend(&self.address, bytes).expect("an address always serialises")
+        Encoder::new(FORMAT, self).then(&self.address).finish()
     }
 
     /// The challenge `bytes` hold, or `None` when they are a match's record (see
     /// [`MATCH_FORMATS`]).
     pub(crate) fn read(bytes: &[u8]) -> Result<Option<Challenge>, Error> {
-        let unreadable =
-            |e: postcard::Error| Error::Internal(format!("stored challenge unreadable: {e}"));
-        let (&format, rest) = bytes
-            .split_first()
-            .ok_or_else(|| Error::Internal("stored challenge unreadable: empty".into()))?;
+        let (format, mut body) = codec::open("challenge", bytes)?;
         if format >= MATCH_FORMATS {
             return Ok(None);
         }
-        let (mut challenge, rest) = match format {
-            FORMAT | FORMAT_V5 | FORMAT_V4 | FORMAT_V3 => {
-                postcard::take_from_bytes::<Challenge>(rest).map_err(unreadable)?
-            }
-            _ => {
-                return Err(Error::Internal(
-                    "stored challenge unreadable: unknown format".into(),
-                ));
-            }
+        let mut challenge: Challenge = match format {
+            FORMAT | FORMAT_V5 | FORMAT_V4 | FORMAT_V3 => body.next()?,
+            other => return Err(body.unknown(other)),
         };
-        let address = match (format, rest.split_first()) {
-            (FORMAT, _) => rest,
-            // A series: a match stored the old way.
-            (_, Some((1, _))) => return Ok(None),
-            (FORMAT_V5, Some((0, address))) => address,
-            (_, Some((0, _))) => return Ok(Some(challenge)),
-            _ => {
-                return Err(Error::Internal(
-                    "stored challenge unreadable: no series tag".into(),
-                ));
+        if format != FORMAT {
+            // Before format 6 a series followed, an `Option`: `Some` is a match stored
+            // the old way, `None` a plain challenge.
+            if body.is_some()? {
+                return Ok(None);
             }
-        };
-        challenge.address = postcard::from_bytes(address).map_err(unreadable)?;
+            if format != FORMAT_V5 {
+                return Ok(Some(challenge));
+            }
+        }
+        challenge.address = body.last()?;
         Ok(Some(challenge))
     }
 

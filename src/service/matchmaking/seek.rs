@@ -9,9 +9,9 @@ use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::Preset;
 use crate::service::Error;
+use crate::service::codec::{self, Encoder};
 use crate::service::games::clock::{ClockSettings, OnTimeout};
 use crate::service::shared::now_ms;
-use crate::service::stored::{self, Encoder};
 use crate::store::seeks::{SeekEntry, SeekState};
 
 use super::challenge::Party;
@@ -98,7 +98,7 @@ impl Seek {
     }
 
     pub(super) fn of(entry: SeekEntry) -> Result<Seek, Error> {
-        let (blob, address): (Blob, _) = match stored::open("seek", &entry.bytes)? {
+        let (blob, address): (Blob, _) = match codec::open("seek", &entry.bytes)? {
             (FORMAT, mut body) => (body.next()?, body.last()?),
             (FORMAT_V1, body) => (body.last()?, None),
             (other, body) => return Err(body.unknown(other)),

@@ -9,7 +9,7 @@ use subtle::ConstantTimeEq;
 use crate::bots::Level;
 use crate::rating::Rating;
 
-use crate::service::stored;
+use crate::service::codec;
 
 use super::{Error, PresetRating, Profile, RatingMoved, key_hash, new_key};
 
@@ -101,11 +101,11 @@ impl From<PlayerRecordV1> for PlayerRecord {
 
 impl PlayerRecord {
     pub(super) fn encode(&self) -> Vec<u8> {
-        stored::encode(FORMAT, self)
+        codec::encode(FORMAT, self)
     }
 
     pub(super) fn decode(bytes: &[u8]) -> Result<PlayerRecord, Error> {
-        match stored::open("player", bytes)? {
+        match codec::open("player", bytes)? {
             (FORMAT, body) => body.last(),
             (FORMAT_V2, body) => body.last::<PlayerRecordV2>().map(PlayerRecord::from),
             (FORMAT_V1, body) => body.last::<PlayerRecordV1>().map(PlayerRecord::from),

@@ -13,8 +13,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Error, NO_KEY, PlayerRecord, Players};
+use crate::service::codec;
 use crate::service::shared::now_ms;
-use crate::service::stored;
 use crate::store::StoredEvent;
 use crate::store::any::AnyStore;
 use crate::store::players::PlayerStore;
@@ -42,7 +42,7 @@ impl Players {
     /// Publishes `news` on player `player`'s channel; a failure is logged (news is a
     /// notice: what it tells can be read from the store).
     pub(crate) async fn tell<N: Serialize>(&self, player: &str, news: &N) {
-        let payload = stored::encode(FORMAT, news);
+        let payload = codec::encode(FORMAT, news);
         let event = StoredEvent {
             version: now_ms(),
             payload,
@@ -135,7 +135,7 @@ impl Players {
                 let Some(event) = event else {
                     return Some(NewsItem::Resync);
                 };
-                match stored::open("player news", &event.payload) {
+                match codec::open("player news", &event.payload) {
                     Ok((FORMAT, body)) => body.last().ok().map(NewsItem::News),
                     _ => None,
                 }

@@ -10,9 +10,9 @@ use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::engine::{Preset, RulesPatch, Seed, rules::Scoring};
 use crate::service::Error;
+use crate::service::codec;
 use crate::service::games::clock::ClockSettings;
 use crate::service::matchmaking::challenge::Party;
-use crate::service::stored;
 use crate::tournament::{self, Bye, Entrant, History, Played, Standing, Winner};
 
 /// The record's format byte, then postcard. Tournaments last: a later format keeps a
@@ -261,11 +261,11 @@ pub struct Tournament {
 
 impl Tournament {
     pub(crate) fn encode(&self) -> Vec<u8> {
-        stored::encode(FORMAT, self)
+        codec::encode(FORMAT, self)
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<Tournament, Error> {
-        match stored::open("tournament", bytes)? {
+        match codec::open("tournament", bytes)? {
             (FORMAT, body) => body.last(),
             (other, body) => Err(body.unknown(other)),
         }

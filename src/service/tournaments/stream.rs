@@ -10,8 +10,8 @@ use super::Tournaments;
 use super::record::Tournament;
 use crate::domain::TournamentId;
 use crate::service::Error;
+use crate::service::codec;
 use crate::service::shared::now_ms;
-use crate::service::stored;
 use crate::store::StoredEvent;
 use crate::store::tournaments::TournamentStore;
 
@@ -45,7 +45,7 @@ impl Tournaments {
     /// Publishes `told` on `t`'s channel; a failure is logged (the tournament is read
     /// from the store, which the stream's next word or a client's GET shows).
     pub(super) async fn publish(&self, t: &Tournament, told: Told) {
-        let payload = stored::encode(FORMAT, &told);
+        let payload = codec::encode(FORMAT, &told);
         let event = StoredEvent {
             version: now_ms(),
             payload,
@@ -80,7 +80,7 @@ impl Tournaments {
             |(mut live, gave, this, id)| async move {
                 let told = loop {
                     if let Some(event) = live.next().await {
-                        if let Ok((FORMAT, body)) = stored::open("tournament news", &event.payload)
+                        if let Ok((FORMAT, body)) = codec::open("tournament news", &event.payload)
                             && let Ok(told) = body.last::<Told>()
                         {
                             break Some(told);

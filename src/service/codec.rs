@@ -59,6 +59,19 @@ impl Decoder<'_> {
         Ok(value)
     }
 
+    /// Whether the next value, an `Option`, is `Some`: its tag is read, so what follows
+    /// is the value after `Some`, the next value after `None`. For a reader that only
+    /// needs to know (a type of the layer above, which it may not name).
+    pub(crate) fn is_some(&mut self) -> Result<bool, Error> {
+        let (some, rest) = match self.rest.split_first() {
+            Some((&0, rest)) => (false, rest),
+            Some((&1, rest)) => (true, rest),
+            _ => return Err(unreadable(self.what, "no option's tag")),
+        };
+        self.rest = rest;
+        Ok(some)
+    }
+
     /// The last value.
     pub(crate) fn last<T: DeserializeOwned>(self) -> Result<T, Error> {
         postcard::from_bytes(self.rest).map_err(|e| unreadable(self.what, e))
@@ -91,6 +104,19 @@ mod tests {
         assert_eq!(body.next::<(String, u32)>().unwrap(), ("ann".into(), 3));
         assert_eq!(body.next::<Vec<String>>().unwrap(), ["g1"]);
         assert_eq!(body.last::<Option<u8>>().unwrap(), Some(5));
+    }
+
+    #[test]
+    fn an_options_tag_is_read_alone() {
+        let bytes = Encoder::new(1, &None::<u32>)
+            .then(&Some(7u32))
+            .then(&2u8)
+            .finish();
+        let (_, mut body) = open("test", &bytes).unwrap();
+        assert!(!body.is_some().unwrap());
+        assert!(body.is_some().unwrap());
+        assert_eq!(body.next::<u32>().unwrap(), 7);
+        assert!(body.is_some().is_err(), "2 is no tag");
     }
 
     #[test]
