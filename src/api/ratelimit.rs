@@ -91,7 +91,7 @@ impl LimitPolicy {
 
 /// Where a request left one limit: one item of the `RateLimit` field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Standing {
+pub struct LimitLeft {
     pub policy: LimitPolicy,
     /// Requests that may follow at once (`r`).
     pub remaining: u32,
@@ -102,23 +102,23 @@ pub struct Standing {
 
 /// One request counted: where it left each limit that counted it, and whether one refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Counted {
+pub struct RateCounted {
     /// At most one per policy, address first.
-    pub standings: Vec<Standing>,
-    pub refusal: Option<Refusal>,
+    pub standings: Vec<LimitLeft>,
+    pub refusal: Option<RateRefusal>,
 }
 
 /// Which limit refused a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refusal {
+pub enum RateRefusal {
     Address { retry_after_secs: u32 },
     Token { retry_after_secs: u32 },
 }
 
-impl Refusal {
+impl RateRefusal {
     pub fn retry_after_secs(self) -> u32 {
         match self {
-            Refusal::Address { retry_after_secs } | Refusal::Token { retry_after_secs } => {
+            RateRefusal::Address { retry_after_secs } | RateRefusal::Token { retry_after_secs } => {
                 retry_after_secs
             }
         }
@@ -161,11 +161,11 @@ fn retry_after<P: governor::clock::Reference>(not_until: &NotUntil<P>, now: P) -
 
 /// Where an allowed request left its limit. The snapshot rounds the remaining burst down,
 /// so the refill time computed from it is an upper bound.
-fn standing(policy: LimitPolicy, snapshot: &StateSnapshot) -> Standing {
+fn standing(policy: LimitPolicy, snapshot: &StateSnapshot) -> LimitLeft {
     let quota = snapshot.quota();
     let remaining = snapshot.remaining_burst_capacity();
     let missing = quota.burst_size().get().saturating_sub(remaining);
-    Standing {
+    LimitLeft {
         policy,
         remaining,
         reset_secs: ceil_secs(quota.replenish_interval().saturating_mul(missing)),
@@ -214,9 +214,9 @@ impl RateLimits {
 
     /// Counts one request of this address (if known) and token (if any); refuses it when
     /// either is over its limit.
-    pub fn check(&self, address: Option<IpAddr>, token: Option<&TokenHash>) -> Counted {
+    pub fn check(&self, address: Option<IpAddr>, token: Option<&TokenHash>) -> RateCounted {
         self.sweep_if_due();
-        let mut counted = Counted {
+        let mut counted = RateCounted {
             standings: Vec::with_capacity(2),
             refusal: None,
         };
@@ -227,12 +227,12 @@ impl RateLimits {
                     .push(standing(LimitPolicy::PerIp, &snapshot)),
                 Err(n) => {
                     let retry_after_secs = retry_after(&n, limiter.clock().now());
-                    counted.standings.push(Standing {
+                    counted.standings.push(LimitLeft {
                         policy: LimitPolicy::PerIp,
                         remaining: 0,
                         reset_secs: retry_after_secs,
                     });
-                    counted.refusal = Some(Refusal::Address { retry_after_secs });
+                    counted.refusal = Some(RateRefusal::Address { retry_after_secs });
                     return counted;
                 }
             }
@@ -244,12 +244,12 @@ impl RateLimits {
                     .push(standing(LimitPolicy::PerToken, &snapshot)),
                 Err(n) => {
                     let retry_after_secs = retry_after(&n, limiter.clock().now());
-                    counted.standings.push(Standing {
+                    counted.standings.push(LimitLeft {
                         policy: LimitPolicy::PerToken,
                         remaining: 0,
                         reset_secs: retry_after_secs,
                     });
-                    counted.refusal = Some(Refusal::Token { retry_after_secs });
+                    counted.refusal = Some(RateRefusal::Token { retry_after_secs });
                 }
             }
         }
@@ -257,7 +257,7 @@ impl RateLimits {
     }
 
     /// The two fields for a counted request; `None` when no limit counted it.
-    pub fn fields(&self, counted: &Counted) -> Option<[(HeaderName, HeaderValue); 2]> {
+    pub fn fields(&self, counted: &RateCounted) -> Option<[(HeaderName, HeaderValue); 2]> {
         if counted.standings.is_empty() {
             return None;
         }
@@ -358,8 +358,8 @@ pub async fn limit(
     let mut res = match counted.refusal {
         Some(refusal) => {
             let which = match refusal {
-                Refusal::Address { .. } => "client address",
-                Refusal::Token { .. } => "seat token",
+                RateRefusal::Address { .. } => "client address",
+                RateRefusal::Token { .. } => "seat token",
             };
             tracing::debug!(limit = which, "rate limited");
             let answer = ApiError::rate_limited(refusal.retry_after_secs()).error_response();
@@ -393,7 +393,11 @@ mod tests {
     }
 
     /// Only whether the request passed.
-    fn check(l: &RateLimits, address: Option<IpAddr>, token: Option<&str>) -> Result<(), Refusal> {
+    fn check(
+        l: &RateLimits,
+        address: Option<IpAddr>,
+        token: Option<&str>,
+    ) -> Result<(), RateRefusal> {
         match l.check(address, token.map(TokenHash::of).as_ref()).refusal {
             None => Ok(()),
             Some(refusal) => Err(refusal),
@@ -412,7 +416,7 @@ mod tests {
         }
         assert_eq!(
             check(&l, None, Some("alice")),
-            Err(Refusal::Token {
+            Err(RateRefusal::Token {
                 retry_after_secs: 1
             })
         );
@@ -433,7 +437,7 @@ mod tests {
         assert_eq!(check(&l, ip("10.0.0.1"), None), Ok(()));
         assert_eq!(
             check(&l, ip("10.0.0.1"), None),
-            Err(Refusal::Address {
+            Err(RateRefusal::Address {
                 retry_after_secs: 10
             })
         );
@@ -445,12 +449,12 @@ mod tests {
         assert_eq!(check(&l, ip("10.0.0.1"), Some("t")), Ok(()));
         assert!(matches!(
             check(&l, ip("10.0.0.1"), Some("t")),
-            Err(Refusal::Address { .. })
+            Err(RateRefusal::Address { .. })
         ));
         // The token is refused only for its own sake, from another address.
         assert!(matches!(
             check(&l, ip("10.0.0.2"), Some("t")),
-            Err(Refusal::Token { .. })
+            Err(RateRefusal::Token { .. })
         ));
     }
 
@@ -481,7 +485,7 @@ mod tests {
         assert_eq!(l.tracked(), (0, 0));
     }
 
-    fn field(l: &RateLimits, counted: &Counted, name: &HeaderName) -> String {
+    fn field(l: &RateLimits, counted: &RateCounted, name: &HeaderName) -> String {
         let fields = l.fields(counted).expect("fields");
         let (_, value) = fields.iter().find(|(n, _)| n == name).unwrap();
         value.to_str().unwrap().to_owned()

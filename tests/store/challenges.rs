@@ -2,7 +2,7 @@
 //! compare-and-set, each player's index in and out (older entries dropped as it is read),
 //! and the index of due challenges.
 
-use domino_server::store::challenges::{ChallengeStore, Direction, Full, OpenCaps, Parties};
+use domino_server::store::challenges::{CapReached, ChallengeStore, Direction, OpenCaps, Parties};
 use domino_server::store::{SaveOutcome, StoreError, Stored};
 
 use super::{Backend, LONG_TTL, new_id};
@@ -189,10 +189,16 @@ pub(crate) async fn open_challenges_are_capped_per_party_in_one_step_and_listed_
     assert_eq!(open(&ids[0], &bobs, 1_000).await, Ok(()));
     assert_eq!(open(&ids[1], &bobs, 2_000).await, Ok(()));
     // Bob has two sent to him: his cap.
-    assert_eq!(open(&ids[2], &bobs, 3_000).await, Err(Full::Opponent(0)));
+    assert_eq!(
+        open(&ids[2], &bobs, 3_000).await,
+        Err(CapReached::Opponent(0))
+    );
     assert_eq!(open(&ids[2], &cats, 3_000).await, Ok(()));
     // Ann has made three: hers.
-    assert_eq!(open(&ids[3], &cats, 4_000).await, Err(Full::Challenger));
+    assert_eq!(
+        open(&ids[3], &cats, 4_000).await,
+        Err(CapReached::Challenger)
+    );
     let listed = store
         .open_challenges(&ann, Direction::Out, 100, 0, 10)
         .await

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use domino_server::store::players::{Admission, Created, PlayerStore};
+use domino_server::store::players::{Created, PlayerAdmission, PlayerStore};
 use domino_server::store::{SaveOutcome, Stored};
 
 use super::{Backend, LONG_TTL, new_id};
@@ -128,7 +128,7 @@ pub(crate) async fn creations_are_admitted_per_address_up_to_the_cap<B: Backend>
     let store = B::open(LONG_TTL).await;
     let (alice, bob) = (format!("a-{}", new_id()), format!("b-{}", new_id()));
     let hour = Duration::from_secs(3600);
-    let admitted = |a: Admission| a == Admission::Admitted;
+    let admitted = |a: PlayerAdmission| a == PlayerAdmission::Admitted;
     assert!(admitted(store.admit_player(&alice, 2, hour).await.unwrap()));
     assert!(admitted(store.admit_player(&alice, 2, hour).await.unwrap()));
     assert!(!admitted(
@@ -138,7 +138,8 @@ pub(crate) async fn creations_are_admitted_per_address_up_to_the_cap<B: Backend>
     store.unadmit_player(&alice).await.unwrap();
     assert!(admitted(store.admit_player(&alice, 2, hour).await.unwrap()));
     // Refused, it says when the window frees: an hour after the first creation counted.
-    let Admission::Refused { frees_in } = store.admit_player(&alice, 2, hour).await.unwrap() else {
+    let PlayerAdmission::Refused { frees_in } = store.admit_player(&alice, 2, hour).await.unwrap()
+    else {
         panic!("a third creation in the hour is refused");
     };
     assert!(

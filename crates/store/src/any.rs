@@ -8,10 +8,10 @@
 
 use std::time::Duration;
 
-use super::challenges::{ChallengeStore, Direction, Full, OpenCaps, Parties};
+use super::challenges::{CapReached, ChallengeStore, Direction, OpenCaps, Parties};
 use super::claims::ClaimStore;
 use super::memory::MemoryStore;
-use super::players::{Admission, Created, PlayerStore};
+use super::players::{Created, PlayerAdmission, PlayerStore};
 use super::ratings::RatingStore;
 use super::redis::RedisStore;
 use super::seeks::{Added, Gap, SeekEntry, SeekStore, Settled};
@@ -205,7 +205,7 @@ impl ChallengeStore for AnyStore {
         expires_ms: u64,
         now_ms: u64,
         caps: OpenCaps,
-    ) -> Result<Result<(), Full>, StoreError> {
+    ) -> Result<Result<(), CapReached>, StoreError> {
         delegate!(self, s => s.open_challenge(id, parties, expires_ms, now_ms, caps))
     }
 
@@ -297,7 +297,7 @@ impl PlayerStore for AnyStore {
         address: &str,
         max: usize,
         window: Duration,
-    ) -> Result<Admission, StoreError> {
+    ) -> Result<PlayerAdmission, StoreError> {
         delegate!(self, s => s.admit_player(address, max, window))
     }
 

@@ -63,7 +63,7 @@ pub struct OpenCaps {
 
 /// Whose cap refused an open challenge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Full {
+pub enum CapReached {
     Challenger,
     /// The opponent at this index of [`Parties::opponents`].
     Opponent(usize),
@@ -124,7 +124,7 @@ pub trait ChallengeStore: Send + Sync + 'static {
         expires_ms: u64,
         now_ms: u64,
         caps: OpenCaps,
-    ) -> impl Future<Output = Result<Result<(), Full>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Result<(), CapReached>, StoreError>> + Send;
 
     /// Stops counting challenge `id` as open (answered, canceled or expired).
     fn close_challenge(

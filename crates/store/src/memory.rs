@@ -92,20 +92,21 @@ pub struct MemoryStore {
     /// Claims on the keys of creates, under a lock of their own.
     claims: Mutex<claims::Claims>,
     /// Tournaments, under a lock of their own.
-    tournaments: Mutex<tournaments::Tournaments>,
+    tournaments: Mutex<tournaments::TournamentIndex>,
 }
 
-/// A lobby entry's place: newest first, ties broken by id descending, which is the order
-/// Redis's ZREVRANGE gives, so both stores list alike.
-type LobbyKey = (Reverse<u64>, Reverse<String>);
+/// A place in a list newest first (the lobby, a player's challenges, tournaments by
+/// status): ties broken by id descending, which is the order Redis's ZREVRANGE gives, so
+/// both stores list alike.
+type NewestFirst = (Reverse<u64>, Reverse<String>);
 
 struct Inner {
     games: HashMap<String, MemoryGame>,
     /// The lobby: open games in order, indexed by position so that a deep page costs
     /// what the first one does.
-    open: Ranked<LobbyKey>,
+    open: Ranked<NewestFirst>,
     /// Games in play, by when they started, in the lobby's order.
-    playing: Ranked<LobbyKey>,
+    playing: Ranked<NewestFirst>,
     /// Listed games per owner (creator's address), for the cap on them.
     owners: HashMap<String, usize>,
     /// Games in play (not finished) per creator's address, for the cap on them.

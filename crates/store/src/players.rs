@@ -26,7 +26,7 @@ pub enum Created {
 
 /// What became of [`PlayerStore::admit_player`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admission {
+pub enum PlayerAdmission {
     Admitted,
     /// The address is at its cap: the window frees in `frees_in` (the oldest creation
     /// counted leaves it then); nothing was counted.
@@ -95,7 +95,7 @@ pub trait PlayerStore: Send + Sync + 'static {
         address: &str,
         max: usize,
         window: Duration,
-    ) -> impl Future<Output = Result<Admission, StoreError>> + Send;
+    ) -> impl Future<Output = Result<PlayerAdmission, StoreError>> + Send;
 
     /// Takes back one count of [`admit_player`](Self::admit_player) (a creation that was
     /// refused after all).

@@ -34,7 +34,7 @@ const RENEW_EVERY: Duration = Duration::from_millis(1_666);
 
 /// What [`Games::play_due`] did with a game the sweep found due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Played {
+enum SweepOutcome {
     /// Nothing was due after all.
     Nothing,
     /// A seat ran out of time.
@@ -50,7 +50,7 @@ impl Games {
     /// after `abandon_after` timeouts in a row takes the seat over), or under `forfeit` its
     /// side loses. Exactly once, whichever process sweeps first: the change goes through
     /// the compare-and-set like a move.
-    async fn play_due(&self, id: GameId) -> Result<Played, Error> {
+    async fn play_due(&self, id: GameId) -> Result<SweepOutcome, Error> {
         let updated = self
             .update(id, None, |_, now, record| {
                 if record.bots_to_move() {
@@ -112,9 +112,9 @@ impl Games {
                     Some((seat, in_row)) => {
                         self.ctx.metrics.timeouts.inc();
                         tracing::info!(game_id = %id, seat, in_row, version, "a seat ran out of time");
-                        Played::TimedOut { bots_left }
+                        SweepOutcome::TimedOut { bots_left }
                     }
-                    None => Played::Bots { bots_left },
+                    None => SweepOutcome::Bots { bots_left },
                 })
             }
             // Listed as due but nothing is due yet (the index keeps an earlier state's
@@ -128,10 +128,10 @@ impl Games {
                     .store
                     .index_deadline(&id, version, record.due(now_ms()))
                     .await?;
-                Ok(Played::Nothing)
+                Ok(SweepOutcome::Nothing)
             }
             // A background change has no key, so it repeats nothing.
-            Written::Repeated { .. } => Ok(Played::Nothing),
+            Written::Repeated { .. } => Ok(SweepOutcome::Nothing),
         }
     }
 
@@ -307,7 +307,7 @@ impl Games {
                 played = &mut playing => {
                     let left = matches!(
                         played?,
-                        Played::Bots { bots_left: true } | Played::TimedOut { bots_left: true }
+                        SweepOutcome::Bots { bots_left: true } | SweepOutcome::TimedOut { bots_left: true }
                     );
                     return Ok(left && held);
                 }
@@ -412,8 +412,8 @@ impl Games {
             return Ok(self.drive(id, false));
         }
         Ok(match self.play_due(id).await? {
-            Played::Nothing => false,
-            Played::TimedOut { bots_left } | Played::Bots { bots_left } => {
+            SweepOutcome::Nothing => false,
+            SweepOutcome::TimedOut { bots_left } | SweepOutcome::Bots { bots_left } => {
                 if bots_left {
                     self.drive(id, false);
                 }

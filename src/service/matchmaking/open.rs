@@ -9,7 +9,7 @@ use crate::service::players::NO_KEY;
 use crate::service::shared::now_ms;
 use crate::store::SaveOutcome;
 use crate::store::challenges::{
-    CLOSED_CHALLENGE_KEPT, ChallengeStore, Direction, Full, OpenCaps, Parties,
+    CLOSED_CHALLENGE_KEPT, CapReached, ChallengeStore, Direction, OpenCaps, Parties,
 };
 
 use super::challenge::{Challenge, ChallengeStatus, Counted, Opponent};
@@ -57,10 +57,10 @@ impl Matchmaking {
             .await?
         {
             Ok(()) => Ok(()),
-            Err(Full::Challenger) => Err(Error::TooManyChallenges {
+            Err(CapReached::Challenger) => Err(Error::TooManyChallenges {
                 max: MAX_OPEN_CHALLENGES,
             }),
-            Err(Full::Opponent(i)) => Err(Error::TooManyChallengesTo {
+            Err(CapReached::Opponent(i)) => Err(Error::TooManyChallengesTo {
                 name: open
                     .opponents
                     .iter()

@@ -22,7 +22,7 @@ use crate::bots::Level;
 use crate::domain::{Named, PlayerId, PlayerName, Who};
 use crate::rating::Rating;
 use crate::store::SaveOutcome;
-use crate::store::players::{Admission, Created, PlayerStore};
+use crate::store::players::{Created, PlayerAdmission, PlayerStore};
 
 use super::Error;
 use super::idempotency::{self, Before, Create, RequestKey};
@@ -210,7 +210,7 @@ impl Players {
             .zip(self.ctx.caps.players)
             .map(|(from, max)| (from.to_string(), max));
         if let Some((address, max)) = &counted
-            && let Admission::Refused { frees_in } = self
+            && let PlayerAdmission::Refused { frees_in } = self
                 .ctx
                 .store
                 .admit_player(address, *max, CREATION_WINDOW)

@@ -6,13 +6,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
-use super::MemoryStore;
-use crate::challenges::{CHALLENGE_KEPT, ChallengeStore, Direction, Full, OpenCaps, Parties};
+use super::{MemoryStore, NewestFirst};
+use crate::challenges::{CHALLENGE_KEPT, CapReached, ChallengeStore, Direction, OpenCaps, Parties};
 use crate::{SaveOutcome, StoreError, Stored};
-
-/// A challenge's place in a player's list: newest first, ties by id descending, as
-/// Redis's ZREVRANGE orders them.
-type Entry = (Reverse<u64>, Reverse<String>);
 
 #[derive(Default)]
 pub(super) struct Challenges {
@@ -21,7 +17,7 @@ pub(super) struct Challenges {
     kept_until: BTreeSet<(Instant, String)>,
     kept_at: HashMap<String, Instant>,
     /// Per player and direction, its challenges newest first (ties: id descending).
-    indexed: HashMap<(String, Direction), BTreeSet<Entry>>,
+    indexed: HashMap<(String, Direction), BTreeSet<NewestFirst>>,
     /// Due challenges: by due time, and each one's entry.
     due: BTreeSet<(u64, String)>,
     due_at: HashMap<String, u64>,
@@ -177,7 +173,7 @@ impl ChallengeStore for MemoryStore {
         expires_ms: u64,
         now_ms: u64,
         caps: OpenCaps,
-    ) -> Result<Result<(), Full>, StoreError> {
+    ) -> Result<Result<(), CapReached>, StoreError> {
         let mut challenges = self.challenges();
         let counted = std::iter::once((parties.challenger, Direction::Out, caps.out, None)).chain(
             parties
@@ -190,7 +186,9 @@ impl ChallengeStore for MemoryStore {
         for &(player, direction, cap, opponent) in &counted {
             let open = challenges.open_of(player, direction, now_ms);
             if !open.contains_key(id) && open.len() >= cap {
-                return Ok(Err(opponent.map_or(Full::Challenger, Full::Opponent)));
+                return Ok(Err(
+                    opponent.map_or(CapReached::Challenger, CapReached::Opponent)
+                ));
             }
         }
         for (player, direction, _, _) in counted {

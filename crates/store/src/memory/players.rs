@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use super::MemoryStore;
-use crate::players::{Admission, Created, PLAYER_GAMES_KEPT, PlayerStore, player_channel};
+use crate::players::{Created, PLAYER_GAMES_KEPT, PlayerAdmission, PlayerStore, player_channel};
 use crate::{EventStream, GameStore, SaveOutcome, StoreError, Stored, StoredEvent};
 
 /// A game's place in a player's list: newest first, ties by id descending, as Redis's
@@ -158,7 +158,7 @@ impl PlayerStore for MemoryStore {
         address: &str,
         max: usize,
         window: Duration,
-    ) -> Result<Admission, StoreError> {
+    ) -> Result<PlayerAdmission, StoreError> {
         let now = Instant::now();
         let mut players = self.players();
         players.admitted.retain(|_, (_, until)| *until > now);
@@ -167,12 +167,12 @@ impl PlayerStore for MemoryStore {
             .entry(address.to_owned())
             .or_insert((0, now + window));
         if *count >= max {
-            return Ok(Admission::Refused {
+            return Ok(PlayerAdmission::Refused {
                 frees_in: *until - now,
             });
         }
         *count += 1;
-        Ok(Admission::Admitted)
+        Ok(PlayerAdmission::Admitted)
     }
 
     async fn unadmit_player(&self, address: &str) -> Result<(), StoreError> {

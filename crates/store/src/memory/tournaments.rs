@@ -4,19 +4,15 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
 
-use super::MemoryStore;
+use super::{MemoryStore, NewestFirst};
 use crate::tournaments::{TournamentStore, tournament_channel};
 use crate::{EventStream, GameStore, SaveOutcome, StoreError, Stored, StoredEvent};
 
-/// A tournament's place in a list: newest first, ties by id descending, as Redis's
-/// ZREVRANGE orders them.
-type Entry = (Reverse<u64>, Reverse<String>);
-
 #[derive(Default)]
-pub(super) struct Tournaments {
+pub(super) struct TournamentIndex {
     tournaments: HashMap<String, Stored>,
     /// Per status, its tournaments newest first.
-    listed: HashMap<String, BTreeSet<Entry>>,
+    listed: HashMap<String, BTreeSet<NewestFirst>>,
     due: BTreeSet<(u64, String)>,
     due_at: HashMap<String, u64>,
     /// Per creator, the tournaments it made that may still run, and when each was claimed.
@@ -24,7 +20,7 @@ pub(super) struct Tournaments {
 }
 
 impl MemoryStore {
-    fn tournaments(&self) -> std::sync::MutexGuard<'_, Tournaments> {
+    fn tournaments(&self) -> std::sync::MutexGuard<'_, TournamentIndex> {
         self.tournaments
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())

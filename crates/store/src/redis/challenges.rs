@@ -17,7 +17,7 @@ use super::connection::corrupt;
 use super::keys::Keys;
 use super::players::{CREATE_LUA, SAVE_LUA, millis, parse_versioned, versioned_value};
 use super::scripts::Lua;
-use crate::challenges::{CHALLENGE_KEPT, ChallengeStore, Direction, Full, OpenCaps, Parties};
+use crate::challenges::{CHALLENGE_KEPT, CapReached, ChallengeStore, Direction, OpenCaps, Parties};
 use crate::{SaveOutcome, StoreError, Stored};
 
 /// Entries a player's index keeps at most, newest first.
@@ -274,7 +274,7 @@ impl ChallengeStore for RedisStore {
         expires_ms: u64,
         now_ms: u64,
         caps: OpenCaps,
-    ) -> Result<Result<(), Full>, StoreError> {
+    ) -> Result<Result<(), CapReached>, StoreError> {
         let keys = self.open_keys(&parties);
         let mut conn = self.conns.writer()?;
         let (reply, _) = self
@@ -298,8 +298,8 @@ impl ChallengeStore for RedisStore {
         let full: i64 = redis::from_redis_value(reply).map_err(|_| corrupt("open reply"))?;
         Ok(match full {
             0 => Ok(()),
-            1 => Err(Full::Challenger),
-            n => Err(Full::Opponent(n as usize - 2)),
+            1 => Err(CapReached::Challenger),
+            n => Err(CapReached::Opponent(n as usize - 2)),
         })
     }
 

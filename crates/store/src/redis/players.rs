@@ -27,7 +27,7 @@ use super::RedisStore;
 use super::connection::{Conn, corrupt};
 use super::keys::Keys;
 use super::scripts::Lua;
-use crate::players::{Admission, Created, PLAYER_GAMES_KEPT, PlayerStore, player_channel};
+use crate::players::{Created, PLAYER_GAMES_KEPT, PlayerAdmission, PlayerStore, player_channel};
 use crate::value::{encode_event, version_text};
 use crate::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent};
 
@@ -459,7 +459,7 @@ impl PlayerStore for RedisStore {
         address: &str,
         max: usize,
         window: Duration,
-    ) -> Result<Admission, StoreError> {
+    ) -> Result<PlayerAdmission, StoreError> {
         let mut conn = self.conns.get()?;
         let (max, window) = (max.to_string(), millis(window).to_string());
         let left_ms = self
@@ -473,8 +473,8 @@ impl PlayerStore for RedisStore {
             )
             .await?;
         Ok(match u64::try_from(left_ms) {
-            Ok(0) => Admission::Admitted,
-            Ok(ms) => Admission::Refused {
+            Ok(0) => PlayerAdmission::Admitted,
+            Ok(ms) => PlayerAdmission::Refused {
                 frees_in: Duration::from_millis(ms),
             },
             Err(_) => return Err(corrupt("admit player reply")),
