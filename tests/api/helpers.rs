@@ -451,10 +451,15 @@ impl TestApp {
     pub async fn each_moves(&self, id: &str, keys: &[&str]) {
         let mut left: Vec<&str> = keys.to_vec();
         // A seat's turn may come after a bot's reply in the background: wait for it, for a
-        // while; a game that ended first (a round blocked at once) has no turn to give.
+        // while; a game that ended first has no turn to give. A seat that moved already
+        // moves again when its turn comes back before the others had theirs (a round
+        // blocked at once, whose next round it leads again).
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while !left.is_empty() {
-            for key in left.clone() {
+            for &key in keys {
+                if left.is_empty() {
+                    break;
+                }
                 let view = self.view(id, Some(key)).await;
                 if view["status"] == "finished" {
                     return;
