@@ -61,7 +61,7 @@ start() {
 load() { "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --server-pid "$server_pid" --seconds "$secs" "$@" \
     | grep -E '^(probe|moves|move latency|cpu per)' || echo "(the load failed)"; }
 
-echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
+machine_line
 echo "versions: $(rustc --version), $(redis-server --version | cut -d' ' -f1-3)"
 for round in $(seq "$rounds"); do
     for target in bare memory redis; do

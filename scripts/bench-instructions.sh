@@ -47,7 +47,7 @@ log "building the load client ($BENCH_PROFILE)"
 cargo build --profile "$BENCH_PROFILE" --quiet --example load
 load() { "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/load" --url "$url" --server-pid "$server_pid" "$@"; }
 
-echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+machine_line
 echo "command: scripts/bench-instructions.sh $*"
 for round in $(seq "${ROUNDS:-2}"); do
     for which in 0 1; do

@@ -12,6 +12,12 @@
 # measures what `cargo run --release` builds.
 BENCH_PROFILE=${BENCH_PROFILE:-profiling}
 
+# The machine a figure was measured on, as BENCHMARKS.md quotes it: cores, CPU model and
+# how busy it was before the run.
+machine_line() {
+    echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
+}
+
 wrapper=()
 start_bench_server() { # binary, VAR=value...
     local bin=$1 port

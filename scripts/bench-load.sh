@@ -163,7 +163,7 @@ warnings() {
     fi
 }
 
-echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
+machine_line
 echo "versions: $(rustc --version), $(redis-cli -u "$REDIS_URL" info server | grep -m1 redis_version | tr -d '\r')"
 echo "command: $( ((cluster)) && echo "ROUNDS=${ROUNDS:-3} PACED_RATE=${PACED_RATE:-5000} ")scripts/bench-load.sh $( ((cluster)) && echo "--cluster ")$*"
 status=0

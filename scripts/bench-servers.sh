@@ -56,7 +56,6 @@ for i in $(seq "${SERVERS:-2}"); do
     urls+=(--url "$url")
 done
 
-printf 'machine: %s cores (%s), %s, %s\n' "$(nproc)" \
-    "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
-    "$(redis-server --version | cut -d' ' -f3)" "$(rustc --version)"
+machine_line
+echo "versions: $(rustc --version), $(redis-server --version | cut -d' ' -f1-3)"
 "$CARGO_TARGET_DIR/$BENCH_PROFILE/examples/$example" "${urls[@]}" "$@"

@@ -127,7 +127,7 @@ instructions() {
     fi
 }
 
-echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
+machine_line
 echo "versions: $(rustc --version), $(redis-server --version | cut -d' ' -f1-3), $(valgrind --version 2>/dev/null || echo 'no valgrind')"
 echo "command: STORES=\"${stores[*]}\" ROUNDS=$rounds LOAD_SECONDS=$secs PACED_RATE=${PACED_RATE:-5000} DELAY_US=${DELAY_US:-150} scripts/bench-trip.sh $*"
 # A PING's round trip, one at a time: 1 / the rate of one connection.
