@@ -181,6 +181,15 @@ pub struct Metrics {
     pub tournament_rounds_paired: Counter,
     /// How long each of those pairings took (`domino_tournament_pairing_seconds`).
     pub tournament_pairing: Histogram,
+    /// Tournament rounds that began to wait for games the admission refused
+    /// (`domino_tournament_rounds_waiting_total`).
+    pub tournament_rounds_waiting: Counter,
+    /// Tournaments this process feeds to followers now, one feed each however many follow
+    /// (`domino_tournament_feeds`).
+    pub tournament_feeds: Gauge,
+    /// Tournament events rendered by those feeds, each once for all its followers
+    /// (`domino_tournament_events_rendered_total`).
+    pub tournament_events_rendered: Counter,
     /// Event streams and waiting long polls open now (`domino_open_streams`).
     pub open_streams: Gauge,
     /// Streams and long polls refused by a cap (`domino_stream_refusals_total{cap}`).
@@ -312,6 +321,12 @@ impl Metrics {
             "Tournament rounds this process paired and saved",
             tournament_rounds_paired.clone(),
         );
+        let tournament_rounds_waiting = Counter::default();
+        game.register(
+            "tournament_rounds_waiting",
+            "Tournament rounds that began to wait for games the admission refused",
+            tournament_rounds_waiting.clone(),
+        );
         let tournament_pairing = Histogram::new(PAIRING_BUCKETS);
         game.register_with_unit(
             "tournament_pairing",
@@ -320,6 +335,18 @@ impl Metrics {
             tournament_pairing.clone(),
         );
 
+        let tournament_feeds = Gauge::default();
+        game.register(
+            "tournament_feeds",
+            "Tournaments this process feeds to followers now, one feed each",
+            tournament_feeds.clone(),
+        );
+        let tournament_events_rendered = Counter::default();
+        game.register(
+            "tournament_events_rendered",
+            "Tournament events rendered, each once for all the followers of this process",
+            tournament_events_rendered.clone(),
+        );
         let open_streams = Gauge::default();
         game.register(
             "open_streams",
@@ -376,6 +403,9 @@ impl Metrics {
             timeouts,
             tournament_rounds_paired,
             tournament_pairing,
+            tournament_rounds_waiting,
+            tournament_feeds,
+            tournament_events_rendered,
             open_streams,
             stream_refusals,
             connection_refusals,

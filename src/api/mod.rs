@@ -15,6 +15,7 @@ pub mod challenges;
 pub mod client;
 pub mod connection;
 pub mod error;
+pub mod feeds;
 pub mod games;
 pub mod headers;
 pub mod matches;

@@ -11,7 +11,8 @@ use utoipa::IntoParams;
 
 use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
-use crate::api::games::{KEEP_ALIVE, create_key, named_frame, sse_answer};
+use crate::api::feeds::TournamentFeeds;
+use crate::api::games::{KEEP_ALIVE, create_key, sse_answer};
 use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
@@ -105,6 +106,7 @@ pub async fn create_tournament(
         format,
         rounds: body.rounds,
         duplicate: body.duplicate.unwrap_or(true),
+        deals_per_pairing: body.deals_per_pairing,
         clock: crate::api::clock_asked(body.clock.as_ref())?,
         starts_at_ms: body.starts_at_ms,
         max_players: body.max_players,
@@ -320,23 +322,20 @@ pub async fn start_tournament(
     ),
 )]
 pub async fn tournament_events(
-    tournaments: web::Data<Tournaments>,
+    feeds: web::Data<TournamentFeeds>,
     slots: web::Data<StreamSlots>,
     request: HttpRequest,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::tournament_id(&id)?;
-    let updates = tournaments.into_inner().events(id).await?;
+    let events = feeds.into_inner().follow(id).await?;
     let slot = slots.acquire_for(&request)?;
     let hello = web::Bytes::from_static(b": tournament\n\n");
-    let frames = futures_util::stream::unfold((updates, slot), |(mut updates, slot)| async move {
-        match tokio::time::timeout(Duration::from_secs(15), updates.next()).await {
-            Ok(Some(update)) => {
-                let wire = TournamentEvent::of(&update);
-                Some((named_frame(wire.kind, &wire), (updates, slot)))
-            }
+    let frames = futures_util::stream::unfold((events, slot), |(mut events, slot)| async move {
+        match tokio::time::timeout(Duration::from_secs(15), events.next()).await {
+            Ok(Some(frame)) => Some((frame, (events, slot))),
             Ok(None) => None,
-            Err(_) => Some((KEEP_ALIVE, (updates, slot))),
+            Err(_) => Some((KEEP_ALIVE, (events, slot))),
         }
     });
     let stream = futures_util::stream::once(async move { hello })

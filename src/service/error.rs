@@ -120,7 +120,10 @@ impl Error {
     pub(crate) fn refuses_a_game(&self) -> bool {
         matches!(
             self,
-            Error::TooManyGames { .. } | Error::TooManyWaiting { .. } | Error::StoreFull { .. }
+            Error::TooManyGames { .. }
+                | Error::TooManyWaiting { .. }
+                | Error::StoreFull { .. }
+                | Error::StoreFullBytes { .. }
         )
     }
 }

@@ -232,27 +232,27 @@ impl Services {
     /// the seeks (paired, expired, fallen back), and the tournaments due (to start, or to move
     /// on). Returns how many it acted on.
     pub async fn sweep(&self) -> Result<usize, Error> {
-        let games = self.games.sweep().await?;
-        let challenges = self
-            .matchmaking
-            .sweep_challenges()
-            .await
-            .unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "the sweep could not read the due challenges");
-                0
-            });
-        let seeks = self.matchmaking.sweep_seeks().await.unwrap_or_else(|e| {
+        // Side by side, so that no kind waits for another's work (a long pass of games
+        // delays no tournament's start).
+        let (games, challenges, seeks, tournaments) = tokio::join!(
+            self.games.sweep(),
+            self.matchmaking.sweep_challenges(),
+            self.matchmaking.sweep_seeks(),
+            self.tournaments.sweep_tournaments(),
+        );
+        let games = games?;
+        let challenges = challenges.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the sweep could not read the due challenges");
+            0
+        });
+        let seeks = seeks.unwrap_or_else(|e| {
             tracing::warn!(error = %e, "the sweep could not pair or settle the seeks");
             0
         });
-        let tournaments = self
-            .tournaments
-            .sweep_tournaments()
-            .await
-            .unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "the sweep could not read the due tournaments");
-                0
-            });
+        let tournaments = tournaments.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the sweep could not read the due tournaments");
+            0
+        });
         Ok(games + challenges + seeks + tournaments)
     }
 }

@@ -351,6 +351,11 @@ fn serve(
     let offers = web::Data::from(services.offers.clone());
     let ratings = web::Data::from(services.ratings.clone());
     let tournaments = web::Data::from(services.tournaments.clone());
+    // One feed per tournament followed, shared by the workers of this process.
+    let feeds = web::Data::from(Arc::new(api::feeds::TournamentFeeds::new(
+        services.tournaments.clone(),
+        metrics.clone(),
+    )));
     let slots = web::Data::new(api::streams::StreamSlots::new(
         settings.max_streams_per_ip,
         budget.max_streams,
@@ -396,6 +401,7 @@ fn serve(
             .app_data(offers.clone())
             .app_data(ratings.clone())
             .app_data(tournaments.clone())
+            .app_data(feeds.clone())
             .app_data(metrics.clone())
             .app_data(limits.clone())
             .app_data(slots.clone())

@@ -133,17 +133,54 @@ export async function readTournament(id) {
 }
 
 /**
- * Calls `onTournament(tournament, type)` for each event of the tournament's stream (each
- * carries the whole tournament), until `tournament_finished`, after which the stream is
+ * The tournament `t` with a stream event that says only what changed applied to it: its
+ * status, round and waiting; its pairings new or decided (known by their games); its
+ * byes; the players whose line changed, then every player ranked again in the standings'
+ * order (score, Buchholz, Sonneborn-Berger, margin, then entry).
+ */
+export function applyTournamentEvent(t, event) {
+  if (event.tournament) return event.tournament;
+  const next = { ...t, status: event.status, round: event.round, waiting: event.waiting };
+  const pairings = [...t.pairings];
+  for (const p of event.pairings ?? []) {
+    const at = pairings.findIndex((q) => q.games[0] === p.games[0]);
+    if (at >= 0) pairings[at] = p;
+    else pairings.push(p);
+  }
+  next.pairings = pairings;
+  next.byes = [...t.byes, ...(event.byes ?? [])];
+  const players = new Map(t.players.map((p) => [p.id, p]));
+  for (const p of event.players ?? []) players.set(p.id, p);
+  next.players = [...players.values()].sort(
+    (a, b) =>
+      b.score - a.score ||
+      b.buchholz - a.buchholz ||
+      b.sonneborn_berger - a.sonneborn_berger ||
+      b.margin - a.margin ||
+      a.entry - b.entry,
+  );
+  next.players = next.players.map((p, i) => ({ ...p, rank: i + 1 }));
+  return next;
+}
+
+/**
+ * Calls `onTournament(tournament, type)` for each event of the tournament's stream, with
+ * the tournament as it now stands (the first event carries the whole of it; the others
+ * what changed, applied here), until `tournament_finished`, after which the stream is
  * closed (else the browser would reconnect to a stream that has nothing more to say).
  * Answers a function that stops it.
  */
 export function followTournament(id, onTournament, onConnection) {
   const source = new EventSource(`${tournamentPath(id)}/events`);
+  let latest = null;
   for (const type of ['standings', 'round_started', 'pairing_finished', 'tournament_finished']) {
     source.addEventListener(type, (e) => {
       if (type === 'tournament_finished') source.close();
-      onTournament(JSON.parse(e.data).tournament, type);
+      const event = JSON.parse(e.data);
+      // A (re)connection starts with the whole tournament; nothing applies before it.
+      if (!event.tournament && !latest) return;
+      latest = applyTournamentEvent(latest, event);
+      onTournament(latest, type);
     });
   }
   source.onopen = () => onConnection?.(true);

@@ -205,8 +205,10 @@ function draw(t) {
   $('status').dataset.status = t.status;
   $('status').hidden = false;
   $('summary').textContent = summary(t);
-  $('reason').textContent = t.reason ?? '';
-  $('reason').hidden = !t.reason;
+  // A round waiting for games the server could not make yet says why.
+  const reason = t.reason ?? (t.waiting ? `This round waits: ${t.waiting.reason}` : '');
+  $('reason').textContent = reason;
+  $('reason').hidden = !reason;
 
   $('standings-rows').replaceChildren(...t.players.map(standingsRow));
   $('standings').hidden = t.players.length === 0;

@@ -1,6 +1,8 @@
 //! The tournaments' shapes: making one, joining, a tournament with its standings,
 //! pairings and byes, and its stream's events.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -35,6 +37,11 @@ pub struct CreateTournament {
     /// Each pairing plays one deal twice with the seats swapped, decided by the points
     /// over both games; default true. Without it a pairing is one game.
     pub duplicate: Option<bool>,
+    /// Deals each pairing plays, 1 to 10 (each twice with the seats swapped when
+    /// duplicate); default 1. Its winner is who scored more over all its games: more deals
+    /// measure more and leave less to the luck of one deal.
+    #[schema(minimum = 1, maximum = 10, example = 2)]
+    pub deals_per_pairing: Option<u16>,
     /// The clock of every game; default 300 s a player, no increment, and a seat that
     /// runs out of time loses (`on_timeout: forfeit`).
     pub clock: Option<ClockBody>,
@@ -66,7 +73,7 @@ pub struct JoinTournament {
 }
 
 /// One player of a tournament, in standings order.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, ToSchema, Clone, PartialEq)]
 pub struct TournamentPlayer {
     /// The player's id; a built-in level's is its name (`greedy`; a second copy of it
     /// `greedy-2`).
@@ -90,6 +97,8 @@ pub struct TournamentPlayer {
     pub withdrawn: bool,
     /// Its place: score, then Buchholz, Sonneborn-Berger, margin, then the earlier entry.
     pub rank: u16,
+    /// Its place in the order of entry, from 0: the standings' last tiebreak.
+    pub entry: u16,
 }
 
 /// One pairing: two players of a round and their games.
@@ -115,6 +124,15 @@ pub struct TournamentBye {
     pub player: String,
 }
 
+/// Why a round waits for some of its games.
+#[derive(Serialize, ToSchema, Clone, PartialEq)]
+pub struct TournamentWaiting {
+    /// Since when (epoch ms).
+    pub since_ms: u64,
+    #[schema(example = "the games of this tournament's creator's address are at their cap (MAX_GAMES_PER_IP 100); the round waits for some to finish")]
+    pub reason: String,
+}
+
 /// A tournament: its settings, standings, pairings and byes. Anyone may read one.
 #[derive(Serialize, ToSchema)]
 pub struct TournamentView {
@@ -135,6 +153,8 @@ pub struct TournamentView {
     #[schema(value_type = RulesDoc)]
     pub rules: Rules,
     pub duplicate: bool,
+    /// Deals each pairing plays (each twice when duplicate).
+    pub deals_per_pairing: u16,
     /// Rounds it plays (known at the start; before it, the rounds asked for, or 0).
     pub rounds: u16,
     /// The round in play (or last played); 0 before the start.
@@ -151,6 +171,12 @@ pub struct TournamentView {
     /// 32 bytes, `r` as 2 and `p` as 4 little-endian bytes. Null before.
     #[schema(required = true, example = json!(null))]
     pub seed: Option<String>,
+    /// Set while the round in play waits for games the server could not make yet (its
+    /// creator's address has its most games in play, or the store is full): the round
+    /// goes on once they are made, and no game is scored before it is played. Null
+    /// otherwise.
+    #[schema(required = true)]
+    pub waiting: Option<TournamentWaiting>,
     pub players: Vec<TournamentPlayer>,
     pub pairings: Vec<TournamentPairing>,
     pub byes: Vec<TournamentBye>,
@@ -169,6 +195,7 @@ impl TournamentView {
             preset: t.preset.name(),
             rules: t.preset.rules().with(&t.overrides),
             duplicate: t.duplicate,
+            deals_per_pairing: t.deals_per_pairing,
             rounds: t.rounds,
             round: t.round,
             rated: t.rated,
@@ -178,24 +205,8 @@ impl TournamentView {
             creator: t.creator.id.clone(),
             created_ms: t.created_ms,
             seed: t.revealed_seed(),
-            players: t
-                .standings()
-                .iter()
-                .map(|s| {
-                    let e = &t.entrants[usize::from(s.entrant)];
-                    TournamentPlayer {
-                        id: e.id(),
-                        name: e.name(),
-                        bot: e.bot(),
-                        score: s.score(),
-                        buchholz: s.buchholz(),
-                        sonneborn_berger: s.sonneborn_berger(),
-                        margin: s.margin(),
-                        withdrawn: e.withdrawn,
-                        rank: s.rank,
-                    }
-                })
-                .collect(),
+            waiting: TournamentWaiting::of(t),
+            players: TournamentPlayer::rows(t),
             pairings: t
                 .pairings
                 .iter()
@@ -237,41 +248,176 @@ pub struct TournamentList {
     pub per_page: usize,
 }
 
-/// One event of a tournament's stream (`GET /v1/tournaments/{id}/events`): what changed,
-/// and the tournament as it is now.
+/// One event of a tournament's stream (`GET /v1/tournaments/{id}/events`). The first
+/// event, and `tournament_finished`, hold the whole tournament; the others say only what
+/// changed, so an event's size does not grow with the tournament.
 #[derive(Serialize, ToSchema)]
 pub struct TournamentEvent {
-    /// `round_started` (a round was paired: `tournament.pairings` of `tournament.round`),
-    /// `pairing_finished` (`pairing` is over), `standings` (a game ended; also the first
-    /// event, the tournament as it stands) or `tournament_finished` (the last event).
+    /// `standings` (a game ended: the players whose line changed; also the first event,
+    /// with the whole tournament), `round_started` (a round was paired: its pairings and
+    /// byes), `pairing_finished` (`pairing` is over) or `tournament_finished` (the last
+    /// event, with the whole tournament).
     #[serde(rename = "type")]
     #[schema(example = "round_started")]
     pub kind: &'static str,
+    /// `registering`, `running`, `finished` or `canceled`.
+    #[schema(example = "running")]
+    pub status: &'static str,
+    /// The round in play (or last played).
+    pub round: u16,
+    /// As in the tournament: why the round in play waits for games not made yet.
+    #[schema(required = true)]
+    pub waiting: Option<TournamentWaiting>,
+    /// The whole tournament, on the first event of a stream (and again to a follower
+    /// that fell behind) and on `tournament_finished`; null on the others.
+    #[schema(required = true)]
+    pub tournament: Option<TournamentView>,
     /// The pairing that finished, in `pairing_finished`; null otherwise.
     #[schema(required = true)]
     pub pairing: Option<TournamentPairing>,
-    pub tournament: TournamentView,
+    /// Without `tournament`: the pairings new or decided since the stream's last event
+    /// (a new round's, in `round_started`; the finished one, in `pairing_finished`),
+    /// each as in the tournament's `pairings`, where a pairing is known by its games.
+    pub pairings: Vec<TournamentPairing>,
+    /// Without `tournament`: the byes given since the last event.
+    pub byes: Vec<TournamentBye>,
+    /// In `standings` without `tournament`: the players whose score, tiebreaks, margin
+    /// or withdrawal changed, each with its new rank. The others keep their numbers;
+    /// their order is the standings' (score, Buchholz, Sonneborn-Berger, margin, then
+    /// `entry`), so a client sorts again to rank them.
+    pub players: Vec<TournamentPlayer>,
+}
+
+impl TournamentPlayer {
+    /// `t`'s standings, in order.
+    pub fn rows(t: &Tournament) -> Vec<TournamentPlayer> {
+        t.standings()
+            .iter()
+            .map(|s| {
+                let e = &t.entrants[usize::from(s.entrant)];
+                TournamentPlayer {
+                    id: e.id(),
+                    name: e.name(),
+                    bot: e.bot(),
+                    score: s.score(),
+                    buchholz: s.buchholz(),
+                    sonneborn_berger: s.sonneborn_berger(),
+                    margin: s.margin(),
+                    withdrawn: e.withdrawn,
+                    rank: s.rank,
+                    entry: s.entrant,
+                }
+            })
+            .collect()
+    }
+
+    /// Whether its numbers differ from `before`'s (its rank aside: that follows from the
+    /// order).
+    fn changed_from(&self, before: &TournamentPlayer) -> bool {
+        self.score != before.score
+            || self.buchholz != before.buchholz
+            || self.sonneborn_berger != before.sonneborn_berger
+            || self.margin != before.margin
+            || self.withdrawn != before.withdrawn
+            || self.name != before.name
+    }
 }
 
 impl TournamentEvent {
-    pub fn of(update: &Update) -> TournamentEvent {
-        let t = &update.tournament;
-        let id_of = |entrant: u16| t.entrants[usize::from(entrant)].id();
-        let (kind, pairing) = match update.told {
-            Told::RoundStarted => ("round_started", None),
-            Told::PairingFinished { pairing } => (
-                "pairing_finished",
-                t.pairings
-                    .get(pairing)
-                    .map(|p| TournamentPairing::of(p, t.penalty(), &id_of)),
-            ),
-            Told::Standings => ("standings", None),
-            Told::Finished => ("tournament_finished", None),
-        };
+    fn of_kind(told: Told) -> &'static str {
+        match told {
+            Told::RoundStarted => "round_started",
+            Told::PairingFinished { .. } => "pairing_finished",
+            Told::Standings => "standings",
+            Told::Finished => "tournament_finished",
+        }
+    }
+
+    fn bare(kind: &'static str, t: &Tournament) -> TournamentEvent {
         TournamentEvent {
             kind,
-            pairing,
-            tournament: TournamentView::of(t),
+            status: t.status.as_str(),
+            round: t.round,
+            waiting: TournamentWaiting::of(t),
+            tournament: None,
+            pairing: None,
+            pairings: Vec::new(),
+            byes: Vec::new(),
+            players: Vec::new(),
         }
+    }
+
+    /// The whole of `t`: a stream's first event (`tournament_finished` once it is over).
+    pub fn whole(t: &Tournament) -> TournamentEvent {
+        let kind = if t.status.over() {
+            "tournament_finished"
+        } else {
+            "standings"
+        };
+        TournamentEvent {
+            tournament: Some(TournamentView::of(t)),
+            ..TournamentEvent::bare(kind, t)
+        }
+    }
+
+    /// What `update` changed since `before` (the tournament as the last event left it):
+    /// `before_rows` and `now_rows` are their standings rows by player id.
+    pub fn change(
+        update: &Update,
+        before: &Tournament,
+        before_rows: &HashMap<String, TournamentPlayer>,
+        now_rows: &HashMap<String, TournamentPlayer>,
+    ) -> TournamentEvent {
+        let t = &update.tournament;
+        if update.told == Told::Finished {
+            return TournamentEvent::whole(t);
+        }
+        let mut event = TournamentEvent::bare(TournamentEvent::of_kind(update.told), t);
+        let id_of = |entrant: u16| t.entrants[usize::from(entrant)].id();
+        let penalty = t.penalty();
+        // Every pairing new or newly decided since the last event: a word lost between
+        // (a subscription made again) loses nothing.
+        event.pairings = t
+            .pairings
+            .iter()
+            .enumerate()
+            .filter(|&(i, p)| {
+                before
+                    .pairings
+                    .get(i)
+                    .is_none_or(|b| b.winner(penalty) != p.winner(penalty))
+            })
+            .map(|(_, p)| TournamentPairing::of(p, penalty, &id_of))
+            .collect();
+        event.byes = t.byes[before.byes.len().min(t.byes.len())..]
+            .iter()
+            .map(|b| TournamentBye {
+                round: b.round,
+                player: id_of(b.entrant),
+            })
+            .collect();
+        if let Told::PairingFinished { pairing } = update.told {
+            event.pairing = t
+                .pairings
+                .get(pairing)
+                .map(|p| TournamentPairing::of(p, penalty, &id_of));
+        }
+        let mut players: Vec<TournamentPlayer> = now_rows
+            .values()
+            .filter(|row| before_rows.get(&row.id).is_none_or(|b| row.changed_from(b)))
+            .cloned()
+            .collect();
+        players.sort_by_key(|row| row.rank);
+        event.players = players;
+        event
+    }
+}
+
+impl TournamentWaiting {
+    fn of(t: &Tournament) -> Option<TournamentWaiting> {
+        t.waiting.as_ref().map(|w| TournamentWaiting {
+            since_ms: w.since_ms,
+            reason: w.reason.clone(),
+        })
     }
 }

@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use futures_util::StreamExt;
+
 use crate::domain::GameId;
 use crate::engine::{MatchEnd, Outcome};
 use crate::store::SaveOutcome;
@@ -12,7 +14,7 @@ use crate::store::tournaments::TournamentStore;
 use crate::tournament::{default_swiss_rounds, round_robin_rounds};
 
 use super::record::{
-    ByeRecord, Entry, Format, Pairing, PairingGame, Tournament, TournamentStatus, VOID,
+    ByeRecord, Entry, Format, Pairing, PairingGame, Tournament, TournamentStatus, Waiting,
 };
 use super::stream::Told;
 use super::{ATTEMPTS, MAX_TIMEOUTS, Tournaments, least_players};
@@ -24,11 +26,12 @@ use crate::service::shared::now_ms;
 
 /// A running tournament is looked at this often at least (a game's end pokes it sooner).
 const POLL: Duration = Duration::from_secs(2);
-/// How long after it was named a game missing from the store is still to be made; after
-/// that it expired unfinished, and is void.
-const MAKE_WITHIN: Duration = Duration::from_secs(60);
-/// Due tournaments one sweep moves on, at most.
+/// Due tournaments one read of the index takes.
 const SWEEP_BATCH: usize = 50;
+/// Due tournaments driven at once (each mostly waits for the store).
+const SWEEP_AT_ONCE: usize = 8;
+/// How long one sweep goes on taking batches while more are due.
+const SWEEP_PASS: Duration = Duration::from_secs(1);
 
 /// What one drive changed, to tell once it is saved.
 #[derive(Default)]
@@ -44,19 +47,32 @@ struct Changes {
 }
 
 impl Tournaments {
-    /// Moves the due tournaments on. Returns how many it looked at.
+    /// Moves the due tournaments on, earliest due first, [`SWEEP_AT_ONCE`] at a time, batch
+    /// after batch until none is due or [`SWEEP_PASS`] is spent. Each drive takes its
+    /// tournament out of the due ones until its next due time, and no tournament is due
+    /// before it was made, so one due at `t` waits only for those due before `t`: a flood of
+    /// tournaments made later cannot pass it. Returns how many it looked at.
     pub async fn sweep_tournaments(&self) -> Result<usize, Error> {
-        let due = self
-            .ctx
-            .store
-            .tournaments_due(now_ms(), SWEEP_BATCH)
-            .await?;
-        for id in &due {
-            if let Err(e) = self.drive_now(id, false).await {
-                tracing::warn!(tournament_id = %id, error = %e, "a tournament did not move on; its next poll tries again");
+        let began = Instant::now();
+        let mut looked = 0;
+        loop {
+            let due = self
+                .ctx
+                .store
+                .tournaments_due(now_ms(), SWEEP_BATCH)
+                .await?;
+            looked += due.len();
+            futures_util::stream::iter(&due)
+                .for_each_concurrent(SWEEP_AT_ONCE, |id| async move {
+                    if let Err(e) = self.drive_now(id, false).await {
+                        tracing::warn!(tournament_id = %id, error = %e, "a tournament did not move on; its next poll tries again");
+                    }
+                })
+                .await;
+            if due.len() < SWEEP_BATCH || began.elapsed() >= SWEEP_PASS {
+                return Ok(looked);
             }
         }
-        Ok(due.len())
     }
 
     /// After the save that ended one of its games: the tournament moves on at once; should
@@ -67,8 +83,31 @@ impl Tournaments {
         }
     }
 
-    /// Moves tournament `id` on (`start`: its creator starts it now).
+    /// Moves tournament `id` on (`start`: its creator starts it now). Whatever happens, it
+    /// stays in the index of due ones until it is over: a drive that fails is tried again.
     pub(super) async fn drive_now(&self, id: &str, start: bool) -> Result<(), Error> {
+        let next = match self.drive_once(id, start).await {
+            Ok(next) => next,
+            // Gone (expired, once over): nothing is left to drive.
+            Err(Error::TournamentNotFound) => {
+                self.ctx.store.index_tournament_due(id, None).await?;
+                return Err(Error::TournamentNotFound);
+            }
+            Err(e) => {
+                let again = now_ms() + POLL.as_millis() as u64;
+                if let Err(index) = self.ctx.store.index_tournament_due(id, Some(again)).await {
+                    tracing::warn!(tournament_id = %id, error = %index, "a tournament that did not move on could not be indexed again");
+                }
+                return Err(e);
+            }
+        };
+        self.ctx.store.index_tournament_due(id, next).await?;
+        Ok(())
+    }
+
+    /// One drive of tournament `id`: answers when it is next due (`None` once over).
+    async fn drive_once(&self, id: &str, start: bool) -> Result<Option<u64>, Error> {
+        let poll = || Some(now_ms() + POLL.as_millis() as u64);
         for _ in 0..ATTEMPTS {
             let (version, mut t) = self.load(id).await?;
             let now = now_ms();
@@ -78,23 +117,14 @@ impl Tournaments {
                 TournamentStatus::Registering if start || now >= t.starts_at_ms => {
                     begin(&mut t, &mut changes);
                 }
-                TournamentStatus::Registering => {
-                    self.ctx
-                        .store
-                        .index_tournament_due(id, Some(t.starts_at_ms))
-                        .await?;
-                    return Ok(());
-                }
+                TournamentStatus::Registering => return Ok(Some(t.starts_at_ms)),
                 TournamentStatus::Running => {
-                    missing = self.results(&mut t, &mut changes, now).await?;
+                    missing = self.results(&mut t, &mut changes).await?;
                     if missing.is_empty() && t.in_play() == 0 {
                         next_round(&mut t, &mut changes, now);
                     }
                 }
-                TournamentStatus::Finished | TournamentStatus::Canceled => {
-                    self.ctx.store.index_tournament_due(id, None).await?;
-                    return Ok(());
-                }
+                TournamentStatus::Finished | TournamentStatus::Canceled => return Ok(None),
             }
             let changed =
                 changes.results || changes.started || changes.round_started || changes.ended;
@@ -114,8 +144,9 @@ impl Tournaments {
                     SaveOutcome::Missing => return Err(Error::TournamentNotFound),
                 }
             }
-            // The games of a new round, and those a dead process named but never made;
-            // then the news, so a player told of a round finds its games made.
+            // The games of a new round, and those not made yet (refused, or named by a
+            // process that died); then the news, so a player told of a round finds its
+            // games made.
             if changes.round_started {
                 missing.extend(
                     t.pairings
@@ -125,31 +156,72 @@ impl Tournaments {
                         .flat_map(|(i, p)| (0..p.games.len()).map(move |g| (i, g))),
                 );
             }
-            let mut made = Ok(());
+            let mut made = Ok(None);
             for (pairing, game) in missing {
                 made = self.make_game(&t, pairing, game).await;
-                if made.is_err() {
+                if !matches!(made, Ok(None)) {
                     break;
                 }
             }
             if changed {
                 self.after(&t, &changes).await?;
             }
-            made?;
-            let next = (!t.status.over()).then(|| now_ms() + POLL.as_millis() as u64);
-            self.ctx.store.index_tournament_due(id, next).await?;
-            return Ok(());
+            let refused = made?;
+            self.wait_or_go_on(&t, refused).await;
+            return Ok(if t.status.over() { None } else { poll() });
         }
-        Ok(())
+        Ok(poll())
+    }
+
+    /// Records why the round waits (`refused`: a game the admission refused), or that it
+    /// waits no more, when that differs from what `t` says. Best effort: the next poll
+    /// looks again.
+    async fn wait_or_go_on(&self, t: &Tournament, refused: Option<Error>) {
+        let reason = refused.map(|e| waiting_reason(&e));
+        if t.status.over() || t.waiting.as_ref().map(|w| &w.reason) == reason.as_ref() {
+            return;
+        }
+        if let Some(reason) = &reason {
+            if t.waiting.is_none() {
+                self.ctx.metrics.tournament_rounds_waiting.inc();
+            }
+            tracing::info!(tournament_id = %t.id, round = t.round, reason = %reason, "a tournament round waits for games the admission refused");
+        } else {
+            tracing::info!(tournament_id = %t.id, round = t.round, "a tournament round has all its games made");
+        }
+        let changed = self
+            .change(&t.id, |now| {
+                now.waiting = match (&reason, now.waiting.take()) {
+                    (None, _) => None,
+                    (Some(r), Some(w)) => Some(Waiting {
+                        since_ms: w.since_ms,
+                        reason: r.clone(),
+                    }),
+                    (Some(r), None) => Some(Waiting {
+                        since_ms: now_ms(),
+                        reason: r.clone(),
+                    }),
+                };
+                Ok(())
+            })
+            .await;
+        match changed {
+            // Its followers see it wait, or go on.
+            Ok(now) => self.publish(&now, Told::Standings).await,
+            Err(e) => {
+                tracing::warn!(tournament_id = %t.id, error = %e, "a tournament's waiting was not saved; its next poll tries again")
+            }
+        }
     }
 
     /// Reads the results of the games in play into `t`; answers the games named but not
-    /// made (a process died between), to make.
+    /// in the store, to make: refused by the admission, named by a process that died
+    /// before making them, or (a store that lost them) made and gone. None is ever scored
+    /// without being played: a game missing is made again, from the same deal.
     async fn results(
         &self,
         t: &mut Tournament,
         changes: &mut Changes,
-        now: u64,
     ) -> Result<Vec<(usize, usize)>, Error> {
         let mut missing = Vec::new();
         let mut timed_out = Vec::new();
@@ -180,16 +252,7 @@ impl Tournaments {
                         changes.results = true;
                     }
                     Progress::InPlay => {}
-                    Progress::Gone
-                        if now.saturating_sub(game.named_ms) < MAKE_WITHIN.as_millis() as u64 =>
-                    {
-                        missing.push((i, g));
-                    }
-                    Progress::Gone => {
-                        tracing::info!(tournament_id = %t.id, game_id = %game.game_id, "a tournament game expired unfinished: void");
-                        game.result = Some((0, 0, VOID));
-                        changes.results = true;
-                    }
+                    Progress::Gone => missing.push((i, g)),
                 }
             }
             if pairing.over() {
@@ -210,8 +273,14 @@ impl Tournaments {
     /// Makes game `game` of pairing `pairing` unless it exists, through the one admission
     /// path: its deal's seed, a at its seat and b at the other, bound to their players (a
     /// level plays as a bot). A game the admission refuses (the creator's address at its
-    /// cap, a full store) stays named, and the next poll tries again.
-    async fn make_game(&self, t: &Tournament, pairing: usize, game: usize) -> Result<(), Error> {
+    /// cap, a full store) stays named, and the next poll tries again: the refusal is
+    /// answered (`Ok(Some)`), for the round to say why it waits.
+    async fn make_game(
+        &self,
+        t: &Tournament,
+        pairing: usize,
+        game: usize,
+    ) -> Result<Option<Error>, Error> {
         let p = &t.pairings[pairing];
         let g = &p.games[game];
         let board = t.pairings[..pairing]
@@ -236,18 +305,21 @@ impl Tournaments {
                 }
             }
         }
+        let deal = t.deal_of(game);
         let mut record = self
             .games
-            .record_from(&new, Some(t.seed_of(p.round, board)))?;
+            .record_from(&new, Some(t.seed_of(p.round, board, deal)))?;
         // A game of two levels would only move the levels' reference ratings, which no game
         // moves.
         record.rated = t.rated && !players.is_empty();
         record.tournament = Some(t.id.clone());
+        // Its twins: the other games of its deal (the same hands, the seats swapped).
         record.twins = p
             .games
             .iter()
-            .filter(|other| other.game_id != g.game_id)
-            .map(|other| other.game_id.clone())
+            .enumerate()
+            .filter(|&(o, other)| o != game && t.deal_of(o) == deal && other.game_id != g.game_id)
+            .map(|(_, other)| other.game_id.clone())
             .collect();
         let id = GameId::stored(&g.game_id)
             .ok_or_else(|| Error::Internal("a tournament names a game by no game id".into()))?;
@@ -260,12 +332,12 @@ impl Tournaments {
         match self.games.admit(admission).await {
             Ok(Some(_)) => {
                 tracing::info!(game_id = %g.game_id, tournament_id = %t.id, round = p.round, "tournament game created");
-                Ok(())
+                Ok(None)
             }
-            Ok(None) => Ok(()),
+            Ok(None) => Ok(None),
             Err(e) if e.refuses_a_game() => {
                 tracing::warn!(game_id = %g.game_id, tournament_id = %t.id, error = %e, "a tournament game was refused; the next poll tries again");
-                Ok(())
+                Ok(Some(e))
             }
             Err(e) => Err(e),
         }
@@ -396,12 +468,14 @@ fn next_round(t: &mut Tournament, changes: &mut Changes, now: u64) {
         return;
     };
     t.round = round;
-    let games = if t.duplicate { 2 } else { 1 };
+    let games = t.games_per_pairing();
     for (board, &(a, b)) in paired.pairs.iter().enumerate() {
         let games = (0..games)
             .map(|g| PairingGame {
                 game_id: t.game_id(round, board, g),
-                a_seat: g as u8,
+                // a takes the first seat of each deal's first game, the second of its twin
+                // (of the next deal, without duplicate).
+                a_seat: (g % 2) as u8,
                 result: None,
                 named_ms: now,
             })
@@ -418,5 +492,19 @@ fn next_round(t: &mut Tournament, changes: &mut Changes, now: u64) {
     // A round of byes alone (everyone else withdrew) has nothing to wait for.
     if paired.pairs.is_empty() {
         next_round(t, changes, now);
+    }
+}
+
+/// Why a round waits, as its page says it: the admission's refusal of one of its games.
+fn waiting_reason(refused: &Error) -> String {
+    match refused {
+        Error::TooManyGames { max } => format!(
+            "the games of this tournament's creator's address are at their cap \
+             (MAX_GAMES_PER_IP {max}); the round goes on as some finish"
+        ),
+        Error::StoreFull { .. } | Error::StoreFullBytes { .. } => format!(
+            "{refused}; the round goes on once games finish or expire"
+        ),
+        other => format!("{other}; the round goes on once its games can be made"),
     }
 }

@@ -34,7 +34,9 @@ use super::matchmaking::challenge::Party;
 use super::page::page_offset;
 use super::players::{NO_KEY, Players};
 use super::shared::{Shared, now_ms};
-use record::{EntrantRecord, Entry, Format, Tournament, TournamentStatus};
+use record::{
+    EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Tournament, TournamentStatus,
+};
 
 /// Tournaments one player may have registering or running at once, unless
 /// `MAX_TOURNAMENTS_PER_PLAYER` says otherwise.
@@ -72,6 +74,7 @@ pub struct NewTournament {
     pub format: Format,
     pub rounds: Option<u16>,
     pub duplicate: bool,
+    pub deals_per_pairing: Option<u16>,
     pub clock: Option<ClockSettings>,
     pub starts_at_ms: Option<u64>,
     pub max_players: Option<u16>,
@@ -217,7 +220,19 @@ impl Tournaments {
                     .into(),
             );
         }
-        let starts_at_ms = new.starts_at_ms.unwrap_or(now + DEFAULT_START_IN_MS);
+        let deals_per_pairing = new.deals_per_pairing.unwrap_or(1);
+        if !(1..=MAX_DEALS_PER_PAIRING).contains(&deals_per_pairing) {
+            return invalid(format!(
+                "deals_per_pairing: 1 to {MAX_DEALS_PER_PAIRING} (got {deals_per_pairing})"
+            ));
+        }
+        // A start in the past is now: no tournament is due before it was made, so the due
+        // index serves them in the order they became due (a flood of tournaments due "at
+        // 0" cannot sort ahead of one made earlier).
+        let starts_at_ms = new
+            .starts_at_ms
+            .unwrap_or(now + DEFAULT_START_IN_MS)
+            .max(now);
         if starts_at_ms > now + MAX_START_IN_MS {
             return invalid(format!(
                 "starts_at_ms: at most {} days from now",
@@ -262,6 +277,8 @@ impl Tournaments {
             seed: [0; 32],
             address: None,
             saved_ms: now,
+            deals_per_pairing,
+            waiting: None,
         })
     }
 

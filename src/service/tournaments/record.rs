@@ -16,11 +16,19 @@ use crate::service::matchmaking::challenge::Party;
 use crate::tournament::{self, Bye, Entrant, History, Played, Standing, Winner};
 
 /// The record's format byte, then postcard. Tournaments last: a later format keeps a
-/// reader for this one until a migration has rewritten every record.
-const FORMAT: u8 = 1;
+/// reader for the one before until a migration has rewritten every record. Format 2
+/// appends [`Extras`] (deals a pairing, and why a round waits) to format 1's record.
+const FORMAT: u8 = 2;
+/// Format 1: the record alone (one deal a pairing, never waiting).
+const FORMAT_1: u8 = 1;
 
-/// The result of a game that expired unfinished: it counts for neither side.
+/// The result of a game that expired unfinished, in records of builds that voided such
+/// games: it counts for neither side. No game is voided now (a game missing from the store
+/// is made again), but a result stored so is still read.
 pub const VOID: u8 = u8::MAX;
+
+/// The most deals a pairing may play.
+pub const MAX_DEALS_PER_PAIRING: u16 = 10;
 
 /// How a tournament pairs its players.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -257,18 +265,64 @@ pub struct Tournament {
     /// The address its games count against (its creator's, from its making).
     pub(crate) address: Option<AddressKey>,
     pub saved_ms: u64,
+    /// Deals each pairing plays (each twice, the seats swapped, when duplicate); format 2.
+    #[serde(skip)]
+    pub deals_per_pairing: u16,
+    /// Why the round in play waits for games not yet made (the admission refused them:
+    /// its creator's address at its cap, a full store), and since when; format 2.
+    #[serde(skip)]
+    pub waiting: Option<Waiting>,
+}
+
+/// Why a round waits for some of its games to be made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiting {
+    pub since_ms: u64,
+    pub reason: String,
+}
+
+/// What format 2 appends to the record.
+#[derive(Serialize, Deserialize)]
+struct Extras {
+    deals_per_pairing: u16,
+    waiting: Option<Waiting>,
 }
 
 impl Tournament {
     pub(crate) fn encode(&self) -> Vec<u8> {
-        codec::encode(FORMAT, self)
+        let extras = Extras {
+            deals_per_pairing: self.deals_per_pairing,
+            waiting: self.waiting.clone(),
+        };
+        codec::Encoder::new(FORMAT, self).then(&extras).finish()
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<Tournament, Error> {
         match codec::open("tournament", bytes)? {
-            (FORMAT, body) => body.last(),
+            (FORMAT, mut body) => {
+                let mut t: Tournament = body.next()?;
+                let extras: Extras = body.last()?;
+                t.deals_per_pairing = extras.deals_per_pairing.max(1);
+                t.waiting = extras.waiting;
+                Ok(t)
+            }
+            (FORMAT_1, body) => {
+                let mut t: Tournament = body.last()?;
+                t.deals_per_pairing = 1;
+                Ok(t)
+            }
             (other, body) => Err(body.unknown(other)),
         }
+    }
+
+    /// Games a pairing plays: its deals, each twice when duplicate.
+    pub fn games_per_pairing(&self) -> usize {
+        usize::from(self.deals_per_pairing.max(1)) * if self.duplicate { 2 } else { 1 }
+    }
+
+    /// The deal game `game` of a pairing plays (from 0).
+    pub fn deal_of(&self, game: usize) -> u32 {
+        (if self.duplicate { game / 2 } else { game }) as u32
     }
 
     pub fn penalty(&self) -> bool {
@@ -353,12 +407,16 @@ impl Tournament {
             .to_string()
     }
 
-    /// The seed of pairing `board`'s deal in round `round` (both its games play it).
-    pub(crate) fn seed_of(&self, round: u16, board: usize) -> Seed {
+    /// The seed of deal `deal` of pairing `board` in round `round` (a duplicate deal's two
+    /// games both play it). The first deal's is that of a tournament of one deal a pairing.
+    pub(crate) fn seed_of(&self, round: u16, board: usize, deal: u32) -> Seed {
         let mut hash = Sha256::new();
         hash.update(self.seed);
         hash.update(round.to_le_bytes());
         hash.update((board as u32).to_le_bytes());
+        if deal > 0 {
+            hash.update(deal.to_le_bytes());
+        }
         Seed(hash.finalize().into())
     }
 
