@@ -44,6 +44,7 @@ mod round_trips;
 mod sealing;
 mod seeks;
 mod sse;
+mod tournament_tools;
 mod tournaments;
 mod two_servers;
 mod watch;

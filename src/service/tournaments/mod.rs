@@ -10,9 +10,14 @@
 //! the one admission path, counted against its creator's address. The end of a game pokes
 //! it (through the dispatcher); the sweep polls the due ones, so a crash loses nothing.
 
+mod creator;
 pub mod drive;
+mod joined;
 pub mod record;
 pub mod stream;
+
+pub use creator::CANCELED_BY_CREATOR;
+pub use joined::MAX_TOURNAMENTS_JOINED;
 
 use std::sync::Arc;
 
@@ -304,7 +309,10 @@ impl Tournaments {
         joiner: Joiner,
     ) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
-        self.change(&id, |t| {
+        if joiner == Joiner::Me {
+            self.claim_join(&me.id, &id).await?;
+        }
+        let joined = self.change(&id, |t| {
             registering(t, "joined")?;
             let entry = match joiner {
                 Joiner::Me => Entry::Player {
@@ -340,7 +348,11 @@ impl Tournaments {
             });
             Ok(())
         })
-        .await
+        .await;
+        if joined.is_err() && joiner == Joiner::Me {
+            self.unclaim_join(&me.id, &id).await?;
+        }
+        joined
     }
 
     /// Withdraws the key's player: before the start it is removed; after, it is paired no
@@ -369,6 +381,8 @@ impl Tournaments {
                 Ok(())
             })
             .await?;
+        let store = &self.ctx.store;
+        store.release_joined_tournament(&me.id, &id).await?;
         if withdrawn.status == TournamentStatus::Running {
             // With too few left it ends now, not at its next poll.
             self.poke(&id).await;
