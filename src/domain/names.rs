@@ -95,8 +95,15 @@ pub fn visible_text(field: &str, text: &str, max: usize) -> Result<(), Refusal> 
     let blank_letter = |c: char| {
         matches!(
             c,
-            '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}' | '\u{034F}'
-                | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180F}'
+            '\u{115F}'
+                | '\u{1160}'
+                | '\u{3164}'
+                | '\u{FFA0}'
+                | '\u{2800}'
+                | '\u{034F}'
+                | '\u{17B4}'
+                | '\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
         )
     };
     let (mut marks, mut base, mut shown) = (0, false, false);
@@ -310,7 +317,13 @@ mod tests {
 
     #[test]
     fn a_level_copys_id_is_reserved_and_names_that_entry() {
-        for name in ["greedy-2", "Random-8", "master-64", "expert-0", "greedy-007"] {
+        for name in [
+            "greedy-2",
+            "Random-8",
+            "master-64",
+            "expert-0",
+            "greedy-007",
+        ] {
             assert!(
                 matches!(PlayerName::parse(name), Err(Refusal::Reserved(_))),
                 "{name}"
@@ -339,7 +352,13 @@ mod tests {
 
     #[test]
     fn visible_text_refuses_blank_letters_odd_spaces_and_stacked_marks() {
-        for shown in ["Friday fives", "Tết 2026", "\u{e9}t\u{e9}", "e\u{323}\u{302}", "🏆 cup"] {
+        for shown in [
+            "Friday fives",
+            "Tết 2026",
+            "\u{e9}t\u{e9}",
+            "e\u{323}\u{302}",
+            "🏆 cup",
+        ] {
             assert!(visible_text("name", shown, 64).is_ok(), "{shown:?}");
         }
         for blank in [

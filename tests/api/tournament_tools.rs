@@ -240,9 +240,7 @@ async fn a_running_tournament_canceled_by_its_creator_ends_and_its_game_in_play_
     );
 }
 
-async fn the_creator_removes_an_entrant_by_player_or_level_id_before_the_start_only(
-    app: TestApp,
-) {
+async fn the_creator_removes_an_entrant_by_player_or_level_id_before_the_start_only(app: TestApp) {
     let (_, org) = app.new_player("org").await;
     let (ann_id, ann) = app.new_player("ann").await;
     let id = registering(&app, &org, json!(["greedy", "greedy", "random"])).await;
@@ -257,7 +255,12 @@ async fn the_creator_removes_an_entrant_by_player_or_level_id_before_the_start_o
     assert_eq!(all, expected);
 
     let path = |who: &str| format!("/v1/tournaments/{id}/players/{who}");
-    assert_problem(delete(&app, &path("greedy-2"), &ann).await, 403, "forbidden").await;
+    assert_problem(
+        delete(&app, &path("greedy-2"), &ann).await,
+        403,
+        "forbidden",
+    )
+    .await;
     for nobody in ["expert", "greedy-3", "alice"] {
         assert_problem(delete(&app, &path(nobody), &org).await, 404, "not_found").await;
     }
@@ -288,8 +291,18 @@ async fn the_creator_removes_an_entrant_by_player_or_level_id_before_the_start_o
         .post_as(&format!("/v1/tournaments/{id}/start"), &org, None)
         .await;
     assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
-    assert_problem(delete(&app, &path("random"), &org).await, 409, "tournament_closed").await;
-    assert_problem(delete(&app, &path(&ann_id), &org).await, 409, "tournament_closed").await;
+    assert_problem(
+        delete(&app, &path("random"), &org).await,
+        409,
+        "tournament_closed",
+    )
+    .await;
+    assert_problem(
+        delete(&app, &path(&ann_id), &org).await,
+        409,
+        "tournament_closed",
+    )
+    .await;
     assert!(player_ids(&tournament(&app, &id).await).contains(&ann_id.as_str()));
 }
 
@@ -319,7 +332,11 @@ async fn a_player_joins_a_capped_number_of_tournaments_and_each_end_frees_a_plac
     joined(&app, &open[next].0, &bob).await;
     let again = join(&app, &open[0].0, &ann).await;
     assert_problem(again, 409, "already_entered").await;
-    assert_tournament_cap(join(&app, &open[next].0, &ann).await, "MAX_TOURNAMENTS_JOINED").await;
+    assert_tournament_cap(
+        join(&app, &open[next].0, &ann).await,
+        "MAX_TOURNAMENTS_JOINED",
+    )
+    .await;
 
     // Withdrawing frees a place.
     let (first, _) = &open[0];
@@ -327,15 +344,28 @@ async fn a_player_joins_a_capped_number_of_tournaments_and_each_end_frees_a_plac
     assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
     joined(&app, &open[next].0, &ann).await;
     next += 1;
-    assert_tournament_cap(join(&app, &open[next].0, &ann).await, "MAX_TOURNAMENTS_JOINED").await;
+    assert_tournament_cap(
+        join(&app, &open[next].0, &ann).await,
+        "MAX_TOURNAMENTS_JOINED",
+    )
+    .await;
 
     // So does being removed by a creator.
     let (second, its_creator) = &open[1];
-    let res = delete(&app, &format!("/v1/tournaments/{second}/players/{ann_id}"), its_creator).await;
+    let res = delete(
+        &app,
+        &format!("/v1/tournaments/{second}/players/{ann_id}"),
+        its_creator,
+    )
+    .await;
     assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
     joined(&app, &open[next].0, &ann).await;
     next += 1;
-    assert_tournament_cap(join(&app, &open[next].0, &ann).await, "MAX_TOURNAMENTS_JOINED").await;
+    assert_tournament_cap(
+        join(&app, &open[next].0, &ann).await,
+        "MAX_TOURNAMENTS_JOINED",
+    )
+    .await;
 
     // And a tournament canceled by its creator.
     let (third, its_creator) = &open[2];
@@ -343,7 +373,11 @@ async fn a_player_joins_a_capped_number_of_tournaments_and_each_end_frees_a_plac
     assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
     joined(&app, &open[next].0, &ann).await;
     next += 1;
-    assert_tournament_cap(join(&app, &open[next].0, &ann).await, "MAX_TOURNAMENTS_JOINED").await;
+    assert_tournament_cap(
+        join(&app, &open[next].0, &ann).await,
+        "MAX_TOURNAMENTS_JOINED",
+    )
+    .await;
 
     // And one that ends by itself: due now with too few players, it is canceled.
     let (_, late) = app.new_player("late").await;
@@ -353,10 +387,19 @@ async fn a_player_joins_a_capped_number_of_tournaments_and_each_end_frees_a_plac
         .as_str()
         .unwrap()
         .to_owned();
-    let res = delete(&app, &format!("/v1/tournaments/{}/players/me", open[3].0), &ann).await;
+    let res = delete(
+        &app,
+        &format!("/v1/tournaments/{}/players/me", open[3].0),
+        &ann,
+    )
+    .await;
     assert_eq!(res.status().as_u16(), 200);
     joined(&app, &soon, &ann).await;
-    assert_tournament_cap(join(&app, &open[next].0, &ann).await, "MAX_TOURNAMENTS_JOINED").await;
+    assert_tournament_cap(
+        join(&app, &open[next].0, &ann).await,
+        "MAX_TOURNAMENTS_JOINED",
+    )
+    .await;
     let deadline = Instant::now() + Duration::from_secs(20);
     while tournament(&app, &soon).await["status"] == "registering" {
         assert!(Instant::now() < deadline, "never started nor canceled");
@@ -367,10 +410,20 @@ async fn a_player_joins_a_capped_number_of_tournaments_and_each_end_frees_a_plac
 }
 
 async fn a_player_cannot_take_the_id_of_a_level_copy_as_its_name(app: TestApp) {
-    for name in ["greedy-2", "random-8", "Master-64", "expert-10", "greedy", "random-bot"] {
+    for name in [
+        "greedy-2",
+        "random-8",
+        "Master-64",
+        "expert-10",
+        "greedy",
+        "random-bot",
+    ] {
         let res = app.post_json("/v1/players", &json!({ "name": name })).await;
         let body = assert_problem(res, 409, "name_taken").await;
-        assert!(body["detail"].as_str().unwrap().contains("reserved"), "{body}");
+        assert!(
+            body["detail"].as_str().unwrap().contains("reserved"),
+            "{body}"
+        );
     }
     let res = app.get("/v1/players/greedy-2").await;
     assert_problem(res, 404, "not_found").await;
@@ -399,17 +452,32 @@ async fn the_tournament_list_counts_the_entrants_and_the_tournament_lists_them(a
 async fn a_tournament_name_must_show_as_a_seat_name_must(app: TestApp) {
     let (_, org) = app.new_player("org").await;
     let stacked = format!("Zalgo{}", "\u{0301}".repeat(12));
-    let (game, _) = app.create_game(json!({"preset": "block", "seed": "names"})).await;
-    for name in ["\u{3164}", "Cup \u{3164}\u{3164}", "\u{115F}\u{1160}", "\u{2800}", "   ", stacked.as_str()] {
+    let (game, _) = app
+        .create_game(json!({"preset": "block", "seed": "names"}))
+        .await;
+    for name in [
+        "\u{3164}",
+        "Cup \u{3164}\u{3164}",
+        "\u{115F}\u{1160}",
+        "\u{2800}",
+        "   ",
+        stacked.as_str(),
+    ] {
         let body = json!({"name": name, "preset": "block", "format": "swiss"});
         let res = app.post_as("/v1/tournaments", &org, Some(&body)).await;
         let problem = assert_problem(res, 400, "bad_request").await;
-        assert!(problem["detail"].as_str().unwrap().starts_with("name: "), "{problem}");
+        assert!(
+            problem["detail"].as_str().unwrap().starts_with("name: "),
+            "{problem}"
+        );
         // The same rule as a seat's name: one owner.
         let res = app.join(&game, json!({ "name": name })).await;
         assert_problem(res, 400, "bad_request").await;
     }
-    assert!(listed(&app, "registering").await.is_empty(), "none was made");
+    assert!(
+        listed(&app, "registering").await.is_empty(),
+        "none was made"
+    );
     let fine = json!({"name": "Tết cup 🏆", "preset": "block", "format": "swiss"});
     create(&app, &org, fine).await;
 }

@@ -218,9 +218,16 @@ pub(crate) async fn a_players_joins_stop_at_the_cap_apart_from_what_it_made<B: B
         2,
         "releasing a join releases nothing it made"
     );
-    let uncapped = store.claim_joined_tournament(&new_id(), &a, 1, None);
+    let someone = new_id();
+    let uncapped = store.claim_joined_tournament(&someone, &a, 1, None);
     assert!(uncapped.await.unwrap(), "no cap");
-    assert!(store.joined_tournaments(&new_id()).await.unwrap().is_empty());
+    assert!(
+        store
+            .joined_tournaments(&new_id())
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// Joins made at once (interleaved on the store as two processes' would be): exactly the

@@ -3,7 +3,8 @@
 //! hold). A refusal is the domain's [`Refusal`], answered as the service's error is.
 
 use crate::domain::{
-    ChallengeId, EntrantId, GameId, MatchId, PlayerName, Refusal, Seat, SeatName, SeekId, TournamentId, Who,
+    ChallengeId, EntrantId, GameId, MatchId, PlayerName, Refusal, Seat, SeatName, SeekId,
+    TournamentId, Who,
 };
 
 use super::{CreateChallenge, CreateMatch, CreatePlayer, JoinGame};

@@ -312,43 +312,44 @@ impl Tournaments {
         if joiner == Joiner::Me {
             self.claim_join(&me.id, &id).await?;
         }
-        let joined = self.change(&id, |t| {
-            registering(t, "joined")?;
-            let entry = match joiner {
-                Joiner::Me => Entry::Player {
-                    party: Party {
-                        id: me.id.clone(),
-                        name: me.name.clone(),
+        let joined = self
+            .change(&id, |t| {
+                registering(t, "joined")?;
+                let entry = match joiner {
+                    Joiner::Me => Entry::Player {
+                        party: Party {
+                            id: me.id.clone(),
+                            name: me.name.clone(),
+                        },
+                        bot: me.bot,
                     },
-                    bot: me.bot,
-                },
-                Joiner::Level(level) if t.creator.id == me.id => {
-                    Entry::next_level(&t.entrants, level)
-                }
-                Joiner::Level(_) => {
-                    return Err(Error::Forbidden(
-                        "level: only the tournament's creator enters built-in levels".into(),
+                    Joiner::Level(level) if t.creator.id == me.id => {
+                        Entry::next_level(&t.entrants, level)
+                    }
+                    Joiner::Level(_) => {
+                        return Err(Error::Forbidden(
+                            "level: only the tournament's creator enters built-in levels".into(),
+                        ));
+                    }
+                };
+                if t.entrants.iter().any(|e| e.entry == entry) {
+                    return Err(Error::AlreadyEntered(
+                        "this player has entered this tournament already".into(),
                     ));
                 }
-            };
-            if t.entrants.iter().any(|e| e.entry == entry) {
-                return Err(Error::AlreadyEntered(
-                    "this player has entered this tournament already".into(),
-                ));
-            }
-            if t.entrants.len() >= usize::from(t.max_players) {
-                return Err(Error::TournamentFull {
-                    max: usize::from(t.max_players),
+                if t.entrants.len() >= usize::from(t.max_players) {
+                    return Err(Error::TournamentFull {
+                        max: usize::from(t.max_players),
+                    });
+                }
+                t.entrants.push(EntrantRecord {
+                    entry,
+                    withdrawn: false,
+                    timeouts: 0,
                 });
-            }
-            t.entrants.push(EntrantRecord {
-                entry,
-                withdrawn: false,
-                timeouts: 0,
-            });
-            Ok(())
-        })
-        .await;
+                Ok(())
+            })
+            .await;
         if joined.is_err() && joiner == Joiner::Me {
             self.unclaim_join(&me.id, &id).await?;
         }

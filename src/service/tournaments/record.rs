@@ -94,7 +94,9 @@ impl Entry {
                 .iter()
                 .any(|e| e.entry == Entry::Level { level, copy: c })
         };
-        let copy = (1..).find(|&c| !held(c)).expect("fewer entrants than copies");
+        let copy = (1..)
+            .find(|&c| !held(c))
+            .expect("fewer entrants than copies");
         Entry::Level { level, copy }
     }
 }

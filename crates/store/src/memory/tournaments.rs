@@ -162,7 +162,13 @@ impl TournamentStore for MemoryStore {
         at_ms: u64,
         max: Option<usize>,
     ) -> Result<bool, StoreError> {
-        Ok(claim(&mut self.tournaments().creators, creator, id, at_ms, max))
+        Ok(claim(
+            &mut self.tournaments().creators,
+            creator,
+            id,
+            at_ms,
+            max,
+        ))
     }
 
     async fn release_creator_tournament(&self, creator: &str, id: &str) -> Result<(), StoreError> {
@@ -181,7 +187,13 @@ impl TournamentStore for MemoryStore {
         at_ms: u64,
         max: Option<usize>,
     ) -> Result<bool, StoreError> {
-        Ok(claim(&mut self.tournaments().joined, player, id, at_ms, max))
+        Ok(claim(
+            &mut self.tournaments().joined,
+            player,
+            id,
+            at_ms,
+            max,
+        ))
     }
 
     async fn release_joined_tournament(&self, player: &str, id: &str) -> Result<(), StoreError> {

@@ -88,7 +88,14 @@ impl RedisStore {
         let max = max.unwrap_or_default();
         let args = [id.as_bytes(), at.as_bytes(), max.as_bytes()];
         let claimed = self
-            .script_int(&mut conn, what, &self.tournament_scripts.claim, key, &args, true)
+            .script_int(
+                &mut conn,
+                what,
+                &self.tournament_scripts.claim,
+                key,
+                &args,
+                true,
+            )
             .await?;
         Ok(claimed == 1)
     }
@@ -102,7 +109,11 @@ impl RedisStore {
             .map(drop)
     }
 
-    async fn claims_in(&self, what: &'static str, key: &str) -> Result<Vec<(String, u64)>, StoreError> {
+    async fn claims_in(
+        &self,
+        what: &'static str,
+        key: &str,
+    ) -> Result<Vec<(String, u64)>, StoreError> {
         let mut conn = self.conns.get()?;
         let mut all = redis::cmd("ZRANGE");
         all.arg(key).arg(0).arg(-1).arg("WITHSCORES");
@@ -270,8 +281,7 @@ impl TournamentStore for RedisStore {
 
     async fn release_joined_tournament(&self, player: &str, id: &str) -> Result<(), StoreError> {
         let key = self.keys.joined_tournaments(player);
-        self.release_in("release joined tournament", &key, id)
-            .await
+        self.release_in("release joined tournament", &key, id).await
     }
 
     async fn joined_tournaments(&self, player: &str) -> Result<Vec<(String, u64)>, StoreError> {
