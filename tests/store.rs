@@ -251,6 +251,8 @@ contract_tests!(
     tournaments_due_are_listed_once_due_until_dropped,
     a_creators_claims_stop_at_the_cap_until_one_is_released,
     concurrent_claims_pass_the_cap_exactly,
+    a_players_joins_stop_at_the_cap_apart_from_what_it_made,
+    concurrent_joins_pass_the_cap_exactly,
     a_tournaments_news_reaches_its_subscribers,
     a_players_challenges_are_indexed_in_and_out_newest_first,
     due_challenges_come_earliest_first_until_their_entry_is_dropped,

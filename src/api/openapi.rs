@@ -61,6 +61,7 @@ pub const BEARER_SCHEME: &str = "bearer";
         tournaments::create_tournament, tournaments::list_tournaments, tournaments::get_tournament,
         tournaments::join_tournament, tournaments::withdraw_from_tournament,
         tournaments::start_tournament, tournaments::tournament_events,
+        tournaments::cancel_tournament, tournaments::remove_tournament_player,
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(

@@ -1,5 +1,5 @@
 //! Tournaments: making one, joining and withdrawing, starting it, reading one or a list,
-//! and its event stream.
+//! and its event stream; its creator's cancel and removal of an entrant.
 
 use std::time::Duration;
 
@@ -17,7 +17,8 @@ use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::{
-    self, CreateTournament, JoinTournament, TournamentEvent, TournamentList, TournamentView,
+    self, CreateTournament, JoinTournament, TournamentEvent, TournamentList, TournamentSummary,
+    TournamentView,
 };
 use crate::bots::Level;
 use crate::service::tournaments::record::{Format, Tournament, TournamentStatus};
@@ -34,12 +35,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/v1/tournaments/{id}")
             .route(web::get().to(get_tournament))
-            .route(web::head().to(get_tournament)),
+            .route(web::head().to(get_tournament))
+            .route(web::delete().to(cancel_tournament)),
     )
     .service(web::resource("/v1/tournaments/{id}/players").route(web::post().to(join_tournament)))
     .service(
         web::resource("/v1/tournaments/{id}/players/me")
             .route(web::delete().to(withdraw_from_tournament)),
+    )
+    .service(
+        web::resource("/v1/tournaments/{id}/players/{player}")
+            .route(web::delete().to(remove_tournament_player)),
     )
     .service(web::resource("/v1/tournaments/{id}/start").route(web::post().to(start_tournament)))
     .service(
@@ -179,7 +185,7 @@ pub async fn list_tournaments(
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(TournamentList {
-            tournaments: found.iter().map(TournamentView::of).collect(),
+            tournaments: found.iter().map(TournamentSummary::of).collect(),
             page,
             per_page,
         }))
@@ -225,6 +231,7 @@ pub async fn get_tournament(
         (status = 404, response = problems::NotFound),
         (status = 409, response = problems::Conflict),
         (status = 422, response = problems::UnprocessableContent),
+        (status = 429, response = problems::RateLimited),
         (status = 503, response = problems::StoreUnavailable),
     ),
 )]
@@ -271,6 +278,70 @@ pub async fn withdraw_from_tournament(
         .withdraw(bearer(req.headers())?, wire::tournament_id(&id)?)
         .await?;
     Ok(answer(&left))
+}
+
+/// Cancels the tournament (its creator only), registering or running: `canceled`, with
+/// the reason `canceled by its creator`; its stream and its players' streams say
+/// `tournament_finished`. Games in play go on, but no longer count for it.
+#[utoipa::path(
+    delete,
+    path = "/v1/tournaments/{id}",
+    tag = "tournaments",
+    operation_id = "cancel_tournament",
+    security(("bearer" = [])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, description = "The tournament, `canceled`.", body = TournamentView),
+        (status = 401, response = problems::Unauthorized),
+        (status = 403, response = problems::Forbidden),
+        (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn cancel_tournament(
+    req: HttpRequest,
+    tournaments: web::Data<Tournaments>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let canceled = tournaments
+        .cancel(bearer(req.headers())?, wire::tournament_id(&id)?)
+        .await?;
+    Ok(answer(&canceled))
+}
+
+/// Removes an entrant (its creator only, before the start): a player named by its id, or
+/// a built-in level's entry by the id the tournament shows (`greedy`, `greedy-2`).
+#[utoipa::path(
+    delete,
+    path = "/v1/tournaments/{id}/players/{player}",
+    tag = "tournaments",
+    operation_id = "remove_tournament_player",
+    security(("bearer" = [])),
+    params(
+        ("id" = String, Path, format = Uuid),
+        ("player" = String, Path, description = "The entrant's id, as the tournament's `players` show it."),
+    ),
+    responses(
+        (status = 200, description = "The tournament without the entrant.", body = TournamentView),
+        (status = 401, response = problems::Unauthorized),
+        (status = 403, response = problems::Forbidden),
+        (status = 404, response = problems::NotFound),
+        (status = 409, response = problems::Conflict),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn remove_tournament_player(
+    req: HttpRequest,
+    tournaments: web::Data<Tournaments>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (id, player) = path.into_inner();
+    let id = wire::tournament_id(&id)?;
+    let removed = tournaments
+        .remove(bearer(req.headers())?, id, wire::entrant_id(&player)?)
+        .await?;
+    Ok(answer(&removed))
 }
 
 /// Starts the tournament now (its creator only), with at least 3 players (2 for a round

@@ -10,7 +10,8 @@ mod seat;
 
 pub use ids::{ChallengeId, GameId, MatchId, PlayerId, SeekId, TournamentId};
 pub use names::{
-    MAX_SEAT_NAME_CHARS, NameKey, Named, PLAYER_NAME_CHARS, PlayerName, SeatName, Who, visible_text,
+    EntrantId, MAX_SEAT_NAME_CHARS, NameKey, Named, PLAYER_NAME_CHARS, PlayerName, SeatName, Who,
+    visible_text,
 };
 pub use seat::Seat;
 
@@ -32,4 +33,6 @@ pub enum Kind {
     Seek,
     Match,
     Tournament,
+    /// An entrant of a tournament.
+    Entrant,
 }

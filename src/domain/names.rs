@@ -14,8 +14,11 @@ pub const PLAYER_NAME_CHARS: std::ops::RangeInclusive<usize> = 2..=24;
 pub const MAX_SEAT_NAME_CHARS: usize = 32;
 /// Names no player may take: `me` is the key's own player in the paths; the built-in
 /// levels are players of their own ([`Level::named_like`], so a new level is reserved
-/// with it).
+/// with it), and so are their copies in a tournament (`greedy-2`: [`EntrantId`]).
 const RESERVED: [&str; 1] = ["me"];
+/// Combining marks one character may carry: enough for Vietnamese, Thai or Tibetan
+/// stacks, too few to spill over the lines around it.
+const MAX_MARKS: usize = 3;
 
 /// A name as the store holds it unique: ignoring case (players' names are ASCII). Any
 /// text has one, so a lookup by a name no player could take finds nobody.
@@ -55,7 +58,10 @@ impl PlayerName {
             )));
         }
         let key = NameKey::of(text);
-        if RESERVED.contains(&key.as_str()) || Level::named_like(key.as_str()).is_some() {
+        if RESERVED.contains(&key.as_str())
+            || Level::named_like(key.as_str()).is_some()
+            || EntrantId::level_copy_like(key.as_str())
+        {
             return Err(Refusal::Reserved(format!("the name {text:?} is reserved")));
         }
         Ok(PlayerName(text.to_owned()))
@@ -77,26 +83,100 @@ impl fmt::Debug for PlayerName {
     }
 }
 
-/// Refuses `text` (the request's `field`) unless it is 1 to `max` characters, none of them
-/// a control, format or separator character (Unicode Cc, Cf, Zl, Zp): text people see as
-/// it is written (a seat's name, a tournament's).
+/// Refuses `text` (the request's `field`) unless it is 1 to `max` characters that show:
+/// some character other than a space; no control, format or separator character (Unicode
+/// Cc, Cf, Zl, Zp) nor any space but the plain one (U+0020); none of the letters that
+/// draw nothing (the Hangul fillers, the Braille blank, the Mongolian and Khmer
+/// invisibles); and at most [`MAX_MARKS`] combining marks on a character, none without
+/// one. Text people see as it is written: a seat's name, a tournament's. (A player's name
+/// is plain ASCII, stricter still: [`PlayerName`].)
 pub fn visible_text(field: &str, text: &str, max: usize) -> Result<(), Refusal> {
-    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
-    let hidden = |c: char| {
+    use unicode_properties::{GeneralCategory as G, UnicodeGeneralCategory};
+    let blank_letter = |c: char| {
         matches!(
-            c.general_category(),
-            GeneralCategory::Control
-                | GeneralCategory::Format
-                | GeneralCategory::LineSeparator
-                | GeneralCategory::ParagraphSeparator
+            c,
+            '\u{115F}'
+                | '\u{1160}'
+                | '\u{3164}'
+                | '\u{FFA0}'
+                | '\u{2800}'
+                | '\u{034F}'
+                | '\u{17B4}'
+                | '\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
         )
     };
-    if text.is_empty() || text.chars().count() > max || text.chars().any(hidden) {
+    let (mut marks, mut base, mut shown) = (0, false, false);
+    for c in text.chars() {
+        let category = c.general_category();
+        let hidden = match category {
+            G::Control | G::Format | G::LineSeparator | G::ParagraphSeparator => true,
+            G::SpaceSeparator => c != ' ',
+            _ => blank_letter(c),
+        };
+        let mark = matches!(category, G::NonspacingMark | G::EnclosingMark);
+        marks = if mark { marks + 1 } else { 0 };
+        if hidden || (mark && (!base || marks > MAX_MARKS)) {
+            return Err(Refusal::Malformed(format!(
+                "{field}: 1 to {max} characters that show: no control, format or separator \
+                 characters, no space but the plain one, no blank letters (such as the \
+                 Hangul filler), at most {MAX_MARKS} combining marks on a character"
+            )));
+        }
+        base = mark || c != ' ';
+        shown |= c != ' ';
+    }
+    if !shown || text.chars().count() > max {
         return Err(Refusal::Malformed(format!(
-            "{field}: 1 to {max} characters, no control, format or separator characters"
+            "{field}: 1 to {max} characters, not all of them spaces"
         )));
     }
     Ok(())
+}
+
+/// An entrant of a tournament, by the id the tournament shows it with: a player by its
+/// id (any spelling of its UUID), or a built-in level's entry by the level's name, its
+/// later copies numbered from 2 (`greedy`, `greedy-2`, `greedy-3`: a field of bots).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntrantId {
+    Player(PlayerId),
+    Level { level: Level, copy: u16 },
+}
+
+impl EntrantId {
+    /// `text` (a path's `{player}`) as an entrant's id: text no entrant could have names
+    /// nobody.
+    pub fn parse(text: &str) -> Result<EntrantId, Refusal> {
+        if let Ok(level) = text.parse::<Level>() {
+            return Ok(EntrantId::Level { level, copy: 1 });
+        }
+        let copy = text.rsplit_once('-').and_then(|(name, copy)| {
+            let level = name.parse::<Level>().ok()?;
+            let n = copy.parse::<u16>().ok()?;
+            (n >= 2 && n.to_string() == copy).then_some(EntrantId::Level { level, copy: n })
+        });
+        copy.or_else(|| PlayerId::spelled(text).map(EntrantId::Player))
+            .ok_or(Refusal::NoSuch(super::Kind::Entrant))
+    }
+
+    /// Whether a name (as its [`NameKey`]) reads as a level's copy (`greedy-2`, and any
+    /// other number after a level's name and a hyphen): reserved, so that no player is
+    /// taken for one.
+    fn level_copy_like(key: &str) -> bool {
+        key.split_once('-').is_some_and(|(name, n)| {
+            name.parse::<Level>().is_ok() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        })
+    }
+}
+
+impl fmt::Display for EntrantId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EntrantId::Player(id) => f.write_str(id),
+            EntrantId::Level { level, copy: 1 } => f.write_str(level.as_str()),
+            EntrantId::Level { level, copy } => write!(f, "{}-{copy}", level.as_str()),
+        }
+    }
 }
 
 /// A seat's name as people see it on every view and the watch page, trimmed: 1 to
@@ -233,6 +313,71 @@ mod tests {
         assert!(
             matches!(SeatName::parse("greedy bot"), Err(Refusal::Malformed(m)) if m.contains("built-in level"))
         );
+    }
+
+    #[test]
+    fn a_level_copys_id_is_reserved_and_names_that_entry() {
+        for name in [
+            "greedy-2",
+            "Random-8",
+            "master-64",
+            "expert-0",
+            "greedy-007",
+        ] {
+            assert!(
+                matches!(PlayerName::parse(name), Err(Refusal::Reserved(_))),
+                "{name}"
+            );
+        }
+        for name in ["greedy-fan", "greedy2x", "mastermind-2"] {
+            assert!(PlayerName::parse(name).is_ok(), "{name}");
+        }
+        let copy = EntrantId::parse("greedy-2").unwrap();
+        let second = EntrantId::Level {
+            level: Level::Greedy,
+            copy: 2,
+        };
+        assert_eq!(copy, second);
+        assert_eq!(copy.to_string(), "greedy-2");
+        assert_eq!(EntrantId::parse("greedy").unwrap().to_string(), "greedy");
+        for nobody in ["greedy-1", "greedy-02", "greedy-", "alice"] {
+            assert!(EntrantId::parse(nobody).is_err(), "{nobody}");
+        }
+        let uuid = uuid::Uuid::new_v4();
+        assert_eq!(
+            EntrantId::parse(&uuid.hyphenated().to_string()).unwrap(),
+            EntrantId::Player(PlayerId::spelled(&uuid.simple().to_string()).unwrap())
+        );
+    }
+
+    #[test]
+    fn visible_text_refuses_blank_letters_odd_spaces_and_stacked_marks() {
+        for shown in [
+            "Friday fives",
+            "Tết 2026",
+            "\u{e9}t\u{e9}",
+            "e\u{323}\u{302}",
+            "🏆 cup",
+        ] {
+            assert!(visible_text("name", shown, 64).is_ok(), "{shown:?}");
+        }
+        for blank in [
+            "\u{3164}",
+            "a\u{115F}b",
+            "\u{FFA0}\u{FFA0}",
+            "\u{2800}",
+            "a\u{00A0}b",
+            "a\u{3000}b",
+            "   ",
+            "",
+            "a\u{200B}b",
+            "a\u{301}\u{301}\u{301}\u{301}",
+            "\u{301}a",
+            "a \u{301}",
+        ] {
+            assert!(visible_text("name", blank, 64).is_err(), "{blank:?}");
+        }
+        assert!(visible_text("name", &"x".repeat(65), 64).is_err());
     }
 
     #[test]

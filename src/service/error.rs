@@ -72,6 +72,10 @@ pub enum Error {
     TournamentFull { max: usize },
     #[error("this player has {max} tournaments registering or running already")]
     TooManyTournaments { max: usize },
+    #[error("this player has joined {max} tournaments registering or running already")]
+    TooManyTournamentsJoined { max: usize },
+    #[error("no such entrant in this tournament")]
+    EntrantNotFound,
     /// A valid key acting on what is not its player's.
     #[error("{0}")]
     Forbidden(String),
@@ -189,6 +193,7 @@ impl From<Refusal> for Error {
             Refusal::NoSuch(Kind::Seek) => Error::SeekNotFound,
             Refusal::NoSuch(Kind::Match) => Error::MatchNotFound,
             Refusal::NoSuch(Kind::Tournament) => Error::TournamentNotFound,
+            Refusal::NoSuch(Kind::Entrant) => Error::EntrantNotFound,
         }
     }
 }

@@ -34,6 +34,9 @@ pub struct Caps {
     /// Tournaments one player may have registering or running
     /// (`MAX_TOURNAMENTS_PER_PLAYER`; `None`: no cap).
     pub tournaments_per_player: Option<usize>,
+    /// Tournaments one player may have joined that are registering or running
+    /// (`MAX_TOURNAMENTS_JOINED`; `None`: no cap).
+    pub tournaments_joined: Option<usize>,
     /// Players one tournament may hold (`MAX_TOURNAMENT_PLAYERS`; `None`: the default).
     pub tournament_players: Option<usize>,
 }

@@ -104,6 +104,9 @@ pub struct Settings {
     pub max_challenges_to_player: Option<usize>,
     /// Tournaments one player may have registering or running at once (`None`: no cap).
     pub max_tournaments_per_player: Option<usize>,
+    /// Tournaments one player may have joined that are registering or running at once
+    /// (`None`: no cap).
+    pub max_tournaments_joined: Option<usize>,
     /// Players one tournament may hold.
     pub max_tournament_players: usize,
     /// How long an open challenge waits for its answers.
@@ -236,6 +239,7 @@ impl Default for Settings {
             max_tournaments_per_player: Some(
                 crate::service::tournaments::MAX_TOURNAMENTS_PER_PLAYER,
             ),
+            max_tournaments_joined: Some(crate::service::tournaments::MAX_TOURNAMENTS_JOINED),
             max_tournament_players: crate::service::tournaments::MAX_TOURNAMENT_PLAYERS,
             challenge_ttl: Duration::from_secs(600),
             seek_ttl: Duration::from_secs(300),
@@ -418,6 +422,11 @@ impl Settings {
             max_tournaments_per_player: env.parse(
                 "MAX_TOURNAMENTS_PER_PLAYER",
                 defaults.max_tournaments_per_player,
+                cap,
+            )?,
+            max_tournaments_joined: env.parse(
+                "MAX_TOURNAMENTS_JOINED",
+                defaults.max_tournaments_joined,
                 cap,
             )?,
             max_tournament_players: env.parse(

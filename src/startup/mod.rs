@@ -332,6 +332,7 @@ fn serve(
                 players: settings.max_players_per_ip,
                 challenges_to_player: settings.max_challenges_to_player,
                 tournaments_per_player: settings.max_tournaments_per_player,
+                tournaments_joined: settings.max_tournaments_joined,
                 tournament_players: Some(settings.max_tournament_players),
             },
             lifetimes: crate::service::Lifetimes {

@@ -45,6 +45,7 @@ mod sealing;
 mod seeks;
 mod sse;
 mod tournament_hold;
+mod tournament_tools;
 mod tournaments;
 mod two_servers;
 mod watch;

@@ -176,3 +176,75 @@ pub(crate) async fn a_tournaments_news_reaches_its_subscribers<B: Backend>() {
         "another tournament's channel hears nothing"
     );
 }
+
+/// What a player joined is capped as what a creator made is, and counted apart from it: a
+/// join held is held again, the one past the cap is not held, a place released is taken.
+pub(crate) async fn a_players_joins_stop_at_the_cap_apart_from_what_it_made<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (player, a, b, c) = (new_id(), new_id(), new_id(), new_id());
+    let join = |id: String, at: u64| {
+        let (store, player) = (&store, &player);
+        async move {
+            store
+                .claim_joined_tournament(player, &id, at, Some(2))
+                .await
+                .unwrap()
+        }
+    };
+    // Two tournaments made by the same player count nothing against its joins.
+    for made in [new_id(), new_id()] {
+        let claimed = store.claim_creator_tournament(&player, &made, 5, Some(2));
+        assert!(claimed.await.unwrap());
+    }
+    assert!(join(a.clone(), 10).await);
+    assert!(join(b.clone(), 20).await);
+    assert!(join(b.clone(), 20).await, "a join held is held again");
+    assert!(!join(c.clone(), 30).await, "the third is past the cap");
+    let mut held = store.joined_tournaments(&player).await.unwrap();
+    held.sort();
+    let mut both = vec![(a.clone(), 10), (b.clone(), 20)];
+    both.sort();
+    assert_eq!(held, both, "each with its time; the refused one not held");
+    assert_eq!(store.creator_tournaments(&player).await.unwrap().len(), 2);
+    store.release_joined_tournament(&player, &a).await.unwrap();
+    assert!(join(c.clone(), 30).await, "a place released is taken");
+    let mut held = store.joined_tournaments(&player).await.unwrap();
+    held.sort();
+    let mut now = vec![(b, 20), (c, 30)];
+    now.sort();
+    assert_eq!(held, now);
+    assert_eq!(
+        store.creator_tournaments(&player).await.unwrap().len(),
+        2,
+        "releasing a join releases nothing it made"
+    );
+    let someone = new_id();
+    let uncapped = store.claim_joined_tournament(&someone, &a, 1, None);
+    assert!(uncapped.await.unwrap(), "no cap");
+    assert!(
+        store
+            .joined_tournaments(&new_id())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// Joins made at once (interleaved on the store as two processes' would be): exactly the
+/// cap's worth pass.
+pub(crate) async fn concurrent_joins_pass_the_cap_exactly<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let player = new_id();
+    let joins = (0..24).map(|_| {
+        let (store, player) = (&store, &player);
+        async move {
+            store
+                .claim_joined_tournament(player, &new_id(), 1, Some(3))
+                .await
+                .unwrap()
+        }
+    });
+    let passed = futures_util::future::join_all(joins).await;
+    assert_eq!(passed.iter().filter(|p| **p).count(), 3);
+    assert_eq!(store.joined_tournaments(&player).await.unwrap().len(), 3);
+}

@@ -497,6 +497,24 @@ impl TournamentStore for AnyStore {
         delegate!(self, s => s.creator_tournaments(creator))
     }
 
+    async fn claim_joined_tournament(
+        &self,
+        player: &str,
+        id: &str,
+        at_ms: u64,
+        max: Option<usize>,
+    ) -> Result<bool, StoreError> {
+        delegate!(self, s => s.claim_joined_tournament(player, id, at_ms, max))
+    }
+
+    async fn release_joined_tournament(&self, player: &str, id: &str) -> Result<(), StoreError> {
+        delegate!(self, s => s.release_joined_tournament(player, id))
+    }
+
+    async fn joined_tournaments(&self, player: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        delegate!(self, s => s.joined_tournaments(player))
+    }
+
     async fn publish_tournament(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
         delegate!(self, s => s.publish_tournament(id, event))
     }

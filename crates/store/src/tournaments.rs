@@ -92,6 +92,31 @@ pub trait TournamentStore: Send + Sync + 'static {
         creator: &str,
     ) -> impl Future<Output = Result<Vec<(String, u64)>, StoreError>> + Send;
 
+    /// Counts tournament `id` (at `at_ms`) among those `player` has joined that may still
+    /// run, unless `max` are counted there already: one step, as a creator's claim is, and
+    /// apart from those. `true` when it is counted (or already was).
+    fn claim_joined_tournament(
+        &self,
+        player: &str,
+        id: &str,
+        at_ms: u64,
+        max: Option<usize>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Counts tournament `id` no more among those `player` has joined.
+    fn release_joined_tournament(
+        &self,
+        player: &str,
+        id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// What [`claim_joined_tournament`](Self::claim_joined_tournament) counts for
+    /// `player`: each tournament and when it was claimed, in no order.
+    fn joined_tournaments(
+        &self,
+        player: &str,
+    ) -> impl Future<Output = Result<Vec<(String, u64)>, StoreError>> + Send;
+
     /// Tells tournament `id`'s live channel (best effort: nobody may be listening).
     fn publish_tournament(
         &self,

@@ -75,6 +75,7 @@ problem_codes! {
     IdempotencyKeyReused = UNPROCESSABLE_ENTITY, "idempotency_key_reused", "The idempotency key was used for another request";
     RateLimited = TOO_MANY_REQUESTS, "rate_limited", "Too many requests";
     TooManyGames = TOO_MANY_REQUESTS, "too_many_games", "This address holds too many games";
+    TooManyTournaments = TOO_MANY_REQUESTS, "too_many_tournaments", "The player is in its maximum of tournaments";
     StoreUnavailable = SERVICE_UNAVAILABLE, "store_unavailable", "The game store is unavailable";
     InternalError = INTERNAL_SERVER_ERROR, "internal_error", "Internal error";
 }
@@ -139,22 +140,32 @@ impl From<service::Error> for ApiError {
             | E::ChallengeNotFound
             | E::SeekNotFound
             | E::MatchNotFound
-            | E::TournamentNotFound => ApiError::new(C::NotFound, said),
+            | E::TournamentNotFound
+            | E::EntrantNotFound => ApiError::new(C::NotFound, said),
             E::TournamentClosed(why) => ApiError::new(C::TournamentClosed, why),
             E::AlreadyEntered(why) => ApiError::new(C::AlreadyEntered, why),
             E::TournamentFull { max } => ApiError::new(
                 C::TournamentFull,
                 format!("the tournament has its {max} players (max_players)"),
             ),
+            // Not a rate: a place frees only when a tournament ends, so no Retry-After.
             E::TooManyTournaments { max } => ApiError::new(
-                C::RateLimited,
+                C::TooManyTournaments,
                 format!(
-                    "this player has {max} tournaments registering or running already \
-                     (MAX_TOURNAMENTS_PER_PLAYER); one more can be made when one of them \
-                     finishes or is canceled"
+                    "this player has made {max} tournaments that are registering or running \
+                     (MAX_TOURNAMENTS_PER_PLAYER); one more can be made only when one of them \
+                     finishes or is canceled, so waiting alone frees nothing"
                 ),
-            )
-            .retry_after(CHALLENGES_RETRY_AFTER_SECS),
+            ),
+            E::TooManyTournamentsJoined { max } => ApiError::new(
+                C::TooManyTournaments,
+                format!(
+                    "this player has joined {max} tournaments that are registering or \
+                     running (MAX_TOURNAMENTS_JOINED); it may join another only when one of \
+                     them finishes or is canceled, or it withdraws from one, so waiting alone \
+                     frees nothing"
+                ),
+            ),
             // Not a rate: waiting frees nothing, so no Retry-After.
             E::TooManySeeks { max } => ApiError::new(
                 C::TooManySeeks,

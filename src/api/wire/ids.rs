@@ -3,7 +3,8 @@
 //! hold). A refusal is the domain's [`Refusal`], answered as the service's error is.
 
 use crate::domain::{
-    ChallengeId, GameId, MatchId, PlayerName, Refusal, Seat, SeatName, SeekId, TournamentId, Who,
+    ChallengeId, EntrantId, GameId, MatchId, PlayerName, Refusal, Seat, SeatName, SeekId,
+    TournamentId, Who,
 };
 
 use super::{CreateChallenge, CreateMatch, CreatePlayer, JoinGame};
@@ -33,6 +34,11 @@ pub fn match_id(path: &str) -> Result<MatchId, Refusal> {
 /// A tournament's path.
 pub fn tournament_id(path: &str) -> Result<TournamentId, Refusal> {
     path.parse()
+}
+
+/// A tournament's entrant's path (`{player}`): a player's id or a level's entry's.
+pub fn entrant_id(path: &str) -> Result<EntrantId, Refusal> {
+    EntrantId::parse(path)
 }
 
 /// A player's path (`{who}`): an id, a name or a built-in level.

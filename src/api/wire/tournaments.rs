@@ -240,10 +240,66 @@ impl TournamentPairing {
     }
 }
 
+/// A tournament in a list: its settings and how many entered, not who (nor its pairings):
+/// `GET /v1/tournaments/{id}` has them all.
+#[derive(Serialize, ToSchema)]
+pub struct TournamentSummary {
+    #[schema(format = Uuid)]
+    pub id: String,
+    pub name: String,
+    /// `registering`, `running`, `finished` or `canceled`.
+    #[schema(example = "registering")]
+    pub status: &'static str,
+    /// Why it was canceled, or ended before its last round; null otherwise.
+    #[schema(required = true)]
+    pub reason: Option<String>,
+    /// `swiss` or `round_robin`.
+    #[schema(example = "swiss")]
+    pub format: &'static str,
+    #[schema(example = "all_fives")]
+    pub preset: &'static str,
+    pub duplicate: bool,
+    /// Rounds it plays (known at the start; before it, the rounds asked for, or 0).
+    pub rounds: u16,
+    /// The round in play (or last played); 0 before the start.
+    pub round: u16,
+    pub rated: bool,
+    pub starts_at_ms: u64,
+    pub max_players: u16,
+    /// How many entered (withdrawn ones included).
+    #[schema(example = 12)]
+    pub players_count: usize,
+    /// Its creator's player id.
+    pub creator: String,
+    pub created_ms: u64,
+}
+
+impl TournamentSummary {
+    pub fn of(t: &Tournament) -> TournamentSummary {
+        TournamentSummary {
+            id: t.id.clone(),
+            name: t.name.clone(),
+            status: t.status.as_str(),
+            reason: t.reason.clone(),
+            format: t.format.as_str(),
+            preset: t.preset.name(),
+            duplicate: t.duplicate,
+            rounds: t.rounds,
+            round: t.round,
+            rated: t.rated,
+            starts_at_ms: t.starts_at_ms,
+            max_players: t.max_players,
+            players_count: t.entrants.len(),
+            creator: t.creator.id.clone(),
+            created_ms: t.created_ms,
+        }
+    }
+}
+
 /// A page of tournaments, newest first.
 #[derive(Serialize, ToSchema)]
 pub struct TournamentList {
-    pub tournaments: Vec<TournamentView>,
+    pub tournaments: Vec<TournamentSummary>,
     pub page: usize,
     pub per_page: usize,
 }

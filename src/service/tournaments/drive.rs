@@ -343,6 +343,15 @@ impl Tournaments {
         }
     }
 
+    /// What follows an end saved elsewhere (its creator canceled it), as for any end.
+    pub(super) async fn after_end(&self, t: &Tournament) -> Result<(), Error> {
+        let ended = Changes {
+            ended: true,
+            ..Changes::default()
+        };
+        self.after(t, &ended).await
+    }
+
     /// What follows a saved change: the lists, the creator's index, the news.
     async fn after(&self, t: &Tournament, changes: &Changes) -> Result<(), Error> {
         if changes.started || changes.ended {
@@ -353,6 +362,7 @@ impl Tournaments {
                 .store
                 .release_creator_tournament(&t.creator.id, &t.id)
                 .await?;
+            self.release_joins(t).await?;
             tracing::info!(tournament_id = %t.id, status = t.status.as_str(), reason = t.reason.as_deref().unwrap_or(""), "tournament over");
         }
         for &pairing in &changes.finished {

@@ -10,9 +10,14 @@
 //! the one admission path, counted against its creator's address. The end of a game pokes
 //! it (through the dispatcher); the sweep polls the due ones, so a crash loses nothing.
 
+mod creator;
 pub mod drive;
+mod joined;
 pub mod record;
 pub mod stream;
+
+pub use creator::CANCELED_BY_CREATOR;
+pub use joined::MAX_TOURNAMENTS_JOINED;
 
 use std::sync::Arc;
 
@@ -321,43 +326,51 @@ impl Tournaments {
         joiner: Joiner,
     ) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
-        self.change(&id, |t| {
-            registering(t, "joined")?;
-            let entry = match joiner {
-                Joiner::Me => Entry::Player {
-                    party: Party {
-                        id: me.id.clone(),
-                        name: me.name.clone(),
+        if joiner == Joiner::Me {
+            self.claim_join(&me.id, &id).await?;
+        }
+        let joined = self
+            .change(&id, |t| {
+                registering(t, "joined")?;
+                let entry = match joiner {
+                    Joiner::Me => Entry::Player {
+                        party: Party {
+                            id: me.id.clone(),
+                            name: me.name.clone(),
+                        },
+                        bot: me.bot,
                     },
-                    bot: me.bot,
-                },
-                Joiner::Level(level) if t.creator.id == me.id => {
-                    Entry::next_level(&t.entrants, level)
-                }
-                Joiner::Level(_) => {
-                    return Err(Error::Forbidden(
-                        "level: only the tournament's creator enters built-in levels".into(),
+                    Joiner::Level(level) if t.creator.id == me.id => {
+                        Entry::next_level(&t.entrants, level)
+                    }
+                    Joiner::Level(_) => {
+                        return Err(Error::Forbidden(
+                            "level: only the tournament's creator enters built-in levels".into(),
+                        ));
+                    }
+                };
+                if t.entrants.iter().any(|e| e.entry == entry) {
+                    return Err(Error::AlreadyEntered(
+                        "this player has entered this tournament already".into(),
                     ));
                 }
-            };
-            if t.entrants.iter().any(|e| e.entry == entry) {
-                return Err(Error::AlreadyEntered(
-                    "this player has entered this tournament already".into(),
-                ));
-            }
-            if t.entrants.len() >= usize::from(t.max_players) {
-                return Err(Error::TournamentFull {
-                    max: usize::from(t.max_players),
+                if t.entrants.len() >= usize::from(t.max_players) {
+                    return Err(Error::TournamentFull {
+                        max: usize::from(t.max_players),
+                    });
+                }
+                t.entrants.push(EntrantRecord {
+                    entry,
+                    withdrawn: false,
+                    timeouts: 0,
                 });
-            }
-            t.entrants.push(EntrantRecord {
-                entry,
-                withdrawn: false,
-                timeouts: 0,
-            });
-            Ok(())
-        })
-        .await
+                Ok(())
+            })
+            .await;
+        if joined.is_err() && joiner == Joiner::Me {
+            self.unclaim_join(&me.id, &id).await?;
+        }
+        joined
     }
 
     /// Withdraws the key's player: before the start it is removed; after, it is paired no
@@ -386,6 +399,8 @@ impl Tournaments {
                 Ok(())
             })
             .await?;
+        let store = &self.ctx.store;
+        store.release_joined_tournament(&me.id, &id).await?;
         if withdrawn.status == TournamentStatus::Running {
             // With too few left it ends now, not at its next poll.
             self.poke(&id).await;

@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::address::AddressKey;
 use crate::bots::Level;
+use crate::domain::EntrantId;
 use crate::engine::{Preset, RulesPatch, Seed, rules::Scoring};
 use crate::service::Error;
 use crate::service::codec;
@@ -93,16 +94,18 @@ pub enum Entry {
 }
 
 impl Entry {
-    /// Level `level`'s next copy among `entrants`.
+    /// Level `level`'s next copy among `entrants`: the first number none holds (one
+    /// removed before the start leaves its number free).
     pub(crate) fn next_level(entrants: &[EntrantRecord], level: Level) -> Entry {
-        let copies = entrants
-            .iter()
-            .filter(|e| matches!(e.entry, Entry::Level { level: l, .. } if l == level))
-            .count();
-        Entry::Level {
-            level,
-            copy: copies as u16 + 1,
-        }
+        let held = |c: u16| {
+            entrants
+                .iter()
+                .any(|e| e.entry == Entry::Level { level, copy: c })
+        };
+        let copy = (1..)
+            .find(|&c| !held(c))
+            .expect("fewer entrants than copies");
+        Entry::Level { level, copy }
     }
 }
 
@@ -122,8 +125,7 @@ impl EntrantRecord {
     pub fn id(&self) -> String {
         match &self.entry {
             Entry::Player { party, .. } => party.id.clone(),
-            Entry::Level { level, copy: 1 } => level.as_str().to_owned(),
-            Entry::Level { level, copy } => format!("{}-{copy}", level.as_str()),
+            &Entry::Level { level, copy } => EntrantId::Level { level, copy }.to_string(),
         }
     }
 

@@ -16,7 +16,40 @@ pub(super) struct TournamentIndex {
     due: BTreeSet<(u64, String)>,
     due_at: HashMap<String, u64>,
     /// Per creator, the tournaments it made that may still run, and when each was claimed.
-    creators: HashMap<String, HashMap<String, u64>>,
+    creators: Claims,
+    /// Per player, the tournaments it joined that may still run, likewise.
+    joined: Claims,
+}
+
+/// Claims of one kind (a creator's, an entrant's): per player, tournament id → claim time.
+type Claims = HashMap<String, HashMap<String, u64>>;
+
+/// Counts `id` among `player`'s `claims` unless `max` are there: one step under the lock.
+fn claim(claims: &mut Claims, player: &str, id: &str, at_ms: u64, max: Option<usize>) -> bool {
+    let held = claims.entry(player.to_owned()).or_default();
+    if held.contains_key(id) {
+        return true;
+    }
+    if max.is_some_and(|max| held.len() >= max) {
+        return false;
+    }
+    held.insert(id.to_owned(), at_ms);
+    true
+}
+
+fn release(claims: &mut Claims, player: &str, id: &str) {
+    if let Some(held) = claims.get_mut(player) {
+        held.remove(id);
+        if held.is_empty() {
+            claims.remove(player);
+        }
+    }
+}
+
+fn held(claims: &Claims, player: &str) -> Vec<(String, u64)> {
+    claims.get(player).map_or_else(Vec::new, |held| {
+        held.iter().map(|(id, at)| (id.clone(), *at)).collect()
+    })
 }
 
 impl MemoryStore {
@@ -129,31 +162,47 @@ impl TournamentStore for MemoryStore {
         at_ms: u64,
         max: Option<usize>,
     ) -> Result<bool, StoreError> {
-        let mut t = self.tournaments();
-        let claims = t.creators.entry(creator.to_owned()).or_default();
-        if claims.contains_key(id) {
-            return Ok(true);
-        }
-        if max.is_some_and(|max| claims.len() >= max) {
-            return Ok(false);
-        }
-        claims.insert(id.to_owned(), at_ms);
-        Ok(true)
+        Ok(claim(
+            &mut self.tournaments().creators,
+            creator,
+            id,
+            at_ms,
+            max,
+        ))
     }
 
     async fn release_creator_tournament(&self, creator: &str, id: &str) -> Result<(), StoreError> {
-        let mut t = self.tournaments();
-        if let Some(claims) = t.creators.get_mut(creator) {
-            claims.remove(id);
-        }
+        release(&mut self.tournaments().creators, creator, id);
         Ok(())
     }
 
     async fn creator_tournaments(&self, creator: &str) -> Result<Vec<(String, u64)>, StoreError> {
-        let t = self.tournaments();
-        Ok(t.creators.get(creator).map_or_else(Vec::new, |claims| {
-            claims.iter().map(|(id, at)| (id.clone(), *at)).collect()
-        }))
+        Ok(held(&self.tournaments().creators, creator))
+    }
+
+    async fn claim_joined_tournament(
+        &self,
+        player: &str,
+        id: &str,
+        at_ms: u64,
+        max: Option<usize>,
+    ) -> Result<bool, StoreError> {
+        Ok(claim(
+            &mut self.tournaments().joined,
+            player,
+            id,
+            at_ms,
+            max,
+        ))
+    }
+
+    async fn release_joined_tournament(&self, player: &str, id: &str) -> Result<(), StoreError> {
+        release(&mut self.tournaments().joined, player, id);
+        Ok(())
+    }
+
+    async fn joined_tournaments(&self, player: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        Ok(held(&self.tournaments().joined, player))
     }
 
     async fn publish_tournament(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {

@@ -2,7 +2,8 @@
 //! value like a player's, with no expiry: tournaments last); the lists by status and the
 //! due index are sorted sets of one slot (`{tournaments}:status:<status>` by creation
 //! time, `{tournaments}:due` by due time); a creator's tournaments that may still run a sorted
-//! set by claim time in the player's slot (`player:{id}:tournament-claims`); news goes out on the tournament's
+//! set by claim time in the player's slot (`player:{id}:tournament-claims`), and those a
+//! player joined likewise (`player:{id}:tournament-joins`); news goes out on the tournament's
 //! channel as a game's does.
 
 use super::RedisStore;
@@ -19,7 +20,7 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 1 end
 return 0
 ";
 
-/// KEYS: a creator's claims (id by claim time). ARGV: tournament id, claim ms, the most
+/// KEYS: a creator's claims, or an entrant's (id by claim time). ARGV: tournament id, claim ms, the most
 /// claims ('' for no cap). 1 when claimed (or it was), 0 at the cap.
 const CLAIM_LUA: &str = r"
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 1 end
@@ -65,6 +66,58 @@ impl Keys {
     }
     fn creator_tournaments(&self, creator: &str) -> String {
         format!("{}player:{{{creator}}}:tournament-claims", self.prefix)
+    }
+    fn joined_tournaments(&self, player: &str) -> String {
+        format!("{}player:{{{player}}}:tournament-joins", self.prefix)
+    }
+}
+
+impl RedisStore {
+    /// Counts `id` in the claims at `key` (a sorted set by claim time) unless `max` are
+    /// there, in one script.
+    async fn claim_in(
+        &self,
+        what: &'static str,
+        key: &str,
+        id: &str,
+        at_ms: u64,
+        max: Option<usize>,
+    ) -> Result<bool, StoreError> {
+        let mut conn = self.conns.writer()?;
+        let (at, max) = (at_ms.to_string(), max.map(|m| m.to_string()));
+        let max = max.unwrap_or_default();
+        let args = [id.as_bytes(), at.as_bytes(), max.as_bytes()];
+        let claimed = self
+            .script_int(
+                &mut conn,
+                what,
+                &self.tournament_scripts.claim,
+                key,
+                &args,
+                true,
+            )
+            .await?;
+        Ok(claimed == 1)
+    }
+
+    async fn release_in(&self, what: &'static str, key: &str, id: &str) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        let mut zrem = redis::cmd("ZREM");
+        zrem.arg(key).arg(id);
+        self.bounded(what, zrem.query_async::<i64>(&mut conn))
+            .await
+            .map(drop)
+    }
+
+    async fn claims_in(
+        &self,
+        what: &'static str,
+        key: &str,
+    ) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut conn = self.conns.get()?;
+        let mut all = redis::cmd("ZRANGE");
+        all.arg(key).arg(0).arg(-1).arg("WITHSCORES");
+        self.bounded(what, all.query_async(&mut conn)).await
     }
 }
 
@@ -198,50 +251,42 @@ impl TournamentStore for RedisStore {
         at_ms: u64,
         max: Option<usize>,
     ) -> Result<bool, StoreError> {
-        let mut conn = self.conns.writer()?;
-        let (at, max) = (at_ms.to_string(), max.map(|m| m.to_string()));
-        let claimed = self
-            .script_int(
-                &mut conn,
-                "claim creator tournament",
-                &self.tournament_scripts.claim,
-                &self.keys.creator_tournaments(creator),
-                &[
-                    id.as_bytes(),
-                    at.as_bytes(),
-                    max.unwrap_or_default().as_bytes(),
-                ],
-                true,
-            )
-            .await?;
-        Ok(claimed == 1)
+        let key = self.keys.creator_tournaments(creator);
+        self.claim_in("claim creator tournament", &key, id, at_ms, max)
+            .await
     }
 
     async fn release_creator_tournament(&self, creator: &str, id: &str) -> Result<(), StoreError> {
-        let mut conn = self.conns.writer()?;
-        self.bounded(
-            "release creator tournament",
-            redis::cmd("ZREM")
-                .arg(self.keys.creator_tournaments(creator))
-                .arg(id)
-                .query_async::<i64>(&mut conn),
-        )
-        .await
-        .map(drop)
+        let key = self.keys.creator_tournaments(creator);
+        self.release_in("release creator tournament", &key, id)
+            .await
     }
 
     async fn creator_tournaments(&self, creator: &str) -> Result<Vec<(String, u64)>, StoreError> {
-        let mut conn = self.conns.get()?;
-        self.bounded(
-            "creator tournaments",
-            redis::cmd("ZRANGE")
-                .arg(self.keys.creator_tournaments(creator))
-                .arg(0)
-                .arg(-1)
-                .arg("WITHSCORES")
-                .query_async(&mut conn),
-        )
-        .await
+        let key = self.keys.creator_tournaments(creator);
+        self.claims_in("creator tournaments", &key).await
+    }
+
+    async fn claim_joined_tournament(
+        &self,
+        player: &str,
+        id: &str,
+        at_ms: u64,
+        max: Option<usize>,
+    ) -> Result<bool, StoreError> {
+        let key = self.keys.joined_tournaments(player);
+        self.claim_in("claim joined tournament", &key, id, at_ms, max)
+            .await
+    }
+
+    async fn release_joined_tournament(&self, player: &str, id: &str) -> Result<(), StoreError> {
+        let key = self.keys.joined_tournaments(player);
+        self.release_in("release joined tournament", &key, id).await
+    }
+
+    async fn joined_tournaments(&self, player: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let key = self.keys.joined_tournaments(player);
+        self.claims_in("joined tournaments", &key).await
     }
 
     async fn publish_tournament(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
