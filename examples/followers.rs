@@ -178,7 +178,7 @@ async fn run_to_the_end(args: &Args, http: &reqwest::Client, key: &str, id: &str
 
 /// A game of all_fives dealt from `seed`, seat 1 greedy: answers its id and seat 0's token.
 async fn game_against_greedy(args: &Args, http: &reqwest::Client, seed: u64) -> Result<(String, String), String> {
-    let body = json!({"preset": "all_fives", "seed": seed, "bots": [{"seat": 1, "level": "greedy"}]});
+    let body = json!({"preset": "all_fives", "seed": seed.to_string(), "bots": [{"seat": 1, "level": "greedy"}]});
     let g = post(http, format!("{}/v1/games", args.url), None, &body).await?;
     let id = g["game_id"].as_str().ok_or("no game id")?.to_owned();
     let seat = post(http, format!("{}/v1/games/{id}/seats", args.url), None, &json!({"name": "bench"})).await?;

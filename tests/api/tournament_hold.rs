@@ -76,7 +76,7 @@ async fn a_start_on_a_store_full_by_bytes_waits_instead_of_failing() {
     let (_, org) = app.new_player("org").await;
     let id = create(&app, &org, round_robin_of_levels("Full")).await;
     // Games waiting for a player until the store holds no more.
-    let body = json!({"preset": "block", "seed": 7, "bots": [{"seat": 1, "level": "greedy"}]});
+    let body = json!({"preset": "block", "seed": "full store", "bots": [{"seat": 1, "level": "greedy"}]});
     let mut refused = None;
     for _ in 0..10_000 {
         let res = app.post_json("/v1/games", &body).await;
@@ -160,7 +160,7 @@ fn now_ms() -> u64 {
 async fn a_round_whose_games_are_refused_waits_saying_why_and_plays_them_later(app: TestApp) {
     // Two games of this address in play (MAX_GAMES_PER_IP is 2): the tournament's, which
     // count against its creator's address, are refused.
-    let body = json!({"preset": "block", "seed": 11, "bots": [{"seat": 1, "level": "greedy"}]});
+    let body = json!({"preset": "block", "seed": "blockers", "bots": [{"seat": 1, "level": "greedy"}]});
     let mut blockers = Vec::new();
     for _ in 0..2 {
         let (game, _) = app.create_game(body.clone()).await;
