@@ -27,6 +27,9 @@ root=$PWD
 
 log() { printf 'clients.sh: %s\n' "$*" >&2; }
 
+# shellcheck source=scripts/server-lib.sh
+source scripts/server-lib.sh
+
 target_dir=${CARGO_TARGET_DIR:-target}
 cache="$target_dir/clients-cache"
 mkdir -p "$cache"
@@ -45,11 +48,6 @@ if [[ $(cat "$ts/.installed" 2>/dev/null) != "$lock_sum" ]]; then
         || { log "FAILED: npm ci in $ts"; exit 1; }
     echo "$lock_sum" >"$ts/.installed"
 fi
-cp "$ts_src/tsconfig.json" "$ts_src/bot.ts" "$ts_src/runner.ts" "$ts/"
-rm -rf "$ts/dist"
-(cd "$ts" && node_modules/.bin/openapi-typescript "$root/openapi/openapi.json" --output schema.d.ts --silent) \
-    || { log "FAILED: openapi-typescript"; exit 1; }
-(cd "$ts" && node_modules/.bin/tsc) || { log "FAILED: tsc (strict) on $ts_src/bot.ts and runner.ts"; exit 1; }
 
 # ---- Python: a venv with the pinned generator, then a client package generated here ----
 py_src=examples/clients/python
@@ -63,6 +61,14 @@ if [[ $(cat "$venv/.installed" 2>/dev/null) != "$req_sum" ]]; then
         || { log "FAILED: pip install -r $py_src/requirements.txt"; exit 1; }
     echo "$req_sum" >"$venv/.installed"
 fi
+install_only && exit 0
+
+# ---- the clients, generated and type-checked ----
+cp "$ts_src/tsconfig.json" "$ts_src/bot.ts" "$ts_src/runner.ts" "$ts/"
+rm -rf "$ts/dist"
+(cd "$ts" && node_modules/.bin/openapi-typescript "$root/openapi/openapi.json" --output schema.d.ts --silent) \
+    || { log "FAILED: openapi-typescript"; exit 1; }
+(cd "$ts" && node_modules/.bin/tsc) || { log "FAILED: tsc (strict) on $ts_src/bot.ts and runner.ts"; exit 1; }
 py_client="$cache/python-client"
 # Its one warning is for /metrics (an OpenMetrics text answer it leaves out): not needed.
 "$venv/bin/openapi-python-client" generate --path openapi/openapi.json \
@@ -73,11 +79,7 @@ MYPYPATH="$py_client" "$venv/bin/mypy" --strict --no-incremental "$py_src/bot.py
     || { log "FAILED: mypy --strict on $py_src/bot.py and runner.py"; exit 1; }
 
 # ---- the server ----
-cargo build --quiet --bin domino-server
-server_bin="$target_dir/debug/domino-server"
-
-# shellcheck source=scripts/server-lib.sh
-source scripts/server-lib.sh
+server_binary
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/domino-clients.XXXXXX")
 server_pid=""

@@ -27,6 +27,8 @@ if ! [[ -x $redocly ]] || [[ $("$redocly" --version 2>/dev/null | tail -n 1) != 
     npm install --prefix "$prefix" --no-audit --no-fund --silent "@redocly/cli@$version" \
         || { log "FAILED: npm install @redocly/cli@$version (is npm installed?)"; exit 1; }
 fi
+# CHECKS_INSTALL_ONLY=1: installed, nothing more (scripts/server-lib.sh's install_only).
+[[ -z ${CHECKS_INSTALL_ONLY:-} ]] || exit 0
 
 # Redocly fails on errors only; the totals tell warnings too.
 report=$("$redocly" lint openapi/openapi.json --format=json 2>/dev/null) || true

@@ -36,12 +36,12 @@ if ! [[ -x $st ]] || ! "$st" --version 2>/dev/null | grep -qF "version $version"
         || { log "FAILED: pip install schemathesis==$version"; exit 1; }
 fi
 
-# ---- the server ----
-cargo build --quiet --bin domino-server
-server_bin="$target_dir/debug/domino-server"
-
 # shellcheck source=scripts/server-lib.sh
 source scripts/server-lib.sh
+install_only && exit 0
+
+# ---- the server ----
+server_binary
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/domino-schemathesis.XXXXXX")
 server_pid=""

@@ -2,6 +2,23 @@
 # scripts/clients.sh, scripts/cross-origin-check/run.sh, scripts/watch-check/run.sh).
 # Source it after defining `log`.
 
+# The debug server binary, in `server_bin`: DOMINO_SERVER_BIN when set (scripts/test.sh
+# builds it once for every check), else built here if needed.
+server_binary() {
+    if [[ -n ${DOMINO_SERVER_BIN:-} ]]; then
+        server_bin=$DOMINO_SERVER_BIN
+    else
+        cargo build --quiet --bin domino-server
+        server_bin="${CARGO_TARGET_DIR:-target}/debug/domino-server"
+    fi
+}
+
+# CHECKS_INSTALL_ONLY=1: a check script installs what it needs and stops there (scripts/test.sh
+# installs them all in the background while cargo builds).
+install_only() {
+    [[ -n ${CHECKS_INSTALL_ONLY:-} ]]
+}
+
 # A free TCP port on loopback.
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -17,10 +17,12 @@
 # (`api` `failover`, ignored otherwise).
 #
 # Arguments are passed to `cargo test --all-targets` (e.g. `scripts/test.sh redis::`);
-# with none, the failover test, then schemathesis against the OpenAPI document
-# (scripts/schemathesis.sh), Redocly's lint of it (scripts/openapi-lint.sh), the example
-# clients (scripts/clients.sh) and a browser client on another origin
-# (scripts/cross-origin-check/run.sh) run too.
+# with none, four lanes run at once after the tests: the failover test; schemathesis
+# against the OpenAPI document (scripts/schemathesis.sh), then Redocly's lint of it
+# (scripts/openapi-lint.sh); the example clients (scripts/clients.sh); a browser client on
+# another origin (scripts/cross-origin-check/run.sh), then the watch page
+# (scripts/watch-check/run.sh). Their packages install while cargo builds; each lane's
+# log is under target/ (lane-<name>.log) and printed at the end.
 #
 # Knob (for testing this script itself): DOMINO_TEST_REDIS_PORT_PROBE=<port> probes that
 # port instead of 6379 in step 2; point it at a closed port to force step 3.
@@ -36,33 +38,69 @@ trap 'stop_cluster; stop_redis' EXIT
 REDIS_PROBE_PORT=${DOMINO_TEST_REDIS_PORT_PROBE:-6379} ensure_redis
 start_cluster 1
 
+target_dir=${CARGO_TARGET_DIR:-target}
+# Unfiltered, the other checks' packages (npm, PyPI, Debian's chromium: mostly network
+# and unpacking) install in the background while cargo builds, each script doing its
+# own install (CHECKS_INSTALL_ONLY=1, scripts/server-lib.sh).
+installs=""
+if [[ $# == 0 ]]; then
+    mkdir -p "$target_dir"
+    (
+        export CHECKS_INSTALL_ONLY=1
+        scripts/schemathesis.sh && scripts/openapi-lint.sh && scripts/clients.sh \
+            && scripts/cross-origin-check/run.sh && scripts/watch-check/run.sh
+    ) >"$target_dir/check-installs.log" 2>&1 &
+    installs=$!
+fi
+
 cargo test --workspace --all-targets "$@"
 cargo test --workspace --doc
-if [[ $# == 0 ]]; then
-    # Kills a master of the cluster: nothing may use the cluster afterwards.
-    cargo test --test api failover -- --ignored --nocapture
-    stop_cluster
-fi
-# Generated requests against the committed OpenAPI document (PyPI's schemathesis, in a
-# venv under target/): no 5xx, no answer outside the document. Skipped only when a
-# filter was given, to run a subset of the cargo tests.
-if [[ $# == 0 ]]; then
-    scripts/schemathesis.sh
-    # The document as client generators read it: 0 errors, 0 warnings.
-    scripts/openapi-lint.sh
-fi
-# The example clients (examples/clients/), generated from the same document and built with
-# pinned npm and PyPI packages under target/, play whole games against the server.
-if [[ $# == 0 ]]; then
-    scripts/clients.sh
-fi
-# A page on another origin plays a move in headless Chromium (CORS_ORIGINS), and is
-# blocked without it (Debian's chromium and playwright-core, installed if missing).
-if [[ $# == 0 ]]; then
-    scripts/cross-origin-check/run.sh
-fi
-# The watch page draws a game, plays one by clicking and replays it in headless Chromium,
-# after its layout geometry's unit tests under `node --test` (scripts/watch-check/run.sh).
-if [[ $# == 0 ]]; then
-    scripts/watch-check/run.sh
+[[ $# == 0 ]] || exit 0
+
+wait "$installs" || { log "FAILED: installing the checks' packages:"; cat "$target_dir/check-installs.log" >&2; exit 1; }
+# The debug server the tests built, one binary for every check below.
+export DOMINO_SERVER_BIN="$target_dir/debug/domino-server"
+
+# Four lanes at once, each a log of its own, shown when all are done: on 2 cores the
+# checks wait on their servers, bots and browsers as much as they compute.
+# - The failover test kills a master of the cluster: nothing may use the cluster after it
+#   (the checks below use the memory store).
+# - Schemathesis: generated requests against the committed OpenAPI document (PyPI's
+#   schemathesis, in a venv under target/): no 5xx, no answer outside the document; then
+#   Redocly's lint of the document as client generators read it: 0 errors, 0 warnings.
+# - The example clients (examples/clients/), generated from the same document and built
+#   with pinned npm and PyPI packages under target/, play whole games against the server.
+# - A page on another origin plays a move in headless Chromium (CORS_ORIGINS), and is
+#   blocked without it (Debian's chromium and playwright-core); then the watch page draws
+#   a game, plays one by clicking and replays it, after its layout geometry's unit tests
+#   under `node --test` (scripts/watch-check/run.sh).
+lanes=(failover schemathesis clients browsers)
+declare -A lane_pid
+lane() { # name command...
+    local name=$1
+    shift
+    (
+        started=$SECONDS status=0
+        "$@" || status=$?
+        echo "lane $name: exit $status after $((SECONDS - started)) s"
+        exit "$status"
+    ) \
+        >"$target_dir/lane-$name.log" 2>&1 &
+    lane_pid[$name]=$!
+}
+# The only cargo among the lanes (the others run DOMINO_SERVER_BIN): nothing to build.
+lane failover cargo test --test api failover -- --ignored --nocapture
+lane schemathesis bash -c 'scripts/schemathesis.sh && scripts/openapi-lint.sh'
+lane clients scripts/clients.sh
+lane browsers bash -c 'scripts/cross-origin-check/run.sh && scripts/watch-check/run.sh'
+failed=()
+for name in "${lanes[@]}"; do
+    wait "${lane_pid[$name]}" || failed+=("$name")
+    printf -- '---- %s ----\n' "$name"
+    cat "$target_dir/lane-$name.log"
+done
+stop_cluster
+if (( ${#failed[@]} )); then
+    log "FAILED: ${failed[*]}"
+    exit 1
 fi

@@ -24,9 +24,15 @@ async fn spawn_server() -> (String, domino_server::startup::Stopper) {
         bind_addr: "127.0.0.1:0".parse().unwrap(),
         ..Settings::default()
     };
-    let app = Application::build(settings)
-        .await
-        .expect("the server builds");
+    // The example creates its games without a seed: the server deals them from a fixed
+    // one, so every run plays the same deals.
+    let app = Application::build_for_test(
+        settings,
+        domino_server::service::Faults::default(),
+        Some(domino_server::engine::Seed::from_text("tests/http_bot.rs")),
+    )
+    .await
+    .expect("the server builds");
     let address = format!("http://127.0.0.1:{}", app.port());
     let handle = app.handle();
     tokio::spawn(app.run_until_stopped());

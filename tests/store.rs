@@ -271,7 +271,8 @@ contract_tests!(
 async fn a_lease_is_exclusive_renewed_by_its_holder_and_expires<B: Backend>() {
     let store = B::open(LONG_TTL).await;
     let (id, other) = (new_id(), new_id());
-    let short = Duration::from_millis(300);
+    // Long beside the calls before it expires, however loaded the machine.
+    let short = Duration::from_secs(1);
     assert!(store.lease(&id, "one", short).await.unwrap());
     assert!(
         !store.lease(&id, "two", LONG_TTL).await.unwrap(),
@@ -284,6 +285,7 @@ async fn a_lease_is_exclusive_renewed_by_its_holder_and_expires<B: Backend>() {
     );
     let renewed = Instant::now();
     while renewed.elapsed() <= short {
+        // Not a wait for a result: the lease's time passing is the condition tested.
         tokio::time::sleep(short / 3).await;
     }
     assert!(
@@ -1010,7 +1012,8 @@ async fn games_in_play_are_listed_latest_started_first_until_their_match_is_over
 }
 
 async fn idle_games_expire_whole<B: Backend>() {
-    let ttl = Duration::from_millis(1500);
+    // Long beside the calls made before each expiry, however loaded the machine.
+    let ttl = Duration::from_secs(3);
     let store = B::open(ttl).await;
     let (idle, busy) = (new_id(), new_id());
     let start = Instant::now();
@@ -1026,14 +1029,18 @@ async fn idle_games_expire_whole<B: Backend>() {
     };
     store.save(&idle, save).await.unwrap();
 
-    tokio::time::sleep_until((start + Duration::from_millis(800)).into()).await;
-    // A save refreshes the idle expiry.
+    // Not a wait for a result: halfway through the TTL, to refresh one game and not the
+    // other. A save refreshes the idle expiry.
+    tokio::time::sleep_until((start + ttl / 2).into()).await;
     assert_eq!(
         store.save(&busy, plain(1, b"busy2")).await.unwrap(),
         SaveOutcome::Saved { version: 2 }
     );
-    tokio::time::sleep_until((start + Duration::from_millis(1900)).into()).await;
-    assert_eq!(store.load(&idle).await.unwrap(), None);
+    let deadline = start + 4 * ttl;
+    while store.load(&idle).await.unwrap().is_some() {
+        assert!(Instant::now() < deadline, "the idle game never expired");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert_eq!(store.idempotency(&idle, "k").await.unwrap(), None);
     assert_eq!(store.events_since(&idle, 0).await.unwrap(), vec![]);
     assert_eq!(listed(&store, 0, 10).await, Vec::<String>::new());
@@ -1047,8 +1054,10 @@ async fn idle_games_expire_whole<B: Backend>() {
     assert_eq!(store.load(&idle).await.unwrap().unwrap().version, 1);
     assert_eq!(store.idempotency(&idle, "k").await.unwrap(), None);
 
-    tokio::time::sleep_until((start + Duration::from_millis(3200)).into()).await;
-    assert_eq!(store.load(&busy).await.unwrap(), None);
+    while store.load(&busy).await.unwrap().is_some() {
+        assert!(Instant::now() < deadline, "the busy game never expired");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 async fn concurrent_saves_exactly_one_wins<B: Backend>() {

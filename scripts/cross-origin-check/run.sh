@@ -26,10 +26,10 @@ deps="$target_dir/clients-cache/cross-origin-check"
 # shellcheck source=scripts/server-lib.sh
 source scripts/server-lib.sh
 ensure_browser_deps "$here" "$deps" || exit 1
+install_only && exit 0
 
 # ---- the page's server and the API server ----
-cargo build --quiet --bin domino-server
-server_bin="$target_dir/debug/domino-server"
+server_binary
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/domino-cross-origin.XXXXXX")
 pids=()

@@ -25,17 +25,17 @@ target_dir=${CARGO_TARGET_DIR:-target}
 deps="$target_dir/clients-cache/watch-check"
 shots="$target_dir/watch-check"
 
-# ---- the geometry and the scene, without a browser ----
-node --test "$here/" || { log "FAILED: the unit tests of the layout geometry and the scene"; exit 1; }
-
 # ---- chromium and playwright-core ----
 # shellcheck source=scripts/server-lib.sh
 source scripts/server-lib.sh
 ensure_browser_deps "$here" "$deps" || exit 1
+install_only && exit 0
+
+# ---- the geometry and the scene, without a browser ----
+node --test "$here/" || { log "FAILED: the unit tests of the layout geometry and the scene"; exit 1; }
 
 # ---- the server ----
-cargo build --quiet --bin domino-server
-server_bin="$target_dir/debug/domino-server"
+server_binary
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/domino-watch-check.XXXXXX")
 port=$(free_port)

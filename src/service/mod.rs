@@ -109,6 +109,9 @@ pub struct Options {
     /// is one round trip (`GAME_CACHE_GAMES`; 0: none).
     pub game_cache: usize,
     pub faults: Faults,
+    /// What a test's server deals from where no seed is given (never from the settings;
+    /// `None`: the OS's generator, as in every server built from settings).
+    pub deal_seed: Option<crate::engine::Seed>,
 }
 
 impl Services {
@@ -128,6 +131,7 @@ impl Services {
             caps: options.caps,
             lifetimes: options.lifetimes,
             faults: options.faults,
+            dealer: shared::Dealer::new(options.deal_seed),
         });
         let players = Players::new(ctx.clone());
         let games = Games::new(
@@ -195,6 +199,7 @@ impl Services {
                 lifetimes: Lifetimes::default(),
                 game_cache: 0,
                 faults: Faults::default(),
+                deal_seed: None,
             },
         )
     }

@@ -2,11 +2,14 @@
 //! the settings, the shutdown token and the bots' thinking pool; and [`Port`], how a layer
 //! hands a fact up to the dispatcher. It holds no use case.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::Seed;
 use crate::metrics::Metrics;
 use crate::store::any::AnyStore;
 
@@ -63,6 +66,38 @@ pub struct Faults {
     pub skip_settling: bool,
 }
 
+/// Where the server's own secrets of play come from (the deal of a game made without a
+/// seed, a match's or a tournament's secret seed, a seek's seating): the OS's generator,
+/// or, in a test's server, a seed the test fixes, so its games deal alike on every run
+/// (one seed after another, each a hash of it and a count).
+pub(super) struct Dealer {
+    fixed: Option<Seed>,
+    dealt: AtomicU64,
+}
+
+impl Dealer {
+    pub(super) fn new(fixed: Option<Seed>) -> Dealer {
+        Dealer {
+            fixed,
+            dealt: AtomicU64::new(0),
+        }
+    }
+
+    /// 32 bytes nobody outside knows (unless a test fixed them).
+    pub(super) fn secret(&self) -> [u8; 32] {
+        match self.fixed {
+            Some(Seed(base)) => {
+                let n = self.dealt.fetch_add(1, Ordering::Relaxed);
+                let mut hash = Sha256::new();
+                hash.update(base);
+                hash.update(n.to_le_bytes());
+                hash.finalize().into()
+            }
+            None => rand::random(),
+        }
+    }
+}
+
 /// The shared context each aggregate holds.
 pub(super) struct Shared {
     pub(super) store: Arc<AnyStore>,
@@ -77,6 +112,7 @@ pub(super) struct Shared {
     pub(super) caps: Caps,
     pub(super) lifetimes: Lifetimes,
     pub(super) faults: Faults,
+    pub(super) dealer: Dealer,
     pub(super) pool: Pool,
 }
 

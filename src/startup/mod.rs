@@ -89,6 +89,18 @@ impl Application {
         settings: Settings,
         faults: Faults,
     ) -> Result<Application, StartupError> {
+        Application::build_for_test(settings, faults, None).await
+    }
+
+    /// [`Application::build_with_faults`], dealing every game made without a seed (and
+    /// every match's, tournament's and seek's secret) from `deal_seed` when given: a
+    /// test's server, whose deals are the same on every run.
+    #[doc(hidden)]
+    pub async fn build_for_test(
+        settings: Settings,
+        faults: Faults,
+        deal_seed: Option<crate::engine::Seed>,
+    ) -> Result<Application, StartupError> {
         let store = build_store(&settings).await?;
         let listener =
             TcpListener::bind(settings.bind_addr).map_err(|error| StartupError::Bind {
@@ -104,6 +116,7 @@ impl Application {
             Arc::new(Metrics::new()),
             stopping.clone(),
             faults,
+            deal_seed,
         )?;
         tracing::info!(%addr, "listening");
         Ok(Application {
@@ -267,6 +280,7 @@ fn serve(
     metrics: Arc<Metrics>,
     stopping: CancellationToken,
     faults: Faults,
+    deal_seed: Option<crate::engine::Seed>,
 ) -> Result<Server, StartupError> {
     let shutdown_timeout = settings.shutdown_timeout;
     let max_body_bytes = settings.max_body_bytes;
@@ -342,6 +356,7 @@ fn serve(
             },
             game_cache: settings.game_cache_games,
             faults,
+            deal_seed,
         },
     );
     // Each aggregate is app state of its own: a handler takes the one it calls.

@@ -137,6 +137,7 @@ async fn dribble(app: &TestApp, path: &str, body: &str, every: Duration) -> (Str
     let body = body.as_bytes().to_vec();
     let writer = tokio::spawn(async move {
         for byte in body {
+            // Not a wait for a result: a slow client's pace, which is what is tested.
             tokio::time::sleep(every).await;
             // The server may have closed the connection: the rest is not wanted.
             if write.write_all(&[byte]).await.is_err() {
@@ -246,7 +247,9 @@ async fn sigterm_answers_long_polls_and_ends_streams_at_once() {
         assert!(start.elapsed() < Duration::from_secs(10), "never answered");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let (id, created) = app.create_game(json!({"preset": "draw"})).await;
+    let (id, created) = app
+        .create_game(json!({"preset": "draw", "seed": "sigterm"}))
+        .await;
     let mut stream = EventStream::open(&app, &id, None).await;
     let first = stream.next(Duration::from_secs(5)).await.unwrap();
     assert_eq!(first.data["version"], 1);
@@ -284,9 +287,10 @@ async fn sigterm_answers_long_polls_and_ends_streams_at_once() {
     println!(
         "after SIGTERM: poll answered in {answered:?}, stream ended in {ended:?}, exited in {exited:?}"
     );
-    // At once: not after the grace, nor after idle keep-alive connections time out (5 s).
-    assert!(answered < Duration::from_secs(3), "{answered:?}");
-    assert!(exited < Duration::from_secs(3), "{exited:?}");
+    // At once: not after the grace (30 s), nor after idle keep-alive connections time out
+    // (5 s, which the exit's bound must stay under; ten times what it takes here, loaded).
+    assert!(answered < Duration::from_secs(10), "{answered:?}");
+    assert!(exited < Duration::from_millis(4500), "{exited:?}");
 }
 
 /// A raw HTTP/1.1 connection, for what a client library hides: keep-alive, pipelining,
@@ -455,6 +459,7 @@ async fn a_head_begun_along_with_an_answered_request_and_left_unfinished_is_cut_
         .await;
     let answer = conn.answer().await.expect("the first request's answer");
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // Not a wait for a result: the next byte of the head comes later, as a slow client's.
     tokio::time::sleep(Duration::from_millis(100)).await;
     conn.send("l").await;
     conn.closed_within(Duration::from_secs(4)).await;

@@ -77,7 +77,7 @@ impl Client {
             .post(
                 "/v1/games",
                 None,
-                json!({"preset": "classic", "bots": [{"seat": 1, "level": "random"}]}),
+                json!({"preset": "classic", "seed": "killed under load", "bots": [{"seat": 1, "level": "random"}]}),
             )
             .send()
             .await
@@ -272,7 +272,12 @@ async fn a_server_killed_under_load_loses_no_acknowledged_move() {
             }
         }));
     }
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Killed once every game has a move acknowledged (or after a while: then the assert
+    // below says none was).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while acked.lock().unwrap().len() < GAMES && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let moves_before_kill = acked.lock().unwrap().len();
     server.kill();
     for c in clients {

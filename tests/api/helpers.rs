@@ -34,6 +34,26 @@ pub struct TestApp {
     pub client: reqwest::Client,
     /// `None` for a server this test did not start in-process (a child process).
     handle: Option<Stopper>,
+    /// The text of the seed this server deals from where no seed is given.
+    deals_from: Option<String>,
+}
+
+/// The seed a test's server deals every game made without a seed from (and every match's,
+/// tournament's and seek's secret): the test's name and the count of servers it started
+/// before, so a test plays the same deals on every run, and a failure names the seed
+/// (`TestApp`'s drop) to replay it. `TEST_DEAL_SEED=text` deals other games, the same
+/// for a given text: to look for a deal that fails.
+fn deal_seed() -> String {
+    thread_local! {
+        static SERVERS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+    let n = SERVERS.with(|n| n.replace(n.get() + 1));
+    // libtest names each test's thread after the test; a server started off that thread
+    // (from a spawned task) deals from the thread's name it has.
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("unnamed");
+    let extra = std::env::var("TEST_DEAL_SEED").unwrap_or_default();
+    format!("{extra}{test} #{n}")
 }
 
 /// The client of every test: a timeout, and no redirects followed.
@@ -54,6 +74,7 @@ impl TestApp {
             address,
             client: test_client(),
             handle: None,
+            deals_from: None,
         }
     }
 
@@ -85,6 +106,14 @@ impl Drop for TestApp {
         // waiting for the workers to finish.
         if let Some(handle) = &self.handle {
             drop(handle.stop());
+        }
+        if let Some(seed) = &self.deals_from
+            && std::thread::panicking()
+        {
+            eprintln!(
+                "the server at {} dealt its unseeded games from seed {seed:?} (helpers::deal_seed)",
+                self.address
+            );
         }
     }
 }
@@ -126,9 +155,14 @@ pub async fn spawn_app_with_faults(
     faults: domino_server::service::Faults,
 ) -> TestApp {
     init_tracing();
-    let app = Application::build_with_faults(settings, faults)
-        .await
-        .expect("the application builds");
+    let seed = deal_seed();
+    let app = Application::build_for_test(
+        settings,
+        faults,
+        Some(domino_server::engine::Seed::from_text(&seed)),
+    )
+    .await
+    .expect("the application builds");
     let port = app.port();
     let handle = app.handle();
     tokio::spawn(app.run_until_stopped());
@@ -136,6 +170,7 @@ pub async fn spawn_app_with_faults(
         address: format!("http://127.0.0.1:{port}"),
         client: test_client(),
         handle: Some(handle),
+        deals_from: Some(seed),
     }
 }
 

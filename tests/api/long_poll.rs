@@ -41,6 +41,7 @@ async fn a_long_poll_answers_as_soon_as_another_client_moves(app: TestApp) {
         (at, res.json::<Value>().await.unwrap())
     };
     let mv = async {
+        // Not a wait for a result: the move comes later than the poll, to wake it.
         tokio::time::sleep(Duration::from_millis(300)).await;
         app.play(&id, &players[turn].token, &mover["legal_moves"][0])
             .await;

@@ -397,7 +397,11 @@ async fn rated_through_two_servers(a: TestApp, b: TestApp) {
     b.each_moves(game.as_str().unwrap(), &[&ann, &bob]).await;
     b.play(game.as_str().unwrap(), &ann, &json!({"type": "resign"}))
         .await;
-    // Both sweeps run too: give them a few rounds, then count.
+    // Rated once the game's ratings move (just after its last save); both sweeps run too:
+    // give them a few rounds, then count again.
+    rated_games(&a, "ann", 1).await;
+    rated_games(&b, "bob", 1).await;
+    // Not a wait for a result: the time for a second rating, which must not come.
     tokio::time::sleep(std::time::Duration::from_millis(800)).await;
     for (app, who) in [(&a, "ann"), (&b, "bob")] {
         let rated = &profile(app, who).await["ratings"]["block"];
@@ -475,7 +479,8 @@ async fn redis_a_rated_game_left_by_a_server_that_died_after_its_last_save_is_ra
         assert!(std::time::Instant::now() < deadline, "never rated: {rated}");
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    // And once: later sweeps change nothing.
+    // And once: later sweeps change nothing (not a wait for a result: the time for a
+    // second rating, which must not come).
     tokio::time::sleep(std::time::Duration::from_millis(800)).await;
     assert_eq!(profile(&other, "ann").await["ratings"]["block"]["games"], 1);
     assert_eq!(profile(&other, "bob").await["ratings"]["block"]["games"], 1);

@@ -188,6 +188,7 @@ async fn migrate(prefix: &str, id: &str, source: &str) -> String {
             .query_async(&mut from)
             .await
             .unwrap();
+        // Not a wait for a result: the migration's pace, so games are played during it.
         tokio::time::sleep(BETWEEN_KEYS).await;
     }
     for (_, address) in &masters {

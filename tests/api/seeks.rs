@@ -144,7 +144,8 @@ async fn seeks_of_other_pools_or_of_one_player_are_not_matched(app: TestApp) {
             "{other}"
         );
     }
-    // The sweep pairs nothing either.
+    // The sweep pairs nothing either (not a wait for a result: the time for a pairing that
+    // must not come).
     tokio::time::sleep(Duration::from_millis(600)).await;
     let mine = read(&app, mine["id"].as_str().unwrap(), &ann).await;
     assert_eq!(mine["status"], "waiting", "{mine}");

@@ -793,6 +793,7 @@ async fn a_rated_tournament_rates_each_game_with_a_player_in_it_once(app: TestAp
         4,
         "the level is rated against as itself"
     );
+    // Not a wait for a result: the time for a game to be rated twice, which must not come.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
         (games_of("ann").await, games_of("bob").await),

@@ -218,6 +218,7 @@ async fn a_long_poll_on_one_server_wakes_when_the_other_stores_a_move(a: TestApp
         (Instant::now(), res.json::<Value>().await.unwrap())
     };
     let mv = async {
+        // Not a wait for a result: the move comes later than the poll, to wake it.
         tokio::time::sleep(Duration::from_millis(300)).await;
         b.play(&id, &players[turn].token, &view["legal_moves"][0])
             .await;

@@ -168,11 +168,13 @@ impl Proxy {
                         pipe(server, client, move |_| {
                             let owed = to_client.lock().unwrap().pop();
                             if let Some(delay) = owed {
+                                // The delay injected into an answer: what is tested.
                                 thread::sleep(delay);
                             }
                         });
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        // The accept loop's poll, not a wait for a result.
                         thread::sleep(Duration::from_millis(5));
                     }
                     Err(e) => panic!("proxy accept: {e}"),

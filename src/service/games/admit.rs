@@ -74,14 +74,9 @@ impl Games {
                  (ALLOW_PREARRANGED=false); create the game without seed and deal"
             )));
         }
-        let seed = match server_seed.or(new.seed) {
-            Some(seed) => seed,
-            None => {
-                let mut bytes = [0u8; 32];
-                rand::rng().fill_bytes(&mut bytes);
-                Seed(bytes)
-            }
-        };
+        let seed = server_seed
+            .or(new.seed)
+            .unwrap_or_else(|| Seed(self.ctx.dealer.secret()));
         let game = Game::new(rules, new.seats, seed, new.deal.clone())?;
         let mut record = Record::new(now_ms(), new.preset, prearranged, new.clock, game);
         for &(seat, level) in &new.bots {

@@ -193,7 +193,13 @@ impl Matches {
         from: Option<AddressKey>,
         too_many: Result<(), Error>,
     ) -> Result<Match, Error> {
-        let mut series = Series::new(new.deals, new.duplicate, new.parallel, new.seed.as_deref());
+        let mut series = Series::new(
+            new.deals,
+            new.duplicate,
+            new.parallel,
+            new.seed.as_deref(),
+            self.ctx.dealer.secret(),
+        );
         series.stand_in = new.play_as;
         let now = now_ms();
         let mut made = Match {

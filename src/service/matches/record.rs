@@ -281,7 +281,7 @@ mod tests {
     }
 
     fn a_match() -> Match {
-        let mut series = Series::new(10, true, 2, Some("seed"));
+        let mut series = Series::new(10, true, 2, Some("seed"), [0; 32]);
         series.stand_in = Some(Level::Random);
         series.games.push(game());
         head().into_match(series, Some(AddressKey::V4(0xC000_0201)))

@@ -117,15 +117,17 @@ pub struct Tally {
 }
 
 impl Series {
-    /// A series on a secret seed, or on one made from `seed` text.
-    pub(crate) fn new(deals: u32, duplicate: bool, parallel: u8, seed: Option<&str>) -> Series {
+    /// A series on one made from `seed` text, else on the server's `secret`.
+    pub(crate) fn new(
+        deals: u32,
+        duplicate: bool,
+        parallel: u8,
+        seed: Option<&str>,
+        secret: [u8; 32],
+    ) -> Series {
         let bytes = match seed {
             Some(text) => Sha256::digest(text.as_bytes()).into(),
-            None => {
-                let mut bytes = [0u8; 32];
-                rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
-                bytes
-            }
+            None => secret,
         };
         Series {
             deals,
@@ -264,7 +266,7 @@ mod tests {
 
     #[test]
     fn a_duplicate_deal_is_played_twice_on_one_seed_with_the_sides_swapped() {
-        let series = Series::new(3, true, 2, None);
+        let series = Series::new(3, true, 2, None, [1; 32]);
         assert_eq!(series.total(), 6);
         assert_eq!(series.deal_of(4), 2);
         assert_eq!(series.deal_of(5), 2);
@@ -275,7 +277,7 @@ mod tests {
             series.seed_of(series.deal_of(5))
         );
         assert_ne!(series.seed_of(0), series.seed_of(1));
-        let single = Series::new(3, false, 1, None);
+        let single = Series::new(3, false, 1, None, [2; 32]);
         assert_eq!(single.total(), 3);
         assert_eq!(single.challenger_seat(1), 0);
     }
@@ -283,20 +285,26 @@ mod tests {
     #[test]
     fn a_seed_text_makes_the_same_deals_again_and_another_text_others() {
         let (a, again) = (
-            Series::new(2, true, 1, Some("x")),
-            Series::new(2, true, 1, Some("x")),
+            Series::new(2, true, 1, Some("x"), [3; 32]),
+            Series::new(2, true, 1, Some("x"), [4; 32]),
         );
         assert!(a.seeded);
         assert_eq!(a.seed_of(1), again.seed_of(1));
-        assert_ne!(a.seed_of(1), Series::new(2, true, 1, Some("y")).seed_of(1));
-        let secret = Series::new(2, true, 1, None);
+        assert_ne!(
+            a.seed_of(1),
+            Series::new(2, true, 1, Some("y"), [5; 32]).seed_of(1)
+        );
+        let secret = Series::new(2, true, 1, None, [6; 32]);
         assert!(!secret.seeded);
-        assert_ne!(secret.seed_of(1), Series::new(2, true, 1, None).seed_of(1));
+        assert_ne!(
+            secret.seed_of(1),
+            Series::new(2, true, 1, None, [7; 32]).seed_of(1)
+        );
     }
 
     #[test]
     fn the_margin_counts_only_deals_whose_games_all_ended() {
-        let mut series = Series::new(2, true, 2, None);
+        let mut series = Series::new(2, true, 2, None, [8; 32]);
         for (index, result) in [
             (0, Some((100, 40, 10))),
             (1, Some((30, 100, 0))),

@@ -45,7 +45,7 @@ fn old_match(ann: &Keyed, opponent: Opponent, status: ChallengeStatus) -> Match 
         expires_ms: now_ms() + 600_000,
         declined_by: None,
         address: None,
-        series: Series::new(2, true, 2, Some("stored before")),
+        series: Series::new(2, true, 2, Some("stored before"), [0; 32]),
     }
 }
 

@@ -17,7 +17,9 @@
 
 use std::time::Duration;
 
+use rand::SeedableRng;
 use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 
 use crate::bots::Level;
 use crate::domain::{GameId, SeekId};
@@ -285,7 +287,7 @@ impl Matchmaking {
         };
         let wish = first.wish.clone();
         let mut seats: Vec<u8> = (0..wish.seats).collect();
-        seats.shuffle(&mut rand::rng());
+        seats.shuffle(&mut ChaCha8Rng::from_seed(self.ctx.dealer.secret()));
         let level = first.fallback.map_or(Level::Greedy, |(_, level)| level);
         let bots: Vec<(u8, Level)> = seats[seeks.len()..].iter().map(|&s| (s, level)).collect();
         let mut record = self.games.new_record(&wish_game(&wish, bots))?;

@@ -147,8 +147,7 @@ impl Tournaments {
                 let max = max.unwrap_or_default();
                 return Err(Error::TooManyTournaments { max });
             }
-            let mut seed = [0u8; 32];
-            rand::fill(&mut seed);
+            let seed = self.ctx.dealer.secret();
             let tournament = Tournament {
                 id: id.clone(),
                 creator,
