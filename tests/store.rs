@@ -1032,7 +1032,10 @@ async fn finished_games_are_listed_latest_first_the_newest_hundred_kept<B: Backe
     }
     store.save(&first, finish(1)).await.unwrap();
     store.save(&playing, plain(1, b"moved")).await.unwrap();
-    assert_eq!(store.save(&refused, finish(4)).await.unwrap(), conflict(1, b"new"));
+    assert_eq!(
+        store.save(&refused, finish(4)).await.unwrap(),
+        conflict(1, b"new")
+    );
     assert_eq!(finished(0, 10).await, vec![first.clone()]);
     // Each a few milliseconds after the last, so the order is by time, not by id.
     let mut ids = vec![first];
@@ -1045,7 +1048,11 @@ async fn finished_games_are_listed_latest_first_the_newest_hundred_kept<B: Backe
     }
     ids.reverse();
     ids.truncate(KEPT);
-    assert_eq!(finished(0, KEPT + 10).await, ids, "the newest, the first one gone");
+    assert_eq!(
+        finished(0, KEPT + 10).await,
+        ids,
+        "the newest, the first one gone"
+    );
     assert_eq!(finished(1, 2).await, ids[1..3].to_vec());
     assert_eq!(finished(KEPT - 1, 5).await, vec![ids[KEPT - 1].clone()]);
     assert_eq!(finished(KEPT, 5).await, Vec::<String>::new());

@@ -328,7 +328,9 @@ impl RateLimits {
     /// The limit that made `refusal`, with its figures, as a refusal's detail names it.
     pub fn refused_by(&self, refusal: RateRefusal) -> String {
         let (policy, limit, whose) = match refusal {
-            RateRefusal::Address { .. } => (LimitPolicy::PerIp, self.limit_per_ip, "client address"),
+            RateRefusal::Address { .. } => {
+                (LimitPolicy::PerIp, self.limit_per_ip, "client address")
+            }
             RateRefusal::Token { .. } => (LimitPolicy::PerToken, self.limit_per_token, "token"),
         };
         match limit {
@@ -381,7 +383,8 @@ pub async fn limit(
         Some(refusal) => {
             let which = limits.refused_by(refusal);
             tracing::debug!(limit = %which, "rate limited");
-            let answer = ApiError::rate_limited(&which, refusal.retry_after_secs()).error_response();
+            let answer =
+                ApiError::rate_limited(&which, refusal.retry_after_secs()).error_response();
             req.into_response(answer).map_into_right_body()
         }
         None => next.call(req).await?.map_into_left_body(),

@@ -45,7 +45,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("tournament.mjs", JS, include_str!("watch/tournament.mjs")),
     ("home.mjs", JS, include_str!("watch/home.mjs")),
     ("tournaments.mjs", JS, include_str!("watch/tournaments.mjs")),
-    ("leaderboards.mjs", JS, include_str!("watch/leaderboards.mjs")),
+    (
+        "leaderboards.mjs",
+        JS,
+        include_str!("watch/leaderboards.mjs"),
+    ),
     ("lists.mjs", JS, include_str!("watch/lists.mjs")),
     ("names.mjs", JS, include_str!("watch/names.mjs")),
 ];

@@ -219,7 +219,9 @@ async fn a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_
     }
 }
 
-async fn a_player_lists_its_matches_made_and_received_newest_first_and_anyone_by_its_name(app: TestApp) {
+async fn a_player_lists_its_matches_made_and_received_newest_first_and_anyone_by_its_name(
+    app: TestApp,
+) {
     let ann = player(&app, "ann").await;
     let bob = player(&app, "bob").await;
     let mut made = Vec::new();
@@ -283,13 +285,15 @@ async fn a_player_lists_its_matches_made_and_received_newest_first_and_anyone_by
                 .collect::<Vec<_>>()
         }
     };
-    assert_eq!(
-        public("ann", "").await,
-        [made[1].clone(), made[0].clone()]
-    );
+    assert_eq!(public("ann", "").await, [made[1].clone(), made[0].clone()]);
     assert_eq!(public("BOB", "").await, [made[1].clone()]);
     assert_eq!(public("ann", "?page=2&per_page=1").await, [made[0].clone()]);
-    assert_problem(app.get("/v1/players/nobody/matches").await, 404, "not_found").await;
+    assert_problem(
+        app.get("/v1/players/nobody/matches").await,
+        404,
+        "not_found",
+    )
+    .await;
 }
 
 async fn a_match_against_a_player_starts_when_accepted_and_a_cancel_stops_new_games(app: TestApp) {

@@ -575,7 +575,9 @@ async fn ids_listed(app: &TestApp, status: &str) -> Vec<String> {
         .collect()
 }
 
-async fn games_in_play_are_listed_for_spectators_until_their_match_is_over_then_among_the_latest_finished(app: TestApp) {
+async fn games_in_play_are_listed_for_spectators_until_their_match_is_over_then_among_the_latest_finished(
+    app: TestApp,
+) {
     let (waiting, _) = app.create_game(json!({"preset": "draw"})).await;
     let (started, players) = app.start_game(json!({"preset": "block"})).await;
     // Later, so first in the list: the latest started come first.

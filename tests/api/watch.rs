@@ -210,8 +210,7 @@ async fn the_lobby_page_is_html_under_the_same_policy() {
 }
 
 #[tokio::test]
-async fn the_home_page_and_the_tournament_and_leaderboard_indexes_are_html_under_the_same_policy()
-{
+async fn the_home_page_and_the_tournament_and_leaderboard_indexes_are_html_under_the_same_policy() {
     let app = spawn_app().await;
     for (path, module) in [
         ("/", "home.mjs"),

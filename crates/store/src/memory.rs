@@ -499,7 +499,13 @@ impl GameStore for MemoryStore {
 
     async fn list_finished(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
         let (inner, _) = self.lock();
-        Ok(inner.finished.iter().skip(offset).take(limit).cloned().collect())
+        Ok(inner
+            .finished
+            .iter()
+            .skip(offset)
+            .take(limit)
+            .cloned()
+            .collect())
     }
 
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
