@@ -437,10 +437,9 @@ impl GameStore for MemoryStore {
         if save.finished {
             inner.uncount(id);
             inner.stop_playing(id);
-            if !inner.finished.iter().any(|f| f == id) {
-                inner.finished.push_front(id.to_owned());
-                inner.finished.truncate(crate::FINISHED_KEPT);
-            }
+            inner.finished.retain(|f| f != id);
+            inner.finished.push_front(id.to_owned());
+            inner.finished.truncate(crate::FINISHED_KEPT);
         }
         if let Some(event) = event
             && let Some(tx) = inner.channels.get(id)
@@ -499,13 +498,8 @@ impl GameStore for MemoryStore {
 
     async fn list_finished(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
         let (inner, _) = self.lock();
-        Ok(inner
-            .finished
-            .iter()
-            .skip(offset)
-            .take(limit)
-            .cloned()
-            .collect())
+        let newest = inner.finished.iter().skip(offset);
+        Ok(newest.take(limit).cloned().collect())
     }
 
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
