@@ -10,7 +10,13 @@
 # it finished, then seeks a game in its seek mode (`--seek`) that falls back to `greedy`
 # after a short wait, and plays it to the end: the game must be finished, against greedy;
 # then enters a round robin with two built-in levels (`--tournament`) and plays it to its
-# end: finished, with each of its player's games played.
+# end: finished, with each of its player's games played. Both matches are seeded with the
+# same text, and must have dealt the same hands deal by deal (their games' exports). Each
+# runner also challenges `greedy` by name (`challenge greedy`) and plays the game to its
+# end; the Python runner makes, enters and starts a round robin itself
+# (`tournament create`); and both play a match against a second server whose rate limit
+# (2 requests a second an address) refuses them often: each must say it waited
+# (`retry: ... 429`) and finish its match.
 #
 # - Clients are generated from the committed openapi/openapi.json on every run, so a
 #   schema change that breaks a typed client fails here.
@@ -83,11 +89,12 @@ server_binary
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/domino-clients.XXXXXX")
 server_pid=""
+limited_pid=""
 cleanup() {
-    if [[ -n $server_pid ]]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
+    for pid in $server_pid $limited_pid; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -115,16 +122,31 @@ PYTHONPATH="$py_client" "$venv/bin/python" "$py_src/bot.py" "$url" | tee "$work/
 watch_link_opens "$work/py-bot.out" "Python bot"
 # The runners: a bot account each, a two-deal duplicate match of one round a game, two
 # games at a time; each exits 0 once its match is finished (timeout: a match that stalls).
-match_args=(match --opponent greedy --preset block --deals 2 --parallel 2 --rules '{"target":null,"rounds":1}')
-timeout 120 node "$ts/dist/runner.js" "$url" "${match_args[@]}" || { log "FAILED: the TypeScript runner"; status=1; }
+match_args=(match --opponent greedy --preset block --deals 2 --parallel 2 --rules '{"target":null,"rounds":1}'
+    --seed clients.sh)
+timeout 120 node "$ts/dist/runner.js" "$url" "${match_args[@]}" | tee "$work/ts-match.out" \
+    || { log "FAILED: the TypeScript runner"; status=1; }
 PYTHONPATH="$py_client" timeout 120 "$venv/bin/python" "$py_src/runner.py" "$url" "${match_args[@]}" \
-    || { log "FAILED: the Python runner"; status=1; }
+    | tee "$work/py-match.out" || { log "FAILED: the Python runner"; status=1; }
+# The same seed, the same deals: each deal's games dealt the same hands in both matches.
+python3 - "$url" "$work/ts-match.out" "$work/py-match.out" <<'PY' || { log "FAILED: two matches of one seed dealt differently"; status=1; }
+import json, re, sys, urllib.request
+def deals(path):
+    by_deal = {}
+    for deal, game in re.findall(r"deal (\d+): game ([0-9a-f-]+)", open(path).read()):
+        export = json.load(urllib.request.urlopen(f"{sys.argv[1]}/v1/games/{game}/export"))
+        by_deal.setdefault(int(deal), []).append(json.dumps(export["deals"], sort_keys=True))
+    return {d: sorted(g) for d, g in by_deal.items()}
+a, b = deals(sys.argv[2]), deals(sys.argv[3])
+print(f"seeded matches: {len(a)} and {len(b)} deals, the same: {a == b}")
+sys.exit(0 if a and a == b else 1)
+PY
 # The seek mode, one runner after the other: two seeks at once in one pool would pair
 # with each other rather than fall back.
 seek_args=(--seek block --fallback greedy --fallback-after 2)
 seek_finished_against_greedy() { # <runner's output file> <what>
     local game
-    game=$(grep -o "matched, game [0-9a-f-]*" "$1" | head -n 1 | cut -d" " -f3 || true)
+    game=$(grep -oE "(matched|accepted), game [0-9a-f-]*" "$1" | head -n 1 | cut -d" " -f3 || true)
     [[ -n $game ]] && curl -fsS "$url/v1/games/$game" | python3 -c '
 import json, sys
 view = json.load(sys.stdin)
@@ -138,6 +160,14 @@ seek_finished_against_greedy "$work/ts-seek.out" "TypeScript runner"
 PYTHONPATH="$py_client" timeout 120 "$venv/bin/python" "$py_src/runner.py" "$url" "${seek_args[@]}" \
     | tee "$work/py-seek.out" || { log "FAILED: the Python runner's seek"; status=1; }
 seek_finished_against_greedy "$work/py-seek.out" "Python runner"
+# A challenge by name: greedy accepts at once; each runner plays the game to its end.
+challenge_args=(challenge greedy --preset block --rules '{"target":null,"rounds":1}')
+timeout 120 node "$ts/dist/runner.js" "$url" "${challenge_args[@]}" | tee "$work/ts-challenge.out" \
+    || { log "FAILED: the TypeScript runner's challenge"; status=1; }
+seek_finished_against_greedy "$work/ts-challenge.out" "TypeScript runner's challenge"
+PYTHONPATH="$py_client" timeout 120 "$venv/bin/python" "$py_src/runner.py" "$url" "${challenge_args[@]}" \
+    | tee "$work/py-challenge.out" || { log "FAILED: the Python runner's challenge"; status=1; }
+seek_finished_against_greedy "$work/py-challenge.out" "Python runner's challenge"
 # The tournament mode, one runner after the other: an organiser account makes a round
 # robin of block (one round a game) with two built-in levels; the runner enters it with its
 # player's key, the organiser starts it once the runner is in, and the runner plays every
@@ -177,9 +207,37 @@ sys.exit(0 if ok else 1)' "$url" \
 }
 tournament_played "TypeScript runner" node "$ts/dist/runner.js" "$url"
 tournament_played "Python runner" env PYTHONPATH="$py_client" "$venv/bin/python" "$py_src/runner.py" "$url"
+# A tournament the runner makes, enters and starts itself.
+PYTHONPATH="$py_client" timeout 120 "$venv/bin/python" "$py_src/runner.py" "$url" tournament create \
+    --title "made by a runner" --preset block --format round_robin --levels random,greedy --start \
+    --rules '{"target":null,"rounds":1}' | tee "$work/py-made.out" \
+    || { log "FAILED: the Python runner's tournament create"; status=1; }
+grep -q "tournament .* finished, round" "$work/py-made.out" \
+    || { log "FAILED: the tournament the Python runner made did not finish"; status=1; }
+# Against a tiny rate limit: the runners wait as Retry-After says, and finish.
+limited_port=$(free_port)
+env -u REDIS_URL BIND_ADDR="127.0.0.1:$limited_port" LOG_FORMAT=json RUST_LOG=warn RATE_LIMIT_PER_IP=2 \
+    "$server_bin" >"$work/limited.log" 2>&1 &
+limited_pid=$!
+wait_port "$limited_port" "$limited_pid" || { cat "$work/limited.log" >&2; exit 1; }
+limited="http://127.0.0.1:$limited_port"
+retried_and_finished() { # <runner's output file> <what>
+    grep -q "^retry: .* answered 429 (too many requests: over the per-ip limit" "$1" \
+        && grep -q "match .* finished: 2/2 deals" "$1" \
+        || { log "FAILED: the $2 did not retry a 429 and finish its match"; status=1; }
+}
+timeout 180 node "$ts/dist/runner.js" "$limited" "${match_args[@]}" >"$work/ts-limited.out" 2>&1 \
+    || { log "FAILED: the TypeScript runner against a rate limit"; cat "$work/ts-limited.out" >&2; status=1; }
+retried_and_finished "$work/ts-limited.out" "TypeScript runner"
+PYTHONPATH="$py_client" timeout 180 "$venv/bin/python" "$py_src/runner.py" "$limited" "${match_args[@]}" \
+    >"$work/py-limited.out" 2>&1 \
+    || { log "FAILED: the Python runner against a rate limit"; cat "$work/py-limited.out" >&2; status=1; }
+retried_and_finished "$work/py-limited.out" "Python runner"
+grep -c "^retry: " "$work/ts-limited.out" "$work/py-limited.out" | sed 's/^/calls sent again, /'
+kill "$limited_pid" 2>/dev/null || true
 if [[ $status != 0 ]]; then
     log "the server's log:"
     tail -n 30 "$work/server.log" >&2
     exit 1
 fi
-printf 'clients: the TypeScript and the Python example bots played whole games, and both runners a whole match, a seek that fell back to greedy and a round robin against two levels\n'
+printf 'clients: the TypeScript and the Python example bots played whole games, and both runners a whole seeded match (the same deals), a seek that fell back to greedy, a challenge by name, a round robin against two levels and a match under a tiny rate limit (retried after Retry-After); the Python runner a round robin it made\n'

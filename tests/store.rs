@@ -231,6 +231,7 @@ contract_tests!(
     subscribe_receives_events_saved_afterwards,
     list_open_is_newest_first_and_unlist_removes,
     games_in_play_are_listed_latest_started_first_until_their_match_is_over,
+    finished_games_are_listed_latest_first_the_newest_hundred_kept,
     idle_games_expire_whole,
     concurrent_saves_exactly_one_wins,
     deadlines_are_indexed_with_the_save_and_listed_once_due,
@@ -1009,6 +1010,57 @@ async fn games_in_play_are_listed_latest_started_first_until_their_match_is_over
     };
     store.save(&bots, finish).await.unwrap();
     assert_eq!(playing(0, 10).await, vec![open]);
+}
+
+/// The save that finishes a match lists the game among the latest finished; a refused
+/// one does not; only the newest [`FINISHED_KEPT`] stay.
+async fn finished_games_are_listed_latest_first_the_newest_hundred_kept<B: Backend>() {
+    const KEPT: usize = domino_server::store::FINISHED_KEPT;
+    let store = B::open(LONG_TTL).await;
+    let finished = |offset, limit| {
+        let store = &store;
+        async move {
+            store
+                .list_finished(offset, limit)
+                .await
+                .unwrap_or_else(|e| panic!("list_finished: {e}"))
+        }
+    };
+    let finish = |expected| Save {
+        finished: true,
+        ..plain(expected, b"over")
+    };
+    let (first, playing, refused) = (new_id(), new_id(), new_id());
+    for id in [&first, &playing, &refused] {
+        store.create(id, b"new".to_vec(), None).await.unwrap();
+    }
+    store.save(&first, finish(1)).await.unwrap();
+    store.save(&playing, plain(1, b"moved")).await.unwrap();
+    assert_eq!(
+        store.save(&refused, finish(4)).await.unwrap(),
+        conflict(1, b"new")
+    );
+    assert_eq!(finished(0, 10).await, vec![first.clone()]);
+    // Each a few milliseconds after the last, so the order is by time, not by id.
+    let mut ids = vec![first];
+    for _ in 0..KEPT {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let id = new_id();
+        store.create(&id, b"new".to_vec(), None).await.unwrap();
+        store.save(&id, finish(1)).await.unwrap();
+        ids.push(id);
+    }
+    ids.reverse();
+    ids.truncate(KEPT);
+    assert_eq!(
+        finished(0, KEPT + 10).await,
+        ids,
+        "the newest, the first one gone"
+    );
+    assert_eq!(finished(1, 2).await, ids[1..3].to_vec());
+    assert_eq!(finished(KEPT - 1, 5).await, vec![ids[KEPT - 1].clone()]);
+    assert_eq!(finished(KEPT, 5).await, Vec::<String>::new());
+    assert_eq!(finished(0, 0).await, Vec::<String>::new());
 }
 
 async fn idle_games_expire_whole<B: Backend>() {

@@ -19,7 +19,12 @@
 // 10. the leaderboard lists the board in order, a provisional player marked;
 // 11. the lobby names each game's players (a player linking to its page), escaping them;
 // 12. a tournament's page follows a round robin of levels from its registration to its
-//     end: standings, every round with its games and byes, the crosstable, the name as text;
+//     end: standings, every round with its games and byes, the crosstable, the name as text,
+//     a winner line once it is over, and every pairing card laid out alike at 390 px;
+// 13. the home page (/) lists games in play, the latest finished games, tournaments and
+//     every leaderboard; /tournaments lists them by status, /leaderboard each preset's top;
+//     the list pages use the width they are given (up to a readable maximum) at 1200 px,
+//     and nothing sticks out sideways at 390 px;
 // and screenshots at 390 and 1200 px of a 4-seat all_fives game with a spinner, a penalty
 // game, a replay, a refused token and a game of three rounds are saved in the screenshot
 // folder, with a player's page, a leaderboard, the lobby with names and a tournament.
@@ -168,7 +173,7 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   check(seen.backs === handCounts && seen.backsWithValue === 0, `one valueless face-down tile per tile in the hands (${seen.backs})`);
   check(seen.unlabelled === 0, 'every face-up tile has an aria-label');
   const names = await spectator.locator('.seat .name').allInnerTexts();
-  check(names.includes('ada') && names.includes('greedy bot'), `seats are named (${names.join(', ')})`);
+  check(names.includes('ada') && names.includes('greedy') && !names.some((n) => / bot$/.test(n)), `seats are named, a level by its level as on every page (${names.join(', ')})`);
 
   // Ada is to move (the bots answer within her moves): her clock counts down.
   const clock = spectator.locator('[data-clock-seat="0"]');
@@ -468,15 +473,42 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
     change: li.querySelector('.change')?.textContent,
   })));
   const changes = history.map((p, i) => p.rating - (i ? history[i - 1].rating : 1500));
-  check(same(recent.map((g) => g.id), [...rated].reverse()) && recent.every((g) => g.href === `/watch/${g.id}#replay` && /greedy/.test(g.against) && g.result === 'lost'),
+  check(same(recent.map((g) => g.id), [...rated].reverse()) && recent.every((g) => g.href === `/watch/${g.id}#replay` && /greedy/.test(g.against) && /^lost \d+ – \d+$/.test(g.result)),
     `its recent games, newest first, name the opponent and the result and link to their replay (${JSON.stringify(recent[0])})`);
   check(same(recent.map((g) => g.change), [...changes].reverse().map((c) => `${c >= 0 ? '+' : '−'}${Math.abs(c)}`)),
     `and each one's rating change (${recent.map((g) => g.change).join(', ')})`);
+  const axes = await me.evaluate(() => {
+    const chart = document.querySelector('.rating[data-preset="block"] svg.chart');
+    return {
+      values: [...chart.querySelectorAll('text.axis.value')].map((t) => Number(t.textContent)),
+      times: [...chart.querySelectorAll('text.axis.time')].map((t) => t.textContent),
+      opponent: [...document.querySelectorAll('#recent li .opponents a.player')].map((a) => `${a.textContent} ${a.getAttribute('href')}`),
+    };
+  });
+  const step = axes.values[1] - axes.values[0];
+  check(axes.values.length >= 3 && axes.values.every((v, i) => v % step === 0 && (i === 0 || v - axes.values[i - 1] === step)) && /^(1|2|2\.5|5)0*$/.test(String(step)),
+    `the chart's values are round, ${step} apart (${axes.values.join(', ')})`);
+  check(axes.times.length >= 1 && axes.times.every((t) => t.length > 0), `and it has a time axis (${axes.times.join(', ')})`);
+  check(axes.opponent.length === 3 && axes.opponent.every((o) => o === 'greedy /players/greedy'),
+    `a level is named as on the leaderboard, linking to its page (${axes.opponent[0]})`);
+  // A game in which zed sat in seat 1: its own score still comes first.
+  const second = await api('POST', '/v1/games', {
+    preset: 'block', seed: 'watch-check seat 1', rules: { target: null, rounds: 1 }, bots: [{ seat: 0, level: 'greedy' }],
+  });
+  await api('POST', `/v1/games/${second.game_id}/seats`, {}, zed.key);
+  await playMoves(second.game_id, zed.key, 100);
+  const over = await api('GET', `/v1/games/${second.game_id}`);
+  await me.reload();
+  await me.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const seatOne = await me.locator(`#recent li[data-game="${second.game_id}"] .result`).textContent();
+  const wantSeatOne = `${over.result.winner === 1 ? 'won' : 'lost'} ${over.result.scores[1]} – ${over.result.scores[0]}`;
+  check(over.seats[1].player_id === profile.id && seatOne === wantSeatOne && over.result.scores[0] !== over.result.scores[1],
+    `from seat 1 the player's own score comes first ("${seatOne}"; the scores by seat ${JSON.stringify(over.result.scores)})`);
   for (const width of [390, 1200]) {
     await me.setViewportSize({ width, height: width < 500 ? 780 : 900 });
     await me.screenshot({ path: path.join(shots, `player-${width}.png`), fullPage: true });
   }
-  await me.click(`#recent a[href="/watch/${rated[2]}#replay"]`);
+  await me.click(`#recent a.preset[href="/watch/${rated[2]}#replay"]`);
   await me.waitForSelector('#page[data-version]');
   check(/replay/i.test(await me.locator('#status').textContent()), 'a recent game\'s link opens its replay');
   await me.close();
@@ -577,14 +609,80 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
     `every round is listed once it is over, each game linking to its replay (${drawnCup.links.length} links)`);
   check(same([...drawnCup.byes].sort(), done.byes.map((b) => `${b.round} ${b.player}`).sort()) && drawnCup.byes.length === 3,
     `and each round's bye (${drawnCup.byes.join(', ')})`);
+  const winner = await tour.locator('#winner').textContent();
+  check(winner.startsWith(`Winner: ${done.players[0].name}, with `) && await tour.locator('#winner').isVisible(),
+    `a finished tournament says who won ("${winner}")`);
+  // Every pairing card the same way: at 390 px the result under the names, at 1200 beside.
+  const cards = async () => tour.evaluate(() => [...document.querySelectorAll('#past details[open] li.pairing')].map((li) => {
+    const names = li.querySelector('.players').getBoundingClientRect();
+    const result = li.querySelector('.result').getBoundingClientRect();
+    return { below: result.top >= names.bottom - 1, beside: Math.abs(result.top - names.top) < names.height };
+  }));
   for (const width of [390, 1200]) {
     await tour.setViewportSize({ width, height: width < 500 ? 780 : 900 });
     await tour.screenshot({ path: path.join(shots, `tournament-${width}.png`), fullPage: true });
+    const laid = await cards();
+    const alike = width < 500 ? laid.every((c) => c.below) : laid.every((c) => c.beside);
+    check(laid.length >= 1 && alike, `at ${width} px every pairing card puts its result ${width < 500 ? 'under' : 'beside'} the names (${laid.length} cards)`);
   }
   await tour.click(`#crosstable a[href="${drawnCup.cross[0].cells[1].href}"]`);
   await tour.waitForSelector('#page[data-version]');
   check(/replay/i.test(await tour.locator('#status').textContent()), 'a crosstable cell opens its game\'s replay');
   await tour.close();
+  // ---- 13. the front door and the indexes ----
+  const later = await api('POST', '/v1/tournaments', { name: 'Next week', preset: 'all_fives', format: 'swiss' }, tess.key);
+  const finishedGames = await api('GET', '/v1/games?status=finished&per_page=8');
+  const playingGames = await api('GET', '/v1/games?status=playing&per_page=8');
+  const presets = await api('GET', '/v1/presets');
+  const widthOf = async (page) => page.evaluate(() => ({
+    main: document.querySelector('main').getBoundingClientRect().width,
+    scroll: document.documentElement.scrollWidth,
+  }));
+  const home = await open('/', 1200);
+  await home.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  await home.waitForSelector('#boards a', { timeout: 10000 });
+  const front = await home.evaluate(() => ({
+    live: [...document.querySelectorAll('#live li')].map((li) => li.dataset.game),
+    finished: [...document.querySelectorAll('#finished li a.preset')].map((a) => a.getAttribute('href')),
+    tournaments: [...document.querySelectorAll('#tournaments li')].map((li) => ({ id: li.dataset.tournament, text: li.textContent, href: li.querySelector('a')?.getAttribute('href') })),
+    boards: [...document.querySelectorAll('#boards a')].map((a) => a.getAttribute('href')),
+  }));
+  check(finishedGames.games.length > 0 && same(front.finished, finishedGames.games.map((g) => `/watch/${g.game_id}#replay`)),
+    `the home page lists the latest finished games, each opening its replay (${front.finished.length})`);
+  check(same(front.live, playingGames.games.map((g) => g.game_id)), `and the games in play (${front.live.length})`);
+  const cupItem = front.tournaments.find((t) => t.id === cup.id);
+  check(cupItem && cupItem.href === `/tournaments/${cup.id}` && cupItem.text.includes(`won by ${done.players[0].name}`) && front.tournaments.some((t) => t.id === later.id),
+    `and tournaments, registering and finished, a finished one with its winner (${cupItem?.text})`);
+  check(same(front.boards, presets.map((p) => `/leaderboard/${p.name}`)), `and a link to every preset's leaderboard (${front.boards.length})`);
+  const index = await open('/tournaments', 1200);
+  await index.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const byStatus = await index.evaluate(() => Object.fromEntries([...document.querySelectorAll('section[data-status]')].map((s) => [
+    s.dataset.status, [...s.querySelectorAll('li')].map((li) => li.dataset.tournament)])));
+  check(byStatus.finished?.includes(cup.id) && byStatus.registering?.includes(later.id) && !byStatus.running?.includes(cup.id),
+    `/tournaments lists each tournament under its status (${JSON.stringify(byStatus)})`);
+  const boards = await open('/leaderboard', 1200);
+  await boards.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const blockTop = await boards.evaluate(() => [...document.querySelectorAll('section[data-preset="block"] li')].map((li) => li.dataset.player));
+  const boardsShown = await boards.locator('section[data-preset]').count();
+  check(same(blockTop, board.players.slice(0, 5).map((p) => p.name)) && boardsShown === presets.length,
+    `/leaderboard shows every preset's board, block's top in order (${blockTop.join(', ')})`);
+  for (const [page, name] of [[home, 'home'], [index, 'tournaments'], [boards, 'leaderboards']]) {
+    for (const width of [390, 1200]) {
+      await page.setViewportSize({ width, height: width < 500 ? 780 : 900 });
+      await page.screenshot({ path: path.join(shots, `${name}-${width}.png`), fullPage: true });
+      const w = await widthOf(page);
+      check(w.scroll <= width, `${name} at ${width} px: nothing sticks out sideways (${w.scroll} px wide)`);
+    }
+    await page.close();
+  }
+  // The list pages use the width they are given, up to a readable maximum.
+  for (const url of ['/', '/watch', '/players/zed', '/leaderboard/block', `/tournaments/${cup.id}`, '/tournaments', '/leaderboard']) {
+    const page = await open(url, 1200);
+    await page.waitForSelector('#page[data-ready], #page[data-status], .page', { timeout: 10000 });
+    const w = await widthOf(page);
+    check(w.main >= 1100, `${url} at 1200 px uses the width it is given (main ${Math.round(w.main)} px)`);
+    await page.close();
+  }
   const nowhere = await open('/tournaments/9b2d5c0e-4c83-4bb5-9a43-5f2a1f0e6a11', 390, { absent: true });
   await nowhere.waitForSelector('#page[data-ready]', { timeout: 10000 });
   check(/no such tournament/i.test(await nowhere.locator('#title').textContent()), 'an unknown tournament\'s page says there is none');

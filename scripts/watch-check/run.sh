@@ -4,7 +4,8 @@
 # tile about to be played marked, a replay, every round's result, a refused token falling
 # back to the spectator's view, pips of 4 px or more at 390 px on a 1x screen), a player's
 # page with its rating chart and recent games after rated games, a leaderboard, the
-# lobby naming the players, and a tournament's page following a round robin of built-in
+# lobby naming the players, the home page (/) and the /tournaments and /leaderboard
+# indexes, and a tournament's page following a round robin of built-in
 # levels (made and started through the API) to its end with its crosstable, after the unit
 # tests of its layout geometry and its scene (`node --test`).
 # Screenshots at 390 and 1200 px are kept in ${CARGO_TARGET_DIR:-target}/watch-check/.

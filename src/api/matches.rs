@@ -6,6 +6,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::api::client::{bearer, creator_of};
 use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
+use crate::api::headers::get_and_head;
 use crate::api::paging::PageQuery;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{self, CreateMatch, MatchList, MatchView};
@@ -20,6 +21,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::get().to(list_matches))
             .route(web::head().to(list_matches)),
     )
+    .service(get_and_head("/v1/players/{who}/matches", player_matches))
     .service(
         web::resource("/v1/matches/{id}")
             .route(web::get().to(get_match))
@@ -114,6 +116,39 @@ pub async fn list_matches(
     let (page, per_page) = query.get();
     let found = matches
         .my_matches(bearer(req.headers())?, page, per_page)
+        .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(MatchList {
+            matches: found.iter().map(MatchView::of).collect(),
+            page,
+            per_page,
+        }))
+}
+
+/// A player's matches, made or received, newest first, as `GET /v1/matches` lists the
+/// key's: what its profile page lists. Anyone may read a match.
+#[utoipa::path(
+    get,
+    path = "/v1/players/{who}/matches",
+    tag = "matches",
+    operation_id = "player_matches",
+    params(("who" = String, Path, description = "A player's id or name (ignoring case), or a built-in level"), PageQuery),
+    responses(
+        (status = 200, description = "A page of the player's matches.", body = MatchList),
+        (status = 400, response = problems::BadRequest),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn player_matches(
+    matches: web::Data<Matches>,
+    who: web::Path<String>,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (page, per_page) = query.get();
+    let found = matches
+        .player_matches(&wire::who(&who), page, per_page)
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))

@@ -57,7 +57,7 @@ pub const BEARER_SCHEME: &str = "bearer";
         challenges::create_challenge, challenges::list_challenges, challenges::get_challenge,
         challenges::accept_challenge, challenges::decline_challenge, challenges::cancel_challenge,
         seeks::create_seek, seeks::list_seeks, seeks::get_seek, seeks::cancel_seek,
-        matches::create_match, matches::list_matches, matches::get_match, matches::cancel_match,
+        matches::create_match, matches::list_matches, matches::player_matches, matches::get_match, matches::cancel_match,
         tournaments::create_tournament, tournaments::list_tournaments, tournaments::get_tournament,
         tournaments::join_tournament, tournaments::withdraw_from_tournament,
         tournaments::start_tournament, tournaments::tournament_events,

@@ -136,6 +136,9 @@ pub struct RateLimits {
     /// settings only.
     policy_fields: [Option<HeaderValue>; 3],
     proxy_hops: u8,
+    /// The figures, for a refusal's detail.
+    limit_per_ip: Option<RateLimit>,
+    limit_per_token: Option<RateLimit>,
     born: Instant,
     /// Milliseconds after `born` of the last sweep.
     last_sweep_ms: AtomicU64,
@@ -207,6 +210,8 @@ impl RateLimits {
                 field(&[&address, &token]),
             ],
             proxy_hops: settings.proxy_hops,
+            limit_per_ip: settings.rate_limit_per_ip,
+            limit_per_token: settings.rate_limit_per_token,
             born: Instant::now(),
             last_sweep_ms: AtomicU64::new(0),
         }
@@ -320,6 +325,25 @@ impl RateLimits {
         }
     }
 
+    /// The limit that made `refusal`, with its figures, as a refusal's detail names it.
+    pub fn refused_by(&self, refusal: RateRefusal) -> String {
+        let (policy, limit, whose) = match refusal {
+            RateRefusal::Address { .. } => {
+                (LimitPolicy::PerIp, self.limit_per_ip, "client address")
+            }
+            RateRefusal::Token { .. } => (LimitPolicy::PerToken, self.limit_per_token, "token"),
+        };
+        match limit {
+            Some(l) => format!(
+                "{} limit ({}/s a {whose}, {} at once)",
+                policy.name(),
+                l.per_second,
+                l.burst
+            ),
+            None => format!("{} limit", policy.name()),
+        }
+    }
+
     /// Proxies trusted to append the client's address to `X-Forwarded-For`.
     pub fn proxy_hops(&self) -> u8 {
         self.proxy_hops
@@ -357,12 +381,10 @@ pub async fn limit(
     let fields = limits.fields(&counted);
     let mut res = match counted.refusal {
         Some(refusal) => {
-            let which = match refusal {
-                RateRefusal::Address { .. } => "client address",
-                RateRefusal::Token { .. } => "seat token",
-            };
-            tracing::debug!(limit = which, "rate limited");
-            let answer = ApiError::rate_limited(refusal.retry_after_secs()).error_response();
+            let which = limits.refused_by(refusal);
+            tracing::debug!(limit = %which, "rate limited");
+            let answer =
+                ApiError::rate_limited(&which, refusal.retry_after_secs()).error_response();
             req.into_response(answer).map_into_right_body()
         }
         None => next.call(req).await?.map_into_left_body(),

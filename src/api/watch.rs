@@ -1,8 +1,10 @@
-//! The pages a person watches games with: `GET /watch` lists the open games and those in
+//! The pages a person watches games with: `GET /` the home page (games in play, the latest
+//! finished, tournaments, the leaderboards), `GET /watch` lists the open games and those in
 //! play with their players, `GET /watch/{id}` draws one game's table, live from its event
 //! stream (with `#token=...` in the fragment, that seat's hand too, played by clicking),
 //! `GET /players/{name}` a player's ratings (each with its chart) and recent games,
-//! `GET /leaderboard/{preset}` a preset's leaderboard, a page at a time, and
+//! `GET /leaderboard` every preset's top and `GET /leaderboard/{preset}` a preset's
+//! leaderboard, a page at a time, `GET /tournaments` every tournament by status, and
 //! `GET /tournaments/{id}` a tournament's standings, rounds and crosstable, live from its
 //! event stream. Plain HTML, CSS and JavaScript modules from `src/api/watch/`, compiled
 //! into the binary: the pages need no network beyond this server, and the JavaScript reads
@@ -23,6 +25,9 @@ const LOBBY_PAGE: &str = include_str!("watch/lobby.html");
 const PLAYER_PAGE: &str = include_str!("watch/player.html");
 const LEADERBOARD_PAGE: &str = include_str!("watch/leaderboard.html");
 const TOURNAMENT_PAGE: &str = include_str!("watch/tournament.html");
+const HOME_PAGE: &str = include_str!("watch/home.html");
+const TOURNAMENTS_PAGE: &str = include_str!("watch/tournaments.html");
+const LEADERBOARDS_PAGE: &str = include_str!("watch/leaderboards.html");
 
 /// The pages' scripts and styles, by the name they are served under.
 const ASSETS: &[(&str, &str, &str)] = &[
@@ -38,13 +43,25 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("leaderboard.mjs", JS, include_str!("watch/leaderboard.mjs")),
     ("chart.mjs", JS, include_str!("watch/chart.mjs")),
     ("tournament.mjs", JS, include_str!("watch/tournament.mjs")),
+    ("home.mjs", JS, include_str!("watch/home.mjs")),
+    ("tournaments.mjs", JS, include_str!("watch/tournaments.mjs")),
+    (
+        "leaderboards.mjs",
+        JS,
+        include_str!("watch/leaderboards.mjs"),
+    ),
+    ("lists.mjs", JS, include_str!("watch/lists.mjs")),
+    ("names.mjs", JS, include_str!("watch/names.mjs")),
 ];
 const CSS: &str = "text/css; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
 const HTML: &str = "text/html; charset=utf-8";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(get_and_head("/watch", lobby_page))
+    cfg.service(get_and_head("/", home_page))
+        .service(get_and_head("/tournaments", tournaments_page))
+        .service(get_and_head("/leaderboard", leaderboards_page))
+        .service(get_and_head("/watch", lobby_page))
         .service(get_and_head("/watch/assets/{name}", asset))
         .service(get_and_head("/watch/{id}", game_page))
         .service(get_and_head("/players/{name}", player_page))
@@ -58,6 +75,21 @@ fn page(content_type: &'static str, body: &'static str) -> HttpResponse {
         // Small, and changed with the binary: always revalidated.
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .body(body)
+}
+
+/// The home page: games in play, the latest finished, tournaments, the leaderboards.
+pub async fn home_page() -> HttpResponse {
+    page(HTML, HOME_PAGE)
+}
+
+/// Every tournament, by status.
+pub async fn tournaments_page() -> HttpResponse {
+    page(HTML, TOURNAMENTS_PAGE)
+}
+
+/// Every preset's leaderboard, its top players.
+pub async fn leaderboards_page() -> HttpResponse {
+    page(HTML, LEADERBOARDS_PAGE)
 }
 
 /// The lobby page: open games and games in play, each with a link to its table.

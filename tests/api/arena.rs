@@ -20,7 +20,7 @@ on_every_store!(
     a_seeded_ten_deal_match_between_two_levels_plays_identical_deals_with_the_seats_swapped,
     a_player_may_run_four_matches_at_once_and_not_a_fifth,
     a_four_seat_team_match_swaps_the_teams_over_each_deal_beside_equal_partners,
-    a_player_lists_its_matches_made_and_received_newest_first,
+    a_player_lists_its_matches_made_and_received_newest_first_and_anyone_by_its_name,
 );
 
 async fn player(app: &TestApp, name: &str) -> String {
@@ -219,7 +219,9 @@ async fn a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_
     }
 }
 
-async fn a_player_lists_its_matches_made_and_received_newest_first(app: TestApp) {
+async fn a_player_lists_its_matches_made_and_received_newest_first_and_anyone_by_its_name(
+    app: TestApp,
+) {
     let ann = player(&app, "ann").await;
     let bob = player(&app, "bob").await;
     let mut made = Vec::new();
@@ -268,6 +270,30 @@ async fn a_player_lists_its_matches_made_and_received_newest_first(app: TestApp)
     assert_problem(app.get("/v1/matches").await, 401, "unauthorized").await;
     let res = app.get_as("/v1/matches?page=0", Some(&ann)).await;
     assert_problem(res, 400, "bad_request").await;
+    // Anyone lists a player's matches by its name, as its profile page does.
+    let public = |who: &'static str, query: &'static str| {
+        let app = &app;
+        async move {
+            let res = app.get(&format!("/v1/players/{who}/matches{query}")).await;
+            assert_eq!(res.status().as_u16(), 200, "{who}");
+            let list: Value = res.json().await.unwrap();
+            list["matches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["id"].clone())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(public("ann", "").await, [made[1].clone(), made[0].clone()]);
+    assert_eq!(public("BOB", "").await, [made[1].clone()]);
+    assert_eq!(public("ann", "?page=2&per_page=1").await, [made[0].clone()]);
+    assert_problem(
+        app.get("/v1/players/nobody/matches").await,
+        404,
+        "not_found",
+    )
+    .await;
 }
 
 async fn a_match_against_a_player_starts_when_accepted_and_a_cancel_stops_new_games(app: TestApp) {

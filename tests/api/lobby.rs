@@ -20,8 +20,8 @@ on_both_stores!(
     a_name_that_is_empty_or_too_long_is_a_bad_request,
     a_name_with_format_characters_or_a_levels_look_is_a_bad_request_naming_the_field,
     a_seat_that_does_not_exist_is_a_bad_request,
-    games_are_listed_waiting_or_playing_and_by_nothing_else,
-    games_in_play_are_listed_for_spectators_until_their_match_is_over,
+    games_are_listed_waiting_playing_or_finished_and_by_nothing_else,
+    games_in_play_are_listed_for_spectators_until_their_match_is_over_then_among_the_latest_finished,
     a_page_far_past_the_end_is_empty_and_one_past_any_list_is_a_bad_request,
 );
 
@@ -548,12 +548,12 @@ async fn a_seat_that_does_not_exist_is_a_bad_request(app: TestApp) {
     assert_eq!(app.view(&id, None).await, before);
 }
 
-async fn games_are_listed_waiting_or_playing_and_by_nothing_else(app: TestApp) {
-    for status in ["waiting", "playing"] {
+async fn games_are_listed_waiting_playing_or_finished_and_by_nothing_else(app: TestApp) {
+    for status in ["waiting", "playing", "finished"] {
         let res = app.get(&format!("/v1/games?status={status}")).await;
         assert_eq!(res.status().as_u16(), 200, "{status}");
     }
-    let res = app.get("/v1/games?status=finished").await;
+    let res = app.get("/v1/games?status=over").await;
     assert_problem(res, 400, "bad_request").await;
     let res = app.get("/v1/games?colour=red").await;
     assert_problem(res, 400, "bad_request").await;
@@ -575,7 +575,9 @@ async fn ids_listed(app: &TestApp, status: &str) -> Vec<String> {
         .collect()
 }
 
-async fn games_in_play_are_listed_for_spectators_until_their_match_is_over(app: TestApp) {
+async fn games_in_play_are_listed_for_spectators_until_their_match_is_over_then_among_the_latest_finished(
+    app: TestApp,
+) {
     let (waiting, _) = app.create_game(json!({"preset": "draw"})).await;
     let (started, players) = app.start_game(json!({"preset": "block"})).await;
     // Later, so first in the list: the latest started come first.
@@ -616,6 +618,13 @@ async fn games_in_play_are_listed_for_spectators_until_their_match_is_over(app: 
     assert_eq!(resigned["status"], "finished", "{resigned}");
     app.wait_until_finished(&bots, None).await;
     assert_eq!(ids_listed(&app, "playing").await, Vec::<String>::new());
+    // Both are among the latest finished now, to replay; the open game is not.
+    let finished = ids_listed(&app, "finished").await;
+    assert_eq!(finished.len(), 2, "{finished:?}");
+    assert!(
+        finished.contains(&started) && finished.contains(&bots),
+        "{finished:?}"
+    );
 }
 
 async fn a_page_far_past_the_end_is_empty_and_one_past_any_list_is_a_bad_request(app: TestApp) {

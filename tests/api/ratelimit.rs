@@ -92,8 +92,10 @@ async fn a_burst_over_the_per_token_limit_is_refused_and_other_tokens_are_not() 
     let wait = retry_after(&refused);
     assert!((1..=2).contains(&wait), "Retry-After {wait}");
     let problem = assert_problem(refused, 429, "rate_limited").await;
+    let detail = problem["detail"].as_str().unwrap();
+    // It names the limit reached and its figures, so a client knows which to respect.
     assert!(
-        problem["detail"].as_str().unwrap().contains("retry"),
+        detail.contains("per-token limit (1/s a token, 5 at once)") && detail.contains("retry"),
         "{problem}"
     );
 
@@ -133,7 +135,14 @@ async fn a_burst_over_the_per_address_limit_is_refused_but_health_checks_are_not
     }
     let refused = app.get("/v1/presets").await;
     assert!(retry_after(&refused) >= 1);
-    assert_problem(refused, 429, "rate_limited").await;
+    let problem = assert_problem(refused, 429, "rate_limited").await;
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("per-ip limit (1/s a client address, 3 at once)"),
+        "{problem}"
+    );
     // Every request of the address counts, token or not, whatever the path.
     let refused = app.get("/openapi.json").await;
     assert_problem(refused, 429, "rate_limited").await;

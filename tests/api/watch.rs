@@ -122,6 +122,9 @@ async fn every_script_and_stylesheet_of_the_pages_is_served_with_its_type() {
         "/players/ann".to_owned(),
         "/leaderboard/all_fives".to_owned(),
         "/tournaments/9b2d5c0e-4c83-4bb5-9a43-5f2a1f0e6a11".to_owned(),
+        "/".to_owned(),
+        "/tournaments".to_owned(),
+        "/leaderboard".to_owned(),
     ] {
         queue.extend(assets_named(&app.get(&page).await.text().await.unwrap()));
     }
@@ -159,6 +162,11 @@ async fn every_script_and_stylesheet_of_the_pages_is_served_with_its_type() {
         "leaderboard.mjs",
         "chart.mjs",
         "tournament.mjs",
+        "home.mjs",
+        "tournaments.mjs",
+        "leaderboards.mjs",
+        "lists.mjs",
+        "names.mjs",
         "watch.css",
     ] {
         assert!(served.iter().any(|s| s == module), "{module} in {served:?}");
@@ -199,6 +207,23 @@ async fn the_lobby_page_is_html_under_the_same_policy() {
             .unwrap()
             .contains("/watch/assets/lobby.mjs")
     );
+}
+
+#[tokio::test]
+async fn the_home_page_and_the_tournament_and_leaderboard_indexes_are_html_under_the_same_policy() {
+    let app = spawn_app().await;
+    for (path, module) in [
+        ("/", "home.mjs"),
+        ("/tournaments", "tournaments.mjs"),
+        ("/leaderboard", "leaderboards.mjs"),
+    ] {
+        let res = app.get(path).await;
+        assert_eq!(res.status().as_u16(), 200, "{path}");
+        assert_eq!(header(&res, "content-type"), "text/html; charset=utf-8");
+        assert_only_self(&res);
+        let page = res.text().await.unwrap();
+        assert!(page.contains(&format!("/watch/assets/{module}")), "{path}");
+    }
 }
 
 #[tokio::test]

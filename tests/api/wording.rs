@@ -73,7 +73,7 @@ async fn a_match_with_an_unknown_opponent_names_the_opponent_field() {
 }
 
 #[tokio::test]
-async fn a_bad_rules_value_names_its_field_on_every_body_that_takes_rules() {
+async fn a_bad_rules_value_names_its_field_and_a_number_its_range_on_every_body_that_takes_rules() {
     let app = spawn_app().await;
     let (_, key) = app.new_player("ann").await;
     let rules = json!({"target": -5});
@@ -87,11 +87,27 @@ async fn a_bad_rules_value_names_its_field_on_every_body_that_takes_rules() {
             "/v1/matches",
             json!({"opponent": "greedy", "preset": "all_fives", "rules": rules}),
         ),
+        (
+            "/v1/tournaments",
+            json!({"name": "Friday fives", "preset": "all_fives", "format": "swiss", "rules": rules}),
+        ),
     ] {
         let res = app.post_as(path, &key, Some(&body)).await;
         let detail = detail_of(res, 400, "bad_request").await;
-        assert!(detail.contains("rules.target: "), "{path}: {detail}");
+        // The range the engine accepts, not the parser's type.
+        assert!(
+            detail.contains("rules.target must be between 1 and 2000"),
+            "{path}: {detail}"
+        );
+        assert!(!detail.contains("u16"), "{path}: {detail}");
     }
+    // A number past its type says the type's range.
+    let body = json!({"preset": "block", "rules": {"hand_size": 300}});
+    let detail = detail_of(app.post_json("/v1/games", &body).await, 400, "bad_request").await;
+    assert!(
+        detail.contains("rules.hand_size must be between 0 and 255"),
+        "{detail}"
+    );
     // An unknown rule is named too; a good one still passes.
     let body = json!({"preset": "block", "rules": {"spinner": "first_double", "tagret": 5}});
     let detail = detail_of(app.post_json("/v1/games", &body).await, 400, "bad_request").await;

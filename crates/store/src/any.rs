@@ -103,6 +103,10 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.list_playing(offset, limit))
     }
 
+    async fn list_finished(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.list_finished(offset, limit))
+    }
+
     async fn events_since(
         &self,
         id: &GameId,

@@ -50,6 +50,10 @@ pub(crate) const LOBBY_CHANNEL: &str = "lobby";
 /// game itself, and 256 about 30 KB. A finished game keeps only its last event.
 pub const EVENT_HISTORY: usize = 16;
 
+/// How many of the latest finished games are listed ([`GameStore::list_finished`]): what a
+/// home page shows, not an archive (a player's games list all of its own).
+pub const FINISHED_KEPT: usize = 100;
+
 /// A broadcast receiver as a stream that ends when the channel closes or the subscriber
 /// lags: a gap must be visible to the client (its stream ends and it resumes from the
 /// history), never silently skipped. Both stores fan live events out through these.
@@ -363,6 +367,15 @@ pub trait GameStore: Send + Sync + 'static {
     /// ttl after it started, so a game that expired idle may still be listed until then
     /// (the caller loads each), and one in play for longer than that is not.
     fn list_playing(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Games whose match finished, the latest first: the newest [`FINISHED_KEPT`], from
+    /// `offset`, at most `limit` ids. A game that expired since may still be listed (the
+    /// caller loads each).
+    fn list_finished(
         &self,
         offset: usize,
         limit: usize,

@@ -20,7 +20,7 @@
 
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -107,6 +107,8 @@ struct Inner {
     open: Ranked<NewestFirst>,
     /// Games in play, by when they started, in the lobby's order.
     playing: Ranked<NewestFirst>,
+    /// The latest finished games' ids, newest first, each once, at most [`crate::FINISHED_KEPT`].
+    finished: VecDeque<String>,
     /// Listed games per owner (creator's address), for the cap on them.
     owners: HashMap<String, usize>,
     /// Games in play (not finished) per creator's address, for the cap on them.
@@ -139,6 +141,7 @@ impl MemoryStore {
                 games: HashMap::new(),
                 open: Ranked::default(),
                 playing: Ranked::default(),
+                finished: VecDeque::new(),
                 owners: HashMap::new(),
                 creators: HashMap::new(),
                 leases: HashMap::new(),
@@ -434,6 +437,9 @@ impl GameStore for MemoryStore {
         if save.finished {
             inner.uncount(id);
             inner.stop_playing(id);
+            inner.finished.retain(|f| f != id);
+            inner.finished.push_front(id.to_owned());
+            inner.finished.truncate(crate::FINISHED_KEPT);
         }
         if let Some(event) = event
             && let Some(tx) = inner.channels.get(id)
@@ -488,6 +494,12 @@ impl GameStore for MemoryStore {
             .filter(|(_, Reverse(id))| inner.games.get(id).is_some_and(|g| g.expires_at > now))
             .map(|(_, Reverse(id))| id.clone())
             .collect())
+    }
+
+    async fn list_finished(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
+        let (inner, _) = self.lock();
+        let newest = inner.finished.iter().skip(offset);
+        Ok(newest.take(limit).cloned().collect())
     }
 
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<StoredEvent>, StoreError> {

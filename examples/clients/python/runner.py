@@ -10,19 +10,31 @@ Everything else is done here, the lichess-bot way (docs/bots.md, section 10):
 - every `challenge` (and on (re)connecting, every open one `GET /v1/challenges?direction=in`
   lists) is accepted: a default, change `on_challenge()` to be choosier;
 - `match`: a duplicate match against a built-in level (`POST /v1/matches`), its margin
-  printed each time one of its games ends, until it is finished;
+  printed each time one of its games ends, until it is finished; `--seed TEXT` makes its
+  deals from TEXT, so two versions of a bot can be measured on the same deals;
+- `challenge NAME`: a game against a player or a built-in level (`POST /v1/challenges`),
+  played once accepted, until it is finished;
 - `--seek PRESET`: a game with whoever seeks the same (`POST /v1/seeks`), or with a
   built-in level when nobody came within `--fallback-after` seconds (`--fallback LEVEL`);
   the game comes on the stream (`game_started`), the seek is read again meanwhile, and the
   runner exits once the game is finished (Ctrl-C while it waits cancels the seek);
-- `--tournament ID`: enters the tournament with the player's key and plays every game it
-  gives (`tournament_round` names them, `game_started` too), the standings printed as
-  they change, until it is over (`tournament_finished`).
+- `tournament join ID` (or `--tournament ID`): enters the tournament with the player's key
+  and plays every game it gives (`tournament_round` names them, `game_started` too), the
+  standings printed as they change, until it is over (`tournament_finished`);
+  `tournament create`: makes one (with built-in levels as entrants, say), enters it,
+  starts it with `--start`, and plays it the same way.
+
+Every call that is answered `429 rate_limited` or `503` with `Retry-After` is sent again
+after that many seconds (at most 5 times; a line says so), as docs/bots.md asks.
 
 Usage:
   python runner.py URL [--key KEY] [--name NAME]            # play whatever comes, forever
   python runner.py URL match --opponent greedy --preset block --deals 10 --parallel 2 \\
-      [--rules '{"target": null, "rounds": 1}'] [--rated]    # a match; exits when it ends
+      [--seed TEXT] [--rules '{"target": null, "rounds": 1}'] [--rated]  # exits when it ends
+  python runner.py URL challenge NAME --preset block [--rated]  # one game; exits when it ends
+  python runner.py URL tournament create --title TITLE --preset block --format round_robin \\
+      [--levels random,greedy] [--start]                    # make, enter, play; exits when over
+  python runner.py URL tournament join ID                   # enter it, play it; exits when over
   python runner.py URL --seek all_fives [--fallback greedy --fallback-after 15] \
       [--seats 2] [--clock '{"bank_secs": 120}'] [--rated]   # one game; exits when it ends
   python runner.py URL --tournament ID [--key KEY]          # enter it, play it; exits when it ends
@@ -45,16 +57,19 @@ from uuid import UUID
 import httpx
 
 from domino_client import AuthenticatedClient, Client
-from domino_client.api.challenges import accept_challenge, cancel_seek, create_seek, get_seek, list_challenges
+from domino_client.api.challenges import (
+    accept_challenge, cancel_challenge, cancel_seek, create_challenge, create_seek, get_challenge, get_seek,
+    list_challenges)
 from domino_client.api.matches import create_match, get_match
 from domino_client.api.play import get_game, make_move
 from domino_client.api.players import create_player, my_games, my_profile
-from domino_client.api.tournaments import get_tournament, join_tournament
+from domino_client.api.tournaments import create_tournament, get_tournament, join_tournament, start_tournament
 from domino_client.models import (
-    BotLevel, ChallengeList, ChallengeView, ClockBody, CreateMatch, CreateMatchPreset, CreatePlayer, CreateSeek,
-    CreateSeekPreset, DrawMove, FallbackBody, GameStatus, GameView, JoinTournament, ListChallengesDirection, MatchView,
-    MoveResult, MugginsMove, MyGamesStatus, PassMove, PlayerGameList, PlayerKey, PlayerProfile, PlayMove, ResignMove,
-    RulesOverrides, SeekView, SeekViewStatus, TournamentView)
+    BotLevel, ChallengeList, ChallengeView, ChallengeViewStatus, ClockBody, CreateChallenge, CreateChallengePreset,
+    CreateMatch, CreateMatchPreset, CreatePlayer, CreateSeek, CreateSeekPreset, CreateTournament,
+    CreateTournamentPreset, DrawMove, FallbackBody, GameStatus, GameView, JoinTournament, ListChallengesDirection,
+    MatchView, MoveResult, MugginsMove, MyGamesStatus, PassMove, PlayerGameList, PlayerKey, PlayerProfile, PlayMove,
+    ResignMove, RulesOverrides, SeekView, SeekViewStatus, TournamentView)
 from domino_client.types import Response
 
 T = TypeVar("T")
@@ -97,6 +112,38 @@ def fail(line: str) -> NoReturn:
     with print_lock:
         print(f"FAILED: {line}", file=sys.stderr, flush=True)
     os._exit(1)
+
+
+RETRIES = 5  # sends of one call after its first, each after the Retry-After asked
+LONGEST_WAIT = 60.0  # seconds: a Retry-After above it is cut to it
+
+
+class Retrying(httpx.HTTPTransport):
+    """Sends a call again after `Retry-After` when it is answered 429 (a rate limit) or 503
+    (the store did not answer): docs/bots.md's table. A move carries its Idempotency-Key,
+    so sending it again cannot play it twice."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        for attempt in range(RETRIES + 1):
+            response = super().handle_request(request)
+            wait = response.headers.get("retry-after")
+            if response.status_code not in (429, 503) or wait is None or attempt == RETRIES:
+                return response
+            response.read()
+            response.close()
+            try:
+                detail = json.loads(response.content).get("detail", "")
+            except ValueError:
+                detail = ""
+            secs = min(float(wait), LONGEST_WAIT) if wait.isdigit() else 1.0
+            say(f"retry: {request.method} {request.url.path} answered {response.status_code} "
+                f"({detail}); again in {secs:g} s ({attempt + 1} of {RETRIES})")
+            time.sleep(secs)
+        raise AssertionError("unreachable")
+
+
+def http_args() -> dict[str, Any]:
+    return {"transport": Retrying()}
 
 
 def expect(status: int, kind: type[T], response: Response[Any], what: str) -> T:
@@ -256,10 +303,13 @@ def run_match(runner: Runner, args: argparse.Namespace) -> None:
     rules = RulesOverrides.from_dict(json.loads(args.rules)) if args.rules else None
     body = CreateMatch(opponent=args.opponent, preset=CreateMatchPreset(args.preset),
                        deals=args.deals, parallel=args.parallel, rated=args.rated, rules=rules)
+    if args.seed is not None:
+        body.seed = args.seed
     match = expect(201, MatchView, create_match.sync_detailed(client=runner.client, body=body),
                    "create match")
+    seeded = f", deals from seed {args.seed!r}" if args.seed is not None else ""
     say(f"match {match.id}: {args.deals} deals of {args.preset} against {args.opponent}, "
-        f"{args.parallel} at a time")
+        f"{args.parallel} at a time{seeded}")
     last = ""
     while True:
         try:  # a game ended (its thread says so), or look again in a while anyway
@@ -276,6 +326,8 @@ def run_match(runner: Runner, args: argparse.Namespace) -> None:
             say(line)
             last = line
         if match.status == "finished":
+            for game in sorted(match.games, key=lambda g: (g.deal, str(g.game_id))):
+                say(f"match {match.id} deal {game.deal}: game {game.game_id}")
             return
         if match.status not in ("waiting", "running"):
             fail(f"match {match.id} is {match.status}")
@@ -313,13 +365,53 @@ def run_seek(runner: Runner, args: argparse.Namespace) -> None:
         pass
 
 
+def run_challenge(runner: Runner, args: argparse.Namespace) -> None:
+    rules = RulesOverrides.from_dict(json.loads(args.rules)) if args.rules else None
+    body = CreateChallenge(opponents=[args.opponent], preset=CreateChallengePreset(args.preset),
+                           rated=args.rated, rules=rules)
+    challenge = expect(201, ChallengeView, create_challenge.sync_detailed(
+        client=runner.client, body=body), "challenge")
+    say(f"challenge {challenge.id}: {args.preset} against {args.opponent}: {challenge.status.value}")
+    try:
+        # A built-in level accepts at once; a player when it answers (or it expires).
+        while challenge.status == ChallengeViewStatus.OPEN:
+            runner.started.wait(timeout=1)
+            runner.started.clear()
+            challenge = expect(200, ChallengeView, get_challenge.sync_detailed(
+                challenge.id, client=runner.client), f"challenge {challenge.id}")
+    except KeyboardInterrupt:
+        cancel_challenge.sync_detailed(challenge.id, client=runner.client)
+        raise
+    if challenge.status != ChallengeViewStatus.ACCEPTED or not challenge.game_id:
+        fail(f"challenge {challenge.id} is {challenge.status.value}")
+    game_id = str(challenge.game_id)
+    say(f"challenge {challenge.id}: accepted, game {game_id} "
+        f"(watch it at {args.url.rstrip('/')}/watch/{game_id})")
+    runner.start_game(game_id)
+    while runner.ended.get() != game_id:
+        pass
+
+
+def new_tournament(runner: Runner, args: argparse.Namespace) -> str:
+    body = CreateTournament.from_dict({
+        "name": args.title, "preset": args.preset, "format": args.format,
+        **({"levels": args.levels.split(",")} if args.levels else {}),
+        **({"rounds": args.rounds} if args.rounds else {}),
+        **({"rules": json.loads(args.rules)} if args.rules else {}),
+    })
+    made = expect(201, TournamentView, create_tournament.sync_detailed(client=runner.client, body=body),
+                  "create tournament")
+    say(f"tournament {made.id} ({made.name}) made")
+    return str(made.id)
+
+
 def standings_line(t: TournamentView, me: PlayerProfile) -> str:
     table = ", ".join(f"{p.rank}. {p.name}{' (us)' if p.id == me.id else ''} {p.score:g}"
                       f"{' withdrawn' if p.withdrawn else ''}" for p in t.players)
     return f"tournament {t.id} {t.status}, round {t.round_} of {t.rounds}: {table}"
 
 
-def run_tournament(runner: Runner, args: argparse.Namespace, me: PlayerProfile) -> None:
+def run_tournament(runner: Runner, args: argparse.Namespace, me: PlayerProfile, start: bool) -> None:
     tid = UUID(args.tournament)
     # `{}` enters the key's player (the generated client cannot send no body at all).
     joined = join_tournament.sync_detailed(tid, client=runner.client, body=JoinTournament())
@@ -332,6 +424,9 @@ def run_tournament(runner: Runner, args: argparse.Namespace, me: PlayerProfile) 
         t = expect(200, TournamentView, joined, f"join tournament {tid}")
     say(f"tournament {t.id} ({t.name}): {t.format_} of {t.preset}, {t.status}; "
         f"watch it at {args.url.rstrip('/')}/tournaments/{t.id}")
+    if start:
+        t = expect(200, TournamentView, start_tournament.sync_detailed(tid, client=runner.client),
+                   f"start tournament {tid}")
     last = ""
     while True:
         try:  # a round started or it ended (the stream says so), or look again anyway
@@ -372,42 +467,72 @@ def main() -> None:
     parser.add_argument("--rated", action="store_true", help="with --seek: a rated game")
     parser.add_argument("--tournament", metavar="ID",
                         help="enter tournament ID, play every game it gives, exit when it is over")
+    levels = ", ".join(b.value for b in BotLevel)
+    rules_help = "rules overrides as JSON, e.g. '{\"target\": null, \"rounds\": 1}'"
     sub = parser.add_subparsers(dest="command")
-    m = sub.add_parser("match", help="a duplicate match against a built-in level")
-    m.add_argument("--opponent", default="greedy", help="random, greedy or expert")
+    m = sub.add_parser("match", help="a duplicate match against a built-in level or a player")
+    m.add_argument("--opponent", default="greedy", help=f"a built-in level ({levels}) or a player's name")
     m.add_argument("--preset", default="block", choices=[p.value for p in CreateMatchPreset])
     m.add_argument("--deals", type=int, default=10)
     m.add_argument("--parallel", type=int, default=2)
-    m.add_argument("--rules", help="rules overrides as JSON, e.g. '{\"target\": null, \"rounds\": 1}'")
+    m.add_argument("--seed", help="make the deals from this text: the same text, the same deals")
+    m.add_argument("--rules", help=rules_help)
     m.add_argument("--rated", action="store_true")
     m.add_argument("--key", default=argparse.SUPPRESS, help="as above")
+    c = sub.add_parser("challenge", help="one game against a player or a built-in level")
+    c.add_argument("opponent", metavar="NAME", help=f"a player's name or id, or a built-in level ({levels})")
+    c.add_argument("--preset", default="block", choices=[p.value for p in CreateChallengePreset])
+    c.add_argument("--rules", help=rules_help)
+    c.add_argument("--rated", action="store_true")
+    c.add_argument("--key", default=argparse.SUPPRESS, help="as above")
+    t = sub.add_parser("tournament", help="make or join a tournament, play it until it is over")
+    tsub = t.add_subparsers(dest="action", required=True)
+    tc = tsub.add_parser("create", help="make a tournament, enter it and play it")
+    tc.add_argument("--title", required=True, help="its name, 1 to 64 characters")
+    tc.add_argument("--preset", default="block", choices=[p.value for p in CreateTournamentPreset])
+    tc.add_argument("--format", default="swiss", choices=["swiss", "round_robin"])
+    tc.add_argument("--levels", help=f"built-in levels entered, comma-separated ({levels})")
+    tc.add_argument("--rounds", type=int, help="swiss: how many rounds (default: enough)")
+    tc.add_argument("--rules", help=rules_help)
+    tc.add_argument("--start", action="store_true", help="start it once entered")
+    tc.add_argument("--key", default=argparse.SUPPRESS, help="as above")
+    tj = tsub.add_parser("join", help="enter a tournament and play it")
+    tj.add_argument("id", metavar="ID")
+    tj.add_argument("--key", default=argparse.SUPPRESS, help="as above")
     args = parser.parse_args()
-    if sum([args.command == "match", bool(args.seek), bool(args.tournament)]) > 1:
-        parser.error("match, --seek and --tournament are three modes: one at a time")
+    if sum([args.command is not None, bool(args.seek), bool(args.tournament)]) > 1:
+        parser.error("match, challenge, tournament, --seek and --tournament are modes: one at a time")
+    if args.command == "tournament" and args.action == "join":
+        args.tournament = args.id
 
     key: str | None = args.key
     if key is None:
         account = expect(201, PlayerKey, create_player.sync_detailed(
-            client=Client(base_url=args.url),
+            client=Client(base_url=args.url, httpx_args=http_args()),
             body=CreatePlayer(name=args.name or f"py-runner-{secrets.token_hex(4)}", bot=True)),
             "create player")
         key = account.key
         say(f"bot account {account.player.name} created; its key, shown once (keep it, "
             f"then run with --key or DOMINO_KEY):\n{key}")
-    client = AuthenticatedClient(base_url=args.url, token=key)
+    client = AuthenticatedClient(base_url=args.url, token=key, httpx_args=http_args())
     me = expect(200, PlayerProfile, my_profile.sync_detailed(client=client), "me")
     say(f"playing as {me.name}")
 
     runner = Runner(client)
     threading.Thread(target=runner.listen, daemon=True).start()
-    if args.command != "match" and not args.seek and not args.tournament:
+    if args.command is None and not args.seek and not args.tournament:
         threading.Event().wait()  # play for ever (Ctrl-C ends it)
     if not runner.connected.wait(timeout=30):  # the stream first: game_started is not replayed
         fail("events: not connected after 30 s")
     if args.seek:
         run_seek(runner, args)
+    elif args.command == "challenge":
+        run_challenge(runner, args)
+    elif args.command == "tournament" and args.action == "create":
+        args.tournament = new_tournament(runner, args)
+        run_tournament(runner, args, me, args.start)
     elif args.tournament:
-        run_tournament(runner, args, me)
+        run_tournament(runner, args, me, False)
     else:
         run_match(runner, args)
 

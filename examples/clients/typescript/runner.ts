@@ -10,19 +10,31 @@
 // - every `challenge` (and on (re)connecting, every open one GET /v1/challenges?direction=in
 //   lists) is accepted: a default, change `onChallenge()` to be choosier;
 // - `match`: a duplicate match against a built-in level (POST /v1/matches), its margin
-//   printed each time one of its games ends, until it is finished;
+//   printed each time one of its games ends, until it is finished; `--seed TEXT` makes its
+//   deals from TEXT, so two versions of a bot can be measured on the same deals;
+// - `challenge NAME`: a game against a player or a built-in level (POST /v1/challenges),
+//   played once accepted, until it is finished;
 // - `--seek PRESET`: a game with whoever seeks the same (POST /v1/seeks), or with a
 //   built-in level when nobody came within --fallback-after seconds (--fallback LEVEL);
 //   the game comes on the stream (`game_started`), the seek is read again meanwhile, and
 //   the runner exits once the game is finished (Ctrl-C while it waits cancels the seek);
-// - `--tournament ID`: enters the tournament with the player's key and plays every game it
-//   gives (`tournament_round` names them, `game_started` too), the standings printed as
-//   they change, until it is over (`tournament_finished`).
+// - `tournament join ID` (or `--tournament ID`): enters the tournament with the player's
+//   key and plays every game it gives (`tournament_round` names them, `game_started` too),
+//   the standings printed as they change, until it is over (`tournament_finished`);
+//   `tournament create`: makes one (with built-in levels as entrants, say), enters it,
+//   starts it with `--start`, and plays it the same way.
+//
+// Every call answered `429 rate_limited` or `503` with `Retry-After` is sent again after
+// that many seconds (at most 5 times; a line says so), as docs/bots.md asks.
 //
 // Usage:
 //   node dist/runner.js URL [--key KEY] [--name NAME]          # play whatever comes, forever
 //   node dist/runner.js URL match --opponent greedy --preset block --deals 10 --parallel 2 \
-//       [--rules '{"target": null, "rounds": 1}'] [--rated]  # a match; exits when it ends
+//       [--seed TEXT] [--rules '{"target": null, "rounds": 1}'] [--rated]  # exits when it ends
+//   node dist/runner.js URL challenge NAME --preset block [--rated]  # one game; exits when it ends
+//   node dist/runner.js URL tournament create --title TITLE --preset block --format round_robin \
+//       [--levels random,greedy] [--start]                  # make, enter, play; exits when over
+//   node dist/runner.js URL tournament join ID              # enter it, play it; exits when over
 //   node dist/runner.js URL --seek all_fives [--fallback greedy --fallback-after 15] \
 //       [--seats 2] [--clock '{"bank_secs": 120}'] [--rated]  # one game; exits when it ends
 //   node dist/runner.js URL --tournament ID [--key KEY]        # enter it, play it; exits when it ends
@@ -65,6 +77,28 @@ function onChallenge(_challenge: Challenge): boolean {
 
 // ---- the runner -----------------------------------------------------------------------
 
+// ---- calls sent again when the server asks to wait ----
+const RETRIES = 5; // sends of one call after its first, each after the Retry-After asked
+const LONGEST_WAIT = 60; // seconds: a Retry-After above it is cut to it
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+// 429 (a rate limit) and 503 (the store did not answer) with Retry-After: docs/bots.md's
+// table. A move carries its Idempotency-Key, so sending it again cannot play it twice.
+async function retrying(request: Request): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(request.clone());
+    const wait = response.headers.get("retry-after");
+    if ((response.status !== 429 && response.status !== 503) || wait === null || attempt === RETRIES) return response;
+    const problem = (await response.json().catch(() => null)) as { detail?: string } | null;
+    const secs = Math.min(/^\d+$/.test(wait) ? Number(wait) : 1, LONGEST_WAIT);
+    console.log(
+      `retry: ${request.method} ${new URL(request.url).pathname} answered ${response.status} ` +
+        `(${problem?.detail ?? ""}); again in ${secs} s (${attempt + 1} of ${RETRIES})`,
+    );
+    await sleep(secs * 1000);
+  }
+}
+
 function fail(what: string, status?: number, error?: unknown): never {
   console.error(`FAILED: ${what}${status === undefined ? "" : `: unexpected answer ${status}: ${JSON.stringify(error)}`}`);
   process.exit(1);
@@ -81,6 +115,12 @@ const { values: opts, positionals } = parseArgs({
     parallel: { type: "string", default: "2" },
     rules: { type: "string" },
     rated: { type: "boolean", default: false },
+    seed: { type: "string" },
+    title: { type: "string" },
+    format: { type: "string", default: "swiss" },
+    levels: { type: "string" },
+    rounds: { type: "string" },
+    start: { type: "boolean", default: false },
     seek: { type: "string" },
     fallback: { type: "string" },
     "fallback-after": { type: "string", default: "15" },
@@ -89,14 +129,23 @@ const { values: opts, positionals } = parseArgs({
     tournament: { type: "string" },
   },
 });
-const [server, command] = positionals;
-const modes = [command === "match", opts.seek !== undefined, opts.tournament !== undefined].filter(Boolean).length;
-if (server === undefined || (command !== undefined && command !== "match") || modes > 1) {
+const [server, command, arg, id] = positionals;
+const modes = [command !== undefined, opts.seek !== undefined, opts.tournament !== undefined].filter(Boolean).length;
+const known =
+  command === undefined ||
+  (command === "match" && arg === undefined) ||
+  (command === "challenge" && arg !== undefined) ||
+  (command === "tournament" && ((arg === "create" && opts.title !== undefined) || (arg === "join" && id !== undefined)));
+if (server === undefined || !known || modes > 1) {
   console.error(
     "usage: runner.js URL [--key KEY] [--name NAME]\n" +
-      "       runner.js URL match [--key KEY] --opponent greedy --preset block --deals 10 --parallel 2 [--rules JSON] [--rated]\n" +
+      `       runner.js URL match [--key KEY] --opponent LEVEL|NAME --preset block --deals 10 --parallel 2 [--seed TEXT] [--rules JSON] [--rated]\n` +
+      `       runner.js URL challenge NAME [--key KEY] --preset block [--rules JSON] [--rated]\n` +
+      "       runner.js URL tournament create --title TITLE [--key KEY] --preset block --format swiss|round_robin [--levels L1,L2] [--rounds N] [--rules JSON] [--start]\n" +
+      "       runner.js URL tournament join ID [--key KEY]\n" +
       "       runner.js URL --seek PRESET [--key KEY] [--fallback LEVEL --fallback-after SECS] [--seats N] [--clock JSON] [--rated]\n" +
-      "       runner.js URL --tournament ID [--key KEY]",
+      "       runner.js URL --tournament ID [--key KEY]\n" +
+      `LEVEL: a built-in level, one of ${levels.join(", ")}`,
   );
   process.exit(2);
 }
@@ -104,13 +153,13 @@ if (server === undefined || (command !== undefined && command !== "match") || mo
 let key = opts.key ?? process.env["DOMINO_KEY"];
 if (key === undefined || key === "") {
   const name = opts.name ?? `ts-runner-${randomBytes(4).toString("hex")}`;
-  const made = await createClient<paths>({ baseUrl: server }).POST("/v1/players", { body: { name, bot: true } });
+  const made = await createClient<paths>({ baseUrl: server, fetch: retrying }).POST("/v1/players", { body: { name, bot: true } });
   if (made.data === undefined || made.response.status !== 201) fail("create player", made.response.status, made.error);
   key = made.data.key;
   console.log(`bot account ${made.data.player.name} created; its key, shown once (keep it, then run with --key or DOMINO_KEY):\n${key}`);
 }
 const authorization = `Bearer ${key}`;
-const api = createClient<paths>({ baseUrl: server, headers: { Authorization: authorization } });
+const api = createClient<paths>({ baseUrl: server, headers: { Authorization: authorization }, fetch: retrying });
 const me = await api.GET("/v1/players/me");
 if (me.data === undefined || me.response.status !== 200) fail("me", me.response.status, me.error);
 console.log(`playing as ${me.data.name}`);
@@ -230,9 +279,11 @@ async function handle(name: string, data: string): Promise<void> {
 // Connects, lists what is in play (nothing is replayed), then handles every event until
 // the stream closes.
 async function listenOnce(onConnected: () => void): Promise<void> {
-  const response = await fetch(`${server!.replace(/\/$/, "")}/v1/players/me/events`, {
-    headers: { Authorization: authorization, Accept: "text/event-stream" },
-  });
+  const response = await retrying(
+    new Request(`${server!.replace(/\/$/, "")}/v1/players/me/events`, {
+      headers: { Authorization: authorization, Accept: "text/event-stream" },
+    }),
+  );
   if (response.status !== 200 || response.body === null) fail("events", response.status, await response.text());
   await catchUp();
   onConnected();
@@ -303,11 +354,13 @@ async function runMatch(): Promise<void> {
     parallel: Number(opts.parallel),
     rated: opts.rated,
     rules,
+    seed: opts.seed ?? null,
   };
   const made = await api.POST("/v1/matches", { body });
   if (made.data === undefined || made.response.status !== 201) fail("create match", made.response.status, made.error);
   const id = made.data.id;
-  console.log(`match ${id}: ${body.deals} deals of ${preset} against ${body.opponent}, ${body.parallel} at a time`);
+  const seeded = opts.seed === undefined ? "" : `, deals from seed ${JSON.stringify(opts.seed)}`;
+  console.log(`match ${id}: ${body.deals} deals of ${preset} against ${body.opponent}, ${body.parallel} at a time${seeded}`);
   let last = "";
   for (;;) {
     // A game started or ended (its task says so), or look again in a while anyway.
@@ -319,7 +372,11 @@ async function runMatch(): Promise<void> {
     const line = marginLine(match);
     if (line !== last) console.log(line);
     last = line;
-    if (match.status === "finished") return;
+    if (match.status === "finished") {
+      const games = [...match.games].sort((a, b) => a.deal - b.deal || a.game_id.localeCompare(b.game_id));
+      for (const game of games) console.log(`match ${id} deal ${game.deal}: game ${game.game_id}`);
+      return;
+    }
     if (match.status !== "waiting" && match.status !== "running") fail(`match ${id} is ${match.status}`);
   }
 }
@@ -369,7 +426,55 @@ async function runSeek(presetName: string): Promise<void> {
   while (!finished.has(gameId)) await nextNews(5000);
 }
 
+// ---- a challenge ----
+async function runChallenge(opponent: string): Promise<void> {
+  const preset = presets.find((p) => p === opts.preset);
+  if (preset === undefined) fail(`unknown preset ${opts.preset}`);
+  const rules = opts.rules === undefined ? null : (JSON.parse(opts.rules) as Schemas["RulesOverrides"]);
+  const made = await api.POST("/v1/challenges", { body: { opponents: [opponent], preset, rated: opts.rated, rules } });
+  if (made.data === undefined || made.response.status !== 201) fail("challenge", made.response.status, made.error);
+  let challenge = made.data;
+  const { id } = challenge;
+  console.log(`challenge ${id}: ${preset} against ${opponent}: ${challenge.status}`);
+  const cancel = (): void => {
+    api.DELETE("/v1/challenges/{id}", { params: { path: { id } } }).finally(() => process.exit(130));
+  };
+  process.once("SIGINT", cancel);
+  // A built-in level accepts at once; a player when it answers (or it expires).
+  while (challenge.status === "open") {
+    await nextNews(1000);
+    const read = await api.GET("/v1/challenges/{id}", { params: { path: { id } } });
+    if (read.data === undefined || read.response.status !== 200) fail(`challenge ${id}`, read.response.status, read.error);
+    challenge = read.data;
+  }
+  process.off("SIGINT", cancel);
+  const gameId = challenge.game_id;
+  if (challenge.status !== "accepted" || gameId === null || gameId === undefined) fail(`challenge ${id} is ${challenge.status}`);
+  console.log(`challenge ${id}: accepted, game ${gameId} (watch it at ${server!.replace(/\/$/, "")}/watch/${gameId})`);
+  startGame(gameId);
+  while (!finished.has(gameId)) await nextNews(5000);
+}
+
 // ---- a tournament ----
+async function newTournament(name: string): Promise<string> {
+  const preset = presets.find((p) => p === opts.preset);
+  if (preset === undefined) fail(`unknown preset ${opts.preset}`);
+  const wanted = opts.levels === undefined ? [] : opts.levels.split(",");
+  const entered = wanted.map((l) => levels.find((known) => known === l) ?? fail(`unknown level ${l} (one of ${levels.join(", ")})`));
+  const body: Schemas["CreateTournament"] = {
+    name,
+    preset,
+    format: opts.format,
+    levels: entered.length > 0 ? entered : null,
+    rounds: opts.rounds === undefined ? null : Number(opts.rounds),
+    rules: opts.rules === undefined ? null : (JSON.parse(opts.rules) as Schemas["RulesOverrides"]),
+  };
+  const made = await api.POST("/v1/tournaments", { body });
+  if (made.data === undefined || made.response.status !== 201) fail("create tournament", made.response.status, made.error);
+  console.log(`tournament ${made.data.id} (${made.data.name}) made`);
+  return made.data.id;
+}
+
 function standingsLine(t: TournamentView, myId: string): string {
   const table = t.players
     .map((p) => `${p.rank}. ${p.name}${p.id === myId ? " (us)" : ""} ${p.score}${p.withdrawn ? " withdrawn" : ""}`)
@@ -377,7 +482,7 @@ function standingsLine(t: TournamentView, myId: string): string {
   return `tournament ${t.id} ${t.status}, round ${t.round} of ${t.rounds}: ${table}`;
 }
 
-async function runTournament(id: string, myId: string): Promise<void> {
+async function runTournament(id: string, myId: string, start: boolean): Promise<void> {
   // `{}` enters the key's player.
   const joined = await api.POST("/v1/tournaments/{id}/players", { params: { path: { id } }, body: {} });
   let t: TournamentView;
@@ -392,6 +497,10 @@ async function runTournament(id: string, myId: string): Promise<void> {
     t = joined.data;
   }
   console.log(`tournament ${t.id} (${t.name}): ${t.format} of ${t.preset}, ${t.status}; watch it at ${server!.replace(/\/$/, "")}/tournaments/${t.id}`);
+  if (start) {
+    const started = await api.POST("/v1/tournaments/{id}/start", { params: { path: { id } } });
+    if (started.data === undefined || started.response.status !== 200) fail(`start tournament ${id}`, started.response.status, started.error);
+  }
   let last = "";
   for (;;) {
     // A round started, a game ended or it is over (the stream says so), or look again anyway.
@@ -416,12 +525,15 @@ async function runTournament(id: string, myId: string): Promise<void> {
 const connected = new Promise<void>((resolve) => {
   listen(resolve).catch((error: unknown) => fail(`events: ${String(error)}`));
 });
-if (command === "match") {
+if (command === "match" || command === "challenge" || command === "tournament") {
   // The stream first: game_started is not replayed.
   const timeout = setTimeout(() => fail("events: not connected after 30 s"), 30_000);
   await connected;
   clearTimeout(timeout);
-  await runMatch();
+  if (command === "match") await runMatch();
+  else if (command === "challenge") await runChallenge(arg!);
+  else if (arg === "create") await runTournament(await newTournament(opts.title!), me.data.id, opts.start);
+  else await runTournament(id!, me.data.id, false);
   process.exit(0);
 }
 if (opts.seek !== undefined) {
@@ -437,6 +549,6 @@ if (opts.tournament !== undefined) {
   const timeout = setTimeout(() => fail("events: not connected after 30 s"), 30_000);
   await connected;
   clearTimeout(timeout);
-  await runTournament(opts.tournament, me.data.id);
+  await runTournament(opts.tournament, me.data.id, false);
   process.exit(0);
 }

@@ -153,7 +153,10 @@ pub mod problems {
             ];
         RateLimited => "Too many requests (`rate_limited`), too many event streams and long polls open (`MAX_STREAMS_PER_IP`, `MAX_STREAMS`: `rate_limited`), too many players created by this address (`MAX_PLAYERS_PER_IP`) or open challenges of this player (20), or to the player challenged (`MAX_CHALLENGES_TO_PLAYER`): `rate_limited`; or, creating a game, too many games of this address waiting or in play (`MAX_WAITING_PER_IP`, `MAX_GAMES_PER_IP`: `too_many_games`): wait `Retry-After` seconds. A player in its most tournaments registering or running, made (`MAX_TOURNAMENTS_PER_PLAYER`) or joined (`MAX_TOURNAMENTS_JOINED`), is `too_many_tournaments`, with no `Retry-After`: a place frees only when one of them ends (or, joined, the player withdraws).",
             [
-                ApiError::rate_limited(2),
+                ApiError::rate_limited(
+                    "per-token limit (200/s a token, 200 at once)",
+                    2,
+                ),
                 ApiError::from(crate::service::Error::TooManyWaiting { max: 20 }),
                 ApiError::from(crate::service::Error::TooManyTournamentsJoined { max: 10 }),
             ];

@@ -211,11 +211,12 @@ impl ApiError {
         }
     }
 
-    /// The request rate limit ([`crate::api::ratelimit`]).
-    pub fn rate_limited(retry_after_secs: u32) -> ApiError {
+    /// The request rate limit ([`crate::api::ratelimit`]); `limit` names the one reached
+    /// and its figures.
+    pub fn rate_limited(limit: &str, retry_after_secs: u32) -> ApiError {
         ApiError::new(
             ProblemCode::RateLimited,
-            format!("too many requests; retry in {retry_after_secs} s"),
+            format!("too many requests: over the {limit}; retry in {retry_after_secs} s"),
         )
         .retry_after(retry_after_secs)
     }

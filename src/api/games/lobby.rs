@@ -86,7 +86,7 @@ pub async fn create_game(
 #[into_params(parameter_in = Query)]
 pub struct GameListQuery {
     /// `waiting` (the default): games with free seats, newest first. `playing`: games in
-    /// play, latest started first.
+    /// play, latest started first. `finished`: the latest finished games, latest first.
     #[param(schema_with = list_status)]
     status: Option<String>,
     /// From 1; a page no list could reach (page x per_page past 2^63) is a 400.
@@ -100,16 +100,18 @@ pub struct GameListQuery {
 fn list_status() -> utoipa::openapi::Object {
     utoipa::openapi::ObjectBuilder::new()
         .schema_type(utoipa::openapi::Type::String)
-        .enum_values(Some(["waiting", "playing"]))
+        .enum_values(Some(["waiting", "playing", "finished"]))
         .default(Some("waiting".into()))
-        .description(Some(
+        .description(Some(format!(
             "`waiting` (the default): games with free seats, newest first. `playing`: games \
-             in play, latest started first (to watch them).",
-        ))
+             in play, latest started first (to watch them). `finished`: the latest {} \
+             finished games, latest first (to replay them).",
+            crate::store::FINISHED_KEPT
+        )))
         .build()
 }
 
-/// Open games (or games in play), newest first, paginated.
+/// Open games (or games in play, or the latest finished), newest first, paginated.
 #[utoipa::path(
     get,
     path = "/v1/games",
@@ -117,7 +119,7 @@ fn list_status() -> utoipa::openapi::Object {
     operation_id = "list_games",
     params(GameListQuery),
     responses(
-        (status = 200, description = "A page of open games, or of games in play.", body = GameList),
+        (status = 200, description = "A page of open games, of games in play, or of the latest finished games.", body = GameList),
         (status = 400, response = problems::BadRequest),
         (status = 503, response = problems::StoreUnavailable),
     ),
@@ -130,8 +132,11 @@ pub async fn list_games(
     let found = match query.status.as_deref() {
         None | Some("waiting") => games.list_open(page, per_page).await?,
         Some("playing") => games.list_playing(page, per_page).await?,
+        Some("finished") => games.list_finished(page, per_page).await?,
         Some(_) => {
-            return Err(ApiError::bad_request("status: `waiting` or `playing`"));
+            return Err(ApiError::bad_request(
+                "status: `waiting`, `playing` or `finished`",
+            ));
         }
     };
     let list = GameList {

@@ -93,8 +93,19 @@ export async function listOpenGames(page = 1) {
 }
 
 /** Games in play, latest started first. */
-export async function listPlayingGames(page = 1) {
-  return answer(await fetch(`/v1/games?status=playing&page=${page}&per_page=50`, { cache: 'no-store' }));
+export async function listPlayingGames(page = 1, perPage = 50) {
+  return answer(await fetch(`/v1/games?status=playing&page=${page}&per_page=${perPage}`, { cache: 'no-store' }));
+}
+
+/** The latest finished games, latest first. */
+export async function listFinishedGames(page = 1, perPage = 50) {
+  return answer(await fetch(`/v1/games?status=finished&page=${page}&per_page=${perPage}`, { cache: 'no-store' }));
+}
+
+/** A page of the tournaments in one status (registering, running, finished), newest first. */
+export async function listTournaments(status, page = 1, perPage = 20) {
+  const path = `/v1/tournaments?status=${encodeURIComponent(status)}&page=${page}&per_page=${perPage}`;
+  return answer(await fetch(path, { cache: 'no-store' }));
 }
 
 /** A player's public profile, by id or name. */
@@ -109,8 +120,14 @@ export async function readRatingHistory(who, preset) {
 }
 
 /** A page of a player's games, newest first. */
-export async function readPlayerGames(who, page = 1) {
-  const path = `/v1/players/${encodeURIComponent(who)}/games?page=${page}&per_page=20`;
+export async function readPlayerGames(who, page = 1, perPage = 20) {
+  const path = `/v1/players/${encodeURIComponent(who)}/games?page=${page}&per_page=${perPage}`;
+  return answer(await fetch(path, { cache: 'no-store' }));
+}
+
+/** A page of a player's matches, newest first. */
+export async function readPlayerMatches(who, page = 1, perPage = 10) {
+  const path = `/v1/players/${encodeURIComponent(who)}/matches?page=${page}&per_page=${perPage}`;
   return answer(await fetch(path, { cache: 'no-store' }));
 }
 

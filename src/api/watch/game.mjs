@@ -101,7 +101,7 @@ function drawSeats(scene) {
       'aria-label': `${s.name}${scene.turn === s.seat ? ', to move' : ''}`,
     });
     const badges = el('span', { class: 'badges' },
-      s.bot ? el('span', { class: 'badge bot', text: `${s.bot} bot` }) : null,
+      s.bot ? el('span', { class: 'badge bot', text: 'bot' }) : null,
       // Only a seat taken with a player's key: an anonymous seat may show any free name.
       s.playerId ? el('span', { class: 'badge player', title: `player ${s.playerId}`, text: 'player' }) : null,
       s.team != null ? el('span', { class: 'badge team', text: `team ${s.team === 0 ? 'A' : 'B'}` }) : null,

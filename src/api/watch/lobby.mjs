@@ -3,53 +3,9 @@
 // says one opened, filled or finished.
 
 import { listOpenGames, listPlayingGames } from './api.mjs';
+import { gameItem as item } from './lists.mjs';
 
 const $ = (id) => document.getElementById(id);
-
-function ago(ms) {
-  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
-  if (s < 60) return `${s} s ago`;
-  if (s < 3600) return `${Math.round(s / 60)} min ago`;
-  return `${Math.round(s / 3600)} h ago`;
-}
-
-/** Who sits at the table: each name, a player's linking to its page; free seats said. */
-function players(g) {
-  const span = document.createElement('span');
-  span.className = 'players';
-  const names = g.names ?? [];
-  names.forEach((name, seat) => {
-    if (seat > 0) span.append(' · ');
-    if (name == null) {
-      span.append(Object.assign(document.createElement('span'), { className: 'free', textContent: 'free seat' }));
-    } else if (g.player_ids?.[seat]) {
-      const a = document.createElement('a');
-      a.href = `/players/${encodeURIComponent(name)}`;
-      a.className = 'player';
-      a.textContent = name;
-      span.append(a);
-    } else {
-      span.append(name);
-    }
-  });
-  return span;
-}
-
-function item(g, what) {
-  const li = document.createElement('li');
-  const a = document.createElement('a');
-  a.href = `/watch/${encodeURIComponent(g.game_id)}`;
-  a.className = 'preset';
-  a.textContent = g.preset.replace('_', ' ');
-  const seats = document.createElement('span');
-  seats.className = 'seats-free';
-  seats.textContent = what;
-  const when = document.createElement('span');
-  when.className = 'when';
-  when.textContent = `opened ${ago(g.created_ms)}${g.prearranged ? ' · prearranged deal' : ''}`;
-  li.append(a, players(g), seats, when);
-  return li;
-}
 
 async function showOpen() {
   try {

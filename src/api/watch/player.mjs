@@ -1,12 +1,17 @@
 // A player's page: its ratings per preset, each with a chart of the rating over its
-// latest rated games (deviation as a band), and its recent games with the opponents, the
-// result and the rating change, each linking to its table or its replay.
+// latest rated games (deviation as a band), its games a page at a time (`?page=N`) with
+// the opponents, its own score first and the rating change, each linking to its table or
+// its replay, and its matches.
 
-import { readProfile, readRatingHistory, readPlayerGames } from './api.mjs';
+import { readProfile, readRatingHistory, readPlayerGames, readPlayerMatches } from './api.mjs';
 import { drawChart } from './chart.mjs';
+import { ownResult } from './lists.mjs';
+import { nameNode } from './names.mjs';
 
 const $ = (id) => document.getElementById(id);
 const who = decodeURIComponent(location.pathname.split('/')[2] ?? '');
+const page = Math.max(1, Number.parseInt(new URLSearchParams(location.search).get('page') ?? '1', 10) || 1);
+const PER_PAGE = 20;
 const presetName = (p) => p.replace(/_/g, ' ');
 const START = { rating: 1500, deviation: 350 };
 
@@ -24,7 +29,7 @@ function when(ms) {
 /** Per rated game (by id), the rating change it brought, from the histories. */
 const changes = new Map();
 
-function ratingSection(preset, rated, history) {
+function ratingSection(preset, rated, history, since) {
   const section = document.createElement('section');
   section.className = 'rating';
   section.dataset.preset = preset;
@@ -35,10 +40,12 @@ function ratingSection(preset, rated, history) {
   head.append(board);
   const figure = text('p', `${rated.rating} ± ${rated.deviation} · ${rated.games} rated ${rated.games === 1 ? 'game' : 'games'}`, 'figure');
   if (rated.provisional) figure.append(' ', text('span', 'provisional', 'badge provisional'));
-  // The history keeps the latest games; when it holds them all, the start is known too.
+  // The history keeps the latest games; when it holds them all, the start is known too,
+  // drawn when the player was made (or just before its first rated game).
   const whole = history.length === rated.games;
-  const points = (whole ? [{ ...START, label: 'start: 1500 ± 350' }] : []).concat(
-    history.map((p) => ({ rating: p.rating, deviation: p.deviation, label: `${p.rating} ± ${p.deviation}, ${when(p.at_ms)}` })),
+  const startMs = Math.min(since || Infinity, history[0]?.at_ms ?? Infinity);
+  const points = (whole && history.length ? [{ ...START, at_ms: startMs, label: 'start: 1500 ± 350' }] : []).concat(
+    history.map((p) => ({ at_ms: p.at_ms, rating: p.rating, deviation: p.deviation, label: `${p.rating} ± ${p.deviation}, ${when(p.at_ms)}` })),
   );
   history.forEach((p, i) => {
     const before = i > 0 ? history[i - 1].rating : whole ? START.rating : null;
@@ -55,10 +62,14 @@ function gameItem(g) {
   a.href = `/watch/${encodeURIComponent(g.game_id)}${g.status === 'finished' ? '#replay' : ''}`;
   a.className = 'preset';
   a.textContent = presetName(g.preset);
-  const others = g.names.filter((_, seat) => seat !== g.seat).map((n) => n ?? 'a free seat');
-  const against = text('span', `against ${others.join(', ')}`, 'opponents');
-  const result = text('span', g.outcome ?? (g.status === 'finished' ? 'over' : 'in play'), `result ${g.outcome ?? g.status}`);
-  li.append(a, against, result, text('span', g.scores.join(' – '), 'when'));
+  const against = text('span', 'against ', 'opponents');
+  g.names.forEach((name, seat) => {
+    if (seat === g.seat) return;
+    if (against.childNodes.length > 1) against.append(', ');
+    against.append(nameNode(name, g.player_ids?.[seat]));
+  });
+  const { how, text: result } = ownResult(g);
+  li.append(a, against, text('span', result, `result ${how.replace(' ', '-')}`));
   if (g.rated) {
     const change = changes.get(g.game_id);
     const shown = change === undefined ? 'rated' : `${change >= 0 ? '+' : '−'}${Math.abs(change)}`;
@@ -66,6 +77,64 @@ function gameItem(g) {
   }
   li.append(text('span', when(g.created_ms), 'when'));
   return li;
+}
+
+function matchItem(m, me) {
+  const li = document.createElement('li');
+  li.dataset.match = m.id;
+  const mine = m.players[0]?.id === me;
+  const other = m.players.find((p) => p.id !== me) ?? m.players[1];
+  const against = text('span', 'against ', 'opponents');
+  if (other) against.append(nameNode(other.bot ? `${other.name} bot` : other.name, other.bot ? null : other.id));
+  const s = m.score;
+  // The score is the challenger's: read from the other side, wins and losses swap.
+  const [won, lost, pf, pa] = mine ? [s.wins, s.losses, s.points_for, s.points_against] : [s.losses, s.wins, s.points_against, s.points_for];
+  const margin = m.margin.deals_done ? ` · ${mine ? '' : 'their '}margin ${m.margin.per_deal_mean >= 0 ? '+' : '−'}${Math.abs(m.margin.per_deal_mean).toFixed(1)} a deal` : '';
+  li.append(
+    text('span', `${presetName(m.preset)} match`, 'preset'),
+    against,
+    text('span', `${m.status} · ${m.margin.deals_done} of ${m.deals} deals · won ${won}, lost ${lost}, drawn ${s.draws} · points ${pf} – ${pa}${margin}`, 'when'),
+  );
+  const first = m.games[0];
+  if (first) {
+    const a = document.createElement('a');
+    a.href = `/watch/${encodeURIComponent(first.game_id)}${first.status === 'finished' ? '#replay' : ''}`;
+    a.textContent = 'its first game';
+    li.append(a);
+  }
+  return li;
+}
+
+function pageLink(id, n) {
+  const a = $(id);
+  a.href = `/players/${encodeURIComponent(who)}${n > 1 ? `?page=${n}` : ''}`;
+  a.hidden = false;
+}
+
+async function showGames(profile) {
+  try {
+    const list = await readPlayerGames(profile.id, page, PER_PAGE);
+    $('recent').replaceChildren(...list.games.map(gameItem));
+    $('no-games').hidden = list.games.length > 0;
+    if (!list.games.length && page > 1) $('no-games').textContent = 'No games this far back.';
+    const first = (page - 1) * PER_PAGE + 1;
+    $('games-where').textContent = list.games.length ? `games ${first} to ${first + list.games.length - 1} of ${profile.games}, newest first` : '';
+    if (page > 1) pageLink('newer', page - 1);
+    if (list.games.length === PER_PAGE && first + PER_PAGE <= profile.games) pageLink('older', page + 1);
+  } catch (err) {
+    $('no-games').textContent = `Could not list the games: ${err.message}`;
+    $('no-games').hidden = false;
+  }
+}
+
+async function showMatches(profile) {
+  try {
+    const list = await readPlayerMatches(profile.id);
+    $('matches').replaceChildren(...list.matches.map((m) => matchItem(m, profile.id)));
+    $('matches-section').hidden = list.matches.length === 0;
+  } catch {
+    // The rest of the page stands without them.
+  }
 }
 
 async function show() {
@@ -76,6 +145,7 @@ async function show() {
     $('title').textContent = 'No such player';
     $('trouble').textContent = err.status === 404 ? `There is no player named "${who}".` : `Could not read the player: ${err.message}`;
     $('trouble').hidden = false;
+    $('page').dataset.ready = 'true';
     return;
   }
   document.title = `Dominoes: ${profile.name}`;
@@ -87,16 +157,9 @@ async function show() {
   $('summary').textContent = `${profile.games} ${profile.games === 1 ? 'game' : 'games'}${profile.created_ms ? ` · playing since ${when(profile.created_ms)}` : ''}`;
   const presets = Object.keys(profile.ratings);
   const histories = await Promise.all(presets.map((p) => readRatingHistory(profile.id, p).catch(() => [])));
-  $('ratings').replaceChildren(...presets.map((p, i) => ratingSection(p, profile.ratings[p], histories[i])));
+  $('ratings').replaceChildren(...presets.map((p, i) => ratingSection(p, profile.ratings[p], histories[i], profile.created_ms)));
   $('no-ratings').hidden = presets.length > 0;
-  try {
-    const list = await readPlayerGames(profile.id);
-    $('recent').replaceChildren(...list.games.map(gameItem));
-    $('no-games').hidden = list.games.length > 0;
-  } catch (err) {
-    $('no-games').textContent = `Could not list the games: ${err.message}`;
-    $('no-games').hidden = false;
-  }
+  await Promise.all([showGames(profile), showMatches(profile)]);
   $('page').dataset.ready = 'true';
 }
 

@@ -2,6 +2,7 @@
 // or from a finished game's export, one step per move. Kept apart from the page so that
 // it reads no DOM and `node --test` can run it.
 
+import { levelOf } from './names.mjs';
 import { LayoutBuilder, canonical, describeEvents, findSpinner, halves, seatName } from './table.mjs';
 
 const sideOf = (rules, seat) => (rules?.teams ? seat % 2 : seat);
@@ -88,7 +89,7 @@ function lastLines(view, log, n) {
 export function replaySteps(exported, log) {
   const rules = exported.rules;
   const seats = exported.seats;
-  const names = { seats: exported.names.map((name, seat) => ({ seat, name, bot: null })), rules };
+  const names = { seats: exported.names.map((name, seat) => ({ seat, name, bot: levelOf(name) })), rules };
   const sides = rules.teams ? 2 : seats;
   const steps = [];
   let scores = Array(sides).fill(0);

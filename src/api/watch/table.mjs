@@ -1,6 +1,8 @@
 // The table as a model, no DOM: a view's layout turned into the chains the geometry lays
 // out, a layout built up play by play (for replays and tests), and moves told in words.
 
+import { shownName } from './names.mjs';
+
 /** "a-b" as two numbers. */
 export function halves(text) {
   const [a, b] = text.split('-').map(Number);
@@ -174,12 +176,12 @@ export class LayoutBuilder {
   }
 }
 
-/** A seat's name as the page shows it. */
+/** A seat's name as the page shows it: a built-in level by its level, as on every page. */
 export function seatName(view, seat) {
   const s = view?.seats?.[seat];
   if (!s) return `seat ${seat}`;
-  if (s.name) return s.name;
-  if (s.bot) return `${s.bot} bot`;
+  if (s.name) return shownName(s.name);
+  if (s.bot) return s.bot;
   return `seat ${seat}`;
 }
 

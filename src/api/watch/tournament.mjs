@@ -205,6 +205,11 @@ function draw(t) {
   $('status').dataset.status = t.status;
   $('status').hidden = false;
   $('summary').textContent = summary(t);
+  // A finished tournament says who won first: the top of the standings (never shared:
+  // the tiebreaks end with the earlier entry).
+  const first = t.status === 'finished' ? t.players.find((p) => p.rank === 1) : null;
+  $('winner').textContent = first ? `Winner: ${first.name}, with ${points(first.score)} ${first.score === 1 ? 'point' : 'points'}` : '';
+  $('winner').hidden = !first;
   // A round waiting for games the server could not make yet says why.
   const reason = t.reason ?? (t.waiting ? `This round waits: ${t.waiting.reason}` : '');
   $('reason').textContent = reason;

@@ -27,13 +27,38 @@ pub(super) fn rules_named<'de, D: serde::Deserializer<'de>>(
             fields.iter().find_map(|(name, v)| {
                 let alone =
                     serde_json::Value::Object([(name.clone(), v.clone())].into_iter().collect());
-                RulesPatch::deserialize(&alone)
-                    .err()
-                    .map(|e| format!("rules.{name}: {e}"))
+                RulesPatch::deserialize(&alone).err().map(|e| {
+                    // A number out of its field's range says the range, not the parser's type.
+                    match integer_range(name).filter(|_| v.is_number()) {
+                        Some((lo, hi)) => format!("rules.{name} must be between {lo} and {hi}"),
+                        None => format!("rules.{name}: {e}"),
+                    }
+                })
             })
         });
         D::Error::custom(at_fault.unwrap_or_else(|| format!("rules: {whole}")))
     })
+}
+
+/// An integer rule's range, `None` for a rule that is not a number: the bounds of the
+/// engine's parser (probed, not restated), narrowed for the match's length to what the
+/// engine's validation accepts. The schema and the refusals both read it.
+fn integer_range(name: &str) -> Option<(u64, u64)> {
+    let parses = |value: u64| {
+        serde_json::from_value::<RulesPatch>(serde_json::json!({ name: value })).is_ok()
+    };
+    if !parses(0) {
+        return None;
+    }
+    match name {
+        "target" => return Some((1, MAX_TARGET.into())),
+        "rounds" => return Some((1, MAX_ROUNDS.into())),
+        _ => {}
+    }
+    [u8::MAX.into(), u16::MAX.into(), u32::MAX.into()]
+        .into_iter()
+        .find(|&max: &u64| !parses(max + 1))
+        .map(|max| (0, max))
 }
 
 pub(super) fn words(
@@ -137,26 +162,12 @@ impl utoipa::PartialSchema for RulesOverridesDoc {
         object.additional_properties = Some(Box::new(
             utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
         ));
-        // An integer rule's bounds are those of the engine's parser: probed, not restated.
-        let parses = |name: &str, value: u64| {
-            serde_json::from_value::<RulesPatch>(serde_json::json!({ name: value })).is_ok()
-        };
         for (name, property) in object.properties.iter_mut() {
             if let RefOr::T(Schema::Object(field)) = property
-                && parses(name, 0)
+                && let Some((lo, hi)) = integer_range(name)
             {
-                let max = [u8::MAX.into(), u16::MAX.into(), u32::MAX.into()]
-                    .into_iter()
-                    .find(|&max: &u64| !parses(name, max + 1));
-                field.minimum = Some(0.into());
-                field.maximum = max.map(Into::into);
-            }
-        }
-        // The match's length is bounded by validation, not by its type.
-        for (name, max) in [("target", MAX_TARGET), ("rounds", MAX_ROUNDS)] {
-            if let Some(RefOr::T(Schema::Object(field))) = object.properties.get_mut(name) {
-                field.minimum = Some(1.into());
-                field.maximum = Some(max.into());
+                field.minimum = Some(lo.into());
+                field.maximum = Some(hi.into());
             }
         }
         RefOr::T(Schema::Object(object))

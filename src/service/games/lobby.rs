@@ -181,23 +181,35 @@ impl Games {
     /// its entry was written is left out, so a page may hold fewer than `per_page`.
     pub async fn list_playing(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page, "per_page")?;
-        // Entries that are no id of a game are no game in play.
-        let ids: Vec<GameId> = (self.ctx.store.list_playing(offset, per_page).await?)
-            .iter()
-            .filter_map(|id| GameId::stored(id))
-            .collect();
+        let ids = self.ctx.store.list_playing(offset, per_page).await?;
+        self.views_in(&ids, Status::Playing).await
+    }
+
+    /// A page of the latest finished games, the latest first (pages from 1; the store keeps
+    /// the newest [`crate::store::FINISHED_KEPT`]), each as a spectator sees it: one that
+    /// expired since is left out.
+    pub async fn list_finished(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
+        let offset = page_offset(page, per_page, "per_page")?;
+        let ids = self.ctx.store.list_finished(offset, per_page).await?;
+        self.views_in(&ids, Status::Finished).await
+    }
+
+    /// The games of an index that still exist and are `status`, in its order.
+    async fn views_in(&self, ids: &[String], status: Status) -> Result<Vec<View>, Error> {
+        // Entries that are no id of a game are no game.
+        let ids: Vec<GameId> = ids.iter().filter_map(|id| GameId::stored(id)).collect();
         let loaded =
             futures_util::future::join_all(ids.iter().map(|id| self.ctx.store.load(id))).await;
         let mut out = Vec::with_capacity(ids.len());
         for (&id, loaded) in ids.iter().zip(loaded) {
             let Some(stored) = loaded? else { continue };
             match Record::decode(&stored.bytes) {
-                Ok(record) if record.status() == Status::Playing => {
+                Ok(record) if record.status() == status => {
                     out.push(View::of(id, stored.version, &record, None));
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    tracing::warn!(game_id = %id, error = %e, "a game in play does not decode")
+                    tracing::warn!(game_id = %id, error = %e, "a listed game does not decode")
                 }
             }
         }

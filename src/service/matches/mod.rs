@@ -268,11 +268,39 @@ impl Matches {
         page: usize,
         per_page: usize,
     ) -> Result<Vec<Match>, Error> {
-        let skip = page_offset(page, per_page, "per_page")?;
         let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        self.matches_of(&me.id, page, per_page).await
+    }
+
+    /// A player's matches (by id, name or level), listed as [`Self::my_matches`] lists
+    /// the key's: anyone may read a match, as anyone may watch its games.
+    pub async fn player_matches(
+        &self,
+        who: &Who,
+        page: usize,
+        per_page: usize,
+    ) -> Result<Vec<Match>, Error> {
+        let id = self
+            .players
+            .id_of(who)
+            .await?
+            .ok_or(Error::PlayerNotFound)?;
+        if !id.is_level() && self.players.player_record(&id).await?.is_none() {
+            return Err(Error::PlayerNotFound);
+        }
+        self.matches_of(&id, page, per_page).await
+    }
+
+    async fn matches_of(
+        &self,
+        player: &str,
+        page: usize,
+        per_page: usize,
+    ) -> Result<Vec<Match>, Error> {
+        let skip = page_offset(page, per_page, "per_page")?;
         let mut ids = Vec::new();
         for direction in [Direction::Out, Direction::In] {
-            ids.extend(self.listed(&me.id, direction, LISTED).await?);
+            ids.extend(self.listed(player, direction, LISTED).await?);
         }
         ids.sort();
         ids.dedup();
@@ -280,7 +308,7 @@ impl Matches {
         let mut found = Vec::new();
         for stored in loaded {
             match stored? {
-                Some((_, m)) if m.has_player(&me.id) => found.push(m),
+                Some((_, m)) if m.has_player(player) => found.push(m),
                 _ => {}
             }
         }

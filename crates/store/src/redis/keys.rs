@@ -59,6 +59,11 @@ impl Keys {
     pub(super) fn by_creator(&self) -> String {
         format!("{}{{lobby}}:playing:", self.prefix)
     }
+    /// The latest finished games: a sorted set of ids, score = when each finished (epoch
+    /// ms), the newest [`crate::FINISHED_KEPT`] kept.
+    pub(super) fn finished(&self) -> String {
+        format!("{}{{lobby}}:finished", self.prefix)
+    }
     /// Games in play: a sorted set of ids, score = when each started (epoch ms).
     pub(super) fn playing(&self) -> String {
         format!("{}{{lobby}}:live", self.prefix)

@@ -143,8 +143,8 @@ impl RedisStore {
         }
     }
 
-    /// After a save that finishes the match: the game is no longer in play, and no longer
-    /// counts against its creator's games in play.
+    /// After a save that finishes the match: the game is no longer in play, no longer
+    /// counts against its creator's games in play, and is among the latest finished.
     pub(super) async fn note_finished(
         &self,
         conn: &mut Conn,
@@ -158,12 +158,15 @@ impl RedisStore {
                 "free",
                 &self.scripts.lobby_free,
                 |cmd| {
-                    cmd.arg(3)
+                    cmd.arg(4)
                         .arg(self.keys.creators())
                         .arg(self.keys.creator_ages())
                         .arg(self.keys.playing())
+                        .arg(self.keys.finished())
                         .arg(id)
-                        .arg(self.keys.by_creator());
+                        .arg(self.keys.by_creator())
+                        .arg(now_ms())
+                        .arg(crate::FINISHED_KEPT);
                 },
                 false,
             )

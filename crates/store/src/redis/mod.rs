@@ -397,6 +397,23 @@ impl GameStore for RedisStore {
         self.playing_page(offset, limit).await
     }
 
+    async fn list_finished(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
+        // The set holds FINISHED_KEPT at most: an offset past it lists nothing.
+        if limit == 0 || offset >= crate::FINISHED_KEPT {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conns.get()?;
+        self.bounded(
+            "list_finished",
+            redis::cmd("ZREVRANGE")
+                .arg(self.keys.finished())
+                .arg(offset)
+                .arg(offset.saturating_add(limit).min(crate::FINISHED_KEPT) - 1)
+                .query_async(&mut conn),
+        )
+        .await
+    }
+
     async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
         let value = self.get_game(self.conns.get()?, "events_since", id).await?;
         let events = match value {

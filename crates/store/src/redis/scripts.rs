@@ -131,10 +131,13 @@ end
 return 1
 ";
 
-/// KEYS: creators, creators' ages, games in play. ARGV: id, the prefix of a creator's
-/// games (in the lobby's slot). Takes a finished game out of the games in play.
+/// KEYS: creators, creators' ages, games in play, the latest finished. ARGV: id, the prefix
+/// of a creator's games (in the lobby's slot), now (ms), how many finished to keep. Takes
+/// a finished game out of the games in play, into the latest finished.
 const LOBBY_FREE_LUA: &str = r"
 redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -1 - tonumber(ARGV[4]))
 local who = redis.call('HGET', KEYS[1], ARGV[1])
 if who then
   redis.call('ZREM', ARGV[2] .. who, ARGV[1])
