@@ -16,7 +16,9 @@ use clap::Parser;
 use serde_json::{Value, json};
 
 #[derive(Parser, Debug)]
-#[command(about = "Followers of a tournament and spectators of a game: server CPU and bytes an event")]
+#[command(
+    about = "Followers of a tournament and spectators of a game: server CPU and bytes an event"
+)]
 struct Args {
     #[arg(long)]
     url: String,
@@ -51,7 +53,12 @@ fn process_cpu(pid: u32) -> f64 {
         .rsplit_once(')')
         .map(|(_, rest)| rest.split_whitespace().collect())
         .unwrap_or_default();
-    let ticks = |i: usize| fields.get(i).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|t| t.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     (ticks(11) + ticks(12)) / 100.0
 }
 
@@ -64,7 +71,12 @@ struct Read {
 }
 
 /// Follows `path` from `from` until `last` (an event name) arrives or the stream ends.
-async fn follow(url: String, from: IpAddr, last: &'static str, ready: tokio::sync::mpsc::Sender<()>) -> Result<Read, String> {
+async fn follow(
+    url: String,
+    from: IpAddr,
+    last: &'static str,
+    ready: tokio::sync::mpsc::Sender<()>,
+) -> Result<Read, String> {
     let http = reqwest::Client::builder()
         .local_address(from)
         .build()
@@ -113,8 +125,18 @@ async fn followed<F: std::future::Future<Output = Result<(), String>>>(
     let (ready_tx, mut ready) = tokio::sync::mpsc::channel(n.max(1));
     let mut tasks = Vec::new();
     for i in 0..n {
-        let from = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1 + (i % usize::from(args.addresses.max(1))) as u8));
-        tasks.push(tokio::spawn(follow(format!("{}{path}", args.url), from, last, ready_tx.clone())));
+        let from = IpAddr::V4(Ipv4Addr::new(
+            127,
+            0,
+            0,
+            1 + (i % usize::from(args.addresses.max(1))) as u8,
+        ));
+        tasks.push(tokio::spawn(follow(
+            format!("{}{path}", args.url),
+            from,
+            last,
+            ready_tx.clone(),
+        )));
     }
     drop(ready_tx);
     for _ in 0..n {
@@ -129,7 +151,12 @@ async fn followed<F: std::future::Future<Output = Result<(), String>>>(
     Ok((reads, process_cpu(args.server_pid) - cpu))
 }
 
-async fn post(http: &reqwest::Client, url: String, key: Option<&str>, body: &Value) -> Result<Value, String> {
+async fn post(
+    http: &reqwest::Client,
+    url: String,
+    key: Option<&str>,
+    body: &Value,
+) -> Result<Value, String> {
     let mut req = http.post(url).json(body);
     if let Some(key) = key {
         req = req.bearer_auth(key);
@@ -149,13 +176,30 @@ async fn swiss(args: &Args, http: &reqwest::Client, key: &str) -> Result<String,
     let body = json!({"name": "Followed Swiss", "preset": "block", "format": "swiss",
         "rounds": args.rounds, "rules": {"target": null, "rounds": 1},
         "max_players": args.entrants, "levels": levels});
-    let t = post(http, format!("{}/v1/tournaments", args.url), Some(key), &body).await?;
+    let t = post(
+        http,
+        format!("{}/v1/tournaments", args.url),
+        Some(key),
+        &body,
+    )
+    .await?;
     Ok(t["id"].as_str().ok_or("no id")?.to_owned())
 }
 
 /// Starts tournament `id` and waits until it is over.
-async fn run_to_the_end(args: &Args, http: &reqwest::Client, key: &str, id: &str) -> Result<(), String> {
-    post(http, format!("{}/v1/tournaments/{id}/start", args.url), Some(key), &json!({})).await?;
+async fn run_to_the_end(
+    args: &Args,
+    http: &reqwest::Client,
+    key: &str,
+    id: &str,
+) -> Result<(), String> {
+    post(
+        http,
+        format!("{}/v1/tournaments/{id}/start", args.url),
+        Some(key),
+        &json!({}),
+    )
+    .await?;
     let deadline = Instant::now() + Duration::from_secs(args.timeout_secs);
     loop {
         let t: Value = http
@@ -177,16 +221,31 @@ async fn run_to_the_end(args: &Args, http: &reqwest::Client, key: &str, id: &str
 }
 
 /// A game of all_fives dealt from `seed`, seat 1 greedy: answers its id and seat 0's token.
-async fn game_against_greedy(args: &Args, http: &reqwest::Client, seed: u64) -> Result<(String, String), String> {
+async fn game_against_greedy(
+    args: &Args,
+    http: &reqwest::Client,
+    seed: u64,
+) -> Result<(String, String), String> {
     let body = json!({"preset": "all_fives", "seed": seed.to_string(), "bots": [{"seat": 1, "level": "greedy"}]});
     let g = post(http, format!("{}/v1/games", args.url), None, &body).await?;
     let id = g["game_id"].as_str().ok_or("no game id")?.to_owned();
-    let seat = post(http, format!("{}/v1/games/{id}/seats", args.url), None, &json!({"name": "bench"})).await?;
+    let seat = post(
+        http,
+        format!("{}/v1/games/{id}/seats", args.url),
+        None,
+        &json!({"name": "bench"}),
+    )
+    .await?;
     Ok((id, seat["token"].as_str().ok_or("no token")?.to_owned()))
 }
 
 /// Plays seat 0 of game `id` (the first legal move each turn) to the end.
-async fn play_out(args: &Args, http: &reqwest::Client, id: &str, token: &str) -> Result<(), String> {
+async fn play_out(
+    args: &Args,
+    http: &reqwest::Client,
+    id: &str,
+    token: &str,
+) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(args.timeout_secs);
     loop {
         let view: Value = http
@@ -206,7 +265,13 @@ async fn play_out(args: &Args, http: &reqwest::Client, id: &str, token: &str) ->
         }
         match view["legal_moves"].get(0) {
             Some(first) if view["your_turn"] == true => {
-                post(http, format!("{}/v1/games/{id}/moves", args.url), Some(token), first).await?;
+                post(
+                    http,
+                    format!("{}/v1/games/{id}/moves", args.url),
+                    Some(token),
+                    first,
+                )
+                .await?;
             }
             _ => tokio::time::sleep(Duration::from_millis(5)).await,
         }
@@ -240,26 +305,75 @@ async fn main() {
 async fn run(args: &Args) -> Result<(), String> {
     let http = reqwest::Client::new();
     let name = format!("f{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
-    let key = post(&http, format!("{}/v1/players", args.url), None, &json!({"name": name})).await?;
+    let key = post(
+        &http,
+        format!("{}/v1/players", args.url),
+        None,
+        &json!({"name": name}),
+    )
+    .await?;
     let key = key["key"].as_str().ok_or("no key")?.to_owned();
 
     let id = swiss(args, &http, &key).await?;
     let began = Instant::now();
     let path = format!("/v1/tournaments/{id}/events");
-    let (reads, with) = followed(args, &path, args.followers, "tournament_finished", run_to_the_end(args, &http, &key, &id)).await?;
+    let (reads, with) = followed(
+        args,
+        &path,
+        args.followers,
+        "tournament_finished",
+        run_to_the_end(args, &http, &key, &id),
+    )
+    .await?;
     let wall = began.elapsed();
     let id = swiss(args, &http, &key).await?;
-    let (_, without) = followed(args, &path, 0, "tournament_finished", run_to_the_end(args, &http, &key, &id)).await?;
-    summary(&format!("tournament ({} levels, {} rounds, {:.0} s)", args.entrants, args.rounds, wall.as_secs_f64()), &reads, with, without);
+    let (_, without) = followed(
+        args,
+        &path,
+        0,
+        "tournament_finished",
+        run_to_the_end(args, &http, &key, &id),
+    )
+    .await?;
+    summary(
+        &format!(
+            "tournament ({} levels, {} rounds, {:.0} s)",
+            args.entrants,
+            args.rounds,
+            wall.as_secs_f64()
+        ),
+        &reads,
+        with,
+        without,
+    );
 
     // A game's spectators, for comparison: the same deal and moves, watched then not.
     let seed = 7;
     let (game, token) = game_against_greedy(args, &http, seed).await?;
     let path = format!("/v1/games/{game}/events");
-    let (reads, with) = followed(args, &path, args.followers, "never", play_out(args, &http, &game, &token)).await?;
+    let (reads, with) = followed(
+        args,
+        &path,
+        args.followers,
+        "never",
+        play_out(args, &http, &game, &token),
+    )
+    .await?;
     let (game, token) = game_against_greedy(args, &http, seed).await?;
-    let (_, without) = followed(args, &path, 0, "never", play_out(args, &http, &game, &token)).await?;
-    summary("game spectators (all_fives against greedy)", &reads, with, without);
+    let (_, without) = followed(
+        args,
+        &path,
+        0,
+        "never",
+        play_out(args, &http, &game, &token),
+    )
+    .await?;
+    summary(
+        "game spectators (all_fives against greedy)",
+        &reads,
+        with,
+        without,
+    );
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load average: {}", load.trim());
     Ok(())

@@ -114,7 +114,12 @@ impl TournamentFeeds {
 
     /// Reads the tournament's updates into the feed until its stream ends or nobody
     /// follows it.
-    async fn run(&self, id: TournamentId, feed: Arc<Feed>, mut updates: BoxStream<'static, Update>) {
+    async fn run(
+        &self,
+        id: TournamentId,
+        feed: Arc<Feed>,
+        mut updates: BoxStream<'static, Update>,
+    ) {
         let mut before = feed.state.lock().expect("feed lock").tournament.clone();
         let mut rows = rows_of(&before);
         loop {

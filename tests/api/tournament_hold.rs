@@ -76,7 +76,8 @@ async fn a_start_on_a_store_full_by_bytes_waits_instead_of_failing() {
     let (_, org) = app.new_player("org").await;
     let id = create(&app, &org, round_robin_of_levels("Full")).await;
     // Games waiting for a player until the store holds no more.
-    let body = json!({"preset": "block", "seed": "full store", "bots": [{"seat": 1, "level": "greedy"}]});
+    let body =
+        json!({"preset": "block", "seed": "full store", "bots": [{"seat": 1, "level": "greedy"}]});
     let mut refused = None;
     for _ in 0..10_000 {
         let res = app.post_json("/v1/games", &body).await;
@@ -160,7 +161,8 @@ fn now_ms() -> u64 {
 async fn a_round_whose_games_are_refused_waits_saying_why_and_plays_them_later(app: TestApp) {
     // Two games of this address in play (MAX_GAMES_PER_IP is 2): the tournament's, which
     // count against its creator's address, are refused.
-    let body = json!({"preset": "block", "seed": "blockers", "bots": [{"seat": 1, "level": "greedy"}]});
+    let body =
+        json!({"preset": "block", "seed": "blockers", "bots": [{"seat": 1, "level": "greedy"}]});
     let mut blockers = Vec::new();
     for _ in 0..2 {
         let (game, _) = app.create_game(body.clone()).await;
@@ -197,7 +199,10 @@ async fn a_round_whose_games_are_refused_waits_saying_why_and_plays_them_later(a
             .await;
         assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
     }
-    let t = until(&app, &id, Duration::from_secs(60), |t| t["status"] == "finished").await;
+    let t = until(&app, &id, Duration::from_secs(60), |t| {
+        t["status"] == "finished"
+    })
+    .await;
     assert!(t["waiting"].is_null(), "{t}");
     for pairing in t["pairings"].as_array().unwrap() {
         assert!(!pairing["result"].is_null(), "{t}");
@@ -230,7 +235,10 @@ async fn a_flood_of_tournaments_due_at_once_cannot_starve_one_due_before_them(ap
                 assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
                 let t: Value = res.json().await.unwrap();
                 // A start in the past is now: it never sorts before one made earlier.
-                assert!(t["starts_at_ms"].as_u64() >= t["created_ms"].as_u64(), "{t}");
+                assert!(
+                    t["starts_at_ms"].as_u64() >= t["created_ms"].as_u64(),
+                    "{t}"
+                );
                 made += 1;
             }
             made
@@ -308,7 +316,13 @@ async fn followers_share_one_feed_whose_events_say_only_what_changed(app: TestAp
             .as_array()
             .unwrap()
             .iter()
-            .map(|p| (p["id"].to_string(), p["rank"].as_u64().unwrap(), p["score"].to_string()))
+            .map(|p| {
+                (
+                    p["id"].to_string(),
+                    p["rank"].as_u64().unwrap(),
+                    p["score"].to_string(),
+                )
+            })
             .collect()
     };
     assert_eq!(lines(&t), lines(&end));

@@ -74,7 +74,7 @@ export function tournamentItem(t) {
   if (t.status === 'running') what.push(`round ${t.round} of ${t.rounds}`);
   if (t.status === 'registering') what.push(`starts ${new Date(t.starts_at_ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })}`);
   li.append(a, span(what.join(' · '), 'when'));
-  const first = t.status === 'finished' ? t.players?.find((p) => p.rank === 1) : null;
-  if (first) li.append(span(`won by ${first.name}`, 'winner'));
+  const winner = t.status === 'finished' ? (t.winner ?? t.players?.find((p) => p.rank === 1)?.name) : null;
+  if (winner) li.append(span(`won by ${winner}`, 'winner'));
   return li;
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::engine::{Rules, RulesPatch};
-use crate::service::tournaments::record::{Pairing, Tournament};
+use crate::service::tournaments::record::{Pairing, Tournament, TournamentStatus};
 use crate::service::tournaments::stream::{Told, Update};
 use crate::tournament::Winner;
 
@@ -129,7 +129,9 @@ pub struct TournamentBye {
 pub struct TournamentWaiting {
     /// Since when (epoch ms).
     pub since_ms: u64,
-    #[schema(example = "the games of this tournament's creator's address are at their cap (MAX_GAMES_PER_IP 100); the round waits for some to finish")]
+    #[schema(
+        example = "the games of this tournament's creator's address are at their cap (MAX_GAMES_PER_IP 100); the round waits for some to finish"
+    )]
     pub reason: String,
 }
 
@@ -269,6 +271,9 @@ pub struct TournamentSummary {
     /// How many entered (withdrawn ones included).
     #[schema(example = 12)]
     pub players_count: usize,
+    /// Once finished, the name of the player at the top of its standings; null before.
+    #[schema(required = true, example = "greedy")]
+    pub winner: Option<String>,
     /// Its creator's player id.
     pub creator: String,
     pub created_ms: u64,
@@ -290,6 +295,13 @@ impl TournamentSummary {
             starts_at_ms: t.starts_at_ms,
             max_players: t.max_players,
             players_count: t.entrants.len(),
+            winner: (t.status == TournamentStatus::Finished)
+                .then(|| {
+                    t.standings()
+                        .first()
+                        .map(|s| t.entrants[usize::from(s.entrant)].name())
+                })
+                .flatten(),
             creator: t.creator.id.clone(),
             created_ms: t.created_ms,
         }

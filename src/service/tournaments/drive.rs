@@ -512,9 +512,9 @@ fn waiting_reason(refused: &Error) -> String {
             "the games of this tournament's creator's address are at their cap \
              (MAX_GAMES_PER_IP {max}); the round goes on as some finish"
         ),
-        Error::StoreFull { .. } | Error::StoreFullBytes { .. } => format!(
-            "{refused}; the round goes on once games finish or expire"
-        ),
+        Error::StoreFull { .. } | Error::StoreFullBytes { .. } => {
+            format!("{refused}; the round goes on once games finish or expire")
+        }
         other => format!("{other}; the round goes on once its games can be made"),
     }
 }

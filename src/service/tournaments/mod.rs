@@ -39,9 +39,7 @@ use super::matchmaking::challenge::Party;
 use super::page::page_offset;
 use super::players::{NO_KEY, Players};
 use super::shared::{Shared, now_ms};
-use record::{
-    EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Tournament, TournamentStatus,
-};
+use record::{EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Tournament, TournamentStatus};
 
 /// Tournaments one player may have registering or running at once, unless
 /// `MAX_TOURNAMENTS_PER_PLAYER` says otherwise.
