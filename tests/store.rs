@@ -1597,7 +1597,10 @@ async fn a_full_memory_store_says_when_its_first_game_expires() {
     }
     match store.create(&new_id(), b"v1".to_vec(), None).await {
         Err(StoreError::Full { max: 2, frees_in }) => {
-            assert!(frees_in > Duration::from_secs(50) && frees_in <= ttl, "{frees_in:?}")
+            assert!(
+                frees_in > Duration::from_secs(50) && frees_in <= ttl,
+                "{frees_in:?}"
+            )
         }
         other => panic!("{other:?}"),
     }

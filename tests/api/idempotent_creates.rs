@@ -235,7 +235,11 @@ async fn a_retried_game_creation_answers_the_same_game_made_once(app: TestApp) {
     assert_eq!(status, 201, "{first}");
     for _ in 0..3 {
         let (status, again) = create(&app, "/v1/games", None, &key, &body).await;
-        assert_eq!((status, &again["game_id"]), (201, &first["game_id"]), "{again}");
+        assert_eq!(
+            (status, &again["game_id"]),
+            (201, &first["game_id"]),
+            "{again}"
+        );
     }
     let lobby: Value = app.get("/v1/games").await.json().await.unwrap();
     assert_eq!(lobby["games"].as_array().unwrap().len(), 1, "{lobby}");
@@ -260,9 +264,15 @@ async fn a_key_is_one_request_of_one_kind_of_create(app: TestApp) {
     let (status, made) = create(&app, "/v1/tournaments", Some(&ann), &key, &tournament).await;
     assert_eq!(status, 201, "{made}");
     let others = [
-        ("/v1/challenges", json!({"opponents": ["bob"], "preset": "block"})),
+        (
+            "/v1/challenges",
+            json!({"opponents": ["bob"], "preset": "block"}),
+        ),
         ("/v1/seeks", json!({"preset": "block"})),
-        ("/v1/matches", json!({"opponent": "bob", "preset": "block", "deals": 1})),
+        (
+            "/v1/matches",
+            json!({"opponent": "bob", "preset": "block", "deals": 1}),
+        ),
     ];
     for (path, body) in &others {
         let (status, refused) = create(&app, path, Some(&ann), &key, body).await;
@@ -277,24 +287,37 @@ async fn a_key_is_one_request_of_one_kind_of_create(app: TestApp) {
     let (status, _) = create(&app, "/v1/challenges", Some(&ann), &key, &others[0].1).await;
     assert_eq!(status, 201);
     let (status, refused) = create(&app, "/v1/tournaments", Some(&ann), &key, &tournament).await;
-    assert_eq!((status, refused["code"].as_str()), (422, Some("idempotency_key_reused")));
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (422, Some("idempotency_key_reused"))
+    );
     // Anonymous creates (a player, a game) share one scope too.
     let key = fresh_key();
     let (status, _) = create(&app, "/v1/players", None, &key, &json!({"name": "cid"})).await;
     assert_eq!(status, 201);
     let game = json!({"preset": "block", "seed": "one-kind"});
     let (status, refused) = create(&app, "/v1/games", None, &key, &game).await;
-    assert_eq!((status, refused["code"].as_str()), (422, Some("idempotency_key_reused")));
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (422, Some("idempotency_key_reused"))
+    );
     let key = fresh_key();
     let (status, _) = create(&app, "/v1/games", None, &key, &game).await;
     assert_eq!(status, 201);
     let (status, refused) = create(&app, "/v1/players", None, &key, &json!({"name": "dee"})).await;
-    assert_eq!((status, refused["code"].as_str()), (422, Some("idempotency_key_reused")));
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (422, Some("idempotency_key_reused"))
+    );
     assert_problem(app.get("/v1/players/dee").await, 404, "not_found").await;
 }
 
 async fn a_player_creation_s_key_of_one_repeated_character_is_refused(app: TestApp) {
-    for weak in ["1111111111111111", "abababababababababab", "12341234123412341234"] {
+    for weak in [
+        "1111111111111111",
+        "abababababababababab",
+        "12341234123412341234",
+    ] {
         let res = app
             .client
             .post(app.url("/v1/players"))

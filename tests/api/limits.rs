@@ -271,7 +271,11 @@ async fn finished_games_count_against_their_makers_address_while_kept(store: Sto
         finished(&app, &id).await;
     }
     let refused = create(&app, maker, finishing_table(3)).await;
-    let retry: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    let retry: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(retry > 0 && retry <= 86_400, "{retry}");
     let problem = assert_problem(refused, 429, "too_many_games").await;
     let detail = problem["detail"].as_str().unwrap();
@@ -311,12 +315,19 @@ async fn a_memory_store_full_of_finished_games_says_when_the_first_expires() {
         finished(&app, &id).await;
     }
     let refused = app.post_json("/v1/games", &finishing_table(2)).await;
-    let retry: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    let retry: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(retry > 500 && retry <= 600, "{retry}");
     let problem = assert_problem(refused, 503, "store_unavailable").await;
     let detail = problem["detail"].as_str().unwrap();
     assert!(detail.contains("MEMORY_MAX_GAMES"), "{detail}");
-    assert!(detail.contains(&format!("expires in {retry} s")), "{detail}");
+    assert!(
+        detail.contains(&format!("expires in {retry} s")),
+        "{detail}"
+    );
     assert!(!detail.contains("finished or expired"), "{detail}");
 }
 

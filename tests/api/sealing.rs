@@ -142,8 +142,10 @@ async fn rated_pair(app: &TestApp, ann: &str, bob: &str) -> (String, String) {
         .post_as(
             "/v1/matches",
             ann,
-            Some(&json!({"opponent": "bob", "preset": "all_fives", "deals": 1,
-                "parallel": 2, "rated": true})),
+            Some(
+                &json!({"opponent": "bob", "preset": "all_fives", "deals": 1,
+                "parallel": 2, "rated": true}),
+            ),
         )
         .await;
     assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
@@ -168,7 +170,11 @@ async fn rated_pair(app: &TestApp, ann: &str, bob: &str) -> (String, String) {
 
 /// The entry of game `id` in `list` (a player's games), if any.
 fn entry<'a>(list: &'a Value, id: &str) -> Option<&'a Value> {
-    list["games"].as_array().unwrap().iter().find(|g| g["game_id"] == id)
+    list["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["game_id"] == id)
 }
 
 async fn rating_points(app: &TestApp, who: &str) -> Vec<String> {
@@ -193,11 +199,19 @@ async fn a_sealed_game_shows_in_play_in_players_lists_and_tells_no_rating_moved(
 
     for who in ["ann", "bob"] {
         // Anyone's list shows the finished twin as it was made: in play, nothing told.
-        let list: Value = app.get(&format!("/v1/players/{who}/games")).await.json().await.unwrap();
+        let list: Value = app
+            .get(&format!("/v1/players/{who}/games"))
+            .await
+            .json()
+            .await
+            .unwrap();
         let shown = entry(&list, &first).unwrap_or_else(|| panic!("{list}"));
         assert_eq!(shown["status"], "playing", "{shown}");
         assert_eq!(shown["version"], 1, "{shown}");
-        assert!(shown["outcome"].is_null() && shown["result"].is_null(), "{shown}");
+        assert!(
+            shown["outcome"].is_null() && shown["result"].is_null(),
+            "{shown}"
+        );
         assert!(
             shown["scores"].as_array().unwrap().iter().all(|s| s == 0),
             "{shown}"
@@ -227,7 +241,13 @@ async fn a_sealed_game_shows_in_play_in_players_lists_and_tells_no_rating_moved(
     resign(&app, &twin, &bob).await;
     let list: Value = app.get("/v1/players/ann/games").await.json().await.unwrap();
     let shown = entry(&list, &first).unwrap_or_else(|| panic!("{list}"));
-    assert_eq!((shown["status"].as_str(), shown["outcome"].as_str()), (Some("finished"), Some("lost")));
+    assert_eq!(
+        (shown["status"].as_str(), shown["outcome"].as_str()),
+        (Some("finished"), Some("lost"))
+    );
     let points = rating_points(&app, "ann").await;
-    assert!(points.contains(&first) && points.contains(&twin), "{points:?}");
+    assert!(
+        points.contains(&first) && points.contains(&twin),
+        "{points:?}"
+    );
 }

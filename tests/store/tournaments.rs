@@ -200,10 +200,7 @@ pub(crate) async fn a_tournament_over_is_dropped_with_its_entries_once_its_time_
     let kept = Duration::from_millis(400);
     store.keep_tournament_for(&over, kept).await.unwrap();
     // Told of one never made: nothing to keep.
-    store
-        .keep_tournament_for(&new_id(), kept)
-        .await
-        .unwrap();
+    store.keep_tournament_for(&new_id(), kept).await.unwrap();
     assert!(store.load_tournament(&over).await.unwrap().is_some());
     let deadline = Instant::now() + Duration::from_secs(5);
     while store.load_tournament(&over).await.unwrap().is_some() {

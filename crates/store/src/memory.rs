@@ -305,9 +305,15 @@ impl GameStore for MemoryStore {
                 // True when said: finished games hold their room until they expire.
                 let frees_in = inner.first_expiry(now);
                 return Err(if bytes_full(&inner) {
-                    StoreError::FullBytes { max: self.max_bytes, frees_in }
+                    StoreError::FullBytes {
+                        max: self.max_bytes,
+                        frees_in,
+                    }
                 } else {
-                    StoreError::Full { max: self.max_games, frees_in }
+                    StoreError::Full {
+                        max: self.max_games,
+                        frees_in,
+                    }
                 });
             }
         }

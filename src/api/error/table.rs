@@ -16,8 +16,8 @@ use crate::api::wire::MoveBody;
 use crate::service;
 
 use super::{
-    ApiError, CHALLENGES_RETRY_AFTER_SECS, PROBLEM_TYPE_BASE,
-    STORE_RETRY_AFTER_SECS, WAITING_RETRY_AFTER_SECS,
+    ApiError, CHALLENGES_RETRY_AFTER_SECS, PROBLEM_TYPE_BASE, STORE_RETRY_AFTER_SECS,
+    WAITING_RETRY_AFTER_SECS,
 };
 
 /// One row a code: `Variant = STATUS, "wire_code", "title"`. The title is RFC 9457's: the

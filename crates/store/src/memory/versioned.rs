@@ -28,4 +28,3 @@ pub(super) fn save_versioned(
         version: expected + 1,
     }
 }
-

@@ -186,9 +186,16 @@ impl TournamentStore for RedisStore {
         keys.extend(statuses.iter().map(|s| self.keys.tournaments_listed(s)));
         let (now, batch) = (now_ms(), TRIM_BATCH);
         let trim = &self.tournament_scripts.trim;
-        self.write(&mut conn, self.deadline(), "trim tournaments", trim, |cmd| {
-            cmd.arg(keys.len()).arg(&keys[..]).arg(now).arg(batch);
-        }, false)
+        self.write(
+            &mut conn,
+            self.deadline(),
+            "trim tournaments",
+            trim,
+            |cmd| {
+                cmd.arg(keys.len()).arg(&keys[..]).arg(now).arg(batch);
+            },
+            false,
+        )
         .await?;
         self.bounded(
             "list tournament",
@@ -222,13 +229,28 @@ impl TournamentStore for RedisStore {
             return Ok(Vec::new());
         }
         let mut conn = self.conns.writer()?;
-        let keys = [self.keys.tournaments_listed(status), self.keys.tournaments_ending()];
+        let keys = [
+            self.keys.tournaments_listed(status),
+            self.keys.tournaments_ending(),
+        ];
         let (now, batch) = (now_ms(), TRIM_BATCH);
         let page = &self.tournament_scripts.page;
         let (reply, _) = self
-            .write(&mut conn, self.deadline(), "tournaments", page, |cmd| {
-                cmd.arg(2).arg(&keys[..]).arg(now).arg(batch).arg(offset).arg(offset + limit - 1);
-            }, false)
+            .write(
+                &mut conn,
+                self.deadline(),
+                "tournaments",
+                page,
+                |cmd| {
+                    cmd.arg(2)
+                        .arg(&keys[..])
+                        .arg(now)
+                        .arg(batch)
+                        .arg(offset)
+                        .arg(offset + limit - 1);
+                },
+                false,
+            )
             .await?;
         redis::from_redis_value(reply).map_err(|_| corrupt("list of tournaments"))
     }
