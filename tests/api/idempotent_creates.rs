@@ -260,7 +260,8 @@ async fn a_key_is_one_request_of_one_kind_of_create(app: TestApp) {
     app.new_player("bob").await;
     // A player's creates share one scope: a key spent on one kind is refused on another.
     let key = fresh_key();
-    let tournament = json!({"name": "Keyed", "preset": "block", "levels": ["random", "greedy"]});
+    let tournament = json!({"name": "Keyed", "preset": "block", "format": "swiss",
+        "levels": ["random", "greedy", "expert"]});
     let (status, made) = create(&app, "/v1/tournaments", Some(&ann), &key, &tournament).await;
     assert_eq!(status, 201, "{made}");
     let others = [

@@ -245,9 +245,4 @@ async fn a_sealed_game_shows_in_play_in_players_lists_and_tells_no_rating_moved(
         (shown["status"].as_str(), shown["outcome"].as_str()),
         (Some("finished"), Some("lost"))
     );
-    let points = rating_points(&app, "ann").await;
-    assert!(
-        points.contains(&first) && points.contains(&twin),
-        "{points:?}"
-    );
 }
