@@ -223,7 +223,7 @@ async fn a_sealed_game_shows_in_play_in_players_lists_and_tells_no_rating_moved(
             .await
             .unwrap();
         assert!(entry(&finished, &first).is_none(), "{finished}");
-        // Nor does its rating history show the rating it moved.
+        // Nor its rating history (empty here: a game resigned at once is not rated).
         assert!(!rating_points(&app, who).await.contains(&first));
     }
     // Its own seats read it as it was played, in their own list.
@@ -237,7 +237,7 @@ async fn a_sealed_game_shows_in_play_in_players_lists_and_tells_no_rating_moved(
     assert_eq!(own["status"], "finished");
     assert_eq!(own["outcome"], "lost");
 
-    // Once the deal is done, everyone reads both, and both ratings moved.
+    // Once the deal is done, everyone reads both.
     resign(&app, &twin, &bob).await;
     let list: Value = app.get("/v1/players/ann/games").await.json().await.unwrap();
     let shown = entry(&list, &first).unwrap_or_else(|| panic!("{list}"));
