@@ -139,7 +139,7 @@ impl Games {
                 };
                 let mut view = View::of(id, stored.version, &record, Some(seat));
                 if !own && is_sealed(self.unsealed(&record, None, false).await)? {
-                    view = view.as_made();
+                    view = view.shown_as_made();
                 }
                 let wanted = match (status, view.status) {
                     (None, _) => true,

@@ -95,7 +95,7 @@ impl View {
 
     /// The game as it was made, in play at its first version, with nothing of how it went:
     /// how a sealed game is listed to those who may not read it.
-    pub(super) fn as_made(self) -> View {
+    pub(super) fn shown_as_made(self) -> View {
         View {
             version: 1,
             status: Status::Playing,
