@@ -238,6 +238,8 @@ contract_tests!(
     each_seat_keeps_only_its_last_idempotency_keys,
     a_lease_is_exclusive_renewed_by_its_holder_and_expires,
     games_in_play_count_per_creator_until_their_match_is_over,
+    finished_games_count_against_their_creator_until_they_expire,
+    a_tournament_over_is_dropped_with_its_entries_once_its_time_runs_out,
     the_queue_of_tables_is_read_apart_from_the_clocks,
     a_name_is_held_by_one_player_and_a_refused_player_is_not_stored,
     racing_creations_of_one_name_make_one_player,
@@ -315,6 +317,7 @@ async fn games_in_play_count_per_creator_until_their_match_is_over<B: Backend>()
         Some(Creator {
             address: address.clone(),
             max,
+            kept: usize::MAX,
         })
     };
     let (a, b, c) = (new_id(), new_id(), new_id());
@@ -336,6 +339,7 @@ async fn games_in_play_count_per_creator_until_their_match_is_over<B: Backend>()
     let elsewhere = Creator {
         address: new_id(),
         max: 2,
+        kept: usize::MAX,
     };
     store
         .create_by(&new_id(), b"x".to_vec(), None, Some(elsewhere))
@@ -359,6 +363,65 @@ async fn games_in_play_count_per_creator_until_their_match_is_over<B: Backend>()
         .create_by(&c, b"c".to_vec(), None, by(2))
         .await
         .unwrap();
+}
+
+/// A creator's kept games count, finished or not, until they expire: finishing one frees
+/// its place among the games in play, not among those kept; the refusal says when the
+/// first expires; another creator has a count of its own.
+async fn finished_games_count_against_their_creator_until_they_expire<B: Backend>() {
+    let ttl = Duration::from_millis(1500);
+    let store = B::open(ttl).await;
+    let address = new_id();
+    let by = || {
+        Some(Creator {
+            address: address.clone(),
+            max: 10,
+            kept: 2,
+        })
+    };
+    let (a, b, c) = (new_id(), new_id(), new_id());
+    for id in [&a, &b] {
+        store
+            .create_by(id, b"v1".to_vec(), None, by())
+            .await
+            .unwrap();
+        let over = Save {
+            finished: true,
+            ..plain(1, b"over")
+        };
+        assert_eq!(
+            store.save(id, over).await.unwrap(),
+            SaveOutcome::Saved { version: 2 }
+        );
+    }
+    match store.create_by(&c, b"c".to_vec(), None, by()).await {
+        Err(StoreError::TooManyKept { max: 2, frees_in }) => {
+            assert!(frees_in <= ttl, "{frees_in:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(store.load(&c).await.unwrap(), None, "nothing created");
+    let elsewhere = Creator {
+        address: new_id(),
+        max: 10,
+        kept: 2,
+    };
+    store
+        .create_by(&new_id(), b"x".to_vec(), None, Some(elsewhere))
+        .await
+        .unwrap();
+    // Once they expire, there is room again.
+    let deadline = Instant::now() + PROMPTLY + ttl;
+    loop {
+        match store.create_by(&c, b"c".to_vec(), None, by()).await {
+            Ok(()) => break,
+            Err(StoreError::TooManyKept { .. }) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(store.load(&a).await.unwrap(), None, "expired");
 }
 
 /// Tables of bots alone wait in the index below [`QUEUE_END`], where a read of the clocks
@@ -1578,4 +1641,30 @@ fn free_port() -> u16 {
 fn test_prefixes_are_unique() {
     let prefixes: HashSet<_> = (0..100).map(|_| test_prefix()).collect();
     assert_eq!(prefixes.len(), 100);
+}
+
+/// A memory store full of finished games says so, and when the first of them expires;
+/// finished games count against their creator on it as on Redis.
+#[tokio::test]
+async fn a_full_memory_store_says_when_its_first_game_expires() {
+    let ttl = Duration::from_secs(60);
+    let store = MemoryStore::new(ttl).with_max_games(2);
+    for _ in 0..2 {
+        let id = new_id();
+        store.create(&id, b"v1".to_vec(), None).await.unwrap();
+        let over = Save {
+            finished: true,
+            ..plain(1, b"over")
+        };
+        store.save(&id, over).await.unwrap();
+    }
+    match store.create(&new_id(), b"v1".to_vec(), None).await {
+        Err(StoreError::Full { max: 2, frees_in }) => {
+            assert!(
+                frees_in > Duration::from_secs(50) && frees_in <= ttl,
+                "{frees_in:?}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
 }

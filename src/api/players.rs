@@ -52,7 +52,7 @@ fn with_key(mut answer: actix_web::HttpResponseBuilder, keyed: PlayerKey) -> Htt
     path = "/v1/players",
     tag = "players",
     operation_id = "create_player",
-    params(("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried creation with the same key and body gets the same player and key again (its profile as it is now), made once; the same key with another body is refused (422). The key unlocks the player's key, so it is a secret as strong as that: 16 to 128 visible ASCII characters, random (a UUID). Kept a day; once the player's key was replaced, a retry is refused (403).",
+    params(("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried creation with the same key and body gets the same player and key again (its profile as it is now), made once; the same key with another body is refused (422). The key unlocks the player's key, so it is a secret as strong as that: 16 to 128 visible ASCII characters, 6 of them distinct at least, random (a UUID). Kept a day; once the player's key was replaced, a retry is refused (403).",
         min_length = 16, max_length = 128, pattern = "^[!-~]+$")),
     request_body = CreatePlayer,
     responses(
@@ -113,7 +113,8 @@ pub async fn get_player(
 }
 
 /// A player's rating in a preset after each of its latest rated games there (at most
-/// 100), oldest first: the points of a chart. Empty before its first rated game there.
+/// 100), oldest first: the points of a chart. Empty before its first rated game there. A
+/// game of a duplicate deal whose twin is in play has no point until the deal is done.
 #[utoipa::path(
     get,
     path = "/v1/players/{who}/ratings/{preset}/history",
@@ -130,14 +131,14 @@ pub async fn get_player(
     ),
 )]
 pub async fn rating_history(
-    players: web::Data<Players>,
+    games: web::Data<Games>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (who, preset) = path.into_inner();
     let preset: crate::engine::Preset = preset
         .parse()
         .map_err(|_| ApiError::not_found(format!("no preset named {preset:?}")))?;
-    let points = players
+    let points = games
         .rating_history(&wire::who(&who), preset.name())
         .await?;
     Ok(HttpResponse::Ok()
@@ -264,7 +265,9 @@ pub async fn my_games(
 }
 
 /// A player's games, newest first, each with the player's seat and how it ended for it:
-/// what its profile page lists. Anyone may read them, as anyone may watch a game.
+/// what its profile page lists. Anyone may read them, as anyone may watch a game; a game
+/// of a duplicate deal whose twin is in play shows as made (in play, version 1, nothing
+/// of how it went) until the deal is done.
 #[utoipa::path(
     get,
     path = "/v1/players/{who}/games",

@@ -2,6 +2,8 @@
 //! did not answer for. The API's error table maps each variant to its problem; nothing here
 //! knows HTTP.
 
+use std::time::Duration;
+
 use crate::domain::{Kind, Refusal};
 use crate::engine::{LegalMove, RulesError};
 use crate::store::StoreError;
@@ -106,11 +108,15 @@ pub enum Error {
     /// The creator has `max` games in play already; nothing was created.
     #[error("this creator has {max} games in play already")]
     TooManyGames { max: usize },
+    /// The creator has `max` games kept already, finished ones included; nothing was
+    /// created. The first of them expires in `frees_in`.
+    #[error("this creator has {max} games kept already")]
+    TooManyKept { max: usize, frees_in: Duration },
     /// The store holds as many games as it may (`max`); nothing was created.
     #[error("the store holds its maximum of {max} games")]
-    StoreFull { max: usize },
+    StoreFull { max: usize, frees_in: Duration },
     #[error("the store holds its maximum of {max} bytes of games")]
-    StoreFullBytes { max: usize },
+    StoreFullBytes { max: usize, frees_in: Duration },
     /// A save got no answer from the store, and looking afterwards told `fate`.
     #[error("{cause} (the change was {})", fate.as_str())]
     Unsettled { cause: String, fate: Fate },
@@ -126,6 +132,7 @@ impl Error {
             self,
             Error::TooManyGames { .. }
                 | Error::TooManyWaiting { .. }
+                | Error::TooManyKept { .. }
                 | Error::StoreFull { .. }
                 | Error::StoreFullBytes { .. }
         )
@@ -169,8 +176,9 @@ impl From<StoreError> for Error {
             StoreError::Exists => Error::Internal(format!("store: {e}")),
             StoreError::TooManyWaiting { max } => Error::TooManyWaiting { max },
             StoreError::TooManyGames { max } => Error::TooManyGames { max },
-            StoreError::Full { max } => Error::StoreFull { max },
-            StoreError::FullBytes { max } => Error::StoreFullBytes { max },
+            StoreError::TooManyKept { max, frees_in } => Error::TooManyKept { max, frees_in },
+            StoreError::Full { max, frees_in } => Error::StoreFull { max, frees_in },
+            StoreError::FullBytes { max, frees_in } => Error::StoreFullBytes { max, frees_in },
         }
     }
 }

@@ -21,6 +21,21 @@ use crate::store::claims::ClaimStore;
 /// Characters an `Idempotency-Key` of a join has at least: it unlocks the seat's token.
 pub const MIN_JOIN_KEY: usize = 16;
 
+/// Distinct characters such a key has at least: `1111111111111111` is 16 characters and
+/// no secret. Six refuses repeats and short cycles, and almost never a random key (16
+/// random hex digits have fewer about once in 70,000 keys; a UUID practically never).
+pub const MIN_KEY_DISTINCT: usize = 6;
+
+/// Whether `key` may guard a secret (a join's seat token, a player's key): at least
+/// [`MIN_JOIN_KEY`] characters, [`MIN_KEY_DISTINCT`] of them distinct.
+pub fn strong_key(key: &str) -> bool {
+    let mut seen = std::collections::BTreeSet::new();
+    key.len() >= MIN_JOIN_KEY
+        && key
+            .bytes()
+            .any(|b| seen.insert(b) && seen.len() >= MIN_KEY_DISTINCT)
+}
+
 /// A request's `Idempotency-Key` and what it must match to count as the same request.
 #[derive(Debug, Clone)]
 pub struct RequestKey {
@@ -31,6 +46,8 @@ pub struct RequestKey {
     pad: Option<[u8; 32]>,
     /// A join's token (a player's key's secret), sealed, for its receipt.
     pub(in crate::service) sealed: Option<[u8; 32]>,
+    /// A create's kind (`None` for a move or a join).
+    kind: Option<Create>,
 }
 
 impl RequestKey {
@@ -45,6 +62,7 @@ impl RequestKey {
             fingerprint: first_16(hash.finalize().into()),
             pad: None,
             sealed: None,
+            kind: None,
         }
     }
 
@@ -72,6 +90,7 @@ impl RequestKey {
             fingerprint,
             pad: Some(pad),
             sealed: None,
+            kind: None,
         }
     }
 
@@ -125,6 +144,7 @@ pub const CREATE_KEY_KEPT: std::time::Duration = std::time::Duration::from_secs(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Create {
     Player,
+    Game,
     Challenge,
     Seek,
     Match,
@@ -135,6 +155,7 @@ impl Create {
     fn as_str(self) -> &'static str {
         match self {
             Create::Player => "player",
+            Create::Game => "game",
             Create::Challenge => "challenge",
             Create::Seek => "seek",
             Create::Match => "match",
@@ -170,15 +191,18 @@ impl RequestKey {
             fingerprint,
             pad,
             sealed: None,
+            kind: Some(kind),
         }
     }
 
-    /// The name a create's claim is stored under: its kind, the caller's player (none for
-    /// a player's creation, whose key is the secret) and a hash of the key.
-    fn claim_name(&self, kind: Create, caller: Option<&str>) -> String {
+    /// The name a create's claim is stored under: the caller's player (none for an
+    /// anonymous create: a player's, whose key is the secret, or a game's) and a hash of
+    /// the key. Not its kind: a key is one request of one kind, so the same key for
+    /// another kind of create finds this claim, whose fingerprint (made with the kind)
+    /// is not its own, and is refused.
+    fn claim_name(&self, caller: Option<&str>) -> String {
         format!(
-            "{}:{}:{}",
-            kind.as_str(),
+            "c:{}:{}",
             caller.unwrap_or(""),
             hex::encode(first_16(Sha256::digest(self.key.as_bytes()).into()))
         )
@@ -370,7 +394,8 @@ async fn claim(
     id: &str,
     secret: Option<&[u8; 32]>,
 ) -> Result<Claim, Error> {
-    let name = key.claim_name(kind, caller);
+    debug_assert_eq!(key.kind, Some(kind), "a create's key made for another kind");
+    let name = key.claim_name(caller);
     let receipt = CreateReceipt {
         id: id.to_owned(),
         sealed: key.pad.zip(secret).map(|(pad, s)| xor(&pad, s)),
@@ -468,10 +493,24 @@ mod tests {
         let seek = RequestKey::for_create("k".repeat(20), Create::Seek, body);
         assert!(seek.pad.is_none());
         assert_ne!(seek.fingerprint, key.fingerprint);
-        assert_ne!(
-            seek.claim_name(Create::Seek, Some("p1")),
-            seek.claim_name(Create::Seek, Some("p2"))
+        assert_ne!(seek.claim_name(Some("p1")), seek.claim_name(Some("p2")));
+        // One key, one kind: another kind's same key meets this claim, and not its print.
+        let challenge = RequestKey::for_create("k".repeat(20), Create::Challenge, body);
+        assert_eq!(
+            seek.claim_name(Some("p1")),
+            challenge.claim_name(Some("p1"))
         );
+        assert_ne!(seek.fingerprint, challenge.fingerprint);
+    }
+
+    #[test]
+    fn a_key_guarding_a_secret_is_long_and_varied() {
+        assert!(!strong_key("1111111111111111"));
+        assert!(!strong_key("1212121212121212"));
+        assert!(!strong_key("abcd-abcd-abcd-abcd"));
+        assert!(!strong_key("a1b2c3d4e5f"));
+        assert!(strong_key("3f1c0b6a9d2e4f5a"));
+        assert!(strong_key(&uuid::Uuid::new_v4().to_string()));
     }
 
     #[test]

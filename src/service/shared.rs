@@ -29,6 +29,9 @@ pub struct Caps {
     /// Games created and not finished, tables of bots alone included
     /// (`MAX_GAMES_PER_IP`; `None`: no cap).
     pub games: Option<usize>,
+    /// Games made that the store still keeps, finished ones included
+    /// (`MAX_KEPT_GAMES_PER_IP`; `None`: no cap).
+    pub kept: Option<usize>,
     /// Players created in the last hour (`MAX_PLAYERS_PER_IP`; `None`: no cap).
     pub players: Option<usize>,
     /// Open challenges one player may have received (`MAX_CHALLENGES_TO_PLAYER`;
@@ -54,6 +57,8 @@ pub struct Lifetimes {
     /// How long a player never seated in a game is kept (`PLAYER_UNPLAYED_TTL_SECS`;
     /// `None`: for ever).
     pub player_unplayed: Option<Duration>,
+    /// How long a finished or canceled tournament is kept (`TOURNAMENT_KEPT_SECS`).
+    pub tournament: Duration,
 }
 
 /// Faults a test injects to play a crash: never part of the settings, and all off in a

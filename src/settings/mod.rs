@@ -96,6 +96,9 @@ pub struct Settings {
     pub max_waiting_per_ip: Option<usize>,
     /// Games one client address may have created and not finished (`None`: no cap).
     pub max_games_per_ip: Option<usize>,
+    /// Games one client address may have made that the store still keeps, finished ones
+    /// included until they expire (`None`: no cap).
+    pub max_kept_games_per_ip: Option<usize>,
     /// Players one client address may create in an hour (`None`: no cap).
     pub max_players_per_ip: Option<usize>,
     /// How long a player that was never seated in a game is kept (`None`: for ever).
@@ -113,6 +116,8 @@ pub struct Settings {
     pub challenge_ttl: Duration,
     /// How long a seek waits for its game.
     pub seek_ttl: Duration,
+    /// How long a finished or canceled tournament is kept.
+    pub tournament_kept: Duration,
     /// Tables of bots alone this process plays at once.
     pub bot_tables: usize,
     /// Games the memory store holds at most (`None`: no cap).
@@ -228,6 +233,9 @@ impl Default for Settings {
             max_waiting_per_ip: Some(20),
             // Far more than a person plays at once; one address alone cannot fill a store.
             max_games_per_ip: Some(100),
+            // A day of a game every 45 s from one address; 50 addresses to fill a store of
+            // MEMORY_MAX_GAMES (docs/operating.md: what a store keeps).
+            max_kept_games_per_ip: Some(2_000),
             // A household's people and bots, not a script minting identities.
             max_players_per_ip: Some(20),
             // A week: time to come back and play; a name claimed and never used is freed.
@@ -243,6 +251,9 @@ impl Default for Settings {
             max_tournament_players: crate::service::tournaments::MAX_TOURNAMENT_PLAYERS,
             challenge_ttl: Duration::from_secs(600),
             seek_ttl: Duration::from_secs(300),
+            // As long as a finished game is kept: its games, which its page links, are gone
+            // by then.
+            tournament_kept: Duration::from_secs(86_400),
             bot_tables: 16,
             memory_max_games: Some(100_000),
             // 256 MiB of records, events and keys: with MEMORY_MAX_GAMES's overhead, the
@@ -408,6 +419,11 @@ impl Settings {
             cors_origins: env.parse("CORS_ORIGINS", defaults.cors_origins, str::parse)?,
             max_waiting_per_ip: env.parse("MAX_WAITING_PER_IP", defaults.max_waiting_per_ip, cap)?,
             max_games_per_ip: env.parse("MAX_GAMES_PER_IP", defaults.max_games_per_ip, cap)?,
+            max_kept_games_per_ip: env.parse(
+                "MAX_KEPT_GAMES_PER_IP",
+                defaults.max_kept_games_per_ip,
+                cap,
+            )?,
             max_players_per_ip: env.parse("MAX_PLAYERS_PER_IP", defaults.max_players_per_ip, cap)?,
             player_unplayed_ttl: env.parse(
                 "PLAYER_UNPLAYED_TTL_SECS",
@@ -438,6 +454,9 @@ impl Settings {
                 positive(s).map(Duration::from_secs)
             })?,
             seek_ttl: env.parse("SEEK_TTL_SECS", defaults.seek_ttl, |s| {
+                positive(s).map(Duration::from_secs)
+            })?,
+            tournament_kept: env.parse("TOURNAMENT_KEPT_SECS", defaults.tournament_kept, |s| {
                 positive(s).map(Duration::from_secs)
             })?,
             bot_tables: env.parse("BOT_TABLES", defaults.bot_tables, |s| {

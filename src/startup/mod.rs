@@ -343,6 +343,7 @@ fn serve(
             caps: crate::service::Caps {
                 waiting: settings.max_waiting_per_ip,
                 games: settings.max_games_per_ip,
+                kept: settings.max_kept_games_per_ip,
                 players: settings.max_players_per_ip,
                 challenges_to_player: settings.max_challenges_to_player,
                 tournaments_per_player: settings.max_tournaments_per_player,
@@ -352,6 +353,7 @@ fn serve(
             lifetimes: crate::service::Lifetimes {
                 challenge: settings.challenge_ttl,
                 seek: settings.seek_ttl,
+                tournament: settings.tournament_kept,
                 player_unplayed: settings.player_unplayed_ttl,
             },
             game_cache: settings.game_cache_games,

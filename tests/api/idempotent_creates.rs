@@ -1,5 +1,5 @@
-//! Idempotent creates (issue 44): `POST /v1/players`, `/v1/challenges`, `/v1/seeks` and
-//! `/v1/matches` take an `Idempotency-Key` as moves and joins do: the same key and body
+//! Idempotent creates (issues 44, 52): `POST /v1/players`, `/v1/games`, `/v1/challenges`,
+//! `/v1/seeks`, `/v1/matches` and `/v1/tournaments` take an `Idempotency-Key` as moves and joins do: the same key and body
 //! answer the same thing again, made once; the same key with another body is refused.
 
 use futures_util::future::join_all;
@@ -17,6 +17,9 @@ on_both_stores!(
     a_retried_match_is_made_once,
     a_refused_create_leaves_its_key_free_for_the_next_request,
     concurrent_copies_of_a_keyed_create_make_one_thing,
+    a_retried_game_creation_answers_the_same_game_made_once,
+    a_key_is_one_request_of_one_kind_of_create,
+    a_player_creation_s_key_of_one_repeated_character_is_refused,
 );
 
 /// `POST path` with `bearer` (if any), `key` and `body`: its status and body.
@@ -222,4 +225,117 @@ async fn concurrent_copies_of_a_keyed_create_make_one_thing(app: TestApp) {
     // A retry once they are done gets it too.
     let (status, again) = create(&app, "/v1/seeks", Some(&ann), &key, &body).await;
     assert_eq!((status, &again["id"]), (201, &ids[0]));
+}
+
+async fn a_retried_game_creation_answers_the_same_game_made_once(app: TestApp) {
+    let key = fresh_key();
+    let body = json!({"preset": "block", "seed": "retried-game",
+        "bots": [{"seat": 1, "level": "greedy"}]});
+    let (status, first) = create(&app, "/v1/games", None, &key, &body).await;
+    assert_eq!(status, 201, "{first}");
+    for _ in 0..3 {
+        let (status, again) = create(&app, "/v1/games", None, &key, &body).await;
+        assert_eq!(
+            (status, &again["game_id"]),
+            (201, &first["game_id"]),
+            "{again}"
+        );
+    }
+    let lobby: Value = app.get("/v1/games").await.json().await.unwrap();
+    assert_eq!(lobby["games"].as_array().unwrap().len(), 1, "{lobby}");
+    // Another body under the key makes nothing.
+    let other = json!({"preset": "draw", "seed": "retried-game"});
+    let (status, refused) = create(&app, "/v1/games", None, &key, &other).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (422, Some("idempotency_key_reused")),
+        "{refused}"
+    );
+    let lobby: Value = app.get("/v1/games").await.json().await.unwrap();
+    assert_eq!(lobby["games"].as_array().unwrap().len(), 1, "{lobby}");
+}
+
+async fn a_key_is_one_request_of_one_kind_of_create(app: TestApp) {
+    let (_, ann) = app.new_player("ann").await;
+    app.new_player("bob").await;
+    // A player's creates share one scope: a key spent on one kind is refused on another.
+    let key = fresh_key();
+    let tournament = json!({"name": "Keyed", "preset": "block", "format": "swiss",
+        "levels": ["random", "greedy", "expert"]});
+    let (status, made) = create(&app, "/v1/tournaments", Some(&ann), &key, &tournament).await;
+    assert_eq!(status, 201, "{made}");
+    let others = [
+        (
+            "/v1/challenges",
+            json!({"opponents": ["bob"], "preset": "block"}),
+        ),
+        ("/v1/seeks", json!({"preset": "block"})),
+        (
+            "/v1/matches",
+            json!({"opponent": "bob", "preset": "block", "deals": 1}),
+        ),
+    ];
+    for (path, body) in &others {
+        let (status, refused) = create(&app, path, Some(&ann), &key, body).await;
+        assert_eq!(
+            (status, refused["code"].as_str()),
+            (422, Some("idempotency_key_reused")),
+            "{path}: {refused}"
+        );
+    }
+    // And the other way round: a challenge's key is no tournament's.
+    let key = fresh_key();
+    let (status, _) = create(&app, "/v1/challenges", Some(&ann), &key, &others[0].1).await;
+    assert_eq!(status, 201);
+    let (status, refused) = create(&app, "/v1/tournaments", Some(&ann), &key, &tournament).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (422, Some("idempotency_key_reused"))
+    );
+    // Anonymous creates (a player, a game) share one scope too.
+    let key = fresh_key();
+    let (status, _) = create(&app, "/v1/players", None, &key, &json!({"name": "cid"})).await;
+    assert_eq!(status, 201);
+    let game = json!({"preset": "block", "seed": "one-kind"});
+    let (status, refused) = create(&app, "/v1/games", None, &key, &game).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (422, Some("idempotency_key_reused"))
+    );
+    let key = fresh_key();
+    let (status, _) = create(&app, "/v1/games", None, &key, &game).await;
+    assert_eq!(status, 201);
+    let (status, refused) = create(&app, "/v1/players", None, &key, &json!({"name": "dee"})).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (422, Some("idempotency_key_reused"))
+    );
+    assert_problem(app.get("/v1/players/dee").await, 404, "not_found").await;
+}
+
+async fn a_player_creation_s_key_of_one_repeated_character_is_refused(app: TestApp) {
+    for weak in [
+        "1111111111111111",
+        "abababababababababab",
+        "12341234123412341234",
+    ] {
+        let res = app
+            .client
+            .post(app.url("/v1/players"))
+            .header("idempotency-key", weak)
+            .json(&json!({"name": "weakkey"}))
+            .send()
+            .await
+            .unwrap();
+        let problem = assert_problem(res, 400, "bad_request").await;
+        assert!(
+            problem["detail"].as_str().unwrap().contains("distinct"),
+            "{problem}"
+        );
+    }
+    assert_problem(app.get("/v1/players/weakkey").await, 404, "not_found").await;
+    // Sixteen random-looking characters are strong enough.
+    let key = "3f1c0b6a9d2e4f5a";
+    let (status, made) = create(&app, "/v1/players", None, key, &json!({"name": "weakkey"})).await;
+    assert_eq!(status, 201, "{made}");
 }

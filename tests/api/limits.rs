@@ -236,6 +236,101 @@ async fn redis_a_finished_game_frees_its_place_among_the_games_in_play() {
     a_finished_game_frees_its_place_among_the_games_in_play(Store::Redis).await;
 }
 
+/// One-round tables of bots alone, which finish at once.
+fn finishing_table(seed: usize) -> Value {
+    json!({"preset": "classic", "seed": format!("kept-{seed}"),
+        "rules": {"target": null, "rounds": 1},
+        "bots": [{"seat": 0, "level": "random"}, {"seat": 1, "level": "random"}]})
+}
+
+async fn finished(app: &TestApp, id: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while app.view(id, None).await["status"] != "finished" {
+        assert!(Instant::now() < deadline, "the table did not finish");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Finished games count against their maker's address while they are kept
+/// (`MAX_KEPT_GAMES_PER_IP`), so one address making tables that finish at once cannot
+/// fill the store: it is refused with when its first game expires, and a bystander from
+/// another address still creates.
+async fn finished_games_count_against_their_makers_address_while_kept(store: Store) {
+    let app = spawn_app_with(on(
+        store,
+        Settings {
+            max_kept_games_per_ip: Some(3),
+            proxy_hops: 1,
+            ..test_settings()
+        },
+    ))
+    .await;
+    let maker = "192.0.2.31";
+    for seed in 0..3 {
+        let id = created_id(create(&app, maker, finishing_table(seed)).await).await;
+        finished(&app, &id).await;
+    }
+    let refused = create(&app, maker, finishing_table(3)).await;
+    let retry: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry > 0 && retry <= 86_400, "{retry}");
+    let problem = assert_problem(refused, 429, "too_many_games").await;
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("MAX_KEPT_GAMES_PER_IP"), "{detail}");
+    assert!(detail.contains("expires in"), "{detail}");
+    created_id(create(&app, "192.0.2.32", finishing_table(4)).await).await;
+}
+
+#[tokio::test]
+async fn memory_finished_games_count_against_their_makers_address_while_kept() {
+    finished_games_count_against_their_makers_address_while_kept(Store::Memory).await;
+}
+
+#[tokio::test]
+async fn redis_finished_games_count_against_their_makers_address_while_kept() {
+    finished_games_count_against_their_makers_address_while_kept(Store::Redis).await;
+}
+
+#[tokio::test]
+async fn cluster_finished_games_count_against_their_makers_address_while_kept() {
+    finished_games_count_against_their_makers_address_while_kept(Store::Cluster).await;
+}
+
+/// A store full of finished games says so truly: they hold their room until they expire,
+/// and the first expires when its `Retry-After` says.
+#[tokio::test]
+async fn a_memory_store_full_of_finished_games_says_when_the_first_expires() {
+    let app = spawn_app_with(Settings {
+        memory_max_games: Some(2),
+        game_idle_ttl: Duration::from_secs(600),
+        ..test_settings()
+    })
+    .await;
+    for seed in 0..2 {
+        let res = app.post_json("/v1/games", &finishing_table(seed)).await;
+        let id = created_id(res).await;
+        finished(&app, &id).await;
+    }
+    let refused = app.post_json("/v1/games", &finishing_table(2)).await;
+    let retry: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry > 500 && retry <= 600, "{retry}");
+    let problem = assert_problem(refused, 503, "store_unavailable").await;
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("MEMORY_MAX_GAMES"), "{detail}");
+    assert!(
+        detail.contains(&format!("expires in {retry} s")),
+        "{detail}"
+    );
+    assert!(!detail.contains("finished or expired"), "{detail}");
+}
+
 /// The count of games in play lives in Redis: a second server sees the first's.
 #[tokio::test]
 async fn the_cap_on_games_in_play_holds_across_servers() {

@@ -248,3 +248,70 @@ pub(crate) async fn concurrent_joins_pass_the_cap_exactly<B: Backend>() {
     assert_eq!(passed.iter().filter(|p| **p).count(), 3);
     assert_eq!(store.joined_tournaments(&player).await.unwrap().len(), 3);
 }
+
+/// A tournament over is kept as long as told, then dropped: it loads no more, its list
+/// stops naming it, and the due index too once a tournament is listed. One not told to
+/// end is kept.
+pub(crate) async fn a_tournament_over_is_dropped_with_its_entries_once_its_time_runs_out<
+    B: Backend,
+>() {
+    use std::time::{Duration, Instant};
+    let store = B::open(LONG_TTL).await;
+    let tag = new_id();
+    let (done, open) = (format!("done-{tag}"), format!("open-{tag}"));
+    let statuses = [done.as_str(), open.as_str()];
+    let (over, running) = (new_id(), new_id());
+    for (i, id) in [&over, &running].into_iter().enumerate() {
+        store.create_tournament(id, b"t".to_vec()).await.unwrap();
+        store
+            .list_tournament(id, 10 + i as u64, &done, &statuses)
+            .await
+            .unwrap();
+        store.index_tournament_due(id, Some(5)).await.unwrap();
+    }
+    let kept = Duration::from_millis(400);
+    store.keep_tournament_for(&over, kept).await.unwrap();
+    // Told of one never made: nothing to keep.
+    store.keep_tournament_for(&new_id(), kept).await.unwrap();
+    assert!(store.load_tournament(&over).await.unwrap().is_some());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while store.load_tournament(&over).await.unwrap().is_some() {
+        assert!(Instant::now() < deadline, "still kept");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        store.tournaments(&done, 0, 10).await.unwrap(),
+        vec![running.clone()]
+    );
+    store
+        .list_tournament(&new_id(), 1, &open, &statuses)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.tournaments_due(10, 10).await.unwrap(),
+        vec![running.clone()]
+    );
+    assert!(store.load_tournament(&running).await.unwrap().is_some());
+}
+
+/// Tournaments count in the memory store's `MEMORY_MAX_BYTES` with the games: one that
+/// would pass it is refused, and a game has no room left by them either.
+#[tokio::test]
+async fn tournaments_count_in_the_memory_stores_bytes() {
+    use domino_server::store::GameStore;
+    use domino_server::store::memory::MemoryStore;
+    let store = MemoryStore::new(LONG_TTL).with_max_bytes(1000);
+    store
+        .create_tournament(&new_id(), vec![0; 600])
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.create_tournament(&new_id(), vec![0; 600]).await,
+        Err(StoreError::FullBytes { max: 1000, .. })
+    ));
+    assert!(matches!(
+        store.create(&new_id(), vec![0; 500], None).await,
+        Err(StoreError::FullBytes { max: 1000, .. })
+    ));
+    store.create(&new_id(), vec![0; 100], None).await.unwrap();
+}

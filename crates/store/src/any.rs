@@ -456,6 +456,14 @@ impl TournamentStore for AnyStore {
         delegate!(self, s => s.save_tournament(id, expected, bytes))
     }
 
+    async fn keep_tournament_for(
+        &self,
+        id: &str,
+        ttl: std::time::Duration,
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.keep_tournament_for(id, ttl))
+    }
+
     async fn list_tournament(
         &self,
         id: &str,

@@ -133,11 +133,17 @@ impl Listing {
 /// finished): one more than `max` is refused with [`StoreError::TooManyGames`]. A game
 /// leaves the count when a save finishes its match, or when it expires (on Redis: at the
 /// latest one idle ttl after it was created).
+///
+/// And as its place among the creator's games the store keeps, finished or not: one more
+/// than `kept` is refused with [`StoreError::TooManyKept`]. A game leaves that count when
+/// it expires (on Redis: a game still in play one idle ttl after it was made, or after
+/// its last start or finish, leaves it then, and stays counted in play).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Creator {
     /// A client address, as text.
     pub address: String,
     pub max: usize,
+    pub kept: usize,
 }
 
 /// Index scores below this are not clock deadlines (epoch ms) but places in the queue of
@@ -269,12 +275,27 @@ pub enum StoreError {
     /// The creator has `max` games in play already; nothing was created.
     #[error("this creator has {max} games in play already")]
     TooManyGames { max: usize },
-    /// The store holds as many games as it may (`max`); nothing was created.
+    /// The creator has `max` games kept already, finished ones included; nothing was
+    /// created. The first of them expires in `frees_in`.
+    #[error("this creator has {max} games kept already")]
+    TooManyKept {
+        max: usize,
+        frees_in: std::time::Duration,
+    },
+    /// The store holds as many games as it may (`max`); nothing was created. The first
+    /// of them expires in `frees_in`.
     #[error("the store holds its maximum of {max} games")]
-    Full { max: usize },
-    /// The store holds as many bytes of games as it may (`max`); nothing was created.
+    Full {
+        max: usize,
+        frees_in: std::time::Duration,
+    },
+    /// The store holds as many bytes of games (and tournaments) as it may (`max`); nothing
+    /// was created. The first game expires in `frees_in`.
     #[error("the store holds its maximum of {max} bytes of games")]
-    FullBytes { max: usize },
+    FullBytes {
+        max: usize,
+        frees_in: std::time::Duration,
+    },
 }
 
 /// What [`GameStore::confirm`] must still find in the game before it confirms it.

@@ -21,6 +21,7 @@
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -29,12 +30,15 @@ use tokio::sync::broadcast;
 mod challenges;
 mod claims;
 mod game;
+mod kept;
 mod players;
 mod ratings;
 mod seeks;
 mod tournaments;
+mod versioned;
 
 use self::game::MemoryGame;
+use self::versioned::save_versioned;
 use super::now_ms;
 use super::ranked::Ranked;
 use super::value::{History, events_of, game_value, history_of, parse_game, stands_at, version_of};
@@ -43,31 +47,6 @@ use super::{
     IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored, StoredEvent,
     StoredGame, receiver_stream,
 };
-
-/// The compare-and-set of a versioned blob kept in `map` under `id` (a player's, a
-/// challenge's, a rated game's record), as the Redis store's `SAVE_LUA` does it.
-fn save_versioned(
-    map: &mut HashMap<String, Stored>,
-    id: &str,
-    expected: u64,
-    bytes: Vec<u8>,
-) -> SaveOutcome {
-    let Some(stored) = map.get_mut(id) else {
-        return SaveOutcome::Missing;
-    };
-    if stored.version != expected {
-        return SaveOutcome::Conflict {
-            current: stored.version,
-        };
-    }
-    *stored = Stored {
-        version: expected + 1,
-        bytes,
-    };
-    SaveOutcome::Saved {
-        version: expected + 1,
-    }
-}
 
 /// How many live events a subscriber may fall behind before its stream ends.
 const SUBSCRIBER_BUFFER: usize = 64;
@@ -93,6 +72,8 @@ pub struct MemoryStore {
     claims: Mutex<claims::Claims>,
     /// Tournaments, under a lock of their own.
     tournaments: Mutex<tournaments::TournamentIndex>,
+    /// The bytes of the tournaments' records, counted in `max_bytes` with the games'.
+    tournament_bytes: AtomicUsize,
 }
 
 /// A place in a list newest first (the lobby, a player's challenges, tournaments by
@@ -113,6 +94,8 @@ struct Inner {
     owners: HashMap<String, usize>,
     /// Games in play (not finished) per creator's address, for the cap on them.
     creators: HashMap<String, usize>,
+    /// Games kept (finished or not) per creator's address, for the cap on them.
+    kept: kept::Kept,
     /// Per game, who drives its bots and until when.
     leases: HashMap<String, (String, Instant)>,
     channels: HashMap<String, broadcast::Sender<StoredEvent>>,
@@ -144,6 +127,7 @@ impl MemoryStore {
                 finished: VecDeque::new(),
                 owners: HashMap::new(),
                 creators: HashMap::new(),
+                kept: kept::Kept::default(),
                 leases: HashMap::new(),
                 channels: HashMap::new(),
                 deadlines: BTreeSet::new(),
@@ -160,6 +144,7 @@ impl MemoryStore {
             ratings: Mutex::default(),
             claims: Mutex::default(),
             tournaments: Mutex::default(),
+            tournament_bytes: AtomicUsize::new(0),
         }
     }
 
@@ -239,6 +224,7 @@ impl Inner {
         self.uncount(id);
         self.stop_playing(id);
         if let Some(game) = self.games.remove(id) {
+            self.unkeep(game.maker.as_deref(), id);
             self.bytes -= game.size();
             if let Some(deadline) = game.deadline {
                 self.deadlines.remove(&(deadline, id.to_owned()));
@@ -311,22 +297,31 @@ impl GameStore for MemoryStore {
         if inner.live(id, now).is_some() {
             return Err(StoreError::Exists);
         }
-        let full = |inner: &Inner| {
-            if inner.games.len() >= self.max_games {
-                Some(StoreError::Full {
-                    max: self.max_games,
-                })
-            } else {
-                let max = self.max_bytes;
-                (inner.bytes.saturating_add(bytes.len()) > max)
-                    .then_some(StoreError::FullBytes { max })
-            }
+        let bytes_full = |inner: &Inner| {
+            let held = inner.bytes + self.tournament_bytes.load(Ordering::Relaxed);
+            held.saturating_add(bytes.len()) > self.max_bytes
         };
-        if full(&inner).is_some() {
+        let full = |inner: &Inner| inner.games.len() >= self.max_games || bytes_full(inner);
+        if full(&inner) {
             inner.sweep(now);
-            if let Some(full) = full(&inner) {
-                return Err(full);
+            if full(&inner) {
+                // True when said: finished games hold their room until they expire.
+                let frees_in = inner.first_expiry(now);
+                return Err(if bytes_full(&inner) {
+                    StoreError::FullBytes {
+                        max: self.max_bytes,
+                        frees_in,
+                    }
+                } else {
+                    StoreError::Full {
+                        max: self.max_games,
+                        frees_in,
+                    }
+                });
             }
+        }
+        if let Some(refused) = creator.as_ref().and_then(|c| inner.kept_refusal(c, now)) {
+            return Err(refused);
         }
         let owner = listing.as_ref().and_then(|l| l.owner.clone());
         if let Some((owner, max)) = &owner
@@ -334,13 +329,14 @@ impl GameStore for MemoryStore {
         {
             return Err(StoreError::TooManyWaiting { max: *max });
         }
-        if let Some(Creator { address, max }) = &creator
+        if let Some(Creator { address, max, .. }) = &creator
             && inner.creators.get(address).is_some_and(|n| n >= max)
         {
             return Err(StoreError::TooManyGames { max: *max });
         }
         if let Some(Creator { address, .. }) = &creator {
             *inner.creators.entry(address.clone()).or_default() += 1;
+            inner.keep(address, id);
         }
         let created_ms = listing.as_ref().map(|l| l.created_ms);
         let value = game_value(1, &History::default(), &bytes);
@@ -353,6 +349,7 @@ impl GameStore for MemoryStore {
                 expires_at: now + self.idle_ttl,
                 listed: created_ms,
                 owner: owner.as_ref().map(|(owner, _)| owner.clone()),
+                maker: creator.as_ref().map(|c| c.address.clone()),
                 creator: creator.map(|c| c.address),
                 started: None,
                 idempotency: HashMap::new(),

@@ -1,6 +1,7 @@
 //! Persistence of tournaments. Like a challenge, a tournament is one opaque blob with a
 //! version (the service owns its format and decides with a compare-and-set); unlike one
-//! it lasts: the store never drops it. Beside it the store keeps the indexes it cannot
+//! it lasts while it may run: the store drops it only once the service says it is over
+//! and how long to keep it ([`TournamentStore::keep_tournament_for`]). Beside it the store keeps the indexes it cannot
 //! read from the blob: the tournaments by status (for the list), those due (to start, or
 //! to be moved on after a crash), each creator's that may still run (for its cap), and a
 //! live channel of each tournament's news.
@@ -9,6 +10,7 @@
 //! trusts only the blob, so an entry left by a crash costs a load, never a wrong answer.
 
 use std::future::Future;
+use std::time::Duration;
 
 use super::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent};
 
@@ -34,6 +36,15 @@ pub trait TournamentStore: Send + Sync + 'static {
         expected: u64,
         bytes: Vec<u8>,
     ) -> impl Future<Output = Result<SaveOutcome, StoreError>> + Send;
+
+    /// Keeps tournament `id` for `ttl` from now, then drops it and its entries in the lists
+    /// and the due index (the lists may name it a little longer: their reader skips what is
+    /// gone). Called once it is over; another call sets the time again.
+    fn keep_tournament_for(
+        &self,
+        id: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Lists tournament `id` (created at `created_ms`) under `status`, and under no other
     /// of `statuses` (every status the service has).

@@ -60,9 +60,6 @@ pub const WAITING_RETRY_AFTER_SECS: u32 = 30;
 /// `Retry-After` when a player has its maximum of open challenges: answers come in
 /// minutes.
 pub const CHALLENGES_RETRY_AFTER_SECS: u32 = 30;
-/// Seconds before creating again when the memory store is full: games leave it as they
-/// expire.
-pub const FULL_RETRY_AFTER_SECS: u32 = 60;
 
 /// Why a request was refused: a code of the [error table](table), what the client is
 /// told, and what only the logs see. Handlers return this (the service's errors become it

@@ -16,8 +16,8 @@ use crate::api::wire::MoveBody;
 use crate::service;
 
 use super::{
-    ApiError, CHALLENGES_RETRY_AFTER_SECS, FULL_RETRY_AFTER_SECS, PROBLEM_TYPE_BASE,
-    STORE_RETRY_AFTER_SECS, WAITING_RETRY_AFTER_SECS,
+    ApiError, CHALLENGES_RETRY_AFTER_SECS, PROBLEM_TYPE_BASE, STORE_RETRY_AFTER_SECS,
+    WAITING_RETRY_AFTER_SECS,
 };
 
 /// One row a code: `Variant = STATUS, "wire_code", "title"`. The title is RFC 9457's: the
@@ -235,26 +235,46 @@ impl From<service::Error> for ApiError {
                 ),
             )
             .retry_after(WAITING_RETRY_AFTER_SECS),
-            E::StoreFull { max } => ApiError::new(
-                C::StoreUnavailable,
+            E::TooManyKept { max, frees_in } => ApiError::new(
+                C::TooManyGames,
                 format!(
-                    "this server holds its maximum of {max} games (MEMORY_MAX_GAMES); \
-                     try again once some have finished or expired"
+                    "this address has made {max} games that are still kept, finished ones \
+                     included (MAX_KEPT_GAMES_PER_IP); a finished game is kept \
+                     GAME_IDLE_TTL_SECS after its last move, and the first of these expires \
+                     in {} s",
+                    whole_secs(frees_in)
                 ),
             )
-            .retry_after(FULL_RETRY_AFTER_SECS),
-            E::StoreFullBytes { max } => ApiError::new(
+            .retry_after_duration(frees_in),
+            // Finished games hold their room until they expire: room comes back then.
+            E::StoreFull { max, frees_in } => ApiError::new(
                 C::StoreUnavailable,
                 format!(
-                    "this server holds its maximum of {max} bytes of games \
-                     (MEMORY_MAX_BYTES); try again once some have finished or expired"
+                    "this server holds its maximum of {max} games (MEMORY_MAX_GAMES), kept \
+                     until they expire, finished or not; the first of them expires in {} s",
+                    whole_secs(frees_in)
                 ),
             )
-            .retry_after(FULL_RETRY_AFTER_SECS),
+            .retry_after_duration(frees_in),
+            E::StoreFullBytes { max, frees_in } => ApiError::new(
+                C::StoreUnavailable,
+                format!(
+                    "this server holds its maximum of {max} bytes of games and tournaments \
+                     (MEMORY_MAX_BYTES), kept until they expire, finished or not; the first \
+                     game expires in {} s",
+                    whole_secs(frees_in)
+                ),
+            )
+            .retry_after_duration(frees_in),
             E::StoreUnavailable(cause) => ApiError::store_unavailable(cause),
             E::StoreNotReady(cause) => ApiError::store_not_ready(cause),
             E::Unsettled { cause, fate } => ApiError::unsettled(cause, fate),
             E::Internal(why) => ApiError::internal(why),
         }
     }
+}
+
+/// Whole seconds, rounded up, as `Retry-After` counts them.
+fn whole_secs(d: std::time::Duration) -> u64 {
+    (d.as_secs() + u64::from(d.subsec_nanos() > 0)).max(1)
 }

@@ -123,9 +123,16 @@ fn caps_answer_their_code_with_a_retry_after() {
             .headers()
             .contains_key(header::RETRY_AFTER)
     );
-    let full = ApiError::from(service::Error::from(StoreError::Full { max: 100_000 }));
+    let frees_in = std::time::Duration::from_millis(90_500);
+    let full = ApiError::from(service::Error::from(StoreError::Full {
+        max: 100_000,
+        frees_in,
+    }));
     assert_eq!(full.code(), ProblemCode::StoreUnavailable);
     assert!(full.problem().detail.contains("MEMORY_MAX_GAMES"));
+    assert!(full.problem().detail.contains("expires in 91 s"));
+    let res = full.error_response();
+    assert_eq!(res.headers().get(header::RETRY_AFTER).unwrap(), "91");
 }
 
 #[test]

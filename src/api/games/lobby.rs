@@ -34,11 +34,14 @@ pub async fn list_presets() -> HttpResponse {
     path = "/v1/games",
     tag = "lobby",
     operation_id = "create_game",
+    params(("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried create with the same key and body answers the same game, as it is now, made once; the same key with another body, or used for another kind of create, is refused (422). 1 to 128 visible ASCII characters.",
+        min_length = 1, max_length = 128, pattern = "^[!-~]+$")),
     request_body = CreateGame,
     responses(
         (status = 201, description = "Created: the spectator view; `Location` names the game.", body = GameView,
             headers(("Location" = String, description = "/v1/games/{id}"))),
         (status = 400, response = problems::BadRequest),
+        (status = 409, response = problems::Conflict),
         (status = 413, response = problems::PayloadTooLarge),
         (status = 422, response = problems::UnprocessableContent),
         (status = 429, response = problems::RateLimited),
@@ -74,7 +77,9 @@ pub async fn create_game(
         deal,
         clock: crate::api::clock_asked(body.clock.as_ref())?,
     };
-    let view = games.create(new, from).await?;
+    // The same request is the same game asked for, however the JSON was spaced.
+    let key = create_key(req.headers(), service::Create::Game, &new)?;
+    let view = games.create(new, from, key.as_ref()).await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/games/{}", view.id)))
         .insert_header((header::ETAG, etag(&view)))
@@ -154,7 +159,7 @@ pub async fn list_games(
     tag = "lobby",
     operation_id = "take_seat",
     params(("id" = uuid::Uuid, Path, description = "The game"),
-        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried join with the same key and body gets the same seat and token again (with the seat's view as it is now); the same key with another body is refused (422). The key unlocks the seat's token, so it is a secret as strong as the token: 16 to 128 visible ASCII characters, random (a UUID).",
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried join with the same key and body gets the same seat and token again (with the seat's view as it is now); the same key with another body is refused (422). The key unlocks the seat's token, so it is a secret as strong as the token: 16 to 128 visible ASCII characters, 6 of them distinct at least, random (a UUID).",
             min_length = 16, max_length = 128, pattern = "^[!-~]+$")),
     request_body = JoinGame,
     security((), ("bearer" = [])),

@@ -118,13 +118,16 @@ pub(in crate::api) fn idempotency_key(
         .to_str()
         .ok()
         .filter(|k| (min..=128).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
+        // A key that guards a secret (min > 1) must be hard to guess.
+        .filter(|k| min <= 1 || service::strong_key(k))
         .map(Some)
         .ok_or_else(|| {
             ApiError::bad_request(if min > 1 {
                 format!(
-                    "Idempotency-Key: {min} to 128 visible ASCII characters on a join or a \
-                     player's creation (its retry gets the seat's token or the player's key: \
-                     use a random key, such as a UUID)"
+                    "Idempotency-Key: {min} to 128 visible ASCII characters, {} of them \
+                     distinct at least, on a join or a player's creation (its retry gets the \
+                     seat's token or the player's key: use a random key, such as a UUID)",
+                    service::MIN_KEY_DISTINCT
                 )
             } else {
                 "Idempotency-Key: 1 to 128 visible ASCII characters".into()

@@ -129,10 +129,14 @@ impl Games {
                 .zip(self.ctx.caps.waiting)
                 .map(|(from, max)| (from.to_string(), max)),
         });
-        let creator = from.zip(self.ctx.caps.games).map(|(from, max)| Creator {
-            address: from.to_string(),
-            max,
-        });
+        let caps = self.ctx.caps;
+        let creator = from
+            .filter(|_| caps.games.is_some() || caps.kept.is_some())
+            .map(|from| Creator {
+                address: from.to_string(),
+                max: caps.games.unwrap_or(usize::MAX),
+                kept: caps.kept.unwrap_or(usize::MAX),
+            });
         match self
             .ctx
             .store

@@ -9,6 +9,7 @@ use rand::Rng;
 use crate::address::AddressKey;
 use crate::domain::{GameId, Seat, SeatName};
 use crate::metrics::BotPlace;
+use crate::service::idempotency::{Before, Create, once};
 use crate::service::page::page_offset;
 use crate::store::{GameStore, StoreError};
 
@@ -23,22 +24,49 @@ use super::{Error, Games};
 impl Games {
     /// Creates a game; a game of bots only is stored with its bots to move, and they play
     /// it in the background. A game left waiting for players counts against `from`'s cap
-    /// on them until it fills or expires.
-    pub async fn create(&self, new: NewGame, from: Option<AddressKey>) -> Result<View, Error> {
+    /// on them until it fills or expires. With `request` (its `Idempotency-Key`) a retry
+    /// answers the same game, as it is now, made once.
+    pub async fn create(
+        &self,
+        new: NewGame,
+        from: Option<AddressKey>,
+        request: Option<&RequestKey>,
+    ) -> Result<View, Error> {
         let record = self.new_record(&new)?;
         let id = GameId::random();
-        let admission = Admission {
-            id,
-            record,
-            players: Vec::new(),
-            from,
+        let make = async {
+            let admission = Admission {
+                id,
+                record,
+                players: Vec::new(),
+                from,
+            };
+            let record = self
+                .admit(admission)
+                .await?
+                .ok_or(Error::from(StoreError::Exists))?;
+            tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged = record.prearranged, "game created");
+            Ok(View::of(id, 1, &record, None))
         };
-        let record = self
-            .admit(admission)
-            .await?
-            .ok_or(Error::from(StoreError::Exists))?;
-        tracing::info!(game_id = %id, preset = new.preset.name(), seats = new.seats, bots = new.bots.len(), prearranged = record.prearranged, "game created");
-        Ok(View::of(id, 1, &record, None))
+        let store = &self.ctx.store;
+        once(
+            store,
+            request,
+            Create::Game,
+            None,
+            &id.to_string(),
+            None,
+            make,
+            {
+                |before: Before| async move {
+                    let id = GameId::stored(&before.id)
+                        .ok_or_else(|| Error::Internal("a game's receipt names no game".into()))?;
+                    let (version, record) = before.found(self.load(id).await)?;
+                    Ok(View::of(id, version, &record, None))
+                }
+            },
+        )
+        .await
     }
 
     /// Takes a seat; the last seat taken starts the game (and bots that lead move).

@@ -2,9 +2,11 @@
 //! of the games aggregate: both read the stored games; the players aggregate only
 //! answers whose key it is.
 
+use futures_util::future::join_all;
+
 use crate::domain::{GameId, NameKey, Who};
 use crate::service::page::{MAX_PER_PAGE, page_offset};
-use crate::service::players::{NO_KEY, PlayerRecord};
+use crate::service::players::{NO_KEY, PlayerRecord, RatingMoved};
 use crate::store::GameStore;
 use crate::store::players::PlayerStore;
 
@@ -48,11 +50,15 @@ impl Games {
     ) -> Result<Vec<View>, Error> {
         let skip = page_offset(page, per_page, "per_page")?;
         let (_, player) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
-        self.games_of(&player.id, status, skip, per_page).await
+        // Its own seats: a sealed game reads as it was played.
+        self.games_of(&player.id, status, skip, per_page, true)
+            .await
     }
 
     /// The games of a player by id or name, as [`Games::my_games`] lists them: anyone may
-    /// read them (a game is public, its hands are not in the list), as a profile shows.
+    /// read them (a game is public, its hands are not in the list), as a profile shows. A
+    /// sealed game ([`Games::unsealed`]) shows as it was made, in play, telling nothing of
+    /// how it went.
     pub async fn player_games(
         &self,
         who: &Who,
@@ -69,16 +75,46 @@ impl Games {
         if self.players.player_record(&id).await?.is_none() && !id.is_level() {
             return Err(Error::PlayerNotFound);
         }
-        self.games_of(&id, status, skip, per_page).await
+        self.games_of(&id, status, skip, per_page, false).await
     }
 
-    /// Player `player`'s games with `status`, newest first, from the `skip`th.
+    /// The rating history of a player by id or name in `preset`
+    /// ([`crate::service::Players::rating_history`]), less the points of games sealed
+    /// ([`Games::unsealed`]): while a twin is in play, its game's rating moved is not told
+    /// (a rating that moved tells how it went).
+    pub async fn rating_history(&self, who: &Who, preset: &str) -> Result<Vec<RatingMoved>, Error> {
+        let points = self.players.rating_history(who, preset).await?;
+        let sealed = join_all(points.iter().map(|p| self.sealed_to_all(&p.game_id))).await;
+        let mut told = Vec::with_capacity(points.len());
+        for (point, sealed) in points.into_iter().zip(sealed) {
+            if !sealed? {
+                told.push(point);
+            }
+        }
+        Ok(told)
+    }
+
+    /// Whether game `id` is sealed to all but its own seats now; a game gone is not.
+    async fn sealed_to_all(&self, id: &str) -> Result<bool, Error> {
+        let Some(id) = GameId::stored(id) else {
+            return Ok(false);
+        };
+        let Some(stored) = self.ctx.store.load(&id).await? else {
+            return Ok(false);
+        };
+        let record = Record::decode(&stored.bytes)?;
+        is_sealed(self.unsealed(&record, None, false).await)
+    }
+
+    /// Player `player`'s games with `status`, newest first, from the `skip`th; `own`: as
+    /// the player's own seats read them, else as anyone (a sealed game shows as made).
     async fn games_of(
         &self,
         player: &str,
         status: Option<Status>,
         skip: usize,
         per_page: usize,
+        own: bool,
     ) -> Result<Vec<View>, Error> {
         let (mut matched, mut out, mut offset) = (0usize, Vec::new(), 0usize);
         // The index is capped (PLAYER_GAMES_KEPT), so this reads a bounded number of
@@ -101,7 +137,11 @@ impl Games {
                 let Some(seat) = record.seat_of_player(player) else {
                     continue;
                 };
-                let wanted = match (status, record.status()) {
+                let mut view = View::of(id, stored.version, &record, Some(seat));
+                if !own && is_sealed(self.unsealed(&record, None, false).await)? {
+                    view = view.shown_as_made();
+                }
+                let wanted = match (status, view.status) {
                     (None, _) => true,
                     (Some(Status::Finished), s) => s == Status::Finished,
                     (Some(_), s) => s != Status::Finished,
@@ -111,13 +151,22 @@ impl Games {
                 }
                 matched += 1;
                 if matched > skip {
-                    out.push(View::of(id, stored.version, &record, Some(seat)));
+                    out.push(view);
                     if out.len() == per_page {
                         return Ok(out);
                     }
                 }
             }
         }
+    }
+}
+
+/// Whether [`Games::unsealed`] refused: the game is sealed.
+fn is_sealed(unsealed: Result<(), Error>) -> Result<bool, Error> {
+    match unsealed {
+        Ok(()) => Ok(false),
+        Err(Error::Sealed(_)) => Ok(true),
+        Err(e) => Err(e),
     }
 }
 

@@ -93,6 +93,20 @@ impl View {
         }
     }
 
+    /// The game as it was made, in play at its first version, with nothing of how it went:
+    /// how a sealed game is listed to those who may not read it.
+    pub(super) fn shown_as_made(self) -> View {
+        View {
+            version: 1,
+            status: Status::Playing,
+            scores: vec![0; self.scores.len()],
+            projection: None,
+            clock: None,
+            aborted: None,
+            ..self
+        }
+    }
+
     /// The caller's seat is to move (and may: the game is in play).
     pub fn your_turn(&self) -> bool {
         self.status == Status::Playing

@@ -535,6 +535,7 @@ mod tests {
                     clock: Some(clock),
                 },
                 None,
+                None,
             )
             .await
             .unwrap();

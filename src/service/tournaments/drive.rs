@@ -363,6 +363,11 @@ impl Tournaments {
                 .release_creator_tournament(&t.creator.id, &t.id)
                 .await?;
             self.release_joins(t).await?;
+            // Kept a while for its page (TOURNAMENT_KEPT_SECS), then gone with its entries.
+            self.ctx
+                .store
+                .keep_tournament_for(&t.id, self.ctx.lifetimes.tournament)
+                .await?;
             tracing::info!(tournament_id = %t.id, status = t.status.as_str(), reason = t.reason.as_deref().unwrap_or(""), "tournament over");
         }
         for &pairing in &changes.finished {

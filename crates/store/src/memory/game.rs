@@ -17,6 +17,8 @@ pub(super) struct MemoryGame {
     pub(super) owner: Option<String>,
     /// Who created it, counted in `creators` until its match is over.
     pub(super) creator: Option<String>,
+    /// Who created it, counted in `kept` until it is removed.
+    pub(super) maker: Option<String>,
     /// `Some(started_ms)` while the game is in the list of games in play.
     pub(super) started: Option<u64>,
     pub(super) idempotency: HashMap<String, IdempotencyRecord>,

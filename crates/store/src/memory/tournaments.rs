@@ -1,8 +1,12 @@
 //! The memory store's tournaments: maps behind a lock of their own, so each call is
-//! atomic, as a script is on Redis. Nothing is dropped: tournaments last.
+//! atomic, as a script is on Redis. One over is dropped when the time it is kept for
+//! runs out (looked at whenever the lock is taken), with its entries; their bytes count
+//! in `MEMORY_MAX_BYTES` with the games'.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use super::{MemoryStore, NewestFirst};
 use crate::tournaments::{TournamentStore, tournament_channel};
@@ -19,6 +23,33 @@ pub(super) struct TournamentIndex {
     creators: Claims,
     /// Per player, the tournaments it joined that may still run, likewise.
     joined: Claims,
+    /// Per listed tournament, its status and creation time (its entry in `listed`).
+    listed_as: HashMap<String, (String, u64)>,
+    /// Tournaments over, by when they are dropped.
+    ends: BTreeSet<(Instant, String)>,
+    ends_at: HashMap<String, Instant>,
+}
+
+impl TournamentIndex {
+    /// Drops tournament `id` and its entries; answers the bytes it held.
+    fn drop_tournament(&mut self, id: &str) -> usize {
+        if let Some((status, created_ms)) = self.listed_as.remove(id)
+            && let Some(list) = self.listed.get_mut(&status)
+        {
+            list.remove(&(Reverse(created_ms), Reverse(id.to_owned())));
+        }
+        if let Some(due) = self.due_at.remove(id) {
+            self.due.remove(&(due, id.to_owned()));
+        }
+        for claims in [&mut self.creators, &mut self.joined] {
+            for held in claims.values_mut() {
+                held.remove(id);
+            }
+            claims.retain(|_, held| !held.is_empty());
+        }
+        self.ends_at.remove(id);
+        self.tournaments.remove(id).map_or(0, |t| t.bytes.len())
+    }
 }
 
 /// Claims of one kind (a creator's, an entrant's): per player, tournament id → claim time.
@@ -53,19 +84,52 @@ fn held(claims: &Claims, player: &str) -> Vec<(String, u64)> {
 }
 
 impl MemoryStore {
+    /// Locks the tournaments, dropping those whose time ran out first.
     fn tournaments(&self) -> std::sync::MutexGuard<'_, TournamentIndex> {
-        self.tournaments
+        let mut t = self
+            .tournaments
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let now = Instant::now();
+        while let Some((at, id)) = t.ends.first().cloned()
+            && at <= now
+        {
+            t.ends.pop_first();
+            let freed = t.drop_tournament(&id);
+            self.tournament_bytes.fetch_sub(freed, Ordering::Relaxed);
+        }
+        t
+    }
+
+    /// Refuses a tournament of `bytes` when games and tournaments would hold more than
+    /// `MEMORY_MAX_BYTES`.
+    fn tournament_room(&self, bytes: usize) -> Result<(), StoreError> {
+        let (mut inner, now) = self.lock();
+        let held = inner.bytes + self.tournament_bytes.load(Ordering::Relaxed);
+        if held.saturating_add(bytes) <= self.max_bytes {
+            return Ok(());
+        }
+        inner.sweep(now);
+        let held = inner.bytes + self.tournament_bytes.load(Ordering::Relaxed);
+        if held.saturating_add(bytes) <= self.max_bytes {
+            return Ok(());
+        }
+        Err(StoreError::FullBytes {
+            max: self.max_bytes,
+            frees_in: inner.first_expiry(now),
+        })
     }
 }
 
 impl TournamentStore for MemoryStore {
     async fn create_tournament(&self, id: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        self.tournament_room(bytes.len())?;
         let mut t = self.tournaments();
         if t.tournaments.contains_key(id) {
             return Err(StoreError::Exists);
         }
+        self.tournament_bytes
+            .fetch_add(bytes.len(), Ordering::Relaxed);
         t.tournaments
             .insert(id.to_owned(), Stored { version: 1, bytes });
         Ok(())
@@ -90,6 +154,11 @@ impl TournamentStore for MemoryStore {
                 current: stored.version,
             });
         }
+        // Saves are not refused for room, as a game's are not: what runs goes on.
+        self.tournament_bytes
+            .fetch_add(bytes.len(), Ordering::Relaxed);
+        self.tournament_bytes
+            .fetch_sub(stored.bytes.len(), Ordering::Relaxed);
         *stored = Stored {
             version: expected + 1,
             bytes,
@@ -97,6 +166,19 @@ impl TournamentStore for MemoryStore {
         Ok(SaveOutcome::Saved {
             version: expected + 1,
         })
+    }
+
+    async fn keep_tournament_for(&self, id: &str, ttl: Duration) -> Result<(), StoreError> {
+        let mut t = self.tournaments();
+        if !t.tournaments.contains_key(id) {
+            return Ok(());
+        }
+        let at = Instant::now() + ttl;
+        if let Some(before) = t.ends_at.insert(id.to_owned(), at) {
+            t.ends.remove(&(before, id.to_owned()));
+        }
+        t.ends.insert((at, id.to_owned()));
+        Ok(())
     }
 
     async fn list_tournament(
@@ -114,6 +196,8 @@ impl TournamentStore for MemoryStore {
             }
         }
         t.listed.entry(status.to_owned()).or_default().insert(entry);
+        t.listed_as
+            .insert(id.to_owned(), (status.to_owned(), created_ms));
         Ok(())
     }
 

@@ -64,6 +64,11 @@ impl Keys {
     pub(super) fn finished(&self) -> String {
         format!("{}{{lobby}}:finished", self.prefix)
     }
+    /// The prefix of a creator's sorted set of kept games, by when each stops counting
+    /// (the address follows).
+    pub(super) fn kept_by(&self) -> String {
+        format!("{}{{lobby}}:kept:", self.prefix)
+    }
     /// Games in play: a sorted set of ids, score = when each started (epoch ms).
     pub(super) fn playing(&self) -> String {
         format!("{}{{lobby}}:live", self.prefix)

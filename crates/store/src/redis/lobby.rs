@@ -34,7 +34,10 @@ impl RedisStore {
             .map_or_else(super::now_ms, |l| l.created_ms);
         let listed = listing.as_ref().map(|_| value).unwrap_or_default();
         let (owner, max) = listing.and_then(|l| l.owner).unwrap_or_default();
-        let (by, most) = creator.map(|c| (c.address, c.max)).unwrap_or_default();
+        let (by, most, kept) = creator
+            .map(|c| (c.address, c.max, c.kept))
+            .unwrap_or_default();
+        let now = now_ms();
         let (reply, _) = self
             .write(
                 &mut *conn,
@@ -42,7 +45,7 @@ impl RedisStore {
                 "create",
                 &self.scripts.lobby_put,
                 |cmd| {
-                    cmd.arg(8)
+                    cmd.arg(9)
                         .arg(self.keys.open())
                         .arg(self.keys.lobby())
                         .arg(self.keys.owners())
@@ -51,42 +54,54 @@ impl RedisStore {
                         .arg(self.keys.creator_ages())
                         .arg(format!("{}{by}", self.keys.by_creator()))
                         .arg(self.keys.playing())
+                        .arg(format!("{}{by}", self.keys.kept_by()))
                         .arg(id)
                         .arg(created_ms)
                         .arg(listed)
                         .arg(&owner)
                         .arg(max)
-                        .arg(now_ms().saturating_sub(self.idle_ttl_ms))
+                        .arg(now.saturating_sub(self.idle_ttl_ms))
                         .arg(self.idle_ttl_ms)
                         .arg(&by)
                         .arg(most)
-                        .arg(LOBBY_PRUNE_BATCH);
+                        .arg(LOBBY_PRUNE_BATCH)
+                        .arg(kept)
+                        .arg(now)
+                        .arg(now + self.idle_ttl_ms);
                 },
                 false,
             )
             .await?;
-        match reply {
-            Value::Int(1) => Ok(()),
-            Value::Int(refused @ (0 | 2)) => {
-                // Refused: the game must not stay behind, unlisted, for its whole ttl.
-                let deleted = self
-                    .bounded_until(
-                        deadline,
-                        "create",
-                        redis::cmd("DEL").arg(game).arg(idem).exec_async(&mut *conn),
-                    )
-                    .await;
-                if let Err(e) = deleted {
-                    tracing::warn!(game_id = %id, error = %e, "could not delete a game refused by the lobby's cap");
+        let refused = match reply {
+            Value::Int(1) => return Ok(()),
+            Value::Int(0) => StoreError::TooManyWaiting { max },
+            Value::Int(2) => StoreError::TooManyGames { max: most },
+            Value::Array(first) => {
+                let until: Option<u64> = first
+                    .get(1)
+                    .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .map(|ms| ms as u64);
+                let until = until.ok_or_else(|| corrupt("lobby reply"))?;
+                StoreError::TooManyKept {
+                    max: kept,
+                    frees_in: std::time::Duration::from_millis(until.saturating_sub(now)),
                 }
-                Err(if refused == 2 {
-                    StoreError::TooManyGames { max: most }
-                } else {
-                    StoreError::TooManyWaiting { max }
-                })
             }
-            _ => Err(corrupt("lobby reply")),
+            _ => return Err(corrupt("lobby reply")),
+        };
+        // Refused: the game must not stay behind, unlisted, for its whole ttl.
+        let deleted = self
+            .bounded_until(
+                deadline,
+                "create",
+                redis::cmd("DEL").arg(game).arg(idem).exec_async(&mut *conn),
+            )
+            .await;
+        if let Err(e) = deleted {
+            tracing::warn!(game_id = %id, error = %e, "could not delete a game refused by the lobby's cap");
         }
+        Err(refused)
     }
 
     /// After a save at `version` that unlists the game or lists its new state.
@@ -165,6 +180,9 @@ impl RedisStore {
                         .arg(self.keys.finished())
                         .arg(id)
                         .arg(self.keys.by_creator())
+                        .arg(self.keys.kept_by())
+                        .arg(now_ms() + self.idle_ttl_ms)
+                        .arg(self.idle_ttl_ms)
                         .arg(now_ms())
                         .arg(crate::FINISHED_KEPT);
                 },

@@ -95,9 +95,12 @@ return {1}
 /// games, games in play. ARGV: id, created_ms, lobby value ('' for a game not listed: it
 /// is in play from the start), owner ('' for none), the owner's cap, cutoff (ms: older
 /// entries are stale), ttl ms, creator ('' for none), the creator's cap, how many stale
-/// creators' entries to prune.
+/// creators' entries to prune; then the creator's cap of kept games, now (ms), and until
+/// when the game counts kept (ms). KEYS[9]: the creator's kept games (id by when each
+/// stops counting).
 /// Returns 1 when counted (and listed, or put in play), 0 when the owner has its cap of
-/// fresh listed entries already, 2 when the creator has its cap of fresh games in play.
+/// fresh listed entries already, 2 when the creator has its cap of fresh games in play,
+/// {3, when its first kept game stops counting} when it has its cap of kept games.
 const LOBBY_PUT_LUA: &str = r"
 if ARGV[8] ~= '' then
   local stale = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(' .. ARGV[6], 'LIMIT', 0, ARGV[10])
@@ -107,6 +110,10 @@ if ARGV[8] ~= '' then
   end
   redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. ARGV[6])
   if redis.call('ZCARD', KEYS[7]) >= tonumber(ARGV[9]) then return 2 end
+  redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', ARGV[12])
+  if redis.call('ZCARD', KEYS[9]) >= tonumber(ARGV[11]) then
+    return {3, redis.call('ZRANGE', KEYS[9], 0, 0, 'WITHSCORES')[2]}
+  end
 end
 if ARGV[3] ~= '' then
   if ARGV[4] ~= '' then
@@ -127,20 +134,27 @@ if ARGV[8] ~= '' then
   redis.call('PEXPIRE', KEYS[7], ARGV[7])
   redis.call('HSET', KEYS[5], ARGV[1], ARGV[8])
   redis.call('ZADD', KEYS[6], ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[9], ARGV[13], ARGV[1])
+  redis.call('PEXPIRE', KEYS[9], ARGV[7])
 end
 return 1
 ";
 
 /// KEYS: creators, creators' ages, games in play, the latest finished. ARGV: id, the prefix
-/// of a creator's games (in the lobby's slot), now (ms), how many finished to keep. Takes
-/// a finished game out of the games in play, into the latest finished.
+/// of a creator's games (in the lobby's slot), the prefix of a creator's kept games, until
+/// when the game is kept (ms), ttl ms, now (ms), how many finished to keep. Takes a
+/// finished game out of the games in play, into the latest finished; it stays among its
+/// creator's kept games until it expires.
 const LOBBY_FREE_LUA: &str = r"
 redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
-redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -1 - tonumber(ARGV[4]))
+redis.call('ZADD', KEYS[4], ARGV[6], ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -1 - tonumber(ARGV[7]))
 local who = redis.call('HGET', KEYS[1], ARGV[1])
 if who then
   redis.call('ZREM', ARGV[2] .. who, ARGV[1])
+  if redis.call('ZADD', ARGV[3] .. who, 'XX', 'CH', ARGV[4], ARGV[1]) == 1 then
+    redis.call('PEXPIRE', ARGV[3] .. who, ARGV[5])
+  end
   redis.call('HDEL', KEYS[1], ARGV[1])
   redis.call('ZREM', KEYS[2], ARGV[1])
 end

@@ -1,10 +1,15 @@
 //! Tournaments on Redis. A tournament is a key of its own (`tournament:{id}`, a versioned
-//! value like a player's, with no expiry: tournaments last); the lists by status and the
-//! due index are sorted sets of one slot (`{tournaments}:status:<status>` by creation
-//! time, `{tournaments}:due` by due time); a creator's tournaments that may still run a sorted
-//! set by claim time in the player's slot (`player:{id}:tournament-claims`), and those a
-//! player joined likewise (`player:{id}:tournament-joins`); news goes out on the tournament's
+//! value like a player's, with no expiry until it is over: then the time it is kept); the
+//! lists by status and the due index are sorted sets of one slot
+//! (`{tournaments}:status:<status>` by creation time, `{tournaments}:due` by due time),
+//! beside the tournaments over by when they expire (`{tournaments}:ends`), which a read of
+//! a list trims from that list, and a listing from every list and the due index; a
+//! creator's tournaments that may still run a sorted set by claim time in the player's
+//! slot (`player:{id}:tournament-claims`), and those a player joined likewise
+//! (`player:{id}:tournament-joins`); news goes out on the tournament's
 //! channel as a game's does.
+
+use std::time::Duration;
 
 use super::RedisStore;
 use super::connection::corrupt;
@@ -12,7 +17,10 @@ use super::keys::Keys;
 use super::players::{SAVE_LUA, parse_versioned, versioned_value};
 use super::scripts::Lua;
 use crate::tournaments::{TournamentStore, tournament_channel};
-use crate::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent};
+use crate::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent, now_ms};
+
+/// Expired tournaments one trim takes out of the lists at most.
+const TRIM_BATCH: usize = 100;
 
 /// KEYS: the tournament. ARGV: its value. 1 when made, 0 when one was there.
 const CREATE_LUA: &str = r"
@@ -35,11 +43,31 @@ if ARGV[2] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 ";
 
+/// KEYS: the tournaments over, the due index, then every list by status. ARGV: now ms,
+/// batch. Takes the expired out of every list and the index, and out of the ends.
+const TRIM_LUA: &str = r"
+local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+for _, id in ipairs(gone) do
+  for i = 1, #KEYS do redis.call('ZREM', KEYS[i], id) end
+end
+return #gone
+";
+
+/// KEYS: a list by status, the tournaments over. ARGV: now ms, batch, first rank, last
+/// rank. Takes the expired out of this list, then reads its page, newest first.
+const PAGE_LUA: &str = r"
+local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+for _, id in ipairs(gone) do redis.call('ZREM', KEYS[1], id) end
+return redis.call('ZREVRANGE', KEYS[1], ARGV[3], ARGV[4])
+";
+
 pub(super) struct TournamentScripts {
     create: Lua,
     save: Lua,
     due: Lua,
     claim: Lua,
+    trim: Lua,
+    page: Lua,
 }
 
 impl TournamentScripts {
@@ -50,6 +78,8 @@ impl TournamentScripts {
             save: lua(SAVE_LUA),
             due: lua(DUE_LUA),
             claim: lua(CLAIM_LUA),
+            trim: lua(TRIM_LUA),
+            page: lua(PAGE_LUA),
         }
     }
 }
@@ -63,6 +93,9 @@ impl Keys {
     }
     fn tournaments_due(&self) -> String {
         format!("{}{{tournaments}}:due", self.prefix)
+    }
+    fn tournaments_ending(&self) -> String {
+        format!("{}{{tournaments}}:ends", self.prefix)
     }
     fn creator_tournaments(&self, creator: &str) -> String {
         format!("{}player:{{{creator}}}:tournament-claims", self.prefix)
@@ -168,6 +201,32 @@ impl TournamentStore for RedisStore {
             .await
     }
 
+    async fn keep_tournament_for(&self, id: &str, ttl: Duration) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let kept = self
+            .bounded(
+                "keep tournament",
+                redis::cmd("PEXPIRE")
+                    .arg(self.keys.tournament(id))
+                    .arg(ttl_ms)
+                    .query_async::<i64>(&mut conn),
+            )
+            .await?;
+        if kept == 1 {
+            self.bounded(
+                "keep tournament",
+                redis::cmd("ZADD")
+                    .arg(self.keys.tournaments_ending())
+                    .arg(now_ms().saturating_add(ttl_ms))
+                    .arg(id)
+                    .query_async::<i64>(&mut conn),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
     async fn list_tournament(
         &self,
         id: &str,
@@ -176,6 +235,22 @@ impl TournamentStore for RedisStore {
         statuses: &[&str],
     ) -> Result<(), StoreError> {
         let mut conn = self.conns.writer()?;
+        // What expired leaves every list and the due index.
+        let mut keys = vec![self.keys.tournaments_ending(), self.keys.tournaments_due()];
+        keys.extend(statuses.iter().map(|s| self.keys.tournaments_listed(s)));
+        let (now, batch) = (now_ms(), TRIM_BATCH);
+        let trim = &self.tournament_scripts.trim;
+        self.write(
+            &mut conn,
+            self.deadline(),
+            "trim tournaments",
+            trim,
+            |cmd| {
+                cmd.arg(keys.len()).arg(&keys[..]).arg(now).arg(batch);
+            },
+            false,
+        )
+        .await?;
         self.bounded(
             "list tournament",
             redis::cmd("ZADD")
@@ -207,16 +282,31 @@ impl TournamentStore for RedisStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let mut conn = self.conns.get()?;
-        self.bounded(
-            "tournaments",
-            redis::cmd("ZREVRANGE")
-                .arg(self.keys.tournaments_listed(status))
-                .arg(offset)
-                .arg(offset + limit - 1)
-                .query_async(&mut conn),
-        )
-        .await
+        let mut conn = self.conns.writer()?;
+        let keys = [
+            self.keys.tournaments_listed(status),
+            self.keys.tournaments_ending(),
+        ];
+        let (now, batch) = (now_ms(), TRIM_BATCH);
+        let page = &self.tournament_scripts.page;
+        let (reply, _) = self
+            .write(
+                &mut conn,
+                self.deadline(),
+                "tournaments",
+                page,
+                |cmd| {
+                    cmd.arg(2)
+                        .arg(&keys[..])
+                        .arg(now)
+                        .arg(batch)
+                        .arg(offset)
+                        .arg(offset + limit - 1);
+                },
+                false,
+            )
+            .await?;
+        redis::from_redis_value(reply).map_err(|_| corrupt("list of tournaments"))
     }
 
     async fn index_tournament_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {
