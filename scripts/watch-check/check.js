@@ -486,7 +486,7 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
     };
   });
   const step = axes.values[1] - axes.values[0];
-  check(axes.values.length >= 3 && axes.values.every((v, i) => v % step === 0 && (i === 0 || v - axes.values[i - 1] === step)) && /^(1|2|2\.5|5)0*$/.test(String(step)),
+  check(axes.values.length >= 3 && axes.values.every((v, i) => v % step === 0 && (i === 0 || v - axes.values[i - 1] === step)) && /^(1|2|25|5)0*$/.test(String(step)),
     `the chart's values are round, ${step} apart (${axes.values.join(', ')})`);
   check(axes.times.length >= 1 && axes.times.every((t) => t.length > 0), `and it has a time axis (${axes.times.join(', ')})`);
   check(axes.opponent.length === 3 && axes.opponent.every((o) => o === 'greedy /players/greedy'),

@@ -58,6 +58,8 @@ export function chartGeometry(points, width = 600, height = 200) {
   const upper = points.map((p) => [round(x(p.at_ms)), round(y(p.rating + p.deviation))]);
   const lower = points.map((p) => [round(x(p.at_ms)), round(y(p.rating - p.deviation))]).reverse();
   const times = to > from ? timeTicks(from, to) : { step: DAY, ticks: [from] };
+  // Games minutes apart may span no round instant: the first one's time is the axis then.
+  if (!times.ticks.length) times.ticks = [from];
   return {
     line,
     band: [...upper, ...lower],
