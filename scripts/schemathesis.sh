@@ -109,7 +109,17 @@ TOML
 
 log "schemathesis $version against 127.0.0.1:$port (max $max_examples examples per operation, seed $seed)"
 status=0
-"$st" --config-file "$work/schemathesis.toml" run openapi/openapi.json \
+# Through the venv's python, so that the module the workers import lazily (anyio, which
+# compiles its own source on first import) is imported first here, in one thread: two
+# workers importing it at once hit a CPython 3.11 bug ("SystemError: AST constructor
+# recursion depth mismatch", gh-106905), which once failed a clean run.
+"$venv/bin/python" -c '
+import sys
+import schemathesis.transport.asgi  # noqa: F401
+from schemathesis.cli import schemathesis
+sys.argv[0] = "schemathesis"
+sys.exit(schemathesis())
+' --config-file "$work/schemathesis.toml" run openapi/openapi.json \
     --url "http://127.0.0.1:$port" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
     --max-examples "$max_examples" \
