@@ -223,7 +223,8 @@ async fn a_running_tournament_canceled_by_its_creator_ends_and_its_game_in_play_
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
-    // The game's end pokes the tournament at once; give a poll's worth for it to show.
+    // Not a wait for a result: what is checked must NOT happen (the canceled tournament
+    // taking the game's result), so no poll can end early; the game's end pokes it at once.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after = tournament(&app, &id).await;
     assert_eq!(after["status"], "canceled");
