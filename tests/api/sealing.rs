@@ -195,6 +195,9 @@ async fn a_sealed_game_shows_in_play_in_players_lists_and_tells_no_rating_moved(
     let (_, ann) = app.new_player("ann").await;
     let (_, bob) = app.new_player("bob").await;
     let (first, twin) = rated_pair(&app, &ann, &bob).await;
+    // Each side moves before ann resigns: the game is rated (one resigned at once is
+    // aborted, not rated), so its point exists, to be kept out of the history.
+    app.each_moves(&first, &[&ann, &bob]).await;
     resign(&app, &first, &ann).await;
 
     for who in ["ann", "bob"] {
@@ -223,8 +226,8 @@ async fn a_sealed_game_shows_in_play_in_players_lists_and_tells_no_rating_moved(
             .await
             .unwrap();
         assert!(entry(&finished, &first).is_none(), "{finished}");
-        // Nor its rating history (empty here: a game resigned at once is not rated).
-        assert!(!rating_points(&app, who).await.contains(&first));
+        // Nor its rating history.
+        assert!(!rating_points(&app, who).await.contains(&first), "{who}");
     }
     // Its own seats read it as it was played, in their own list.
     let mine: Value = app
@@ -245,4 +248,8 @@ async fn a_sealed_game_shows_in_play_in_players_lists_and_tells_no_rating_moved(
         (shown["status"].as_str(), shown["outcome"].as_str()),
         (Some("finished"), Some("lost"))
     );
+    // And its rating point: it was rated all along, only hidden.
+    for who in ["ann", "bob"] {
+        assert!(rating_points(&app, who).await.contains(&first), "{who}");
+    }
 }
