@@ -30,6 +30,8 @@
 //!   the service's long polls and event feeds select on).
 //! - [`telemetry`]: the tracing subscriber (pretty or JSON) and per-request ids.
 //! - [`address`]: a client's address as the limits count it (api derives, service passes).
+//! - [`hooks`]: calls out to bots' webhooks, guarded (public addresses only, bounded in time,
+//!   size and number) and signed; knows no game, only URLs and bytes.
 //! - `fuzz` (hidden): the fuzzing harnesses that `fuzz/` and the regression test run.
 
 pub mod address;
@@ -37,6 +39,7 @@ pub mod api;
 pub mod domain;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod hooks;
 pub mod margin;
 pub mod metrics;
 pub mod rating;

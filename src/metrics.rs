@@ -204,6 +204,20 @@ pub struct Metrics {
     pub bot_moves: Family<BotLabels, Counter>,
     /// Time bots spent thinking per run on the pool (`domino_bot_thinking_seconds`).
     pub bot_thinking: BotHistogramFamily,
+    /// Calls to bots' webhooks, by outcome: `played`, or the failure's kind
+    /// (`domino_webhook_calls_total{outcome}`).
+    webhook_calls: Family<WebhookLabels, Counter>,
+    /// How long answered webhook calls took (`domino_webhook_call_seconds`).
+    pub webhook_latency: Histogram,
+    /// Webhooks paused after failures in a row (`domino_webhooks_paused_total`).
+    pub webhooks_paused: Counter,
+}
+
+/// How a webhook call ended: `played`, or a failure's kind (`timeout`, `status`,
+/// `illegal`, ...).
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WebhookLabels {
+    pub outcome: &'static str,
 }
 
 impl Metrics {
@@ -211,6 +225,13 @@ impl Metrics {
     pub fn challenge(&self, event: &'static str) {
         self.challenges
             .get_or_create(&ChallengeLabels { event })
+            .inc();
+    }
+
+    /// Counts one webhook call that ended as `outcome` (see [`WebhookLabels`]).
+    pub fn webhook_call(&self, outcome: &'static str) {
+        self.webhook_calls
+            .get_or_create(&WebhookLabels { outcome })
             .inc();
     }
 
@@ -386,6 +407,26 @@ impl Metrics {
             bot_thinking.clone(),
         );
 
+        let webhook_calls = Family::<WebhookLabels, Counter>::default();
+        game.register(
+            "webhook_calls",
+            "Calls to bots' webhooks, by outcome: played, or the failure's kind",
+            webhook_calls.clone(),
+        );
+        let webhook_latency = Histogram::new(LATENCY_BUCKETS);
+        game.register_with_unit(
+            "webhook_call",
+            "How long answered calls to bots' webhooks took",
+            Unit::Seconds,
+            webhook_latency.clone(),
+        );
+        let webhooks_paused = Counter::default();
+        game.register(
+            "webhooks_paused",
+            "Webhooks paused after WEBHOOK_MAX_FAILURES failures in a row",
+            webhooks_paused.clone(),
+        );
+
         Metrics {
             registry,
             http_requests,
@@ -412,6 +453,9 @@ impl Metrics {
             heads_cut,
             bot_moves,
             bot_thinking,
+            webhook_calls,
+            webhook_latency,
+            webhooks_paused,
         }
     }
 

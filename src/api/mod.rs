@@ -28,6 +28,7 @@ pub mod seeks;
 pub mod streams;
 pub mod tournaments;
 pub mod watch;
+pub mod webhooks;
 pub mod wire;
 
 use actix_web::web;
@@ -67,6 +68,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     .configure(games::configure)
     .configure(ops::configure)
     .configure(players::configure)
+    .configure(webhooks::configure)
     .configure(challenges::configure)
     .configure(seeks::configure)
     .configure(matches::configure)

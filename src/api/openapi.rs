@@ -25,7 +25,9 @@ use utoipa_swagger_ui::Config;
 
 use crate::api::error::{ApiError, Problem, ProblemCode, problems};
 use crate::api::headers::{SWAGGER_UI_CSP, get_and_head, page_headers};
-use crate::api::{challenges, games, matches, ops, players, ratelimit, seeks, tournaments, wire};
+use crate::api::{
+    challenges, games, matches, ops, players, ratelimit, seeks, tournaments, webhooks, wire,
+};
 
 /// Where the document is served.
 pub const OPENAPI_PATH: &str = "/openapi.json";
@@ -53,6 +55,7 @@ pub const BEARER_SCHEME: &str = "bearer";
         games::list_presets, games::create_game, games::list_games, games::take_seat, games::get_game,
         games::make_move, games::game_events, games::lobby_events, games::game_log, games::export_game,
         players::create_player, players::get_player, players::rating_history, players::my_profile, players::rotate_key,
+        webhooks::set_webhook, webhooks::get_webhook, webhooks::remove_webhook,
         players::my_games, players::player_games, players::my_events, players::leaderboard,
         challenges::create_challenge, challenges::list_challenges, challenges::get_challenge,
         challenges::accept_challenge, challenges::decline_challenge, challenges::cancel_challenge,

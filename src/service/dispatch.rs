@@ -101,6 +101,15 @@ impl SaveReactions for Dispatcher {
             }
         })
     }
+
+    fn webhook_paused<'a>(&'a self, player: &'a str, reason: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let news = PlayerNews::WebhookPaused {
+                reason: reason.to_owned(),
+            };
+            self.players.tell(player, &news).await;
+        })
+    }
 }
 
 impl MatchmakingReactions for Dispatcher {

@@ -78,6 +78,11 @@ pub enum Error {
     TooManyTournamentsJoined { max: usize },
     #[error("no such entrant in this tournament")]
     EntrantNotFound,
+    /// A webhook the server will not call: a URL it refuses, or a failed ping.
+    #[error("{0}")]
+    InvalidWebhook(String),
+    #[error("this player has no webhook")]
+    WebhookNotFound,
     /// A valid key acting on what is not its player's.
     #[error("{0}")]
     Forbidden(String),

@@ -63,7 +63,7 @@ pub use games::events::{Feed, FeedEvent, LobbyEvent, LobbyItem, LobbyNews, Publi
 pub use games::log::{Export, ExportPart, Log, LoggedMove, MAX_LOG_PAGE};
 pub use games::record::{Aborted, Occupant, Record, Status, TokenHash};
 pub use games::view::{AfterMove, ClockState, NewSeat, View};
-pub use games::{Games, MoveRequest, SeatToken};
+pub use games::{CallWire, Games, MoveRequest, SeatToken};
 pub use idempotency::{Create, MIN_JOIN_KEY, MIN_KEY_DISTINCT, RequestKey, strong_key};
 pub use matches::{Match, Matches};
 pub use matchmaking::Matchmaking;
@@ -72,7 +72,7 @@ pub use matchmaking::seek::{NewSeek, Seek, Wish};
 pub use news::{PlayerItem, PlayerNews};
 pub use offers::{Offer, Offers};
 pub use page::MAX_PER_PAGE;
-pub use players::{Keyed, Players, Profile, RatingMoved};
+pub use players::{Keyed, Players, Profile, RatingMoved, WebhookSet, WebhookState};
 pub use ratings::Ratings;
 pub use shared::{Caps, Faults, Lifetimes};
 pub use thinking::BotSettings;
@@ -96,7 +96,7 @@ pub struct Services {
 }
 
 /// How the services behave, each part by its meaning (startup fills it from the settings).
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct Options {
     /// The longest a long poll waits (`LONG_POLL_MAX_SECS`).
     pub long_poll_max: Duration,
@@ -112,6 +112,10 @@ pub struct Options {
     /// What a test's server deals from where no seed is given (never from the settings;
     /// `None`: the OS's generator, as in every server built from settings).
     pub deal_seed: Option<crate::engine::Seed>,
+    pub webhooks: crate::settings::WebhookSettings,
+    /// How webhook calls are written and read: the api's wire (`None`: webhook seats are
+    /// played by pulling).
+    pub wire: Option<Arc<dyn CallWire>>,
 }
 
 impl Services {
@@ -132,6 +136,15 @@ impl Services {
             lifetimes: options.lifetimes,
             faults: options.faults,
             dealer: shared::Dealer::new(options.deal_seed),
+            webhooks: shared::Webhooks {
+                client: crate::hooks::Hooks::new(crate::hooks::HookLimits {
+                    allow_private: options.webhooks.allow_private,
+                    per_owner: options.webhooks.concurrency,
+                    total: options.webhooks.concurrency_total,
+                }),
+                timeout: options.webhooks.timeout,
+                max_failures: options.webhooks.max_failures,
+            },
         });
         let players = Players::new(ctx.clone());
         let games = Games::new(
@@ -139,6 +152,7 @@ impl Services {
             players.clone(),
             options.bots.tables,
             options.game_cache,
+            options.wire,
         );
         let ratings = Ratings::new(ctx.clone(), players.clone());
         let matchmaking = Matchmaking::new(ctx.clone(), players.clone(), games.clone());
@@ -200,6 +214,8 @@ impl Services {
                 game_cache: 0,
                 faults: Faults::default(),
                 deal_seed: None,
+                webhooks: crate::settings::Settings::default().webhooks,
+                wire: None,
             },
         )
     }

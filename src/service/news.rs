@@ -70,6 +70,8 @@ pub enum PlayerNews {
     /// A match's invitation closed unaccepted (its status says how), told as a
     /// challenge's.
     MatchClosed(Box<Match>),
+    /// The player's webhook was paused, for this reason.
+    WebhookPaused { reason: String },
 }
 
 /// A rating's change, as a player's stream tells it.

@@ -119,6 +119,16 @@ pub(super) struct Shared {
     pub(super) faults: Faults,
     pub(super) dealer: Dealer,
     pub(super) pool: Pool,
+    pub(super) webhooks: Webhooks,
+}
+
+/// Calling bots' webhooks: the guarded client and the budget a call has.
+pub(super) struct Webhooks {
+    pub(super) client: crate::hooks::Hooks,
+    /// A call's budget (`WEBHOOK_TIMEOUT_MS`), never past the seat's clock.
+    pub(super) timeout: Duration,
+    /// Failures in a row that pause a webhook (`WEBHOOK_MAX_FAILURES`).
+    pub(super) max_failures: u32,
 }
 
 /// A handle to something above the aggregate that holds it, set once when the services

@@ -87,3 +87,12 @@ pub(super) fn positive(s: &str) -> Result<u64, String> {
         Ok(n) => Ok(n),
     }
 }
+
+/// `true`/`false` (or `1`/`0`, `yes`/`no`, any case).
+pub(super) fn boolean(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" => Ok(false),
+        _ => Err("expected true or false".to_owned()),
+    }
+}

@@ -11,7 +11,7 @@
 //! [`Settings::default`] does not hold.
 
 mod env;
-use env::{Env, cap, positive};
+use env::{Env, boolean, cap, positive};
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -126,6 +126,23 @@ pub struct Settings {
     pub memory_max_bytes: Option<usize>,
     /// Games whose last written state this process keeps (0: none).
     pub game_cache_games: usize,
+    /// Calls to bots' webhooks.
+    pub webhooks: WebhookSettings,
+}
+
+/// How the server calls bots' webhooks (`WEBHOOK_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebhookSettings {
+    /// A call's budget, never past the seat's clock (`WEBHOOK_TIMEOUT_MS`).
+    pub timeout: Duration,
+    /// Failures in a row that pause a webhook (`WEBHOOK_MAX_FAILURES`).
+    pub max_failures: u32,
+    /// Calls to private and loopback addresses allowed (`WEBHOOK_ALLOW_PRIVATE`).
+    pub allow_private: bool,
+    /// Calls in flight to one player's URL (`WEBHOOK_CONCURRENCY`).
+    pub concurrency: usize,
+    /// Calls in flight in all, from this process (`WEBHOOK_CONCURRENCY_TOTAL`).
+    pub concurrency_total: usize,
 }
 
 /// The origins whose pages a browser lets call the API (`CORS_ORIGINS`).
@@ -259,6 +276,16 @@ impl Default for Settings {
             // 256 MiB of records, events and keys: with MEMORY_MAX_GAMES's overhead, the
             // store stays under about 600 MB (docs/operating.md says how it was measured).
             memory_max_bytes: Some(256 << 20),
+            // A second of a bot's own, as Battlesnake's 500 ms plus a network's round trips;
+            // five failures in a row pause (a bot down for good stops costing calls);
+            // eight calls at once to one bot (its games in parallel), 256 from a process.
+            webhooks: WebhookSettings {
+                timeout: Duration::from_millis(1000),
+                max_failures: 5,
+                allow_private: false,
+                concurrency: 8,
+                concurrency_total: 256,
+            },
             // A busy process's games in play.
             game_cache_games: 10_000,
         }
@@ -409,13 +436,11 @@ impl Settings {
                 defaults.max_connections_per_ip,
                 cap,
             )?,
-            allow_prearranged: env.parse("ALLOW_PREARRANGED", defaults.allow_prearranged, |s| {
-                match s.trim().to_ascii_lowercase().as_str() {
-                    "true" | "1" | "yes" => Ok(true),
-                    "false" | "0" | "no" => Ok(false),
-                    _ => Err("expected true or false".to_owned()),
-                }
-            })?,
+            allow_prearranged: env.parse(
+                "ALLOW_PREARRANGED",
+                defaults.allow_prearranged,
+                boolean,
+            )?,
             cors_origins: env.parse("CORS_ORIGINS", defaults.cors_origins, str::parse)?,
             max_waiting_per_ip: env.parse("MAX_WAITING_PER_IP", defaults.max_waiting_per_ip, cap)?,
             max_games_per_ip: env.parse("MAX_GAMES_PER_IP", defaults.max_games_per_ip, cap)?,
@@ -467,6 +492,29 @@ impl Settings {
             game_cache_games: env.parse("GAME_CACHE_GAMES", defaults.game_cache_games, |s| {
                 cap(s).map(Option::unwrap_or_default)
             })?,
+            webhooks: WebhookSettings {
+                timeout: env.parse("WEBHOOK_TIMEOUT_MS", defaults.webhooks.timeout, |s| {
+                    positive(s).map(Duration::from_millis)
+                })?,
+                max_failures: env.parse(
+                    "WEBHOOK_MAX_FAILURES",
+                    defaults.webhooks.max_failures,
+                    |s| positive(s).and_then(|n| u32::try_from(n).map_err(|_| "too large".into())),
+                )?,
+                allow_private: env.parse(
+                    "WEBHOOK_ALLOW_PRIVATE",
+                    defaults.webhooks.allow_private,
+                    boolean,
+                )?,
+                concurrency: env.parse("WEBHOOK_CONCURRENCY", defaults.webhooks.concurrency, |s| {
+                    positive(s).map(|n| n as usize)
+                })?,
+                concurrency_total: env.parse(
+                    "WEBHOOK_CONCURRENCY_TOTAL",
+                    defaults.webhooks.concurrency_total,
+                    |s| positive(s).map(|n| n as usize),
+                )?,
+            },
         };
         if settings.redis_url.is_some() && !settings.redis_cluster_nodes.is_empty() {
             return Err(SettingsError {

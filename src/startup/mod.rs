@@ -359,6 +359,8 @@ fn serve(
             game_cache: settings.game_cache_games,
             faults,
             deal_seed,
+            webhooks: settings.webhooks,
+            wire: Some(Arc::new(api::webhooks::Wire)),
         },
     );
     // Each aggregate is app state of its own: a handler takes the one it calls.

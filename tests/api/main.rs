@@ -49,4 +49,5 @@ mod tournament_tools;
 mod tournaments;
 mod two_servers;
 mod watch;
+mod webhooks;
 mod wording;

@@ -149,6 +149,7 @@ pub mod problems {
                     ],
                 ),
                 ApiError::new(ProblemCode::InvalidRules, "hand_size 20 does not fit 4 seats in a double-six set"),
+                ApiError::new(ProblemCode::InvalidWebhook, "the ping failed: no whole answer within the time allowed"),
                 ApiError::new(ProblemCode::IdempotencyKeyReused, "this Idempotency-Key was used with another body"),
             ];
         RateLimited => "Too many requests (`rate_limited`), too many event streams and long polls open (`MAX_STREAMS_PER_IP`, `MAX_STREAMS`: `rate_limited`), too many players created by this address (`MAX_PLAYERS_PER_IP`) or open challenges of this player (20), or to the player challenged (`MAX_CHALLENGES_TO_PLAYER`): `rate_limited`; or, creating a game, too many games of this address waiting or in play (`MAX_WAITING_PER_IP`, `MAX_GAMES_PER_IP`: `too_many_games`): wait `Retry-After` seconds. A player in its most tournaments registering or running, made (`MAX_TOURNAMENTS_PER_PLAYER`) or joined (`MAX_TOURNAMENTS_JOINED`), is `too_many_tournaments`, with no `Retry-After`: a place frees only when one of them ends (or, joined, the player withdraws).",

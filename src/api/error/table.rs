@@ -72,6 +72,7 @@ problem_codes! {
     PayloadTooLarge = PAYLOAD_TOO_LARGE, "payload_too_large", "The request body is too large";
     IllegalMove = UNPROCESSABLE_ENTITY, "illegal_move", "The move is not legal";
     InvalidRules = UNPROCESSABLE_ENTITY, "invalid_rules", "The rules are not valid";
+    InvalidWebhook = UNPROCESSABLE_ENTITY, "invalid_webhook", "The webhook is not one the server calls";
     IdempotencyKeyReused = UNPROCESSABLE_ENTITY, "idempotency_key_reused", "The idempotency key was used for another request";
     RateLimited = TOO_MANY_REQUESTS, "rate_limited", "Too many requests";
     TooManyGames = TOO_MANY_REQUESTS, "too_many_games", "This address holds too many games";
@@ -141,7 +142,9 @@ impl From<service::Error> for ApiError {
             | E::SeekNotFound
             | E::MatchNotFound
             | E::TournamentNotFound
-            | E::EntrantNotFound => ApiError::new(C::NotFound, said),
+            | E::EntrantNotFound
+            | E::WebhookNotFound => ApiError::new(C::NotFound, said),
+            E::InvalidWebhook(why) => ApiError::new(C::InvalidWebhook, why),
             E::TournamentClosed(why) => ApiError::new(C::TournamentClosed, why),
             E::AlreadyEntered(why) => ApiError::new(C::AlreadyEntered, why),
             E::TournamentFull { max } => ApiError::new(

@@ -23,6 +23,7 @@ mod rules;
 mod seeks;
 mod tournaments;
 mod view;
+mod webhooks;
 
 pub use challenges::*;
 pub use events::*;
@@ -36,3 +37,4 @@ pub use rules::*;
 pub use seeks::*;
 pub use tournaments::*;
 pub use view::*;
+pub use webhooks::*;

@@ -299,6 +299,9 @@ pub enum PlayerEventView {
         rank: u16,
         score: f64,
     },
+    /// The player's webhook was paused after failures in a row (`WEBHOOK_MAX_FAILURES`):
+    /// its seats are played as absent players' are until it is `PUT` again.
+    WebhookPaused { reason: String },
     /// News was lost (the stream fell behind, or the server lost its subscription for a
     /// moment): list `GET /v1/players/me/games?status=playing` again; the news goes on.
     Resync {},
@@ -385,6 +388,11 @@ impl PlayerEventView {
                 rank: *rank,
                 score: *score,
             },
+            PlayerItem::News(PlayerNews::WebhookPaused { reason }) => {
+                PlayerEventView::WebhookPaused {
+                    reason: reason.clone(),
+                }
+            }
             PlayerItem::Resync => PlayerEventView::Resync {},
         }
     }
@@ -402,6 +410,7 @@ impl PlayerEventView {
             PlayerEventView::MatchUpdated(_) => "match_updated",
             PlayerEventView::TournamentRound { .. } => "tournament_round",
             PlayerEventView::TournamentFinished { .. } => "tournament_finished",
+            PlayerEventView::WebhookPaused { .. } => "webhook_paused",
             PlayerEventView::Resync {} => "resync",
         }
     }

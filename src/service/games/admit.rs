@@ -110,6 +110,9 @@ impl Games {
         } = admission;
         for (seat, player, name) in players {
             record.seat_bound(Seat::new(seat), name, &unseen_token(), player);
+            if self.players.hook_of(player).await?.is_some() {
+                record.hook_seat(seat);
+            }
             self.ctx
                 .store
                 .add_player_game(player, NameKey::of(name).as_str(), &id, record.created_ms)
@@ -167,7 +170,7 @@ impl Games {
             if let Err(e) = self.ctx.store.index_deadline(&id, 1, Some(due)).await {
                 tracing::warn!(game_id = %id, error = %e, "created, but could not index its bots' turn or its clock");
             }
-            if record.bots_to_move() {
+            if record.bots_to_move() || record.called_to_move().is_some() {
                 self.drive(id, record.bots_alone());
             }
         }

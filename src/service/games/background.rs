@@ -226,7 +226,8 @@ impl Games {
     /// until the lease would expire.
     async fn hold(&self, id: GameId) -> Result<bool, Error> {
         let (version, record) = self.load(id).await?;
-        if !record.bots_to_move() {
+        let calling = record.call_owed(now_ms()).is_some();
+        if !record.bots_to_move() && !calling {
             // A stale place in the queue would have tables give way to it for ever.
             self.ctx
                 .store
@@ -255,7 +256,9 @@ impl Games {
         if !self.ctx.store.lease(&id, &self.holder, LEASE_TTL).await? {
             return Ok(false);
         }
-        if alone {
+        // Out of the sweeps' sight until the lease would expire: a table of bots alone,
+        // and a webhook seat being called (the call's own save indexes it again).
+        if alone || calling {
             let expires = now_ms() + LEASE_TTL.as_millis() as u64;
             self.ctx
                 .store
@@ -300,6 +303,10 @@ impl Games {
     /// for a thread. Returns whether bots are left to move, and this process still
     /// holds the lease.
     async fn drive_once(&self, id: GameId) -> Result<bool, Error> {
+        // A webhook seat to move is called first; the bots that follow move in its write.
+        if self.call_turn(id).await? {
+            return Ok(true);
+        }
         let mut playing = std::pin::pin!(self.play_due(id));
         let mut held = true;
         loop {
@@ -408,7 +415,7 @@ impl Games {
             }
             return Ok(true);
         }
-        if record.bots_to_move() {
+        if record.bots_to_move() || record.call_owed(now_ms()).is_some() {
             return Ok(self.drive(id, false));
         }
         Ok(match self.play_due(id).await? {

@@ -124,7 +124,12 @@ impl Games {
                     None => Seat::new(free[0]),
                 };
                 match &player {
-                    Some(player) => record.seat_bound(seat, name, &token, &player.id),
+                    Some(player) => {
+                        record.seat_bound(seat, name, &token, &player.id);
+                        if player.calls_hook() {
+                            record.hook_seat(seat.index());
+                        }
+                    }
                     None => record.seat_player(seat, name, &token),
                 }
                 let started = record.status() != Status::Waiting;
@@ -172,7 +177,7 @@ impl Games {
             }
         };
         tracing::info!(game_id = %id, seat = seat.index(), started, version, "seat taken");
-        if record.bots_to_move() {
+        if record.bots_to_move() || record.called_to_move().is_some() {
             self.drive(id, false);
         }
         Ok(NewSeat {

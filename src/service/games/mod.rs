@@ -8,6 +8,8 @@
 pub mod admit;
 mod background;
 mod cache;
+mod called;
+mod calls;
 pub mod clock;
 pub mod events;
 pub mod idempotency;
@@ -36,6 +38,7 @@ use record::{Record, Status, TokenHash};
 use saved::{SaveReactions, Saved};
 use write::{Decision, Written};
 
+pub use calls::CallWire;
 pub use play::MoveRequest;
 
 pub struct Games {
@@ -55,6 +58,8 @@ pub struct Games {
     reactions: Port<dyn SaveReactions>,
     /// Itself, for the background tasks it starts.
     me: Weak<Games>,
+    /// How webhook calls are written and their answers read (the api's wire).
+    wire: Option<Arc<dyn CallWire>>,
 }
 
 impl Games {
@@ -63,9 +68,11 @@ impl Games {
         players: Arc<Players>,
         tables: usize,
         game_cache: usize,
+        wire: Option<Arc<dyn CallWire>>,
     ) -> Arc<Games> {
         Arc::new_cyclic(|me| Games {
             cache: cache::GameCache::new(game_cache),
+            wire,
             ctx,
             players,
             tables: tables.max(1),

@@ -7,11 +7,11 @@ use std::time::Duration;
 use futures_util::StreamExt;
 
 use crate::domain::{GameId, Seat};
-use crate::engine::{Game, Move, MoveError};
+use crate::engine::{Event, Game, Move, MoveError};
 use crate::metrics::BotPlace;
 
 use super::idempotency::RequestKey;
-use super::record::Status;
+use super::record::{Record, Status};
 use super::view::{AfterMove, View};
 use super::write::{BotWork, Change, Decision, Written};
 use super::{Error, Games, SeatToken, seat_of, viewer_of};
@@ -86,34 +86,7 @@ impl Games {
                 key.map(|key| (key, Some(&bearer))),
                 |version, _, record| {
                     let seat = seat_of(record, &bearer)?;
-                    if record.game.abandoned(seat) {
-                        return Err(Error::SeatAbandoned);
-                    }
-                    match record.status() {
-                        Status::Waiting => return Err(Error::NotStarted),
-                        Status::Finished => return Err(Error::Finished),
-                        Status::Playing => {}
-                    }
-                    if let Some(expected) = request.expected_version
-                        && expected != version
-                    {
-                        return Err(Error::VersionConflict { current: version });
-                    }
-                    let mut events = Vec::new();
-                    let played = record
-                        .game
-                        .play_into(seat, request.mv, &mut events)
-                        .map_err(|e| refuse(&record.game, Seat::new(seat), e))?;
-                    let events: Vec<_> = events.iter().map(|e| e.visible_to(Some(seat))).collect();
-                    Ok(Decision::Store(Change {
-                        value: (seat, events),
-                        mover: Some(seat),
-                        moves: vec![(seat, played)],
-                        seat: Some(seat),
-                        unlist: false,
-                        relist: false,
-                        think: BotWork::bots(record, BotPlace::Request),
-                    }))
+                    seat_moves(version, record, seat, request, BotPlace::Request)
                 },
             )
             .await?;
@@ -125,7 +98,7 @@ impl Games {
                 thought,
                 ..
             } => {
-                if record.bots_to_move() {
+                if record.bots_to_move() || record.called_to_move().is_some() {
                     self.drive(id, false);
                 }
                 events.extend(thought.iter().map(|e| e.visible_to(Some(seat))));
@@ -144,6 +117,73 @@ impl Games {
             }
         })
     }
+}
+
+impl Games {
+    /// Plays `request` for seat `seat` of game `id`, as its webhook answered it at
+    /// `version` (the view it was sent): through the same checks as a seat's own move, and
+    /// only at that version, so an answer that comes twice moves once. Returns the record
+    /// after it (bots that follow moved in the same write).
+    pub(super) async fn play_called(
+        &self,
+        id: GameId,
+        seat: u8,
+        version: u64,
+        request: MoveRequest,
+    ) -> Result<Record, Error> {
+        let request = MoveRequest {
+            expected_version: Some(request.expected_version.unwrap_or(version)),
+            ..request
+        };
+        let updated = self
+            .update::<_, Infallible>(id, None, |version, _, record| {
+                seat_moves(version, record, seat, request, BotPlace::Background)
+            })
+            .await?;
+        match updated {
+            Written::Saved { record, .. } => Ok(record),
+            Written::Repeated { record, .. } => Ok(record),
+        }
+    }
+}
+
+/// Seat `seat`'s move `request` on `record` at `version`: the change to store, or why it
+/// is refused (the game changes not).
+fn seat_moves(
+    version: u64,
+    record: &mut Record,
+    seat: u8,
+    request: MoveRequest,
+    place: BotPlace,
+) -> Result<Decision<(u8, Vec<Event>), Infallible>, Error> {
+    if record.game.abandoned(seat) {
+        return Err(Error::SeatAbandoned);
+    }
+    match record.status() {
+        Status::Waiting => return Err(Error::NotStarted),
+        Status::Finished => return Err(Error::Finished),
+        Status::Playing => {}
+    }
+    if let Some(expected) = request.expected_version
+        && expected != version
+    {
+        return Err(Error::VersionConflict { current: version });
+    }
+    let mut events = Vec::new();
+    let played = record
+        .game
+        .play_into(seat, request.mv, &mut events)
+        .map_err(|e| refuse(&record.game, Seat::new(seat), e))?;
+    let events: Vec<_> = events.iter().map(|e| e.visible_to(Some(seat))).collect();
+    Ok(Decision::Store(Change {
+        value: (seat, events),
+        mover: Some(seat),
+        moves: vec![(seat, played)],
+        seat: Some(seat),
+        unlist: false,
+        relist: false,
+        think: BotWork::bots(record, place),
+    }))
 }
 
 /// Maps an engine refusal to the service's error, with the seat's legal moves.

@@ -10,15 +10,18 @@ use crate::domain::Seat;
 use crate::engine::{Game, Preset};
 
 use super::Error;
+use super::called::Called;
 use super::clock::{ClockSettings, GameClock};
 use crate::service::codec::{self, Encoder};
 
 /// The record's format byte, then postcard: the record, then its twins, then its
-/// tournament (each appended apart, so formats 8 and 7 read with the same struct and
-/// games in play survive the upgrade). The engine's game is embedded directly (not as
-/// bytes of its own) so a move costs one (de)serialisation pass. Bump it when `Record` or
-/// the engine's `Game` changes shape.
-const FORMAT: u8 = 9;
+/// tournament, then its webhook seats (each appended apart, so formats 9, 8 and 7 read
+/// with the same struct and games in play survive the upgrade). The engine's game is
+/// embedded directly (not as bytes of its own) so a move costs one (de)serialisation
+/// pass. Bump it when `Record` or the engine's `Game` changes shape.
+const FORMAT: u8 = 10;
+/// The format before: the same without webhook seats.
+const FORMAT_V9: u8 = 9;
 /// The format before: the same without a tournament.
 const FORMAT_V8: u8 = 8;
 /// The format before that: without twins either.
@@ -79,6 +82,10 @@ pub struct Record {
     /// Stored after the twins ([`FORMAT`]).
     #[serde(skip)]
     pub tournament: Option<String>,
+    /// Its webhook seats, and where the turn's calls stand. Stored after the tournament
+    /// ([`FORMAT`]).
+    #[serde(skip)]
+    pub(super) called: Called,
 }
 
 impl Record {
@@ -110,6 +117,7 @@ impl Record {
             game,
             twins: Vec::new(),
             tournament: None,
+            called: Called::default(),
         }
     }
 
@@ -128,6 +136,7 @@ impl Record {
             game,
             twins: self.twins.clone(),
             tournament: self.tournament.clone(),
+            called: self.called.clone(),
         }
     }
 
@@ -268,13 +277,50 @@ impl Record {
                 now
             });
         }
-        self.clock.as_ref().and_then(|c| c.deadline())
+        let deadline = self.clock.as_ref().and_then(|c| c.deadline());
+        let call = self.called_to_move().and_then(|_| self.call_due(now));
+        match (deadline, call) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The seat to move, if the server calls its player's webhook.
+    pub fn called_to_move(&self) -> Option<u8> {
+        self.human_to_move().filter(|&seat| self.called.is_hooked(seat))
+    }
+
+    /// The seat to move, if its webhook is to be called now (at `now`).
+    pub fn call_owed(&self, now: u64) -> Option<u8> {
+        self.called_to_move()
+            .filter(|_| self.call_due(now).is_some_and(|due| due <= now))
+    }
+
+    /// When the seat to move is next to be called (see [`Called::due`]).
+    pub(super) fn call_due(&self, now: u64) -> Option<u64> {
+        self.called.due(self.game.move_count() as u32, now)
+    }
+
+    /// The server calls seat `seat`'s player's webhook from now on.
+    pub(super) fn hook_seat(&mut self, seat: u8) {
+        self.called.hook(seat, self.seats.len());
+    }
+
+    /// The server calls seat `seat`'s player no more: it plays by pulling.
+    pub(super) fn unhook_seat(&mut self, seat: u8) {
+        self.called.unhook(seat);
+    }
+
+    /// This turn's calls failed: called again at `retry`, or never (its clock decides).
+    pub(super) fn calls_failed(&mut self, retry: Option<u64>) {
+        self.called.failed(self.game.move_count() as u32, retry);
     }
 
     pub fn encode(&self) -> Vec<u8> {
         Encoder::new(FORMAT, self)
             .then(&self.twins)
             .then(&self.tournament)
+            .then(&self.called)
             .finish()
     }
 
@@ -283,6 +329,13 @@ impl Record {
     pub fn decode(bytes: &[u8]) -> Result<Record, Error> {
         let record: Record = match codec::open("game", bytes)? {
             (FORMAT, mut body) => {
+                let mut record: Record = body.next()?;
+                record.twins = body.next()?;
+                record.tournament = body.next()?;
+                record.called = body.last()?;
+                record
+            }
+            (FORMAT_V9, mut body) => {
                 let mut record: Record = body.next()?;
                 record.twins = body.next()?;
                 record.tournament = body.last()?;

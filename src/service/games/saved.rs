@@ -52,4 +52,7 @@ pub trait SaveReactions: Send + Sync {
     /// A finished game the sweep found still due: the reactions that must happen once,
     /// which the process that saved it may not have run (it died after the save).
     fn overdue<'a>(&'a self, saved: &'a Saved<'a>) -> BoxFuture<'a, Result<(), super::Error>>;
+
+    /// Player `player`'s webhook was paused (its calls failed in a row), for `reason`.
+    fn webhook_paused<'a>(&'a self, player: &'a str, reason: &'a str) -> BoxFuture<'a, ()>;
 }

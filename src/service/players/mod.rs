@@ -30,11 +30,14 @@ use super::shared::{Shared, now_ms};
 
 mod record;
 mod stream;
+mod webhook;
 
 pub use record::HISTORY_KEPT;
 pub(in crate::service) use record::PlayerRecord;
 
 pub use stream::NewsItem;
+pub use webhook::{WebhookSet, WebhookState};
+pub(in crate::service) use webhook::{Counted, Hook};
 
 /// What every player key starts with.
 pub const KEY_PREFIX: &str = "dpk_";
@@ -231,6 +234,7 @@ impl Players {
             ratings: BTreeMap::new(),
             rated_games: Vec::new(),
             history: BTreeMap::new(),
+            webhook: None,
         };
         let created = self
             .ctx

@@ -9,13 +9,17 @@ use subtle::ConstantTimeEq;
 use crate::bots::Level;
 use crate::rating::Rating;
 
-use crate::service::codec;
+use crate::service::codec::{self, Encoder};
 
+use super::webhook::Webhook;
 use super::{Error, PresetRating, Profile, RatingMoved, key_hash, new_key};
 
-/// The player's record's format byte, then postcard. A player lives for ever, so the
-/// readers of the formats before stay until a migration has rewritten every record.
-const FORMAT: u8 = 3;
+/// The player's record's format byte, then postcard: the record, then its webhook
+/// (appended apart, so format 3 reads with the same struct). A player lives for ever, so
+/// the readers of the formats before stay until a migration has rewritten every record.
+const FORMAT: u8 = 4;
+/// The format before: no webhook yet.
+const FORMAT_V3: u8 = 3;
 /// The format before: no rating history yet ([`PlayerRecordV2`]).
 const FORMAT_V2: u8 = 2;
 /// The first format: no ratings yet ([`PlayerRecordV1`]).
@@ -43,6 +47,10 @@ pub(in crate::service) struct PlayerRecord {
     /// Per preset, its rating after each of its latest rated games, oldest first (at
     /// most [`HISTORY_KEPT`]).
     pub(super) history: BTreeMap<String, VecDeque<RatingMoved>>,
+    /// The URL the server calls when the player's seats are to move, if any. Stored after
+    /// the rest ([`FORMAT`]).
+    #[serde(skip)]
+    pub(super) webhook: Option<Webhook>,
 }
 
 /// A player as format 2 stored it, before its rating history: read as one with none.
@@ -69,6 +77,7 @@ impl From<PlayerRecordV2> for PlayerRecord {
             ratings: v2.ratings,
             rated_games: v2.rated_games,
             history: BTreeMap::new(),
+            webhook: None,
         }
     }
 }
@@ -95,18 +104,24 @@ impl From<PlayerRecordV1> for PlayerRecord {
             ratings: BTreeMap::new(),
             rated_games: Vec::new(),
             history: BTreeMap::new(),
+            webhook: None,
         }
     }
 }
 
 impl PlayerRecord {
     pub(super) fn encode(&self) -> Vec<u8> {
-        codec::encode(FORMAT, self)
+        Encoder::new(FORMAT, self).then(&self.webhook).finish()
     }
 
     pub(super) fn decode(bytes: &[u8]) -> Result<PlayerRecord, Error> {
         match codec::open("player", bytes)? {
-            (FORMAT, body) => body.last(),
+            (FORMAT, mut body) => {
+                let mut record: PlayerRecord = body.next()?;
+                record.webhook = body.last()?;
+                Ok(record)
+            }
+            (FORMAT_V3, body) => body.last(),
             (FORMAT_V2, body) => body.last::<PlayerRecordV2>().map(PlayerRecord::from),
             (FORMAT_V1, body) => body.last::<PlayerRecordV1>().map(PlayerRecord::from),
             (other, body) => Err(body.unknown(other)),
@@ -186,6 +201,7 @@ impl PlayerRecord {
             ratings: BTreeMap::new(),
             rated_games: Vec::new(),
             history: BTreeMap::new(),
+            webhook: None,
         }
     }
 
@@ -246,6 +262,18 @@ mod tests {
     }
 
     #[test]
+    fn a_player_stored_in_format_3_reads_with_no_webhook_and_saves_as_the_current() {
+        let mut record = PlayerRecord::level(Level::Greedy);
+        assert!(record.rate("g1", "block", Rating::default(), 9));
+        let v3 = codec::encode(FORMAT_V3, &record);
+        let read = PlayerRecord::decode(&v3).unwrap();
+        assert!(read.webhook.is_none() && read.rated("g1"));
+        assert_eq!(read.history_in("block").len(), 1);
+        assert_eq!(read.encode()[0], FORMAT);
+        assert_eq!(PlayerRecord::decode(&read.encode()).unwrap().encode(), read.encode());
+    }
+
+    #[test]
     fn a_key_opens_only_the_record_made_for_it() {
         let key = new_key("0123456789abcdef0123456789abcdef");
         let record = PlayerRecord {
@@ -257,6 +285,7 @@ mod tests {
             ratings: BTreeMap::new(),
             rated_games: Vec::new(),
             history: BTreeMap::new(),
+            webhook: None,
         };
         let again = PlayerRecord::decode(&record.encode()).unwrap();
         assert!(again.opens_with(&key));

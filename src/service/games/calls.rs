@@ -1,0 +1,239 @@
+//! Webhook seats played: when a seat whose player has an active webhook is to move, the
+//! process driving the game (under its lease: one call at a time, whichever process) POSTs
+//! the seat's view to the webhook and plays the answer through a seat's own move path. A
+//! failure (late, refused, unreadable, illegal) is called once more while the budget
+//! allows; then the seat's clock decides, as for an absent player (a game without a clock
+//! calls again a little later). Failures in a row pause the webhook.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::domain::{GameId, Seat};
+use crate::service::players::Counted;
+use crate::service::shared::now_ms;
+
+use super::play::MoveRequest;
+use super::record::Record;
+use super::view::View;
+use super::write::{Change, Decision, Written};
+use super::{Error, Games};
+
+/// How the api writes a seat's view and reads a move: handed to the service when it is
+/// built, so a webhook is sent exactly what `GET /v1/games/{id}` answers that seat and its
+/// answer is read as `POST /v1/games/{id}/moves` reads a body.
+pub trait CallWire: Send + Sync + 'static {
+    /// The view as JSON.
+    fn view_json(&self, view: &View) -> String;
+    /// A move body, or why it is not one.
+    fn read_move(&self, body: &[u8]) -> Result<MoveRequest, String>;
+}
+
+/// Below this much budget left, no call is made: nobody answers in less.
+const MIN_BUDGET: Duration = Duration::from_millis(50);
+/// A game without a clock calls a failed turn again this long after it failed.
+const RETRY_WITHOUT_CLOCK: Duration = Duration::from_secs(1);
+
+/// The body of a call.
+#[derive(Serialize)]
+struct MoveCall<'a> {
+    r#type: &'static str,
+    call_id: &'a str,
+    game_id: String,
+    seat: u8,
+    deadline_ms: u64,
+    view: &'a RawValue,
+}
+
+/// What became of one call.
+enum Called {
+    /// The answer was played: the game after it.
+    Played(Box<Record>),
+    /// The game moved on meanwhile (another answer, a timeout): nothing to do.
+    Moot,
+    /// No playable answer, for this reason (its kind for the metrics).
+    Failed(&'static str, String),
+}
+
+impl Games {
+    /// The wire the calls are written in, if the server has one (a unit test's services
+    /// have none: their webhook seats are played by pulling).
+    fn wire(&self) -> Option<&Arc<dyn CallWire>> {
+        self.wire.as_ref()
+    }
+
+    /// Calls the webhook of game `id`'s seat to move, if a call is owed now, and plays its
+    /// answer. Returns whether more is owed at once (bots to move, or a seat to call).
+    pub(super) async fn call_turn(&self, id: GameId) -> Result<bool, Error> {
+        let (version, record) = self.load(id).await?;
+        let now = now_ms();
+        let Some(seat) = record.call_owed(now) else {
+            return Ok(false);
+        };
+        let player = record
+            .player_at(Seat::new(seat))
+            .ok_or_else(|| Error::Internal("a webhook seat bound to no player".into()))?
+            .to_owned();
+        let (Some(hook), Some(wire)) = (self.players.hook_of(&player).await?, self.wire()) else {
+            // Removed or paused since the seat was bound: it plays by pulling.
+            self.change_calls(id, version, |record| record.unhook_seat(seat))
+                .await?;
+            tracing::info!(game_id = %id, seat, player_id = %player, "webhook seat unhooked: no active webhook");
+            return Ok(false);
+        };
+        let settings = &self.ctx.webhooks;
+        // The budget: the webhook's own, never past the seat's clock.
+        let began = Instant::now();
+        let clock_left = record
+            .clock
+            .as_ref()
+            .and_then(|c| c.deadline())
+            .map(|deadline| Duration::from_millis(deadline.saturating_sub(now)));
+        let budget = clock_left.map_or(settings.timeout, |left| left.min(settings.timeout));
+        let view = wire.view_json(&View::of(id, version, &record, Some(seat)));
+        let view = RawValue::from_string(view)
+            .map_err(|e| Error::Internal(format!("a view is not JSON: {e}")))?;
+        // The same id for the call made again (here, or by another process after this
+        // one died): the bot may answer it twice, and only one move is played.
+        let call_id = format!("{id}.{version}");
+        let body = serde_json::to_vec(&MoveCall {
+            r#type: "move",
+            call_id: &call_id,
+            game_id: id.to_string(),
+            seat,
+            deadline_ms: now + budget.as_millis() as u64,
+            view: &view,
+        })
+        .map_err(|e| Error::Internal(format!("a call does not serialize: {e}")))?;
+        let mut last_failure = String::new();
+        for attempt in 1..=2 {
+            let left = budget.saturating_sub(began.elapsed());
+            if left < MIN_BUDGET {
+                break;
+            }
+            let called = self
+                .call_once(id, version, seat, &player, &hook, wire, &call_id, &body, left)
+                .await;
+            let (outcome, counted) = match &called {
+                Called::Played(_) => ("played", Ok(began.elapsed())),
+                Called::Moot => return Ok(false),
+                Called::Failed(kind, why) => (*kind, Err(why.clone())),
+            };
+            self.ctx.metrics.webhook_call(outcome);
+            match &counted {
+                Ok(took) => self.ctx.metrics.webhook_latency.observe(took.as_secs_f64()),
+                Err(why) => {
+                    tracing::info!(game_id = %id, seat, player_id = %player, attempt, failure = outcome, reason = %why, "webhook call failed");
+                    last_failure = why.clone();
+                }
+            }
+            match self.players.count_call(&player, &hook.secret, counted).await? {
+                Counted::Paused(reason) => {
+                    self.ctx.metrics.webhooks_paused.inc();
+                    tracing::info!(player_id = %player, %reason, "webhook paused");
+                    if let Some(reactions) = self.reactions.get() {
+                        reactions.webhook_paused(&player, &reason).await;
+                    }
+                    // Its seats are played as absent players' are from now on.
+                    if !matches!(called, Called::Played(_)) {
+                        self.change_calls(id, version, |record| record.unhook_seat(seat))
+                            .await?;
+                        return Ok(false);
+                    }
+                }
+                Counted::Counted | Counted::Gone => {}
+            }
+            if let Called::Played(record) = called {
+                return Ok(record.bots_to_move() || record.call_owed(now_ms()).is_some());
+            }
+        }
+        // Both calls failed: the clock decides this turn; without one, it is called again.
+        let retry = record
+            .clock
+            .is_none()
+            .then(|| now_ms() + RETRY_WITHOUT_CLOCK.as_millis() as u64);
+        self.change_calls(id, version, |record| record.calls_failed(retry))
+            .await?;
+        tracing::debug!(game_id = %id, seat, reason = %last_failure, "webhook turn left to the clock");
+        Ok(false)
+    }
+
+    /// One call and, if it answered a move, its play.
+    #[allow(clippy::too_many_arguments)]
+    async fn call_once(
+        &self,
+        id: GameId,
+        version: u64,
+        seat: u8,
+        player: &str,
+        hook: &crate::service::players::Hook,
+        wire: &Arc<dyn CallWire>,
+        call_id: &str,
+        body: &[u8],
+        budget: Duration,
+    ) -> Called {
+        let answer = match self
+            .ctx
+            .webhooks
+            .client
+            .call(
+                player,
+                &hook.url,
+                hook.secret.as_bytes(),
+                call_id,
+                body.to_vec(),
+                budget,
+            )
+            .await
+        {
+            Ok(answer) => answer,
+            Err(failure) => return Called::Failed(failure.kind(), failure.to_string()),
+        };
+        let request = match wire.read_move(&answer.body) {
+            Ok(request) => request,
+            Err(why) => return Called::Failed("unreadable", format!("not a move body: {why}")),
+        };
+        match self.play_called(id, seat, version, request).await {
+            Ok(record) => Called::Played(Box::new(record)),
+            Err(Error::VersionConflict { .. }) => Called::Moot,
+            Err(e @ (Error::IllegalMove { .. } | Error::NotYourTurn(_))) => {
+                Called::Failed("illegal", format!("the answer was refused: {e}"))
+            }
+            Err(Error::Finished | Error::SeatAbandoned) => Called::Moot,
+            Err(e) => Called::Failed("unplayed", format!("the answer could not be played: {e}")),
+        }
+    }
+
+    /// Stores `change` to game `id`'s webhook seats, unless the game moved on from
+    /// `version` (then what it said is out of date, and nothing is stored).
+    async fn change_calls(
+        &self,
+        id: GameId,
+        version: u64,
+        change: impl Fn(&mut Record),
+    ) -> Result<(), Error> {
+        let updated = self
+            .update(id, None, |at, _, record| {
+                if at != version {
+                    return Ok(Decision::Leave(()));
+                }
+                change(record);
+                Ok(Decision::Store(Change {
+                    value: (),
+                    mover: None,
+                    moves: Vec::new(),
+                    seat: None,
+                    unlist: false,
+                    relist: false,
+                    think: None,
+                }))
+            })
+            .await?;
+        if let Written::Unchanged { .. } = updated {
+            tracing::debug!(game_id = %id, "the game moved on before its webhook seats changed");
+        }
+        Ok(())
+    }
+}

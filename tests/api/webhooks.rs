@@ -1,0 +1,373 @@
+//! Webhook bots: a player registers a URL (answering a ping), and the server calls it,
+//! signed, whenever one of the player's seats is to move, playing the answer as a move;
+//! failures in a row pause it, and addresses the server must not call are refused.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use hmac::{Hmac, KeyInit, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+use domino_server::settings::Settings;
+
+use crate::helpers::{TestApp, assert_problem, spawn_app_with, test_settings, unique_prefix};
+use crate::proxy::redis_url;
+
+/// What the test bot does with a move call.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Answers {
+    /// The first legal move.
+    First,
+    /// 500, every time.
+    Errors,
+    /// A pass, which is not legal while the seat can play or draw.
+    Illegal,
+    /// Nothing (a ping neither), for far longer than any budget.
+    Never,
+    /// The right challenge, answered wrongly.
+    WrongChallenge,
+}
+
+/// A webhook bot in the test's process: checks each call's signature with the secret it
+/// is told, and keeps every call it got.
+struct Bot {
+    answers: Answers,
+    secret: Mutex<Option<String>>,
+    calls: Mutex<Vec<Value>>,
+    bad_signatures: AtomicUsize,
+}
+
+fn signed(secret: &str, header: &str, body: &[u8]) -> bool {
+    let Some((t, v1)) = header
+        .strip_prefix("t=")
+        .and_then(|rest| rest.split_once(",v1="))
+    else {
+        return false;
+    };
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(t.as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    hex::decode(v1).is_ok_and(|sig| mac.verify_slice(&sig).is_ok())
+}
+
+async fn answer(req: HttpRequest, body: web::Bytes, bot: web::Data<Bot>) -> HttpResponse {
+    let call: Value = serde_json::from_slice(&body).expect("a call is JSON");
+    let header = req
+        .headers()
+        .get("domino-signature")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    if bot.answers == Answers::Never {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        return HttpResponse::Ok().finish();
+    }
+    if call["type"] == "ping" {
+        let challenge = if bot.answers == Answers::WrongChallenge {
+            json!("not it")
+        } else {
+            call["challenge"].clone()
+        };
+        return HttpResponse::Ok().json(json!({ "challenge": challenge }));
+    }
+    let secret = bot.secret.lock().unwrap().clone().expect("told its secret");
+    if !signed(&secret, &header, &body) {
+        bot.bad_signatures.fetch_add(1, Ordering::SeqCst);
+    }
+    assert_eq!(
+        req.headers().get("domino-call-id").unwrap().to_str().unwrap(),
+        call["call_id"]
+    );
+    bot.calls.lock().unwrap().push(call.clone());
+    match bot.answers {
+        Answers::First | Answers::WrongChallenge => {
+            HttpResponse::Ok().json(&call["view"]["legal_moves"][0])
+        }
+        Answers::Errors => HttpResponse::InternalServerError().finish(),
+        Answers::Illegal => HttpResponse::Ok().json(json!({"type": "pass"})),
+        Answers::Never => unreachable!("answered above"),
+    }
+}
+
+/// Starts a bot answering as `answers`: its URL and itself.
+fn start_bot(answers: Answers) -> (String, web::Data<Bot>) {
+    let bot = web::Data::new(Bot {
+        answers,
+        secret: Mutex::new(None),
+        calls: Mutex::new(Vec::new()),
+        bad_signatures: AtomicUsize::new(0),
+    });
+    let data = bot.clone();
+    let server = HttpServer::new(move || App::new().app_data(data.clone()).default_service(web::to(answer)))
+        .workers(1)
+        .bind(("127.0.0.1", 0))
+        .unwrap();
+    let port = server.addrs()[0].port();
+    tokio::spawn(server.run());
+    (format!("http://127.0.0.1:{port}/move"), bot)
+}
+
+/// Settings that let the server call the test's own loopback bots, with a budget that a
+/// busy test machine keeps, and two failures in a row pausing.
+fn hooked(settings: Settings) -> Settings {
+    let mut settings = settings;
+    settings.webhooks.allow_private = true;
+    settings.webhooks.timeout = Duration::from_millis(3_000);
+    settings.webhooks.max_failures = 2;
+    settings
+}
+
+async fn spawn_memory() -> TestApp {
+    spawn_app_with(hooked(test_settings())).await
+}
+
+async fn spawn_redis() -> TestApp {
+    spawn_app_with(hooked(Settings {
+        redis_url: Some(redis_url()),
+        redis_key_prefix: unique_prefix(),
+        game_idle_ttl: Duration::from_secs(600),
+        ..test_settings()
+    }))
+    .await
+}
+
+macro_rules! on_both_stores_hooked {
+    ($($name:ident),+ $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::spawn_memory().await).await
+                }
+            )+
+        }
+        mod redis {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::spawn_redis().await).await
+                }
+            )+
+        }
+    };
+}
+
+on_both_stores_hooked!(
+    a_webhook_bot_plays_a_whole_game_from_signed_calls,
+    failures_in_a_row_pause_the_webhook_and_the_player_plays_by_pulling_again,
+    an_illegal_answer_is_a_failure_that_changes_nothing,
+);
+
+async fn put_webhook(app: &TestApp, key: &str, url: &str) -> reqwest::Response {
+    app.client
+        .put(app.url("/v1/players/me/webhook"))
+        .bearer_auth(key)
+        .json(&json!({ "url": url }))
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn get_webhook(app: &TestApp, key: &str) -> reqwest::Response {
+    app.client
+        .get(app.url("/v1/players/me/webhook"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Registers `bot` at `url` as `key`'s webhook and tells the bot its secret.
+async fn register(app: &TestApp, key: &str, url: &str, bot: &Bot) -> Value {
+    let res = put_webhook(app, key, url).await;
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    let set: Value = res.json().await.unwrap();
+    *bot.secret.lock().unwrap() = Some(set["secret"].as_str().unwrap().to_owned());
+    set
+}
+
+/// A game of all_fives with greedy in seat 1, dealt from `seed`, and the key's player
+/// seated at 0: its id.
+async fn game_against_greedy(app: &TestApp, key: &str, seed: &str) -> String {
+    let (id, _) = app
+        .create_game(json!({"preset": "all_fives", "seed": seed,
+            "bots": [{"seat": 1, "level": "greedy"}]}))
+        .await;
+    let res = app
+        .post_as(&format!("/v1/games/{id}/seats"), key, Some(&json!({})))
+        .await;
+    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+    id
+}
+
+/// Polls `check` on the webhook's state until it holds, for 20 s at most.
+async fn webhook_until(app: &TestApp, key: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let state: Value = get_webhook(app, key).await.json().await.unwrap();
+        if check(&state) {
+            return state;
+        }
+        assert!(std::time::Instant::now() < deadline, "never: {state}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_webhook_is_active_once_it_answered_its_ping_and_its_secret_is_shown_once() {
+    let app = spawn_memory().await;
+    let (_, key) = app.new_player("hooky").await;
+    assert_problem(get_webhook(&app, &key).await, 404, "not_found").await;
+    let (url, bot) = start_bot(Answers::First);
+    let set = register(&app, &key, &url, &bot).await;
+    assert_eq!(set["status"], "active", "{set}");
+    assert_eq!(set["url"], url.as_str());
+    assert!(set["secret"].as_str().unwrap().starts_with("dwh_"), "{set}");
+    let state: Value = get_webhook(&app, &key).await.json().await.unwrap();
+    assert_eq!(
+        (&state["status"], &state["calls"], &state["latency_ms"]),
+        (&json!("active"), &json!(0), &Value::Null),
+        "{state}"
+    );
+    assert!(state.get("secret").is_none(), "{state}");
+    // Registered again: a new secret.
+    let again = register(&app, &key, &url, &bot).await;
+    assert_ne!(again["secret"], set["secret"]);
+    let res = app
+        .client
+        .delete(app.url("/v1/players/me/webhook"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 204);
+    assert_problem(get_webhook(&app, &key).await, 404, "not_found").await;
+    // Without a key, nothing.
+    let res = app
+        .client
+        .get(app.url("/v1/players/me/webhook"))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 401, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn a_url_the_server_does_not_call_is_refused_saying_why() {
+    // At the defaults: only public addresses.
+    let app = spawn_app_with(test_settings()).await;
+    let (_, key) = app.new_player("hooky").await;
+    let (url, _bot) = start_bot(Answers::First);
+    for (url, says) in [
+        (url.as_str(), "loopback"),
+        ("http://169.254.169.254/latest", "metadata"),
+        ("http://[::ffff:10.0.0.1]/", "private"),
+        ("ftp://bot.example/", "http or https"),
+        ("http://localhost:9/", "loopback"),
+    ] {
+        let problem = assert_problem(put_webhook(&app, &key, url).await, 422, "invalid_webhook").await;
+        assert!(
+            problem["detail"].as_str().unwrap().contains(says),
+            "{url}: {problem}"
+        );
+    }
+    // Allowed to call loopback, the server still needs the ping answered.
+    let app = spawn_memory().await;
+    let (_, key) = app.new_player("hooky").await;
+    let (url, _bot) = start_bot(Answers::WrongChallenge);
+    let problem = assert_problem(put_webhook(&app, &key, &url).await, 422, "invalid_webhook").await;
+    assert!(
+        problem["detail"].as_str().unwrap().contains("challenge"),
+        "{problem}"
+    );
+    let (url, _bot) = start_bot(Answers::Never);
+    let problem = assert_problem(put_webhook(&app, &key, &url).await, 422, "invalid_webhook").await;
+    assert!(
+        problem["detail"].as_str().unwrap().contains("ping"),
+        "{problem}"
+    );
+    assert_problem(get_webhook(&app, &key).await, 404, "not_found").await;
+}
+
+async fn a_webhook_bot_plays_a_whole_game_from_signed_calls(app: TestApp) {
+    let (_, key) = app.new_player("hooky").await;
+    let (url, bot) = start_bot(Answers::First);
+    register(&app, &key, &url, &bot).await;
+    let id = game_against_greedy(&app, &key, "4242").await;
+    // Nobody moves but the server, calling the bot.
+    let finished = app.wait_until_finished(&id, None).await;
+    assert_eq!(finished["status"], "finished", "{finished}");
+    let calls = bot.calls.lock().unwrap().clone();
+    assert!(!calls.is_empty());
+    assert_eq!(bot.bad_signatures.load(Ordering::SeqCst), 0);
+    // Each call is the seat's view at its turn, once: its id names the game's version.
+    let mut ids: Vec<&str> = calls.iter().map(|c| c["call_id"].as_str().unwrap()).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), calls.len(), "a turn called twice: {ids:?}");
+    for call in &calls {
+        assert_eq!((&call["type"], &call["game_id"], &call["seat"]), (&json!("move"), &json!(id), &json!(0)));
+        assert_eq!(call["view"]["your_turn"], true, "{call}");
+        assert_eq!(
+            call["call_id"],
+            format!("{id}.{}", call["view"]["version"]),
+            "{call}"
+        );
+        assert!(call["deadline_ms"].as_u64().unwrap() > 0);
+    }
+    let state = webhook_until(&app, &key, |s| s["calls"] == calls.len()).await;
+    assert_eq!(state["failures"], 0, "{state}");
+    assert!(state["latency_ms"]["p99"].as_u64().is_some(), "{state}");
+}
+
+async fn failures_in_a_row_pause_the_webhook_and_the_player_plays_by_pulling_again(app: TestApp) {
+    let (_, key) = app.new_player("hooky").await;
+    let (url, bot) = start_bot(Answers::Errors);
+    register(&app, &key, &url, &bot).await;
+    let mut stream = app.player_stream(&key).await;
+    // Greedy leads or the bot does: either way seat 0's turn comes.
+    let id = game_against_greedy(&app, &key, "4242").await;
+    let state = webhook_until(&app, &key, |s| s["status"] == "paused").await;
+    assert_eq!(state["failures"], 2, "{state}");
+    assert!(
+        state["paused_reason"].as_str().unwrap().contains("answered 500"),
+        "{state}"
+    );
+    let mut told = false;
+    while let Some(event) = stream.next(Duration::from_secs(10)).await {
+        if event.event.as_deref() == Some("webhook_paused") {
+            assert!(
+                event.data["reason"].as_str().unwrap().contains("answered 500"),
+                "{}",
+                event.data
+            );
+            told = true;
+            break;
+        }
+    }
+    assert!(told, "the player's stream never told the pause");
+    // The seat plays by pulling again: its key moves it.
+    app.until_bots_replied(&id, &key).await;
+    let view = app.view(&id, Some(&key)).await;
+    app.play(&id, &key, &view["legal_moves"][0]).await;
+    assert_eq!(bot.calls.lock().unwrap().len(), 2, "called after the pause");
+}
+
+async fn an_illegal_answer_is_a_failure_that_changes_nothing(app: TestApp) {
+    let (_, key) = app.new_player("hooky").await;
+    let (url, bot) = start_bot(Answers::Illegal);
+    register(&app, &key, &url, &bot).await;
+    let id = game_against_greedy(&app, &key, "4242").await;
+    let state = webhook_until(&app, &key, |s| s["status"] == "paused").await;
+    assert!(
+        state["paused_reason"].as_str().unwrap().contains("refused"),
+        "{state}"
+    );
+    // Its turn is still to be played, by the player.
+    let view = app.view(&id, Some(&key)).await;
+    assert_eq!(view["your_turn"], true, "{view}");
+    assert_eq!(bot.calls.lock().unwrap().len(), 2);
+}
