@@ -10,12 +10,20 @@ pub mod guard;
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use hmac::{Hmac, KeyInit, Mac};
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::connect::dns::Name;
+use hyper_util::rt::TokioExecutor;
 use sha2::Sha256;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -105,6 +113,7 @@ pub fn signature(secret: &[u8], t_ms: u64, body: &[u8]) -> String {
 }
 
 /// The resolver the client connects through: the public addresses of a name only.
+#[derive(Clone)]
 struct Guarded {
     allow_private: bool,
 }
@@ -121,8 +130,19 @@ impl fmt::Display for RefusedName {
 
 impl std::error::Error for RefusedName {}
 
-impl Resolve for Guarded {
-    fn resolve(&self, name: Name) -> Resolving {
+type Resolving =
+    Pin<Box<dyn Future<Output = Result<std::vec::IntoIter<SocketAddr>, std::io::Error>> + Send>>;
+
+impl tower_service::Service<Name> for Guarded {
+    type Response = std::vec::IntoIter<SocketAddr>;
+    type Error = std::io::Error;
+    type Future = Resolving;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, name: Name) -> Resolving {
         let allow_private = self.allow_private;
         Box::pin(async move {
             let host = name.as_str().to_owned();
@@ -142,16 +162,18 @@ impl Resolve for Guarded {
                 .collect();
             if public.is_empty() {
                 let why = why.unwrap_or_else(|| format!("{host}: no address"));
-                return Err(Box::new(RefusedName(why)) as Box<dyn std::error::Error + Send + Sync>);
+                return Err(std::io::Error::other(RefusedName(why)));
             }
-            Ok(Box::new(public.into_iter()) as Addrs)
+            Ok(public.into_iter())
         })
     }
 }
 
+type Https = hyper_rustls::HttpsConnector<HttpConnector<Guarded>>;
+
 /// The webhook client: one per process.
 pub struct Hooks {
-    http: reqwest::Client,
+    http: Client<Https, Full<Bytes>>,
     limits: HookLimits,
     total: Arc<Semaphore>,
     /// Per owner (a player's id), its calls in flight.
@@ -160,21 +182,22 @@ pub struct Hooks {
 
 impl Hooks {
     pub fn new(limits: HookLimits) -> Hooks {
-        // reqwest is built without a crypto provider of its own: ring is the process's
-        // (installed once; a second install is refused and changes nothing).
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
-            .dns_resolver(Arc::new(Guarded {
-                allow_private: limits.allow_private,
-            }))
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .user_agent(concat!("domino-server/", env!("CARGO_PKG_VERSION"), " (webhook)"))
-            // A bot's server keeps few idle connections of ours, and not for long.
+        let mut http = HttpConnector::new_with_resolver(Guarded {
+            allow_private: limits.allow_private,
+        });
+        // The scheme is https's or http's, as the URL says.
+        http.enforce_http(false);
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_provider_and_webpki_roots(Arc::new(rustls::crypto::ring::default_provider()))
+            .expect("ring offers the default protocol versions")
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        // A bot's server keeps few idle connections of ours, and not for long.
+        let http = Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(limits.per_owner.max(1))
             .pool_idle_timeout(Duration::from_secs(30))
-            .build()
-            .expect("the webhook client builds");
+            .build(https);
         Hooks {
             http,
             limits,
@@ -185,8 +208,8 @@ impl Hooks {
 
     /// `url` if the server would call it: http or https, with a host, and not an address
     /// literal it refuses. A name is judged by what it resolves to, at each call.
-    pub fn check_url(&self, url: &str) -> Result<reqwest::Url, Failure> {
-        let parsed = reqwest::Url::parse(url).map_err(|e| Failure::Url(e.to_string()))?;
+    pub fn check_url(&self, url: &str) -> Result<url::Url, Failure> {
+        let parsed = url::Url::parse(url).map_err(|e| Failure::Url(e.to_string()))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(Failure::Url(format!(
                 "the scheme is {}, not http or https",
@@ -255,37 +278,32 @@ impl Hooks {
         let t_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let request = self
-            .http
-            .post(url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
+        let uri: hyper::Uri = url
+            .as_str()
+            .parse()
+            .map_err(|e: hyper::http::uri::InvalidUri| Failure::Url(e.to_string()))?;
+        let request = hyper::Request::post(uri)
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .header(
+                hyper::header::USER_AGENT,
+                concat!("domino-server/", env!("CARGO_PKG_VERSION"), " (webhook)"),
+            )
             .header("Domino-Signature", signature(secret, t_ms, &body))
             .header("Domino-Call-Id", call_id)
-            .body(body);
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| Failure::Url(e.to_string()))?;
         let body = tokio::time::timeout(left, async move {
-            let mut res = request.send().await.map_err(|e| sent_error(&e))?;
+            let res = self.http.request(request).await.map_err(|e| sent_error(&e))?;
             let status = res.status();
             if !status.is_success() {
                 return Err(Failure::Status(status.as_u16()));
             }
-            if res
-                .content_length()
-                .is_some_and(|n| n > MAX_ANSWER_BYTES as u64)
-            {
-                return Err(Failure::TooLarge);
+            // Read to the cap and no further: a gigabyte costs 16 KiB.
+            match Limited::new(res.into_body(), MAX_ANSWER_BYTES).collect().await {
+                Ok(body) => Ok(body.to_bytes().to_vec()),
+                Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Failure::TooLarge),
+                Err(e) => Err(Failure::Unreadable(e.to_string())),
             }
-            let mut body = Vec::new();
-            while let Some(chunk) = res
-                .chunk()
-                .await
-                .map_err(|e| Failure::Unreadable(e.to_string()))?
-            {
-                if body.len() + chunk.len() > MAX_ANSWER_BYTES {
-                    return Err(Failure::TooLarge);
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(body)
         })
         .await
         .map_err(|_| Failure::Timeout)??;
@@ -296,18 +314,20 @@ impl Hooks {
     }
 }
 
-/// What a failed send was: a refused name (our resolver's answer), a timeout, or a
-/// connection that was not made.
-fn sent_error(e: &reqwest::Error) -> Failure {
+/// What a failed send was: a refused name (our resolver's answer), or a connection that
+/// was not made or broke.
+fn sent_error(e: &hyper_util::client::legacy::Error) -> Failure {
     let mut source: Option<&dyn std::error::Error> = Some(e);
     while let Some(err) = source {
-        if let Some(refused) = err.downcast_ref::<RefusedName>() {
+        // The resolver's refusal travels inside an I/O error, whose `source` skips it.
+        let inner = err
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|inner| inner.downcast_ref::<RefusedName>());
+        if let Some(refused) = err.downcast_ref::<RefusedName>().or(inner) {
             return Failure::Refused(refused.0.clone());
         }
         source = err.source();
-    }
-    if e.is_timeout() {
-        return Failure::Timeout;
     }
     let mut why = e.to_string();
     let mut source = std::error::Error::source(e);
