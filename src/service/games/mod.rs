@@ -1,14 +1,15 @@
 //! The games aggregate: tables. It owns the stored game ([`record`]) and every use case on
-//! one: create and join ([`lobby`]), move and view ([`play`]), the clocks and the bots in
-//! the background ([`background`]), the lobby's news and a game's events ([`events`]), the
-//! history ([`log`]); the one write path ([`write`]) and the one admission path
-//! ([`Games::admit`]) every game made goes through. What follows a save is handed up
-//! through [`saved::SaveReactions`], never called from here.
+//! one: create and join ([`lobby`]), move and view ([`play`]), what a game due for its
+//! seats to move takes ([`due`]: a clock run out, bots left to move), the lobby's news and
+//! a game's events ([`events`]), the history ([`log`]); the one write path ([`write`]) and
+//! the one admission path ([`Games::admit`]) every game made goes through. What follows a
+//! save is handed up through [`saved::SaveReactions`], and a game whose bots are to move
+//! in the background through [`due::Drive`], never called from here.
 
 pub mod admit;
-mod background;
 mod cache;
 pub mod clock;
+pub mod due;
 pub mod events;
 pub mod idempotency;
 pub mod lobby;
@@ -20,8 +21,7 @@ mod seats;
 pub mod view;
 mod write;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use crate::domain::GameId;
 use crate::engine::{MatchEnd, Outcome};
@@ -31,6 +31,7 @@ use crate::store::{GameStore, History};
 use super::Error;
 use super::players::{self, Players};
 use super::shared::{Port, Shared};
+use due::Drive;
 use idempotency::RequestKey;
 use record::{Record, Status, TokenHash};
 use saved::{SaveReactions, Saved};
@@ -41,37 +42,24 @@ pub use play::MoveRequest;
 pub struct Games {
     ctx: Arc<Shared>,
     players: Arc<Players>,
-    /// Tables of bots alone this process plays at once, at most (`BOT_TABLES`).
-    tables: usize,
-    /// Games whose bots this process is playing in the background now (so its sweep
-    /// leaves them to that task rather than race it), each true when it counts against
-    /// `tables`.
-    driving: Mutex<HashMap<GameId, bool>>,
-    /// This process, as the holder of the games' leases it drives.
-    holder: String,
     /// The games this process wrote last, which its writes start from.
     cache: cache::GameCache,
     /// Where what follows a save is dispatched.
     reactions: Port<dyn SaveReactions>,
-    /// Itself, for the background tasks it starts.
+    /// Where a game whose bots are to move with no request to play them is handed.
+    driver: Port<dyn Drive>,
+    /// Itself, for the event streams it hands out.
     me: Weak<Games>,
 }
 
 impl Games {
-    pub(super) fn new(
-        ctx: Arc<Shared>,
-        players: Arc<Players>,
-        tables: usize,
-        game_cache: usize,
-    ) -> Arc<Games> {
+    pub(super) fn new(ctx: Arc<Shared>, players: Arc<Players>, game_cache: usize) -> Arc<Games> {
         Arc::new_cyclic(|me| Games {
             cache: cache::GameCache::new(game_cache),
             ctx,
             players,
-            tables: tables.max(1),
-            driving: Mutex::new(HashMap::new()),
-            holder: uuid::Uuid::new_v4().to_string(),
             reactions: Port::new(),
+            driver: Port::new(),
             me: me.clone(),
         })
     }
@@ -79,6 +67,12 @@ impl Games {
     /// Where this aggregate hands up what it saved; set once, by `Services::new`.
     pub(super) fn react_with(&self, reactions: Weak<dyn SaveReactions>) {
         self.reactions.set(reactions);
+    }
+
+    /// Where this aggregate hands games whose bots are to move; set once, by
+    /// `Services::new`.
+    pub(super) fn drive_with(&self, driver: Weak<dyn Drive>) {
+        self.driver.set(driver);
     }
 
     /// Hands `saved` to the dispatcher (none once the services are gone: stopping).
