@@ -67,7 +67,7 @@ pub use games::events::{Feed, FeedEvent, LobbyEvent, LobbyItem, LobbyNews, Publi
 pub use games::log::{Export, ExportPart, Log, LoggedMove, MAX_LOG_PAGE};
 pub use games::record::{Aborted, Occupant, Record, Status, TokenHash};
 pub use games::view::{AfterMove, ClockState, NewSeat, View};
-pub use games::{Games, MoveRequest, SeatToken};
+pub use games::{Games, MoveRequest};
 pub use idempotency::{Create, MIN_JOIN_KEY, MIN_KEY_DISTINCT, RequestKey, strong_key};
 pub use matches::{Match, Matches};
 pub use matchmaking::Matchmaking;

@@ -23,13 +23,13 @@ mod write;
 
 use std::sync::{Arc, Weak};
 
-use crate::domain::GameId;
+use crate::domain::{Caller, GameId};
 use crate::engine::{MatchEnd, Outcome};
 use crate::store::any::AnyStore;
 use crate::store::{GameStore, History};
 
 use super::Error;
-use super::players::{self, Players};
+use super::players::Players;
 use super::shared::{Port, Shared};
 use due::Drive;
 use idempotency::RequestKey;
@@ -194,31 +194,36 @@ impl Games {
         Ok(())
     }
 
-    /// Loads a game and the seat of `token` (`None` for a spectator, without a token).
+    /// Loads a game and the seat of `caller` (`None` for a spectator, without a bearer).
     async fn load_as(
         &self,
         id: GameId,
-        token: Option<&str>,
+        caller: &Caller,
     ) -> Result<(u64, Record, Option<u8>), Error> {
-        let bearer = self.bearer(token.map(SeatToken::new)).await?;
+        let bearer = self.bearer(caller, None).await?;
         let (version, record) = self.load(id).await?;
         let viewer = viewer_of(&record, bearer.as_ref())?;
         self.unsealed(&record, viewer, false).await?;
         Ok((version, record, viewer))
     }
 
-    /// Who `token` is: a seat's token as it is, or a player key checked against its
-    /// player (401 when it opens none).
-    async fn bearer(&self, token: Option<SeatToken<'_>>) -> Result<Option<Bearer>, Error> {
-        match token {
-            Some(key) if players::is_player_key(key.text) => {
-                let (_, player) = self.players.authenticate(key.text).await?;
+    /// Who `caller` is at a table: a seat's token by its hash (`hash`, when the HTTP
+    /// layer computed it already: a token is hashed once a request), or a player whose
+    /// key is checked against its player (401 when it opens none).
+    async fn bearer(
+        &self,
+        caller: &Caller,
+        hash: Option<TokenHash>,
+    ) -> Result<Option<Bearer>, Error> {
+        match caller {
+            Caller::Player(key) => {
+                let (_, player) = self.players.open(key).await?;
                 Ok(Some(Bearer::Player(player.id)))
             }
-            Some(token) => Ok(Some(Bearer::Token(
-                token.hash.unwrap_or_else(|| TokenHash::of(token.text)),
+            Caller::Seat(token) => Ok(Some(Bearer::Token(
+                hash.unwrap_or_else(|| TokenHash::of(token.as_str())),
             ))),
-            None => Ok(None),
+            Caller::Nobody => Ok(None),
         }
     }
 }
@@ -235,29 +240,6 @@ pub enum Progress {
         end: MatchEnd,
         scores: Vec<i32>,
     },
-}
-
-/// A request's bearer token, with its [`TokenHash`] when the caller has it already (the
-/// HTTP layer's rate limit computed it): a token is hashed once a request.
-#[derive(Debug, Clone, Copy)]
-pub struct SeatToken<'a> {
-    text: &'a str,
-    hash: Option<TokenHash>,
-}
-
-impl<'a> SeatToken<'a> {
-    /// A token to hash when needed.
-    pub fn new(text: &'a str) -> SeatToken<'a> {
-        SeatToken { text, hash: None }
-    }
-
-    /// A token with its hash; `hash` must be `TokenHash::of(text)`.
-    pub fn hashed(text: &'a str, hash: TokenHash) -> SeatToken<'a> {
-        SeatToken {
-            text,
-            hash: Some(hash),
-        }
-    }
 }
 
 /// Who sent a request: a seat's token (by its hash), or a player whose key was checked.
