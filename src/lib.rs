@@ -16,7 +16,8 @@
 //!   duplicate arena: a match's own record, its series, its invitation and drive),
 //!   `offers` (the challenge routes, for a challenge or a match's invitation), `ratings`
 //!   (ratings, leaderboards); `dispatch` runs what follows a save, each reaction its
-//!   aggregate's.
+//!   aggregate's; `driver` the work on games no request waits for (the sweep of due
+//!   games, bots played in the background under a lease).
 //! - [`domain`]: the values a request names (ids, seats, names), parsed once by api and
 //!   taken by the service; each rule of what one may hold lives on its type.
 //! - [`tournament`]: Swiss and round-robin pairings and the standings (score, Buchholz,

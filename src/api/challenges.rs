@@ -6,11 +6,12 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::api::client::{bearer, creator_of};
+use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{self, ChallengeList, ChallengeView, CreateChallenge};
+use crate::domain::Caller;
 use crate::service::{Create, MAX_PER_PAGE, Matchmaking, NewChallenge, Offer, Offers};
 use crate::store::challenges::Direction;
 
@@ -71,6 +72,7 @@ pub async fn create_challenge(
     matchmaking: web::Data<Matchmaking>,
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateChallenge>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
     let body = body.into_inner();
@@ -85,7 +87,7 @@ pub async fn create_challenge(
     };
     let key = create_key(req.headers(), Create::Challenge, &new)?;
     let challenge = matchmaking
-        .challenge(bearer(req.headers())?, new, from, key.as_ref())
+        .challenge(&caller, new, from, key.as_ref())
         .await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/challenges/{}", challenge.id)))
@@ -131,9 +133,9 @@ fn in_or_out() -> utoipa::openapi::Object {
     ),
 )]
 pub async fn list_challenges(
-    req: HttpRequest,
     offers: web::Data<Offers>,
     query: web::Query<ChallengeListQuery>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let direction = match query.direction.as_deref() {
         None | Some("in") => Direction::In,
@@ -144,9 +146,7 @@ pub async fn list_challenges(
         query.page.unwrap_or(1),
         query.per_page.unwrap_or(MAX_PER_PAGE),
     );
-    let found = offers
-        .open(bearer(req.headers())?, direction, page, per_page)
-        .await?;
+    let found = offers.open(&caller, direction, page, per_page).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(ChallengeList {
@@ -173,12 +173,12 @@ pub async fn list_challenges(
     ),
 )]
 pub async fn get_challenge(
-    req: HttpRequest,
     offers: web::Data<Offers>,
     id: web::Path<String>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::challenge_id(&id)?;
-    let challenge = offers.get(bearer(req.headers())?, id).await?;
+    let challenge = offers.get(&caller, id).await?;
     Ok(answer(&challenge))
 }
 
@@ -207,10 +207,11 @@ pub async fn accept_challenge(
     offers: web::Data<Offers>,
     limits: Option<web::Data<RateLimits>>,
     id: web::Path<String>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
     let id = wire::challenge_id(&id)?;
-    let challenge = offers.accept(bearer(req.headers())?, id, from).await?;
+    let challenge = offers.accept(&caller, id, from).await?;
     Ok(answer(&challenge))
 }
 
@@ -233,12 +234,12 @@ pub async fn accept_challenge(
     ),
 )]
 pub async fn decline_challenge(
-    req: HttpRequest,
     offers: web::Data<Offers>,
     id: web::Path<String>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::challenge_id(&id)?;
-    let challenge = offers.decline(bearer(req.headers())?, id).await?;
+    let challenge = offers.decline(&caller, id).await?;
     Ok(answer(&challenge))
 }
 
@@ -261,11 +262,11 @@ pub async fn decline_challenge(
     ),
 )]
 pub async fn cancel_challenge(
-    req: HttpRequest,
     offers: web::Data<Offers>,
     id: web::Path<String>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::challenge_id(&id)?;
-    let challenge = offers.cancel(bearer(req.headers())?, id).await?;
+    let challenge = offers.cancel(&caller, id).await?;
     Ok(answer(&challenge))
 }

@@ -3,14 +3,28 @@
 //! `X-Forwarded-For`. The one reading of each, for the handlers, the rate limits and the
 //! stream caps alike.
 
+use std::future::{Ready, ready};
 use std::net::IpAddr;
 
-use actix_web::HttpMessage;
+use actix_web::dev::Payload;
 use actix_web::http::header::{self, HeaderMap};
+use actix_web::{FromRequest, HttpMessage, HttpRequest};
 
 use crate::address::AddressKey;
 use crate::api::error::ApiError;
+use crate::domain::Caller;
 use crate::service::TokenHash;
+
+/// Who sent a request, as a handler takes it: made once here from its bearer, so no use
+/// case reads a raw key. A malformed `Authorization` is refused here, before the handler.
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = Ready<Result<Caller, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(bearer(req.headers()).map(Caller::of))
+    }
+}
 
 /// The bearer token, if the request carries one. A malformed `Authorization` is refused
 /// rather than treated as a spectator, so a client's mistake does not go unnoticed.
@@ -28,14 +42,9 @@ pub fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
             Ok(Some(token.trim()))
         }
         // A player key sent bare is the usual slip: say which header it needs.
-        _ if text
-            .trim_start()
-            .starts_with(crate::service::players::KEY_PREFIX) =>
-        {
-            Err(ApiError::unauthorized(
-                "send the player key as `Authorization: Bearer <player key>`",
-            ))
-        }
+        _ if text.trim_start().starts_with(crate::domain::KEY_PREFIX) => Err(
+            ApiError::unauthorized("send the player key as `Authorization: Bearer <player key>`"),
+        ),
         _ => Err(ApiError::unauthorized(
             "send the seat's token or the player's key as `Authorization: Bearer <token>`",
         )),

@@ -3,7 +3,7 @@
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::api::client::{bearer, creator_of};
+use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
 use crate::api::headers::get_and_head;
@@ -11,6 +11,7 @@ use crate::api::paging::PageQuery;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{self, CreateMatch, MatchList, MatchView};
 use crate::bots::Level;
+use crate::domain::Caller;
 use crate::service::matches::NewMatch;
 use crate::service::{Create, Matches};
 
@@ -65,6 +66,7 @@ pub async fn create_match(
     matches: web::Data<Matches>,
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateMatch>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
     let body = body.into_inner();
@@ -85,7 +87,7 @@ pub async fn create_match(
     };
     let key = create_key(req.headers(), Create::Match, &new)?;
     let made = matches
-        .create_match(bearer(req.headers())?, new, from, key.as_ref())
+        .create_match(&caller, new, from, key.as_ref())
         .await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/matches/{}", made.id)))
@@ -109,14 +111,12 @@ pub async fn create_match(
     ),
 )]
 pub async fn list_matches(
-    req: HttpRequest,
     matches: web::Data<Matches>,
     query: web::Query<PageQuery>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let (page, per_page) = query.get();
-    let found = matches
-        .my_matches(bearer(req.headers())?, page, per_page)
-        .await?;
+    let found = matches.my_matches(&caller, page, per_page).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(MatchList {
@@ -213,12 +213,12 @@ pub async fn get_match(
     ),
 )]
 pub async fn cancel_match(
-    req: HttpRequest,
     matches: web::Data<Matches>,
     id: web::Path<String>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::match_id(&id)?;
-    let found = matches.cancel_match(bearer(req.headers())?, id).await?;
+    let found = matches.cancel_match(&caller, id).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(MatchView::of(&found)))

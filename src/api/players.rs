@@ -8,7 +8,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::api::client::{bearer, creator_of};
+use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::{KEEP_ALIVE, idempotency_key, named_frame, sse_answer};
 use crate::api::headers::{UNCOMPRESSED, get_and_head};
@@ -19,6 +19,7 @@ use crate::api::wire::{
     self, CreatePlayer, Leaderboard, LeaderboardEntry, PlayerEventView, PlayerGame, PlayerGameList,
     PlayerKey, PlayerProfile, RatingHistoryPoint, whole,
 };
+use crate::domain::Caller;
 use crate::service::{self, Create, Games, PlayerNews, Players, Ratings, RequestKey, Status};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -166,9 +167,9 @@ pub async fn rating_history(
 )]
 pub async fn my_profile(
     players: web::Data<Players>,
-    req: HttpRequest,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    let profile = players.me(bearer(req.headers())?).await?;
+    let profile = players.me(&caller).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(PlayerProfile::of(&profile)))
@@ -189,9 +190,9 @@ pub async fn my_profile(
 )]
 pub async fn rotate_key(
     players: web::Data<Players>,
-    req: HttpRequest,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    let keyed = players.rotate_key(bearer(req.headers())?).await?;
+    let keyed = players.rotate_key(&caller).await?;
     Ok(with_key(HttpResponse::Ok(), PlayerKey::of(keyed)))
 }
 
@@ -247,14 +248,12 @@ fn playing_or_finished() -> utoipa::openapi::Object {
 )]
 pub async fn my_games(
     games: web::Data<Games>,
-    req: HttpRequest,
     query: web::Query<GamesQuery>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let status = query.status()?;
     let (page, per_page) = paging(query.page, query.per_page, DEFAULT_PER_PAGE);
-    let found = games
-        .my_games(bearer(req.headers())?, status, page, per_page)
-        .await?;
+    let found = games.my_games(&caller, status, page, per_page).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(PlayerGameList {
@@ -323,10 +322,9 @@ pub async fn my_events(
     players: web::Data<Players>,
     slots: web::Data<StreamSlots>,
     request: HttpRequest,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    let news = players
-        .events::<PlayerNews>(bearer(request.headers())?)
-        .await?;
+    let news = players.events::<PlayerNews>(&caller).await?;
     let slot = slots.acquire_for(&request)?;
     let hello = web::Bytes::from_static(b": player\n\n");
     // The slot travels with the stream: given back when it ends or the client goes.

@@ -5,12 +5,13 @@ use std::time::Duration;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::api::client::{bearer, creator_of};
+use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
 use crate::api::paging::PageQuery;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{self, CreateSeek, SeekList, SeekView};
+use crate::domain::Caller;
 use crate::service::{Create, Matchmaking, NewSeek, Wish};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -71,6 +72,7 @@ pub async fn create_seek(
     matchmaking: web::Data<Matchmaking>,
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateSeek>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
     let preset = crate::api::preset_named(&body.preset)?;
@@ -89,9 +91,7 @@ pub async fn create_seek(
     // The same request retried from another address is the same request.
     let key = create_key(req.headers(), Create::Seek, &new)?;
     new.from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
-    let (seek, made) = matchmaking
-        .seek(bearer(req.headers())?, new, key.as_ref())
-        .await?;
+    let (seek, made) = matchmaking.seek(&caller, new, key.as_ref()).await?;
     let mut answer = if made {
         HttpResponse::Created()
     } else {
@@ -119,14 +119,12 @@ pub async fn create_seek(
     ),
 )]
 pub async fn list_seeks(
-    req: HttpRequest,
     matchmaking: web::Data<Matchmaking>,
     query: web::Query<PageQuery>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let (page, per_page) = query.get();
-    let seeks = matchmaking
-        .my_seeks(bearer(req.headers())?, page, per_page)
-        .await?;
+    let seeks = matchmaking.my_seeks(&caller, page, per_page).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(SeekList {
@@ -153,12 +151,12 @@ pub async fn list_seeks(
     ),
 )]
 pub async fn get_seek(
-    req: HttpRequest,
     matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::seek_id(&id)?;
-    let seek = matchmaking.my_seek(bearer(req.headers())?, id).await?;
+    let seek = matchmaking.my_seek(&caller, id).await?;
     Ok(answer(&seek))
 }
 
@@ -180,11 +178,11 @@ pub async fn get_seek(
     ),
 )]
 pub async fn cancel_seek(
-    req: HttpRequest,
     matchmaking: web::Data<Matchmaking>,
     id: web::Path<String>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::seek_id(&id)?;
-    let seek = matchmaking.cancel_seek(bearer(req.headers())?, id).await?;
+    let seek = matchmaking.cancel_seek(&caller, id).await?;
     Ok(answer(&seek))
 }

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::api::client::{bearer, creator_of};
+use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::feeds::TournamentFeeds;
 use crate::api::games::{KEEP_ALIVE, create_key, sse_answer};
@@ -21,6 +21,7 @@ use crate::api::wire::{
     TournamentView,
 };
 use crate::bots::Level;
+use crate::domain::Caller;
 use crate::service::tournaments::record::{Format, Tournament, TournamentStatus};
 use crate::service::tournaments::{Joiner, NewTournament};
 use crate::service::{Create, Error, Tournaments};
@@ -87,6 +88,7 @@ pub async fn create_tournament(
     tournaments: web::Data<Tournaments>,
     limits: Option<web::Data<RateLimits>>,
     body: web::Json<CreateTournament>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
     let body = body.into_inner();
@@ -120,9 +122,7 @@ pub async fn create_tournament(
         levels,
     };
     let key = create_key(req.headers(), Create::Tournament, &new)?;
-    let made = tournaments
-        .create(bearer(req.headers())?, new, from, key.as_ref())
-        .await?;
+    let made = tournaments.create(&caller, new, from, key.as_ref()).await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/tournaments/{}", made.id)))
         .json(TournamentView::of(&made)))
@@ -236,17 +236,17 @@ pub async fn get_tournament(
     ),
 )]
 pub async fn join_tournament(
-    req: HttpRequest,
     tournaments: web::Data<Tournaments>,
     id: web::Path<String>,
     body: Option<web::Json<JoinTournament>>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let joiner = match body.and_then(|b| b.into_inner().level) {
         Some(name) => Joiner::Level(level_named("level", &name)?),
         None => Joiner::Me,
     };
     let joined = tournaments
-        .join(bearer(req.headers())?, wire::tournament_id(&id)?, joiner)
+        .join(&caller, wire::tournament_id(&id)?, joiner)
         .await?;
     Ok(answer(&joined))
 }
@@ -270,12 +270,12 @@ pub async fn join_tournament(
     ),
 )]
 pub async fn withdraw_from_tournament(
-    req: HttpRequest,
     tournaments: web::Data<Tournaments>,
     id: web::Path<String>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let left = tournaments
-        .withdraw(bearer(req.headers())?, wire::tournament_id(&id)?)
+        .withdraw(&caller, wire::tournament_id(&id)?)
         .await?;
     Ok(answer(&left))
 }
@@ -300,12 +300,12 @@ pub async fn withdraw_from_tournament(
     ),
 )]
 pub async fn cancel_tournament(
-    req: HttpRequest,
     tournaments: web::Data<Tournaments>,
     id: web::Path<String>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let canceled = tournaments
-        .cancel(bearer(req.headers())?, wire::tournament_id(&id)?)
+        .cancel(&caller, wire::tournament_id(&id)?)
         .await?;
     Ok(answer(&canceled))
 }
@@ -332,14 +332,14 @@ pub async fn cancel_tournament(
     ),
 )]
 pub async fn remove_tournament_player(
-    req: HttpRequest,
     tournaments: web::Data<Tournaments>,
     path: web::Path<(String, String)>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let (id, player) = path.into_inner();
     let id = wire::tournament_id(&id)?;
     let removed = tournaments
-        .remove(bearer(req.headers())?, id, wire::entrant_id(&player)?)
+        .remove(&caller, id, wire::entrant_id(&player)?)
         .await?;
     Ok(answer(&removed))
 }
@@ -364,12 +364,12 @@ pub async fn remove_tournament_player(
     ),
 )]
 pub async fn start_tournament(
-    req: HttpRequest,
     tournaments: web::Data<Tournaments>,
     id: web::Path<String>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let started = tournaments
-        .start(bearer(req.headers())?, wire::tournament_id(&id)?)
+        .start(&caller, wire::tournament_id(&id)?)
         .await?;
     Ok(answer(&started))
 }

@@ -2,12 +2,12 @@
 //! (`/v1/players/me/webhook`).
 
 use actix_web::http::header;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 
-use crate::api::client::bearer;
 use crate::api::error::{ApiError, problems};
 use crate::api::headers::{UNCOMPRESSED, get_and_head};
 use crate::api::wire::{GameView, MoveBody, SetWebhook, WebhookSecret, WebhookView};
+use crate::domain::Caller;
 use crate::service::{CallWire, MoveRequest, Players, View};
 
 /// The api's wire for webhook calls: a seat's view written as `GET /v1/games/{id}` writes
@@ -53,12 +53,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 )]
 pub async fn set_webhook(
     players: web::Data<Players>,
-    req: HttpRequest,
+    caller: Caller,
     body: web::Json<SetWebhook>,
 ) -> Result<HttpResponse, ApiError> {
-    let set = players
-        .set_webhook(bearer(req.headers())?, &body.url)
-        .await?;
+    let set = players.set_webhook(&caller, &body.url).await?;
     // It carries a secret: never compressed beside text others chose, never cached.
     Ok(HttpResponse::Ok()
         .insert_header(UNCOMPRESSED)
@@ -82,9 +80,9 @@ pub async fn set_webhook(
 )]
 pub async fn get_webhook(
     players: web::Data<Players>,
-    req: HttpRequest,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    let state = players.webhook(bearer(req.headers())?).await?;
+    let state = players.webhook(&caller).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(WebhookView::of(&state)))
@@ -106,8 +104,8 @@ pub async fn get_webhook(
 )]
 pub async fn remove_webhook(
     players: web::Data<Players>,
-    req: HttpRequest,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    players.remove_webhook(bearer(req.headers())?).await?;
+    players.remove_webhook(&caller).await?;
     Ok(HttpResponse::NoContent().finish())
 }

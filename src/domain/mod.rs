@@ -1,13 +1,15 @@
-//! The values a request names (ids, seats, names), each parsed once where a request comes
-//! in (`api::wire::ids`) and trusted below: the service takes these types, never an
-//! unchecked string. What makes each one valid (a name's letters, an id's form) lives on
+//! The values a request names (ids, seats, names, who sent it), each parsed once where a
+//! request comes in (`api::wire::ids`, `api::client`) and trusted below: the service
+//! takes these types, never an unchecked string. What makes each one valid (a name's letters, an id's form) lives on
 //! its type, and nowhere else. Knows no HTTP and no store; a refusal is a [`Refusal`],
 //! which the service's error turns into its answer.
 
+mod caller;
 mod ids;
 mod names;
 mod seat;
 
+pub use caller::{Caller, KEY_PREFIX, PlayerKey, Token};
 pub use ids::{ChallengeId, GameId, MatchId, PlayerId, SeekId, TournamentId};
 pub use names::{
     EntrantId, MAX_SEAT_NAME_CHARS, NameKey, Named, PLAYER_NAME_CHARS, PlayerName, SeatName, Who,

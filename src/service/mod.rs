@@ -21,6 +21,9 @@
 //! - [`ratings`]: a rated game's ratings moved once, and the leaderboards.
 //! - [`tournaments`]: Swiss and round-robin tournaments, their rounds paired once and
 //!   driven to the end from their stored record.
+//! - `driver`: the work on games no request waits for: the sweep of the due games
+//!   (clocks run out, rated ends left unsettled), and their bots played by a task of this
+//!   process under a lease. Above the games, which hand it a game to drive through a port.
 //! - [`dispatch`]: what follows a game's save (lobby news, player news, ratings, the
 //!   match, the cache), run from one place, each reaction its aggregate's.
 //! - [`news`]: what players are told on their stream, the aggregates' shared vocabulary.
@@ -33,6 +36,7 @@
 
 mod codec;
 mod dispatch;
+mod driver;
 mod error;
 pub mod games;
 mod idempotency;
@@ -63,7 +67,7 @@ pub use games::events::{Feed, FeedEvent, LobbyEvent, LobbyItem, LobbyNews, Publi
 pub use games::log::{Export, ExportPart, Log, LoggedMove, MAX_LOG_PAGE};
 pub use games::record::{Aborted, Occupant, Record, Status, TokenHash};
 pub use games::view::{AfterMove, ClockState, NewSeat, View};
-pub use games::{CallWire, Games, MoveRequest, SeatToken};
+pub use games::{CallWire, Games, MoveRequest};
 pub use idempotency::{Create, MIN_JOIN_KEY, MIN_KEY_DISTINCT, RequestKey, strong_key};
 pub use matches::{Match, Matches};
 pub use matchmaking::Matchmaking;
@@ -79,6 +83,7 @@ pub use thinking::BotSettings;
 pub use tournaments::Tournaments;
 
 use dispatch::Dispatcher;
+use driver::Driver;
 use shared::Shared;
 
 /// The aggregates, as the app state holds them: a handler calls one use case of one.
@@ -91,6 +96,9 @@ pub struct Services {
     pub ratings: Arc<Ratings>,
     pub tournaments: Arc<Tournaments>,
     ctx: Arc<Shared>,
+    /// Owned here, as is the dispatcher: the games hand games up to it through a weak
+    /// port.
+    driver: Arc<Driver>,
     /// Owned here; the aggregates that hand facts up to it hold it weakly.
     _dispatcher: Arc<Dispatcher>,
 }
@@ -147,13 +155,8 @@ impl Services {
             },
         });
         let players = Players::new(ctx.clone());
-        let games = Games::new(
-            ctx.clone(),
-            players.clone(),
-            options.bots.tables,
-            options.game_cache,
-            options.wire,
-        );
+        let games = Games::new(ctx.clone(), players.clone(), options.game_cache, options.wire);
+        let driver = Driver::new(ctx.clone(), games.clone(), options.bots.tables);
         let ratings = Ratings::new(ctx.clone(), players.clone());
         let matchmaking = Matchmaking::new(ctx.clone(), players.clone(), games.clone());
         let matches = Matches::new(
@@ -178,6 +181,8 @@ impl Services {
         matchmaking.react_with(Arc::downgrade(&matchmade));
         let matched: Arc<dyn matches::MatchReactions> = dispatcher.clone();
         matches.react_with(Arc::downgrade(&matched));
+        let drive: Arc<dyn games::due::Drive> = driver.clone();
+        games.drive_with(Arc::downgrade(&drive));
         Arc::new(Services {
             games,
             players,
@@ -187,6 +192,7 @@ impl Services {
             ratings,
             tournaments,
             ctx,
+            driver,
             _dispatcher: dispatcher,
         })
     }
@@ -256,7 +262,7 @@ impl Services {
         // Side by side, so that no kind waits for another's work (a long pass of games
         // delays no tournament's start).
         let (games, challenges, seeks, tournaments) = tokio::join!(
-            self.games.sweep(),
+            self.driver.sweep(),
             self.matchmaking.sweep_challenges(),
             self.matchmaking.sweep_seeks(),
             self.tournaments.sweep_tournaments(),

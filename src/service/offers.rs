@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 
 use crate::address::AddressKey;
-use crate::domain::ChallengeId;
+use crate::domain::{Caller, ChallengeId};
 use crate::store::challenges::{ChallengeStore, Direction};
 
 use super::Error;
@@ -47,14 +47,14 @@ impl Offers {
     /// first.
     pub async fn open(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         direction: Direction,
         page: usize,
         per_page: usize,
     ) -> Result<Vec<Offer>, Error> {
         let (now, ids) = self
             .matchmaking
-            .open_ids(key, direction, page, per_page)
+            .open_ids(caller, direction, page, per_page)
             .await?;
         let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
         let mut open = Vec::new();
@@ -77,10 +77,10 @@ impl Offers {
     }
 
     /// An invitation, for one of its players.
-    pub async fn get(&self, key: Option<&str>, id: ChallengeId) -> Result<Offer, Error> {
-        match self.matchmaking.challenge_of(key, id).await {
+    pub async fn get(&self, caller: &Caller, id: ChallengeId) -> Result<Offer, Error> {
+        match self.matchmaking.challenge_of(caller, id).await {
             Err(Error::ChallengeNotFound) => {
-                let found = self.matches.invitation_of(key, id).await;
+                let found = self.matches.invitation_of(caller, id).await;
                 Ok(Offer::Match(not_found_as_challenge(found)?))
             }
             other => other.map(Offer::Challenge),
@@ -90,38 +90,38 @@ impl Offers {
     /// An opponent accepts (see [`Matchmaking::accept`]); a match's acceptance starts it.
     pub async fn accept(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         id: ChallengeId,
         from: Option<AddressKey>,
     ) -> Result<Offer, Error> {
-        let answered = self.matchmaking.accept(key, id, from).await;
-        self.or_match(key, id, Answer::Accept, answered).await
+        let answered = self.matchmaking.accept(caller, id, from).await;
+        self.or_match(caller, id, Answer::Accept, answered).await
     }
 
     /// An opponent declines: the invitation is closed for everyone.
-    pub async fn decline(&self, key: Option<&str>, id: ChallengeId) -> Result<Offer, Error> {
-        let answered = self.matchmaking.decline(key, id).await;
-        self.or_match(key, id, Answer::Decline, answered).await
+    pub async fn decline(&self, caller: &Caller, id: ChallengeId) -> Result<Offer, Error> {
+        let answered = self.matchmaking.decline(caller, id).await;
+        self.or_match(caller, id, Answer::Decline, answered).await
     }
 
     /// The challenger takes its invitation back.
-    pub async fn cancel(&self, key: Option<&str>, id: ChallengeId) -> Result<Offer, Error> {
-        let answered = self.matchmaking.cancel_challenge(key, id).await;
-        self.or_match(key, id, Answer::Cancel, answered).await
+    pub async fn cancel(&self, caller: &Caller, id: ChallengeId) -> Result<Offer, Error> {
+        let answered = self.matchmaking.cancel_challenge(caller, id).await;
+        self.or_match(caller, id, Answer::Cancel, answered).await
     }
 
     /// `answered` by the challenges, or when `id` names no challenge, `answer` given to
     /// the match it may name.
     async fn or_match(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         id: ChallengeId,
         answer: Answer,
         answered: Result<Challenge, Error>,
     ) -> Result<Offer, Error> {
         match answered {
             Err(Error::ChallengeNotFound) => {
-                let found = self.matches.answer(key, id, answer).await;
+                let found = self.matches.answer(caller, id, answer).await;
                 Ok(Offer::Match(not_found_as_challenge(found)?))
             }
             other => other.map(Offer::Challenge),

@@ -333,7 +333,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use crate::domain::{ChallengeId, GameId, PlayerName, Who};
+    use crate::domain::{Caller, ChallengeId, GameId, PlayerName, Who};
     use crate::engine::{Move, Preset, RulesPatch};
 
     use crate::service::shared::now_ms;
@@ -360,7 +360,7 @@ mod tests {
         let challenge = service
             .matchmaking
             .challenge(
-                Some(&ann.key),
+                &Caller::of(Some(&ann.key)),
                 NewChallenge {
                     opponents: vec![Who::parse("bob")],
                     preset: Preset::Block,
@@ -377,7 +377,7 @@ mod tests {
         let accepted = service
             .matchmaking
             .accept(
-                Some(&bob.key),
+                &Caller::of(Some(&bob.key)),
                 challenge.id.parse::<ChallengeId>().unwrap(),
                 None,
             )
@@ -401,10 +401,9 @@ mod tests {
                 mv,
                 expected_version: None,
             };
-            let token = crate::service::SeatToken::new(key);
             service
                 .games
-                .make_move(game, token, request, None)
+                .make_move(game, &Caller::of(Some(key)), None, request, None)
                 .await
                 .unwrap();
         }
@@ -412,7 +411,8 @@ mod tests {
             .games
             .make_move(
                 game,
-                crate::service::SeatToken::new(&ann.key),
+                &Caller::of(Some(&ann.key)),
+                None,
                 MoveRequest {
                     mv: Move::Resign,
                     expected_version: None,

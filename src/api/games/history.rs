@@ -67,18 +67,13 @@ impl LogQuery {
 )]
 pub async fn game_log(
     games: web::Data<Games>,
-    request: HttpRequest,
     path: web::Path<uuid::Uuid>,
     query: web::Query<LogQuery>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let (after, limit) = query.parse()?;
     let log = games
-        .log(
-            game_id(path.into_inner()),
-            bearer(request.headers())?,
-            after,
-            limit,
-        )
+        .log(game_id(path.into_inner()), &caller, after, limit)
         .await?;
     let mut res = view_response(&log.view, GameLog::of(&log));
     res.headers_mut().insert(VARY_BY_TOKEN.0, VARY_BY_TOKEN.1);

@@ -178,14 +178,15 @@ pub async fn take_seat(
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
     body: web::Json<JoinGame>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = game_id(path.into_inner());
     // A seat token means nothing here; a player's key binds the seat to its player.
-    let player_key = bearer(request.headers())?.filter(|t| service::players::is_player_key(t));
+    let player_key = caller.player_key();
     // The same request is the same name, seat and player, however the JSON was spaced.
     let key = idempotency_key(request.headers(), service::MIN_JOIN_KEY)?.map(|key| {
         let same = serde_json::json!({"name": body.name, "seat": body.seat,
-            "player": player_key.and_then(service::players::player_of_key)});
+            "player": player_key.and_then(|key| service::players::player_of_key(key.as_str()))});
         RequestKey::for_join(key.to_owned(), id, same.to_string().as_bytes())
     });
     let name = body.seat_name()?;

@@ -20,9 +20,9 @@ pub use streams::*;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpResponse, web};
 
-use crate::api::client::bearer;
 use crate::api::error::{ApiError, ProblemCode};
 use crate::api::headers::get_and_head;
+use crate::domain::Caller;
 use crate::service::{self, View};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

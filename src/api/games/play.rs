@@ -12,7 +12,7 @@ use crate::api::error::{ApiError, ProblemCode, problems};
 use crate::api::headers::VARY_BY_TOKEN;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
-use crate::service::{self, Games, RequestKey, SeatToken};
+use crate::service::{self, Games, RequestKey};
 
 use super::*;
 
@@ -53,9 +53,9 @@ pub async fn get_game(
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
     query: web::Query<ViewQuery>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = game_id(path.into_inner());
-    let token = bearer(request.headers())?;
     let view = match (query.after, query.wait) {
         (Some(after), wait) => {
             // Held while the poll waits; given back when it answers or is dropped.
@@ -63,7 +63,7 @@ pub async fn get_game(
             games
                 .view_after(
                     id,
-                    token,
+                    &caller,
                     after,
                     Duration::from_secs(wait.unwrap_or(30).min(30)),
                 )
@@ -72,7 +72,7 @@ pub async fn get_game(
         (None, Some(_)) => {
             return Err(ApiError::bad_request("wait goes with after=<version>"));
         }
-        (None, None) => games.view(id, token).await?,
+        (None, None) => games.view(id, &caller).await?,
     };
     let tag = etag(&view);
     if let Some(inm) = request
@@ -121,21 +121,22 @@ pub async fn make_move(
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
     body: web::Bytes,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = game_id(path.into_inner());
-    let token = bearer(request.headers())?.ok_or_else(|| {
+    let token = caller.bearer().ok_or_else(|| {
         ApiError::unauthorized("a move needs the seat's token: `Authorization: Bearer <token>`")
     })?;
     let parsed: MoveBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("the body is not acceptable: {e}")))?;
-    let seat_token = SeatToken::hashed(token, client::token_hash(&request, token));
+    let hash = client::token_hash(&request, token);
     let request_headers = request.headers();
     let key = idempotency_key(request_headers, 1)?
         .map(|key| RequestKey::new(key.to_owned(), token, &body));
     let mut request = parsed.to_request();
     let pinned = pin_to_if_match(&mut request, request_headers)?;
     let moved = games
-        .make_move(id, seat_token, request, key.as_ref())
+        .make_move(id, &caller, Some(hash), request, key.as_ref())
         .await
         .map_err(|e| refusal(e, pinned))?;
     Ok(HttpResponse::Ok().json(MoveResult::of(&moved)))

@@ -99,6 +99,7 @@ pub async fn game_events(
     slots: web::Data<StreamSlots>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = game_id(path.into_inner());
     let after = match request.headers().get("last-event-id") {
@@ -111,7 +112,7 @@ pub async fn game_events(
         ),
     };
     let slot = slots.acquire_for(&request)?;
-    let feed = games.events(id, after, bearer(request.headers())?).await?;
+    let feed = games.events(id, after, &caller).await?;
     let hello = web::Bytes::from(format!(": game {id} at version {}\n\n", feed.current));
     // A comment after 15 s without an event keeps proxies from closing the stream.
     // The slot travels with the feed: given back when the feed ends, or when actix drops

@@ -66,7 +66,7 @@ impl Games {
 
     /// Calls the webhook of game `id`'s seat to move, if a call is owed now, and plays its
     /// answer. Returns whether more is owed at once (bots to move, or a seat to call).
-    pub(super) async fn call_turn(&self, id: GameId) -> Result<bool, Error> {
+    pub(crate) async fn call_turn(&self, id: GameId) -> Result<bool, Error> {
         let (version, record) = self.load(id).await?;
         let now = now_ms();
         let Some(seat) = record.call_owed(now) else {

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::record::{Record, Status};
 use super::view::View;
-use super::{Bearer, Error, Games, SeatToken, viewer_of};
-use crate::domain::GameId;
+use super::{Bearer, Error, Games, viewer_of};
+use crate::domain::{Caller, GameId};
 use crate::engine::Move;
 use crate::service::codec;
 use crate::service::shared::now_ms;
@@ -62,15 +62,15 @@ pub struct FeedEvent {
 
 impl Games {
     /// The events of game `id` with a version above `after` (every one to come, with
-    /// `None`); with a seat's `token`, each with that seat's view, so a bot needs no
+    /// `None`); to a seat's `caller`, each with that seat's view, so a bot needs no
     /// second request to see its hand.
     pub async fn events(
         &self,
         id: GameId,
         after: Option<u64>,
-        token: Option<&str>,
+        caller: &Caller,
     ) -> Result<Feed, Error> {
-        let bearer = self.bearer(token.map(SeatToken::new)).await?;
+        let bearer = self.bearer(caller, None).await?;
         let (live, version, record) = self.watch(id).await?;
         let viewer = viewer_of(&record, bearer.as_ref())?;
         self.unsealed(&record, viewer, false).await?;
@@ -133,10 +133,10 @@ impl Games {
         // A stopping server ends every feed at once, cleanly, so its streams let go; one
         // opened with a player's key ends when the key stops opening it (a new key).
         let events = events.take_until(self.ctx.stopping.clone().cancelled_owned());
-        let events = match (&bearer, token) {
-            (Some(Bearer::Player(_)), Some(key)) => events
-                .take_until(self.players.revoked(key.to_owned()))
-                .boxed(),
+        let events = match (&bearer, caller.player_key()) {
+            (Some(Bearer::Player(_)), Some(key)) => {
+                events.take_until(self.players.revoked(key.clone())).boxed()
+            }
             _ => events.boxed(),
         };
         Ok(Feed { current, events })

@@ -7,7 +7,7 @@ use std::convert::Infallible;
 use rand::Rng;
 
 use crate::address::AddressKey;
-use crate::domain::{GameId, Seat, SeatName};
+use crate::domain::{GameId, PlayerKey, Seat, SeatName};
 use crate::metrics::BotPlace;
 use crate::service::idempotency::{Before, Create, once};
 use crate::service::page::page_offset;
@@ -79,10 +79,10 @@ impl Games {
         name: Option<&SeatName>,
         wanted: Option<Seat>,
         key: Option<&RequestKey>,
-        player_key: Option<&str>,
+        player: Option<&PlayerKey>,
     ) -> Result<NewSeat, Error> {
-        let player = match player_key {
-            Some(player_key) => Some(self.seating(id, player_key).await?),
+        let player = match player {
+            Some(key) => Some(self.seating(id, key).await?),
             None => None,
         };
         let name = match (&player, name) {

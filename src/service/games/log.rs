@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use crate::domain::GameId;
+use crate::domain::{Caller, GameId};
 use crate::engine::{Deal, Event, Game, Move, Replay, Seed};
 
 use super::record::Status;
@@ -180,12 +180,13 @@ fn page(
 }
 
 impl Games {
-    /// A page of the move history as `token`'s seat (or a spectator) may see it: the moves
-    /// after index `after` (0: from the start), at most `limit` (1 to [`MAX_LOG_PAGE`]).
+    /// A page of the move history as `caller`'s seat (or a spectator) may see it: the
+    /// moves after index `after` (0: from the start), at most `limit` (1 to
+    /// [`MAX_LOG_PAGE`]).
     pub async fn log(
         &self,
         id: GameId,
-        token: Option<&str>,
+        caller: &Caller,
         after: u64,
         limit: u64,
     ) -> Result<Log, Error> {
@@ -194,7 +195,7 @@ impl Games {
                 "limit: 1 to {MAX_LOG_PAGE} moves a page"
             )));
         }
-        let (version, record, viewer) = self.load_as(id, token).await?;
+        let (version, record, viewer) = self.load_as(id, caller).await?;
         let total = record.game.move_count();
         let after = usize::try_from(after)
             .ok()

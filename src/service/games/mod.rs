@@ -1,16 +1,17 @@
 //! The games aggregate: tables. It owns the stored game ([`record`]) and every use case on
-//! one: create and join ([`lobby`]), move and view ([`play`]), the clocks and the bots in
-//! the background ([`background`]), the lobby's news and a game's events ([`events`]), the
-//! history ([`log`]); the one write path ([`write`]) and the one admission path
-//! ([`Games::admit`]) every game made goes through. What follows a save is handed up
-//! through [`saved::SaveReactions`], never called from here.
+//! one: create and join ([`lobby`]), move and view ([`play`]), what a game due for its
+//! seats to move takes ([`due`]: a clock run out, bots left to move), the lobby's news and
+//! a game's events ([`events`]), the history ([`log`]); the one write path ([`write`]) and
+//! the one admission path ([`Games::admit`]) every game made goes through. What follows a
+//! save is handed up through [`saved::SaveReactions`], and a game whose bots are to move
+//! in the background through [`due::Drive`], never called from here.
 
 pub mod admit;
-mod background;
 mod cache;
 mod called;
 mod calls;
 pub mod clock;
+pub mod due;
 pub mod events;
 pub mod idempotency;
 pub mod lobby;
@@ -22,17 +23,17 @@ mod seats;
 pub mod view;
 mod write;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
-use crate::domain::GameId;
+use crate::domain::{Caller, GameId};
 use crate::engine::{MatchEnd, Outcome};
 use crate::store::any::AnyStore;
 use crate::store::{GameStore, History};
 
 use super::Error;
-use super::players::{self, Players};
+use super::players::Players;
 use super::shared::{Port, Shared};
+use due::Drive;
 use idempotency::RequestKey;
 use record::{Record, Status, TokenHash};
 use saved::{SaveReactions, Saved};
@@ -44,19 +45,13 @@ pub use play::MoveRequest;
 pub struct Games {
     ctx: Arc<Shared>,
     players: Arc<Players>,
-    /// Tables of bots alone this process plays at once, at most (`BOT_TABLES`).
-    tables: usize,
-    /// Games whose bots this process is playing in the background now (so its sweep
-    /// leaves them to that task rather than race it), each true when it counts against
-    /// `tables`.
-    driving: Mutex<HashMap<GameId, bool>>,
-    /// This process, as the holder of the games' leases it drives.
-    holder: String,
     /// The games this process wrote last, which its writes start from.
     cache: cache::GameCache,
     /// Where what follows a save is dispatched.
     reactions: Port<dyn SaveReactions>,
-    /// Itself, for the background tasks it starts.
+    /// Where a game whose bots are to move with no request to play them is handed.
+    driver: Port<dyn Drive>,
+    /// Itself, for the event streams it hands out.
     me: Weak<Games>,
     /// How webhook calls are written and their answers read (the api's wire).
     wire: Option<Arc<dyn CallWire>>,
@@ -66,7 +61,6 @@ impl Games {
     pub(super) fn new(
         ctx: Arc<Shared>,
         players: Arc<Players>,
-        tables: usize,
         game_cache: usize,
         wire: Option<Arc<dyn CallWire>>,
     ) -> Arc<Games> {
@@ -75,10 +69,8 @@ impl Games {
             wire,
             ctx,
             players,
-            tables: tables.max(1),
-            driving: Mutex::new(HashMap::new()),
-            holder: uuid::Uuid::new_v4().to_string(),
             reactions: Port::new(),
+            driver: Port::new(),
             me: me.clone(),
         })
     }
@@ -86,6 +78,12 @@ impl Games {
     /// Where this aggregate hands up what it saved; set once, by `Services::new`.
     pub(super) fn react_with(&self, reactions: Weak<dyn SaveReactions>) {
         self.reactions.set(reactions);
+    }
+
+    /// Where this aggregate hands games whose bots are to move; set once, by
+    /// `Services::new`.
+    pub(super) fn drive_with(&self, driver: Weak<dyn Drive>) {
+        self.driver.set(driver);
     }
 
     /// Hands `saved` to the dispatcher (none once the services are gone: stopping).
@@ -207,31 +205,36 @@ impl Games {
         Ok(())
     }
 
-    /// Loads a game and the seat of `token` (`None` for a spectator, without a token).
+    /// Loads a game and the seat of `caller` (`None` for a spectator, without a bearer).
     async fn load_as(
         &self,
         id: GameId,
-        token: Option<&str>,
+        caller: &Caller,
     ) -> Result<(u64, Record, Option<u8>), Error> {
-        let bearer = self.bearer(token.map(SeatToken::new)).await?;
+        let bearer = self.bearer(caller, None).await?;
         let (version, record) = self.load(id).await?;
         let viewer = viewer_of(&record, bearer.as_ref())?;
         self.unsealed(&record, viewer, false).await?;
         Ok((version, record, viewer))
     }
 
-    /// Who `token` is: a seat's token as it is, or a player key checked against its
-    /// player (401 when it opens none).
-    async fn bearer(&self, token: Option<SeatToken<'_>>) -> Result<Option<Bearer>, Error> {
-        match token {
-            Some(key) if players::is_player_key(key.text) => {
-                let (_, player) = self.players.authenticate(key.text).await?;
+    /// Who `caller` is at a table: a seat's token by its hash (`hash`, when the HTTP
+    /// layer computed it already: a token is hashed once a request), or a player whose
+    /// key is checked against its player (401 when it opens none).
+    async fn bearer(
+        &self,
+        caller: &Caller,
+        hash: Option<TokenHash>,
+    ) -> Result<Option<Bearer>, Error> {
+        match caller {
+            Caller::Player(key) => {
+                let (_, player) = self.players.open(key).await?;
                 Ok(Some(Bearer::Player(player.id)))
             }
-            Some(token) => Ok(Some(Bearer::Token(
-                token.hash.unwrap_or_else(|| TokenHash::of(token.text)),
+            Caller::Seat(token) => Ok(Some(Bearer::Token(
+                hash.unwrap_or_else(|| TokenHash::of(token.as_str())),
             ))),
-            None => Ok(None),
+            Caller::Nobody => Ok(None),
         }
     }
 }
@@ -248,29 +251,6 @@ pub enum Progress {
         end: MatchEnd,
         scores: Vec<i32>,
     },
-}
-
-/// A request's bearer token, with its [`TokenHash`] when the caller has it already (the
-/// HTTP layer's rate limit computed it): a token is hashed once a request.
-#[derive(Debug, Clone, Copy)]
-pub struct SeatToken<'a> {
-    text: &'a str,
-    hash: Option<TokenHash>,
-}
-
-impl<'a> SeatToken<'a> {
-    /// A token to hash when needed.
-    pub fn new(text: &'a str) -> SeatToken<'a> {
-        SeatToken { text, hash: None }
-    }
-
-    /// A token with its hash; `hash` must be `TokenHash::of(text)`.
-    pub fn hashed(text: &'a str, hash: TokenHash) -> SeatToken<'a> {
-        SeatToken {
-            text,
-            hash: Some(hash),
-        }
-    }
 }
 
 /// Who sent a request: a seat's token (by its hash), or a player whose key was checked.

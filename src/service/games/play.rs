@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use crate::domain::{GameId, Seat};
+use crate::domain::{Caller, GameId, Seat};
 use crate::engine::{Event, Game, Move, MoveError};
 use crate::metrics::BotPlace;
 
 use super::idempotency::RequestKey;
-use super::record::{Record, Status};
+use super::record::{Record, Status, TokenHash};
 use super::view::{AfterMove, View};
 use super::write::{BotWork, Change, Decision, Written};
-use super::{Error, Games, SeatToken, seat_of, viewer_of};
+use super::{Error, Games, seat_of, viewer_of};
 
 /// A move request after parsing.
 #[derive(Debug, Clone, Copy)]
@@ -24,9 +24,9 @@ pub struct MoveRequest {
 }
 
 impl Games {
-    /// The game as `token`'s seat (or a spectator, without a token) may see it.
-    pub async fn view(&self, id: GameId, token: Option<&str>) -> Result<View, Error> {
-        let (version, record, viewer) = self.load_as(id, token).await?;
+    /// The game as `caller`'s seat (or a spectator, without a bearer) may see it.
+    pub async fn view(&self, id: GameId, caller: &Caller) -> Result<View, Error> {
+        let (version, record, viewer) = self.load_as(id, caller).await?;
         Ok(View::of(id, version, &record, viewer))
     }
 
@@ -35,12 +35,12 @@ impl Games {
     pub async fn view_after(
         &self,
         id: GameId,
-        token: Option<&str>,
+        caller: &Caller,
         after: u64,
         wait: Duration,
     ) -> Result<View, Error> {
         let wait = wait.min(self.ctx.long_poll_max);
-        let bearer = self.bearer(token.map(SeatToken::new)).await?;
+        let bearer = self.bearer(caller, None).await?;
         // Watched before looking, so a move stored in between still wakes the poll.
         let (mut live, version, record) = self.watch(id).await?;
         let viewer = viewer_of(&record, bearer.as_ref())?;
@@ -59,25 +59,26 @@ impl Games {
         };
         tokio::select! {
             // News, or the live stream ended (a lost connection): look again.
-            () = news => self.view(id, token).await,
+            () = news => self.view(id, caller).await,
             // The wait ran out, or the server is stopping: the view unchanged.
             () = tokio::time::sleep(wait) => Ok(view),
             () = self.ctx.stopping.cancelled() => Ok(view),
         }
     }
 
-    /// Makes a move for `token`'s seat, then lets the bots whose turn follows move, and
-    /// stores it all as one version. With a key, a retry of the same request gets the
-    /// first answer again.
+    /// Makes a move for `caller`'s seat (`hash`: its token's, when computed already),
+    /// then lets the bots whose turn follows move, and stores it all as one version. With
+    /// a key, a retry of the same request gets the first answer again.
     pub async fn make_move(
         &self,
         id: GameId,
-        token: SeatToken<'_>,
+        caller: &Caller,
+        hash: Option<TokenHash>,
         request: MoveRequest,
         key: Option<&RequestKey>,
     ) -> Result<AfterMove, Error> {
         let bearer = self
-            .bearer(Some(token))
+            .bearer(caller, hash)
             .await?
             .ok_or_else(|| Error::Internal("a move without a bearer".into()))?;
         let updated = self

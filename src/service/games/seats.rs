@@ -4,9 +4,9 @@
 
 use futures_util::future::join_all;
 
-use crate::domain::{GameId, NameKey, Who};
+use crate::domain::{Caller, GameId, NameKey, PlayerKey, Who};
 use crate::service::page::{MAX_PER_PAGE, page_offset};
-use crate::service::players::{NO_KEY, PlayerRecord, RatingMoved};
+use crate::service::players::{PlayerRecord, RatingMoved};
 use crate::store::GameStore;
 use crate::store::players::PlayerStore;
 
@@ -22,8 +22,12 @@ impl Games {
     /// catching up after a restart would never play it). Not when the player sits there
     /// already or no seat is free: the join decides then (a retry's answer, or a refusal),
     /// and the index gains nothing it should not.
-    pub(super) async fn seating(&self, game_id: GameId, key: &str) -> Result<PlayerRecord, Error> {
-        let (_, player) = self.players.authenticate(key).await?;
+    pub(super) async fn seating(
+        &self,
+        game_id: GameId,
+        key: &PlayerKey,
+    ) -> Result<PlayerRecord, Error> {
+        let (_, player) = self.players.open(key).await?;
         let (_, record) = self.load(game_id).await?;
         if record.seat_of_player(&player.id).is_none() && !record.free_seats().is_empty() {
             self.ctx
@@ -43,13 +47,13 @@ impl Games {
     /// of those with `status` (any without), `waiting` counted as playing.
     pub async fn my_games(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         status: Option<Status>,
         page: usize,
         per_page: usize,
     ) -> Result<Vec<View>, Error> {
         let skip = page_offset(page, per_page, "per_page")?;
-        let (_, player) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, player) = self.players.authenticate(caller).await?;
         // Its own seats: a sealed game reads as it was played.
         self.games_of(&player.id, status, skip, per_page, true)
             .await

@@ -496,10 +496,10 @@ mod tests {
 
     use super::*;
     use crate::bots::Level;
-    use crate::domain::{GameId, Seat, SeatName};
+    use crate::domain::{Caller, GameId, Seat, SeatName};
     use crate::engine::{Preset, RulesPatch, Seed};
 
-    use crate::service::{ClockSettings, MoveRequest, NewGame, OnTimeout, SeatToken, Services};
+    use crate::service::{ClockSettings, MoveRequest, NewGame, OnTimeout, Services};
 
     /// A service on the memory store whose bots have one thread and a long budget.
     fn service() -> Arc<Services> {
@@ -576,13 +576,12 @@ mod tests {
             mv,
             expected_version: None,
         };
-        let (moved, ()) = tokio::join!(
-            service.make_move(id, SeatToken::new(&joined.token), request, None),
-            async {
+        let caller = Caller::of(Some(&joined.token));
+        let (moved, ()) =
+            tokio::join!(service.make_move(id, &caller, None, request, None), async {
                 tokio::time::sleep(Duration::from_secs(2)).await;
                 release.send(()).unwrap();
-            }
-        );
+            });
         moved.unwrap();
         blocker.await.unwrap();
         let (_, record) = service.load(id).await.unwrap();

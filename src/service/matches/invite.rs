@@ -3,23 +3,23 @@
 //! accepted, driven. What it shares with a challenge is matchmaking's; what follows its
 //! answer is the match's.
 
-use crate::domain::ChallengeId;
+use crate::domain::{Caller, ChallengeId};
 use crate::store::SaveOutcome;
 
 use super::{ATTEMPTS, Match, MatchNotice, Matches};
 use crate::service::error::Error;
 use crate::service::matchmaking::challenge::{Answer, ChallengeStatus};
-use crate::service::players::{NO_KEY, PlayerRecord};
+use crate::service::players::PlayerRecord;
 use crate::service::shared::now_ms;
 
 impl Matches {
     /// Match `id`'s invitation, for one of its players (as a challenge is read).
     pub(crate) async fn invitation_of(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         id: ChallengeId,
     ) -> Result<Match, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         let (_, found) = self.load(&id.to_string()).await?;
         if !found.has_player(&me.id) {
             return Err(Error::Forbidden(
@@ -32,11 +32,11 @@ impl Matches {
     /// The key's player answers match `id`'s invitation (at the challenge routes).
     pub(crate) async fn answer(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         id: ChallengeId,
         answer: Answer,
     ) -> Result<Match, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         self.answer_as(&me, &id.to_string(), answer).await
     }
 

@@ -29,7 +29,7 @@ use futures_util::future::join_all;
 
 use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::domain::{MatchId, Who};
+use crate::domain::{Caller, MatchId, Who};
 use crate::engine::{Preset, RulesPatch};
 use crate::store::SaveOutcome;
 use crate::store::challenges::Direction;
@@ -41,7 +41,7 @@ use super::idempotency::{self, Before, Create, RequestKey};
 use super::matchmaking::Matchmaking;
 use super::matchmaking::challenge::{Answer, ChallengeStatus, Opponent, Party};
 use super::page::page_offset;
-use super::players::{NO_KEY, PlayerRecord, Players};
+use super::players::{PlayerRecord, Players};
 use super::shared::{Port, Shared, now_ms};
 pub use record::Match;
 use series::Series;
@@ -137,13 +137,13 @@ impl Matches {
     /// With `request` (its `Idempotency-Key`) a retry answers the same match, made once.
     pub async fn create_match(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         new: NewMatch,
         from: Option<AddressKey>,
         request: Option<&RequestKey>,
     ) -> Result<Match, Error> {
         check(&new, self.ctx.allow_prearranged)?;
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         let too_many = match self.running_matches(&me.id).await? {
             running if running >= MAX_RUNNING => Err(Error::TooManyMatches { max: MAX_RUNNING }),
             _ => Ok(()),
@@ -264,11 +264,11 @@ impl Matches {
     /// change, so a match lists while it runs and a day after).
     pub async fn my_matches(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         page: usize,
         per_page: usize,
     ) -> Result<Vec<Match>, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         self.matches_of(&me.id, page, per_page).await
     }
 
@@ -319,9 +319,9 @@ impl Matches {
     /// Cancels a match: before it is accepted as a challenge is canceled (the
     /// challenger) or declined (the opponent); once running, either player stops it
     /// starting games (those in play go on).
-    pub async fn cancel_match(&self, key: Option<&str>, id: MatchId) -> Result<Match, Error> {
+    pub async fn cancel_match(&self, caller: &Caller, id: MatchId) -> Result<Match, Error> {
         let id = id.to_string();
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         let (_, found) = self.load(&id).await?;
         if found.status_now() == ChallengeStatus::Open {
             let answer = match found.challenger.id == me.id {

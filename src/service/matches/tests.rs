@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::bots::Level;
-use crate::domain::{MatchId, PlayerName};
+use crate::domain::{Caller, MatchId, PlayerName};
 use crate::engine::{Preset, RulesPatch};
 use crate::service::matchmaking::challenge::{ChallengeStatus, Opponent, Party};
 use crate::service::shared::now_ms;
@@ -97,7 +97,7 @@ async fn a_match_stored_as_a_challenge_with_a_series_is_read_listed_and_played_t
     assert_eq!(read, old);
     let listed = services
         .matches
-        .my_matches(Some(&ann.key), 1, 10)
+        .my_matches(&Caller::of(Some(&ann.key)), 1, 10)
         .await
         .unwrap();
     assert_eq!(listed, [old.clone()]);
@@ -139,7 +139,7 @@ async fn an_open_match_stored_as_a_challenge_is_listed_and_accepted_at_the_chall
     store_the_old_way(&services, &old).await;
     let open = services
         .offers
-        .open(Some(&bob.key), Direction::In, 1, 10)
+        .open(&Caller::of(Some(&bob.key)), Direction::In, 1, 10)
         .await
         .unwrap();
     assert!(
@@ -148,7 +148,7 @@ async fn an_open_match_stored_as_a_challenge_is_listed_and_accepted_at_the_chall
     );
     let answered = services
         .offers
-        .accept(Some(&bob.key), old.id.parse().unwrap(), None)
+        .accept(&Caller::of(Some(&bob.key)), old.id.parse().unwrap(), None)
         .await
         .unwrap();
     let Offer::Match(accepted) = answered else {

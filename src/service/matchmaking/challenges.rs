@@ -11,11 +11,11 @@
 use std::time::Duration;
 
 use crate::address::AddressKey;
-use crate::domain::{ChallengeId, GameId, Who};
+use crate::domain::{Caller, ChallengeId, GameId, Who};
 use crate::engine::RulesPatch;
 use crate::service::games::admit::{Admission, NewGame};
 use crate::service::idempotency::{self, Before, Create, RequestKey};
-use crate::service::players::{NO_KEY, PlayerRecord};
+use crate::service::players::PlayerRecord;
 use crate::service::shared::now_ms;
 use crate::store::SaveOutcome;
 use crate::store::challenges::{ChallengeStore, Parties};
@@ -45,12 +45,12 @@ impl Matchmaking {
     /// With `request` (its `Idempotency-Key`) a retry answers the same challenge, made once.
     pub async fn challenge(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         new: NewChallenge,
         from: Option<AddressKey>,
         request: Option<&RequestKey>,
     ) -> Result<Challenge, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         let (caller, id) = (me.id.clone(), ChallengeId::random().to_string());
         let make = self.make(me, id.clone(), new, from);
         idempotency::once(
@@ -167,12 +167,8 @@ impl Matchmaking {
     }
 
     /// A challenge, for one of its players.
-    pub async fn challenge_of(
-        &self,
-        key: Option<&str>,
-        id: ChallengeId,
-    ) -> Result<Challenge, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+    pub async fn challenge_of(&self, caller: &Caller, id: ChallengeId) -> Result<Challenge, Error> {
+        let (_, me) = self.players.authenticate(caller).await?;
         let (_, challenge) = self.load_challenge(&id).await?;
         if !challenge.player_ids().contains(&me.id) {
             return Err(Error::Forbidden(
@@ -188,35 +184,35 @@ impl Matchmaking {
     /// promised that is not made.
     pub async fn accept(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         id: ChallengeId,
         from: Option<AddressKey>,
     ) -> Result<Challenge, Error> {
-        self.answer(key, id, Answer::Accept, from).await
+        self.answer(caller, id, Answer::Accept, from).await
     }
 
     /// An opponent declines: the challenge is closed for everyone.
-    pub async fn decline(&self, key: Option<&str>, id: ChallengeId) -> Result<Challenge, Error> {
-        self.answer(key, id, Answer::Decline, None).await
+    pub async fn decline(&self, caller: &Caller, id: ChallengeId) -> Result<Challenge, Error> {
+        self.answer(caller, id, Answer::Decline, None).await
     }
 
     /// The challenger takes its challenge back.
     pub async fn cancel_challenge(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         id: ChallengeId,
     ) -> Result<Challenge, Error> {
-        self.answer(key, id, Answer::Cancel, None).await
+        self.answer(caller, id, Answer::Cancel, None).await
     }
 
     async fn answer(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         id: ChallengeId,
         answer: Answer,
         from: Option<AddressKey>,
     ) -> Result<Challenge, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         for _ in 0..ATTEMPTS {
             let (version, mut challenge) = self.load_challenge(&id).await?;
             if !challenge.invitation().answer(answer, &me.id, now_ms())? {

@@ -4,8 +4,8 @@
 //! closes, the paged lists, and a challenge open again when the game its acceptance asked
 //! for was refused.
 
+use crate::domain::Caller;
 use crate::service::page::page_offset;
-use crate::service::players::NO_KEY;
 use crate::service::shared::now_ms;
 use crate::store::SaveOutcome;
 use crate::store::challenges::{
@@ -22,13 +22,13 @@ impl Matchmaking {
     /// read: the index is a hint, so the caller keeps those it finds open then.
     pub(in crate::service) async fn open_ids(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         direction: Direction,
         page: usize,
         per_page: usize,
     ) -> Result<(u64, Vec<String>), Error> {
         let offset = page_offset(page, per_page, "per_page")?;
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         let now = now_ms();
         let ids = self
             .ctx

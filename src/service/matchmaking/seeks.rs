@@ -22,13 +22,13 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use crate::bots::Level;
-use crate::domain::{GameId, SeekId};
+use crate::domain::{Caller, GameId, SeekId};
 use crate::engine::RulesPatch;
 use crate::service::games::admit::Admission;
 use crate::service::games::admit::NewGame;
 use crate::service::idempotency::{self, Before, Create, RequestKey};
 use crate::service::page::page_offset;
-use crate::service::players::{NO_KEY, PlayerRecord};
+use crate::service::players::PlayerRecord;
 use crate::service::shared::now_ms;
 use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 
@@ -83,11 +83,11 @@ impl Matchmaking {
     /// With `request` (its `Idempotency-Key`) a retry answers the same seek, made once.
     pub async fn seek(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         new: NewSeek,
         request: Option<&RequestKey>,
     ) -> Result<(Seek, bool), Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         let (caller, id) = (me.id.clone(), SeekId::random().to_string());
         let make = self.seek_as(me, id.clone(), new);
         let caller = caller.as_str();
@@ -171,12 +171,12 @@ impl Matchmaking {
     /// The key's player's waiting seeks, newest first: a page (from 1) of them.
     pub async fn my_seeks(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         page: usize,
         per_page: usize,
     ) -> Result<Vec<Seek>, Error> {
         let skip = page_offset(page, per_page, "per_page")?;
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         let mut waiting = Vec::new();
         // A player has at most MAX_OPEN_SEEKS waiting (and a few stale ids): few loads.
         for id in self.ctx.store.player_seeks(&me.id).await? {
@@ -193,14 +193,14 @@ impl Matchmaking {
     }
 
     /// A seek, for its player.
-    pub async fn my_seek(&self, key: Option<&str>, id: SeekId) -> Result<Seek, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+    pub async fn my_seek(&self, caller: &Caller, id: SeekId) -> Result<Seek, Error> {
+        let (_, me) = self.players.authenticate(caller).await?;
         self.seek_of(&me.id, &id).await
     }
 
     /// Cancels the key's player's seek if it still waits; answers it as it is after.
-    pub async fn cancel_seek(&self, key: Option<&str>, id: SeekId) -> Result<Seek, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+    pub async fn cancel_seek(&self, caller: &Caller, id: SeekId) -> Result<Seek, Error> {
+        let (_, me) = self.players.authenticate(caller).await?;
         let seek = self.seek_of(&me.id, &id).await?;
         if seek.state != SeekState::Waiting {
             return Ok(seek);
@@ -517,7 +517,7 @@ mod tests {
                 };
                 let seek = service
                     .matchmaking
-                    .seek(Some(&player.key), new, None)
+                    .seek(&Caller::of(Some(&player.key)), new, None)
                     .await
                     .unwrap();
                 assert_eq!(seek.0.state, SeekState::Waiting);

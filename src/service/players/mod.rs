@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::domain::{Named, PlayerId, PlayerName, Who};
+use crate::domain::{Caller, Named, PlayerId, PlayerKey, PlayerName, Who};
 use crate::rating::Rating;
 use crate::store::SaveOutcome;
 use crate::store::players::{Created, PlayerAdmission, PlayerStore};
@@ -39,8 +39,7 @@ pub use stream::NewsItem;
 pub use webhook::{WebhookSet, WebhookState};
 pub(in crate::service) use webhook::{Counted, Hook};
 
-/// What every player key starts with.
-pub const KEY_PREFIX: &str = "dpk_";
+pub use crate::domain::KEY_PREFIX;
 /// The window [`super::Caps::players`] counts creations in.
 const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
 
@@ -114,11 +113,6 @@ pub fn player_of_key(key: &str) -> Option<&str> {
     id_of_key(key)
 }
 
-/// Whether `token` is meant as a player key (rather than a seat token).
-pub fn is_player_key(token: &str) -> bool {
-    token.starts_with(KEY_PREFIX)
-}
-
 /// The profile of a built-in level.
 fn level_profile(level: Level) -> Profile {
     Profile {
@@ -137,8 +131,7 @@ const STALE_KEY: Error = Error::Unauthorized(
     "this player key is not valid (perhaps it was rotated: `POST /v1/players/me/key` \
      replaces the old key at once); send the player's current key",
 );
-pub(super) const NO_KEY: Error =
-    Error::Unauthorized("send the player's key as `Authorization: Bearer <key>`");
+const NO_KEY: Error = Error::Unauthorized("send the player's key as `Authorization: Bearer <key>`");
 
 /// The players aggregate: player records, their keys, and a player's stream of news.
 pub struct Players {
@@ -314,18 +307,17 @@ impl Players {
     }
 
     /// The profile of the key's player.
-    pub async fn me(&self, key: Option<&str>) -> Result<Profile, Error> {
-        let (_, record) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+    pub async fn me(&self, caller: &Caller) -> Result<Profile, Error> {
+        let (_, record) = self.authenticate(caller).await?;
         self.profile_of(&record).await
     }
 
     /// A new key for the key's player; the old one stops working at once.
-    pub async fn rotate_key(&self, key: Option<&str>) -> Result<Keyed, Error> {
-        let key = key.ok_or(NO_KEY)?;
+    pub async fn rotate_key(&self, caller: &Caller) -> Result<Keyed, Error> {
         // A rotation that loses a race to another starts again, and finds the key it
         // holds stopped by the winner (401), as it should.
         for _ in 0..3 {
-            let (version, mut record) = self.authenticate(key).await?;
+            let (version, mut record) = self.authenticate(caller).await?;
             let fresh = new_key(&record.id);
             record.key_hash = key_hash(&fresh);
             match self
@@ -351,8 +343,19 @@ impl Players {
         ))
     }
 
-    /// The player a key opens, and its record's version.
-    pub(super) async fn authenticate(&self, key: &str) -> Result<(u64, PlayerRecord), Error> {
+    /// The player whose key `caller` sent, and its record's version: the one check of a
+    /// use case a player's key opens (a seat's token opens none).
+    pub(super) async fn authenticate(&self, caller: &Caller) -> Result<(u64, PlayerRecord), Error> {
+        match caller {
+            Caller::Player(key) => self.open(key).await,
+            Caller::Seat(_) => Err(BAD_KEY),
+            Caller::Nobody => Err(NO_KEY),
+        }
+    }
+
+    /// The player `key` opens, and its record's version.
+    pub(super) async fn open(&self, key: &PlayerKey) -> Result<(u64, PlayerRecord), Error> {
+        let key = key.as_str();
         let id = id_of_key(key).ok_or(BAD_KEY)?;
         match self.player_record(id).await? {
             Some((version, record)) if record.opens_with(key) => Ok((version, record)),
@@ -385,7 +388,7 @@ mod tests {
     fn a_new_key_has_its_prefix_names_its_player_and_holds_256_bits() {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let key = new_key(&id);
-        assert!(is_player_key(&key));
+        assert!(matches!(Caller::of(Some(&key)), Caller::Player(_)));
         assert_eq!(id_of_key(&key), Some(id.as_str()));
         assert_eq!(key.len(), KEY_PREFIX.len() + 32 + 1 + 64);
         assert_ne!(new_key(&id), key);

@@ -12,7 +12,8 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{Error, NO_KEY, PlayerRecord, Players};
+use super::{Error, PlayerRecord, Players};
+use crate::domain::{Caller, PlayerKey};
 use crate::service::codec;
 use crate::service::shared::now_ms;
 use crate::store::StoredEvent;
@@ -70,15 +71,16 @@ impl Players {
     /// It listens on the player's channel for word of a new key, and looks at the key
     /// after each (re)subscription, so a change made before it listened is seen too. A
     /// store that cannot say (unreachable) ends nothing.
-    pub(crate) fn revoked(&self, key: String) -> BoxFuture<'static, ()> {
+    pub(crate) fn revoked(&self, key: PlayerKey) -> BoxFuture<'static, ()> {
         let store = self.ctx.store.clone();
         async move {
-            let Some(id) = super::id_of_key(&key).map(str::to_owned) else {
+            let key = key.as_str();
+            let Some(id) = super::id_of_key(key).map(str::to_owned) else {
                 return;
             };
             let opens = async |store: &AnyStore| match store.load_player(&id).await {
                 Ok(Some(stored)) => PlayerRecord::decode(&stored.bytes)
-                    .map_or(true, |record| record.opens_with(&key)),
+                    .map_or(true, |record| record.opens_with(key)),
                 Ok(None) => false,
                 Err(_) => true,
             };
@@ -103,10 +105,11 @@ impl Players {
     /// says [`NewsItem::Resync`] and goes on; one whose key is replaced ends.
     pub async fn events<N: DeserializeOwned + 'static>(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
     ) -> Result<BoxStream<'static, NewsItem<N>>, Error> {
-        let key = key.ok_or(NO_KEY)?;
-        let (_, player) = self.authenticate(key).await?;
+        let (_, player) = self.authenticate(caller).await?;
+        // Opened, so a player's key: the one whose replacement ends the stream.
+        let key = caller.player_key().cloned().ok_or(super::NO_KEY)?;
         let id = player.id;
         let live = self.ctx.store.subscribe_player(&id).await?;
         let store = self.ctx.store.clone();
@@ -129,7 +132,7 @@ impl Players {
             },
         )
         .take_until(self.ctx.stopping.clone().cancelled_owned())
-        .take_until(self.revoked(key.to_owned()));
+        .take_until(self.revoked(key));
         Ok(raw
             .filter_map(|event| async move {
                 let Some(event) = event else {

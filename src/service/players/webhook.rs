@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::store::SaveOutcome;
 use crate::store::players::PlayerStore;
 
-use super::{Error, NO_KEY, PlayerRecord, Players};
+use super::{Error, PlayerRecord, Players};
+use crate::domain::Caller;
 use crate::service::shared::now_ms;
 
 /// What every webhook secret starts with (as Stripe's `whsec_`): a leaked one is found by
@@ -107,8 +108,8 @@ impl Players {
     /// Registers `url` as the key's player's webhook, once it answered a ping: the URL
     /// must be one the server calls, and echo the ping's challenge within the webhook
     /// budget. Replaces any webhook before (and resumes a paused one).
-    pub async fn set_webhook(&self, key: Option<&str>, url: &str) -> Result<WebhookSet, Error> {
-        let (_, record) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+    pub async fn set_webhook(&self, caller: &Caller, url: &str) -> Result<WebhookSet, Error> {
+        let (_, record) = self.authenticate(caller).await?;
         let hooks = &self.ctx.webhooks;
         hooks
             .client
@@ -165,8 +166,8 @@ impl Players {
     }
 
     /// The key's player's webhook.
-    pub async fn webhook(&self, key: Option<&str>) -> Result<WebhookState, Error> {
-        let (_, record) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+    pub async fn webhook(&self, caller: &Caller) -> Result<WebhookState, Error> {
+        let (_, record) = self.authenticate(caller).await?;
         record
             .webhook
             .as_ref()
@@ -175,8 +176,8 @@ impl Players {
     }
 
     /// Removes the key's player's webhook: its seats are played by pulling again.
-    pub async fn remove_webhook(&self, key: Option<&str>) -> Result<(), Error> {
-        let (_, record) = self.authenticate(key.ok_or(NO_KEY)?).await?;
+    pub async fn remove_webhook(&self, caller: &Caller) -> Result<(), Error> {
+        let (_, record) = self.authenticate(caller).await?;
         let id = record.id.clone();
         self.change_webhook(&id, |record| record.webhook.take().map(|_| ()))
             .await?
@@ -301,7 +302,7 @@ mod tests {
     #[test]
     fn a_secret_is_told_apart_from_a_key_and_holds_256_bits() {
         let secret = new_secret();
-        assert!(secret.starts_with(SECRET_PREFIX) && !super::super::is_player_key(&secret));
+        assert!(secret.starts_with(SECRET_PREFIX) && !secret.starts_with(crate::domain::KEY_PREFIX));
         assert_eq!(secret.len(), SECRET_PREFIX.len() + 64);
         assert_ne!(new_secret(), secret);
     }

@@ -2,13 +2,12 @@
 //! start. Each is one compare-and-set on the record; what follows a cancel (the lists, the
 //! caps, the streams) is what follows any end ([`drive`](super::drive)).
 
-use crate::domain::{EntrantId, TournamentId};
+use crate::domain::{Caller, EntrantId, TournamentId};
 use crate::store::tournaments::TournamentStore;
 
 use super::record::{Entry, Tournament, TournamentStatus};
 use super::{Tournaments, registering};
 use crate::service::Error;
-use crate::service::players::NO_KEY;
 
 /// The reason a tournament canceled by its creator shows.
 pub const CANCELED_BY_CREATOR: &str = "canceled by its creator";
@@ -17,8 +16,8 @@ impl Tournaments {
     /// Cancels tournament `id` (its creator), registering or running: it is over, its
     /// players and followers are told. Games in play go on, but their results no longer
     /// change it.
-    pub async fn cancel(&self, key: Option<&str>, id: TournamentId) -> Result<Tournament, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+    pub async fn cancel(&self, caller: &Caller, id: TournamentId) -> Result<Tournament, Error> {
+        let (_, me) = self.players.authenticate(caller).await?;
         let canceled = self
             .change(&id, |t| {
                 if t.creator.id != me.id.as_str() {
@@ -46,11 +45,11 @@ impl Tournaments {
     /// Removes entrant `who` from tournament `id` (its creator, before the start).
     pub async fn remove(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         id: TournamentId,
         who: EntrantId,
     ) -> Result<Tournament, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         let named = |entry: &Entry| match (entry, &who) {
             (Entry::Player { party, .. }, EntrantId::Player(player)) => party.id == player.as_str(),
             (Entry::Level { level, copy }, EntrantId::Level { level: l, copy: c }) => {

@@ -25,7 +25,7 @@ use futures_util::future::join_all;
 
 use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::domain::{TournamentId, visible_text};
+use crate::domain::{Caller, TournamentId, visible_text};
 use crate::engine::{Preset, RulesPatch};
 use crate::store::SaveOutcome;
 use crate::store::tournaments::TournamentStore;
@@ -37,7 +37,7 @@ use super::games::clock::{ClockSettings, OnTimeout};
 use super::idempotency::{self, Before, Create, RequestKey};
 use super::matchmaking::challenge::Party;
 use super::page::page_offset;
-use super::players::{NO_KEY, Players};
+use super::players::Players;
 use super::shared::{Shared, now_ms};
 use record::{EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Tournament, TournamentStatus};
 
@@ -119,14 +119,14 @@ impl Tournaments {
     /// With `request` (its `Idempotency-Key`) a retry answers the same tournament.
     pub async fn create(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         new: NewTournament,
         from: Option<AddressKey>,
         request: Option<&RequestKey>,
     ) -> Result<Tournament, Error> {
         let now = now_ms();
         let tournament = self.checked(new, now)?;
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         let creator = Party {
             id: me.id.clone(),
             name: me.name.clone(),
@@ -318,11 +318,11 @@ impl Tournaments {
     /// Enters the key's player (or, its creator asking, a built-in level).
     pub async fn join(
         &self,
-        key: Option<&str>,
+        caller: &Caller,
         id: TournamentId,
         joiner: Joiner,
     ) -> Result<Tournament, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+        let (_, me) = self.players.authenticate(caller).await?;
         if joiner == Joiner::Me {
             self.claim_join(&me.id, &id).await?;
         }
@@ -372,8 +372,8 @@ impl Tournaments {
 
     /// Withdraws the key's player: before the start it is removed; after, it is paired no
     /// more (its games played stand).
-    pub async fn withdraw(&self, key: Option<&str>, id: TournamentId) -> Result<Tournament, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+    pub async fn withdraw(&self, caller: &Caller, id: TournamentId) -> Result<Tournament, Error> {
+        let (_, me) = self.players.authenticate(caller).await?;
         let withdrawn = self
             .change(&id, |t| {
                 if t.status.over() {
@@ -406,8 +406,8 @@ impl Tournaments {
     }
 
     /// Starts the tournament now (its creator), as its start time would.
-    pub async fn start(&self, key: Option<&str>, id: TournamentId) -> Result<Tournament, Error> {
-        let (_, me) = self.players.authenticate(key.ok_or(NO_KEY)?).await?;
+    pub async fn start(&self, caller: &Caller, id: TournamentId) -> Result<Tournament, Error> {
+        let (_, me) = self.players.authenticate(caller).await?;
         let (_, t) = self.load(&id).await?;
         if t.creator.id != me.id.as_str() {
             return Err(Error::Forbidden(
