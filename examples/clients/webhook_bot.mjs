@@ -22,7 +22,7 @@ const MAX_BODY = 1 << 20;
  * runner.ts's: the most points, first of equals (under muggins the claiming form of a
  * scoring play is listed first).
  * @param {View} view @returns {Move} */
-export function chooseMove(view) {
+function chooseMove(view) {
   let best = view.legal_moves[0];
   for (const move of view.legal_moves) if ((move.points ?? 0) > (best?.points ?? 0)) best = move;
   if (!best) throw new Error("no legal move");
@@ -32,7 +32,7 @@ export function chooseMove(view) {
 /** Domino-Signature: t=<unix ms>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")> (Stripe's
  * scheme; any one of several v1 may match). False without a secret, or for a stale t.
  * @param {string} header @param {Buffer} body @returns {boolean} */
-export function signatureOk(header, body) {
+function signatureOk(header, body) {
   const fields = header.split(",").map((part) => {
     const i = part.indexOf("=");
     return i < 0 ? ["", ""] : [part.slice(0, i).trim(), part.slice(i + 1).trim()];
@@ -48,8 +48,10 @@ export function signatureOk(header, body) {
 
 const server = createServer((req, res) => {
   /** @param {number} status @param {unknown} obj */
-  const answer = (status, obj) =>
+  const answer = (status, obj) => {
     res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(obj));
+    console.log(`${new Date().toISOString()} "${req.method} ${req.url}" ${status}`);
+  };
   /** @type {Buffer[]} */
   const chunks = [];
   let size = 0;
@@ -75,12 +77,14 @@ const server = createServer((req, res) => {
     if (call?.type === "ping") return answer(200, { challenge: call.challenge });
     if (!signed) return answer(401, { error: SECRET ? "bad or stale signature" : "no DOMINO_WEBHOOK_SECRET set" });
     if (call?.type !== "move") return answer(400, { error: `unknown call type ${JSON.stringify(call?.type)}` });
+    let move;
     try {
-      answer(200, chooseMove(call.view));
+      move = chooseMove(call.view);
     } catch (error) {
       console.error(`game ${call.game_id}: chooseMove failed:`, error); // a failure the server counts
-      answer(500, { error: String(error) });
+      return answer(500, { error: String(error) });
     }
+    answer(200, move);
   });
 });
 
