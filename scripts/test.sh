@@ -19,7 +19,8 @@
 # Arguments are passed to `cargo test --all-targets` (e.g. `scripts/test.sh redis::`);
 # with none, four lanes run at once after the tests: the failover test; schemathesis
 # against the OpenAPI document (scripts/schemathesis.sh), then Redocly's lint of it
-# (scripts/openapi-lint.sh); the example clients (scripts/clients.sh); a browser client on
+# (scripts/openapi-lint.sh); the example clients (scripts/clients.sh), then the webhook
+# starter kits without a server (scripts/webhook-kits-check.sh); a browser client on
 # another origin (scripts/cross-origin-check/run.sh), then the watch page
 # (scripts/watch-check/run.sh). Their packages install while cargo builds; each lane's
 # log is under target/ (lane-<name>.log) and printed at the end.
@@ -69,7 +70,9 @@ export DOMINO_SERVER_BIN="$target_dir/debug/domino-server"
 #   schemathesis, in a venv under target/): no 5xx, no answer outside the document; then
 #   Redocly's lint of the document as client generators read it: 0 errors, 0 warnings.
 # - The example clients (examples/clients/), generated from the same document and built
-#   with pinned npm and PyPI packages under target/, play whole games against the server.
+#   with pinned npm and PyPI packages under target/, play whole games against the server;
+#   then the webhook kits answer calls signed as the server signs them (no server, no
+#   packages: a few seconds).
 # - A page on another origin plays a move in headless Chromium (CORS_ORIGINS), and is
 #   blocked without it (Debian's chromium and playwright-core); then the watch page draws
 #   a game, plays one by clicking and replays it, after its layout geometry's unit tests
@@ -93,7 +96,7 @@ lane failover cargo test --test api failover -- --ignored --nocapture
 # The other lanes' servers keep their games in memory: never on the cluster the failover
 # lane is killing (a server reads REDIS_CLUSTER_NODES from its environment).
 lane schemathesis env -u REDIS_CLUSTER_NODES bash -c 'scripts/schemathesis.sh && scripts/openapi-lint.sh'
-lane clients env -u REDIS_CLUSTER_NODES scripts/clients.sh
+lane clients env -u REDIS_CLUSTER_NODES bash -c 'scripts/clients.sh && scripts/webhook-kits-check.sh'
 lane browsers env -u REDIS_CLUSTER_NODES bash -c 'scripts/cross-origin-check/run.sh && scripts/watch-check/run.sh'
 failed=()
 for name in "${lanes[@]}"; do
