@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use hmac::{Hmac, KeyInit, Mac};
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 use sha2::Sha256;
 
@@ -29,6 +30,14 @@ enum Answers {
     Never,
     /// The right challenge, answered wrongly.
     WrongChallenge,
+    /// A move, after far longer than any budget (a ping at once).
+    Late,
+    /// Not JSON.
+    Garbage,
+    /// A move, one byte every half second.
+    Drips,
+    /// A megabyte.
+    Huge,
 }
 
 /// A webhook bot in the test's process: checks each call's signature with the secret it
@@ -90,6 +99,24 @@ async fn answer(req: HttpRequest, body: web::Bytes, bot: web::Data<Bot>) -> Http
         Answers::Errors => HttpResponse::InternalServerError().finish(),
         Answers::Illegal => HttpResponse::Ok().json(json!({"type": "pass"})),
         Answers::Never => unreachable!("answered above"),
+        Answers::Late => {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            HttpResponse::Ok().json(&call["view"]["legal_moves"][0])
+        }
+        Answers::Garbage => HttpResponse::Ok()
+            .content_type("application/json")
+            .body("<html>not a move</html>"),
+        Answers::Drips => {
+            let bytes = serde_json::to_vec(&call["view"]["legal_moves"][0]).unwrap();
+            let drip = futures_util::stream::iter(bytes).then(|b| async move {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                Ok::<_, actix_web::Error>(web::Bytes::from(vec![b]))
+            });
+            HttpResponse::Ok().content_type("application/json").streaming(drip)
+        }
+        Answers::Huge => HttpResponse::Ok()
+            .content_type("application/json")
+            .body(vec![b' '; 1 << 20]),
     }
 }
 
@@ -160,6 +187,10 @@ on_both_stores_hooked!(
     a_webhook_bot_plays_a_whole_game_from_signed_calls,
     failures_in_a_row_pause_the_webhook_and_the_player_plays_by_pulling_again,
     an_illegal_answer_is_a_failure_that_changes_nothing,
+    a_late_answer_is_a_failure_and_the_seats_clock_decides,
+    a_dripped_answer_is_cut_at_the_budget_and_the_seats_clock_decides,
+    an_answer_over_16_kib_is_a_failure_and_the_seats_clock_decides,
+    an_answer_that_is_not_a_move_is_a_failure_and_the_seats_clock_decides,
 );
 
 async fn put_webhook(app: &TestApp, key: &str, url: &str) -> reqwest::Response {
@@ -266,6 +297,9 @@ async fn a_url_the_server_does_not_call_is_refused_saying_why() {
         (url.as_str(), "loopback"),
         ("http://169.254.169.254/latest", "metadata"),
         ("http://[::ffff:10.0.0.1]/", "private"),
+        ("http://10.0.0.1/", "private"),
+        ("http://[::1]:8080/", "loopback"),
+        ("http://[::ffff:127.0.0.1]/", "loopback"),
         ("ftp://bot.example/", "http or https"),
         ("http://localhost:9/", "loopback"),
     ] {
@@ -370,4 +404,60 @@ async fn an_illegal_answer_is_a_failure_that_changes_nothing(app: TestApp) {
     let view = app.view(&id, Some(&key)).await;
     assert_eq!(view["your_turn"], true, "{view}");
     assert_eq!(bot.calls.lock().unwrap().len(), 2);
+}
+
+/// A bot answering as `answers` plays a game with an 8 s bank against greedy: its turn's
+/// two calls (3 s each at most) fail, which pauses it (its `reason` said), and the seat's
+/// clock plays the turn they lost (a timeout in the log) and the game goes on.
+async fn each_turn_is_left_to_the_clock(app: TestApp, answers: Answers, reason: &str) {
+    let (_, key) = app.new_player("hooky").await;
+    let (url, bot) = start_bot(answers);
+    register(&app, &key, &url, &bot).await;
+    let (id, _) = app
+        .create_game(json!({"preset": "all_fives", "seed": "4242",
+            "bots": [{"seat": 1, "level": "greedy"}],
+            "clock": {"bank_secs": 8, "abandon_after": 100}}))
+        .await;
+    let res = app
+        .post_as(&format!("/v1/games/{id}/seats"), &key, Some(&json!({})))
+        .await;
+    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+    let state = webhook_until(&app, &key, |s| s["status"] == "paused").await;
+    assert!(
+        state["paused_reason"].as_str().unwrap().contains(reason),
+        "{state}"
+    );
+    // Each failed turn was the clock's: a timeout of seat 0, and its bot moved for it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let log = app.log(&id, None).await;
+        let timeouts = log["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["seat"] == 0 && m["move"]["type"] == "timed_out")
+            .count();
+        if timeouts >= 1 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no timeouts: {log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!bot.calls.lock().unwrap().is_empty());
+}
+
+async fn a_late_answer_is_a_failure_and_the_seats_clock_decides(app: TestApp) {
+    each_turn_is_left_to_the_clock(app, Answers::Late, "no whole answer within the time").await;
+}
+
+async fn a_dripped_answer_is_cut_at_the_budget_and_the_seats_clock_decides(app: TestApp) {
+    each_turn_is_left_to_the_clock(app, Answers::Drips, "no whole answer within the time").await;
+}
+
+async fn an_answer_over_16_kib_is_a_failure_and_the_seats_clock_decides(app: TestApp) {
+    each_turn_is_left_to_the_clock(app, Answers::Huge, "over 16384 bytes").await;
+}
+
+async fn an_answer_that_is_not_a_move_is_a_failure_and_the_seats_clock_decides(app: TestApp) {
+    each_turn_is_left_to_the_clock(app, Answers::Garbage, "not a move body").await;
 }

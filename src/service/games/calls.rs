@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::domain::{GameId, Seat};
-use crate::service::players::Counted;
+use crate::service::players::{Counted, Hook};
 use crate::service::shared::now_ms;
 
 use super::play::MoveRequest;
@@ -47,10 +47,21 @@ struct MoveCall<'a> {
     view: &'a RawValue,
 }
 
+/// One turn's call, made once or twice.
+struct Call<'a> {
+    id: GameId,
+    version: u64,
+    seat: u8,
+    player: &'a str,
+    hook: &'a Hook,
+    call_id: String,
+    view: &'a RawValue,
+}
+
 /// What became of one call.
 enum Called {
-    /// The answer was played: the game after it.
-    Played(Box<Record>),
+    /// The answer was played (the game after it), and how long the call took.
+    Played(Box<Record>, Duration),
     /// The game moved on meanwhile (another answer, a timeout): nothing to do.
     Moot,
     /// No playable answer, for this reason (its kind for the metrics).
@@ -84,40 +95,41 @@ impl Games {
             return Ok(false);
         };
         let settings = &self.ctx.webhooks;
-        // The budget: the webhook's own, never past the seat's clock.
+        // Each call's budget: the webhook's own, never past the seat's clock.
         let began = Instant::now();
         let clock_left = record
             .clock
             .as_ref()
             .and_then(|c| c.deadline())
             .map(|deadline| Duration::from_millis(deadline.saturating_sub(now)));
-        let budget = clock_left.map_or(settings.timeout, |left| left.min(settings.timeout));
+        let budget = || {
+            clock_left.map_or(settings.timeout, |left| {
+                left.saturating_sub(began.elapsed()).min(settings.timeout)
+            })
+        };
         let view = wire.view_json(&View::of(id, version, &record, Some(seat)));
         let view = RawValue::from_string(view)
             .map_err(|e| Error::Internal(format!("a view is not JSON: {e}")))?;
-        // The same id for the call made again (here, or by another process after this
-        // one died): the bot may answer it twice, and only one move is played.
-        let call_id = format!("{id}.{version}");
-        let body = serde_json::to_vec(&MoveCall {
-            r#type: "move",
-            call_id: &call_id,
-            game_id: id.to_string(),
+        let call = Call {
+            id,
+            version,
             seat,
-            deadline_ms: now + budget.as_millis() as u64,
+            player: &player,
+            hook: &hook,
+            // The same id for the call made again (here, or by another process after this
+            // one died): the bot may answer it twice, and only one move is played.
+            call_id: format!("{id}.{version}"),
             view: &view,
-        })
-        .map_err(|e| Error::Internal(format!("a call does not serialize: {e}")))?;
+        };
         let mut last_failure = String::new();
         for attempt in 1..=2 {
-            let left = budget.saturating_sub(began.elapsed());
+            let left = budget();
             if left < MIN_BUDGET {
                 break;
             }
-            let called = self
-                .call_once(id, version, seat, &player, &hook, wire, &call_id, &body, left)
-                .await;
+            let called = self.call_once(&call, wire, left).await?;
             let (outcome, counted) = match &called {
-                Called::Played(_) => ("played", Ok(began.elapsed())),
+                Called::Played(_, took) => ("played", Ok(*took)),
                 Called::Moot => return Ok(false),
                 Called::Failed(kind, why) => (*kind, Err(why.clone())),
             };
@@ -137,7 +149,7 @@ impl Games {
                         reactions.webhook_paused(&player, &reason).await;
                     }
                     // Its seats are played as absent players' are from now on.
-                    if !matches!(called, Called::Played(_)) {
+                    if !matches!(called, Called::Played(..)) {
                         self.change_calls(id, version, |record| record.unhook_seat(seat))
                             .await?;
                         return Ok(false);
@@ -145,11 +157,12 @@ impl Games {
                 }
                 Counted::Counted | Counted::Gone => {}
             }
-            if let Called::Played(record) = called {
+            if let Called::Played(record, _) = called {
                 return Ok(record.bots_to_move() || record.call_owed(now_ms()).is_some());
             }
         }
-        // Both calls failed: the clock decides this turn; without one, it is called again.
+        // No call brought a move: the clock decides this turn; without one, it is called
+        // again a little later.
         let retry = record
             .clock
             .is_none()
@@ -160,50 +173,61 @@ impl Games {
         Ok(false)
     }
 
-    /// One call and, if it answered a move, its play.
-    #[allow(clippy::too_many_arguments)]
+    /// One call within `budget` and, if it answered a move, its play.
     async fn call_once(
         &self,
-        id: GameId,
-        version: u64,
-        seat: u8,
-        player: &str,
-        hook: &crate::service::players::Hook,
+        call: &Call<'_>,
         wire: &Arc<dyn CallWire>,
-        call_id: &str,
-        body: &[u8],
         budget: Duration,
-    ) -> Called {
+    ) -> Result<Called, Error> {
+        let body = serde_json::to_vec(&MoveCall {
+            r#type: "move",
+            call_id: &call.call_id,
+            game_id: call.id.to_string(),
+            seat: call.seat,
+            deadline_ms: now_ms() + budget.as_millis() as u64,
+            view: call.view,
+        })
+        .map_err(|e| Error::Internal(format!("a call does not serialize: {e}")))?;
         let answer = match self
             .ctx
             .webhooks
             .client
             .call(
-                player,
-                &hook.url,
-                hook.secret.as_bytes(),
-                call_id,
-                body.to_vec(),
+                call.player,
+                &call.hook.url,
+                call.hook.secret.as_bytes(),
+                &call.call_id,
+                body,
                 budget,
             )
             .await
         {
             Ok(answer) => answer,
-            Err(failure) => return Called::Failed(failure.kind(), failure.to_string()),
+            Err(failure) => return Ok(Called::Failed(failure.kind(), failure.to_string())),
         };
         let request = match wire.read_move(&answer.body) {
             Ok(request) => request,
-            Err(why) => return Called::Failed("unreadable", format!("not a move body: {why}")),
-        };
-        match self.play_called(id, seat, version, request).await {
-            Ok(record) => Called::Played(Box::new(record)),
-            Err(Error::VersionConflict { .. }) => Called::Moot,
-            Err(e @ (Error::IllegalMove { .. } | Error::NotYourTurn(_))) => {
-                Called::Failed("illegal", format!("the answer was refused: {e}"))
+            Err(why) => {
+                return Ok(Called::Failed("unreadable", format!("not a move body: {why}")));
             }
-            Err(Error::Finished | Error::SeatAbandoned) => Called::Moot,
-            Err(e) => Called::Failed("unplayed", format!("the answer could not be played: {e}")),
-        }
+        };
+        Ok(
+            match self
+                .play_called(call.id, call.seat, call.version, request)
+                .await
+            {
+                Ok(record) => Called::Played(Box::new(record), answer.took),
+                Err(Error::VersionConflict { .. } | Error::Finished | Error::SeatAbandoned) => {
+                    Called::Moot
+                }
+                Err(e @ (Error::IllegalMove { .. } | Error::NotYourTurn(_))) => {
+                    Called::Failed("illegal", format!("the answer was refused: {e}"))
+                }
+                // The store's trouble is not the bot's: not counted against it.
+                Err(e) => return Err(e),
+            },
+        )
     }
 
     /// Stores `change` to game `id`'s webhook seats, unless the game moved on from
