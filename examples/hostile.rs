@@ -432,7 +432,10 @@ async fn fill(
         })
         .collect();
     let bystander = client(loopback(2 + hostiles))?;
-    let game = json!({"preset": "all_fives", "bots": [{"seat": 1, "level": "greedy"}]});
+    // A table of bots that finishes at once: the bystander holds no waiting game and no
+    // game in play, so only the store's room (or its own kept games) could refuse it.
+    let game = json!({"preset": "block", "rules": {"target": null, "rounds": 1},
+        "bots": [{"seat": 0, "level": "greedy"}, {"seat": 1, "level": "greedy"}]});
     let began = Instant::now();
     let cpu = process_cpu(args.server_pid);
     let (mut max_rss, mut created, mut refused) = (0u64, 0u64, Vec::new());

@@ -4,7 +4,7 @@
 # - flood-start: three addresses make tournaments due at once that cancel themselves,
 #   while a bystander's tournament starts: how late it starts (goal: under 2 s);
 # - fill: two addresses make every kind of thing a store keeps for FILL_SECS (600), with
-#   MEMORY_MAX_BYTES at 32 MiB: the server's RSS (goal: within 1.5x) and whether a
+#   MEMORY_MAX_BYTES at FILL_MIB (32) MiB: the server's RSS (goal: within 1.5x) and whether a
 #   bystander from a third address can still create a game.
 # `scripts/bench-hostile.sh flood-start` or `... fill` runs one of them.
 set -euo pipefail
@@ -29,7 +29,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-memory_max_bytes=$((32 * 1024 * 1024))
+memory_max_bytes=$((${FILL_MIB:-32} * 1024 * 1024))
 # The documented defaults (docs/configuration.md), put back over the limits the other
 # benches raise for their one load client.
 defaults=(GAME_IDLE_TTL_SECS=86400 RATE_LIMIT_PER_IP=2000 RATE_LIMIT_PER_TOKEN=200

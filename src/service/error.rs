@@ -76,6 +76,13 @@ pub enum Error {
     TooManyTournaments { max: usize },
     #[error("this player has joined {max} tournaments registering or running already")]
     TooManyTournamentsJoined { max: usize },
+    /// The address created `max` tournaments in the last hour already; the window frees
+    /// in `frees_in`.
+    #[error("this address created {max} tournaments in the last hour already")]
+    TooManyTournamentsMade {
+        max: usize,
+        frees_in: std::time::Duration,
+    },
     #[error("no such entrant in this tournament")]
     EntrantNotFound,
     /// A webhook the server will not call: a URL it refuses, or a failed ping.

@@ -34,6 +34,8 @@ pub struct Caps {
     pub kept: Option<usize>,
     /// Players created in the last hour (`MAX_PLAYERS_PER_IP`; `None`: no cap).
     pub players: Option<usize>,
+    /// Tournaments created in the last hour (`MAX_TOURNAMENTS_PER_IP`; `None`: no cap).
+    pub tournaments_per_ip: Option<usize>,
     /// Open challenges one player may have received (`MAX_CHALLENGES_TO_PLAYER`;
     /// `None`: no cap).
     pub challenges_to_player: Option<usize>,

@@ -101,6 +101,8 @@ pub struct Settings {
     pub max_kept_games_per_ip: Option<usize>,
     /// Players one client address may create in an hour (`None`: no cap).
     pub max_players_per_ip: Option<usize>,
+    /// Tournaments one client address may create in an hour (`None`: no cap).
+    pub max_tournaments_per_ip: Option<usize>,
     /// How long a player that was never seated in a game is kept (`None`: for ever).
     pub player_unplayed_ttl: Option<Duration>,
     /// Open challenges one player may have received at once (`None`: no cap).
@@ -255,6 +257,9 @@ impl Default for Settings {
             max_kept_games_per_ip: Some(2_000),
             // A household's people and bots, not a script minting identities.
             max_players_per_ip: Some(20),
+            // Far more than a person or a bot's owner makes; a day's worth (a tournament
+            // is kept a day) stays a few hundred an address.
+            max_tournaments_per_ip: Some(30),
             // A week: time to come back and play; a name claimed and never used is freed.
             player_unplayed_ttl: Some(Duration::from_secs(7 * 24 * 3600)),
             // A real challenge is not buried: a crowd's challenges wait for a place.
@@ -450,6 +455,11 @@ impl Settings {
                 cap,
             )?,
             max_players_per_ip: env.parse("MAX_PLAYERS_PER_IP", defaults.max_players_per_ip, cap)?,
+            max_tournaments_per_ip: env.parse(
+                "MAX_TOURNAMENTS_PER_IP",
+                defaults.max_tournaments_per_ip,
+                cap,
+            )?,
             player_unplayed_ttl: env.parse(
                 "PLAYER_UNPLAYED_TTL_SECS",
                 defaults.player_unplayed_ttl,

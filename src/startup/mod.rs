@@ -345,6 +345,7 @@ fn serve(
                 games: settings.max_games_per_ip,
                 kept: settings.max_kept_games_per_ip,
                 players: settings.max_players_per_ip,
+                tournaments_per_ip: settings.max_tournaments_per_ip,
                 challenges_to_player: settings.max_challenges_to_player,
                 tournaments_per_player: settings.max_tournaments_per_player,
                 tournaments_joined: settings.max_tournaments_joined,

@@ -130,6 +130,7 @@ pub fn test_settings() -> Settings {
         max_waiting_per_ip: None,
         max_games_per_ip: None,
         max_players_per_ip: None,
+        max_tournaments_per_ip: None,
         ..Settings::default()
     }
 }

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use domino_server::settings::Settings;
 use serde_json::{Value, json};
 
-use crate::helpers::{EventStream, TestApp, spawn_app_with, test_settings, unique_prefix};
+use crate::helpers::{
+    EventStream, TestApp, assert_problem, spawn_app_with, test_settings, unique_prefix,
+};
 
 /// The same test on memory and on Redis, each server built from `settings`.
 macro_rules! on_both_stores_with {
@@ -54,6 +56,17 @@ mod flooded {
             ..test_settings()
         },
         a_flood_of_tournaments_due_at_once_cannot_starve_one_due_before_them,
+    );
+}
+
+mod made_per_address {
+    use super::*;
+    on_both_stores_with!(
+        Settings {
+            max_tournaments_per_ip: Some(2),
+            ..test_settings()
+        },
+        an_address_makes_at_most_its_tournaments_an_hour_whoever_makes_them,
     );
 }
 
@@ -123,6 +136,25 @@ async fn on_redis(settings: Settings) -> TestApp {
 fn round_robin_of_levels(name: &str) -> Value {
     json!({"name": name, "preset": "block", "rules": {"target": null, "rounds": 1},
         "format": "round_robin", "levels": ["random", "greedy"]})
+}
+
+/// Two players of one address make three tournaments that cancel themselves at once: the
+/// third is refused (the first two, canceled, free no place: the cap counts creations).
+async fn an_address_makes_at_most_its_tournaments_an_hour_whoever_makes_them(app: TestApp) {
+    let (_, ann) = app.new_player("ann").await;
+    let (_, bob) = app.new_player("bob").await;
+    let body = json!({"name": "flood", "preset": "block", "format": "round_robin",
+        "starts_at_ms": 0});
+    create(&app, &ann, body.clone()).await;
+    create(&app, &bob, body.clone()).await;
+    let res = app.post_as("/v1/tournaments", &ann, Some(&body)).await;
+    let retry = res.headers()["retry-after"].to_str().unwrap().parse::<u64>().unwrap();
+    assert!((3000..=3600).contains(&retry), "{retry}");
+    let problem = assert_problem(res, 429, "rate_limited").await;
+    assert!(
+        problem["detail"].as_str().unwrap().contains("MAX_TOURNAMENTS_PER_IP"),
+        "{problem}"
+    );
 }
 
 async fn create(app: &TestApp, key: &str, body: Value) -> String {

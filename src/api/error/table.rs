@@ -215,6 +215,15 @@ impl From<service::Error> for ApiError {
                 ),
             )
             .retry_after_duration(frees_in),
+            E::TooManyTournamentsMade { max, frees_in } => ApiError::new(
+                C::RateLimited,
+                format!(
+                    "this address created {max} tournaments in the last hour already \
+                     (MAX_TOURNAMENTS_PER_IP); one more can be created when the oldest of them \
+                     is an hour old"
+                ),
+            )
+            .retry_after_duration(frees_in),
             E::Sealed(why) => ApiError::new(C::GameSealed, why),
             E::NotFinished => ApiError::new(
                 C::PreconditionFailed,

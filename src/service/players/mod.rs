@@ -40,8 +40,9 @@ pub use webhook::{WebhookSet, WebhookState};
 pub(in crate::service) use webhook::{Counted, Hook};
 
 pub use crate::domain::KEY_PREFIX;
-/// The window [`super::Caps::players`] counts creations in.
-const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
+/// The window [`super::Caps::players`] and [`super::Caps::tournaments_per_ip`] count
+/// creations in.
+pub(in crate::service) const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// A player's rating in one preset.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -28,6 +28,7 @@ use crate::bots::Level;
 use crate::domain::{Caller, TournamentId, visible_text};
 use crate::engine::{Preset, RulesPatch};
 use crate::store::SaveOutcome;
+use crate::store::players::{PlayerAdmission, PlayerStore};
 use crate::store::tournaments::TournamentStore;
 use crate::tournament::{MAX_ROUND_ROBIN, MAX_ROUNDS};
 
@@ -37,7 +38,7 @@ use super::games::clock::{ClockSettings, OnTimeout};
 use super::idempotency::{self, Before, Create, RequestKey};
 use super::matchmaking::challenge::Party;
 use super::page::page_offset;
-use super::players::Players;
+use super::players::{CREATION_WINDOW, Players};
 use super::shared::{Shared, now_ms};
 use record::{EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Tournament, TournamentStatus};
 
@@ -138,6 +139,16 @@ impl Tournaments {
                 self.release_over(&me.id, now).await?;
             }
             let store = &self.ctx.store;
+            // Counted per address in the store's window of creations, as players are (a
+            // tournament is kept a day whether it started or not: a flood of ones that
+            // cancel themselves would fill the store for a day).
+            if let Some((address, max)) = from.zip(self.ctx.caps.tournaments_per_ip)
+                && let PlayerAdmission::Refused { frees_in } = store
+                    .admit_player(&format!("tournaments@{address}"), max, CREATION_WINDOW)
+                    .await?
+            {
+                return Err(Error::TooManyTournamentsMade { max, frees_in });
+            }
             if !store
                 .claim_creator_tournament(&me.id, &id, now, max)
                 .await?
