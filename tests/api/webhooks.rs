@@ -185,6 +185,7 @@ macro_rules! on_both_stores_hooked {
 
 on_both_stores_hooked!(
     a_webhook_bot_plays_a_whole_game_from_signed_calls,
+    a_webhook_bot_plays_a_whole_duplicate_match_against_greedy,
     failures_in_a_row_pause_the_webhook_and_the_player_plays_by_pulling_again,
     an_illegal_answer_is_a_failure_that_changes_nothing,
     a_late_answer_is_a_failure_and_the_seats_clock_decides,
@@ -460,4 +461,46 @@ async fn an_answer_over_16_kib_is_a_failure_and_the_seats_clock_decides(app: Tes
 
 async fn an_answer_that_is_not_a_move_is_a_failure_and_the_seats_clock_decides(app: TestApp) {
     each_turn_is_left_to_the_clock(app, Answers::Garbage, "not a move body").await;
+}
+
+async fn a_webhook_bot_plays_a_whole_duplicate_match_against_greedy(app: TestApp) {
+    let (_, key) = app.new_player("hooky").await;
+    let (url, bot) = start_bot(Answers::First);
+    register(&app, &key, &url, &bot).await;
+    let res = app
+        .post_as(
+            "/v1/matches",
+            &key,
+            Some(&json!({"opponent": "greedy", "preset": "all_fives", "deals": 2,
+                "parallel": 2, "rated": true})),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+    let id = res.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Nobody plays but the server, calling the bot for its seat in each of the 4 games.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let done = loop {
+        let m: Value = app.get(&format!("/v1/matches/{id}")).await.json().await.unwrap();
+        if m["status"] == "finished" {
+            break m;
+        }
+        assert!(std::time::Instant::now() < deadline, "never finished: {m}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let games = done["games"].as_array().unwrap();
+    assert_eq!(games.len(), 4, "{done}");
+    let calls = bot.calls.lock().unwrap().clone();
+    for game in games {
+        let game_id = game["game_id"].as_str().unwrap();
+        assert!(
+            calls.iter().any(|c| c["game_id"] == game_id),
+            "game {game_id} was never called: {done}"
+        );
+    }
+    assert_eq!(bot.bad_signatures.load(Ordering::SeqCst), 0);
+    let state: Value = get_webhook(&app, &key).await.json().await.unwrap();
+    assert_eq!(state["failures"], 0, "{state}");
 }
