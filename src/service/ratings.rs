@@ -191,7 +191,7 @@ impl Ratings {
                     .collect();
                 let opponent = Rating::mean_of(&opponents);
                 if let Some(change) = self
-                    .rate_one(&rated.who, &id, preset, opponent, rated.score)
+                    .rate_one(&rated.who, id, preset, opponent, rated.score)
                     .await?
                     && rated.who.parse::<Level>().is_err()
                 {
@@ -226,7 +226,7 @@ impl Ratings {
     async fn rate_one(
         &self,
         who: &str,
-        game: &str,
+        game: GameId,
         preset: &str,
         opponent: Rating,
         score: f64,

@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::bots::Level;
-use crate::domain::Seat;
+use crate::domain::{GameId, MatchId, Seat, TournamentId};
 use crate::engine::{Game, Preset};
 
 use super::Error;
@@ -59,7 +59,7 @@ pub struct Record {
     /// Made by a rated challenge or seek: its result is to move its players' ratings.
     pub rated: bool,
     /// The match (duplicate arena) it is a game of, by its id: its end moves the match on.
-    pub series: Option<String>,
+    pub series: Option<MatchId>,
     pub seats: Vec<Occupant>,
     /// Per seat, the first 128 bits of its token's SHA-256 (the token itself is never
     /// stored). Tokens are 256 random bits, so finding another token with these 128 bits
@@ -74,11 +74,11 @@ pub struct Record {
     /// them is in play, this one is sealed ([`super::Games::unsealed`]). Stored after the
     /// rest ([`FORMAT`]).
     #[serde(skip)]
-    pub twins: Vec<String>,
+    pub twins: Vec<GameId>,
     /// The tournament it is a game of, by its id: its end moves the tournament on.
     /// Stored after the twins ([`FORMAT`]).
     #[serde(skip)]
-    pub tournament: Option<String>,
+    pub tournament: Option<TournamentId>,
 }
 
 impl Record {
@@ -407,27 +407,31 @@ mod tests {
         assert_eq!(read.game, record.game);
         assert!(read.twins.is_empty());
         let mut twinned = record;
-        twinned.twins = vec!["g2".into()];
+        let twin = GameId::random();
+        twinned.twins = vec![twin];
         let again = Record::decode(&twinned.encode()).unwrap();
-        assert_eq!(again.twins, ["g2"]);
+        assert_eq!(again.twins, [twin]);
         assert_eq!(again.game, twinned.game);
     }
 
     #[test]
     fn a_game_stored_in_format_8_reads_without_a_tournament_and_one_reads_back() {
         let mut record = record();
-        record.twins = vec!["g2".into()];
+        let twin = GameId::random();
+        record.twins = vec![twin];
         let v8 = postcard::to_extend(&record, vec![FORMAT_V8]).unwrap();
-        let v8 = postcard::to_extend(&record.twins, v8).unwrap();
+        // As a format 8 record held them: text.
+        let v8 = postcard::to_extend(&vec![twin.to_string()], v8).unwrap();
         let read = Record::decode(&v8).unwrap();
         assert_eq!(
             (read.twins.as_slice(), read.tournament),
-            (&["g2".to_owned()][..], None)
+            (&[twin][..], None)
         );
-        record.tournament = Some("t1".into());
+        let tournament = TournamentId::random();
+        record.tournament = Some(tournament);
         let again = Record::decode(&record.encode()).unwrap();
-        assert_eq!(again.tournament.as_deref(), Some("t1"));
-        assert_eq!(again.twins, ["g2"]);
+        assert_eq!(again.tournament, Some(tournament));
+        assert_eq!(again.twins, [twin]);
     }
 
     #[test]
