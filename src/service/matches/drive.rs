@@ -12,7 +12,7 @@ use super::series::{Series, SeriesGame, VOID};
 use super::{ATTEMPTS, Match, MatchNotice, Matches};
 use crate::service::error::Error;
 use crate::service::games::Progress;
-use crate::service::games::admit::Admission;
+use crate::service::games::admit::{Admission, Parent};
 use crate::service::matchmaking::challenge::{ChallengeStatus, Opponent};
 use crate::service::shared::now_ms;
 
@@ -178,10 +178,7 @@ impl Matches {
         } else {
             Some(seed)
         };
-        let mut record = self.games.record_from(&new, server_seed)?;
-        record.rated = m.rated;
-        record.series = Some(m.id);
-        record.twins = series.twins_of(m.id, index);
+        let record = self.games.record_from(&new, server_seed)?;
         let mut players = Vec::new();
         if series.stand_in.is_none() {
             players.push((seat, &m.challenger));
@@ -192,6 +189,9 @@ impl Matches {
         let admission = Admission {
             id: game.game_id,
             record,
+            rated: m.rated,
+            parent: Some(Parent::Match(m.id)),
+            twins: series.twins_of(m.id, index),
             players: players
                 .into_iter()
                 .map(|(seat, party)| (seat, party.id.as_str(), party.name.as_str()))

@@ -288,8 +288,7 @@ impl Matchmaking {
         let game_id = challenge
             .game_id
             .ok_or_else(|| Error::Internal("an accepted challenge names no game".into()))?;
-        let mut record = self.games.new_record(&challenge.new_game())?;
-        record.rated = challenge.rated;
+        let record = self.games.new_record(&challenge.new_game())?;
         let players = std::iter::once((0u8, &challenge.challenger))
             .chain(
                 challenge
@@ -303,13 +302,16 @@ impl Matchmaking {
         let admission = Admission {
             id: game_id,
             record,
+            rated: challenge.rated,
+            parent: None,
+            twins: Vec::new(),
             players,
             from: challenge.address,
         };
         let Some(record) = self.games.admit(admission).await? else {
             return Ok(());
         };
-        tracing::info!(game_id = %game_id, challenge_id = %challenge.id, preset = challenge.preset.name(), rated = record.rated, "game created for a challenge");
+        tracing::info!(game_id = %game_id, challenge_id = %challenge.id, preset = challenge.preset.name(), rated = record.rated(), "game created for a challenge");
         Ok(())
     }
 

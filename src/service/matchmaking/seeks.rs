@@ -299,8 +299,7 @@ impl Matchmaking {
         seats.shuffle(&mut ChaCha8Rng::from_seed(self.ctx.dealer.secret()));
         let level = first.fallback.map_or(Level::Greedy, |(_, level)| level);
         let bots: Vec<(u8, Level)> = seats[seeks.len()..].iter().map(|&s| (s, level)).collect();
-        let mut record = self.games.new_record(&wish_game(&wish, bots))?;
-        record.rated = wish.rated;
+        let record = self.games.new_record(&wish_game(&wish, bots))?;
         // The game counts against the address of the seek that completed it: the one whose
         // request paired it, else the newest.
         let newest = seeks
@@ -311,6 +310,9 @@ impl Matchmaking {
         let admission = Admission {
             id: game,
             record,
+            rated: wish.rated,
+            parent: None,
+            twins: Vec::new(),
             players: seeks
                 .iter()
                 .zip(&seats)

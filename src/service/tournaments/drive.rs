@@ -20,7 +20,7 @@ use super::stream::Told;
 use super::{ATTEMPTS, MAX_TIMEOUTS, Tournaments, least_players};
 use crate::service::Error;
 use crate::service::games::Progress;
-use crate::service::games::admit::{Admission, NewGame};
+use crate::service::games::admit::{Admission, NewGame, Parent};
 use crate::service::news::PlayerNews;
 use crate::service::shared::now_ms;
 
@@ -310,15 +310,11 @@ impl Tournaments {
             }
         }
         let deal = t.deal_of(game);
-        let mut record = self
+        let record = self
             .games
             .record_from(&new, Some(t.seed_of(p.round, board, deal)))?;
-        // A game of two levels would only move the levels' reference ratings, which no game
-        // moves.
-        record.rated = t.rated && !players.is_empty();
-        record.tournament = Some(t.id);
         // Its twins: the other games of its deal (the same hands, the seats swapped).
-        record.twins = p
+        let twins = p
             .games
             .iter()
             .enumerate()
@@ -328,6 +324,11 @@ impl Tournaments {
         let admission = Admission {
             id: g.game_id,
             record,
+            // A game of two levels would only move the levels' reference ratings, which no
+            // game moves.
+            rated: t.rated && !players.is_empty(),
+            parent: Some(Parent::Tournament(t.id)),
+            twins,
             players,
             from: t.address,
         };
