@@ -174,14 +174,14 @@ impl Record {
             preset: self.preset,
             prearranged: self.prearranged,
             rated: self.rated,
-            series: self.series.clone(),
+            series: self.series,
             seats: self.seats.clone(),
             tokens: self.tokens.clone(),
             players: self.players.clone(),
             clock: self.clock.clone(),
             game,
             twins: self.twins.clone(),
-            tournament: self.tournament.clone(),
+            tournament: self.tournament,
         }
     }
 

@@ -215,7 +215,7 @@ impl Match {
     #[cfg(test)]
     pub(crate) fn stored_as_challenge(&self) -> Vec<u8> {
         let head = ChallengeHead {
-            id: self.id.clone(),
+            id: self.id,
             status: self.status,
             challenger: self.challenger.clone(),
             opponents: self.opponents.clone(),
