@@ -130,7 +130,10 @@ fn settle(game: &mut Game, seat: u8, mv: Move) -> bool {
             use_game(game, &events);
             let stored = Record::new(0, Preset::Classic, false, None, game.clone()).encode();
             assert_eq!(
-                Record::decode(&stored).map(|r| r.game).ok().as_ref(),
+                Record::decode(&stored)
+                    .map(|r| r.game().clone())
+                    .ok()
+                    .as_ref(),
                 Some(&*game),
                 "the stored form reads back different"
             );
@@ -250,11 +253,11 @@ pub fn storage(data: &[u8]) {
     let Ok(record) = Record::decode(data) else {
         return;
     };
-    let game = &record.game;
+    let game = record.game();
     use_game(game, &[]);
     assert_eq!(
         Record::decode(&record.encode())
-            .map(|r| r.game)
+            .map(|r| r.game().clone())
             .ok()
             .as_ref(),
         Some(game)

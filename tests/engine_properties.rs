@@ -166,7 +166,10 @@ fn play_random_game_with(rules: Rules, seats: u8, seed: u64, exhaustive: bool, t
         game.check_invariants().unwrap();
         let stored = Record::new(0, Preset::Classic, false, None, game.clone()).encode();
         assert_eq!(
-            Record::decode(&stored).map(|r| r.game).ok().as_ref(),
+            Record::decode(&stored)
+                .map(|r| r.game().clone())
+                .ok()
+                .as_ref(),
             Some(&game),
             "the stored form round-trips"
         );
@@ -569,7 +572,7 @@ fn the_longest_matches_allowed_play_to_the_end_and_replay_on_every_preset() {
             game.check_invariants().unwrap();
             let stored = Record::new(0, preset, false, None, game.clone()).encode();
             assert_eq!(
-                Record::decode(&stored).map(|r| r.game).ok(),
+                Record::decode(&stored).map(|r| r.game().clone()).ok(),
                 Some(game.clone())
             );
             let (replayed, _) = game.replay_history().expect("the record replays");

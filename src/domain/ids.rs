@@ -74,6 +74,27 @@ macro_rules! uuid_id {
             }
         }
 
+        // A record holds it as the text it was stored as (a `String` before, so records
+        // written then read the same); one not of the form this server writes is refused
+        // as the record's damage, here, once.
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, to: S) -> Result<S::Ok, S::Error> {
+                to.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(from: D) -> Result<$name, D::Error> {
+                let text = <std::borrow::Cow<'de, str>>::deserialize(from)?;
+                $name::stored(&text).ok_or_else(|| {
+                    serde::de::Error::custom(format_args!(
+                        "{} is not an id this server made",
+                        stringify!($name)
+                    ))
+                })
+            }
+        }
+
         impl fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 fmt::Debug::fmt(self.as_str(), f)
@@ -129,9 +150,18 @@ impl MatchId {
     }
 }
 
+impl ChallengeId {
+    /// The same id, as the match it may name (the two share their ids' space).
+    pub fn as_match(self) -> MatchId {
+        MatchId(self.0)
+    }
+}
+
 /// A player: a UUID in its simple form (32 lowercase hex digits), or a built-in level's
-/// name (a level is a player of its own, never stored but for its ratings).
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// name (a level is a player of its own, never stored but for its ratings). A record
+/// holds it as its text (`serde(transparent)`), as it did a `String`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct PlayerId(String);
 
 impl PlayerId {

@@ -27,7 +27,7 @@ use super::news::PlayerNews;
 use super::players::Players;
 use super::ratings::Ratings;
 use super::tournaments::Tournaments;
-use crate::domain::Seat;
+use crate::domain::{MatchId, Seat};
 
 pub(super) struct Dispatcher {
     pub(super) games: Arc<Games>,
@@ -113,7 +113,7 @@ impl SaveReactions for Dispatcher {
 }
 
 impl MatchmakingReactions for Dispatcher {
-    fn tend_match<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), Error>> {
+    fn tend_match(&self, id: MatchId) -> BoxFuture<'_, Result<(), Error>> {
         Box::pin(self.matches.tend(id))
     }
 

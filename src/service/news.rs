@@ -113,9 +113,9 @@ impl PlayerNews {
         PlayerNews::GameStarted {
             game_id: id.to_string(),
             seat: seat.index(),
-            preset: record.preset,
-            rated: record.rated,
-            players: record.seats.iter().map(|s| s.name.clone()).collect(),
+            preset: record.preset(),
+            rated: record.rated(),
+            players: record.occupants().iter().map(|s| s.name.clone()).collect(),
         }
     }
 
@@ -126,12 +126,12 @@ impl PlayerNews {
         record: &Record,
         rating: Option<RatingChange>,
     ) -> Option<PlayerNews> {
-        let (outcome, reason) = (record.game.outcome()?, record.game.match_end()?);
+        let (outcome, reason) = (record.game().outcome()?, record.game().match_end()?);
         Some(PlayerNews::GameFinished {
             game_id: id.to_string(),
             outcome,
             reason,
-            scores: record.game.scores().to_vec(),
+            scores: record.game().scores().to_vec(),
             rating,
         })
     }

@@ -139,16 +139,16 @@ impl Ratings {
         if !record.rated_end() {
             return Ok(());
         }
-        let preset = record.preset.name();
-        let Some(outcome) = record.game.outcome() else {
+        let preset = record.preset().name();
+        let Some(outcome) = record.game().outcome() else {
             return Ok(());
         };
-        let rules = *record.game.rules();
-        let mut seats = Vec::with_capacity(record.seats.len());
-        for seat in 0..record.seats.len() as u8 {
+        let rules = *record.game().rules();
+        let mut seats = Vec::with_capacity(record.occupants().len());
+        for seat in 0..record.occupants().len() as u8 {
             let who = match (
                 record.player_at(Seat::new(seat)),
-                record.seats[seat as usize].bot,
+                record.occupants()[seat as usize].bot,
             ) {
                 (Some(player), _) => player.to_owned(),
                 (None, Some(level)) => level.as_str().to_owned(),
@@ -191,7 +191,7 @@ impl Ratings {
                     .collect();
                 let opponent = Rating::mean_of(&opponents);
                 if let Some(change) = self
-                    .rate_one(&rated.who, &id, preset, opponent, rated.score)
+                    .rate_one(&rated.who, id, preset, opponent, rated.score)
                     .await?
                     && rated.who.parse::<Level>().is_err()
                 {
@@ -226,7 +226,7 @@ impl Ratings {
     async fn rate_one(
         &self,
         who: &str,
-        game: &str,
+        game: GameId,
         preset: &str,
         opponent: Rating,
         score: f64,
@@ -387,11 +387,11 @@ mod tests {
         // Each side moves first: a game resigned at once is aborted, not rated.
         loop {
             let (_, record) = service.games.load(game).await.unwrap();
-            if !record.game.sides_moved().unwrap().contains(&false) {
+            if !record.game().sides_moved().unwrap().contains(&false) {
                 break;
             }
-            let turn = record.game.turn().unwrap();
-            let mv = record.game.project(Some(turn)).legal_moves[0].mv;
+            let turn = record.game().turn().unwrap();
+            let mv = record.game().project(Some(turn)).legal_moves[0].mv;
             let key = if record.seat_of_player(&ann.profile.id) == Some(turn) {
                 &ann.key
             } else {
@@ -467,7 +467,7 @@ mod tests {
         // game of the same two, finished, its rating record never claimed.
         let (_, mut record) = service.games.load(game).await.unwrap();
         let other = GameId::stored("11111111-2222-3333-4444-555555555555").unwrap();
-        record.created_ms += 1;
+        record.made_at(record.created_ms() + 1);
         service
             .ctx
             .store

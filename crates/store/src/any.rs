@@ -17,8 +17,8 @@ use super::redis::RedisStore;
 use super::seeks::{Added, Gap, SeekEntry, SeekStore, Settled};
 use super::tournaments::TournamentStore;
 use super::{
-    Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IdempotencyRecord, Listing,
-    Save, SaveOutcome, StoreError, Stored, StoredEvent, StoredGame,
+    Creator, EventStream, Evidence, GameKey, GameNow, GameStore, Health, IdempotencyRecord,
+    Listing, Save, SaveOutcome, StoreError, Stored, StoredEvent, StoredGame,
 };
 
 /// Either store; built by the startup code from the settings.
@@ -63,7 +63,7 @@ macro_rules! delegate {
 impl GameStore for AnyStore {
     async fn create_by(
         &self,
-        id: &GameId,
+        id: &GameKey,
         bytes: Vec<u8>,
         listing: Option<Listing>,
         creator: Option<Creator>,
@@ -71,21 +71,21 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.create_by(id, bytes, listing, creator))
     }
 
-    async fn load(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
+    async fn load(&self, id: &GameKey) -> Result<Option<StoredGame>, StoreError> {
         delegate!(self, s => s.load(id))
     }
 
-    async fn load_after_writes(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
+    async fn load_after_writes(&self, id: &GameKey) -> Result<Option<StoredGame>, StoreError> {
         delegate!(self, s => s.load_after_writes(id))
     }
 
-    async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome<GameNow>, StoreError> {
+    async fn save(&self, id: &GameKey, save: Save) -> Result<SaveOutcome<GameNow>, StoreError> {
         delegate!(self, s => s.save(id, save))
     }
 
     async fn idempotency(
         &self,
-        id: &GameId,
+        id: &GameKey,
         key: &str,
     ) -> Result<Option<IdempotencyRecord>, StoreError> {
         delegate!(self, s => s.idempotency(id, key))
@@ -109,13 +109,13 @@ impl GameStore for AnyStore {
 
     async fn events_since(
         &self,
-        id: &GameId,
+        id: &GameKey,
         after: u64,
     ) -> Result<Vec<super::StoredEvent>, StoreError> {
         delegate!(self, s => s.events_since(id, after))
     }
 
-    async fn subscribe(&self, id: &GameId) -> Result<EventStream, StoreError> {
+    async fn subscribe(&self, id: &GameKey) -> Result<EventStream, StoreError> {
         delegate!(self, s => s.subscribe(id))
     }
 
@@ -130,20 +130,20 @@ impl GameStore for AnyStore {
 
     async fn lease(
         &self,
-        id: &GameId,
+        id: &GameKey,
         holder: &str,
         ttl: std::time::Duration,
     ) -> Result<bool, StoreError> {
         delegate!(self, s => s.lease(id, holder, ttl))
     }
 
-    async fn release(&self, id: &GameId, holder: &str) -> Result<(), StoreError> {
+    async fn release(&self, id: &GameKey, holder: &str) -> Result<(), StoreError> {
         delegate!(self, s => s.release(id, holder))
     }
 
     async fn index_deadline(
         &self,
-        id: &GameId,
+        id: &GameKey,
         version: u64,
         deadline: Option<u64>,
     ) -> Result<(), StoreError> {
@@ -158,7 +158,7 @@ impl GameStore for AnyStore {
         delegate!(self, s => s.subscribe_lobby())
     }
 
-    async fn confirm(&self, id: &GameId, evidence: Evidence<'_>) -> Result<(), StoreError> {
+    async fn confirm(&self, id: &GameKey, evidence: Evidence<'_>) -> Result<(), StoreError> {
         delegate!(self, s => s.confirm(id, evidence))
     }
 

@@ -75,8 +75,9 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// A game's identifier as the store sees it (the service uses UUIDs, written as text).
-pub type GameId = str;
+/// A game's id as the store keys it: its text (the service's `GameId` reads as this). Not
+/// an id type of its own: the store checks no id, it keys by what it is given.
+pub type GameKey = str;
 
 /// A stored blob and the version it carries (a player's, a challenge's, a lobby entry's).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -325,7 +326,7 @@ pub trait GameStore: Send + Sync + 'static {
     /// games, unless its owner has as many there as it may.
     fn create(
         &self,
-        id: &GameId,
+        id: &GameKey,
         bytes: Vec<u8>,
         listing: Option<Listing>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send {
@@ -336,7 +337,7 @@ pub trait GameStore: Send + Sync + 'static {
     /// many as it may (then nothing is created).
     fn create_by(
         &self,
-        id: &GameId,
+        id: &GameKey,
         bytes: Vec<u8>,
         listing: Option<Listing>,
         creator: Option<Creator>,
@@ -345,7 +346,7 @@ pub trait GameStore: Send + Sync + 'static {
     /// Loads a game; `None` when it does not exist or has expired.
     fn load(
         &self,
-        id: &GameId,
+        id: &GameKey,
     ) -> impl Future<Output = Result<Option<StoredGame>, StoreError>> + Send;
 
     /// Like [`load`](Self::load), read after every write this thread sent before (its
@@ -353,7 +354,7 @@ pub trait GameStore: Send + Sync + 'static {
     /// answer was lost was applied, which a read overtaking it could not.
     fn load_after_writes(
         &self,
-        id: &GameId,
+        id: &GameKey,
     ) -> impl Future<Output = Result<Option<StoredGame>, StoreError>> + Send;
 
     /// Compare-and-set on the version; also refreshes the game's idle expiry. Nothing is
@@ -362,14 +363,14 @@ pub trait GameStore: Send + Sync + 'static {
     /// holds the game as it is ([`GameNow`]).
     fn save(
         &self,
-        id: &GameId,
+        id: &GameKey,
         save: Save,
     ) -> impl Future<Output = Result<SaveOutcome<GameNow>, StoreError>> + Send;
 
     /// The idempotency record stored under `key` for this game, if any.
     fn idempotency(
         &self,
-        id: &GameId,
+        id: &GameKey,
         key: &str,
     ) -> impl Future<Output = Result<Option<IdempotencyRecord>, StoreError>> + Send;
 
@@ -406,14 +407,14 @@ pub trait GameStore: Send + Sync + 'static {
     /// capped; older events are gone).
     fn events_since(
         &self,
-        id: &GameId,
+        id: &GameKey,
         after: u64,
     ) -> impl Future<Output = Result<Vec<StoredEvent>, StoreError>> + Send;
 
     /// Live events of one game as they are saved, from any server process.
     fn subscribe(
         &self,
-        id: &GameId,
+        id: &GameKey,
     ) -> impl Future<Output = Result<EventStream, StoreError>> + Send;
 
     /// Games whose deadline is at or before `now_ms`, earliest first, at most `limit`.
@@ -442,7 +443,7 @@ pub trait GameStore: Send + Sync + 'static {
     /// expires and another takes over.
     fn lease(
         &self,
-        id: &GameId,
+        id: &GameKey,
         holder: &str,
         ttl: std::time::Duration,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
@@ -450,7 +451,7 @@ pub trait GameStore: Send + Sync + 'static {
     /// Gives game `id`'s lease up, if `holder` holds it.
     fn release(
         &self,
-        id: &GameId,
+        id: &GameKey,
         holder: &str,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
@@ -459,7 +460,7 @@ pub trait GameStore: Send + Sync + 'static {
     /// game gone. Ignored if the entry was written for a later version of the game.
     fn index_deadline(
         &self,
-        id: &GameId,
+        id: &GameKey,
         version: u64,
         deadline: Option<u64>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
@@ -483,7 +484,7 @@ pub trait GameStore: Send + Sync + 'static {
     /// writes.
     fn confirm(
         &self,
-        id: &GameId,
+        id: &GameKey,
         evidence: Evidence<'_>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 

@@ -43,7 +43,7 @@ use super::now_ms;
 use super::ranked::Ranked;
 use super::value::{History, events_of, game_value, history_of, parse_game, stands_at, version_of};
 use super::{
-    Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
+    Creator, EventStream, Evidence, GameKey, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
     IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored, StoredEvent,
     StoredGame, receiver_stream,
 };
@@ -288,7 +288,7 @@ impl Inner {
 impl GameStore for MemoryStore {
     async fn create_by(
         &self,
-        id: &GameId,
+        id: &GameKey,
         bytes: Vec<u8>,
         listing: Option<Listing>,
         creator: Option<Creator>,
@@ -370,17 +370,17 @@ impl GameStore for MemoryStore {
         Ok(())
     }
 
-    async fn load(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
+    async fn load(&self, id: &GameKey) -> Result<Option<StoredGame>, StoreError> {
         let (mut inner, now) = self.lock();
         Ok(inner.live(id, now).map(|game| game.stored()))
     }
 
     /// Every write here is done when its call returns.
-    async fn load_after_writes(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
+    async fn load_after_writes(&self, id: &GameKey) -> Result<Option<StoredGame>, StoreError> {
         self.load(id).await
     }
 
-    async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome<GameNow>, StoreError> {
+    async fn save(&self, id: &GameKey, save: Save) -> Result<SaveOutcome<GameNow>, StoreError> {
         let (mut inner, now) = self.lock();
         let Some(game) = inner.live(id, now) else {
             return Ok(SaveOutcome::Missing);
@@ -449,7 +449,7 @@ impl GameStore for MemoryStore {
 
     async fn idempotency(
         &self,
-        id: &GameId,
+        id: &GameKey,
         key: &str,
     ) -> Result<Option<IdempotencyRecord>, StoreError> {
         let (mut inner, now) = self.lock();
@@ -499,7 +499,7 @@ impl GameStore for MemoryStore {
         Ok(newest.take(limit).cloned().collect())
     }
 
-    async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
+    async fn events_since(&self, id: &GameKey, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
         let (mut inner, now) = self.lock();
         Ok(inner
             .live(id, now)
@@ -510,7 +510,7 @@ impl GameStore for MemoryStore {
             .unwrap_or_default())
     }
 
-    async fn subscribe(&self, id: &GameId) -> Result<EventStream, StoreError> {
+    async fn subscribe(&self, id: &GameKey) -> Result<EventStream, StoreError> {
         let (mut inner, _) = self.lock();
         let rx = match inner.channels.get(id) {
             Some(tx) => tx.subscribe(),
@@ -542,7 +542,7 @@ impl GameStore for MemoryStore {
 
     async fn index_deadline(
         &self,
-        id: &GameId,
+        id: &GameKey,
         version: u64,
         deadline: Option<u64>,
     ) -> Result<(), StoreError> {
@@ -553,7 +553,7 @@ impl GameStore for MemoryStore {
         Ok(())
     }
 
-    async fn lease(&self, id: &GameId, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
+    async fn lease(&self, id: &GameKey, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
         let (mut inner, now) = self.lock();
         match inner.leases.get(id) {
             Some((other, until)) if other != holder && *until > now => Ok(false),
@@ -566,7 +566,7 @@ impl GameStore for MemoryStore {
         }
     }
 
-    async fn release(&self, id: &GameId, holder: &str) -> Result<(), StoreError> {
+    async fn release(&self, id: &GameKey, holder: &str) -> Result<(), StoreError> {
         let (mut inner, _) = self.lock();
         if inner.leases.get(id).is_some_and(|(h, _)| h == holder) {
             inner.leases.remove(id);
@@ -587,7 +587,7 @@ impl GameStore for MemoryStore {
         self.subscribe(LOBBY_CHANNEL).await
     }
 
-    async fn confirm(&self, _id: &GameId, _evidence: Evidence<'_>) -> Result<(), StoreError> {
+    async fn confirm(&self, _id: &GameKey, _evidence: Evidence<'_>) -> Result<(), StoreError> {
         Ok(())
     }
 

@@ -116,7 +116,7 @@ fn challenge_status_schema() -> utoipa::openapi::Object {
 impl ChallengeView {
     pub fn of(c: &Challenge) -> ChallengeView {
         ChallengeView {
-            game_id: c.game_id.clone(),
+            game_id: c.game_id.map(|id| id.to_string()),
             ..ChallengeView::invitation(Invited {
                 id: &c.id,
                 status: c.status_now(),

@@ -164,7 +164,7 @@ impl MatchView {
         let tally = series.tally();
         let margin = series.margin(c.penalty_scoring());
         MatchView {
-            id: c.id.clone(),
+            id: c.id.to_string(),
             status,
             preset: c.preset.name(),
             rules: challenge.rules,
@@ -187,7 +187,7 @@ impl MatchView {
                         .collect();
                     MatchGameView {
                         deal: series.deal_of(g.index),
-                        game_id: g.game_id.clone(),
+                        game_id: g.game_id.to_string(),
                         seats,
                         status: if g.result.is_some() {
                             "finished"

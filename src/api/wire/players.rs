@@ -135,7 +135,7 @@ impl RatingHistoryPoint {
             at_ms: p.at_ms,
             rating: whole(p.rating.rating),
             deviation: whole(p.rating.deviation),
-            game_id: p.game_id.clone(),
+            game_id: p.game_id.to_string(),
         }
     }
 }

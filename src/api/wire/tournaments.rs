@@ -189,7 +189,7 @@ impl TournamentView {
         let id_of = |entrant: u16| t.entrants[usize::from(entrant)].id();
         let penalty = t.penalty();
         TournamentView {
-            id: t.id.clone(),
+            id: t.id.to_string(),
             name: t.name.clone(),
             status: t.status.as_str(),
             reason: t.reason.clone(),
@@ -232,7 +232,7 @@ impl TournamentPairing {
             round: p.round,
             a: id_of(p.a),
             b: id_of(p.b),
-            games: p.games.iter().map(|g| g.game_id.clone()).collect(),
+            games: p.games.iter().map(|g| g.game_id.to_string()).collect(),
             result: p.winner(penalty).map(|w| match w {
                 Winner::A => "a",
                 Winner::B => "b",
@@ -282,7 +282,7 @@ pub struct TournamentSummary {
 impl TournamentSummary {
     pub fn of(t: &Tournament) -> TournamentSummary {
         TournamentSummary {
-            id: t.id.clone(),
+            id: t.id.to_string(),
             name: t.name.clone(),
             status: t.status.as_str(),
             reason: t.reason.clone(),

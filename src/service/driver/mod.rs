@@ -90,10 +90,11 @@ impl Driver {
         driving.values().filter(|&&table| table).count()
     }
 
-    /// Drops game `id`'s entry from the index of due games: it expired.
-    async fn forget_due(&self, id: &str) {
-        if let Err(e) = self.ctx.store.index_deadline(id, u64::MAX, None).await {
-            tracing::warn!(game_id = %id, error = %e, "could not drop an expired game's deadline");
+    /// Drops `entry` (a game's id, as the index holds it) from the index of due games: its
+    /// game expired, or it names none this server made.
+    async fn forget_due(&self, entry: &str) {
+        if let Err(e) = self.ctx.store.index_deadline(entry, u64::MAX, None).await {
+            tracing::warn!(game_id = %entry, error = %e, "could not drop an expired game's deadline");
         }
     }
 

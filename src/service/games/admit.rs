@@ -6,7 +6,7 @@ use rand::Rng;
 
 use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::domain::{GameId, NameKey, Seat};
+use crate::domain::{GameId, MatchId, NameKey, Seat, TournamentId};
 use crate::engine::{Deal, Game, Preset, RulesPatch, Seed};
 use crate::store::players::PlayerStore;
 use crate::store::{Creator, GameStore, History, Listing, StoreError};
@@ -29,11 +29,28 @@ pub struct NewGame {
     pub clock: Option<ClockSettings>,
 }
 
-/// A game to make.
+/// What a game made by another aggregate belongs to: its end moves that on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parent {
+    /// A duplicate match's deal.
+    Match(MatchId),
+    /// A tournament's pairing.
+    Tournament(TournamentId),
+}
+
+/// A game to make. What another aggregate needs the game to carry goes in here, typed,
+/// and the games aggregate alone writes it into the record.
 pub struct Admission<'a> {
     pub id: GameId,
     /// Built by [`Games::record_from`].
     pub record: Record,
+    /// Its result is to move its players' ratings.
+    pub rated: bool,
+    /// The match or tournament it is a game of, if any.
+    pub parent: Option<Parent>,
+    /// The other games of its deal (a duplicate deal's): while one is in play this one is
+    /// sealed ([`Games::unsealed`]).
+    pub twins: Vec<GameId>,
     /// Seats bound to players, as (seat, player id, name): each with a token nobody is
     /// shown (the player's key opens it).
     pub players: Vec<(u8, &'a str, &'a str)>,
@@ -105,9 +122,19 @@ impl Games {
         let Admission {
             id,
             mut record,
+            rated,
+            parent,
+            twins,
             players,
             from,
         } = admission;
+        record.rated = rated;
+        match parent {
+            Some(Parent::Match(id)) => record.series = Some(id),
+            Some(Parent::Tournament(id)) => record.tournament = Some(id),
+            None => {}
+        }
+        record.twins = twins;
         for (seat, player, name) in players {
             record.seat_bound(Seat::new(seat), name, &unseen_token(), player);
             if self.players.hook_of(player).await?.is_some() {

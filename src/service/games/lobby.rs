@@ -38,6 +38,9 @@ impl Games {
             let admission = Admission {
                 id,
                 record,
+                rated: false,
+                parent: None,
+                twins: Vec::new(),
                 players: Vec::new(),
                 from,
             };

@@ -143,14 +143,14 @@ impl Games {
 
     /// Whether game `id` is stored (made, and not expired).
     /// By the id another aggregate's record holds.
-    pub(crate) async fn exists(&self, id: &str) -> Result<bool, Error> {
-        Ok(self.ctx.store.load(id).await?.is_some())
+    pub(crate) async fn exists(&self, id: GameId) -> Result<bool, Error> {
+        Ok(self.ctx.store.load(&id).await?.is_some())
     }
 
     /// How game `id` stands, for the aggregate that made it (a match counts its ends).
     /// By the id another aggregate's record holds (a match's game, a twin).
-    pub(crate) async fn progress(&self, id: &str) -> Result<Progress, Error> {
-        let Some(stored) = self.ctx.store.load(id).await? else {
+    pub(crate) async fn progress(&self, id: GameId) -> Result<Progress, Error> {
+        let Some(stored) = self.ctx.store.load(&id).await? else {
             return Ok(Progress::Gone);
         };
         let record = Record::decode(&stored.bytes)?;
@@ -188,7 +188,7 @@ impl Games {
         if record.twins.is_empty() || (viewer.is_some() && !export) {
             return Ok(());
         }
-        for twin in &record.twins {
+        for &twin in &record.twins {
             // Not made yet (refused, waiting for room) is not finished either.
             if !matches!(self.progress(twin).await?, Progress::Ended { .. }) {
                 let exported = if export {

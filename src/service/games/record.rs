@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::bots::Level;
-use crate::domain::Seat;
+use crate::domain::{GameId, MatchId, Seat, TournamentId};
 use crate::engine::{Game, Preset};
 
 use super::Error;
@@ -52,18 +52,19 @@ pub struct Occupant {
     pub bot: Option<Level>,
 }
 
-/// A game as stored.
+/// A game as stored. Its fields are the games aggregate's to write (another aggregate's
+/// part goes in through its admission): read outside through the methods below.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Record {
-    pub created_ms: u64,
-    pub preset: Preset,
+    pub(super) created_ms: u64,
+    pub(super) preset: Preset,
     /// Made with a seed or a fixed deal: its creator may know every deal.
-    pub prearranged: bool,
+    pub(super) prearranged: bool,
     /// Made by a rated challenge or seek: its result is to move its players' ratings.
-    pub rated: bool,
+    pub(super) rated: bool,
     /// The match (duplicate arena) it is a game of, by its id: its end moves the match on.
-    pub series: Option<String>,
-    pub seats: Vec<Occupant>,
+    pub(super) series: Option<MatchId>,
+    pub(super) seats: Vec<Occupant>,
     /// Per seat, the first 128 bits of its token's SHA-256 (the token itself is never
     /// stored). Tokens are 256 random bits, so finding another token with these 128 bits
     /// is out of reach, and every stored game is smaller than with the whole hash.
@@ -71,17 +72,17 @@ pub struct Record {
     /// Per seat, the id of the player it is bound to (taken with a player's key): that
     /// player's key opens it as its token does.
     players: Vec<Option<String>>,
-    pub clock: Option<GameClock>,
-    pub game: Game,
+    pub(super) clock: Option<GameClock>,
+    pub(super) game: Game,
     /// In a duplicate match, the other games of its deal (the same hands): while one of
     /// them is in play, this one is sealed ([`super::Games::unsealed`]). Stored after the
     /// rest ([`FORMAT`]).
     #[serde(skip)]
-    pub twins: Vec<String>,
+    pub(super) twins: Vec<GameId>,
     /// The tournament it is a game of, by its id: its end moves the tournament on.
     /// Stored after the twins ([`FORMAT`]).
     #[serde(skip)]
-    pub tournament: Option<String>,
+    pub(super) tournament: Option<TournamentId>,
     /// Its webhook seats, and where the turn's calls stand. Stored after the tournament
     /// ([`FORMAT`]).
     #[serde(skip)]
@@ -89,6 +90,59 @@ pub struct Record {
 }
 
 impl Record {
+    /// When it was made (epoch ms).
+    pub fn created_ms(&self) -> u64 {
+        self.created_ms
+    }
+
+    pub fn preset(&self) -> Preset {
+        self.preset
+    }
+
+    /// Made with a seed or a fixed deal: its creator may know every deal.
+    pub fn prearranged(&self) -> bool {
+        self.prearranged
+    }
+
+    /// Its result is to move its players' ratings.
+    pub fn rated(&self) -> bool {
+        self.rated
+    }
+
+    /// The match it is a game of.
+    pub fn series(&self) -> Option<MatchId> {
+        self.series
+    }
+
+    /// The tournament it is a game of.
+    pub fn tournament(&self) -> Option<TournamentId> {
+        self.tournament
+    }
+
+    /// The other games of its deal, in a duplicate match or tournament.
+    pub fn twins(&self) -> &[GameId] {
+        &self.twins
+    }
+
+    /// Who sits at each seat.
+    pub fn occupants(&self) -> &[Occupant] {
+        &self.seats
+    }
+
+    pub fn clock(&self) -> Option<&GameClock> {
+        self.clock.as_ref()
+    }
+
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// The same game as if made at `created_ms`: a test's second game of one record.
+    #[cfg(test)]
+    pub(crate) fn made_at(&mut self, created_ms: u64) {
+        self.created_ms = created_ms;
+    }
+
     /// A new game's record: every seat free but the bots'.
     pub fn new(
         created_ms: u64,
@@ -128,14 +182,14 @@ impl Record {
             preset: self.preset,
             prearranged: self.prearranged,
             rated: self.rated,
-            series: self.series.clone(),
+            series: self.series,
             seats: self.seats.clone(),
             tokens: self.tokens.clone(),
             players: self.players.clone(),
             clock: self.clock.clone(),
             game,
             twins: self.twins.clone(),
-            tournament: self.tournament.clone(),
+            tournament: self.tournament,
             called: self.called.clone(),
         }
     }
@@ -460,27 +514,31 @@ mod tests {
         assert_eq!(read.game, record.game);
         assert!(read.twins.is_empty());
         let mut twinned = record;
-        twinned.twins = vec!["g2".into()];
+        let twin = GameId::random();
+        twinned.twins = vec![twin];
         let again = Record::decode(&twinned.encode()).unwrap();
-        assert_eq!(again.twins, ["g2"]);
+        assert_eq!(again.twins, [twin]);
         assert_eq!(again.game, twinned.game);
     }
 
     #[test]
     fn a_game_stored_in_format_8_reads_without_a_tournament_and_one_reads_back() {
         let mut record = record();
-        record.twins = vec!["g2".into()];
+        let twin = GameId::random();
+        record.twins = vec![twin];
         let v8 = postcard::to_extend(&record, vec![FORMAT_V8]).unwrap();
-        let v8 = postcard::to_extend(&record.twins, v8).unwrap();
+        // As a format 8 record held them: text.
+        let v8 = postcard::to_extend(&vec![twin.to_string()], v8).unwrap();
         let read = Record::decode(&v8).unwrap();
         assert_eq!(
             (read.twins.as_slice(), read.tournament),
-            (&["g2".to_owned()][..], None)
+            (&[twin][..], None)
         );
-        record.tournament = Some("t1".into());
+        let tournament = TournamentId::random();
+        record.tournament = Some(tournament);
         let again = Record::decode(&record.encode()).unwrap();
-        assert_eq!(again.tournament.as_deref(), Some("t1"));
-        assert_eq!(again.twins, ["g2"]);
+        assert_eq!(again.tournament, Some(tournament));
+        assert_eq!(again.twins, [twin]);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use futures_util::future::BoxFuture;
 
 use super::record::{Record, Status};
-use crate::domain::GameId;
+use crate::domain::{GameId, MatchId, TournamentId};
 use crate::store::History;
 
 /// One save of a game, as its reactions need it.
@@ -34,13 +34,13 @@ impl Saved<'_> {
     }
 
     /// The match it is a game of.
-    pub fn series(&self) -> Option<&str> {
-        self.record.series.as_deref()
+    pub fn series(&self) -> Option<MatchId> {
+        self.record.series
     }
 
     /// The tournament it is a game of.
-    pub fn tournament(&self) -> Option<&str> {
-        self.record.tournament.as_deref()
+    pub fn tournament(&self) -> Option<TournamentId> {
+        self.record.tournament
     }
 }
 

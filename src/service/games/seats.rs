@@ -88,7 +88,7 @@ impl Games {
     /// (a rating that moved tells how it went).
     pub async fn rating_history(&self, who: &Who, preset: &str) -> Result<Vec<RatingMoved>, Error> {
         let points = self.players.rating_history(who, preset).await?;
-        let sealed = join_all(points.iter().map(|p| self.sealed_to_all(&p.game_id))).await;
+        let sealed = join_all(points.iter().map(|p| self.sealed_to_all(p.game_id))).await;
         let mut told = Vec::with_capacity(points.len());
         for (point, sealed) in points.into_iter().zip(sealed) {
             if !sealed? {
@@ -99,10 +99,7 @@ impl Games {
     }
 
     /// Whether game `id` is sealed to all but its own seats now; a game gone is not.
-    async fn sealed_to_all(&self, id: &str) -> Result<bool, Error> {
-        let Some(id) = GameId::stored(id) else {
-            return Ok(false);
-        };
+    async fn sealed_to_all(&self, id: GameId) -> Result<bool, Error> {
         let Some(stored) = self.ctx.store.load(&id).await? else {
             return Ok(false);
         };

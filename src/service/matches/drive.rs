@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::domain::GameId;
+use crate::domain::MatchId;
 use crate::engine::Outcome;
 use crate::store::SaveOutcome;
 
@@ -12,7 +12,7 @@ use super::series::{Series, SeriesGame, VOID};
 use super::{ATTEMPTS, Match, MatchNotice, Matches};
 use crate::service::error::Error;
 use crate::service::games::Progress;
-use crate::service::games::admit::Admission;
+use crate::service::games::admit::{Admission, Parent};
 use crate::service::matchmaking::challenge::{ChallengeStatus, Opponent};
 use crate::service::shared::now_ms;
 
@@ -29,7 +29,7 @@ const RENEW: Duration = Duration::from_secs(3600);
 impl Matches {
     /// Moves accepted match `id` on: the results of its games that ended, new games up to
     /// `parallel`, and the games it named but nobody made. Returns whether it is done.
-    pub(crate) async fn drive_series(&self, id: &str) -> Result<bool, Error> {
+    pub(crate) async fn drive_series(&self, id: MatchId) -> Result<bool, Error> {
         for _ in 0..ATTEMPTS {
             let (version, mut found) = self.load(id).await?;
             if found.status_now() != ChallengeStatus::Accepted {
@@ -39,7 +39,7 @@ impl Matches {
             let mut changed = false;
             let mut missing = Vec::new();
             for game in series.games.iter_mut().filter(|g| g.result.is_none()) {
-                match self.games.progress(&game.game_id).await? {
+                match self.games.progress(game.game_id).await? {
                     Progress::Ended {
                         outcome, scores, ..
                     } => {
@@ -126,7 +126,7 @@ impl Matches {
     /// Takes the games the admission refused (`refused`) out of match `id` again, from its
     /// end: named, never made, they are named again when a poll finds room. A refused game
     /// with a made one after it stays named and is made (or void) as any missing game.
-    async fn unname(&self, id: &str, refused: &[u32]) -> Result<(), Error> {
+    async fn unname(&self, id: MatchId, refused: &[u32]) -> Result<(), Error> {
         for _ in 0..ATTEMPTS {
             let (version, mut found) = self.load(id).await?;
             let series = &mut found.series;
@@ -135,7 +135,7 @@ impl Matches {
                 && game.result.is_none()
                 && refused.contains(&game.index)
                 // Made meanwhile by another process's drive: it stays.
-                && !self.games.exists(&game.game_id).await?
+                && !self.games.exists(game.game_id).await?
             {
                 series.games.pop();
             }
@@ -178,10 +178,7 @@ impl Matches {
         } else {
             Some(seed)
         };
-        let mut record = self.games.record_from(&new, server_seed)?;
-        record.rated = m.rated;
-        record.series = Some(m.id.clone());
-        record.twins = series.twins_of(&m.id, index);
+        let record = self.games.record_from(&new, server_seed)?;
         let mut players = Vec::new();
         if series.stand_in.is_none() {
             players.push((seat, &m.challenger));
@@ -189,11 +186,12 @@ impl Matches {
         if let Some(Opponent::Player { party, .. }) = m.opponents.first() {
             players.push((1 - seat, party));
         }
-        let id = GameId::stored(&game.game_id)
-            .ok_or_else(|| Error::Internal("a match names a game by no game id".into()))?;
         let admission = Admission {
-            id,
+            id: game.game_id,
             record,
+            rated: m.rated,
+            parent: Some(Parent::Match(m.id)),
+            twins: series.twins_of(m.id, index),
             players: players
                 .into_iter()
                 .map(|(seat, party)| (seat, party.id.as_str(), party.name.as_str()))
@@ -210,7 +208,7 @@ impl Matches {
     /// After the save that ended a game of a match: the match moves on at once (its
     /// view counts the game as soon as the game's last move is answered); should that
     /// fail, its next poll does.
-    pub(crate) async fn poke(&self, series: &str) {
+    pub(crate) async fn poke(&self, series: MatchId) {
         if let Err(e) = self.drive_series(series).await {
             tracing::warn!(match_id = %series, error = %e, "a match did not move on; its poll comes");
         }

@@ -3,7 +3,7 @@
 //! accepted, driven. What it shares with a challenge is matchmaking's; what follows its
 //! answer is the match's.
 
-use crate::domain::{Caller, ChallengeId};
+use crate::domain::{Caller, ChallengeId, MatchId};
 use crate::store::SaveOutcome;
 
 use super::{ATTEMPTS, Match, MatchNotice, Matches};
@@ -20,7 +20,7 @@ impl Matches {
         id: ChallengeId,
     ) -> Result<Match, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (_, found) = self.load(&id.to_string()).await?;
+        let (_, found) = self.load(id.as_match()).await?;
         if !found.has_player(&me.id) {
             return Err(Error::Forbidden(
                 "this challenge is between other players".into(),
@@ -37,14 +37,14 @@ impl Matches {
         answer: Answer,
     ) -> Result<Match, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        self.answer_as(&me, &id.to_string(), answer).await
+        self.answer_as(&me, id.as_match(), answer).await
     }
 
     /// Player `me` answers match `id`'s invitation; its acceptance starts the match.
     pub(super) async fn answer_as(
         &self,
         me: &PlayerRecord,
-        id: &str,
+        id: MatchId,
         answer: Answer,
     ) -> Result<Match, Error> {
         for _ in 0..ATTEMPTS {
@@ -82,11 +82,11 @@ impl Matches {
                 None
             }
         };
-        if let Err(e) = self.index_due(&m.id, due).await {
+        if let Err(e) = self.index_due(m.id, due).await {
             tracing::warn!(match_id = %m.id, error = %e, "could not index a match's next step");
         }
         if m.status == ChallengeStatus::Accepted {
-            if let Err(e) = self.drive_series(&m.id).await {
+            if let Err(e) = self.drive_series(m.id).await {
                 tracing::warn!(match_id = %m.id, error = %e, "a match did not start; a sweep starts it");
             }
             return;
@@ -101,7 +101,7 @@ impl Matches {
 
     /// Tends match `id`, due: its invitation expired once past its expiry (its players
     /// told, once: the winner of the compare-and-set), driven once accepted.
-    pub(crate) async fn tend(&self, id: &str) -> Result<(), Error> {
+    pub(crate) async fn tend(&self, id: MatchId) -> Result<(), Error> {
         let now = now_ms();
         let Some((version, mut found)) = self.find(id).await? else {
             return self.index_due(id, None).await;

@@ -148,10 +148,10 @@ impl Matches {
             running if running >= MAX_RUNNING => Err(Error::TooManyMatches { max: MAX_RUNNING }),
             _ => Ok(()),
         };
-        let (caller, id) = (me.id.clone(), MatchId::random().to_string());
+        let (caller, id) = (me.id.clone(), MatchId::random());
         let make = async {
-            let made = self.make(me, id.clone(), new, from, too_many).await?;
-            self.index_running(&caller, &made.id, true).await?;
+            let made = self.make(me, id, new, from, too_many).await?;
+            self.index_running(&caller, made.id, true).await?;
             Ok(made)
         };
         let again = |before: Before| async move {
@@ -174,7 +174,7 @@ impl Matches {
         .await?;
         // A match against a level is accepted at once: it starts now.
         if made.status == ChallengeStatus::Accepted
-            && let Err(e) = self.drive_series(&made.id).await
+            && let Err(e) = self.drive_series(made.id).await
         {
             tracing::warn!(match_id = %made.id, error = %e, "a match did not start; a sweep starts it");
         }
@@ -188,7 +188,7 @@ impl Matches {
     async fn make(
         &self,
         me: PlayerRecord,
-        id: String,
+        id: MatchId,
         new: NewMatch,
         from: Option<AddressKey>,
         too_many: Result<(), Error>,
@@ -255,7 +255,7 @@ impl Matches {
 
     /// A match by id: anyone may read one.
     pub async fn get_match(&self, id: MatchId) -> Result<Match, Error> {
-        let (_, found) = self.load(&id.to_string()).await?;
+        let (_, found) = self.load(id).await?;
         Ok(found)
     }
 
@@ -302,9 +302,11 @@ impl Matches {
         for direction in [Direction::Out, Direction::In] {
             ids.extend(self.listed(player, direction, LISTED).await?);
         }
+        // Challenges' and matches' ids, as the store's index lists them.
+        let mut ids: Vec<MatchId> = ids.iter().filter_map(|id| MatchId::stored(id)).collect();
         ids.sort();
         ids.dedup();
-        let loaded = join_all(ids.iter().map(|id| self.find(id))).await;
+        let loaded = join_all(ids.iter().map(|&id| self.find(id))).await;
         let mut found = Vec::new();
         for stored in loaded {
             match stored? {
@@ -320,18 +322,17 @@ impl Matches {
     /// challenger) or declined (the opponent); once running, either player stops it
     /// starting games (those in play go on).
     pub async fn cancel_match(&self, caller: &Caller, id: MatchId) -> Result<Match, Error> {
-        let id = id.to_string();
         let (_, me) = self.players.authenticate(caller).await?;
-        let (_, found) = self.load(&id).await?;
+        let (_, found) = self.load(id).await?;
         if found.status_now() == ChallengeStatus::Open {
             let answer = match found.challenger.id == me.id {
                 true => Answer::Cancel,
                 false => Answer::Decline,
             };
-            return self.answer_as(&me, &id, answer).await;
+            return self.answer_as(&me, id, answer).await;
         }
         for _ in 0..ATTEMPTS {
-            let (version, mut found) = self.load(&id).await?;
+            let (version, mut found) = self.load(id).await?;
             if !found.has_player(&me.id) {
                 return Err(Error::Forbidden(
                     "this match is between other players".into(),
@@ -342,7 +343,7 @@ impl Matches {
                 return Ok(found);
             }
             found.series.canceled = true;
-            match self.save(&id, version, &found).await? {
+            match self.save(id, version, &found).await? {
                 SaveOutcome::Saved { .. } => {
                     tracing::info!(match_id = %id, player_id = %me.id, "match canceled");
                     return Ok(found);
@@ -361,9 +362,9 @@ impl Matches {
     /// over (or gone) are dropped on the way.
     pub(super) async fn running_matches(&self, player: &str) -> Result<usize, Error> {
         let ids = self.running_ids(player).await?;
-        let loaded = join_all(ids.iter().map(|id| self.find(id))).await;
+        let loaded = join_all(ids.iter().map(|&id| self.find(id))).await;
         let mut running = 0;
-        for (id, stored) in ids.iter().zip(loaded) {
+        for (&id, stored) in ids.iter().zip(loaded) {
             match stored?.map(|(_, m)| m) {
                 Some(m) if m.running() => running += 1,
                 // Not yet answered: it may still run.

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::series::{MatchStatus, Series, SeriesV3};
 use crate::address::AddressKey;
+use crate::domain::MatchId;
 use crate::engine::rules::Scoring;
 use crate::engine::{Preset, RulesPatch};
 use crate::service::codec;
@@ -32,7 +33,7 @@ const CHALLENGE_V3: u8 = 3;
 /// A match, as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Match {
-    pub id: String,
+    pub id: MatchId,
     /// Where its invitation stands: open until its opponent accepts (a level at once);
     /// once accepted its series says how it runs.
     pub(crate) status: ChallengeStatus,
@@ -62,7 +63,7 @@ pub struct Match {
 #[derive(Deserialize)]
 #[cfg_attr(test, derive(Serialize))]
 struct ChallengeHead {
-    id: String,
+    id: MatchId,
     status: ChallengeStatus,
     challenger: Party,
     opponents: Vec<Opponent>,
@@ -214,7 +215,7 @@ impl Match {
     #[cfg(test)]
     pub(crate) fn stored_as_challenge(&self) -> Vec<u8> {
         let head = ChallengeHead {
-            id: self.id.clone(),
+            id: self.id,
             status: self.status,
             challenger: self.challenger.clone(),
             opponents: self.opponents.clone(),
@@ -244,12 +245,13 @@ impl Match {
 mod tests {
     use super::*;
     use crate::bots::Level;
+    use crate::domain::GameId;
     use crate::service::matches::series::SeriesGame;
 
     fn game() -> SeriesGame {
         SeriesGame {
             index: 0,
-            game_id: "g0".into(),
+            game_id: GameId::stored("00000000-0000-4000-8000-000000000001").unwrap(),
             seat: 1,
             result: Some((61, 40, 10)),
             named_ms: 1_500,
@@ -258,7 +260,7 @@ mod tests {
 
     fn head() -> ChallengeHead {
         ChallengeHead {
-            id: "m".into(),
+            id: MatchId::stored("00000000-0000-4000-8000-000000000002").unwrap(),
             status: ChallengeStatus::Accepted,
             challenger: Party {
                 id: "a".into(),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::bots::Level;
+use crate::domain::{GameId, MatchId};
 use crate::engine::Seed;
 use crate::margin::{Margin, margin};
 
@@ -17,7 +18,7 @@ use crate::service::shared::now_ms;
 pub struct SeriesGame {
     /// Its place in the series, from 0.
     pub index: u32,
-    pub game_id: String,
+    pub game_id: GameId,
     /// The challenger's seat (the opponent holds the other).
     pub seat: u8,
     /// Once the game is over: the challenger's final points, the opponent's, and the
@@ -150,22 +151,20 @@ impl Series {
     /// The id of game `index` of match `match_id`: the same whenever it is named, so a
     /// game refused and named again later keeps its id, and its deal's other game names it
     /// as its twin from the start.
-    pub(crate) fn game_id(match_id: &str, index: u32) -> String {
+    pub(crate) fn game_id(match_id: MatchId, index: u32) -> GameId {
         let mut hash = Sha256::new();
         hash.update(match_id.as_bytes());
         hash.update(index.to_le_bytes());
         let bytes: [u8; 16] = hash.finalize()[..16].try_into().expect("16 of 32 bytes");
-        uuid::Builder::from_random_bytes(bytes)
-            .into_uuid()
-            .to_string()
+        GameId::from(uuid::Builder::from_random_bytes(bytes).into_uuid())
     }
 
     /// The other games of game `index`'s deal (its twin, in a duplicate match), by id.
-    pub(crate) fn twins_of(&self, match_id: &str, index: u32) -> Vec<String> {
+    pub(crate) fn twins_of(&self, match_id: MatchId, index: u32) -> Vec<GameId> {
         (0..self.total())
             .filter(|&other| other != index && self.deal_of(other) == self.deal_of(index))
             .map(|other| match self.games.get(other as usize) {
-                Some(game) => game.game_id.clone(),
+                Some(game) => game.game_id,
                 None => Series::game_id(match_id, other),
             })
             .collect()
@@ -313,7 +312,7 @@ mod tests {
         ] {
             series.games.push(SeriesGame {
                 index,
-                game_id: index.to_string(),
+                game_id: Series::game_id(MatchId::random(), index),
                 seat: series.challenger_seat(index),
                 result,
                 named_ms: 0,

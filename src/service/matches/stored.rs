@@ -10,6 +10,7 @@ use crate::store::challenges::{ChallengeStore, Direction, Parties};
 use crate::store::{SaveOutcome, Stored};
 
 use super::{Match, Matches};
+use crate::domain::MatchId;
 use crate::service::error::Error;
 
 impl Matches {
@@ -30,36 +31,36 @@ impl Matches {
 
     /// Match `id` with its version; `None` when there is none, or the record there is a
     /// plain challenge's.
-    pub(crate) async fn find(&self, id: &str) -> Result<Option<(u64, Match)>, Error> {
-        let Some(Stored { version, bytes }) = self.ctx.store.load_challenge(id).await? else {
+    pub(crate) async fn find(&self, id: MatchId) -> Result<Option<(u64, Match)>, Error> {
+        let Some(Stored { version, bytes }) = self.ctx.store.load_challenge(&id).await? else {
             return Ok(None);
         };
         Ok(Match::read(&bytes)?.map(|m| (version, m)))
     }
 
     /// Match `id` with its version, or [`Error::MatchNotFound`].
-    pub(super) async fn load(&self, id: &str) -> Result<(u64, Match), Error> {
+    pub(super) async fn load(&self, id: MatchId) -> Result<(u64, Match), Error> {
         self.find(id).await?.ok_or(Error::MatchNotFound)
     }
 
     /// Compare-and-set of match `id` on `version`.
     pub(super) async fn save(
         &self,
-        id: &str,
+        id: MatchId,
         version: u64,
         m: &Match,
     ) -> Result<SaveOutcome, Error> {
         Ok(self
             .ctx
             .store
-            .save_challenge(id, version, m.encode())
+            .save_challenge(&id, version, m.encode())
             .await?)
     }
 
     /// Sets (or with `None` drops) match `id`'s entry in the due index it shares with the
     /// challenges (whose sweep hands it on here).
-    pub(super) async fn index_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), Error> {
-        Ok(self.ctx.store.index_challenge_due(id, due_ms).await?)
+    pub(super) async fn index_due(&self, id: MatchId, due_ms: Option<u64>) -> Result<(), Error> {
+        Ok(self.ctx.store.index_challenge_due(&id, due_ms).await?)
     }
 
     /// Adds match `id` to (or with `false` takes it from) those `player` made that may
@@ -67,15 +68,17 @@ impl Matches {
     pub(super) async fn index_running(
         &self,
         player: &str,
-        id: &str,
+        id: MatchId,
         running: bool,
     ) -> Result<(), Error> {
-        Ok(self.ctx.store.index_match(player, id, running).await?)
+        Ok(self.ctx.store.index_match(player, &id, running).await?)
     }
 
     /// The matches `player` made that may still run, as indexed (a hint).
-    pub(super) async fn running_ids(&self, player: &str) -> Result<Vec<String>, Error> {
-        Ok(self.ctx.store.player_matches(player).await?)
+    pub(super) async fn running_ids(&self, player: &str) -> Result<Vec<MatchId>, Error> {
+        let ids = self.ctx.store.player_matches(player).await?;
+        // Only ids this server made are indexed.
+        Ok(ids.iter().filter_map(|id| MatchId::stored(id)).collect())
     }
 
     /// The newest `limit` ids of `player`'s challenges and matches in `direction`.

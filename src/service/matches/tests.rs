@@ -25,7 +25,7 @@ async fn player(services: &Services, name: &str) -> Keyed {
 /// A two-deal duplicate match of one-round block games by `ann`, as `status`.
 fn old_match(ann: &Keyed, opponent: Opponent, status: ChallengeStatus) -> Match {
     Match {
-        id: MatchId::random().to_string(),
+        id: MatchId::random(),
         status,
         challenger: Party {
             id: ann.profile.id.clone(),

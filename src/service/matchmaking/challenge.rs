@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::domain::Who;
+use crate::domain::{ChallengeId, GameId, Who};
 use crate::engine::{Preset, RulesPatch};
 use crate::service::Error;
 use crate::service::codec::{self, Encoder};
@@ -193,7 +193,7 @@ impl Counted<'_> {
 /// A challenge, as stored and as its players see it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Challenge {
-    pub id: String,
+    pub id: ChallengeId,
     pub(crate) status: ChallengeStatus,
     /// Seat 0.
     pub challenger: Party,
@@ -208,7 +208,7 @@ pub struct Challenge {
     pub created_ms: u64,
     pub expires_ms: u64,
     /// The game it became, once accepted.
-    pub game_id: Option<String>,
+    pub game_id: Option<GameId>,
     /// The player who declined it.
     pub declined_by: Option<String>,
     /// The address whose games in play (`MAX_GAMES_PER_IP`) its game counts against: its
@@ -359,7 +359,7 @@ mod tests {
 
     fn challenge() -> Challenge {
         Challenge {
-            id: "c".into(),
+            id: ChallengeId::random(),
             status: ChallengeStatus::Open,
             challenger: Party {
                 id: "a".into(),

@@ -51,8 +51,8 @@ impl Matchmaking {
         request: Option<&RequestKey>,
     ) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (caller, id) = (me.id.clone(), ChallengeId::random().to_string());
-        let make = self.make(me, id.clone(), new, from);
+        let (caller, id) = (me.id.clone(), ChallengeId::random());
+        let make = self.make(me, id, new, from);
         idempotency::once(
             &self.ctx.store,
             request,
@@ -62,7 +62,7 @@ impl Matchmaking {
             None,
             make,
             |before: Before| async move {
-                before.found(self.load_challenge(&before.id).await.map(|(_, c)| c))
+                before.found(self.load_listed(&before.id).await.map(|(_, c)| c))
             },
         )
         .await
@@ -73,7 +73,7 @@ impl Matchmaking {
     async fn make(
         &self,
         me: PlayerRecord,
-        id: String,
+        id: ChallengeId,
         new: NewChallenge,
         from: Option<AddressKey>,
     ) -> Result<Challenge, Error> {
@@ -130,7 +130,7 @@ impl Matchmaking {
             // Levels only: the game first (it may be refused by the address's cap), then
             // the challenge that names it.
             challenge.status = ChallengeStatus::Accepted;
-            challenge.game_id = Some(GameId::random().to_string());
+            challenge.game_id = Some(GameId::random());
             self.start(&challenge).await?;
             self.ctx
                 .store
@@ -169,7 +169,7 @@ impl Matchmaking {
     /// A challenge, for one of its players.
     pub async fn challenge_of(&self, caller: &Caller, id: ChallengeId) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (_, challenge) = self.load_challenge(&id).await?;
+        let (_, challenge) = self.load_challenge(id).await?;
         if !challenge.player_ids().contains(&me.id) {
             return Err(Error::Forbidden(
                 "this challenge is between other players".into(),
@@ -214,12 +214,12 @@ impl Matchmaking {
     ) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         for _ in 0..ATTEMPTS {
-            let (version, mut challenge) = self.load_challenge(&id).await?;
+            let (version, mut challenge) = self.load_challenge(id).await?;
             if !challenge.invitation().answer(answer, &me.id, now_ms())? {
                 return Ok(challenge);
             }
             if challenge.status == ChallengeStatus::Accepted {
-                challenge.game_id = Some(GameId::random().to_string());
+                challenge.game_id = Some(GameId::random());
                 challenge.address = from;
             }
             match self
@@ -260,9 +260,9 @@ impl Matchmaking {
             ChallengeStatus::Accepted => {
                 // Should this process stop before the game is created, a sweep creates it.
                 let recover = Some(now_ms() + RECOVER_AFTER.as_millis() as u64);
-                self.set_challenge_due(&challenge.id, recover).await;
+                self.set_challenge_due(challenge.id, recover).await;
                 match self.start(challenge).await {
-                    Ok(()) => self.set_challenge_due(&challenge.id, None).await,
+                    Ok(()) => self.set_challenge_due(challenge.id, None).await,
                     Err(e) if e.refuses_a_game() => return Err(e),
                     Err(e) => {
                         tracing::warn!(challenge_id = %challenge.id, error = %e, "an accepted challenge's game was not created; a sweep creates it");
@@ -272,7 +272,7 @@ impl Matchmaking {
             }
             ChallengeStatus::Declined | ChallengeStatus::Canceled | ChallengeStatus::Expired => {}
         }
-        self.set_challenge_due(&challenge.id, None).await;
+        self.set_challenge_due(challenge.id, None).await;
         let others: Vec<String> = challenge
             .player_ids()
             .into_iter()
@@ -287,11 +287,8 @@ impl Matchmaking {
     async fn start(&self, challenge: &Challenge) -> Result<(), Error> {
         let game_id = challenge
             .game_id
-            .as_deref()
-            .and_then(GameId::stored)
             .ok_or_else(|| Error::Internal("an accepted challenge names no game".into()))?;
-        let mut record = self.games.new_record(&challenge.new_game())?;
-        record.rated = challenge.rated;
+        let record = self.games.new_record(&challenge.new_game())?;
         let players = std::iter::once((0u8, &challenge.challenger))
             .chain(
                 challenge
@@ -305,13 +302,16 @@ impl Matchmaking {
         let admission = Admission {
             id: game_id,
             record,
+            rated: challenge.rated,
+            parent: None,
+            twins: Vec::new(),
             players,
             from: challenge.address,
         };
         let Some(record) = self.games.admit(admission).await? else {
             return Ok(());
         };
-        tracing::info!(game_id = %game_id, challenge_id = %challenge.id, preset = challenge.preset.name(), rated = record.rated, "game created for a challenge");
+        tracing::info!(game_id = %game_id, challenge_id = %challenge.id, preset = challenge.preset.name(), rated = record.rated(), "game created for a challenge");
         Ok(())
     }
 
@@ -324,7 +324,11 @@ impl Matchmaking {
         let due = self.ctx.store.challenges_due(now, SWEEP_BATCH).await?;
         let mut acted = 0;
         for id in due {
-            match self.tend_challenge(&id, now).await {
+            // Only ids this server made are indexed.
+            let Some(id) = ChallengeId::stored(&id) else {
+                continue;
+            };
+            match self.tend_challenge(id, now).await {
                 Ok(true) => acted += 1,
                 Ok(false) => {}
                 Err(e) => {
@@ -335,14 +339,14 @@ impl Matchmaking {
         Ok(acted)
     }
 
-    async fn tend_challenge(&self, id: &str, now: u64) -> Result<bool, Error> {
-        let Some(stored) = self.ctx.store.load_challenge(id).await? else {
+    async fn tend_challenge(&self, id: ChallengeId, now: u64) -> Result<bool, Error> {
+        let Some(stored) = self.ctx.store.load_challenge(&id).await? else {
             self.set_challenge_due(id, None).await;
             return Ok(false);
         };
         // A match's entry in the due index shared with it: the matches tend it.
         let Some(mut challenge) = Challenge::read(&stored.bytes)? else {
-            self.tend_match(id).await?;
+            self.tend_match(id.as_match()).await?;
             return Ok(true);
         };
         let version = stored.version;
@@ -352,7 +356,7 @@ impl Matchmaking {
                 match self
                     .ctx
                     .store
-                    .save_challenge(id, version, challenge.encode())
+                    .save_challenge(&id, version, challenge.encode())
                     .await?
                 {
                     // The winner of the compare-and-set tells, exactly once.
@@ -372,9 +376,12 @@ impl Matchmaking {
                 Ok(false)
             }
             (ChallengeStatus::Accepted, _) => {
-                let game_id = challenge.game_id.clone().unwrap_or_default();
-                if !self.games.exists(&game_id).await? {
-                    tracing::warn!(challenge_id = %id, game_id, "an accepted challenge had no game: creating it");
+                let made = match challenge.game_id {
+                    Some(game_id) => self.games.exists(game_id).await?,
+                    None => false,
+                };
+                if !made {
+                    tracing::warn!(challenge_id = %id, game_id = ?challenge.game_id, "an accepted challenge had no game: creating it");
                     match self.start(&challenge).await {
                         Ok(()) => {}
                         // Refused now: open again rather than tried for ever.
@@ -398,11 +405,11 @@ impl Matchmaking {
 
     /// Challenge `id` as stored, with its version. A match's record under its key is no
     /// challenge: not found here (the challenge routes ask the matches next).
-    pub(crate) async fn load_challenge(&self, id: &str) -> Result<(u64, Challenge), Error> {
+    pub(crate) async fn load_challenge(&self, id: ChallengeId) -> Result<(u64, Challenge), Error> {
         let stored = self
             .ctx
             .store
-            .load_challenge(id)
+            .load_challenge(&id)
             .await?
             .ok_or(Error::ChallengeNotFound)?;
         let challenge = Challenge::read(&stored.bytes)?.ok_or(Error::ChallengeNotFound)?;
@@ -432,8 +439,15 @@ impl Matchmaking {
         }
     }
 
-    pub(in crate::service) async fn set_challenge_due(&self, id: &str, due: Option<u64>) {
-        if let Err(e) = self.ctx.store.index_challenge_due(id, due).await {
+    /// Challenge `text` names, as a create's claim holds it: only ids this server made
+    /// are held, so any other names none.
+    async fn load_listed(&self, text: &str) -> Result<(u64, Challenge), Error> {
+        let id = ChallengeId::stored(text).ok_or(Error::ChallengeNotFound)?;
+        self.load_challenge(id).await
+    }
+
+    pub(in crate::service) async fn set_challenge_due(&self, id: ChallengeId, due: Option<u64>) {
+        if let Err(e) = self.ctx.store.index_challenge_due(&id, due).await {
             tracing::warn!(challenge_id = %id, error = %e, "could not index a challenge's next step");
         }
     }

@@ -22,6 +22,7 @@ use super::Error;
 use super::games::Games;
 use super::players::Players;
 use super::shared::{Port, Shared};
+use crate::domain::MatchId;
 use challenge::Challenge;
 use seek::Seek;
 
@@ -39,7 +40,7 @@ pub enum Notice<'a> {
 pub trait MatchmakingReactions: Send + Sync {
     /// Tends match `id`, due in the index it shares with the challenges: expired if its
     /// invitation is, moved on (its games made, its results counted) once accepted.
-    fn tend_match<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), Error>>;
+    fn tend_match(&self, id: MatchId) -> BoxFuture<'_, Result<(), Error>>;
 
     /// Tells `players` of `notice`, on their streams.
     fn tell<'a>(&'a self, players: &'a [String], notice: Notice<'a>) -> BoxFuture<'a, ()>;
@@ -72,7 +73,7 @@ impl Matchmaking {
     }
 
     /// Tends match `id`, unless the services are gone (stopping).
-    async fn tend_match(&self, id: &str) -> Result<(), Error> {
+    async fn tend_match(&self, id: MatchId) -> Result<(), Error> {
         match self.reactions.get() {
             Some(reactions) => reactions.tend_match(id).await,
             None => Ok(()),

@@ -139,7 +139,7 @@ impl Matchmaking {
     /// answered, unless something else changed it meanwhile.
     pub(super) async fn reopen(&self, accepted: &Challenge, by: &str) {
         for _ in 0..ATTEMPTS {
-            let Ok((version, mut challenge)) = self.load_challenge(&accepted.id).await else {
+            let Ok((version, mut challenge)) = self.load_challenge(accepted.id).await else {
                 break;
             };
             if challenge.status != ChallengeStatus::Accepted
@@ -166,7 +166,7 @@ impl Matchmaking {
                 Ok(SaveOutcome::Saved { .. }) => {
                     tracing::info!(challenge_id = %challenge.id, player_id = by, "an acceptance undone: its game was refused");
                     self.recount_open(&challenge).await;
-                    self.set_challenge_due(&challenge.id, Some(challenge.expires_ms))
+                    self.set_challenge_due(challenge.id, Some(challenge.expires_ms))
                         .await;
                     return;
                 }

@@ -88,8 +88,8 @@ impl Matchmaking {
         request: Option<&RequestKey>,
     ) -> Result<(Seek, bool), Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (caller, id) = (me.id.clone(), SeekId::random().to_string());
-        let make = self.seek_as(me, id.clone(), new);
+        let (caller, id) = (me.id.clone(), SeekId::random());
+        let make = self.seek_as(me, id, new);
         let caller = caller.as_str();
         idempotency::once_answered(
             &self.ctx.store,
@@ -102,7 +102,7 @@ impl Matchmaking {
             |before: Before| async move {
                 // A retry is answered as the request was: made, or the one waiting.
                 before.found(
-                    self.seek_of(caller, &before.id)
+                    self.seek_listed(caller, &before.id)
                         .await
                         .map(|seek| (seek, !before.existing)),
                 )
@@ -115,7 +115,7 @@ impl Matchmaking {
     async fn seek_as(
         &self,
         me: PlayerRecord,
-        id: String,
+        id: SeekId,
         new: NewSeek,
     ) -> Result<(Seek, bool), Error> {
         let wish = new.wish;
@@ -135,7 +135,7 @@ impl Matchmaking {
         }
         let now = now_ms();
         let entry = SeekEntry {
-            id,
+            id: id.to_string(),
             player: me.id.clone(),
             pool: wish.pool(),
             created_ms: now,
@@ -149,7 +149,9 @@ impl Matchmaking {
         };
         match self.ctx.store.add_seek(&entry, MAX_OPEN_SEEKS, now).await? {
             Added::Added => {}
-            Added::Waiting(id) => return Ok((self.seek_of(&me.id, &id).await?, false)),
+            Added::Waiting(waiting) => {
+                return Ok((self.seek_listed(&me.id, &waiting).await?, false));
+            }
             Added::TooMany => {
                 return Err(Error::TooManySeeks {
                     max: MAX_OPEN_SEEKS,
@@ -165,7 +167,7 @@ impl Matchmaking {
                 tracing::warn!(pool = %entry.pool, error = %e, "a pool could not be paired; the sweep pairs it");
             }
         }
-        Ok((self.seek_of(&me.id, &entry.id).await?, true))
+        Ok((self.seek_of(&me.id, id).await?, true))
     }
 
     /// The key's player's waiting seeks, newest first: a page (from 1) of them.
@@ -195,13 +197,13 @@ impl Matchmaking {
     /// A seek, for its player.
     pub async fn my_seek(&self, caller: &Caller, id: SeekId) -> Result<Seek, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        self.seek_of(&me.id, &id).await
+        self.seek_of(&me.id, id).await
     }
 
     /// Cancels the key's player's seek if it still waits; answers it as it is after.
     pub async fn cancel_seek(&self, caller: &Caller, id: SeekId) -> Result<Seek, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let seek = self.seek_of(&me.id, &id).await?;
+        let seek = self.seek_of(&me.id, id).await?;
         if seek.state != SeekState::Waiting {
             return Ok(seek);
         }
@@ -219,11 +221,18 @@ impl Matchmaking {
         Ok(seek)
     }
 
-    async fn seek_of(&self, player: &str, id: &str) -> Result<Seek, Error> {
+    /// Seek `text` names, for its player, as the store (or a create's claim) holds it:
+    /// only ids this server made are held, so any other names none.
+    async fn seek_listed(&self, player: &str, text: &str) -> Result<Seek, Error> {
+        let id = SeekId::stored(text).ok_or(Error::SeekNotFound)?;
+        self.seek_of(player, id).await
+    }
+
+    async fn seek_of(&self, player: &str, id: SeekId) -> Result<Seek, Error> {
         let entry = self
             .ctx
             .store
-            .load_seek(id)
+            .load_seek(&id)
             .await?
             .ok_or(Error::SeekNotFound)?;
         if entry.player != player {
@@ -290,8 +299,7 @@ impl Matchmaking {
         seats.shuffle(&mut ChaCha8Rng::from_seed(self.ctx.dealer.secret()));
         let level = first.fallback.map_or(Level::Greedy, |(_, level)| level);
         let bots: Vec<(u8, Level)> = seats[seeks.len()..].iter().map(|&s| (s, level)).collect();
-        let mut record = self.games.new_record(&wish_game(&wish, bots))?;
-        record.rated = wish.rated;
+        let record = self.games.new_record(&wish_game(&wish, bots))?;
         // The game counts against the address of the seek that completed it: the one whose
         // request paired it, else the newest.
         let newest = seeks
@@ -302,6 +310,9 @@ impl Matchmaking {
         let admission = Admission {
             id: game,
             record,
+            rated: wish.rated,
+            parent: None,
+            twins: Vec::new(),
             players: seeks
                 .iter()
                 .zip(&seats)
@@ -388,7 +399,7 @@ impl Matchmaking {
                 tracing::warn!(game_id = %text, "matched seeks name no game id: left alone");
                 continue;
             };
-            if !self.games.exists(&game).await? {
+            if !self.games.exists(game).await? {
                 tracing::warn!(game_id = %game, "matched seeks had no game: creating it");
             }
             self.start_matched(game, None).await?;

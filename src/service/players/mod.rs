@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::domain::{Caller, Named, PlayerId, PlayerKey, PlayerName, Who};
+use crate::domain::{Caller, GameId, Named, PlayerId, PlayerKey, PlayerName, Who};
 use crate::rating::Rating;
 use crate::store::SaveOutcome;
 use crate::store::players::{Created, PlayerAdmission, PlayerStore};
@@ -57,7 +57,7 @@ pub struct PresetRating {
 pub struct RatingMoved {
     pub at_ms: u64,
     pub rating: Rating,
-    pub game_id: String,
+    pub game_id: GameId,
 }
 
 /// A player as anyone may see it.

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
 use crate::bots::Level;
+use crate::domain::GameId;
 use crate::rating::Rating;
 
 use crate::service::codec::{self, Encoder};
@@ -43,7 +44,7 @@ pub(in crate::service) struct PlayerRecord {
     /// Per preset (by name), the player's rating there.
     pub(in crate::service) ratings: BTreeMap<String, PresetRating>,
     /// The rated games whose result moved these ratings lately, oldest first.
-    pub(super) rated_games: Vec<String>,
+    pub(super) rated_games: Vec<GameId>,
     /// Per preset, its rating after each of its latest rated games, oldest first (at
     /// most [`HISTORY_KEPT`]).
     pub(super) history: BTreeMap<String, VecDeque<RatingMoved>>,
@@ -63,7 +64,7 @@ struct PlayerRecordV2 {
     created_ms: u64,
     key_hash: [u8; 32],
     ratings: BTreeMap<String, PresetRating>,
-    rated_games: Vec<String>,
+    rated_games: Vec<GameId>,
 }
 
 impl From<PlayerRecordV2> for PlayerRecord {
@@ -148,12 +149,12 @@ impl PlayerRecord {
     /// changes.
     pub(in crate::service) fn rate(
         &mut self,
-        game: &str,
+        game: GameId,
         preset: &str,
         after: Rating,
         at_ms: u64,
     ) -> bool {
-        if self.rated_games.iter().any(|g| g == game) {
+        if self.rated_games.contains(&game) {
             return false;
         }
         let entry = self
@@ -165,7 +166,7 @@ impl PlayerRecord {
             });
         entry.rating = after;
         entry.games += 1;
-        self.rated_games.push(game.to_owned());
+        self.rated_games.push(game);
         if self.rated_games.len() > RATED_GAMES_KEPT {
             self.rated_games.remove(0);
         }
@@ -173,7 +174,7 @@ impl PlayerRecord {
         history.push_back(RatingMoved {
             at_ms,
             rating: after,
-            game_id: game.to_owned(),
+            game_id: game,
         });
         if history.len() > HISTORY_KEPT {
             history.pop_front();
@@ -217,8 +218,8 @@ impl PlayerRecord {
     }
 
     /// Whether game `game` moved its ratings already.
-    pub(in crate::service) fn rated(&self, game: &str) -> bool {
-        self.rated_games.iter().any(|g| g == game)
+    pub(in crate::service) fn rated(&self, game: GameId) -> bool {
+        self.rated_games.contains(&game)
     }
 
     pub(in crate::service) fn encode_record(&self) -> Vec<u8> {
@@ -297,6 +298,7 @@ mod tests {
     {
         let id = "0123456789abcdef0123456789abcdef";
         let key = new_key(id);
+        let (g1, g2) = (GameId::random(), GameId::random());
         let rating = Rating {
             rating: 1612.5,
             ..Rating::default()
@@ -308,37 +310,38 @@ mod tests {
             created_ms: 7,
             key_hash: key_hash(&key),
             ratings: BTreeMap::from([("block".into(), PresetRating { rating, games: 3 })]),
-            rated_games: vec!["g1".into()],
+            rated_games: vec![g1],
         };
         let bytes = postcard::to_extend(&v2, vec![FORMAT_V2]).unwrap();
         let mut read = PlayerRecord::decode(&bytes).unwrap();
         assert!(read.opens_with(&key));
         assert_eq!(read.rating_in("block"), rating);
-        assert!(read.rated("g1") && read.history_in("block").is_empty());
+        assert!(read.rated(g1) && read.history_in("block").is_empty());
         // The game that moved it once does not again; a new one is kept in the history.
-        assert!(!read.rate("g1", "block", Rating::default(), 9));
-        assert!(read.rate("g2", "block", Rating::default(), 9));
+        assert!(!read.rate(g1, "block", Rating::default(), 9));
+        assert!(read.rate(g2, "block", Rating::default(), 9));
         let again = PlayerRecord::decode(&read.encode()).unwrap();
         assert_eq!(read.encode()[0], FORMAT);
         let history = again.history_in("block");
         assert_eq!(history.len(), 1);
-        assert_eq!((history[0].at_ms, history[0].game_id.as_str()), (9, "g2"));
+        assert_eq!((history[0].at_ms, history[0].game_id), (9, g2));
     }
 
     #[test]
     fn a_history_keeps_its_newest_points_each_once() {
         let mut record = PlayerRecord::level(Level::Greedy);
-        for n in 0..HISTORY_KEPT + 5 {
+        let games: Vec<GameId> = (0..HISTORY_KEPT + 5).map(|_| GameId::random()).collect();
+        for (n, &game) in games.iter().enumerate() {
             let after = Rating {
                 rating: 1500.0 + n as f64,
                 ..Rating::default()
             };
-            assert!(record.rate(&format!("g{n}"), "block", after, n as u64));
-            assert!(!record.rate(&format!("g{n}"), "block", after, n as u64));
+            assert!(record.rate(game, "block", after, n as u64));
+            assert!(!record.rate(game, "block", after, n as u64));
         }
         let history = record.history_in("block");
         assert_eq!(history.len(), HISTORY_KEPT);
-        assert_eq!(history[0].game_id, "g5");
+        assert_eq!(history[0].game_id, games[5]);
         assert_eq!(history.last().unwrap().at_ms, (HISTORY_KEPT + 4) as u64);
         assert!(record.history_in("all_fives").is_empty());
     }

@@ -19,7 +19,7 @@ impl Tournaments {
     pub async fn cancel(&self, caller: &Caller, id: TournamentId) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         let canceled = self
-            .change(&id, |t| {
+            .change(id, |t| {
                 if t.creator.id != me.id.as_str() {
                     return Err(Error::Forbidden(
                         "only the tournament's creator cancels it".into(),
@@ -58,7 +58,7 @@ impl Tournaments {
             _ => false,
         };
         let removed = self
-            .change(&id, |t| {
+            .change(id, |t| {
                 if t.creator.id != me.id.as_str() {
                     return Err(Error::Forbidden(
                         "only the tournament's creator removes an entrant (a player \

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 
-use crate::domain::GameId;
+use crate::domain::TournamentId;
 use crate::engine::{MatchEnd, Outcome};
 use crate::store::SaveOutcome;
 use crate::store::tournaments::TournamentStore;
@@ -20,7 +20,7 @@ use super::stream::Told;
 use super::{ATTEMPTS, MAX_TIMEOUTS, Tournaments, least_players};
 use crate::service::Error;
 use crate::service::games::Progress;
-use crate::service::games::admit::{Admission, NewGame};
+use crate::service::games::admit::{Admission, NewGame, Parent};
 use crate::service::news::PlayerNews;
 use crate::service::shared::now_ms;
 
@@ -64,6 +64,10 @@ impl Tournaments {
             looked += due.len();
             futures_util::stream::iter(&due)
                 .for_each_concurrent(SWEEP_AT_ONCE, |id| async move {
+                    // Only ids this server made are indexed.
+                    let Some(id) = TournamentId::stored(id) else {
+                        return;
+                    };
                     if let Err(e) = self.drive_now(id, false).await {
                         tracing::warn!(tournament_id = %id, error = %e, "a tournament did not move on; its next poll tries again");
                     }
@@ -77,7 +81,7 @@ impl Tournaments {
 
     /// After the save that ended one of its games: the tournament moves on at once; should
     /// that fail, its next poll does.
-    pub(crate) async fn poke(&self, id: &str) {
+    pub(crate) async fn poke(&self, id: TournamentId) {
         if let Err(e) = self.drive_now(id, false).await {
             tracing::warn!(tournament_id = %id, error = %e, "a tournament did not move on; its poll comes");
         }
@@ -85,28 +89,28 @@ impl Tournaments {
 
     /// Moves tournament `id` on (`start`: its creator starts it now). Whatever happens, it
     /// stays in the index of due ones until it is over: a drive that fails is tried again.
-    pub(super) async fn drive_now(&self, id: &str, start: bool) -> Result<(), Error> {
+    pub(super) async fn drive_now(&self, id: TournamentId, start: bool) -> Result<(), Error> {
         let next = match self.drive_once(id, start).await {
             Ok(next) => next,
             // Gone (expired, once over): nothing is left to drive.
             Err(Error::TournamentNotFound) => {
-                self.ctx.store.index_tournament_due(id, None).await?;
+                self.ctx.store.index_tournament_due(&id, None).await?;
                 return Err(Error::TournamentNotFound);
             }
             Err(e) => {
                 let again = now_ms() + POLL.as_millis() as u64;
-                if let Err(index) = self.ctx.store.index_tournament_due(id, Some(again)).await {
+                if let Err(index) = self.ctx.store.index_tournament_due(&id, Some(again)).await {
                     tracing::warn!(tournament_id = %id, error = %index, "a tournament that did not move on could not be indexed again");
                 }
                 return Err(e);
             }
         };
-        self.ctx.store.index_tournament_due(id, next).await?;
+        self.ctx.store.index_tournament_due(&id, next).await?;
         Ok(())
     }
 
     /// One drive of tournament `id`: answers when it is next due (`None` once over).
-    async fn drive_once(&self, id: &str, start: bool) -> Result<Option<u64>, Error> {
+    async fn drive_once(&self, id: TournamentId, start: bool) -> Result<Option<u64>, Error> {
         let poll = || Some(now_ms() + POLL.as_millis() as u64);
         for _ in 0..ATTEMPTS {
             let (version, mut t) = self.load(id).await?;
@@ -133,7 +137,7 @@ impl Tournaments {
                 match self
                     .ctx
                     .store
-                    .save_tournament(id, version, t.encode())
+                    .save_tournament(&id, version, t.encode())
                     .await?
                 {
                     SaveOutcome::Saved { .. } => {}
@@ -190,7 +194,7 @@ impl Tournaments {
             tracing::info!(tournament_id = %t.id, round = t.round, "a tournament round has all its games made");
         }
         let changed = self
-            .change(&t.id, |now| {
+            .change(t.id, |now| {
                 now.waiting = match (&reason, now.waiting.take()) {
                     (None, _) => None,
                     (Some(r), Some(w)) => Some(Waiting {
@@ -233,7 +237,7 @@ impl Tournaments {
                 if game.result.is_some() {
                     continue;
                 }
-                match self.games.progress(&game.game_id).await? {
+                match self.games.progress(game.game_id).await? {
                     Progress::Ended {
                         outcome,
                         end,
@@ -306,26 +310,25 @@ impl Tournaments {
             }
         }
         let deal = t.deal_of(game);
-        let mut record = self
+        let record = self
             .games
             .record_from(&new, Some(t.seed_of(p.round, board, deal)))?;
-        // A game of two levels would only move the levels' reference ratings, which no game
-        // moves.
-        record.rated = t.rated && !players.is_empty();
-        record.tournament = Some(t.id.clone());
         // Its twins: the other games of its deal (the same hands, the seats swapped).
-        record.twins = p
+        let twins = p
             .games
             .iter()
             .enumerate()
             .filter(|&(o, other)| o != game && t.deal_of(o) == deal && other.game_id != g.game_id)
-            .map(|(_, other)| other.game_id.clone())
+            .map(|(_, other)| other.game_id)
             .collect();
-        let id = GameId::stored(&g.game_id)
-            .ok_or_else(|| Error::Internal("a tournament names a game by no game id".into()))?;
         let admission = Admission {
-            id,
+            id: g.game_id,
             record,
+            // A game of two levels would only move the levels' reference ratings, which no
+            // game moves.
+            rated: t.rated && !players.is_empty(),
+            parent: Some(Parent::Tournament(t.id)),
+            twins,
             players,
             from: t.address,
         };
@@ -396,10 +399,10 @@ impl Tournaments {
                     .filter(|p| {
                         p.round == t.round && (p.a as usize == entrant || p.b as usize == entrant)
                     })
-                    .flat_map(|p| p.games.iter().map(|g| g.game_id.clone()))
+                    .flat_map(|p| p.games.iter().map(|g| g.game_id.to_string()))
                     .collect();
                 let news = PlayerNews::TournamentRound {
-                    tournament_id: t.id.clone(),
+                    tournament_id: t.id.to_string(),
                     round: t.round,
                     game_ids,
                 };
@@ -414,7 +417,7 @@ impl Tournaments {
                     continue;
                 };
                 let news = PlayerNews::TournamentFinished {
-                    tournament_id: t.id.clone(),
+                    tournament_id: t.id.to_string(),
                     status: t.status.as_str().to_owned(),
                     rank: s.rank,
                     score: s.score(),

@@ -3,6 +3,7 @@
 //! once (on two processes) cannot both take the last place; a place is released when the
 //! player withdraws or is removed, and when the tournament ends or is canceled.
 
+use crate::domain::TournamentId;
 use crate::store::tournaments::TournamentStore;
 
 use super::record::Tournament;
@@ -19,14 +20,14 @@ pub const MAX_TOURNAMENTS_JOINED: usize = 10;
 impl Tournaments {
     /// Claims a place among the tournaments `player` joined for tournament `id`, or
     /// refuses the join at the cap. Places left by what is over are released first.
-    pub(super) async fn claim_join(&self, player: &str, id: &str) -> Result<(), Error> {
+    pub(super) async fn claim_join(&self, player: &str, id: TournamentId) -> Result<(), Error> {
         let max = self.ctx.caps.tournaments_joined;
         let now = now_ms();
         if max.is_some() {
             self.release_joins_over(player, now).await?;
         }
         let store = &self.ctx.store;
-        if !store.claim_joined_tournament(player, id, now, max).await? {
+        if !store.claim_joined_tournament(player, &id, now, max).await? {
             let max = max.unwrap_or_default();
             return Err(Error::TooManyTournamentsJoined { max });
         }
@@ -35,7 +36,7 @@ impl Tournaments {
 
     /// After a join refused: its place is released unless the player is in the
     /// tournament still (it had joined before).
-    pub(super) async fn unclaim_join(&self, player: &str, id: &str) -> Result<(), Error> {
+    pub(super) async fn unclaim_join(&self, player: &str, id: TournamentId) -> Result<(), Error> {
         let entered = match self.load(id).await {
             Ok((_, t)) => !t.status.over() && t.entrant_of(player).is_some(),
             Err(Error::TournamentNotFound) => false,
@@ -43,7 +44,7 @@ impl Tournaments {
         };
         if !entered {
             let store = &self.ctx.store;
-            store.release_joined_tournament(player, id).await?;
+            store.release_joined_tournament(player, &id).await?;
         }
         Ok(())
     }
@@ -63,7 +64,7 @@ impl Tournaments {
     async fn release_joins_over(&self, player: &str, now: u64) -> Result<(), Error> {
         for (id, claimed_ms) in self.ctx.store.joined_tournaments(player).await? {
             let settled = claimed_ms + CLAIM_MADE_WITHIN_MS < now;
-            let over = match self.load(&id).await {
+            let over = match self.load_listed(&id).await {
                 Ok((_, t)) => t.status.over() || (settled && t.entrant_of(player).is_none()),
                 Err(Error::TournamentNotFound) => settled,
                 Err(e) => return Err(e),

@@ -132,7 +132,7 @@ impl Tournaments {
             id: me.id.clone(),
             name: me.name.clone(),
         };
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = TournamentId::random();
         let make = async {
             let max = self.ctx.caps.tournaments_per_player;
             if max.is_some() {
@@ -158,7 +158,7 @@ impl Tournaments {
             }
             let seed = self.ctx.dealer.secret();
             let tournament = Tournament {
-                id: id.clone(),
+                id,
                 creator,
                 created_ms: now,
                 seed,
@@ -178,7 +178,7 @@ impl Tournaments {
             Ok(tournament)
         };
         let again = |before: Before| async move {
-            before.found(self.load(&before.id).await.map(|(_, t)| t))
+            before.found(self.load_listed(&before.id).await.map(|(_, t)| t))
         };
         let caller = me.id.clone();
         idempotency::once(
@@ -264,7 +264,7 @@ impl Tournaments {
             return invalid(format!("levels: more than max_players ({max_players})"));
         }
         Ok(Tournament {
-            id: String::new(),
+            id: TournamentId::from(uuid::Uuid::nil()),
             name: new.name,
             creator: Party {
                 id: String::new(),
@@ -297,7 +297,7 @@ impl Tournaments {
 
     /// A tournament by id: anyone may read one.
     pub async fn get(&self, id: TournamentId) -> Result<Tournament, Error> {
-        Ok(self.load(&id).await?.1)
+        Ok(self.load(id).await?.1)
     }
 
     /// The tournaments of `status`, newest first: page `page` (from 1).
@@ -313,7 +313,7 @@ impl Tournaments {
             .store
             .tournaments(status.as_str(), skip, per_page)
             .await?;
-        let loaded = join_all(ids.iter().map(|id| self.load(id))).await;
+        let loaded = join_all(ids.iter().map(|id| self.load_listed(id))).await;
         let mut found = Vec::new();
         for loaded in loaded {
             match loaded {
@@ -335,10 +335,10 @@ impl Tournaments {
     ) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         if joiner == Joiner::Me {
-            self.claim_join(&me.id, &id).await?;
+            self.claim_join(&me.id, id).await?;
         }
         let joined = self
-            .change(&id, |t| {
+            .change(id, |t| {
                 registering(t, "joined")?;
                 let entry = match joiner {
                     Joiner::Me => Entry::Player {
@@ -376,7 +376,7 @@ impl Tournaments {
             })
             .await;
         if joined.is_err() && joiner == Joiner::Me {
-            self.unclaim_join(&me.id, &id).await?;
+            self.unclaim_join(&me.id, id).await?;
         }
         joined
     }
@@ -386,7 +386,7 @@ impl Tournaments {
     pub async fn withdraw(&self, caller: &Caller, id: TournamentId) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         let withdrawn = self
-            .change(&id, |t| {
+            .change(id, |t| {
                 if t.status.over() {
                     return Err(Error::TournamentClosed(format!(
                         "the tournament is {} already",
@@ -411,7 +411,7 @@ impl Tournaments {
         store.release_joined_tournament(&me.id, &id).await?;
         if withdrawn.status == TournamentStatus::Running {
             // With too few left it ends now, not at its next poll.
-            self.poke(&id).await;
+            self.poke(id).await;
         }
         Ok(withdrawn)
     }
@@ -419,7 +419,7 @@ impl Tournaments {
     /// Starts the tournament now (its creator), as its start time would.
     pub async fn start(&self, caller: &Caller, id: TournamentId) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (_, t) = self.load(&id).await?;
+        let (_, t) = self.load(id).await?;
         if t.creator.id != me.id.as_str() {
             return Err(Error::Forbidden(
                 "only the tournament's creator starts it".into(),
@@ -434,14 +434,14 @@ impl Tournaments {
                 t.entrants.len()
             )));
         }
-        self.drive_now(&id, true).await?;
+        self.drive_now(id, true).await?;
         self.get(id).await
     }
 
     /// Applies `change` to tournament `id` by compare-and-set, and answers it as saved.
     async fn change(
         &self,
-        id: &str,
+        id: TournamentId,
         change: impl Fn(&mut Tournament) -> Result<(), Error>,
     ) -> Result<Tournament, Error> {
         for _ in 0..ATTEMPTS {
@@ -451,7 +451,7 @@ impl Tournaments {
             match self
                 .ctx
                 .store
-                .save_tournament(id, version, t.encode())
+                .save_tournament(&id, version, t.encode())
                 .await?
             {
                 SaveOutcome::Saved { .. } => return Ok(t),
@@ -464,8 +464,15 @@ impl Tournaments {
         ))
     }
 
-    pub(super) async fn load(&self, id: &str) -> Result<(u64, Tournament), Error> {
-        match self.ctx.store.load_tournament(id).await? {
+    /// Tournament `text` names, as a store's index (or a create's claim) holds it: only
+    /// ids this server made are held, so any other names none.
+    async fn load_listed(&self, text: &str) -> Result<(u64, Tournament), Error> {
+        let id = TournamentId::stored(text).ok_or(Error::TournamentNotFound)?;
+        self.load(id).await
+    }
+
+    pub(super) async fn load(&self, id: TournamentId) -> Result<(u64, Tournament), Error> {
+        match self.ctx.store.load_tournament(&id).await? {
             Some(stored) => Ok((stored.version, Tournament::decode(&stored.bytes)?)),
             None => Err(Error::TournamentNotFound),
         }
@@ -485,7 +492,7 @@ impl Tournaments {
     /// (a create that failed after its claim; one in the making is given a minute).
     async fn release_over(&self, player: &str, now: u64) -> Result<(), Error> {
         for (id, claimed_ms) in self.ctx.store.creator_tournaments(player).await? {
-            let over = match self.load(&id).await {
+            let over = match self.load_listed(&id).await {
                 Ok((_, t)) => t.status.over(),
                 Err(Error::TournamentNotFound) => claimed_ms + CLAIM_MADE_WITHIN_MS < now,
                 Err(e) => return Err(e),

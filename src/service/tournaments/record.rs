@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::domain::EntrantId;
+use crate::domain::{EntrantId, GameId, TournamentId};
 use crate::engine::{Preset, RulesPatch, Seed, rules::Scoring};
 use crate::service::Error;
 use crate::service::codec;
@@ -157,7 +157,7 @@ impl EntrantRecord {
 /// One game of a pairing, named before it is made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PairingGame {
-    pub game_id: String,
+    pub game_id: GameId,
     /// The seat of the pairing's `a` (`b` holds the other).
     pub a_seat: u8,
     /// Once over: a's final points, b's, and a's result in tenths (10 a win, 5 a draw,
@@ -236,7 +236,7 @@ pub struct ByeRecord {
 /// A tournament, as stored and as everyone sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tournament {
-    pub id: String,
+    pub id: TournamentId,
     pub name: String,
     pub creator: Party,
     pub created_ms: u64,
@@ -397,16 +397,14 @@ impl Tournament {
 
     /// Game `game` of pairing `board` of round `round`: an id derived from them, so a
     /// pairing named again (after a crash) names the same games.
-    pub(crate) fn game_id(&self, round: u16, board: usize, game: usize) -> String {
+    pub(crate) fn game_id(&self, round: u16, board: usize, game: usize) -> GameId {
         let mut hash = Sha256::new();
         hash.update(self.id.as_bytes());
         hash.update(round.to_le_bytes());
         hash.update((board as u32).to_le_bytes());
         hash.update((game as u32).to_le_bytes());
         let bytes: [u8; 16] = hash.finalize()[..16].try_into().expect("16 of 32 bytes");
-        uuid::Builder::from_random_bytes(bytes)
-            .into_uuid()
-            .to_string()
+        GameId::from(uuid::Builder::from_random_bytes(bytes).into_uuid())
     }
 
     /// The seed of deal `deal` of pairing `board` in round `round` (a duplicate deal's two

@@ -62,10 +62,9 @@ impl Tournaments {
         self: &std::sync::Arc<Self>,
         id: TournamentId,
     ) -> Result<BoxStream<'static, Update>, Error> {
-        let (_, first) = self.load(&id).await?;
+        let (_, first) = self.load(id).await?;
         let live = self.ctx.store.subscribe_tournament(&id).await?;
         let this = self.clone();
-        let id = id.to_owned();
         let first = Update {
             told: if first.status.over() {
                 Told::Finished
@@ -104,7 +103,7 @@ impl Tournaments {
                         }
                     }
                 };
-                let tournament = match this.load(&id).await {
+                let tournament = match this.load(id).await {
                     Ok((_, t)) => t,
                     Err(_) => return None,
                 };

@@ -9,7 +9,7 @@ use super::RedisStore;
 use super::connection::Conn;
 use super::connection::corrupt;
 use crate::value::{History, game_value, parse_game, version_text};
-use crate::{Creator, GameId, Listing, Save, StoreError, Stored, now_ms};
+use crate::{Creator, GameKey, Listing, Save, StoreError, Stored, now_ms};
 
 /// Stale lobby entries a page prunes at most (each a few commands inside the script).
 const LOBBY_PRUNE_BATCH: usize = 100;
@@ -23,7 +23,7 @@ impl RedisStore {
         &self,
         conn: &mut Conn,
         deadline: tokio::time::Instant,
-        id: &GameId,
+        id: &GameKey,
         (game, idem): (&str, &str),
         value: &[u8],
         listing: Option<Listing>,
@@ -109,7 +109,7 @@ impl RedisStore {
         &self,
         conn: &mut Conn,
         deadline: tokio::time::Instant,
-        id: &GameId,
+        id: &GameKey,
         save: &Save,
         version: u64,
     ) {
@@ -164,7 +164,7 @@ impl RedisStore {
         &self,
         conn: &mut Conn,
         deadline: tokio::time::Instant,
-        id: &GameId,
+        id: &GameKey,
     ) {
         let freed = self
             .write(

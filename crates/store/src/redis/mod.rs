@@ -34,7 +34,7 @@ use self::pubsub::{Fanout, FanoutState};
 use self::scripts::Scripts;
 pub use self::scripts::save_script_source;
 use super::{
-    Creator, EventStream, Evidence, GameId, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
+    Creator, EventStream, Evidence, GameKey, GameNow, GameStore, Health, IDEMPOTENCY_WINDOW,
     IdempotencyRecord, LOBBY_CHANNEL, Listing, Save, SaveOutcome, StoreError, Stored, StoredEvent,
     StoredGame, now_ms,
 };
@@ -181,7 +181,7 @@ impl RedisStore {
         &self,
         mut conn: Conn,
         what: &str,
-        id: &GameId,
+        id: &GameKey,
     ) -> Result<Option<Vec<u8>>, StoreError> {
         self.bounded(
             what,
@@ -193,7 +193,7 @@ impl RedisStore {
     }
 
     /// Game `id`, read on `conn`.
-    async fn load_on(&self, conn: Conn, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
+    async fn load_on(&self, conn: Conn, id: &GameKey) -> Result<Option<StoredGame>, StoreError> {
         self.get_game(conn, "load", id)
             .await?
             .map(|value| parse_game(&value).ok_or_else(|| corrupt("game value")))
@@ -204,7 +204,7 @@ impl RedisStore {
 impl GameStore for RedisStore {
     async fn create_by(
         &self,
-        id: &GameId,
+        id: &GameKey,
         bytes: Vec<u8>,
         listing: Option<Listing>,
         creator: Option<Creator>,
@@ -251,17 +251,17 @@ impl GameStore for RedisStore {
         .await
     }
 
-    async fn load(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
+    async fn load(&self, id: &GameKey) -> Result<Option<StoredGame>, StoreError> {
         self.load_on(self.conns.get()?, id).await
     }
 
     /// On the thread's shared connection, which its writes always take (never the one
     /// reads move to): Redis runs one connection's commands in order.
-    async fn load_after_writes(&self, id: &GameId) -> Result<Option<StoredGame>, StoreError> {
+    async fn load_after_writes(&self, id: &GameKey) -> Result<Option<StoredGame>, StoreError> {
         self.load_on(self.conns.writer()?, id).await
     }
 
-    async fn save(&self, id: &GameId, save: Save) -> Result<SaveOutcome<GameNow>, StoreError> {
+    async fn save(&self, id: &GameKey, save: Save) -> Result<SaveOutcome<GameNow>, StoreError> {
         let version = save.expected + 1;
         let deadline = self.deadline();
         let mut conn = self.conns.writer()?;
@@ -368,7 +368,7 @@ impl GameStore for RedisStore {
 
     async fn idempotency(
         &self,
-        id: &GameId,
+        id: &GameKey,
         key: &str,
     ) -> Result<Option<IdempotencyRecord>, StoreError> {
         let mut conn = self.conns.get()?;
@@ -414,7 +414,7 @@ impl GameStore for RedisStore {
         .await
     }
 
-    async fn events_since(&self, id: &GameId, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
+    async fn events_since(&self, id: &GameKey, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
         let value = self.get_game(self.conns.get()?, "events_since", id).await?;
         let events = match value {
             Some(value) => events_of(&value).ok_or_else(|| corrupt("events"))?,
@@ -423,7 +423,7 @@ impl GameStore for RedisStore {
         Ok(events.into_iter().filter(|e| e.version > after).collect())
     }
 
-    async fn subscribe(&self, id: &GameId) -> Result<EventStream, StoreError> {
+    async fn subscribe(&self, id: &GameKey) -> Result<EventStream, StoreError> {
         self.fanout.subscribe(id).await
     }
 
@@ -451,7 +451,7 @@ impl GameStore for RedisStore {
 
     async fn index_deadline(
         &self,
-        id: &GameId,
+        id: &GameKey,
         version: u64,
         at: Option<u64>,
     ) -> Result<(), StoreError> {
@@ -460,7 +460,7 @@ impl GameStore for RedisStore {
             .await
     }
 
-    async fn lease(&self, id: &GameId, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
+    async fn lease(&self, id: &GameKey, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
         let mut conn = self.conns.get()?;
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
         let (reply, _) = self
@@ -481,7 +481,7 @@ impl GameStore for RedisStore {
         }
     }
 
-    async fn release(&self, id: &GameId, holder: &str) -> Result<(), StoreError> {
+    async fn release(&self, id: &GameKey, holder: &str) -> Result<(), StoreError> {
         let mut conn = self.conns.get()?;
         self.write(
             &mut conn,
@@ -517,7 +517,7 @@ impl GameStore for RedisStore {
     /// game's slot), then WAIT on the same connection: Redis replicates one ordered stream
     /// per master, so the replicas that confirm this write hold every earlier write of the
     /// game too, and the node that checked the evidence is the one they replicate.
-    async fn confirm(&self, id: &GameId, evidence: Evidence<'_>) -> Result<(), StoreError> {
+    async fn confirm(&self, id: &GameKey, evidence: Evidence<'_>) -> Result<(), StoreError> {
         if self.wait_replicas == 0 {
             return Ok(());
         }
