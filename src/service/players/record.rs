@@ -265,10 +265,11 @@ mod tests {
     #[test]
     fn a_player_stored_in_format_3_reads_with_no_webhook_and_saves_as_the_current() {
         let mut record = PlayerRecord::level(Level::Greedy);
-        assert!(record.rate("g1", "block", Rating::default(), 9));
+        let game = GameId::random();
+        assert!(record.rate(game, "block", Rating::default(), 9));
         let v3 = codec::encode(FORMAT_V3, &record);
         let read = PlayerRecord::decode(&v3).unwrap();
-        assert!(read.webhook.is_none() && read.rated("g1"));
+        assert!(read.webhook.is_none() && read.rated(game));
         assert_eq!(read.history_in("block").len(), 1);
         assert_eq!(read.encode()[0], FORMAT);
         assert_eq!(PlayerRecord::decode(&read.encode()).unwrap().encode(), read.encode());
