@@ -164,7 +164,10 @@ async fn players(
 ) -> Result<Vec<String>, String> {
     let mut keys = Vec::new();
     for i in 0..n {
-        let name = format!("{tag}{}x{i}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        let name = format!(
+            "{tag}{}x{i}",
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        );
         let (status, body) = post(
             http,
             format!("{url}/v1/players"),
@@ -288,7 +291,10 @@ fn spread(lates: &[i64]) -> String {
     sorted.sort_unstable();
     let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
     let max = sorted.last().copied().unwrap_or(0);
-    format!("{} starts: median {median} ms, max {max} ms late ({sorted:?})", sorted.len())
+    format!(
+        "{} starts: median {median} ms, max {max} ms late ({sorted:?})",
+        sorted.len()
+    )
 }
 
 async fn flood_start(
@@ -375,29 +381,35 @@ async fn hostile(
             let mut i = w;
             while !stop.load(Ordering::Relaxed) {
                 i += 1;
-                let (what, status, body) = match i % 3 {
+                let sent = match i % 3 {
                     0 if !keys.is_empty() => {
                         let key = &keys[i % keys.len()];
-                        let (s, b) = post(
+                        let sent = post(
                             &http,
                             format!("{url}/v1/tournaments"),
                             Some(key),
                             &self_canceling(),
                         )
-                        .await?;
-                        ("tournament", s, b)
+                        .await;
+                        ("tournament", sent)
                     }
-                    1 => {
-                        let (s, b) = post(&http, format!("{url}/v1/games"), None, &waiting).await?;
-                        ("waiting game", s, b)
-                    }
-                    _ => {
-                        let (s, b) = post(&http, format!("{url}/v1/games"), None, &table).await?;
-                        ("bot table", s, b)
-                    }
+                    1 => (
+                        "waiting game",
+                        post(&http, format!("{url}/v1/games"), None, &waiting).await,
+                    ),
+                    _ => (
+                        "bot table",
+                        post(&http, format!("{url}/v1/games"), None, &table).await,
+                    ),
+                };
+                // A request the server did not answer (a connection refused or timed
+                // out) is counted, and the load goes on.
+                let (what, (status, body)) = match sent {
+                    (what, Ok(answer)) => (what, answer),
+                    (what, Err(e)) => (what, (0, json!({"code": format!("no answer: {e}")}))),
                 };
                 tally.lock().await.count(what, status, &body);
-                if status == 429 || status == 503 {
+                if status == 429 || status == 503 || status == 0 {
                     // A refusal costs the server little: ask again soon, not at once.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
@@ -446,11 +458,15 @@ async fn fill(
         if Instant::now() >= next_create {
             next_create += every;
             let (status, body) = post(&bystander, format!("{}/v1/games", args.url), None, &game)
-                .await?;
+                .await
+                .unwrap_or_else(|e| (0, json!({"code": format!("no answer: {e}")})));
             if status == 201 {
                 created += 1;
             } else {
-                refused.push(format!("{:.0} s: {status} {body}", began.elapsed().as_secs_f64()));
+                refused.push(format!(
+                    "{:.0} s: {status} {body}",
+                    began.elapsed().as_secs_f64()
+                ));
             }
         }
         if Instant::now() >= next_print {

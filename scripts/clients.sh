@@ -100,7 +100,8 @@ cleanup() {
 trap cleanup EXIT
 
 port=$(free_port)
-env -u REDIS_URL BIND_ADDR="127.0.0.1:$port" LOG_FORMAT=json RUST_LOG=warn \
+# Allowed to call the webhook kits on loopback (below).
+env -u REDIS_URL BIND_ADDR="127.0.0.1:$port" LOG_FORMAT=json RUST_LOG=warn WEBHOOK_ALLOW_PRIVATE=true \
     "$server_bin" >"$work/server.log" 2>&1 &
 server_pid=$!
 wait_port "$port" "$server_pid" || { cat "$work/server.log" >&2; exit 1; }
@@ -239,9 +240,51 @@ PYTHONPATH="$py_client" timeout 180 "$venv/bin/python" "$py_src/runner.py" "$lim
 retried_and_finished "$work/py-limited.out" "Python runner"
 grep -c "^retry: " "$work/ts-limited.out" "$work/py-limited.out" | sed 's/^/calls sent again, /'
 kill "$limited_pid" 2>/dev/null || true
+# The webhook kits against the server, as docs/bots.md's walk-through runs them: each kit
+# started without a secret answers the registration's ping, is started again with the
+# secret shown, and plays a bot account's whole duplicate match against greedy with no
+# loop of its own; every call's signature checked by the kit's own code (a call it
+# refused would be a failure the webhook counts).
+webhook_match() { # <what> <command to start the kit, after which its port>
+    local what=$1 kit_pid
+    shift
+    local kit_port
+    kit_port=$(free_port)
+    "$@" --port "$kit_port" >"$work/kit.out" 2>&1 & kit_pid=$!
+    wait_port "$kit_port" "$kit_pid" || { log "FAILED: the $what did not start"; cat "$work/kit.out" >&2; status=1; return; }
+    local key secret
+    key=$(curl -fsS -X POST "$url/v1/players" -H 'content-type: application/json' \
+        -d "{\"name\": \"hook$kit_port\", \"bot\": true}" | field key)
+    secret=$(curl -fsS -X PUT "$url/v1/players/me/webhook" -H "authorization: Bearer $key" \
+        -H 'content-type: application/json' -d "{\"url\": \"http://127.0.0.1:$kit_port/\"}" | field secret) \
+        || { log "FAILED: the $what's webhook was not registered"; status=1; kill "$kit_pid"; return; }
+    kill "$kit_pid"; wait "$kit_pid" 2>/dev/null || true
+    DOMINO_WEBHOOK_SECRET=$secret "$@" --port "$kit_port" >"$work/kit.out" 2>&1 & kit_pid=$!
+    wait_port "$kit_port" "$kit_pid" || { log "FAILED: the $what did not start again"; status=1; return; }
+    python3 - "$url" "$key" "$what" <<'PY' || { log "FAILED: the $what's match"; cat "$work/kit.out" >&2; status=1; }
+import json, sys, time, urllib.request
+url, key, what = sys.argv[1:4]
+def call(method, path, body=None):
+    req = urllib.request.Request(url + path, method=method, data=json.dumps(body).encode() if body else None,
+        headers={"authorization": f"Bearer {key}", "content-type": "application/json"})
+    return json.load(urllib.request.urlopen(req))
+m = call("POST", "/v1/matches", {"opponent": "greedy", "preset": "block", "deals": 2, "parallel": 2,
+    "rules": {"target": None, "rounds": 1}})
+deadline = time.time() + 90
+while (m := call("GET", f"/v1/matches/{m['id']}"))["status"] != "finished":
+    assert time.time() < deadline, f"the match never finished: {m}"
+    time.sleep(0.5)
+hook = call("GET", "/v1/players/me/webhook")
+print(f"{what}: match finished, {len(m['games'])} games; webhook calls {hook['calls']}, failures {hook['failures']}, latency {hook['latency_ms']}")
+sys.exit(0 if hook["calls"] > 0 and hook["failures"] == 0 and hook["status"] == "active" else 1)
+PY
+    kill "$kit_pid" 2>/dev/null; wait "$kit_pid" 2>/dev/null || true
+}
+webhook_match "Python webhook kit" python3 examples/clients/webhook_bot.py
+webhook_match "JavaScript webhook kit" node examples/clients/webhook_bot.mjs
 if [[ $status != 0 ]]; then
     log "the server's log:"
     tail -n 30 "$work/server.log" >&2
     exit 1
 fi
-printf 'clients: the TypeScript and the Python example bots played whole games, and both runners a whole seeded match (the same deals), a seek that fell back to greedy, a challenge by name, a round robin against two levels and a match under a tiny rate limit (retried after Retry-After); the Python runner a round robin it made\n'
+printf 'clients: the TypeScript and the Python example bots played whole games, and both runners a whole seeded match (the same deals), a seek that fell back to greedy, a challenge by name, a round robin against two levels and a match under a tiny rate limit (retried after Retry-After); the Python runner a round robin it made; both webhook kits a whole match, called by the server\n'

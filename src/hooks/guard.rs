@@ -14,7 +14,11 @@ pub fn refused(ip: IpAddr) -> Option<&'static str> {
 }
 
 fn in_v4(ip: Ipv4Addr, net: [u8; 4], bits: u32) -> bool {
-    let mask = if bits == 0 { 0 } else { u32::MAX << (32 - bits) };
+    let mask = if bits == 0 {
+        0
+    } else {
+        u32::MAX << (32 - bits)
+    };
     u32::from(ip) & mask == u32::from(Ipv4Addr::from(net)) & mask
 }
 
@@ -51,12 +55,7 @@ fn refused_v6(ip: Ipv6Addr) -> Option<&'static str> {
     if let Some(v4) = ip.to_ipv4_mapped() {
         return refused_v4(v4);
     }
-    let low_v4 = Ipv4Addr::new(
-        (s[6] >> 8) as u8,
-        s[6] as u8,
-        (s[7] >> 8) as u8,
-        s[7] as u8,
-    );
+    let low_v4 = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     if ip.is_unspecified() {
         return Some("an unspecified address");
     }

@@ -146,9 +146,8 @@ impl tower_service::Service<Name> for Guarded {
         let allow_private = self.allow_private;
         Box::pin(async move {
             let host = name.as_str().to_owned();
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .collect();
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             let mut why = None;
             let public: Vec<SocketAddr> = found
                 .into_iter()
@@ -226,7 +225,9 @@ impl Hooks {
             Some(url::Host::Ipv6(v6)) => IpAddr::V6(v6),
         };
         match guard::refused(ip) {
-            Some(why) if !self.limits.allow_private => Err(Failure::Refused(format!("{ip}: {why}"))),
+            Some(why) if !self.limits.allow_private => {
+                Err(Failure::Refused(format!("{ip}: {why}")))
+            }
             _ => Ok(parsed),
         }
     }
@@ -293,13 +294,20 @@ impl Hooks {
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| Failure::Url(e.to_string()))?;
         let body = tokio::time::timeout(left, async move {
-            let res = self.http.request(request).await.map_err(|e| sent_error(&e))?;
+            let res = self
+                .http
+                .request(request)
+                .await
+                .map_err(|e| sent_error(&e))?;
             let status = res.status();
             if !status.is_success() {
                 return Err(Failure::Status(status.as_u16()));
             }
             // Read to the cap and no further: a gigabyte costs 16 KiB.
-            match Limited::new(res.into_body(), MAX_ANSWER_BYTES).collect().await {
+            match Limited::new(res.into_body(), MAX_ANSWER_BYTES)
+                .collect()
+                .await
+            {
                 Ok(body) => Ok(body.to_bytes().to_vec()),
                 Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Failure::TooLarge),
                 Err(e) => Err(Failure::Unreadable(e.to_string())),
@@ -384,7 +392,14 @@ mod tests {
     #[tokio::test]
     async fn a_name_that_resolves_to_loopback_is_refused_before_connecting() {
         let failure = hooks(false)
-            .call("p", "http://localhost:9/", b"k", "c", b"{}".to_vec(), Duration::from_secs(2))
+            .call(
+                "p",
+                "http://localhost:9/",
+                b"k",
+                "c",
+                b"{}".to_vec(),
+                Duration::from_secs(2),
+            )
             .await
             .unwrap_err();
         assert_eq!(failure.kind(), "refused_address", "{failure}");

@@ -155,7 +155,12 @@ impl Services {
             },
         });
         let players = Players::new(ctx.clone());
-        let games = Games::new(ctx.clone(), players.clone(), options.game_cache, options.wire);
+        let games = Games::new(
+            ctx.clone(),
+            players.clone(),
+            options.game_cache,
+            options.wire,
+        );
         let driver = Driver::new(ctx.clone(), games.clone(), options.bots.tables);
         let ratings = Ratings::new(ctx.clone(), players.clone());
         let matchmaking = Matchmaking::new(ctx.clone(), players.clone(), games.clone());

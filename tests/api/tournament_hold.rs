@@ -148,11 +148,18 @@ async fn an_address_makes_at_most_its_tournaments_an_hour_whoever_makes_them(app
     create(&app, &ann, body.clone()).await;
     create(&app, &bob, body.clone()).await;
     let res = app.post_as("/v1/tournaments", &ann, Some(&body)).await;
-    let retry = res.headers()["retry-after"].to_str().unwrap().parse::<u64>().unwrap();
+    let retry = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse::<u64>()
+        .unwrap();
     assert!((3000..=3600).contains(&retry), "{retry}");
     let problem = assert_problem(res, 429, "rate_limited").await;
     assert!(
-        problem["detail"].as_str().unwrap().contains("MAX_TOURNAMENTS_PER_IP"),
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("MAX_TOURNAMENTS_PER_IP"),
         "{problem}"
     );
 }

@@ -2,13 +2,13 @@
 //! signed, whenever one of the player's seats is to move, playing the answer as a move;
 //! failures in a row pause it, and addresses the server must not call are refused.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
-use hmac::{Hmac, KeyInit, Mac};
 use futures_util::StreamExt;
+use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
 
@@ -88,7 +88,11 @@ async fn answer(req: HttpRequest, body: web::Bytes, bot: web::Data<Bot>) -> Http
         bot.bad_signatures.fetch_add(1, Ordering::SeqCst);
     }
     assert_eq!(
-        req.headers().get("domino-call-id").unwrap().to_str().unwrap(),
+        req.headers()
+            .get("domino-call-id")
+            .unwrap()
+            .to_str()
+            .unwrap(),
         call["call_id"]
     );
     bot.calls.lock().unwrap().push(call.clone());
@@ -112,7 +116,9 @@ async fn answer(req: HttpRequest, body: web::Bytes, bot: web::Data<Bot>) -> Http
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 Ok::<_, actix_web::Error>(web::Bytes::from(vec![b]))
             });
-            HttpResponse::Ok().content_type("application/json").streaming(drip)
+            HttpResponse::Ok()
+                .content_type("application/json")
+                .streaming(drip)
         }
         Answers::Huge => HttpResponse::Ok()
             .content_type("application/json")
@@ -129,10 +135,14 @@ fn start_bot(answers: Answers) -> (String, web::Data<Bot>) {
         bad_signatures: AtomicUsize::new(0),
     });
     let data = bot.clone();
-    let server = HttpServer::new(move || App::new().app_data(data.clone()).default_service(web::to(answer)))
-        .workers(1)
-        .bind(("127.0.0.1", 0))
-        .unwrap();
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .default_service(web::to(answer))
+    })
+    .workers(1)
+    .bind(("127.0.0.1", 0))
+    .unwrap();
     let port = server.addrs()[0].port();
     tokio::spawn(server.run());
     (format!("http://127.0.0.1:{port}/move"), bot)
@@ -304,7 +314,8 @@ async fn a_url_the_server_does_not_call_is_refused_saying_why() {
         ("ftp://bot.example/", "http or https"),
         ("http://localhost:9/", "loopback"),
     ] {
-        let problem = assert_problem(put_webhook(&app, &key, url).await, 422, "invalid_webhook").await;
+        let problem =
+            assert_problem(put_webhook(&app, &key, url).await, 422, "invalid_webhook").await;
         assert!(
             problem["detail"].as_str().unwrap().contains(says),
             "{url}: {problem}"
@@ -340,11 +351,17 @@ async fn a_webhook_bot_plays_a_whole_game_from_signed_calls(app: TestApp) {
     assert!(!calls.is_empty());
     assert_eq!(bot.bad_signatures.load(Ordering::SeqCst), 0);
     // Each call is the seat's view at its turn, once: its id names the game's version.
-    let mut ids: Vec<&str> = calls.iter().map(|c| c["call_id"].as_str().unwrap()).collect();
+    let mut ids: Vec<&str> = calls
+        .iter()
+        .map(|c| c["call_id"].as_str().unwrap())
+        .collect();
     ids.dedup();
     assert_eq!(ids.len(), calls.len(), "a turn called twice: {ids:?}");
     for call in &calls {
-        assert_eq!((&call["type"], &call["game_id"], &call["seat"]), (&json!("move"), &json!(id), &json!(0)));
+        assert_eq!(
+            (&call["type"], &call["game_id"], &call["seat"]),
+            (&json!("move"), &json!(id), &json!(0))
+        );
         assert_eq!(call["view"]["your_turn"], true, "{call}");
         assert_eq!(
             call["call_id"],
@@ -368,14 +385,20 @@ async fn failures_in_a_row_pause_the_webhook_and_the_player_plays_by_pulling_aga
     let state = webhook_until(&app, &key, |s| s["status"] == "paused").await;
     assert_eq!(state["failures"], 2, "{state}");
     assert!(
-        state["paused_reason"].as_str().unwrap().contains("answered 500"),
+        state["paused_reason"]
+            .as_str()
+            .unwrap()
+            .contains("answered 500"),
         "{state}"
     );
     let mut told = false;
     while let Some(event) = stream.next(Duration::from_secs(10)).await {
         if event.event.as_deref() == Some("webhook_paused") {
             assert!(
-                event.data["reason"].as_str().unwrap().contains("answered 500"),
+                event.data["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("answered 500"),
                 "{}",
                 event.data
             );
@@ -471,8 +494,10 @@ async fn a_webhook_bot_plays_a_whole_duplicate_match_against_greedy(app: TestApp
         .post_as(
             "/v1/matches",
             &key,
-            Some(&json!({"opponent": "greedy", "preset": "all_fives", "deals": 2,
-                "parallel": 2, "rated": true})),
+            Some(
+                &json!({"opponent": "greedy", "preset": "all_fives", "deals": 2,
+                "parallel": 2, "rated": true}),
+            ),
         )
         .await;
     assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
@@ -483,7 +508,12 @@ async fn a_webhook_bot_plays_a_whole_duplicate_match_against_greedy(app: TestApp
     // Nobody plays but the server, calling the bot for its seat in each of the 4 games.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let done = loop {
-        let m: Value = app.get(&format!("/v1/matches/{id}")).await.json().await.unwrap();
+        let m: Value = app
+            .get(&format!("/v1/matches/{id}"))
+            .await
+            .json()
+            .await
+            .unwrap();
         if m["status"] == "finished" {
             break m;
         }

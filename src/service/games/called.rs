@@ -59,7 +59,11 @@ mod tests {
         assert_eq!(called.due(7, 100), Some(100));
         called.failed(7, Some(1_100));
         assert_eq!(called.due(7, 200), Some(1_100));
-        assert_eq!(called.due(8, 200), Some(200), "a new turn is called at once");
+        assert_eq!(
+            called.due(8, 200),
+            Some(200),
+            "a new turn is called at once"
+        );
         called.failed(8, None);
         assert_eq!(called.due(8, 300), None, "the clock decides");
         called.unhook(1);

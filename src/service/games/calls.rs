@@ -141,7 +141,11 @@ impl Games {
                     last_failure = why.clone();
                 }
             }
-            match self.players.count_call(&player, &hook.secret, counted).await? {
+            match self
+                .players
+                .count_call(&player, &hook.secret, counted)
+                .await?
+            {
                 Counted::Paused(reason) => {
                     self.ctx.metrics.webhooks_paused.inc();
                     tracing::info!(player_id = %player, %reason, "webhook paused");
@@ -209,7 +213,10 @@ impl Games {
         let request = match wire.read_move(&answer.body) {
             Ok(request) => request,
             Err(why) => {
-                return Ok(Called::Failed("unreadable", format!("not a move body: {why}")));
+                return Ok(Called::Failed(
+                    "unreadable",
+                    format!("not a move body: {why}"),
+                ));
             }
         };
         Ok(

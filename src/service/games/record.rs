@@ -341,7 +341,8 @@ impl Record {
 
     /// The seat to move, if the server calls its player's webhook.
     pub fn called_to_move(&self) -> Option<u8> {
-        self.human_to_move().filter(|&seat| self.called.is_hooked(seat))
+        self.human_to_move()
+            .filter(|&seat| self.called.is_hooked(seat))
     }
 
     /// The seat to move, if its webhook is to be called now (at `now`).

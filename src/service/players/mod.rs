@@ -36,13 +36,14 @@ pub use record::HISTORY_KEPT;
 pub(in crate::service) use record::PlayerRecord;
 
 pub use stream::NewsItem;
-pub use webhook::{WebhookSet, WebhookState};
 pub(in crate::service) use webhook::{Counted, Hook};
+pub use webhook::{WebhookSet, WebhookState};
 
 pub use crate::domain::KEY_PREFIX;
 /// The window [`super::Caps::players`] and [`super::Caps::tournaments_per_ip`] count
 /// creations in.
-pub(in crate::service) const CREATION_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
+pub(in crate::service) const CREATION_WINDOW: std::time::Duration =
+    std::time::Duration::from_secs(3600);
 
 /// A player's rating in one preset.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -272,7 +272,10 @@ mod tests {
         assert!(read.webhook.is_none() && read.rated(game));
         assert_eq!(read.history_in("block").len(), 1);
         assert_eq!(read.encode()[0], FORMAT);
-        assert_eq!(PlayerRecord::decode(&read.encode()).unwrap().encode(), read.encode());
+        assert_eq!(
+            PlayerRecord::decode(&read.encode()).unwrap().encode(),
+            read.encode()
+        );
     }
 
     #[test]

@@ -133,7 +133,10 @@ impl Players {
             .map_err(|f| Error::InvalidWebhook(format!("the ping failed: {f}")))?;
         let echoed = serde_json::from_slice::<serde_json::Value>(&answer.body)
             .ok()
-            .and_then(|v| v.get("challenge").and_then(|c| c.as_str().map(str::to_owned)));
+            .and_then(|v| {
+                v.get("challenge")
+                    .and_then(|c| c.as_str().map(str::to_owned))
+            });
         if echoed.as_deref() != Some(challenge.as_str()) {
             return Err(Error::InvalidWebhook(
                 "the ping's answer did not carry its challenge: answer a ping with \
@@ -302,7 +305,9 @@ mod tests {
     #[test]
     fn a_secret_is_told_apart_from_a_key_and_holds_256_bits() {
         let secret = new_secret();
-        assert!(secret.starts_with(SECRET_PREFIX) && !secret.starts_with(crate::domain::KEY_PREFIX));
+        assert!(
+            secret.starts_with(SECRET_PREFIX) && !secret.starts_with(crate::domain::KEY_PREFIX)
+        );
         assert_eq!(secret.len(), SECRET_PREFIX.len() + 64);
         assert_ne!(new_secret(), secret);
     }
