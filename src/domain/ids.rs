@@ -29,11 +29,17 @@ fn canonical(text: &str) -> Option<[u8; HYPHENATED]> {
     (bytes == text.as_bytes()).then_some(bytes)
 }
 
+/// An id the server made, of any kind: what a create's idempotency claim keeps of the
+/// thing it makes (its text), whichever kind it is.
+pub trait Id: fmt::Display + Sync {}
+
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name([u8; HYPHENATED]);
+
+        impl Id for $name {}
 
         impl $name {
             /// A new one, random (UUID v4).
@@ -195,6 +201,8 @@ impl PlayerId {
         self.0.parse::<Level>().is_ok()
     }
 }
+
+impl Id for PlayerId {}
 
 impl std::ops::Deref for PlayerId {
     type Target = str;

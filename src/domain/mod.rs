@@ -10,7 +10,7 @@ mod names;
 mod seat;
 
 pub use caller::{Caller, KEY_PREFIX, PlayerKey, Token};
-pub use ids::{ChallengeId, GameId, MatchId, PlayerId, SeekId, TournamentId};
+pub use ids::{ChallengeId, GameId, Id, MatchId, PlayerId, SeekId, TournamentId};
 pub use names::{
     EntrantId, MAX_SEAT_NAME_CHARS, NameKey, Named, PLAYER_NAME_CHARS, PlayerName, SeatName, Who,
     visible_text,

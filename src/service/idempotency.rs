@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{Error, codec};
-use crate::domain::GameId;
+use crate::domain::{GameId, Id};
 use crate::store::IdempotencyRecord;
 use crate::store::any::AnyStore;
 use crate::store::claims::ClaimStore;
@@ -324,7 +324,7 @@ pub(super) async fn once<T, Again>(
     request: Option<&RequestKey>,
     kind: Create,
     caller: Option<&str>,
-    id: &str,
+    id: &impl Id,
     secret: Option<&[u8; 32]>,
     make: impl Future<Output = Result<T, Error>>,
     again: impl FnOnce(Before) -> Again,
@@ -344,7 +344,7 @@ pub(super) async fn once_answered<T: Answered, Again>(
     request: Option<&RequestKey>,
     kind: Create,
     caller: Option<&str>,
-    id: &str,
+    id: &impl Id,
     secret: Option<&[u8; 32]>,
     make: impl Future<Output = Result<T, Error>>,
     again: impl FnOnce(Before) -> Again,
@@ -360,7 +360,7 @@ where
 async fn once_noting<T, Again>(
     store: &AnyStore,
     (request, kind, caller): (Option<&RequestKey>, Create, Option<&str>),
-    id: &str,
+    id: &impl Id,
     secret: Option<&[u8; 32]>,
     make: impl Future<Output = Result<T, Error>>,
     again: impl FnOnce(Before) -> Again,
@@ -391,13 +391,13 @@ async fn claim(
     key: &RequestKey,
     kind: Create,
     caller: Option<&str>,
-    id: &str,
+    id: &impl Id,
     secret: Option<&[u8; 32]>,
 ) -> Result<Claim, Error> {
     debug_assert_eq!(key.kind, Some(kind), "a create's key made for another kind");
     let name = key.claim_name(caller);
     let receipt = CreateReceipt {
-        id: id.to_owned(),
+        id: id.to_string(),
         sealed: key.pad.zip(secret).map(|(pad, s)| xor(&pad, s)),
         made: false,
         existing: false,

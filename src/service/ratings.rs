@@ -26,7 +26,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::bots::Level;
-use crate::domain::{GameId, Seat};
+use crate::domain::{GameId, PlayerId, Seat};
 use crate::engine::Outcome;
 use crate::rating::{self, Rating};
 use crate::store::SaveOutcome;
@@ -158,7 +158,11 @@ impl Ratings {
             let side = rules.side_of(seat);
             let before = match who.parse::<Level>() {
                 Ok(level) => reference_rating(level),
-                Err(_) => match self.players.player_record(&who).await? {
+                Err(_) => match self
+                    .players
+                    .player_record(&PlayerId::stored(who.clone()))
+                    .await?
+                {
                     Some((_, player)) => player.rating_in(preset),
                     None => Rating::default(),
                 },
@@ -232,7 +236,8 @@ impl Ratings {
         score: f64,
     ) -> Result<Option<RatingChange>, Error> {
         for _ in 0..ATTEMPTS {
-            let (version, mut player) = match self.players.player_record(who).await? {
+            let who_id = PlayerId::stored(who.to_owned());
+            let (version, mut player) = match self.players.player_record(&who_id).await? {
                 Some(found) => found,
                 None => match who.parse::<Level>() {
                     Ok(level) => {
@@ -310,6 +315,7 @@ impl Ratings {
             .await?;
         let mut out = Vec::with_capacity(places.len());
         for (id, _) in places {
+            let id = PlayerId::stored(id);
             let Some((_, player)) = self.players.player_record(&id).await? else {
                 continue;
             };
@@ -317,9 +323,9 @@ impl Ratings {
                 continue;
             };
             out.push(Placing {
-                id: player.id.clone(),
+                id: player.id.to_string(),
                 name: player.name.clone(),
-                bot: id.parse::<Level>().is_ok() || player.is_bot(),
+                bot: id.is_level() || player.is_bot(),
                 rating: rated.rating,
                 games: rated.games,
             });

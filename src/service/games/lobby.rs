@@ -52,23 +52,14 @@ impl Games {
             Ok(View::of(id, 1, &record, None))
         };
         let store = &self.ctx.store;
-        once(
-            store,
-            request,
-            Create::Game,
-            None,
-            &id.to_string(),
-            None,
-            make,
-            {
-                |before: Before| async move {
-                    let id = GameId::stored(&before.id)
-                        .ok_or_else(|| Error::Internal("a game's receipt names no game".into()))?;
-                    let (version, record) = before.found(self.load(id).await)?;
-                    Ok(View::of(id, version, &record, None))
-                }
-            },
-        )
+        once(store, request, Create::Game, None, &id, None, make, {
+            |before: Before| async move {
+                let id = GameId::stored(&before.id)
+                    .ok_or_else(|| Error::Internal("a game's receipt names no game".into()))?;
+                let (version, record) = before.found(self.load(id).await)?;
+                Ok(View::of(id, version, &record, None))
+            }
+        })
         .await
     }
 

@@ -206,7 +206,7 @@ impl Matches {
             id,
             status: ChallengeStatus::Open,
             challenger: Party {
-                id: me.id.clone(),
+                id: me.id.to_string(),
                 name: me.name.clone(),
             },
             opponents: Vec::new(),
@@ -325,7 +325,7 @@ impl Matches {
         let (_, me) = self.players.authenticate(caller).await?;
         let (_, found) = self.load(id).await?;
         if found.status_now() == ChallengeStatus::Open {
-            let answer = match found.challenger.id == me.id {
+            let answer = match found.challenger.id == me.id.as_str() {
                 true => Answer::Cancel,
                 false => Answer::Decline,
             };

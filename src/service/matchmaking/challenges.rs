@@ -89,7 +89,7 @@ impl Matchmaking {
             id,
             status: ChallengeStatus::Open,
             challenger: Party {
-                id: me.id.clone(),
+                id: me.id.to_string(),
                 name: me.name.clone(),
             },
             opponents: Vec::new(),
@@ -170,7 +170,7 @@ impl Matchmaking {
     pub async fn challenge_of(&self, caller: &Caller, id: ChallengeId) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         let (_, challenge) = self.load_challenge(id).await?;
-        if !challenge.player_ids().contains(&me.id) {
+        if !challenge.player_ids().contains(&me.id.to_string()) {
             return Err(Error::Forbidden(
                 "this challenge is between other players".into(),
             ));
@@ -475,7 +475,7 @@ impl Matchmaking {
         }
         Ok(Opponent::Player {
             party: Party {
-                id: player.id.clone(),
+                id: player.id.to_string(),
                 name: player.name.clone(),
             },
             accepted: false,

@@ -136,7 +136,7 @@ impl Matchmaking {
         let now = now_ms();
         let entry = SeekEntry {
             id: id.to_string(),
-            player: me.id.clone(),
+            player: me.id.to_string(),
             pool: wish.pool(),
             created_ms: now,
             expires_ms: now + self.seek_ttl().as_millis() as u64,
@@ -186,7 +186,7 @@ impl Matchmaking {
                 continue;
             };
             let seek = Seek::of(entry)?;
-            if seek.player.id == me.id && seek.state_now() == SeekState::Waiting {
+            if seek.player.id == me.id.as_str() && seek.state_now() == SeekState::Waiting {
                 waiting.push(seek);
             }
         }

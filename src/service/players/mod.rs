@@ -86,7 +86,7 @@ pub(super) fn key_hash(key: &str) -> [u8; 32] {
 }
 
 /// A new key for player `id`, 256 random bits after its prefix and id.
-pub(super) fn new_key(id: &str) -> String {
+pub(super) fn new_key(id: &PlayerId) -> String {
     key_of(id, &new_secret())
 }
 
@@ -98,7 +98,7 @@ fn new_secret() -> [u8; 32] {
 }
 
 /// Player `id`'s key of `secret`.
-fn key_of(id: &str, secret: &[u8; 32]) -> String {
+fn key_of(id: &PlayerId, secret: &[u8; 32]) -> String {
     format!("{KEY_PREFIX}{id}_{}", hex::encode(secret))
 }
 
@@ -170,7 +170,7 @@ impl Players {
             {
                 |before: Before| async move {
                     let (_, record) = before.found(
-                        self.player_record(&before.id)
+                        self.player_record(&PlayerId::stored(before.id.clone()))
                             .await?
                             .ok_or(Error::PlayerNotFound),
                     )?;
@@ -197,7 +197,7 @@ impl Players {
 
     async fn make_player(
         &self,
-        id: &str,
+        id: &PlayerId,
         secret: &[u8; 32],
         name: &PlayerName,
         bot: bool,
@@ -269,7 +269,7 @@ impl Players {
         if let Some(level) = who.level() {
             // A level's ratings, once it played rated games, are in a record of its own.
             let mut profile = level_profile(level);
-            if let Some((_, record)) = self.player_record(level.as_str()).await? {
+            if let Some((_, record)) = self.player_record(&PlayerId::of_level(level)).await? {
                 profile.ratings = record.ratings;
             }
             return Ok(profile);
@@ -358,8 +358,8 @@ impl Players {
     /// The player `key` opens, and its record's version.
     pub(super) async fn open(&self, key: &PlayerKey) -> Result<(u64, PlayerRecord), Error> {
         let key = key.as_str();
-        let id = id_of_key(key).ok_or(BAD_KEY)?;
-        match self.player_record(id).await? {
+        let id = PlayerId::stored(id_of_key(key).ok_or(BAD_KEY)?.to_owned());
+        match self.player_record(&id).await? {
             Some((version, record)) if record.opens_with(key) => Ok((version, record)),
             Some(_) => Err(STALE_KEY),
             None => Err(BAD_KEY),
@@ -368,7 +368,7 @@ impl Players {
 
     pub(super) async fn player_record(
         &self,
-        id: &str,
+        id: &PlayerId,
     ) -> Result<Option<(u64, PlayerRecord)>, Error> {
         match self.ctx.store.load_player(id).await? {
             Some(stored) => Ok(Some((stored.version, PlayerRecord::decode(&stored.bytes)?))),
@@ -389,11 +389,12 @@ mod tests {
     #[test]
     fn a_new_key_has_its_prefix_names_its_player_and_holds_256_bits() {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let key = new_key(&id);
+        let player = PlayerId::stored(id.clone());
+        let key = new_key(&player);
         assert!(matches!(Caller::of(Some(&key)), Caller::Player(_)));
         assert_eq!(id_of_key(&key), Some(id.as_str()));
         assert_eq!(key.len(), KEY_PREFIX.len() + 32 + 1 + 64);
-        assert_ne!(new_key(&id), key);
+        assert_ne!(new_key(&player), key);
     }
 
     #[test]

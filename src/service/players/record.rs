@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
 use crate::bots::Level;
-use crate::domain::GameId;
+use crate::domain::{GameId, PlayerId};
 use crate::rating::Rating;
 
 use crate::service::codec::{self, Encoder};
@@ -35,7 +35,7 @@ const RATED_GAMES_KEPT: usize = 64;
 /// A player as stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(in crate::service) struct PlayerRecord {
-    pub(in crate::service) id: String,
+    pub(in crate::service) id: PlayerId,
     pub(in crate::service) name: String,
     pub(in crate::service) bot: bool,
     pub(super) created_ms: u64,
@@ -70,7 +70,7 @@ struct PlayerRecordV2 {
 impl From<PlayerRecordV2> for PlayerRecord {
     fn from(v2: PlayerRecordV2) -> PlayerRecord {
         PlayerRecord {
-            id: v2.id,
+            id: PlayerId::stored(v2.id),
             name: v2.name,
             bot: v2.bot,
             created_ms: v2.created_ms,
@@ -97,7 +97,7 @@ struct PlayerRecordV1 {
 impl From<PlayerRecordV1> for PlayerRecord {
     fn from(v1: PlayerRecordV1) -> PlayerRecord {
         PlayerRecord {
-            id: v1.id,
+            id: PlayerId::stored(v1.id),
             name: v1.name,
             bot: v1.bot,
             created_ms: v1.created_ms,
@@ -135,7 +135,7 @@ impl PlayerRecord {
 
     pub(super) fn profile(&self, games: u64) -> Profile {
         Profile {
-            id: self.id.clone(),
+            id: self.id.to_string(),
             name: self.name.clone(),
             bot: self.bot,
             created_ms: self.created_ms,
@@ -194,11 +194,11 @@ impl PlayerRecord {
     /// nobody holds (a key names a 32-digit id, which a level's is not).
     pub(in crate::service) fn level(level: Level) -> PlayerRecord {
         PlayerRecord {
-            id: level.as_str().to_owned(),
+            id: PlayerId::of_level(level),
             name: level.as_str().to_owned(),
             bot: true,
             created_ms: 0,
-            key_hash: key_hash(&new_key(level.as_str())),
+            key_hash: key_hash(&new_key(&PlayerId::of_level(level))),
             ratings: BTreeMap::new(),
             rated_games: Vec::new(),
             history: BTreeMap::new(),
@@ -236,7 +236,7 @@ mod tests {
         // Format 1 as commit 523e409 wrote it, byte by byte (postcard: a string is its
         // varint length then its bytes, a bool one byte, a u64 a varint, an array as is).
         let id = "0123456789abcdef0123456789abcdef";
-        let key = new_key(id);
+        let key = new_key(&PlayerId::stored(id.to_owned()));
         let created_ms: u64 = 1_700_000_000_000;
         let mut bytes = vec![1, 32];
         bytes.extend(id.as_bytes());
@@ -280,9 +280,9 @@ mod tests {
 
     #[test]
     fn a_key_opens_only_the_record_made_for_it() {
-        let key = new_key("0123456789abcdef0123456789abcdef");
+        let key = new_key(&PlayerId::stored("0123456789abcdef0123456789abcdef".into()));
         let record = PlayerRecord {
-            id: "0123456789abcdef0123456789abcdef".into(),
+            id: PlayerId::stored("0123456789abcdef0123456789abcdef".into()),
             name: "ann".into(),
             bot: false,
             created_ms: 1,
@@ -301,7 +301,7 @@ mod tests {
     fn a_player_stored_in_format_2_reads_with_its_ratings_and_no_history_and_saves_as_the_current()
     {
         let id = "0123456789abcdef0123456789abcdef";
-        let key = new_key(id);
+        let key = new_key(&PlayerId::stored(id.to_owned()));
         let (g1, g2) = (GameId::random(), GameId::random());
         let rating = Rating {
             rating: 1612.5,

@@ -3,7 +3,7 @@
 //! once (on two processes) cannot both take the last place; a place is released when the
 //! player withdraws or is removed, and when the tournament ends or is canceled.
 
-use crate::domain::TournamentId;
+use crate::domain::{PlayerId, TournamentId};
 use crate::store::tournaments::TournamentStore;
 
 use super::record::Tournament;
@@ -20,7 +20,11 @@ pub const MAX_TOURNAMENTS_JOINED: usize = 10;
 impl Tournaments {
     /// Claims a place among the tournaments `player` joined for tournament `id`, or
     /// refuses the join at the cap. Places left by what is over are released first.
-    pub(super) async fn claim_join(&self, player: &str, id: TournamentId) -> Result<(), Error> {
+    pub(super) async fn claim_join(
+        &self,
+        player: &PlayerId,
+        id: TournamentId,
+    ) -> Result<(), Error> {
         let max = self.ctx.caps.tournaments_joined;
         let now = now_ms();
         if max.is_some() {
@@ -36,7 +40,11 @@ impl Tournaments {
 
     /// After a join refused: its place is released unless the player is in the
     /// tournament still (it had joined before).
-    pub(super) async fn unclaim_join(&self, player: &str, id: TournamentId) -> Result<(), Error> {
+    pub(super) async fn unclaim_join(
+        &self,
+        player: &PlayerId,
+        id: TournamentId,
+    ) -> Result<(), Error> {
         let entered = match self.load(id).await {
             Ok((_, t)) => !t.status.over() && t.entrant_of(player).is_some(),
             Err(Error::TournamentNotFound) => false,
@@ -61,7 +69,7 @@ impl Tournaments {
     /// Releases `player`'s places in tournaments that are over or gone, and in those it is
     /// not in (a join refused, or a process that died between the claim and the join; a
     /// claim younger than a minute may be a join under way).
-    async fn release_joins_over(&self, player: &str, now: u64) -> Result<(), Error> {
+    async fn release_joins_over(&self, player: &PlayerId, now: u64) -> Result<(), Error> {
         for (id, claimed_ms) in self.ctx.store.joined_tournaments(player).await? {
             let settled = claimed_ms + CLAIM_MADE_WITHIN_MS < now;
             let over = match self.load_listed(&id).await {

@@ -129,7 +129,7 @@ impl Tournaments {
         let tournament = self.checked(new, now)?;
         let (_, me) = self.players.authenticate(caller).await?;
         let creator = Party {
-            id: me.id.clone(),
+            id: me.id.to_string(),
             name: me.name.clone(),
         };
         let id = TournamentId::random();
@@ -343,12 +343,12 @@ impl Tournaments {
                 let entry = match joiner {
                     Joiner::Me => Entry::Player {
                         party: Party {
-                            id: me.id.clone(),
+                            id: me.id.to_string(),
                             name: me.name.clone(),
                         },
                         bot: me.bot,
                     },
-                    Joiner::Level(level) if t.creator.id == me.id => {
+                    Joiner::Level(level) if t.creator.id == me.id.as_str() => {
                         Entry::next_level(&t.entrants, level)
                     }
                     Joiner::Level(_) => {

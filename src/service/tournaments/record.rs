@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::domain::{EntrantId, GameId, TournamentId};
+use crate::domain::{EntrantId, GameId, PlayerId, TournamentId};
 use crate::engine::{Preset, RulesPatch, Seed, rules::Scoring};
 use crate::service::Error;
 use crate::service::codec;
@@ -426,11 +426,11 @@ impl Tournament {
             .then(|| self.seed.iter().map(|b| format!("{b:02x}")).collect())
     }
 
-    /// The entrant playing as player `player_id`, if any.
-    pub(crate) fn entrant_of(&self, player_id: &str) -> Option<Entrant> {
+    /// The entrant playing as `player`, if any.
+    pub(crate) fn entrant_of(&self, player: &PlayerId) -> Option<Entrant> {
         self.entrants
             .iter()
-            .position(|e| e.player_id() == Some(player_id))
+            .position(|e| e.player_id() == Some(player.as_str()))
             .map(|i| i as Entrant)
     }
 }
