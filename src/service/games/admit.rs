@@ -6,7 +6,7 @@ use rand::Rng;
 
 use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::domain::{GameId, MatchId, NameKey, Seat, TournamentId};
+use crate::domain::{GameId, MatchId, NameKey, PlayerId, Seat, TournamentId};
 use crate::engine::{Deal, Game, Preset, RulesPatch, Seed};
 use crate::store::players::PlayerStore;
 use crate::store::{Creator, GameStore, History, Listing, StoreError};
@@ -137,7 +137,12 @@ impl Games {
         record.twins = twins;
         for (seat, player, name) in players {
             record.seat_bound(Seat::new(seat), name, &unseen_token(), player);
-            if self.players.hook_of(player).await?.is_some() {
+            if self
+                .players
+                .hook_of(&PlayerId::stored(player.to_owned()))
+                .await?
+                .is_some()
+            {
                 record.hook_seat(seat);
             }
             self.ctx

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::domain::{GameId, Seat};
+use crate::domain::{GameId, PlayerId, Seat};
 use crate::service::players::{Counted, Hook};
 use crate::service::shared::now_ms;
 
@@ -83,10 +83,12 @@ impl Games {
         let Some(seat) = record.call_owed(now) else {
             return Ok(false);
         };
-        let player = record
-            .player_at(Seat::new(seat))
-            .ok_or_else(|| Error::Internal("a webhook seat bound to no player".into()))?
-            .to_owned();
+        let player = PlayerId::stored(
+            record
+                .player_at(Seat::new(seat))
+                .ok_or_else(|| Error::Internal("a webhook seat bound to no player".into()))?
+                .to_owned(),
+        );
         let (Some(hook), Some(wire)) = (self.players.hook_of(&player).await?, self.wire()) else {
             // Removed or paused since the seat was bound: it plays by pulling.
             self.change_calls(id, version, |record| record.unhook_seat(seat))
@@ -159,7 +161,7 @@ impl Games {
                         return Ok(false);
                     }
                 }
-                Counted::Counted | Counted::Gone => {}
+                Counted::Active | Counted::Gone => {}
             }
             if let Called::Played(record, _) = called {
                 return Ok(record.bots_to_move() || record.call_owed(now_ms()).is_some());

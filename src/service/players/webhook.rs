@@ -11,7 +11,7 @@ use crate::store::SaveOutcome;
 use crate::store::players::PlayerStore;
 
 use super::{Error, PlayerRecord, Players};
-use crate::domain::Caller;
+use crate::domain::{Caller, PlayerId};
 use crate::service::shared::now_ms;
 
 /// What every webhook secret starts with (as Stripe's `whsec_`): a leaked one is found by
@@ -65,7 +65,8 @@ pub(in crate::service) struct Hook {
 /// What a call's end did to the webhook.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(in crate::service) enum Counted {
-    Counted,
+    /// Counted; the webhook is still active.
+    Active,
     /// This failure paused it, for this reason.
     Paused(String),
     /// It is gone, or another webhook replaced it: nothing was counted.
@@ -190,7 +191,10 @@ impl Players {
     }
 
     /// Player `player`'s webhook, if it has one that is active.
-    pub(in crate::service) async fn hook_of(&self, player: &str) -> Result<Option<Hook>, Error> {
+    pub(in crate::service) async fn hook_of(
+        &self,
+        player: &PlayerId,
+    ) -> Result<Option<Hook>, Error> {
         Ok(self
             .player_record(player)
             .await?
@@ -207,7 +211,7 @@ impl Players {
     /// a row.
     pub(in crate::service) async fn count_call(
         &self,
-        player: &str,
+        player: &PlayerId,
         secret: &str,
         answered: Result<Duration, String>,
     ) -> Result<Counted, Error> {
@@ -224,7 +228,7 @@ impl Players {
                         if hook.latencies_ms.len() > LATENCIES_KEPT {
                             hook.latencies_ms.pop_front();
                         }
-                        Some(Counted::Counted)
+                        Some(Counted::Active)
                     }
                     Err(why) => {
                         hook.failures += 1;
@@ -237,7 +241,7 @@ impl Players {
                             hook.paused = Some(reason.clone());
                             Some(Counted::Paused(reason))
                         } else {
-                            Some(Counted::Counted)
+                            Some(Counted::Active)
                         }
                     }
                 }
@@ -250,7 +254,7 @@ impl Players {
     /// `change` answering `None` saves nothing. `None` too when there is no such player.
     async fn change_webhook<T>(
         &self,
-        id: &str,
+        id: &PlayerId,
         mut change: impl FnMut(&mut PlayerRecord) -> Option<T>,
     ) -> Result<Option<T>, Error> {
         for _ in 0..8 {
