@@ -78,7 +78,7 @@ pub use offers::{Offer, Offers};
 pub use page::MAX_PER_PAGE;
 pub use players::{Keyed, Players, Profile, RatingMoved, WebhookSet, WebhookState};
 pub use ratings::Ratings;
-pub use shared::{Caps, Faults, Lifetimes};
+pub use shared::{Caps, Faults, Lifetimes, WebhookOptions};
 pub use thinking::BotSettings;
 pub use tournaments::Tournaments;
 
@@ -120,7 +120,7 @@ pub struct Options {
     /// What a test's server deals from where no seed is given (never from the settings;
     /// `None`: the OS's generator, as in every server built from settings).
     pub deal_seed: Option<crate::engine::Seed>,
-    pub webhooks: crate::settings::WebhookSettings,
+    pub webhooks: WebhookOptions,
     /// How webhook calls are written and read: the api's wire (`None`: webhook seats are
     /// played by pulling).
     pub wire: Option<Arc<dyn CallWire>>,
@@ -145,11 +145,7 @@ impl Services {
             faults: options.faults,
             dealer: shared::Dealer::new(options.deal_seed),
             webhooks: shared::Webhooks {
-                client: crate::hooks::Hooks::new(crate::hooks::HookLimits {
-                    allow_private: options.webhooks.allow_private,
-                    per_owner: options.webhooks.concurrency,
-                    total: options.webhooks.concurrency_total,
-                }),
+                client: crate::hooks::Hooks::new(options.webhooks.limits),
                 timeout: options.webhooks.timeout,
                 max_failures: options.webhooks.max_failures,
             },
@@ -225,7 +221,16 @@ impl Services {
                 game_cache: 0,
                 faults: Faults::default(),
                 deal_seed: None,
-                webhooks: crate::settings::Settings::default().webhooks,
+                // No webhook is called here: these services have no wire.
+                webhooks: WebhookOptions {
+                    limits: crate::hooks::HookLimits {
+                        allow_private: false,
+                        per_owner: 1,
+                        total: 1,
+                    },
+                    timeout: Duration::from_secs(1),
+                    max_failures: 1,
+                },
                 wire: None,
             },
         )

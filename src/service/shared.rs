@@ -124,6 +124,17 @@ pub(super) struct Shared {
     pub(super) webhooks: Webhooks,
 }
 
+/// How webhooks are called (startup fills it from the `WEBHOOK_*` settings).
+#[derive(Debug, Clone, Copy)]
+pub struct WebhookOptions {
+    /// The client's limits: private addresses, calls in flight per owner and in all.
+    pub limits: crate::hooks::HookLimits,
+    /// A call's budget (`WEBHOOK_TIMEOUT_MS`), never past the seat's clock.
+    pub timeout: Duration,
+    /// Failures in a row that pause a webhook (`WEBHOOK_MAX_FAILURES`).
+    pub max_failures: u32,
+}
+
 /// Calling bots' webhooks: the guarded client and the budget a call has.
 pub(super) struct Webhooks {
     pub(super) client: crate::hooks::Hooks,

@@ -360,7 +360,15 @@ fn serve(
             game_cache: settings.game_cache_games,
             faults,
             deal_seed,
-            webhooks: settings.webhooks,
+            webhooks: crate::service::WebhookOptions {
+                limits: crate::hooks::HookLimits {
+                    allow_private: settings.webhooks.allow_private,
+                    per_owner: settings.webhooks.concurrency,
+                    total: settings.webhooks.concurrency_total,
+                },
+                timeout: settings.webhooks.timeout,
+                max_failures: settings.webhooks.max_failures,
+            },
             wire: Some(Arc::new(api::webhooks::Wire)),
         },
     );
