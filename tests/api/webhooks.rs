@@ -72,6 +72,8 @@ async fn answer(req: HttpRequest, body: web::Bytes, bot: web::Data<Bot>) -> Http
         .unwrap_or("")
         .to_owned();
     if bot.answers == Answers::Never {
+        // Not a wait of the test's: the bot's behaviour under test (it never answers
+        // within any budget; the server's call ends at its own).
         tokio::time::sleep(Duration::from_secs(60)).await;
         return HttpResponse::Ok().finish();
     }
@@ -104,6 +106,7 @@ async fn answer(req: HttpRequest, body: web::Bytes, bot: web::Data<Bot>) -> Http
         Answers::Illegal => HttpResponse::Ok().json(json!({"type": "pass"})),
         Answers::Never => unreachable!("answered above"),
         Answers::Late => {
+            // The behaviour under test, as for `Never`.
             tokio::time::sleep(Duration::from_secs(60)).await;
             HttpResponse::Ok().json(&call["view"]["legal_moves"][0])
         }
@@ -112,6 +115,7 @@ async fn answer(req: HttpRequest, body: web::Bytes, bot: web::Data<Bot>) -> Http
             .body("<html>not a move</html>"),
         Answers::Drips => {
             let bytes = serde_json::to_vec(&call["view"]["legal_moves"][0]).unwrap();
+            // The behaviour under test: a byte every 500 ms, past any budget.
             let drip = futures_util::stream::iter(bytes).then(|b| async move {
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 Ok::<_, actix_web::Error>(web::Bytes::from(vec![b]))
