@@ -227,8 +227,9 @@ retried_and_finished() { # <runner's output file> <what>
         && grep -q "match .* finished: 2/2 deals" "$1" \
         || { log "FAILED: the $2 did not retry a 429 and finish its match"; status=1; }
 }
-# One game at a time: two in parallel under 2 requests a second could spend a call's five
-# retries on each other (the Python runner's did once), which tests nothing of the retry.
+# One deal at a time (its two games and the match's poll still share 2 requests a second):
+# the runners' retries wait Retry-After plus a random part, since three calls refused
+# together and sent again together lost to each other five times running (CI, once).
 limited_args=("${match_args[@]}")
 limited_args[8]=1
 timeout 180 node "$ts/dist/runner.js" "$limited" "${limited_args[@]}" >"$work/ts-limited.out" 2>&1 \

@@ -25,7 +25,8 @@ Everything else is done here, the lichess-bot way (docs/bots.md, section 10):
   starts it with `--start`, and plays it the same way.
 
 Every call that is answered `429 rate_limited` or `503` with `Retry-After` is sent again
-after that many seconds (at most 5 times; a line says so), as docs/bots.md asks.
+after that many seconds and up to as many again at random (at most 8 times; a line says
+so), as docs/bots.md asks.
 
 Usage:
   python runner.py URL [--key KEY] [--name NAME]            # play whatever comes, forever
@@ -45,6 +46,7 @@ import argparse
 import json
 import os
 import queue
+import random
 import secrets
 import sys
 import threading
@@ -114,7 +116,7 @@ def fail(line: str) -> NoReturn:
     os._exit(1)
 
 
-RETRIES = 5  # sends of one call after its first, each after the Retry-After asked
+RETRIES = 8  # sends of one call after its first, each after the Retry-After asked
 LONGEST_WAIT = 60.0  # seconds: a Retry-After above it is cut to it
 
 
@@ -135,7 +137,10 @@ class Retrying(httpx.HTTPTransport):
                 detail = json.loads(response.content).get("detail", "")
             except ValueError:
                 detail = ""
-            secs = min(float(wait), LONGEST_WAIT) if wait.isdigit() else 1.0
+            asked = min(float(wait), LONGEST_WAIT) if wait.isdigit() else 1.0
+            # Up to as long again, at random: the runner's threads, refused together, would
+            # otherwise all come back in the same instant and lose to each other again.
+            secs = round(asked * (1 + random.random()), 2)
             say(f"retry: {request.method} {request.url.path} answered {response.status_code} "
                 f"({detail}); again in {secs:g} s ({attempt + 1} of {RETRIES})")
             time.sleep(secs)

@@ -25,7 +25,8 @@
 //   starts it with `--start`, and plays it the same way.
 //
 // Every call answered `429 rate_limited` or `503` with `Retry-After` is sent again after
-// that many seconds (at most 5 times; a line says so), as docs/bots.md asks.
+// that many seconds and up to as many again at random (at most 8 times; a line says so),
+// as docs/bots.md asks.
 //
 // Usage:
 //   node dist/runner.js URL [--key KEY] [--name NAME]          # play whatever comes, forever
@@ -78,7 +79,7 @@ function onChallenge(_challenge: Challenge): boolean {
 // ---- the runner -----------------------------------------------------------------------
 
 // ---- calls sent again when the server asks to wait ----
-const RETRIES = 5; // sends of one call after its first, each after the Retry-After asked
+const RETRIES = 8; // sends of one call after its first, each after the Retry-After asked
 const LONGEST_WAIT = 60; // seconds: a Retry-After above it is cut to it
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -90,7 +91,10 @@ async function retrying(request: Request): Promise<Response> {
     const wait = response.headers.get("retry-after");
     if ((response.status !== 429 && response.status !== 503) || wait === null || attempt === RETRIES) return response;
     const problem = (await response.json().catch(() => null)) as { detail?: string } | null;
-    const secs = Math.min(/^\d+$/.test(wait) ? Number(wait) : 1, LONGEST_WAIT);
+    const asked = Math.min(/^\d+$/.test(wait) ? Number(wait) : 1, LONGEST_WAIT);
+    // Up to as long again, at random: the runner's games, refused together, would otherwise
+    // all come back in the same instant and lose to each other again.
+    const secs = Math.round(asked * (1 + Math.random()) * 100) / 100;
     console.log(
       `retry: ${request.method} ${new URL(request.url).pathname} answered ${response.status} ` +
         `(${problem?.detail ?? ""}); again in ${secs} s (${attempt + 1} of ${RETRIES})`,
