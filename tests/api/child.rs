@@ -18,7 +18,13 @@ pub struct ChildServer {
 impl ChildServer {
     /// Starts the binary on Redis under `prefix` and waits until it listens.
     pub fn start(prefix: &str) -> ChildServer {
+        ChildServer::start_with(prefix, &[])
+    }
+
+    /// [`ChildServer::start`], with these settings (`NAME`, value) in its environment.
+    pub fn start_with(prefix: &str, settings: &[(&str, &str)]) -> ChildServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_domino-server"))
+            .envs(settings.iter().copied())
             .env("BIND_ADDR", "127.0.0.1:0")
             .env("REDIS_URL", redis_url())
             // scripts/test.sh also exports a cluster's nodes; this server is on one Redis.

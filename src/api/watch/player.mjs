@@ -155,12 +155,22 @@ async function show() {
     $('kind').hidden = false;
   }
   $('summary').textContent = `${profile.games} ${profile.games === 1 ? 'game' : 'games'}${profile.created_ms ? ` · playing since ${when(profile.created_ms)}` : ''}`;
+  if (profile.webhook) $('webhook').replaceChildren(webhookLine(profile.webhook));
+  $('webhook').hidden = !profile.webhook;
   const presets = Object.keys(profile.ratings);
   const histories = await Promise.all(presets.map((p) => readRatingHistory(profile.id, p).catch(() => [])));
   $('ratings').replaceChildren(...presets.map((p, i) => ratingSection(p, profile.ratings[p], histories[i], profile.created_ms)));
   $('no-ratings').hidden = presets.length > 0;
   await Promise.all([showGames(profile), showMatches(profile)]);
   $('page').dataset.ready = 'true';
+}
+
+/** "Called by the server (webhook): active · 26 calls, 0 failed · answers in 43 ms (p50), 46 ms (p99)". */
+function webhookLine(hook) {
+  const parts = [`Called by the server (webhook): ${hook.status}`,
+    `${hook.calls} ${hook.calls === 1 ? 'call' : 'calls'}, ${hook.failures} failed`];
+  if (hook.latency_ms) parts.push(`answers in ${hook.latency_ms.p50} ms (p50), ${hook.latency_ms.p99} ms (p99)`);
+  return document.createTextNode(parts.join(' · '));
 }
 
 show();

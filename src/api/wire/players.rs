@@ -9,7 +9,7 @@ use crate::service::{
     ChallengeStatus, Keyed, PlayerItem, PlayerNews, Profile, RatingMoved, Status, View,
 };
 
-use super::{ChallengeView, MatchResult, MatchView, SeekView};
+use super::{ChallengeView, MatchResult, MatchView, SeekView, WebhookSummary};
 use crate::rating::Rating;
 
 /// `POST /v1/players`.
@@ -65,6 +65,9 @@ pub struct PlayerProfile {
     pub games: u64,
     /// Per preset, the player's rating there: none until rated games are played.
     pub ratings: BTreeMap<String, RatingView>,
+    /// How the server's calls to the player's webhook go, if it has one (its URL and why
+    /// it is paused are the player's own: `GET /v1/players/me/webhook`).
+    pub webhook: Option<WebhookSummary>,
 }
 
 impl PlayerProfile {
@@ -80,6 +83,7 @@ impl PlayerProfile {
                 .iter()
                 .map(|(preset, r)| (preset.clone(), RatingView::of(r.rating, r.games)))
                 .collect(),
+            webhook: p.webhook.as_ref().map(WebhookSummary::of),
         }
     }
 }

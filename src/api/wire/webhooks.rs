@@ -64,6 +64,29 @@ impl WebhookView {
     }
 }
 
+/// What anyone may see of a player's webhook: whether it is called, and how it answers.
+#[derive(Serialize, ToSchema)]
+pub struct WebhookSummary {
+    pub status: WebhookStatus,
+    /// Of the latest answered calls (ms); null before any.
+    pub latency_ms: Option<Latency>,
+    /// Calls made since it was registered, and how many of them failed.
+    pub calls: u64,
+    pub failures: u64,
+}
+
+impl WebhookSummary {
+    pub fn of(state: &WebhookState) -> WebhookSummary {
+        let view = WebhookView::of(state);
+        WebhookSummary {
+            status: view.status,
+            latency_ms: view.latency_ms,
+            calls: view.calls,
+            failures: view.failures,
+        }
+    }
+}
+
 /// A webhook just registered, with its secret, shown this once.
 #[derive(Serialize, ToSchema)]
 pub struct WebhookSecret {

@@ -174,28 +174,36 @@ impl Driver {
         Ok(true)
     }
 
-    /// One run of game `id`'s bots; the lease is renewed meanwhile if the run waits long
-    /// for a thread. Returns whether bots are left to move, and this process still
-    /// holds the lease.
+    /// One run of game `id`'s bots, or one call of its webhook seat; the lease is renewed
+    /// meanwhile (a run waiting long for a thread, a call given a long budget). Returns
+    /// whether more is owed at once, and this process still holds the lease.
     async fn drive_once(&self, id: GameId) -> Result<bool, Error> {
-        // A webhook seat to move is called first (within its budget, well inside the
-        // lease); the bots that follow move in its write. A table of bots alone has no
-        // seat to call: its runs skip the look (a load of the game each).
+        // A webhook seat to move is called first; the bots that follow move in its write.
+        // A table of bots alone has no seat to call: its runs skip the look (a load of
+        // the game each).
         let table = self.driving().get(&id).copied().unwrap_or(false);
-        if !table && self.games.call_turn(id).await? {
-            return Ok(true);
+        if !table {
+            let (more, held) = self.renewing(id, self.games.call_turn(id)).await;
+            if more? {
+                return Ok(held);
+            }
         }
-        let mut playing = std::pin::pin!(self.games.play_due(id));
+        let (played, held) = self.renewing(id, self.games.play_due(id)).await;
+        let left = matches!(
+            played?,
+            SweepOutcome::Bots { bots_left: true } | SweepOutcome::TimedOut { bots_left: true }
+        );
+        Ok(left && held)
+    }
+
+    /// `work` on game `id`, renewing this process's lease on it every [`RENEW_EVERY`]
+    /// until it is done: its outcome, and whether the lease is still held.
+    async fn renewing<T>(&self, id: GameId, work: impl Future<Output = T>) -> (T, bool) {
+        let mut work = std::pin::pin!(work);
         let mut held = true;
         loop {
             tokio::select! {
-                played = &mut playing => {
-                    let left = matches!(
-                        played?,
-                        SweepOutcome::Bots { bots_left: true } | SweepOutcome::TimedOut { bots_left: true }
-                    );
-                    return Ok(left && held);
-                }
+                done = &mut work => return (done, held),
                 () = tokio::time::sleep(RENEW_EVERY) => {
                     held &= self.ctx.store.lease(&id, &self.holder, LEASE_TTL).await.unwrap_or(false);
                 }

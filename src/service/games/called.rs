@@ -16,9 +16,12 @@ pub struct Called {
 }
 
 impl Called {
+    /// Seat `seat` is called from now on, this turn too (a webhook put again after its
+    /// pause is called at once).
     pub fn hook(&mut self, seat: u8, seats: usize) {
         self.seats.resize(seats, false);
         self.seats[seat as usize] = true;
+        self.failed = None;
     }
 
     pub fn unhook(&mut self, seat: u8) {

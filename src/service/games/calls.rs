@@ -11,12 +11,14 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::domain::{GameId, PlayerId, Seat};
-use crate::service::players::{Counted, Hook};
+use crate::domain::{Caller, GameId, PlayerId, Seat};
+use crate::service::page::MAX_PER_PAGE;
+use crate::service::players::{Counted, Hook, WebhookSet};
 use crate::service::shared::now_ms;
+use crate::store::players::PlayerStore;
 
 use super::play::MoveRequest;
-use super::record::Record;
+use super::record::{Record, Status};
 use super::view::View;
 use super::write::{Change, Decision, Written};
 use super::{Error, Games};
@@ -73,6 +75,57 @@ impl Games {
     /// have none: their webhook seats are played by pulling).
     fn wire(&self) -> Option<&Arc<dyn CallWire>> {
         self.wire.as_ref()
+    }
+
+    /// Registers the key's player's webhook ([`crate::service::Players::set_webhook`])
+    /// and has the server call its seats in the games it is playing already, those of a
+    /// webhook paused before too: each from its next turn, a turn owed now at once.
+    pub async fn set_webhook(&self, caller: &Caller, url: &str) -> Result<WebhookSet, Error> {
+        let set = self.players.set_webhook(caller, url).await?;
+        let (mut offset, mut hooked) = (0, 0);
+        // The player's index is capped (PLAYER_GAMES_KEPT): a bounded walk.
+        loop {
+            let (ids, _) = self
+                .ctx
+                .store
+                .player_games(set.player.as_str(), offset, MAX_PER_PAGE)
+                .await?;
+            if ids.is_empty() {
+                break;
+            }
+            offset += ids.len();
+            for id in ids.iter().filter_map(|id| GameId::stored(id)) {
+                hooked += usize::from(self.hook_player_seat(id, &set.player).await?);
+            }
+        }
+        tracing::info!(player_id = %set.player, games = hooked, "webhook seats hooked in games in play");
+        Ok(set)
+    }
+
+    /// Hooks `player`'s seat in game `id` if the game is not finished and it is not
+    /// hooked yet: whether it did.
+    async fn hook_player_seat(&self, id: GameId, player: &PlayerId) -> Result<bool, Error> {
+        let written = self
+            .update(id, None, |_, _, record| {
+                let seat = record.seat_of_player(player.as_str());
+                match seat
+                    .filter(|&s| record.status() != Status::Finished && !record.seat_hooked(s))
+                {
+                    Some(seat) => {
+                        record.hook_seat(seat);
+                        Ok(Decision::Store(Change::quiet(())))
+                    }
+                    None => Ok(Decision::Leave(())),
+                }
+            })
+            .await;
+        match written {
+            Ok(Written::Saved { .. }) => Ok(true),
+            Ok(Written::Unchanged { .. } | Written::Repeated { .. }) | Err(Error::NotFound) => {
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Calls the webhook of game `id`'s seat to move, if a call is owed now, and plays its
@@ -253,15 +306,7 @@ impl Games {
                     return Ok(Decision::Leave(()));
                 }
                 change(record);
-                Ok(Decision::Store(Change {
-                    value: (),
-                    mover: None,
-                    moves: Vec::new(),
-                    seat: None,
-                    unlist: false,
-                    relist: false,
-                    think: None,
-                }))
+                Ok(Decision::Store(Change::quiet(())))
             })
             .await?;
         if let Written::Unchanged { .. } = updated {

@@ -356,6 +356,11 @@ impl Record {
         self.called.due(self.game.move_count() as u32, now)
     }
 
+    /// Whether the server calls seat `seat`'s player's webhook.
+    pub(super) fn seat_hooked(&self, seat: u8) -> bool {
+        self.called.is_hooked(seat)
+    }
+
     /// The server calls seat `seat`'s player's webhook from now on.
     pub(super) fn hook_seat(&mut self, seat: u8) {
         self.called.hook(seat, self.seats.len());

@@ -47,6 +47,21 @@ pub(super) struct Change<T> {
     pub(super) think: Option<BotWork>,
 }
 
+impl<T> Change<T> {
+    /// A change of the record alone: no move, no seat asking, the lobby as it is.
+    pub(super) fn quiet(value: T) -> Change<T> {
+        Change {
+            value,
+            mover: None,
+            moves: Vec::new(),
+            seat: None,
+            unlist: false,
+            relist: false,
+            think: None,
+        }
+    }
+}
+
 /// Work for the bots' pool: moves made on the record (appended to the events they cause),
 /// while the budget's `keep_going` says so, a master thinking each move as the pool says.
 pub(super) type Think = Box<

@@ -72,6 +72,9 @@ pub struct Profile {
     pub games: u64,
     /// Per preset (by name), its rating there: only presets with rated games.
     pub ratings: BTreeMap<String, PresetRating>,
+    /// How its webhook's calls go, if it has one: the state less its URL and why it was
+    /// paused (what anyone may see of how a bot answers).
+    pub webhook: Option<WebhookState>,
 }
 
 /// A profile with the player's key: the answer to creating a player or a new key.
@@ -124,6 +127,7 @@ fn level_profile(level: Level) -> Profile {
         created_ms: 0,
         games: 0,
         ratings: BTreeMap::new(),
+        webhook: None,
     }
 }
 

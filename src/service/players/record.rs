@@ -141,6 +141,7 @@ impl PlayerRecord {
             created_ms: self.created_ms,
             games,
             ratings: self.ratings.clone(),
+            webhook: self.webhook.as_ref().map(Webhook::state),
         }
     }
 

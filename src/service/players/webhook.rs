@@ -51,6 +51,8 @@ pub struct WebhookState {
 /// A webhook just registered: its state and its secret, shown this once.
 #[derive(Debug, Clone)]
 pub struct WebhookSet {
+    /// Whose it is.
+    pub player: PlayerId,
     pub state: WebhookState,
     pub secret: String,
 }
@@ -74,7 +76,7 @@ pub(in crate::service) enum Counted {
 }
 
 impl Webhook {
-    fn state(&self) -> WebhookState {
+    pub(super) fn state(&self) -> WebhookState {
         let mut sorted: Vec<u32> = self.latencies_ms.iter().copied().collect();
         sorted.sort_unstable();
         let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
@@ -164,6 +166,7 @@ impl Players {
         .ok_or(Error::PlayerNotFound)?;
         tracing::info!(player_id = %id, url, "webhook registered");
         Ok(WebhookSet {
+            player: id,
             state: hook.state(),
             secret,
         })
