@@ -29,6 +29,9 @@ use futures_util::StreamExt;
 #[path = "store/challenges.rs"]
 mod challenges;
 use challenges::*;
+#[path = "store/leagues.rs"]
+mod leagues;
+use leagues::*;
 #[path = "store/players.rs"]
 mod players;
 use players::*;
@@ -55,7 +58,8 @@ trait Backend {
         + domino_server::store::challenges::ChallengeStore
         + domino_server::store::seeks::SeekStore
         + domino_server::store::claims::ClaimStore
-        + domino_server::store::tournaments::TournamentStore;
+        + domino_server::store::tournaments::TournamentStore
+        + domino_server::store::leagues::LeagueStore;
     async fn open(idle_ttl: Duration) -> Self::Store;
 }
 
@@ -257,6 +261,11 @@ contract_tests!(
     a_players_joins_stop_at_the_cap_apart_from_what_it_made,
     concurrent_joins_pass_the_cap_exactly,
     a_tournaments_news_reaches_its_subscribers,
+    a_league_is_created_once_listed_and_saved_by_compare_and_set,
+    leagues_due_are_listed_once_due_until_dropped,
+    league_claims_stop_at_their_cap_until_one_is_released,
+    a_leagues_news_reaches_its_subscribers,
+    a_player_is_present_while_its_mark_lasts,
     a_players_challenges_are_indexed_in_and_out_newest_first,
     due_challenges_come_earliest_first_until_their_entry_is_dropped,
     open_challenges_are_capped_per_party_in_one_step_and_listed_by_page,

@@ -18,6 +18,7 @@ pub mod error;
 pub mod feeds;
 pub mod games;
 pub mod headers;
+pub mod leagues;
 pub mod matches;
 pub mod openapi;
 pub mod ops;
@@ -73,6 +74,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     .configure(seeks::configure)
     .configure(matches::configure)
     .configure(tournaments::configure)
+    .configure(leagues::configure)
     .configure(openapi::configure)
     .configure(watch::configure)
     .default_service(web::to(error::unknown_route));

@@ -26,7 +26,8 @@ use utoipa_swagger_ui::Config;
 use crate::api::error::{ApiError, Problem, ProblemCode, problems};
 use crate::api::headers::{SWAGGER_UI_CSP, get_and_head, page_headers};
 use crate::api::{
-    challenges, games, matches, ops, players, ratelimit, seeks, tournaments, webhooks, wire,
+    challenges, games, leagues, matches, ops, players, ratelimit, seeks, tournaments, webhooks,
+    wire,
 };
 
 /// Where the document is served.
@@ -65,6 +66,8 @@ pub const BEARER_SCHEME: &str = "bearer";
         tournaments::join_tournament, tournaments::withdraw_from_tournament,
         tournaments::start_tournament, tournaments::tournament_events,
         tournaments::cancel_tournament, tournaments::remove_tournament_player,
+        leagues::create_league, leagues::list_leagues, leagues::get_league,
+        leagues::enter_league, leagues::leave_league,
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(
@@ -89,6 +92,7 @@ pub const BEARER_SCHEME: &str = "bearer";
         (name = "players", description = "Players: identities that outlive a game, and their keys."),
         (name = "matches", description = "Matches, the duplicate arena: a series of games on deals the server makes, each deal played twice with the sides swapped, and the margin a deal with its 95% interval."),
         (name = "tournaments", description = "Tournaments: Swiss and round robin for players and built-in levels, each pairing a duplicate deal by default, with standings everyone can follow."),
+        (name = "leagues", description = "Leagues: bots entered once, paired in duplicate matches whenever they are free, around the clock, and a table of league ratings anchored by the built-in levels."),
         (name = "challenges", description = "Challenges and matchmaking: a player invites players or built-in levels to a game (it starts when every opponent has accepted), or seeks a game with anyone who wants the same one."),
         (name = "play", description = "Views, moves, events, logs and exports of one game."),
         (name = "ops", description = "Liveness, readiness and metrics, for orchestrators and scrapers."),

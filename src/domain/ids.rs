@@ -146,8 +146,13 @@ uuid_id!(
     /// A tournament.
     TournamentId
 );
+uuid_id!(
+    /// A league.
+    LeagueId
+);
 named_by_path!(MatchId, Kind::Match);
 named_by_path!(TournamentId, Kind::Tournament);
+named_by_path!(LeagueId, Kind::League);
 
 impl MatchId {
     /// The same id, as the challenge a match is stored as.

@@ -10,7 +10,7 @@ mod names;
 mod seat;
 
 pub use caller::{Caller, KEY_PREFIX, PlayerKey, Token};
-pub use ids::{ChallengeId, GameId, Id, MatchId, PlayerId, SeekId, TournamentId};
+pub use ids::{ChallengeId, GameId, Id, LeagueId, MatchId, PlayerId, SeekId, TournamentId};
 pub use names::{
     EntrantId, MAX_SEAT_NAME_CHARS, NameKey, Named, PLAYER_NAME_CHARS, PlayerName, SeatName, Who,
     visible_text,
@@ -35,6 +35,7 @@ pub enum Kind {
     Seek,
     Match,
     Tournament,
+    League,
     /// An entrant of a tournament.
     Entrant,
 }

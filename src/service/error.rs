@@ -85,6 +85,14 @@ pub enum Error {
     },
     #[error("no such entrant in this tournament")]
     EntrantNotFound,
+    #[error("no such league")]
+    LeagueNotFound,
+    #[error("the league has its {max} entrants")]
+    LeagueFull { max: usize },
+    #[error("this player has made {max} leagues already")]
+    TooManyLeagues { max: usize },
+    #[error("this player has entered {max} leagues already")]
+    TooManyLeaguesEntered { max: usize },
     /// A webhook the server will not call: a URL it refuses, or a failed ping.
     #[error("{0}")]
     InvalidWebhook(String),
@@ -213,6 +221,7 @@ impl From<Refusal> for Error {
             Refusal::NoSuch(Kind::Seek) => Error::SeekNotFound,
             Refusal::NoSuch(Kind::Match) => Error::MatchNotFound,
             Refusal::NoSuch(Kind::Tournament) => Error::TournamentNotFound,
+            Refusal::NoSuch(Kind::League) => Error::LeagueNotFound,
             Refusal::NoSuch(Kind::Entrant) => Error::EntrantNotFound,
         }
     }

@@ -21,6 +21,8 @@
 //! - [`ratings`]: a rated game's ratings moved once, and the leaderboards.
 //! - [`tournaments`]: Swiss and round-robin tournaments, their rounds paired once and
 //!   driven to the end from their stored record.
+//! - [`leagues`]: standing competitions: entrants paired in duplicate matches (the
+//!   matches') whenever they are free, each match counted once into a table of ratings.
 //! - `driver`: the work on games no request waits for: the sweep of the due games
 //!   (clocks run out, rated ends left unsettled), and their bots played by a task of this
 //!   process under a lease. Above the games, which hand it a game to drive through a port.
@@ -40,6 +42,7 @@ mod driver;
 mod error;
 pub mod games;
 mod idempotency;
+pub mod leagues;
 pub mod matches;
 pub mod matchmaking;
 pub mod news;
@@ -69,6 +72,7 @@ pub use games::record::{Aborted, Occupant, Record, Status, TokenHash};
 pub use games::view::{AfterMove, ClockState, NewSeat, View};
 pub use games::{CallWire, Games, MoveRequest};
 pub use idempotency::{Create, MIN_JOIN_KEY, MIN_KEY_DISTINCT, RequestKey, strong_key};
+pub use leagues::Leagues;
 pub use matches::{Match, Matches};
 pub use matchmaking::Matchmaking;
 pub use matchmaking::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};
@@ -95,6 +99,7 @@ pub struct Services {
     pub offers: Arc<Offers>,
     pub ratings: Arc<Ratings>,
     pub tournaments: Arc<Tournaments>,
+    pub leagues: Arc<Leagues>,
     ctx: Arc<Shared>,
     /// Owned here, as is the dispatcher: the games hand games up to it through a weak
     /// port.
@@ -168,6 +173,7 @@ impl Services {
         );
         let offers = Offers::new(ctx.clone(), matchmaking.clone(), matches.clone());
         let tournaments = Tournaments::new(ctx.clone(), players.clone(), games.clone());
+        let leagues = Leagues::new(ctx.clone(), players.clone(), matches.clone());
         let dispatcher = Arc::new(Dispatcher {
             games: games.clone(),
             players: players.clone(),
@@ -192,6 +198,7 @@ impl Services {
             offers,
             ratings,
             tournaments,
+            leagues,
             ctx,
             driver,
             _dispatcher: dispatcher,
@@ -267,15 +274,16 @@ impl Services {
     /// the due games (clocks, bots, tables of bots alone), the due challenges (expired, or
     /// an accepted one whose process died before making its game; a match's next step),
     /// the seeks (paired, expired, fallen back), and the tournaments due (to start, or to move
-    /// on). Returns how many it acted on.
+    /// on), and the leagues due (to count and pair). Returns how many it acted on.
     pub async fn sweep(&self) -> Result<usize, Error> {
         // Side by side, so that no kind waits for another's work (a long pass of games
         // delays no tournament's start).
-        let (games, challenges, seeks, tournaments) = tokio::join!(
+        let (games, challenges, seeks, tournaments, leagues) = tokio::join!(
             self.driver.sweep(),
             self.matchmaking.sweep_challenges(),
             self.matchmaking.sweep_seeks(),
             self.tournaments.sweep_tournaments(),
+            self.leagues.sweep_leagues(),
         );
         let games = games?;
         let challenges = challenges.unwrap_or_else(|e| {
@@ -290,6 +298,10 @@ impl Services {
             tracing::warn!(error = %e, "the sweep could not read the due tournaments");
             0
         });
-        Ok(games + challenges + seeks + tournaments)
+        let leagues = leagues.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the sweep could not read the due leagues");
+            0
+        });
+        Ok(games + challenges + seeks + tournaments + leagues)
     }
 }

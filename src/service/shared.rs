@@ -47,6 +47,16 @@ pub struct Caps {
     pub tournaments_joined: Option<usize>,
     /// Players one tournament may hold (`MAX_TOURNAMENT_PLAYERS`; `None`: the default).
     pub tournament_players: Option<usize>,
+    /// Leagues one player may make (`MAX_LEAGUES_PER_PLAYER`; `None`: no cap).
+    pub leagues_per_player: Option<usize>,
+    /// Leagues one player may have entered (`MAX_LEAGUES_ENTERED`; `None`: no cap).
+    pub leagues_entered: Option<usize>,
+    /// Entrants one league may hold, its levels counted (`MAX_LEAGUE_ENTRANTS`; `None`:
+    /// no cap).
+    pub league_entrants: Option<usize>,
+    /// Matches a league makes for one entrant in an hour (`LEAGUE_MATCHES_PER_HOUR`;
+    /// `None`: no cap).
+    pub league_matches_per_hour: Option<usize>,
 }
 
 /// How long what waits for a player is kept waiting, and a player that never played.

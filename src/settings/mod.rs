@@ -114,6 +114,14 @@ pub struct Settings {
     pub max_tournaments_joined: Option<usize>,
     /// Players one tournament may hold.
     pub max_tournament_players: usize,
+    /// Leagues one player may make (`None`: no cap).
+    pub max_leagues_per_player: Option<usize>,
+    /// Leagues one player may have entered at once (`None`: no cap).
+    pub max_leagues_entered: Option<usize>,
+    /// Entrants one league may hold, its built-in levels counted.
+    pub max_league_entrants: usize,
+    /// Matches a league makes for one entrant in an hour, at most.
+    pub league_matches_per_hour: usize,
     /// How long an open challenge waits for its answers.
     pub challenge_ttl: Duration,
     /// How long a seek waits for its game.
@@ -271,6 +279,10 @@ impl Default for Settings {
             ),
             max_tournaments_joined: Some(crate::service::tournaments::MAX_TOURNAMENTS_JOINED),
             max_tournament_players: crate::service::tournaments::MAX_TOURNAMENT_PLAYERS,
+            max_leagues_per_player: Some(3),
+            max_leagues_entered: Some(5),
+            max_league_entrants: 64,
+            league_matches_per_hour: 20,
             challenge_ttl: Duration::from_secs(600),
             seek_ttl: Duration::from_secs(300),
             // As long as a finished game is kept: its games, which its page links, are gone
@@ -483,6 +495,26 @@ impl Settings {
             max_tournament_players: env.parse(
                 "MAX_TOURNAMENT_PLAYERS",
                 defaults.max_tournament_players,
+                |s| positive(s).map(|n| n as usize),
+            )?,
+            max_leagues_per_player: env.parse(
+                "MAX_LEAGUES_PER_PLAYER",
+                defaults.max_leagues_per_player,
+                cap,
+            )?,
+            max_leagues_entered: env.parse(
+                "MAX_LEAGUES_ENTERED",
+                defaults.max_leagues_entered,
+                cap,
+            )?,
+            max_league_entrants: env.parse(
+                "MAX_LEAGUE_ENTRANTS",
+                defaults.max_league_entrants,
+                |s| positive(s).map(|n| n as usize),
+            )?,
+            league_matches_per_hour: env.parse(
+                "LEAGUE_MATCHES_PER_HOUR",
+                defaults.league_matches_per_hour,
                 |s| positive(s).map(|n| n as usize),
             )?,
             challenge_ttl: env.parse("CHALLENGE_TTL_SECS", defaults.challenge_ttl, |s| {

@@ -350,6 +350,10 @@ fn serve(
                 tournaments_per_player: settings.max_tournaments_per_player,
                 tournaments_joined: settings.max_tournaments_joined,
                 tournament_players: Some(settings.max_tournament_players),
+                leagues_per_player: settings.max_leagues_per_player,
+                leagues_entered: settings.max_leagues_entered,
+                league_entrants: Some(settings.max_league_entrants),
+                league_matches_per_hour: Some(settings.league_matches_per_hour),
             },
             lifetimes: crate::service::Lifetimes {
                 challenge: settings.challenge_ttl,
@@ -380,6 +384,7 @@ fn serve(
     let offers = web::Data::from(services.offers.clone());
     let ratings = web::Data::from(services.ratings.clone());
     let tournaments = web::Data::from(services.tournaments.clone());
+    let leagues = web::Data::from(services.leagues.clone());
     // One feed per tournament followed, shared by the workers of this process.
     let feeds = web::Data::from(Arc::new(api::feeds::TournamentFeeds::new(
         services.tournaments.clone(),
@@ -430,6 +435,7 @@ fn serve(
             .app_data(offers.clone())
             .app_data(ratings.clone())
             .app_data(tournaments.clone())
+            .app_data(leagues.clone())
             .app_data(feeds.clone())
             .app_data(metrics.clone())
             .app_data(limits.clone())

@@ -23,6 +23,7 @@ mod hostile;
 mod http_basics;
 mod idempotency;
 mod idempotent_creates;
+mod leagues;
 mod limits;
 mod lobby;
 mod logs;

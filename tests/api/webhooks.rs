@@ -14,12 +14,13 @@ use sha2::Sha256;
 
 use domino_server::settings::Settings;
 
+use crate::child::ChildServer;
 use crate::helpers::{TestApp, assert_problem, spawn_app_with, test_settings, unique_prefix};
 use crate::proxy::redis_url;
 
 /// What the test bot does with a move call.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Answers {
+pub(crate) enum Answers {
     /// The first legal move.
     First,
     /// 500, every time.
@@ -38,14 +39,17 @@ enum Answers {
     Drips,
     /// A megabyte.
     Huge,
+    /// Nothing to the first move call, for far longer than any budget; the first legal
+    /// move to every other.
+    HoldsFirst,
 }
 
 /// A webhook bot in the test's process: checks each call's signature with the secret it
 /// is told, and keeps every call it got.
-struct Bot {
+pub(crate) struct Bot {
     answers: Answers,
     secret: Mutex<Option<String>>,
-    calls: Mutex<Vec<Value>>,
+    pub(crate) calls: Mutex<Vec<Value>>,
     bad_signatures: AtomicUsize,
 }
 
@@ -97,11 +101,21 @@ async fn answer(req: HttpRequest, body: web::Bytes, bot: web::Data<Bot>) -> Http
             .unwrap(),
         call["call_id"]
     );
-    bot.calls.lock().unwrap().push(call.clone());
+    let first = {
+        let mut calls = bot.calls.lock().unwrap();
+        calls.push(call.clone());
+        calls.len() == 1
+    };
     match bot.answers {
         Answers::First | Answers::WrongChallenge => {
             HttpResponse::Ok().json(&call["view"]["legal_moves"][0])
         }
+        Answers::HoldsFirst if first => {
+            // The behaviour under test, as for `Never`: the call stays in flight.
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            HttpResponse::Ok().finish()
+        }
+        Answers::HoldsFirst => HttpResponse::Ok().json(&call["view"]["legal_moves"][0]),
         Answers::Errors => HttpResponse::InternalServerError().finish(),
         Answers::Illegal => HttpResponse::Ok().json(json!({"type": "pass"})),
         Answers::Never => unreachable!("answered above"),
@@ -131,7 +145,7 @@ async fn answer(req: HttpRequest, body: web::Bytes, bot: web::Data<Bot>) -> Http
 }
 
 /// Starts a bot answering as `answers`: its URL and itself.
-fn start_bot(answers: Answers) -> (String, web::Data<Bot>) {
+pub(crate) fn start_bot(answers: Answers) -> (String, web::Data<Bot>) {
     let bot = web::Data::new(Bot {
         answers,
         secret: Mutex::new(None),
@@ -154,7 +168,7 @@ fn start_bot(answers: Answers) -> (String, web::Data<Bot>) {
 
 /// Settings that let the server call the test's own loopback bots, with a budget that a
 /// busy test machine keeps, and two failures in a row pausing.
-fn hooked(settings: Settings) -> Settings {
+pub(crate) fn hooked(settings: Settings) -> Settings {
     let mut settings = settings;
     settings.webhooks.allow_private = true;
     settings.webhooks.timeout = Duration::from_millis(3_000);
@@ -167,9 +181,13 @@ async fn spawn_memory() -> TestApp {
 }
 
 async fn spawn_redis() -> TestApp {
+    spawn_redis_under(&unique_prefix()).await
+}
+
+pub(crate) async fn spawn_redis_under(prefix: &str) -> TestApp {
     spawn_app_with(hooked(Settings {
         redis_url: Some(redis_url()),
-        redis_key_prefix: unique_prefix(),
+        redis_key_prefix: prefix.to_owned(),
         game_idle_ttl: Duration::from_secs(600),
         ..test_settings()
     }))
@@ -201,6 +219,7 @@ on_both_stores_hooked!(
     a_webhook_bot_plays_a_whole_game_from_signed_calls,
     a_webhook_bot_plays_a_whole_duplicate_match_against_greedy,
     failures_in_a_row_pause_the_webhook_and_the_player_plays_by_pulling_again,
+    a_webhook_put_again_after_its_pause_is_called_in_the_games_in_play,
     an_illegal_answer_is_a_failure_that_changes_nothing,
     a_late_answer_is_a_failure_and_the_seats_clock_decides,
     a_dripped_answer_is_cut_at_the_budget_and_the_seats_clock_decides,
@@ -228,7 +247,7 @@ async fn get_webhook(app: &TestApp, key: &str) -> reqwest::Response {
 }
 
 /// Registers `bot` at `url` as `key`'s webhook and tells the bot its secret.
-async fn register(app: &TestApp, key: &str, url: &str, bot: &Bot) -> Value {
+pub(crate) async fn register(app: &TestApp, key: &str, url: &str, bot: &Bot) -> Value {
     let res = put_webhook(app, key, url).await;
     assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
     let set: Value = res.json().await.unwrap();
@@ -344,7 +363,7 @@ async fn a_url_the_server_does_not_call_is_refused_saying_why() {
 }
 
 async fn a_webhook_bot_plays_a_whole_game_from_signed_calls(app: TestApp) {
-    let (_, key) = app.new_player("hooky").await;
+    let (player, key) = app.new_player("hooky").await;
     let (url, bot) = start_bot(Answers::First);
     register(&app, &key, &url, &bot).await;
     let id = game_against_greedy(&app, &key, "4242").await;
@@ -377,6 +396,20 @@ async fn a_webhook_bot_plays_a_whole_game_from_signed_calls(app: TestApp) {
     let state = webhook_until(&app, &key, |s| s["calls"] == calls.len()).await;
     assert_eq!(state["failures"], 0, "{state}");
     assert!(state["latency_ms"]["p99"].as_u64().is_some(), "{state}");
+    // Anyone sees on the profile how the bot answers, never where it lives.
+    let profile: Value = app
+        .get(&format!("/v1/players/{player}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (&profile["webhook"]["status"], &profile["webhook"]["calls"]),
+        (&json!("active"), &json!(calls.len())),
+        "{profile}"
+    );
+    assert!(profile["webhook"].get("url").is_none(), "{profile}");
+    assert!(!profile.to_string().contains(&url), "{profile}");
 }
 
 async fn failures_in_a_row_pause_the_webhook_and_the_player_plays_by_pulling_again(app: TestApp) {
@@ -418,6 +451,27 @@ async fn failures_in_a_row_pause_the_webhook_and_the_player_plays_by_pulling_aga
     assert_eq!(bot.calls.lock().unwrap().len(), 2, "called after the pause");
 }
 
+/// A webhook paused in the middle of a game (its seat then played by pulling), put again
+/// at a bot that answers: the game in play is called again, and finished by its calls.
+async fn a_webhook_put_again_after_its_pause_is_called_in_the_games_in_play(app: TestApp) {
+    let (_, key) = app.new_player("hooky").await;
+    let (url, failing) = start_bot(Answers::Errors);
+    register(&app, &key, &url, &failing).await;
+    let id = game_against_greedy(&app, &key, "4242").await;
+    webhook_until(&app, &key, |s| s["status"] == "paused").await;
+    let (url, bot) = start_bot(Answers::First);
+    let set = register(&app, &key, &url, &bot).await;
+    assert_eq!(set["status"], "active", "{set}");
+    let finished = app.wait_until_finished(&id, None).await;
+    assert_eq!(finished["status"], "finished", "{finished}");
+    assert!(!bot.calls.lock().unwrap().is_empty(), "never called");
+    assert_eq!(
+        failing.calls.lock().unwrap().len(),
+        2,
+        "called after the pause"
+    );
+}
+
 async fn an_illegal_answer_is_a_failure_that_changes_nothing(app: TestApp) {
     let (_, key) = app.new_player("hooky").await;
     let (url, bot) = start_bot(Answers::Illegal);
@@ -436,8 +490,11 @@ async fn an_illegal_answer_is_a_failure_that_changes_nothing(app: TestApp) {
 
 /// A bot answering as `answers` plays a game with an 8 s bank against greedy: its turn's
 /// two calls (3 s each at most) fail, which pauses it (its `reason` said), and the seat's
-/// clock plays the turn they lost (a timeout in the log) and the game goes on.
+/// clock plays the turn they lost (a timeout in the log) and the game goes on. Meanwhile a
+/// bystander plays by pulling in the same process, at its usual pace.
 async fn each_turn_is_left_to_the_clock(app: TestApp, answers: Answers, reason: &str) {
+    // Calls that last their budget leave the bystander time for several moves.
+    let slow = matches!(answers, Answers::Late | Answers::Drips);
     let (_, key) = app.new_player("hooky").await;
     let (url, bot) = start_bot(answers);
     register(&app, &key, &url, &bot).await;
@@ -450,7 +507,7 @@ async fn each_turn_is_left_to_the_clock(app: TestApp, answers: Answers, reason: 
         .post_as(&format!("/v1/games/{id}/seats"), &key, Some(&json!({})))
         .await;
     assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
-    let state = webhook_until(&app, &key, |s| s["status"] == "paused").await;
+    let state = bystander_plays_until_paused(&app, &key, if slow { 3 } else { 0 }).await;
     assert!(
         state["paused_reason"].as_str().unwrap().contains(reason),
         "{state}"
@@ -472,6 +529,44 @@ async fn each_turn_is_left_to_the_clock(app: TestApp, answers: Answers, reason: 
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!bot.calls.lock().unwrap().is_empty());
+}
+
+/// A bystander's game against greedy, played by pulling a move every 100 ms until `key`'s
+/// webhook is paused (its calls meanwhile in flight; `at_least` moves if they are slow):
+/// the webhook's state then. The
+/// bystander's moves are not held up by the calls: each is answered well within one call's
+/// budget (3 s), the generous bound of a busy test machine.
+async fn bystander_plays_until_paused(app: &TestApp, key: &str, at_least: usize) -> Value {
+    let (_, bystander) = app.new_player("bystander").await;
+    let id = game_against_greedy(app, &bystander, "1717").await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let (mut moves, mut slowest) = (0, Duration::ZERO);
+    loop {
+        let state: Value = get_webhook(app, key).await.json().await.unwrap();
+        if state["status"] == "paused" {
+            assert!(
+                moves >= at_least,
+                "the bystander moved {moves} times meanwhile"
+            );
+            assert!(
+                slowest < Duration::from_secs(2),
+                "a bystander's move took {slowest:?} while a webhook was called"
+            );
+            return state;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never paused: {state}"
+        );
+        let view = app.view(&id, Some(&bystander)).await;
+        if view["your_turn"] == true {
+            let began = std::time::Instant::now();
+            app.play(&id, &bystander, &view["legal_moves"][0]).await;
+            slowest = slowest.max(began.elapsed());
+            moves += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 async fn a_late_answer_is_a_failure_and_the_seats_clock_decides(app: TestApp) {
@@ -537,4 +632,96 @@ async fn a_webhook_bot_plays_a_whole_duplicate_match_against_greedy(app: TestApp
     assert_eq!(bot.bad_signatures.load(Ordering::SeqCst), 0);
     let state: Value = get_webhook(&app, &key).await.json().await.unwrap();
     assert_eq!(state["failures"], 0, "{state}");
+}
+
+/// The only process calling a webhook seat is SIGKILLed while its call is in flight (no
+/// shutdown, nothing handed over): a server started afterwards on the same Redis makes the
+/// call again, under the same call id, and the game goes on with each turn played once.
+#[tokio::test]
+async fn a_call_lost_with_its_killed_process_is_made_again_by_another_and_played_once() {
+    let prefix = unique_prefix();
+    // A budget far past the test: the call is still in flight when the process dies.
+    let mut child = ChildServer::start_with(
+        &prefix,
+        &[
+            ("WEBHOOK_ALLOW_PRIVATE", "true"),
+            ("WEBHOOK_TIMEOUT_MS", "60000"),
+        ],
+    );
+    let http = reqwest::Client::new();
+    let base = child.base.clone();
+    let created: Value = http
+        .post(format!("{base}/v1/players"))
+        .json(&json!({"name": "hooky"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let key = created["key"].as_str().unwrap().to_owned();
+    let (url, bot) = start_bot(Answers::HoldsFirst);
+    let set: Value = http
+        .put(format!("{base}/v1/players/me/webhook"))
+        .bearer_auth(&key)
+        .json(&json!({ "url": url }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    *bot.secret.lock().unwrap() = Some(set["secret"].as_str().expect("a secret").to_owned());
+    let created: Value = http
+        .post(format!("{base}/v1/games"))
+        .json(&json!({"preset": "all_fives", "seed": "sigkill-call",
+            "bots": [{"seat": 1, "level": "greedy"}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["game_id"].as_str().unwrap().to_owned();
+    let res = http
+        .post(format!("{base}/v1/games/{id}/seats"))
+        .bearer_auth(&key)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while bot.calls.lock().unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "never called");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    child.kill();
+
+    let second = spawn_redis_under(&prefix).await;
+    let finished = second.wait_until_finished(&id, None).await;
+    assert_eq!(finished["status"], "finished", "{finished}");
+    let calls = bot.calls.lock().unwrap().clone();
+    let ids: Vec<&str> = calls
+        .iter()
+        .map(|c| c["call_id"].as_str().unwrap())
+        .collect();
+    assert!(ids.len() >= 2, "{ids:?}");
+    assert_eq!(ids[0], ids[1], "the lost call is made again under its id");
+    let mut turns = ids.clone();
+    turns.dedup();
+    assert_eq!(
+        turns.len(),
+        ids.len() - 1,
+        "only the lost call made twice: {ids:?}"
+    );
+    let log = second.log(&id, None).await;
+    let ours = log["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["seat"] == 0)
+        .count();
+    assert_eq!(ours, turns.len(), "each turn called, played once: {log}");
+    assert_eq!(bot.bad_signatures.load(Ordering::SeqCst), 0);
 }

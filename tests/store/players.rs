@@ -6,7 +6,7 @@ use std::time::Duration;
 use domino_server::store::players::{Created, PlayerAdmission, PlayerStore};
 use domino_server::store::{SaveOutcome, Stored};
 
-use super::{Backend, LONG_TTL, new_id};
+use super::{Backend, LONG_TTL, PROMPTLY, new_id};
 
 pub(crate) async fn a_name_is_held_by_one_player_and_a_refused_player_is_not_stored<B: Backend>() {
     let store = B::open(LONG_TTL).await;
@@ -232,4 +232,22 @@ pub(crate) async fn a_key_is_claimed_once_kept_with_its_new_record_and_free_agai
     assert_eq!(store.claim_key(&second).await.unwrap(), None);
     let other = record(b"other");
     assert_eq!(store.claim_key(&other).await.unwrap(), None);
+}
+
+/// A player marked present is present until its mark's time runs out, then not.
+pub(crate) async fn a_player_is_present_while_its_mark_lasts<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (id, other) = (new_id(), new_id());
+    assert!(!store.is_present(&id).await.unwrap());
+    store
+        .mark_present(&id, Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert!(store.is_present(&id).await.unwrap());
+    assert!(!store.is_present(&other).await.unwrap());
+    let deadline = std::time::Instant::now() + PROMPTLY;
+    while store.is_present(&id).await.unwrap() {
+        assert!(std::time::Instant::now() < deadline, "still present");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

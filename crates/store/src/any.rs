@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::challenges::{CapReached, ChallengeStore, Direction, OpenCaps, Parties};
 use super::claims::ClaimStore;
+use super::leagues::LeagueStore;
 use super::memory::MemoryStore;
 use super::players::{Created, PlayerAdmission, PlayerStore};
 use super::ratings::RatingStore;
@@ -250,6 +251,14 @@ impl ChallengeStore for AnyStore {
 }
 
 impl PlayerStore for AnyStore {
+    async fn mark_present(&self, id: &str, ttl: Duration) -> Result<(), StoreError> {
+        delegate!(self, s => s.mark_present(id, ttl))
+    }
+
+    async fn is_present(&self, id: &str) -> Result<bool, StoreError> {
+        delegate!(self, s => s.is_present(id))
+    }
+
     async fn create_player(
         &self,
         id: &str,
@@ -533,5 +542,81 @@ impl TournamentStore for AnyStore {
 
     async fn subscribe_tournament(&self, id: &str) -> Result<EventStream, StoreError> {
         delegate!(self, s => s.subscribe_tournament(id))
+    }
+}
+
+impl LeagueStore for AnyStore {
+    async fn create_league(
+        &self,
+        id: &str,
+        created_ms: u64,
+        bytes: Vec<u8>,
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.create_league(id, created_ms, bytes))
+    }
+
+    async fn load_league(&self, id: &str) -> Result<Option<Stored>, StoreError> {
+        delegate!(self, s => s.load_league(id))
+    }
+
+    async fn save_league(
+        &self,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> Result<SaveOutcome, StoreError> {
+        delegate!(self, s => s.save_league(id, expected, bytes))
+    }
+
+    async fn leagues(&self, offset: usize, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.leagues(offset, limit))
+    }
+
+    async fn index_league_due(&self, id: &str, due_ms: Option<u64>) -> Result<(), StoreError> {
+        delegate!(self, s => s.index_league_due(id, due_ms))
+    }
+
+    async fn leagues_due(&self, now_ms: u64, limit: usize) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.leagues_due(now_ms, limit))
+    }
+
+    async fn claim_creator_league(
+        &self,
+        creator: &str,
+        id: &str,
+        at_ms: u64,
+        max: Option<usize>,
+    ) -> Result<bool, StoreError> {
+        delegate!(self, s => s.claim_creator_league(creator, id, at_ms, max))
+    }
+
+    async fn release_creator_league(&self, creator: &str, id: &str) -> Result<(), StoreError> {
+        delegate!(self, s => s.release_creator_league(creator, id))
+    }
+
+    async fn claim_league_entry(
+        &self,
+        player: &str,
+        id: &str,
+        at_ms: u64,
+        max: Option<usize>,
+    ) -> Result<bool, StoreError> {
+        delegate!(self, s => s.claim_league_entry(player, id, at_ms, max))
+    }
+
+    async fn release_league_entry(&self, player: &str, id: &str) -> Result<(), StoreError> {
+        delegate!(self, s => s.release_league_entry(player, id))
+    }
+
+    async fn league_entries(&self, player: &str) -> Result<Vec<String>, StoreError> {
+        delegate!(self, s => s.league_entries(player))
+    }
+
+    async fn publish_league(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
+        delegate!(self, s => s.publish_league(id, event))
+    }
+
+    async fn subscribe_league(&self, id: &str) -> Result<EventStream, StoreError> {
+        delegate!(self, s => s.subscribe_league(id))
     }
 }

@@ -19,6 +19,7 @@
 pub mod any;
 pub mod challenges;
 pub mod claims;
+pub mod leagues;
 pub mod memory;
 pub mod players;
 mod ranked;

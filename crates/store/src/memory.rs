@@ -31,6 +31,7 @@ mod challenges;
 mod claims;
 mod game;
 mod kept;
+mod leagues;
 mod players;
 mod ratings;
 mod seeks;
@@ -72,8 +73,11 @@ pub struct MemoryStore {
     claims: Mutex<claims::Claims>,
     /// Tournaments, under a lock of their own.
     tournaments: Mutex<tournaments::TournamentIndex>,
-    /// The bytes of the tournaments' records, counted in `max_bytes` with the games'.
-    tournament_bytes: AtomicUsize,
+    /// Leagues, under a lock of their own.
+    leagues: Mutex<leagues::LeagueIndex>,
+    /// The bytes of the records kept beside the games (tournaments', leagues'), counted
+    /// in `max_bytes` with the games'.
+    kept_bytes: AtomicUsize,
 }
 
 /// A place in a list newest first (the lobby, a player's challenges, tournaments by
@@ -144,7 +148,8 @@ impl MemoryStore {
             ratings: Mutex::default(),
             claims: Mutex::default(),
             tournaments: Mutex::default(),
-            tournament_bytes: AtomicUsize::new(0),
+            leagues: Mutex::default(),
+            kept_bytes: AtomicUsize::new(0),
         }
     }
 
@@ -298,7 +303,7 @@ impl GameStore for MemoryStore {
             return Err(StoreError::Exists);
         }
         let bytes_full = |inner: &Inner| {
-            let held = inner.bytes + self.tournament_bytes.load(Ordering::Relaxed);
+            let held = inner.bytes + self.kept_bytes.load(Ordering::Relaxed);
             held.saturating_add(bytes.len()) > self.max_bytes
         };
         let full = |inner: &Inner| inner.games.len() >= self.max_games || bytes_full(inner);

@@ -88,6 +88,17 @@ pub trait PlayerStore: Send + Sync + 'static {
         limit: usize,
     ) -> impl Future<Output = Result<(Vec<String>, u64), StoreError>> + Send;
 
+    /// Marks player `id` present (its stream open on some process) for `ttl` from now;
+    /// the process holding the stream marks it again before that runs out.
+    fn mark_present(
+        &self,
+        id: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Whether player `id` was marked present within its mark's time.
+    fn is_present(&self, id: &str) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
     /// Counts one more player created by `address` in the current `window` (which starts
     /// at the first creation counted), unless it has created `max` there already.
     fn admit_player(

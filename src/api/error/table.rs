@@ -68,6 +68,7 @@ problem_codes! {
     TournamentClosed = CONFLICT, "tournament_closed", "The tournament's registration is over";
     AlreadyEntered = CONFLICT, "already_entered", "The player has entered the tournament already";
     TournamentFull = CONFLICT, "tournament_full", "The tournament has its maximum of players";
+    LeagueFull = CONFLICT, "league_full", "The league has its maximum of entrants";
     PreconditionFailed = PRECONDITION_FAILED, "precondition_failed", "A precondition failed";
     PayloadTooLarge = PAYLOAD_TOO_LARGE, "payload_too_large", "The request body is too large";
     IllegalMove = UNPROCESSABLE_ENTITY, "illegal_move", "The move is not legal";
@@ -77,6 +78,7 @@ problem_codes! {
     RateLimited = TOO_MANY_REQUESTS, "rate_limited", "Too many requests";
     TooManyGames = TOO_MANY_REQUESTS, "too_many_games", "This address holds too many games";
     TooManyTournaments = TOO_MANY_REQUESTS, "too_many_tournaments", "The player is in its maximum of tournaments";
+    TooManyLeagues = TOO_MANY_REQUESTS, "too_many_leagues", "The player made or entered its maximum of leagues";
     StoreUnavailable = SERVICE_UNAVAILABLE, "store_unavailable", "The game store is unavailable";
     InternalError = INTERNAL_SERVER_ERROR, "internal_error", "Internal error";
 }
@@ -143,7 +145,27 @@ impl From<service::Error> for ApiError {
             | E::MatchNotFound
             | E::TournamentNotFound
             | E::EntrantNotFound
+            | E::LeagueNotFound
             | E::WebhookNotFound => ApiError::new(C::NotFound, said),
+            E::LeagueFull { max } => ApiError::new(
+                C::LeagueFull,
+                format!("the league has its {max} entrants (MAX_LEAGUE_ENTRANTS)"),
+            ),
+            // Not a rate: a league never ends, so waiting frees nothing; no Retry-After.
+            E::TooManyLeagues { max } => ApiError::new(
+                C::TooManyLeagues,
+                format!(
+                    "this player has made {max} leagues (MAX_LEAGUES_PER_PLAYER); a league \
+                     never ends, so waiting frees nothing"
+                ),
+            ),
+            E::TooManyLeaguesEntered { max } => ApiError::new(
+                C::TooManyLeagues,
+                format!(
+                    "this player has entered {max} leagues (MAX_LEAGUES_ENTERED); it may \
+                     enter another once it leaves one"
+                ),
+            ),
             E::InvalidWebhook(why) => ApiError::new(C::InvalidWebhook, why),
             E::TournamentClosed(why) => ApiError::new(C::TournamentClosed, why),
             E::AlreadyEntered(why) => ApiError::new(C::AlreadyEntered, why),

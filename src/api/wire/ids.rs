@@ -3,7 +3,7 @@
 //! hold). A refusal is the domain's [`Refusal`], answered as the service's error is.
 
 use crate::domain::{
-    ChallengeId, EntrantId, GameId, MatchId, PlayerName, Refusal, Seat, SeatName, SeekId,
+    ChallengeId, EntrantId, GameId, LeagueId, MatchId, PlayerName, Refusal, Seat, SeatName, SeekId,
     TournamentId, Who,
 };
 
@@ -28,6 +28,11 @@ pub fn seek_id(path: &str) -> Result<SeekId, Refusal> {
 
 /// A match's path.
 pub fn match_id(path: &str) -> Result<MatchId, Refusal> {
+    path.parse()
+}
+
+/// A league's path.
+pub fn league_id(path: &str) -> Result<LeagueId, Refusal> {
     path.parse()
 }
 

@@ -16,6 +16,7 @@
 
 mod drive;
 mod invite;
+pub mod league;
 pub mod record;
 pub mod series;
 mod stored;

@@ -20,6 +20,10 @@ use crate::store::StoredEvent;
 use crate::store::any::AnyStore;
 use crate::store::players::PlayerStore;
 
+/// How long a mark of a player's presence lasts, and how often its open stream marks it.
+const PRESENT_FOR: std::time::Duration = std::time::Duration::from_secs(30);
+const MARK_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The published form's format byte (then postcard).
 const FORMAT: u8 = 1;
 /// The published word that the player's key changed (nothing follows): the streams opened
@@ -40,6 +44,12 @@ pub enum NewsItem<N> {
 }
 
 impl Players {
+    /// Whether player `id` has a stream open now, on any process (marked within
+    /// `PRESENT_FOR`).
+    pub(in crate::service) async fn is_present(&self, id: &str) -> Result<bool, Error> {
+        Ok(self.ctx.store.is_present(id).await?)
+    }
+
     /// Publishes `news` on player `player`'s channel; a failure is logged (news is a
     /// notice: what it tells can be read from the store).
     pub(crate) async fn tell<N: Serialize>(&self, player: &str, news: &N) {
@@ -113,17 +123,31 @@ impl Players {
         let id = player.id;
         let live = self.ctx.store.subscribe_player(&id).await?;
         let store = self.ctx.store.clone();
+        let mark = tokio::time::Instant::now();
         let raw = stream::unfold(
-            (live, true, store, id),
-            |(mut live, gave, store, id)| async move {
-                if let Some(event) = live.next().await {
-                    return Some((Some(event), (live, true, store, id)));
+            (live, true, store, id, mark),
+            |(mut live, gave, store, id, mut mark)| async move {
+                // While it is open, the player is present (a league pairs it): marked
+                // now and every MARK_EVERY, each mark lasting PRESENT_FOR.
+                loop {
+                    tokio::select! {
+                        event = live.next() => match event {
+                            Some(event) => return Some((Some(event), (live, true, store, id, mark))),
+                            None => break,
+                        },
+                        () = tokio::time::sleep_until(mark) => {
+                            if let Err(e) = store.mark_present(&id, PRESENT_FOR).await {
+                                tracing::debug!(player_id = %id, error = %e, "a player's presence not marked");
+                            }
+                            mark = tokio::time::Instant::now() + MARK_EVERY;
+                        }
+                    }
                 }
                 if !gave {
                     tokio::time::sleep(RESUBSCRIBE_PAUSE).await;
                 }
                 match store.subscribe_player(&id).await {
-                    Ok(news) => Some((None, (news, false, store, id))),
+                    Ok(news) => Some((None, (news, false, store, id, mark))),
                     Err(e) => {
                         tracing::warn!(error = %e, "a player's stream ends: it could not subscribe again");
                         None

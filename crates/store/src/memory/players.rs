@@ -26,6 +26,8 @@ pub(super) struct PlayerTables {
     unplayed: HashMap<String, (Instant, String)>,
     /// The same, soonest first.
     expiring: BTreeSet<(Instant, String)>,
+    /// Players present (a stream open) until when.
+    present: HashMap<String, Instant>,
 }
 
 impl PlayerTables {
@@ -67,6 +69,23 @@ impl MemoryStore {
 }
 
 impl PlayerStore for MemoryStore {
+    async fn mark_present(&self, id: &str, ttl: Duration) -> Result<(), StoreError> {
+        let mut players = self.players();
+        let now = Instant::now();
+        // Gone ones go as others are marked: the map holds the present, give or take.
+        players.present.retain(|_, until| *until > now);
+        players.present.insert(id.to_owned(), now + ttl);
+        Ok(())
+    }
+
+    async fn is_present(&self, id: &str) -> Result<bool, StoreError> {
+        let players = self.players();
+        Ok(players
+            .present
+            .get(id)
+            .is_some_and(|until| *until > Instant::now()))
+    }
+
     async fn create_player(
         &self,
         id: &str,

@@ -8,6 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::versioned::save_versioned;
 use super::{MemoryStore, NewestFirst};
 use crate::tournaments::{TournamentStore, tournament_channel};
 use crate::{EventStream, GameStore, SaveOutcome, StoreError, Stored, StoredEvent};
@@ -52,11 +53,18 @@ impl TournamentIndex {
     }
 }
 
-/// Claims of one kind (a creator's, an entrant's): per player, tournament id → claim time.
-type Claims = HashMap<String, HashMap<String, u64>>;
+/// Claims of one kind (a creator's, an entrant's; of tournaments, of leagues): per player,
+/// id → claim time.
+pub(super) type Claims = HashMap<String, HashMap<String, u64>>;
 
 /// Counts `id` among `player`'s `claims` unless `max` are there: one step under the lock.
-fn claim(claims: &mut Claims, player: &str, id: &str, at_ms: u64, max: Option<usize>) -> bool {
+pub(super) fn claim(
+    claims: &mut Claims,
+    player: &str,
+    id: &str,
+    at_ms: u64,
+    max: Option<usize>,
+) -> bool {
     let held = claims.entry(player.to_owned()).or_default();
     if held.contains_key(id) {
         return true;
@@ -68,7 +76,7 @@ fn claim(claims: &mut Claims, player: &str, id: &str, at_ms: u64, max: Option<us
     true
 }
 
-fn release(claims: &mut Claims, player: &str, id: &str) {
+pub(super) fn release(claims: &mut Claims, player: &str, id: &str) {
     if let Some(held) = claims.get_mut(player) {
         held.remove(id);
         if held.is_empty() {
@@ -77,7 +85,7 @@ fn release(claims: &mut Claims, player: &str, id: &str) {
     }
 }
 
-fn held(claims: &Claims, player: &str) -> Vec<(String, u64)> {
+pub(super) fn held(claims: &Claims, player: &str) -> Vec<(String, u64)> {
     claims.get(player).map_or_else(Vec::new, |held| {
         held.iter().map(|(id, at)| (id.clone(), *at)).collect()
     })
@@ -96,21 +104,21 @@ impl MemoryStore {
         {
             t.ends.pop_first();
             let freed = t.drop_tournament(&id);
-            self.tournament_bytes.fetch_sub(freed, Ordering::Relaxed);
+            self.kept_bytes.fetch_sub(freed, Ordering::Relaxed);
         }
         t
     }
 
-    /// Refuses a tournament of `bytes` when games and tournaments would hold more than
-    /// `MEMORY_MAX_BYTES`.
-    fn tournament_room(&self, bytes: usize) -> Result<(), StoreError> {
+    /// Refuses a record of `bytes` kept beside the games (a tournament, a league) when
+    /// they would hold more than `MEMORY_MAX_BYTES`.
+    pub(super) fn kept_room(&self, bytes: usize) -> Result<(), StoreError> {
         let (mut inner, now) = self.lock();
-        let held = inner.bytes + self.tournament_bytes.load(Ordering::Relaxed);
+        let held = inner.bytes + self.kept_bytes.load(Ordering::Relaxed);
         if held.saturating_add(bytes) <= self.max_bytes {
             return Ok(());
         }
         inner.sweep(now);
-        let held = inner.bytes + self.tournament_bytes.load(Ordering::Relaxed);
+        let held = inner.bytes + self.kept_bytes.load(Ordering::Relaxed);
         if held.saturating_add(bytes) <= self.max_bytes {
             return Ok(());
         }
@@ -121,15 +129,34 @@ impl MemoryStore {
     }
 }
 
+impl MemoryStore {
+    /// The compare-and-set of a record kept beside the games (in `map`), its bytes
+    /// counted. Saves are not refused for room, as a game's are not: what runs goes on.
+    pub(super) fn save_kept(
+        &self,
+        map: &mut HashMap<String, Stored>,
+        id: &str,
+        expected: u64,
+        bytes: Vec<u8>,
+    ) -> SaveOutcome {
+        let (before, after) = (map.get(id).map(|s| s.bytes.len()), bytes.len());
+        let saved = save_versioned(map, id, expected, bytes);
+        if let (SaveOutcome::Saved { .. }, Some(before)) = (&saved, before) {
+            self.kept_bytes.fetch_add(after, Ordering::Relaxed);
+            self.kept_bytes.fetch_sub(before, Ordering::Relaxed);
+        }
+        saved
+    }
+}
+
 impl TournamentStore for MemoryStore {
     async fn create_tournament(&self, id: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
-        self.tournament_room(bytes.len())?;
+        self.kept_room(bytes.len())?;
         let mut t = self.tournaments();
         if t.tournaments.contains_key(id) {
             return Err(StoreError::Exists);
         }
-        self.tournament_bytes
-            .fetch_add(bytes.len(), Ordering::Relaxed);
+        self.kept_bytes.fetch_add(bytes.len(), Ordering::Relaxed);
         t.tournaments
             .insert(id.to_owned(), Stored { version: 1, bytes });
         Ok(())
@@ -146,26 +173,7 @@ impl TournamentStore for MemoryStore {
         bytes: Vec<u8>,
     ) -> Result<SaveOutcome, StoreError> {
         let mut t = self.tournaments();
-        let Some(stored) = t.tournaments.get_mut(id) else {
-            return Ok(SaveOutcome::Missing);
-        };
-        if stored.version != expected {
-            return Ok(SaveOutcome::Conflict {
-                current: stored.version,
-            });
-        }
-        // Saves are not refused for room, as a game's are not: what runs goes on.
-        self.tournament_bytes
-            .fetch_add(bytes.len(), Ordering::Relaxed);
-        self.tournament_bytes
-            .fetch_sub(stored.bytes.len(), Ordering::Relaxed);
-        *stored = Stored {
-            version: expected + 1,
-            bytes,
-        };
-        Ok(SaveOutcome::Saved {
-            version: expected + 1,
-        })
+        Ok(self.save_kept(&mut t.tournaments, id, expected, bytes))
     }
 
     async fn keep_tournament_for(&self, id: &str, ttl: Duration) -> Result<(), StoreError> {

@@ -13,6 +13,7 @@ mod claims;
 mod connection;
 mod format;
 mod keys;
+mod leagues;
 mod lobby;
 mod players;
 mod pubsub;

@@ -137,6 +137,9 @@ impl Keys {
     fn player_games(&self, id: &str) -> String {
         format!("{}player:{{{id}}}:games", self.prefix)
     }
+    fn present(&self, id: &str) -> String {
+        format!("{}player:{{{id}}}:present", self.prefix)
+    }
     fn name(&self, folded: &str) -> String {
         format!("{}name:{{{folded}}}", self.prefix)
     }
@@ -282,6 +285,34 @@ impl RedisStore {
 }
 
 impl PlayerStore for RedisStore {
+    async fn mark_present(&self, id: &str, ttl: Duration) -> Result<(), StoreError> {
+        let mut conn = self.conns.writer()?;
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.bounded(
+            "mark present",
+            redis::cmd("SET")
+                .arg(self.keys.present(id))
+                .arg(1)
+                .arg("PX")
+                .arg(ttl_ms)
+                .query_async::<()>(&mut conn),
+        )
+        .await
+    }
+
+    async fn is_present(&self, id: &str) -> Result<bool, StoreError> {
+        let mut conn = self.conns.get()?;
+        let present: i64 = self
+            .bounded(
+                "is present",
+                redis::cmd("EXISTS")
+                    .arg(self.keys.present(id))
+                    .query_async(&mut conn),
+            )
+            .await?;
+        Ok(present == 1)
+    }
+
     async fn create_player(
         &self,
         id: &str,

@@ -61,11 +61,13 @@ for _, id in ipairs(gone) do redis.call('ZREM', KEYS[1], id) end
 return redis.call('ZREVRANGE', KEYS[1], ARGV[3], ARGV[4])
 ";
 
+/// The scripts of versioned records kept beside the games (tournaments', and the leagues'
+/// that share `create`, `save`, `due` and `claim`).
 pub(super) struct TournamentScripts {
-    create: Lua,
-    save: Lua,
-    due: Lua,
-    claim: Lua,
+    pub(super) create: Lua,
+    pub(super) save: Lua,
+    pub(super) due: Lua,
+    pub(super) claim: Lua,
     trim: Lua,
     page: Lua,
 }
@@ -108,7 +110,7 @@ impl Keys {
 impl RedisStore {
     /// Counts `id` in the claims at `key` (a sorted set by claim time) unless `max` are
     /// there, in one script.
-    async fn claim_in(
+    pub(super) async fn claim_in(
         &self,
         what: &'static str,
         key: &str,
@@ -133,7 +135,12 @@ impl RedisStore {
         Ok(claimed == 1)
     }
 
-    async fn release_in(&self, what: &'static str, key: &str, id: &str) -> Result<(), StoreError> {
+    pub(super) async fn release_in(
+        &self,
+        what: &'static str,
+        key: &str,
+        id: &str,
+    ) -> Result<(), StoreError> {
         let mut conn = self.conns.writer()?;
         let mut zrem = redis::cmd("ZREM");
         zrem.arg(key).arg(id);
@@ -142,7 +149,7 @@ impl RedisStore {
             .map(drop)
     }
 
-    async fn claims_in(
+    pub(super) async fn claims_in(
         &self,
         what: &'static str,
         key: &str,

@@ -1,0 +1,117 @@
+//! Matches a league makes: accepted at once (both entrants entered the league to be
+//! paired), unrated (the league rates them itself), made under the id the league named in
+//! its own record first, so a league driven by two processes, or again after a crash, makes
+//! each once. The league reads back how each ended.
+
+use crate::domain::MatchId;
+use crate::engine::{Preset, RulesPatch};
+
+use super::series::{MatchStatus, Series};
+use super::{Match, Matches};
+use crate::service::error::Error;
+use crate::service::games::clock::ClockSettings;
+use crate::service::matchmaking::challenge::{ChallengeStatus, Opponent, Party};
+use crate::service::shared::now_ms;
+use crate::store::StoreError;
+use crate::store::challenges::{ChallengeStore, Parties};
+
+/// Games of a league's match in play at once: one deal's two games.
+const PARALLEL: u8 = 2;
+
+/// A match a league asks for: `challenger` (a player) against `opponent` (a player or a
+/// level), `deals` deals each played twice with the sides swapped.
+#[derive(Debug, Clone)]
+pub struct LeagueMatch {
+    pub challenger: Party,
+    pub opponent: Opponent,
+    pub preset: Preset,
+    pub overrides: RulesPatch,
+    pub clock: Option<ClockSettings>,
+    pub deals: u32,
+}
+
+/// How a league's match stands.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LeagueOutcome {
+    /// Being played.
+    Running,
+    /// Over: the challenger's points less the opponent's over every deal (the other way
+    /// round when points are penalties), and its margin a deal.
+    Finished {
+        points_diff: i64,
+        margin_per_deal: f64,
+        deals: usize,
+    },
+    /// Canceled: it will never be played out.
+    Void,
+    /// Not in the store: not made yet (its league named it, then its process died), or
+    /// no longer kept.
+    Missing,
+}
+
+impl Matches {
+    /// Makes match `id` for a league unless it exists, and starts it.
+    pub(crate) async fn make_for_league(&self, id: MatchId, new: LeagueMatch) -> Result<(), Error> {
+        let now = now_ms();
+        let made = Match {
+            id,
+            status: ChallengeStatus::Accepted,
+            challenger: new.challenger,
+            opponents: vec![new.opponent],
+            preset: new.preset,
+            overrides: new.overrides,
+            seats: 2,
+            clock: new.clock,
+            rated: false,
+            created_ms: now,
+            expires_ms: now,
+            declined_by: None,
+            // Counted against no address: the league's caps bound what it plays.
+            address: None,
+            series: Series::new(new.deals, true, PARALLEL, None, self.ctx.dealer.secret()),
+        };
+        // The rules, seats and clock are checked as any game's are.
+        self.matchmaking.check_game(&made.new_game(), false)?;
+        let opponents = made.opponent_ids();
+        let parties = Parties {
+            challenger: &made.challenger.id,
+            opponents: &opponents,
+        };
+        match self
+            .ctx
+            .store
+            .create_challenge(&id, made.encode(), now, parties, Some(now))
+            .await
+        {
+            Ok(()) => {
+                tracing::info!(match_id = %id, challenger = %made.challenger.id, "league match made");
+            }
+            // Made before, by this league's drive on another process or before a crash.
+            Err(StoreError::Exists) => {}
+            Err(e) => return Err(e.into()),
+        }
+        self.drive_series(id).await.map(drop)
+    }
+
+    /// How league match `id` stands now.
+    pub(crate) async fn league_outcome(&self, id: MatchId) -> Result<LeagueOutcome, Error> {
+        let Some((_, found)) = self.find(id).await? else {
+            return Ok(LeagueOutcome::Missing);
+        };
+        Ok(match found.series.status(true) {
+            MatchStatus::Finished => {
+                let penalty = found.penalty_scoring();
+                let tally = found.series.tally();
+                let diff = tally.points_for - tally.points_against;
+                let margin = found.series.margin(penalty);
+                LeagueOutcome::Finished {
+                    points_diff: if penalty { -diff } else { diff },
+                    margin_per_deal: margin.per_deal_mean,
+                    deals: margin.deals_done,
+                }
+            }
+            MatchStatus::Canceled => LeagueOutcome::Void,
+            MatchStatus::Waiting | MatchStatus::Running => LeagueOutcome::Running,
+        })
+    }
+}

@@ -1,0 +1,322 @@
+//! Leagues: entrants paired in duplicate matches whenever they are available (a webhook
+//! that is active, a stream that is open), each match counted once into a table that the
+//! matches' own games bear out; and the caps and refusals of making and entering one.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, assert_problem, spawn_app_with, test_settings, unique_prefix};
+use crate::webhooks::{Answers, hooked, register, spawn_redis_under, start_bot};
+
+async fn spawn_memory() -> TestApp {
+    spawn_app_with(hooked(test_settings())).await
+}
+
+async fn spawn_redis() -> TestApp {
+    spawn_redis_under(&unique_prefix()).await
+}
+
+macro_rules! on_both_stores_hooked {
+    ($($name:ident),+ $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::spawn_memory().await).await
+                }
+            )+
+        }
+        mod redis {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::spawn_redis().await).await
+                }
+            )+
+        }
+    };
+}
+
+on_both_stores_hooked!(
+    a_webhook_bot_plays_the_levels_and_the_table_agrees_with_the_games,
+    a_pulling_bot_is_paired_only_while_its_stream_is_open,
+    a_league_refuses_what_it_cannot_hold,
+);
+
+async fn create_league(app: &TestApp, key: &str, body: Value) -> Value {
+    let res = app.post_as("/v1/leagues", key, Some(&body)).await;
+    assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+    res.json().await.unwrap()
+}
+
+async fn league(app: &TestApp, id: &str) -> Value {
+    let res = app.get(&format!("/v1/leagues/{id}")).await;
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    res.json().await.unwrap()
+}
+
+/// Polls league `id` until `check` holds, for 90 s at most.
+async fn league_until(app: &TestApp, id: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let found = league(app, id).await;
+        if check(&found) {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "never: {found}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn row<'a>(league: &'a Value, id: &str) -> &'a Value {
+    league["entrants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .unwrap_or_else(|| panic!("no entrant {id}: {league}"))
+}
+
+/// A webhook bot entered beside two levels plays them, one match at a time, until three
+/// are counted; then it leaves. Levels never meet each other; every match counted is
+/// distinct, over, and its result and margin are what its games' final scores say; the
+/// bot's row is the sum of its matches, and the levels' rows mirror it.
+async fn a_webhook_bot_plays_the_levels_and_the_table_agrees_with_the_games(app: TestApp) {
+    let (_, owner) = app.new_player("owner").await;
+    let made = create_league(
+        &app,
+        &owner,
+        json!({"name": "Fives", "preset": "all_fives", "deals_per_match": 1,
+            "max_concurrent": 1, "levels": ["random", "greedy"]}),
+    )
+    .await;
+    let id = made["id"].as_str().unwrap().to_owned();
+    assert_eq!(made["entrants"].as_array().unwrap().len(), 2, "{made}");
+    let (hooky, key) = app.new_player("hooky").await;
+    let (url, bot) = start_bot(Answers::First);
+    register(&app, &key, &url, &bot).await;
+    let res = app
+        .post_as(&format!("/v1/leagues/{id}/entrants"), &key, None)
+        .await;
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    league_until(&app, &id, |l| l["matches_counted"].as_u64() >= Some(3)).await;
+    let res = app
+        .client
+        .delete(app.url(&format!("/v1/leagues/{id}/entrants/me")))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    // What it was playing when it left finishes and counts; nothing new starts.
+    let table = league_until(&app, &id, |l| l["running"].as_array().unwrap().is_empty()).await;
+    let recent = table["recent"].as_array().unwrap();
+    assert_eq!(
+        recent.len() as u64,
+        table["matches_counted"].as_u64().unwrap()
+    );
+    let mut ids: Vec<&str> = recent
+        .iter()
+        .map(|m| m["match_id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), recent.len(), "a match counted twice: {table}");
+    let (mut wins, mut draws, mut losses) = (0, 0, 0);
+    for counted in recent {
+        assert_eq!(counted["a"], hooky, "the bot challenges: {counted}");
+        assert!(["random", "greedy"].contains(&counted["b"].as_str().unwrap()));
+        let margin = margin_from_games(&app, counted["match_id"].as_str().unwrap(), &hooky).await;
+        let result = match margin {
+            m if m > 0 => "a",
+            m if m < 0 => "b",
+            _ => "draw",
+        };
+        assert_eq!(counted["result"], result, "{counted}");
+        // One deal a match: its margin a deal is the whole match's.
+        assert_eq!(
+            counted["margin"].as_f64().unwrap(),
+            margin as f64,
+            "{counted}"
+        );
+        match result {
+            "a" => wins += 1,
+            "b" => losses += 1,
+            _ => draws += 1,
+        }
+    }
+    let me = row(&table, &hooky);
+    assert_eq!(
+        (&me["wins"], &me["draws"], &me["losses"], &me["matches"]),
+        (
+            &json!(wins),
+            &json!(draws),
+            &json!(losses),
+            &json!(recent.len())
+        ),
+        "{table}"
+    );
+    assert_eq!(me["left"], true);
+    assert_eq!(me["available"], false);
+    let levels: u64 = ["random", "greedy"]
+        .iter()
+        .map(|l| row(&table, l)["matches"].as_u64().unwrap())
+        .sum();
+    assert_eq!(levels, recent.len() as u64, "{table}");
+    assert_eq!(me["history"].as_array().unwrap().len(), recent.len());
+}
+
+/// Match `match_id`'s margin for `player` from its games' final scores: its points less
+/// the opponent's, over the match.
+async fn margin_from_games(app: &TestApp, match_id: &str, player: &str) -> i64 {
+    let found: Value = app
+        .get(&format!("/v1/matches/{match_id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(found["status"], "finished", "{found}");
+    let mut margin = 0;
+    for game in found["games"].as_array().unwrap() {
+        let view = app.view(game["game_id"].as_str().unwrap(), None).await;
+        assert_eq!(view["status"], "finished", "{view}");
+        let seats = view["seats"].as_array().unwrap();
+        let mine = seats
+            .iter()
+            .position(|s| s["player_id"] == player)
+            .unwrap_or_else(|| panic!("{player} not seated: {view}"));
+        let scores = view["scores"].as_array().unwrap();
+        margin += scores[mine].as_i64().unwrap() - scores[1 - mine].as_i64().unwrap();
+    }
+    margin
+}
+
+/// A player with no webhook is not paired while nothing shows it is there; once its
+/// stream is open it is, and its stream tells it of its game.
+async fn a_pulling_bot_is_paired_only_while_its_stream_is_open(app: TestApp) {
+    let (_, owner) = app.new_player("owner").await;
+    let made = create_league(
+        &app,
+        &owner,
+        json!({"name": "Pulled", "preset": "block", "deals_per_match": 1,
+            "levels": ["greedy"]}),
+    )
+    .await;
+    let id = made["id"].as_str().unwrap().to_owned();
+    let (puller, key) = app.new_player("puller").await;
+    let res = app
+        .post_as(&format!("/v1/leagues/{id}/entrants"), &key, None)
+        .await;
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    // Driven (its row looked at) and still not paired: nothing shows it is there.
+    let looked = league_until(&app, &id, |l| {
+        l["entrants"].as_array().unwrap().len() == 2 && row(l, "greedy")["available"] == true
+    })
+    .await;
+    assert_eq!(row(&looked, &puller)["available"], false, "{looked}");
+    let mut stream = app.player_stream(&key).await;
+    let paired = league_until(&app, &id, |l| !l["running"].as_array().unwrap().is_empty()).await;
+    assert_eq!(row(&paired, &puller)["available"], true, "{paired}");
+    assert_eq!(paired["running"][0]["a"], puller);
+    let mut told = false;
+    while let Some(event) = stream.next(Duration::from_secs(10)).await {
+        if event.event.as_deref() == Some("game_started") {
+            told = true;
+            break;
+        }
+    }
+    assert!(told, "the stream never told of the league's game");
+}
+
+/// Unknown leagues, bad settings, a second entry, a leave by one not in it, a full
+/// league and a player's cap on the leagues it makes.
+async fn a_league_refuses_what_it_cannot_hold(app: TestApp) {
+    let (_, key) = app.new_player("maker").await;
+    let unknown = uuid::Uuid::new_v4();
+    assert_problem(
+        app.get(&format!("/v1/leagues/{unknown}")).await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_problem(app.get("/v1/leagues/not-an-id").await, 404, "not_found").await;
+    for (body, what) in [
+        (
+            json!({"name": "x", "preset": "block", "deals_per_match": 0}),
+            "deals_per_match",
+        ),
+        (
+            json!({"name": "x", "preset": "block", "max_concurrent": 9}),
+            "max_concurrent",
+        ),
+        (
+            json!({"name": "x", "preset": "block", "levels": ["greedy", "greedy"]}),
+            "levels",
+        ),
+        (
+            json!({"name": "x", "preset": "block", "levels": ["grandmaster"]}),
+            "levels",
+        ),
+    ] {
+        let res = app.post_as("/v1/leagues", &key, Some(&body)).await;
+        let problem = assert_problem(res, 422, "invalid_rules").await;
+        assert!(
+            problem["detail"].as_str().unwrap().contains(what),
+            "{problem}"
+        );
+    }
+    let res = app
+        .post_as(
+            "/v1/leagues",
+            "dk_nope",
+            Some(&json!({"name": "x", "preset": "block"})),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 401);
+    let made = create_league(&app, &key, json!({"name": "One", "preset": "block"})).await;
+    let id = made["id"].as_str().unwrap();
+    let enter = format!("/v1/leagues/{id}/entrants");
+    assert_eq!(app.post_as(&enter, &key, None).await.status().as_u16(), 200);
+    assert_problem(
+        app.post_as(&enter, &key, None).await,
+        409,
+        "already_entered",
+    )
+    .await;
+    let (_, stranger) = app.new_player("stranger").await;
+    let res = app
+        .client
+        .delete(app.url(&format!("/v1/leagues/{id}/entrants/me")))
+        .bearer_auth(&stranger)
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 403, "forbidden").await;
+    for n in 2..=3 {
+        create_league(
+            &app,
+            &key,
+            json!({"name": format!("League {n}"), "preset": "block"}),
+        )
+        .await;
+    }
+    let res = app
+        .post_as(
+            "/v1/leagues",
+            &key,
+            Some(&json!({"name": "Four", "preset": "block"})),
+        )
+        .await;
+    let problem = assert_problem(res, 429, "too_many_leagues").await;
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("MAX_LEAGUES_PER_PLAYER"),
+        "{problem}"
+    );
+    let listed: Value = app.get("/v1/leagues").await.json().await.unwrap();
+    assert_eq!(listed["leagues"].as_array().unwrap().len(), 3, "{listed}");
+    assert_eq!(listed["leagues"][2]["id"], id, "newest first: {listed}");
+}
