@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::child::ChildServer;
-use crate::helpers::{TestApp, assert_problem, spawn_app_with, test_settings, unique_prefix};
+use crate::helpers::{
+    EventStream, TestApp, assert_problem, spawn_app_with, test_settings, unique_prefix,
+};
 use crate::webhooks::{Answers, hooked, register, spawn_redis_under, start_bot};
 
 async fn spawn_memory() -> TestApp {
@@ -96,6 +98,7 @@ async fn a_webhook_bot_plays_the_levels_and_the_table_agrees_with_the_games(app:
     .await;
     let id = made["id"].as_str().unwrap().to_owned();
     assert_eq!(made["entrants"].as_array().unwrap().len(), 2, "{made}");
+    let mut events = EventStream::of(app.get(&format!("/v1/leagues/{id}/events")).await);
     let (hooky, key) = app.new_player("hooky").await;
     let (url, bot) = start_bot(Answers::First);
     register(&app, &key, &url, &bot).await;
@@ -168,6 +171,36 @@ async fn a_webhook_bot_plays_the_levels_and_the_table_agrees_with_the_games(app:
         .sum();
     assert_eq!(levels, recent.len() as u64, "{table}");
     assert_eq!(me["history"].as_array().unwrap().len(), recent.len());
+    // Its stream told it all as it happened: the league first, each match started and
+    // counted, and the standings after each count.
+    let mut told = Vec::new();
+    while let Some(event) = events.next(Duration::from_secs(10)).await {
+        let name = event.event.clone().unwrap_or_default();
+        if name == "match_finished" {
+            let counted = recent
+                .iter()
+                .find(|m| m["match_id"] == event.data["match_id"]);
+            assert_eq!(counted, Some(&event.data), "as the league counted it");
+        }
+        told.push(name);
+        if told.iter().filter(|n| *n == "match_finished").count() == recent.len() {
+            break;
+        }
+    }
+    assert_eq!(
+        told.first().map(String::as_str),
+        Some("standings"),
+        "{told:?}"
+    );
+    let count = |name: &str| told.iter().filter(|n| *n == name).count();
+    assert_eq!(count("match_started"), recent.len(), "{told:?}");
+    assert_eq!(count("match_finished"), recent.len(), "{told:?}");
+    let next = events.next(Duration::from_secs(10)).await;
+    assert_eq!(
+        next.and_then(|e| e.event).as_deref(),
+        Some("standings"),
+        "after the last count"
+    );
 }
 
 /// Match `match_id`'s margin for `player` from its games' final scores: its points less
