@@ -77,6 +77,27 @@ fn process_cpu(pid: u32) -> f64 {
     (ticks(11).unwrap_or(0.0) + ticks(12).unwrap_or(0.0)) / 100.0
 }
 
+/// CPU seconds every core has been busy, from /proc/stat.
+fn machine_cpu() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<f64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    // user, nice, system, irq, softirq, steal: all but idle (3) and iowait (4).
+    let busy: f64 = ticks
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 3 && *i != 4 && *i < 8)
+        .map(|(_, t)| t)
+        .sum();
+    busy / 100.0
+}
+
 /// The samples of an OpenMetrics text whose names (labels included) start with `prefix`.
 fn samples(text: &str, prefix: &str) -> BTreeMap<String, f64> {
     text.lines()
@@ -92,6 +113,10 @@ fn samples(text: &str, prefix: &str) -> BTreeMap<String, f64> {
 struct Mark {
     at: Instant,
     cpu: f64,
+    /// This process's CPU (the clients and the bot server) and the whole machine's: what
+    /// else ran beside the server.
+    own_cpu: f64,
+    machine_cpu: f64,
     metrics: String,
 }
 
@@ -128,6 +153,8 @@ impl Bench {
     async fn mark(&self) -> Result<Mark, String> {
         // CPU first: the /metrics request is then the mark's own cost, not the phase's.
         let cpu = process_cpu(self.pid);
+        let own_cpu = process_cpu(std::process::id());
+        let machine_cpu = machine_cpu();
         let at = Instant::now();
         let metrics = self
             .http
@@ -139,7 +166,13 @@ impl Bench {
             .text()
             .await
             .map_err(err)?;
-        Ok(Mark { at, cpu, metrics })
+        Ok(Mark {
+            at,
+            cpu,
+            own_cpu,
+            machine_cpu,
+            metrics,
+        })
     }
 
     async fn players(&self, n: usize, tag: &str) -> Result<Vec<Player>, String> {
@@ -454,6 +487,13 @@ async fn phase(
         m.cpu * 100.0 / m.secs,
         m.us_a_move(),
         args.players / 2,
+    );
+    let own = end.own_cpu - start.own_cpu;
+    println!(
+        "  beside it: this bench's clients and bot server {:.0}% of a core, everything else \
+         {:.0}%",
+        own * 100.0 / m.secs,
+        (end.machine_cpu - start.machine_cpu - m.cpu - own).max(0.0) * 100.0 / m.secs
     );
     if phase == Phase::Called {
         let calls = |mark: &Mark| samples(&mark.metrics, "domino_webhook_calls_total{");
