@@ -408,7 +408,7 @@ fn bucket_quantile(before: &str, after: &str, name: &str, q: f64) -> Option<Stri
     })
 }
 
-/// Microseconds at quantile `q` of `sorted`.
+/// The value at quantile `q` of `sorted`.
 fn quantile(sorted: &[u64], q: f64) -> u64 {
     if sorted.is_empty() {
         return 0;
