@@ -211,6 +211,17 @@ pub struct Metrics {
     pub webhook_latency: Histogram,
     /// Webhooks paused after failures in a row (`domino_webhooks_paused_total`).
     pub webhooks_paused: Counter,
+    /// League matches this process made (`domino_league_matches_made_total`).
+    pub league_matches_made: Counter,
+    /// League matches this process counted, by result: `played` or `void`
+    /// (`domino_league_matches_counted_total{result}`).
+    league_matches_counted: Family<LeagueLabels, Counter>,
+}
+
+/// How a league's match was counted: `played` (it moved the ratings) or `void`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LeagueLabels {
+    pub result: &'static str,
 }
 
 /// How a webhook call ended: `played`, or a failure's kind (`timeout`, `status`,
@@ -229,6 +240,13 @@ impl Metrics {
     }
 
     /// Counts one webhook call that ended as `outcome` (see [`WebhookLabels`]).
+    /// Counts one league match counted, `played` or `void`.
+    pub fn league_match_counted(&self, result: &'static str) {
+        self.league_matches_counted
+            .get_or_create(&LeagueLabels { result })
+            .inc();
+    }
+
     pub fn webhook_call(&self, outcome: &'static str) {
         self.webhook_calls
             .get_or_create(&WebhookLabels { outcome })
@@ -427,6 +445,19 @@ impl Metrics {
             webhooks_paused.clone(),
         );
 
+        let league_matches_made = Counter::default();
+        game.register(
+            "league_matches_made",
+            "League matches this process named and made",
+            league_matches_made.clone(),
+        );
+        let league_matches_counted = Family::<LeagueLabels, Counter>::default();
+        game.register(
+            "league_matches_counted",
+            "League matches this process counted, by result: played (ratings moved) or void",
+            league_matches_counted.clone(),
+        );
+
         Metrics {
             registry,
             http_requests,
@@ -456,6 +487,8 @@ impl Metrics {
             webhook_calls,
             webhook_latency,
             webhooks_paused,
+            league_matches_made,
+            league_matches_counted,
         }
     }
 

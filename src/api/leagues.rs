@@ -9,7 +9,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, problems};
-use crate::api::games::{KEEP_ALIVE, named_frame, sse_answer};
+use crate::api::games::{KEEP_ALIVE, create_key, named_frame, sse_answer};
 use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::streams::StreamSlots;
 use crate::api::wire::{
@@ -20,7 +20,7 @@ use crate::domain::Caller;
 use crate::service::leagues::NewLeague;
 use crate::service::leagues::record::League;
 use crate::service::leagues::stream::{Told, Update};
-use crate::service::{Error, Leagues};
+use crate::service::{Create, Error, Leagues};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -52,6 +52,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     tag = "leagues",
     operation_id = "create_league",
     security(("bearer" = [])),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, description = "A retried request with the same key and body gets the same league again (as it is now), made once; the same key with another body is refused (422). 1 to 128 visible ASCII characters, kept a day, per player.",
+            min_length = 1, max_length = 128, pattern = "^[!-~]+$"),
+    ),
     request_body = CreateLeague,
     responses(
         (status = 201, description = "Made: the league; `Location` names it.", body = LeagueView,
@@ -65,6 +69,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     ),
 )]
 pub async fn create_league(
+    req: HttpRequest,
     leagues: web::Data<Leagues>,
     body: web::Json<CreateLeague>,
     caller: Caller,
@@ -88,7 +93,8 @@ pub async fn create_league(
         max_concurrent: body.max_concurrent,
         levels,
     };
-    let made = leagues.create(&caller, new).await?;
+    let key = create_key(req.headers(), Create::League, &new)?;
+    let made = leagues.create(&caller, new, key.as_ref()).await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/leagues/{}", made.id)))
         .json(LeagueView::of(&made)))

@@ -149,6 +149,7 @@ pub enum Create {
     Seek,
     Match,
     Tournament,
+    League,
 }
 
 impl Create {
@@ -160,6 +161,7 @@ impl Create {
             Create::Seek => "seek",
             Create::Match => "match",
             Create::Tournament => "tournament",
+            Create::League => "league",
         }
     }
 }

@@ -590,3 +590,41 @@ fn every_relative_link_of_the_docs_leads_to_a_file() {
         broken.join("\n")
     );
 }
+
+/// Every file of the repository the docs name by its path (`src/...`, `crates/...`,
+/// `tests/...`, `scripts/...`, `examples/...`) is there: a doc that cites a file moved or
+/// gone sends its reader nowhere. The journal is left as it was written: it tells what
+/// was, dated, files since moved included.
+#[test]
+fn every_file_the_docs_name_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let roots = ["src/", "crates/", "tests/", "scripts/", "examples/"];
+    let mut missing = Vec::new();
+    let files = markdown_files()
+        .into_iter()
+        .filter(|f| f != "bench/journal.md");
+    for file in files {
+        let text = repo_file(&file);
+        for word in text.split(|c: char| {
+            c.is_whitespace() || matches!(c, '`' | '[' | ']' | '(' | ')' | ',' | ';' | '"' | '\'')
+        }) {
+            let word = word.trim_end_matches(['.', ':']);
+            let path = word.split(['#', ':']).next().unwrap_or_default();
+            let named = roots.iter().any(|r| path.starts_with(r))
+                && path.rsplit('/').next().is_some_and(|last| last.contains('.'))
+                && !path.contains(['*', '<', '{'])
+                // What a reader's build makes (a runner compiled by `npm run build`).
+                && !path.contains("/dist/");
+            if named && !root.join(path).exists() {
+                missing.push(format!("{file}: {path}"));
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "files named that are not there:\n{}",
+        missing.join("\n")
+    );
+}

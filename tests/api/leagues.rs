@@ -310,8 +310,23 @@ async fn a_league_refuses_what_it_cannot_hold(app: TestApp) {
         )
         .await;
     assert_eq!(res.status().as_u16(), 401);
-    let made = create_league(&app, &key, json!({"name": "One", "preset": "block"})).await;
-    let id = made["id"].as_str().unwrap();
+    // Made once, however often its request is sent again with its key.
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let res = app
+            .client
+            .post(app.url("/v1/leagues"))
+            .bearer_auth(&key)
+            .header("Idempotency-Key", "league-one")
+            .json(&json!({"name": "One", "preset": "block"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 201);
+        ids.push(res.json::<Value>().await.unwrap()["id"].clone());
+    }
+    assert_eq!(ids[0], ids[1]);
+    let id = ids[0].as_str().unwrap();
     let enter = format!("/v1/leagues/{id}/entrants");
     assert_eq!(app.post_as(&enter, &key, None).await.status().as_u16(), 200);
     assert_problem(

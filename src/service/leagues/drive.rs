@@ -107,6 +107,8 @@ impl Leagues {
                 };
                 if league.count(r.match_id, counted, now) {
                     changed = true;
+                    let result = if counted.is_some() { "played" } else { "void" };
+                    self.ctx.metrics.league_match_counted(result);
                     told.push(Told::Finished {
                         match_id: r.match_id,
                         a: league.entrants[usize::from(r.a)].id.clone(),
@@ -152,6 +154,10 @@ impl Leagues {
             for told in &told {
                 self.publish(id, told).await;
             }
+            self.ctx
+                .metrics
+                .league_matches_made
+                .inc_by(pairs.len() as u64);
             if !pairs.is_empty() {
                 tracing::info!(league_id = %id, paired = pairs.len(), running = league.running.len(), "league paired");
             }

@@ -25,6 +25,7 @@ use crate::store::leagues::LeagueStore;
 
 use super::Error;
 use super::games::clock::ClockSettings;
+use super::idempotency::{self, Before, Create, RequestKey};
 use super::matches::Matches;
 use super::matchmaking::challenge::Party;
 use super::page::page_offset;
@@ -70,30 +71,57 @@ impl Leagues {
     }
 
     /// Makes a league for the key's player, its levels entered; it pairs from now on.
-    pub async fn create(&self, caller: &Caller, new: NewLeague) -> Result<League, Error> {
+    /// With `request` (its `Idempotency-Key`) a retry answers the same league, made once.
+    pub async fn create(
+        &self,
+        caller: &Caller,
+        new: NewLeague,
+        request: Option<&RequestKey>,
+    ) -> Result<League, Error> {
         let now = now_ms();
         let mut league = self.checked(new, now)?;
         let (_, me) = self.players.authenticate(caller).await?;
         let id = LeagueId::random();
-        let max = self.ctx.caps.leagues_per_player;
-        let store = &self.ctx.store;
-        if !store.claim_creator_league(&me.id, &id, now, max).await? {
-            return Err(Error::TooManyLeagues {
-                max: max.unwrap_or_default(),
-            });
-        }
-        league.id = id;
-        league.creator = Party {
-            id: me.id.to_string(),
-            name: me.name.clone(),
+        let caller = me.id.clone();
+        let make = async move {
+            let max = self.ctx.caps.leagues_per_player;
+            let store = &self.ctx.store;
+            if !store.claim_creator_league(&me.id, &id, now, max).await? {
+                return Err(Error::TooManyLeagues {
+                    max: max.unwrap_or_default(),
+                });
+            }
+            league.id = id;
+            league.creator = Party {
+                id: me.id.to_string(),
+                name: me.name.clone(),
+            };
+            if let Err(e) = store.create_league(&id, now, league.encode()).await {
+                store.release_creator_league(&me.id, &id).await?;
+                return Err(e.into());
+            }
+            store.index_league_due(&id, Some(now)).await?;
+            tracing::info!(league_id = %id, player_id = %me.id, "league created");
+            Ok(league)
         };
-        if let Err(e) = store.create_league(&id, now, league.encode()).await {
-            store.release_creator_league(&me.id, &id).await?;
-            return Err(e.into());
-        }
-        store.index_league_due(&id, Some(now)).await?;
-        tracing::info!(league_id = %id, player_id = %me.id, "league created");
-        Ok(league)
+        let again = |before: Before| async move {
+            let found = match LeagueId::stored(&before.id) {
+                Some(id) => self.get(id).await,
+                None => Err(Error::LeagueNotFound),
+            };
+            before.found(found)
+        };
+        idempotency::once(
+            &self.ctx.store,
+            request,
+            Create::League,
+            Some(&caller),
+            &id,
+            None,
+            make,
+            again,
+        )
+        .await
     }
 
     /// `new` checked, as a league still to be given its id and creator.
