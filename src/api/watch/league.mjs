@@ -79,7 +79,7 @@ function row(e) {
   tr.append(
     cell(String(e.rank)),
     cell(who(e)),
-    cell(`${e.rating} ± ${e.deviation}`, 'number rating'),
+    cell(`${e.rating} ± ${e.deviation}`, 'number rated'),
     marginCell(e),
     cell(String(e.matches), 'number matches'),
     cell(`${e.wins}–${e.draws}–${e.losses}`, 'number wdl'),
