@@ -1,17 +1,25 @@
 //! Leagues: making one, reading one or a list, entering and leaving.
 
+use std::time::Duration;
+
 use actix_web::http::header;
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
+use futures_util::StreamExt;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, problems};
+use crate::api::games::{KEEP_ALIVE, named_frame, sse_answer};
 use crate::api::paging::{DEFAULT_PER_PAGE, paging};
-use crate::api::wire::{self, CreateLeague, LeagueList, LeagueSummary, LeagueView};
+use crate::api::streams::StreamSlots;
+use crate::api::wire::{
+    self, CreateLeague, LeagueList, LeagueMatchView, LeagueResultView, LeagueSummary, LeagueView,
+};
 use crate::bots::Level;
 use crate::domain::Caller;
 use crate::service::leagues::NewLeague;
 use crate::service::leagues::record::League;
+use crate::service::leagues::stream::{Told, Update};
 use crate::service::{Error, Leagues};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -27,6 +35,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::head().to(get_league)),
     )
     .service(web::resource("/v1/leagues/{id}/entrants").route(web::post().to(enter_league)))
+    .service(
+        web::resource("/v1/leagues/{id}/events")
+            .route(web::get().to(league_events))
+            .route(web::head().to(league_events)),
+    )
     .service(web::resource("/v1/leagues/{id}/entrants/me").route(web::delete().to(leave_league)));
 }
 
@@ -201,4 +214,82 @@ pub async fn leave_league(
 ) -> Result<HttpResponse, ApiError> {
     let left = leagues.leave(&caller, wire::league_id(&id)?).await?;
     Ok(answer(&left))
+}
+
+/// Server-Sent Events of a league: first `standings` (the league as it stands, as `GET`
+/// answers it), then `match_started` (a LeagueMatchView) and `match_finished` (a
+/// LeagueResultView) as they happen, each counted match followed by `standings` again (the
+/// entrants' `history` left out: `GET` the league for its charts). Anyone may follow one.
+#[utoipa::path(
+    get,
+    path = "/v1/leagues/{id}/events",
+    tag = "leagues",
+    operation_id = "league_events",
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, description = "`text/event-stream` of `standings` (a LeagueView), `match_started` (a LeagueMatchView) and `match_finished` (a LeagueResultView) events; a comment every 15 s keeps it alive.",
+            content_type = "text/event-stream", body = LeagueView),
+        (status = 404, response = problems::NotFound),
+        (status = 429, response = problems::RateLimited),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn league_events(
+    leagues: web::Data<Leagues>,
+    slots: web::Data<StreamSlots>,
+    request: HttpRequest,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = wire::league_id(&id)?;
+    let updates = leagues.into_inner().events(id).await?;
+    let slot = slots.acquire_for(&request)?;
+    let mut first = true;
+    let events = updates.map(move |update| match update {
+        Update::League(league) => {
+            let mut view = LeagueView::of(&league);
+            // The first is whole; the later ones are the standings, without the charts.
+            if !std::mem::take(&mut first) {
+                for entrant in &mut view.entrants {
+                    entrant.history.clear();
+                }
+            }
+            named_frame("standings", &view)
+        }
+        Update::Told(Told::Started {
+            match_id,
+            a,
+            b,
+            at_ms,
+        }) => named_frame(
+            "match_started",
+            &LeagueMatchView {
+                match_id: match_id.to_string(),
+                a,
+                b,
+                started_ms: at_ms,
+            },
+        ),
+        Update::Told(Told::Finished {
+            match_id,
+            a,
+            b,
+            result,
+            at_ms,
+        }) => named_frame(
+            "match_finished",
+            &LeagueResultView::of(match_id, a, b, result, at_ms),
+        ),
+    });
+    let hello = web::Bytes::from_static(b": league\n\n");
+    let frames = futures_util::stream::unfold((events, slot), |(mut events, slot)| async move {
+        match tokio::time::timeout(Duration::from_secs(15), events.next()).await {
+            Ok(Some(frame)) => Some((frame, (events, slot))),
+            Ok(None) => None,
+            Err(_) => Some((KEEP_ALIVE, (events, slot))),
+        }
+    });
+    let stream = futures_util::stream::once(async move { hello })
+        .chain(frames)
+        .map(Ok::<_, actix_web::Error>);
+    Ok(sse_answer(&request, stream))
 }

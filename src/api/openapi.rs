@@ -67,7 +67,7 @@ pub const BEARER_SCHEME: &str = "bearer";
         tournaments::start_tournament, tournaments::tournament_events,
         tournaments::cancel_tournament, tournaments::remove_tournament_player,
         leagues::create_league, leagues::list_leagues, leagues::get_league,
-        leagues::enter_league, leagues::leave_league,
+        leagues::enter_league, leagues::leave_league, leagues::league_events,
         ops::healthz, ops::readyz, ops::metrics, openapi_json,
     ),
     components(

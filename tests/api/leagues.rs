@@ -2,11 +2,16 @@
 //! that is active, a stream that is open), each match counted once into a table that the
 //! matches' own games bear out; and the caps and refusals of making and entering one.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, assert_problem, spawn_app_with, test_settings, unique_prefix};
+use crate::child::ChildServer;
+use crate::helpers::{
+    EventStream, TestApp, assert_problem, spawn_app_with, test_settings, unique_prefix,
+};
 use crate::webhooks::{Answers, hooked, register, spawn_redis_under, start_bot};
 
 async fn spawn_memory() -> TestApp {
@@ -93,6 +98,7 @@ async fn a_webhook_bot_plays_the_levels_and_the_table_agrees_with_the_games(app:
     .await;
     let id = made["id"].as_str().unwrap().to_owned();
     assert_eq!(made["entrants"].as_array().unwrap().len(), 2, "{made}");
+    let mut events = EventStream::of(app.get(&format!("/v1/leagues/{id}/events")).await);
     let (hooky, key) = app.new_player("hooky").await;
     let (url, bot) = start_bot(Answers::First);
     register(&app, &key, &url, &bot).await;
@@ -165,6 +171,36 @@ async fn a_webhook_bot_plays_the_levels_and_the_table_agrees_with_the_games(app:
         .sum();
     assert_eq!(levels, recent.len() as u64, "{table}");
     assert_eq!(me["history"].as_array().unwrap().len(), recent.len());
+    // Its stream told it all as it happened: the league first, each match started and
+    // counted, and the standings after each count.
+    let mut told = Vec::new();
+    while let Some(event) = events.next(Duration::from_secs(10)).await {
+        let name = event.event.clone().unwrap_or_default();
+        if name == "match_finished" {
+            let counted = recent
+                .iter()
+                .find(|m| m["match_id"] == event.data["match_id"]);
+            assert_eq!(counted, Some(&event.data), "as the league counted it");
+        }
+        told.push(name);
+        if told.iter().filter(|n| *n == "match_finished").count() == recent.len() {
+            break;
+        }
+    }
+    assert_eq!(
+        told.first().map(String::as_str),
+        Some("standings"),
+        "{told:?}"
+    );
+    let count = |name: &str| told.iter().filter(|n| *n == name).count();
+    assert_eq!(count("match_started"), recent.len(), "{told:?}");
+    assert_eq!(count("match_finished"), recent.len(), "{told:?}");
+    let next = events.next(Duration::from_secs(10)).await;
+    assert_eq!(
+        next.and_then(|e| e.event).as_deref(),
+        Some("standings"),
+        "after the last count"
+    );
 }
 
 /// Match `match_id`'s margin for `player` from its games' final scores: its points less
@@ -319,4 +355,165 @@ async fn a_league_refuses_what_it_cannot_hold(app: TestApp) {
     let listed: Value = app.get("/v1/leagues").await.json().await.unwrap();
     assert_eq!(listed["leagues"].as_array().unwrap().len(), 3, "{listed}");
     assert_eq!(listed["leagues"][2]["id"], id, "newest first: {listed}");
+}
+
+/// A pulling bot of the test's: keeps its player's stream open (which is what makes it
+/// available to a league) and plays the first legal move wherever it is to move, polling
+/// its games, until `stop`.
+async fn pulling_bot(base: String, key: String, stop: Arc<AtomicBool>) {
+    let http = reqwest::Client::new();
+    let events = http
+        .get(format!("{base}/v1/players/me/events"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status().as_u16(), 200);
+    // Read, so that the server never waits on a full socket.
+    let mut events = events;
+    tokio::spawn(async move { while let Ok(Some(_)) = events.chunk().await {} });
+    while !stop.load(Ordering::SeqCst) {
+        let listed = http
+            .get(format!(
+                "{base}/v1/players/me/games?status=playing&per_page=100"
+            ))
+            .bearer_auth(&key)
+            .send()
+            .await;
+        let Ok(listed) = listed else { continue };
+        let listed: Value = listed.json().await.unwrap_or_default();
+        for game in listed["games"].as_array().into_iter().flatten() {
+            let id = game["game_id"].as_str().unwrap();
+            let view: Value = match http
+                .get(format!("{base}/v1/games/{id}"))
+                .bearer_auth(&key)
+                .send()
+                .await
+            {
+                Ok(res) => res.json().await.unwrap_or_default(),
+                Err(_) => continue,
+            };
+            if view["your_turn"] == true {
+                // A move refused (the game moved on meanwhile) is looked at again.
+                let _ = http
+                    .post(format!("{base}/v1/games/{id}/moves"))
+                    .bearer_auth(&key)
+                    .json(&view["legal_moves"][0])
+                    .send()
+                    .await;
+            }
+        }
+        // The behaviour under test, a bot's pace: not a wait for an assert.
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+}
+
+/// Two processes on one Redis drive a league of the four levels and two pulling bots;
+/// one is SIGKILLed with matches in play. The other goes on: every match is made once,
+/// each of its games once, every match counted once, and the table agrees with the
+/// matches' own games.
+#[tokio::test]
+async fn a_league_on_two_processes_survives_one_killed_and_counts_every_match_once() {
+    let prefix = unique_prefix();
+    let mut child = ChildServer::start(&prefix);
+    let app = spawn_redis_under(&prefix).await;
+    let (_, owner) = app.new_player("owner").await;
+    let made = create_league(
+        &app,
+        &owner,
+        json!({"name": "Killed", "preset": "block", "rules": {"target": null, "rounds": 1},
+            "deals_per_match": 1, "max_concurrent": 1,
+            "levels": ["random", "greedy", "expert", "master"]}),
+    )
+    .await;
+    let id = made["id"].as_str().unwrap().to_owned();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut bots = Vec::new();
+    for name in ["ann", "bob"] {
+        let (player, key) = app.new_player(name).await;
+        let res = app
+            .post_as(&format!("/v1/leagues/{id}/entrants"), &key, None)
+            .await;
+        assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+        tokio::spawn(pulling_bot(app.url(""), key.clone(), stop.clone()));
+        bots.push((player, key));
+    }
+    // Killed with matches in play, after it took part.
+    league_until(&app, &id, |l| {
+        l["matches_counted"].as_u64() >= Some(2) && !l["running"].as_array().unwrap().is_empty()
+    })
+    .await;
+    child.kill();
+    league_until(&app, &id, |l| l["matches_counted"].as_u64() >= Some(6)).await;
+    for (_, key) in &bots {
+        let res = app
+            .client
+            .delete(app.url(&format!("/v1/leagues/{id}/entrants/me")))
+            .bearer_auth(key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 200);
+    }
+    let table = league_until(&app, &id, |l| l["running"].as_array().unwrap().is_empty()).await;
+    stop.store(true, Ordering::SeqCst);
+
+    let recent = table["recent"].as_array().unwrap();
+    assert_eq!(
+        recent.len() as u64,
+        table["matches_counted"].as_u64().unwrap()
+    );
+    let mut matches: Vec<&str> = recent
+        .iter()
+        .map(|m| m["match_id"].as_str().unwrap())
+        .collect();
+    matches.sort_unstable();
+    matches.dedup();
+    assert_eq!(
+        matches.len(),
+        recent.len(),
+        "a match counted twice: {table}"
+    );
+    let levels = ["random", "greedy", "expert", "master"];
+    let mut games = Vec::new();
+    for counted in recent {
+        let (a, b) = (
+            counted["a"].as_str().unwrap(),
+            counted["b"].as_str().unwrap(),
+        );
+        assert!(!levels.contains(&a), "a level never challenges: {counted}");
+        let match_id = counted["match_id"].as_str().unwrap();
+        let found: Value = app
+            .get(&format!("/v1/matches/{match_id}"))
+            .await
+            .json()
+            .await
+            .unwrap();
+        let made: Vec<String> = found["games"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["game_id"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(made.len(), 2, "one deal, twice: {found}");
+        games.extend(made);
+        let margin = margin_from_games(&app, match_id, a).await;
+        let result = match margin {
+            m if m > 0 => "a",
+            m if m < 0 => "b",
+            _ => "draw",
+        };
+        assert_eq!(counted["result"], result, "{counted} ({a} against {b})");
+    }
+    let all = games.len();
+    games.sort_unstable();
+    games.dedup();
+    assert_eq!(games.len(), all, "a game made twice");
+    for entrant in table["entrants"].as_array().unwrap() {
+        let played = recent
+            .iter()
+            .filter(|m| m["a"] == entrant["id"] || m["b"] == entrant["id"])
+            .count();
+        assert_eq!(entrant["matches"], json!(played), "{entrant}");
+    }
 }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::domain::MatchId;
 use crate::engine::{Rules, RulesPatch};
 use crate::service::leagues::record::{Entrant, League};
 
@@ -217,20 +218,36 @@ impl LeagueView {
                 .recent
                 .iter()
                 .rev()
-                .map(|c| LeagueResultView {
-                    match_id: c.match_id.to_string(),
-                    a: id_of(c.a),
-                    b: id_of(c.b),
-                    result: match c.result {
-                        None => "void",
-                        Some((score, _)) if score > 0.75 => "a",
-                        Some((score, _)) if score < 0.25 => "b",
-                        Some(_) => "draw",
-                    },
-                    margin: c.result.map(|(_, margin)| margin),
-                    ended_ms: c.ended_ms,
+                .map(|c| {
+                    LeagueResultView::of(c.match_id, id_of(c.a), id_of(c.b), c.result, c.ended_ms)
                 })
                 .collect(),
+        }
+    }
+}
+
+impl LeagueResultView {
+    /// Match `match_id` of `a` against `b` counted at `ended_ms`: `a`'s score and margin
+    /// a deal, or `None` for a void one.
+    pub fn of(
+        match_id: MatchId,
+        a: String,
+        b: String,
+        result: Option<(f64, f64)>,
+        ended_ms: u64,
+    ) -> LeagueResultView {
+        LeagueResultView {
+            match_id: match_id.to_string(),
+            a,
+            b,
+            result: match result {
+                None => "void",
+                Some((score, _)) if score > 0.75 => "a",
+                Some((score, _)) if score < 0.25 => "b",
+                Some(_) => "draw",
+            },
+            margin: result.map(|(_, margin)| margin),
+            ended_ms,
         }
     }
 }

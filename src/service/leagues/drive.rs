@@ -14,6 +14,7 @@ use crate::store::SaveOutcome;
 use crate::store::leagues::LeagueStore;
 
 use super::record::{League, Running};
+use super::stream::Told;
 use super::{ATTEMPTS, Leagues};
 use crate::service::Error;
 use crate::service::matches::league::{LeagueMatch, LeagueOutcome};
@@ -86,6 +87,7 @@ impl Leagues {
             let now = now_ms();
             let mut changed = false;
             let mut unmade = Vec::new();
+            let mut told = Vec::new();
             let running = league.running.clone();
             for (r, outcome) in running.iter().zip(outcomes) {
                 let counted = match outcome? {
@@ -103,7 +105,16 @@ impl Leagues {
                     }
                     LeagueOutcome::Void | LeagueOutcome::Missing => None,
                 };
-                changed |= league.count(r.match_id, counted, now);
+                if league.count(r.match_id, counted, now) {
+                    changed = true;
+                    told.push(Told::Finished {
+                        match_id: r.match_id,
+                        a: league.entrants[usize::from(r.a)].id.clone(),
+                        b: league.entrants[usize::from(r.b)].id.clone(),
+                        result: league.recent.last().and_then(|c| c.result),
+                        at_ms: now,
+                    });
+                }
             }
             for (entrant, available) in league.entrants.iter_mut().zip(&available) {
                 changed |= entrant.available != *available;
@@ -124,11 +135,22 @@ impl Leagues {
             }
             // The matches named by this save, and those named before and never made.
             let named = league.running.len() - pairs.len();
+            for r in &league.running[named..] {
+                told.push(Told::Started {
+                    match_id: r.match_id,
+                    a: league.entrants[usize::from(r.a)].id.clone(),
+                    b: league.entrants[usize::from(r.b)].id.clone(),
+                    at_ms: now,
+                });
+            }
             unmade.extend(league.running[named..].iter().cloned());
             for r in &unmade {
                 if let Err(e) = self.make(&league, r).await {
                     tracing::warn!(league_id = %id, match_id = %r.match_id, error = %e, "a league's match was not made; the next drive tries again");
                 }
+            }
+            for told in &told {
+                self.publish(id, told).await;
             }
             if !pairs.is_empty() {
                 tracing::info!(league_id = %id, paired = pairs.len(), running = league.running.len(), "league paired");

@@ -11,6 +11,7 @@
 
 pub mod drive;
 pub mod record;
+pub mod stream;
 
 use std::sync::Arc;
 
