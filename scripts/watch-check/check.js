@@ -835,8 +835,9 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
     const w = await widthOf(lg);
     check(w.scroll <= width && (width < 500 || w.main >= 1100), `the league's page at ${width} px: nothing sticks out sideways (${w.scroll} px wide, main ${Math.round(w.main)} px)`);
   }
-  // Its stream closed, the bot is away: the page says so, still without a reload.
-  await lg.waitForSelector('#rows tr[data-entrant="' + lea.player.id + '"] .badge.away', { timeout: 30000 }).catch(() => {});
+  // Its stream closed, the bot is away: the page says so, still without a reload (read
+  // again every 15 s beside the league's stream, which tells of matches only).
+  await lg.waitForSelector('#rows tr[data-entrant="' + lea.player.id + '"] .badge.away', { timeout: 45000 }).catch(() => {});
   check(await lg.locator('#rows tr[data-entrant="' + lea.player.id + '"] .badge.away').count() === 1, 'once its stream is closed the bot is marked away');
   check(leaBot.errors.length === 0 && leaBot.games.size >= 2, `the bot played its league games through its stream (${leaBot.games.size} games${leaBot.errors.length ? `; ${leaBot.errors.join('; ')}` : ''})`);
   await lg.setViewportSize({ width: 1200, height: 900 });

@@ -2,8 +2,9 @@
 // 95% interval, matches, wins-draws-losses, whether it can be paired now, or has left),
 // its matches in play and the latest counted, each with a link to every one of its games,
 // and each entrant's league rating over its matches. Read again on every event of the
-// league's stream; every 5 s instead while the stream is not open (a server without it,
-// or a connection lost).
+// league's stream (a match started or counted), and every 15 s besides for what the stream
+// does not tell (an entrant in or out, available or away); every 5 s while the stream is
+// not open (a server without it, or a connection lost).
 
 import { followLeague, readLeague, readMatch } from './api.mjs';
 import { drawChart } from './chart.mjs';
@@ -12,6 +13,7 @@ import { ago } from './lists.mjs';
 const $ = (id) => document.getElementById(id);
 const id = decodeURIComponent(location.pathname.split('/')[2] ?? '');
 const POLL_MS = 5000;
+const STREAMING_POLL_MS = 15000;
 const presetName = (p) => p.replace(/_/g, ' ');
 /** A player's id: 32 hex digits. Any other entrant is a built-in level, by its name. */
 const PLAYER_ID = /^[0-9a-f]{32}$/;
@@ -195,6 +197,10 @@ async function readMatches(l) {
 }
 
 let latest = null;
+let lastRead = 0;
+/** The stream: true open, false retrying, null not served (or given up), undefined not yet known. */
+let stream;
+const CONNECTION = { true: 'live', false: 'reconnecting…', null: 'updated every 5 s', undefined: '' };
 let reading = null;
 let again = false;
 
@@ -207,6 +213,7 @@ async function refresh() {
   reading = (async () => {
     do {
       again = false;
+      lastRead = Date.now();
       try {
         latest = await readLeague(id);
       } catch (err) {
@@ -214,6 +221,7 @@ async function refresh() {
         $('connection').textContent = `could not read the league: ${err.message}`;
         continue;
       }
+      $('connection').textContent = CONNECTION[stream];
       draw(latest);
       if (await readMatches(latest)) draw(latest);
       $('page').dataset.links = String(document.querySelectorAll('#running a.game, #recent a.game').length);
@@ -238,15 +246,14 @@ async function show() {
   }
   // Any event of the stream means the league changed: read it again. While the stream is
   // not open, read it every few seconds instead.
-  let streaming = false;
   followLeague(id, () => refresh(), (up) => {
-    streaming = up === true;
-    $('connection').textContent = up === true ? 'live' : up === false ? 'reconnecting…' : 'updated every 5 s';
+    stream = up;
+    $('connection').textContent = CONNECTION[stream];
     $('page').dataset.stream = up === true ? 'open' : up === false ? 'retrying' : 'none';
   });
   setInterval(() => {
-    if (!streaming) refresh();
-  }, POLL_MS);
+    if (Date.now() - lastRead >= (stream === true ? STREAMING_POLL_MS : POLL_MS) - 100) refresh();
+  }, 1000);
 }
 
 show();
