@@ -223,8 +223,9 @@ export async function readMatch(id) {
 }
 
 /**
- * Calls `onChange(type, data)` for each event of the league's stream (`league` first,
- * then `match_started`, `match_finished`, `standings`), and `onConnection(up)` as it
+ * Calls `onChange(type, data)` for each event of the league's stream (`standings` first,
+ * the league as it stands, then `match_started`, `match_finished`, and `standings` again
+ * after each count; `league` is taken as the whole league too), and `onConnection(up)` as it
  * opens (true), drops and retries (false) or gives up for good (null: a server without
  * the stream answers 404, which the browser never retries). Answers a function that
  * stops it.
