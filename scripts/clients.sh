@@ -10,13 +10,14 @@
 # it finished, then seeks a game in its seek mode (`--seek`) that falls back to `greedy`
 # after a short wait, and plays it to the end: the game must be finished, against greedy;
 # then enters a round robin with two built-in levels (`--tournament`) and plays it to its
-# end: finished, with each of its player's games played. Both matches are seeded with the
-# same text, and must have dealt the same hands deal by deal (their games' exports). Each
-# runner also challenges `greedy` by name (`challenge greedy`) and plays the game to its
-# end; the Python runner makes, enters and starts a round robin itself
-# (`tournament create`); and both play a match against a second server whose rate limit
-# (2 requests a second an address) refuses them often: each must say it waited
-# (`retry: ... 429`) and finish its match.
+# end: finished, with each of its player's games played; then enters a league against
+# `greedy` (`league ID --matches 1`) and plays until one of its matches is counted. Both
+# matches are seeded with the same text, and must have dealt the same hands deal by deal
+# (their games' exports). Each runner also challenges `greedy` by name (`challenge
+# greedy`) and plays the game to its end; the Python runner makes, enters and starts a
+# round robin itself (`tournament create`); and both play a match against a second
+# server whose rate limit (2 requests a second an address) refuses them often: each must
+# say it waited (`retry: ... 429`) and finish its match.
 #
 # - Clients are generated from the committed openapi/openapi.json on every run, so a
 #   schema change that breaks a typed client fails here.
@@ -208,6 +209,34 @@ sys.exit(0 if ok else 1)' "$url" \
 }
 tournament_played "TypeScript runner" node "$ts/dist/runner.js" "$url"
 tournament_played "Python runner" env PYTHONPATH="$py_client" "$venv/bin/python" "$py_src/runner.py" "$url"
+# The league mode, one runner after the other: the organiser makes a league of block (one
+# round a game, one deal a match) with greedy entered; the runner enters it with its
+# player's key and keeps its stream open (what makes a pulling bot available), plays the
+# match the league gives it, and exits 0 once one of its matches is counted (`--matches
+# 1`): counted, its row showing it, each of the match's games finished.
+league_played() { # <what> <runner command...>
+    local what=$1 id
+    shift
+    id=$(curl -fsS -X POST "$url/v1/leagues" -H "authorization: Bearer $organiser" \
+        -H 'content-type: application/json' -d '{"name": "clients.sh", "preset": "block",
+        "rules": {"target": null, "rounds": 1}, "deals_per_match": 1, "max_concurrent": 1,
+        "levels": ["greedy"]}' | field id)
+    timeout 60 "$@" league "$id" --matches 1 >"$work/league.out" 2>&1 \
+        || { log "FAILED: the $what's league mode"; cat "$work/league.out" >&2; status=1; return; }
+    cat "$work/league.out"
+    curl -fsS "$url/v1/leagues/$id" | python3 -c '
+import json, sys, urllib.request
+league = json.load(sys.stdin)
+mine = [e for e in league["entrants"] if e["id"] != "greedy"]
+counted = [r["match_id"] for r in league["recent"] if r["result"] != "void"]
+games = [g for m in counted for g in json.load(urllib.request.urlopen(f"{sys.argv[1]}/v1/matches/{m}"))["games"]]
+ok = (league["matches_counted"] >= 1 and mine and mine[0]["matches"] >= 1 and len(games) >= 2
+      and all(g["status"] == "finished" for g in games))
+sys.exit(0 if ok else 1)' "$url" \
+        || { log "FAILED: the $what's league $id did not count one of its matches, played through"; status=1; }
+}
+league_played "TypeScript runner" node "$ts/dist/runner.js" "$url"
+league_played "Python runner" env PYTHONPATH="$py_client" "$venv/bin/python" "$py_src/runner.py" "$url"
 # A tournament the runner makes, enters and starts itself.
 PYTHONPATH="$py_client" timeout 120 "$venv/bin/python" "$py_src/runner.py" "$url" tournament create \
     --title "made by a runner" --preset block --format round_robin --levels random,greedy --start \
@@ -288,4 +317,4 @@ if [[ $status != 0 ]]; then
     tail -n 30 "$work/server.log" >&2
     exit 1
 fi
-printf 'clients: the TypeScript and the Python example bots played whole games, and both runners a whole seeded match (the same deals), a seek that fell back to greedy, a challenge by name, a round robin against two levels and a match under a tiny rate limit (retried after Retry-After); the Python runner a round robin it made; both webhook kits a whole match, called by the server\n'
+printf 'clients: the TypeScript and the Python example bots played whole games, and both runners a whole seeded match (the same deals), a seek that fell back to greedy, a challenge by name, a round robin against two levels, a league match against greedy and a match under a tiny rate limit (retried after Retry-After); the Python runner a round robin it made; both webhook kits a whole match, called by the server\n'

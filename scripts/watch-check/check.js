@@ -25,9 +25,16 @@
 //     every leaderboard; /tournaments lists them by status, /leaderboard each preset's top;
 //     the list pages use the width they are given (up to a readable maximum) at 1200 px,
 //     and nothing sticks out sideways at 390 px;
+// 14. a league's page (a pulling bot entered against two levels, the bot played here
+//     through its stream) follows the league without a reload, from its event stream or,
+//     on a server without one, by reading it every 5 s: the table in rank order with
+//     rating ± deviation, margin, W-D-L and who is available, the matches counted each
+//     linking to its games, each entrant's rating chart, the name as text; /, /leagues,
+//     /watch and the bot's page link to it, and an unknown league's page says there is none;
 // and screenshots at 390 and 1200 px of a 4-seat all_fives game with a spinner, a penalty
 // game, a replay, a refused token and a game of three rounds are saved in the screenshot
-// folder, with a player's page, a leaderboard, the lobby with names and a tournament.
+// folder, with a player's page, a leaderboard, the lobby with names, a tournament and a
+// league.
 const { chromium } = require('playwright-core');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -114,6 +121,77 @@ async function roundsLogged(id) {
   const log = await api('GET', `/v1/games/${id}/log`);
   return [...(log.start ?? []), ...log.moves.flatMap((m) => m.events)]
     .filter((e) => e.type === 'round_ended').map((e) => e.result);
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A pulling bot: keeps `key`'s player stream open (what makes it available to a league)
+ * and plays every game it is given, the first legal move each time, until stopped.
+ * Answers { stop, errors, games }.
+ */
+function pullingBot(key) {
+  const halt = new AbortController();
+  const errors = [];
+  const games = new Set();
+  const auth = { Authorization: `Bearer ${key}` };
+  const play = async (id) => {
+    if (games.has(id)) return;
+    games.add(id);
+    try {
+      let view = null;
+      // A league names its matches' games before it makes them: not found yet, wait.
+      for (let i = 0; i < 100 && !view && !halt.signal.aborted; i++) {
+        const res = await fetch(`${base}/v1/games/${id}`, { headers: auth, signal: halt.signal });
+        if (res.ok) view = await res.json();
+        else await sleep(300);
+      }
+      while (view && view.status !== 'finished' && !halt.signal.aborted) {
+        if (!view.legal_moves?.length) {
+          view = await api('GET', `/v1/games/${id}?after=${view.version}&wait=5`, null, key);
+          continue;
+        }
+        const move = { ...view.legal_moves[0] };
+        delete move.points;
+        view = await api('POST', `/v1/games/${id}/moves`, move, key);
+      }
+    } catch (e) {
+      if (!halt.signal.aborted) errors.push(`game ${id}: ${e}`);
+    }
+  };
+  const listPlaying = async () => {
+    const mine = await api('GET', '/v1/players/me/games?status=playing&per_page=100', null, key);
+    mine.games.forEach((g) => play(g.game_id));
+  };
+  (async () => {
+    const res = await fetch(`${base}/v1/players/me/events`, { headers: { ...auth, Accept: 'text/event-stream' }, signal: halt.signal });
+    if (!res.ok) throw new Error(`the player's stream answered ${res.status}`);
+    await listPlaying();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body) {
+      buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n/g, '\n');
+      for (let at = buffer.indexOf('\n\n'); at >= 0; at = buffer.indexOf('\n\n')) {
+        const block = buffer.slice(0, at);
+        buffer = buffer.slice(at + 2);
+        const name = /^event: ?(.*)$/m.exec(block)?.[1];
+        const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+        if (name === 'game_started') play(JSON.parse(data).game_id);
+        if (name === 'resync') await listPlaying();
+      }
+    }
+  })().catch((e) => {
+    if (!halt.signal.aborted) errors.push(`stream: ${e}`);
+  });
+  return { stop: () => halt.abort(), errors, games };
+}
+
+/** Whether the server has a league's event stream (older ones answer 404). */
+async function leagueStreamServed(id) {
+  const halt = new AbortController();
+  const res = await fetch(`${base}/v1/leagues/${id}/events`, { signal: halt.signal, headers: { Accept: 'text/event-stream' } });
+  halt.abort();
+  return res.status === 200;
 }
 
 let failures = 0;
@@ -683,6 +761,121 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
     check(w.main >= 1100, `${url} at 1200 px uses the width it is given (main ${Math.round(w.main)} px)`);
     await page.close();
   }
+  // ---- 14. a league's page: a pulling bot against two levels, followed live ----
+  const leagueName = '<img src=x onerror="pwned=1"> league';
+  const made = await api('POST', '/v1/leagues', {
+    name: leagueName, preset: 'block', rules: { target: null, rounds: 1 }, deals_per_match: 1, max_concurrent: 1,
+    levels: ['random', 'greedy'],
+  }, tess.key);
+  const streamed = await leagueStreamServed(made.id);
+  console.log(`     (the league's event stream is ${streamed ? 'served: the page follows it' : 'not served: the page reads the league every 5 s'})`);
+  // Without the stream its page meets a 404 when it asks for it, and says so in the console.
+  const lg = await open(`/leagues/${made.id}`, 1200, { absent: !streamed });
+  await lg.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const firstRows = await lg.locator('#rows tr').count();
+  const lea = await api('POST', '/v1/players', { name: 'lea', bot: true });
+  await api('POST', `/v1/leagues/${made.id}/entrants`, null, lea.key);
+  const leaBot = pullingBot(lea.key);
+  // No reload from here: a match made, played through and counted reaches the page.
+  await lg.waitForSelector('#rows tr[data-entrant="' + lea.player.id + '"] .badge.available', { timeout: 30000 });
+  check(firstRows === 2, `a league's page lists its levels before anyone enters (${firstRows} rows), then the bot that entered, available while its stream is open`);
+  const firstNow = await lg.evaluate(() => [...document.querySelectorAll('#rows tr')].map((tr) => `${tr.dataset.entrant} ${tr.querySelector('td.now .badge')?.textContent}`));
+  check(firstNow.length === 3 && firstNow.every((line) => line.endsWith(' available')), `the levels and the bot with its stream open are marked available (${firstNow.join(', ')})`);
+  await lg.waitForSelector('#page:not([data-counted="0"])', { timeout: 90000 });
+  // Stopped, the bot plays no more: the league stands still (its next match waits for its
+  // moves), and the page can be held against it.
+  leaBot.stop();
+  // A match already played through may still be counted: the page is held against the
+  // league as read before and after it is looked at, the same both times.
+  let league = null;
+  let drawnLeague = null;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const before = await api('GET', `/v1/leagues/${made.id}`);
+    await lg.waitForFunction((n) => Number(document.getElementById('page').dataset.counted) >= n
+      && document.querySelectorAll('#recent li').length >= n && document.querySelectorAll('#recent a.game').length >= 2 * n,
+    before.matches_counted, { timeout: 20000 });
+    drawnLeague = await lg.evaluate(() => ({
+      counted: Number(document.getElementById('page').dataset.counted),
+      title: document.getElementById('title').textContent,
+      injected: Boolean(window.pwned) || document.querySelectorAll('main img, header img').length > 0,
+      rows: [...document.querySelectorAll('#rows tr')].map((tr) => ({
+        id: tr.dataset.entrant, cells: [...tr.cells].map((c) => c.textContent), href: tr.querySelector('a')?.getAttribute('href'),
+      })),
+      recent: [...document.querySelectorAll('#recent li')].map((li) => ({
+        id: li.dataset.match, links: [...li.querySelectorAll('a.game')].map((a) => a.getAttribute('href')),
+      })),
+      charts: [...document.querySelectorAll('#charts section.rating')].map((s) => ({ id: s.dataset.entrant, points: Number(s.querySelector('svg.chart').dataset.points) })),
+    }));
+    league = await api('GET', `/v1/leagues/${made.id}`);
+    if (league.matches_counted === before.matches_counted && drawnLeague.counted === before.matches_counted) break;
+    await sleep(1000);
+  }
+  check(drawnLeague.title === leagueName && !drawnLeague.injected, `the league's name is shown as text, never as markup ("${drawnLeague.title}")`);
+  const fixed = (x) => (Math.abs(x).toFixed(1) === '0.0' ? '0.0' : `${x < 0 ? '−' : '+'}${Math.abs(x).toFixed(1)}`);
+  // The table as it stood when the page drew it: the league read once the page had the counted matches.
+  const tableOk = same(drawnLeague.rows.map((r) => r.id), league.entrants.map((e) => e.id))
+    && drawnLeague.rows.every((r, i) => {
+      const e = league.entrants[i];
+      return r.cells[0] === String(e.rank) && r.cells[1].startsWith(e.name) && r.cells[2] === `${e.rating} ± ${e.deviation}`
+        && r.cells[3].startsWith(e.matches ? fixed(e.margin_per_deal) : '–') && r.cells[4] === String(e.matches)
+        && r.cells[5] === `${e.wins}–${e.draws}–${e.losses}`
+        && r.href === `/players/${e.bot && !/^[0-9a-f]{32}$/.test(e.id) ? e.id : e.name}`;
+    });
+  check(tableOk, `the table is the league's, in rank order, with rating ± deviation, margin, matches and W-D-L, each name linking to its page (${drawnLeague.rows.map((r) => r.cells.slice(0, 6).join(' ')).join('; ')})`);
+  const matchGames = await Promise.all(league.recent.map((r) => api('GET', `/v1/matches/${r.match_id}`)));
+  check(same(drawnLeague.recent.map((r) => r.id), league.recent.map((r) => r.match_id))
+    && drawnLeague.recent.every((r, i) => same(r.links, matchGames[i].games.map((g) => `/watch/${g.game_id}#replay`))),
+  `the matches counted are listed newest first, each linking to the replay of each of its games (${drawnLeague.recent.map((r) => r.links.length).join(', ')} links)`);
+  const charted = league.entrants.filter((e) => e.history.length);
+  check(charted.length >= 2 && same(drawnLeague.charts, charted.map((e) => ({ id: e.id, points: e.history.length }))),
+    `each entrant that played has its rating chart, a point a match (${drawnLeague.charts.map((c) => `${c.id}: ${c.points}`).join(', ')})`);
+  for (const width of [390, 1200]) {
+    await lg.setViewportSize({ width, height: width < 500 ? 780 : 900 });
+    await lg.screenshot({ path: path.join(shots, `league-${width}.png`), fullPage: true });
+    const w = await widthOf(lg);
+    check(w.scroll <= width && (width < 500 || w.main >= 1100), `the league's page at ${width} px: nothing sticks out sideways (${w.scroll} px wide, main ${Math.round(w.main)} px)`);
+  }
+  // Its stream closed, the bot is away: the page says so, still without a reload (read
+  // again every 15 s beside the league's stream, which tells of matches only).
+  await lg.waitForSelector('#rows tr[data-entrant="' + lea.player.id + '"] .badge.away', { timeout: 45000 }).catch(() => {});
+  check(await lg.locator('#rows tr[data-entrant="' + lea.player.id + '"] .badge.away').count() === 1, 'once its stream is closed the bot is marked away');
+  check(leaBot.errors.length === 0 && leaBot.games.size >= 2, `the bot played its league games through its stream (${leaBot.games.size} games${leaBot.errors.length ? `; ${leaBot.errors.join('; ')}` : ''})`);
+  await lg.setViewportSize({ width: 1200, height: 900 });
+  await lg.click(`#recent a.game[href="${drawnLeague.recent[0].links[0]}"]`);
+  await lg.waitForSelector('#page[data-version]');
+  check(/replay/i.test(await lg.locator('#status').textContent()), 'a counted match\'s game link opens its replay');
+  await lg.close();
+  // Found without its id: the home page, /leagues, /watch, and the bot's own page.
+  const home2 = await open('/', 390);
+  await home2.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const homeLink = await home2.locator(`#leagues li[data-league="${made.id}"] a[href="/leagues/${made.id}"]`).count();
+  const homeWidth = await widthOf(home2);
+  check(homeLink === 1 && homeWidth.scroll <= 390, `the home page lists the league, linking to its page (${homeLink})`);
+  await home2.close();
+  for (const width of [390, 1200]) {
+    const leagues = await open('/leagues', width);
+    await leagues.waitForSelector('#page[data-ready]', { timeout: 10000 });
+    const item = await leagues.locator(`#leagues li[data-league="${made.id}"]`).textContent().catch(() => '');
+    const w = await widthOf(leagues);
+    check(item.startsWith(leagueName) && item.includes(`${league.entrants.length} entrants`) && w.scroll <= width && (width < 500 || w.main >= 1100),
+      `/leagues at ${width} px lists the league with its entrants ("${item}"), in the width it is given`);
+    await leagues.screenshot({ path: path.join(shots, `leagues-${width}.png`), fullPage: true });
+    await leagues.close();
+  }
+  const lobby3 = await open('/watch', 1200);
+  check(await lobby3.locator('header a[href="/leagues"]').count() === 1, '/watch links the leagues beside the tournaments');
+  await lobby3.close();
+  const leaPage = await open('/players/lea', 390);
+  await leaPage.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const listed = await leaPage.locator(`#leagues a[href="/leagues/${made.id}"]`).textContent().catch(() => null);
+  check(listed === leagueName, `a player's page lists the leagues it is in ("${listed}")`);
+  await leaPage.screenshot({ path: path.join(shots, 'player-in-league-390.png'), fullPage: true });
+  await leaPage.close();
+  const noLeague = await open('/leagues/9b2d5c0e-4c83-4bb5-9a43-5f2a1f0e6a11', 390, { absent: true });
+  await noLeague.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  check(/no such league/i.test(await noLeague.locator('#title').textContent()), 'an unknown league\'s page says there is none');
+  await noLeague.close();
+
   const nowhere = await open('/tournaments/9b2d5c0e-4c83-4bb5-9a43-5f2a1f0e6a11', 390, { absent: true });
   await nowhere.waitForSelector('#page[data-ready]', { timeout: 10000 });
   check(/no such tournament/i.test(await nowhere.locator('#title').textContent()), 'an unknown tournament\'s page says there is none');

@@ -5,8 +5,10 @@
 # back to the spectator's view, pips of 4 px or more at 390 px on a 1x screen), a player's
 # page with its rating chart and recent games after rated games, a leaderboard, the
 # lobby naming the players, the home page (/) and the /tournaments and /leaderboard
-# indexes, and a tournament's page following a round robin of built-in
-# levels (made and started through the API) to its end with its crosstable, after the unit
+# indexes, a tournament's page following a round robin of built-in levels (made and
+# started through the API) to its end with its crosstable, and a league's page following a
+# league of two levels and a pulling bot (played by check.js through the bot's stream)
+# until a match is counted, with the /leagues index and the links to it, after the unit
 # tests of its layout geometry and its scene (`node --test`).
 # Screenshots at 390 and 1200 px are kept in ${CARGO_TARGET_DIR:-target}/watch-check/.
 #

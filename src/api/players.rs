@@ -20,7 +20,9 @@ use crate::api::wire::{
     PlayerKey, PlayerProfile, RatingHistoryPoint, whole,
 };
 use crate::domain::Caller;
-use crate::service::{self, Create, Games, PlayerNews, Players, Ratings, RequestKey, Status};
+use crate::service::{
+    self, Create, Games, Leagues, PlayerNews, Players, Ratings, RequestKey, Status,
+};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // `me` before `{who}`, which would take it for a name (and `me` is reserved).
@@ -107,9 +109,11 @@ pub async fn create_player(
 )]
 pub async fn get_player(
     players: web::Data<Players>,
+    leagues: web::Data<Leagues>,
     who: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let profile = players.profile(&wire::who(&who)).await?;
+    let profile = leagues.with_leagues(profile).await?;
     Ok(HttpResponse::Ok().json(PlayerProfile::of(&profile)))
 }
 
@@ -167,9 +171,11 @@ pub async fn rating_history(
 )]
 pub async fn my_profile(
     players: web::Data<Players>,
+    leagues: web::Data<Leagues>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let profile = players.me(&caller).await?;
+    let profile = leagues.with_leagues(profile).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(PlayerProfile::of(&profile)))
@@ -190,9 +196,11 @@ pub async fn my_profile(
 )]
 pub async fn rotate_key(
     players: web::Data<Players>,
+    leagues: web::Data<Leagues>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    let keyed = players.rotate_key(&caller).await?;
+    let mut keyed = players.rotate_key(&caller).await?;
+    keyed.profile = leagues.with_leagues(keyed.profile).await?;
     Ok(with_key(HttpResponse::Ok(), PlayerKey::of(keyed)))
 }
 

@@ -1,18 +1,21 @@
 //! The pages a person watches games with: `GET /` the home page (games in play, the latest
-//! finished, tournaments, the leaderboards), `GET /watch` lists the open games and those in
-//! play with their players, `GET /watch/{id}` draws one game's table, live from its event
-//! stream (with `#token=...` in the fragment, that seat's hand too, played by clicking),
-//! `GET /players/{name}` a player's ratings (each with its chart) and recent games,
-//! `GET /leaderboard` every preset's top and `GET /leaderboard/{preset}` a preset's
-//! leaderboard, a page at a time, `GET /tournaments` every tournament by status, and
-//! `GET /tournaments/{id}` a tournament's standings, rounds and crosstable, live from its
-//! event stream. Plain HTML, CSS and JavaScript modules from `src/api/watch/`, compiled
-//! into the binary: the pages need no network beyond this server, and the JavaScript reads
-//! the game through the public API like any client.
+//! finished, tournaments, leagues, the leaderboards), `GET /watch` lists the open games
+//! and those in play with their players, `GET /watch/{id}` draws one game's table, live
+//! from its event stream (with `#token=...` in the fragment, that seat's hand too, played
+//! by clicking), `GET /players/{name}` a player's ratings (each with its chart), recent
+//! games and leagues, `GET /leaderboard` every preset's top and `GET /leaderboard/{preset}`
+//! a preset's leaderboard, a page at a time, `GET /tournaments` every tournament by
+//! status, `GET /tournaments/{id}` a tournament's standings, rounds and crosstable, live
+//! from its event stream, `GET /leagues` every league, and `GET /leagues/{id}` a league's
+//! table, its matches in play and the latest counted, and each entrant's league rating
+//! over time, live from its event stream (read every few seconds while that is not open).
+//! Plain HTML, CSS and JavaScript modules from `src/api/watch/`, compiled into the binary:
+//! the pages need no network beyond this server, and the JavaScript reads the game
+//! through the public API like any client.
 //!
-//! Any well-formed game or tournament id, any name and any preset gets its page (the page
-//! itself says when there is no such thing): serving it touches no store, so a page load
-//! costs nothing but the bytes.
+//! Any well-formed game, tournament or league id, any name and any preset gets its page
+//! (the page itself says when there is no such thing): serving it touches no store, so a
+//! page load costs nothing but the bytes.
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
@@ -25,6 +28,8 @@ const LOBBY_PAGE: &str = include_str!("watch/lobby.html");
 const PLAYER_PAGE: &str = include_str!("watch/player.html");
 const LEADERBOARD_PAGE: &str = include_str!("watch/leaderboard.html");
 const TOURNAMENT_PAGE: &str = include_str!("watch/tournament.html");
+const LEAGUE_PAGE: &str = include_str!("watch/league.html");
+const LEAGUES_PAGE: &str = include_str!("watch/leagues.html");
 const HOME_PAGE: &str = include_str!("watch/home.html");
 const TOURNAMENTS_PAGE: &str = include_str!("watch/tournaments.html");
 const LEADERBOARDS_PAGE: &str = include_str!("watch/leaderboards.html");
@@ -43,6 +48,8 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("leaderboard.mjs", JS, include_str!("watch/leaderboard.mjs")),
     ("chart.mjs", JS, include_str!("watch/chart.mjs")),
     ("tournament.mjs", JS, include_str!("watch/tournament.mjs")),
+    ("league.mjs", JS, include_str!("watch/league.mjs")),
+    ("leagues.mjs", JS, include_str!("watch/leagues.mjs")),
     ("home.mjs", JS, include_str!("watch/home.mjs")),
     ("tournaments.mjs", JS, include_str!("watch/tournaments.mjs")),
     (
@@ -60,13 +67,15 @@ const HTML: &str = "text/html; charset=utf-8";
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(get_and_head("/", home_page))
         .service(get_and_head("/tournaments", tournaments_page))
+        .service(get_and_head("/leagues", leagues_page))
         .service(get_and_head("/leaderboard", leaderboards_page))
         .service(get_and_head("/watch", lobby_page))
         .service(get_and_head("/watch/assets/{name}", asset))
         .service(get_and_head("/watch/{id}", game_page))
         .service(get_and_head("/players/{name}", player_page))
         .service(get_and_head("/leaderboard/{preset}", leaderboard_page))
-        .service(get_and_head("/tournaments/{id}", tournament_page));
+        .service(get_and_head("/tournaments/{id}", tournament_page))
+        .service(get_and_head("/leagues/{id}", league_page));
 }
 
 fn page(content_type: &'static str, body: &'static str) -> HttpResponse {
@@ -85,6 +94,11 @@ pub async fn home_page() -> HttpResponse {
 /// Every tournament, by status.
 pub async fn tournaments_page() -> HttpResponse {
     page(HTML, TOURNAMENTS_PAGE)
+}
+
+/// Every league, newest first.
+pub async fn leagues_page() -> HttpResponse {
+    page(HTML, LEAGUES_PAGE)
 }
 
 /// Every preset's leaderboard, its top players.
@@ -115,6 +129,11 @@ pub async fn leaderboard_page(_preset: web::Path<String>) -> HttpResponse {
 /// A tournament's page. The id must be a tournament id's shape (else the usual 404 problem).
 pub async fn tournament_page(_id: web::Path<uuid::Uuid>) -> HttpResponse {
     page(HTML, TOURNAMENT_PAGE)
+}
+
+/// A league's page. The id must be a league id's shape (else the usual 404 problem).
+pub async fn league_page(_id: web::Path<uuid::Uuid>) -> HttpResponse {
+    page(HTML, LEAGUE_PAGE)
 }
 
 pub async fn asset(name: web::Path<String>) -> Result<HttpResponse, ApiError> {

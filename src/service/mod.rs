@@ -80,7 +80,7 @@ pub use matchmaking::seek::{NewSeek, Seek, Wish};
 pub use news::{PlayerItem, PlayerNews};
 pub use offers::{Offer, Offers};
 pub use page::MAX_PER_PAGE;
-pub use players::{Keyed, Players, Profile, RatingMoved, WebhookSet, WebhookState};
+pub use players::{Keyed, Players, Profile, ProfileLeague, RatingMoved, WebhookSet, WebhookState};
 pub use ratings::Ratings;
 pub use shared::{Caps, Faults, Lifetimes, WebhookOptions};
 pub use thinking::BotSettings;

@@ -17,6 +17,7 @@ on_every_store!(
     the_key_opens_its_own_player_and_nothing_else_does,
     a_new_key_stops_the_old_one_at_once,
     an_unknown_player_is_not_found,
+    a_profile_lists_the_leagues_its_player_is_in_until_it_leaves,
 );
 
 /// `POST /v1/players`, answered 201; returns the answer's body.
@@ -475,4 +476,54 @@ async fn a_players_stream_counts_against_the_stream_cap_per_address() {
         metrics.contains("domino_players_created_total 1"),
         "{metrics}"
     );
+}
+
+async fn a_profile_lists_the_leagues_its_player_is_in_until_it_leaves(app: TestApp) {
+    let ann = key_of(&app, "ann").await;
+    let bob = key_of(&app, "bob").await;
+    let mut ids = Vec::new();
+    for (name, creator) in [("Zeta fives", &bob), ("Alpha blocks", &ann)] {
+        let body = json!({"name": name, "preset": "block", "levels": ["greedy"]});
+        let res = app.post_as("/v1/leagues", creator, Some(&body)).await;
+        assert_eq!(res.status().as_u16(), 201, "{}", res.text().await.unwrap());
+        let made: Value = res.json().await.unwrap();
+        ids.push(made["id"].as_str().unwrap().to_owned());
+    }
+    let (zeta, alpha) = (&ids[0], &ids[1]);
+    let leagues = |profile: &Value| profile["leagues"].clone();
+    let profile: Value = app.get("/v1/players/ann").await.json().await.unwrap();
+    assert_eq!(
+        leagues(&profile),
+        json!([]),
+        "making a league enters nobody"
+    );
+    for id in [zeta, alpha] {
+        let res = app
+            .post_as(&format!("/v1/leagues/{id}/entrants"), &ann, None)
+            .await;
+        assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    }
+    // By name, on the public profile and on the key's own alike.
+    let both = json!([{"id": alpha, "name": "Alpha blocks"}, {"id": zeta, "name": "Zeta fives"}]);
+    let profile: Value = app.get("/v1/players/ann").await.json().await.unwrap();
+    assert_eq!(leagues(&profile), both);
+    let own: Value = me(&app, &ann).await.json().await.unwrap();
+    assert_eq!(leagues(&own), both);
+    let res = app
+        .client
+        .delete(app.url(&format!("/v1/leagues/{zeta}/entrants/me")))
+        .bearer_auth(&ann)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    let profile: Value = app.get("/v1/players/ann").await.json().await.unwrap();
+    assert_eq!(
+        leagues(&profile),
+        json!([{"id": alpha, "name": "Alpha blocks"}]),
+        "a league left is not listed"
+    );
+    // A level entered for good in both lists none: it is each league's creator's.
+    let level: Value = app.get("/v1/players/greedy").await.json().await.unwrap();
+    assert_eq!(leagues(&level), json!([]));
 }

@@ -122,8 +122,10 @@ async fn every_script_and_stylesheet_of_the_pages_is_served_with_its_type() {
         "/players/ann".to_owned(),
         "/leaderboard/all_fives".to_owned(),
         "/tournaments/9b2d5c0e-4c83-4bb5-9a43-5f2a1f0e6a11".to_owned(),
+        "/leagues/9b2d5c0e-4c83-4bb5-9a43-5f2a1f0e6a11".to_owned(),
         "/".to_owned(),
         "/tournaments".to_owned(),
+        "/leagues".to_owned(),
         "/leaderboard".to_owned(),
     ] {
         queue.extend(assets_named(&app.get(&page).await.text().await.unwrap()));
@@ -162,8 +164,10 @@ async fn every_script_and_stylesheet_of_the_pages_is_served_with_its_type() {
         "leaderboard.mjs",
         "chart.mjs",
         "tournament.mjs",
+        "league.mjs",
         "home.mjs",
         "tournaments.mjs",
+        "leagues.mjs",
         "leaderboards.mjs",
         "lists.mjs",
         "names.mjs",
@@ -215,6 +219,7 @@ async fn the_home_page_and_the_tournament_and_leaderboard_indexes_are_html_under
     for (path, module) in [
         ("/", "home.mjs"),
         ("/tournaments", "tournaments.mjs"),
+        ("/leagues", "leagues.mjs"),
         ("/leaderboard", "leaderboards.mjs"),
     ] {
         let res = app.get(path).await;
@@ -366,4 +371,51 @@ async fn a_tournament_named_as_markup_never_has_its_name_written_into_its_page()
         problem["detail"].as_str().unwrap().starts_with("name:"),
         "{problem}"
     );
+}
+
+#[tokio::test]
+async fn a_leagues_page_is_html_under_the_same_policy_and_an_unknown_one_says_so_itself() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_player("lena").await;
+    let body =
+        json!({"name": "<img src=x onerror=alert(1)>", "preset": "block", "levels": ["greedy"]});
+    let res = app.post_as("/v1/leagues", &key, Some(&body)).await;
+    assert_eq!(res.status().as_u16(), 201);
+    let made: serde_json::Value = res.json().await.unwrap();
+    let unknown = "9b2d5c0e-4c83-4bb5-9a43-5f2a1f0e6a11";
+    let mut pages = Vec::new();
+    for id in [made["id"].as_str().unwrap(), unknown] {
+        let path = format!("/leagues/{id}");
+        let res = app.get(&path).await;
+        assert_eq!(res.status().as_u16(), 200, "{path}");
+        assert_eq!(header(&res, "content-type"), "text/html; charset=utf-8");
+        assert_eq!(header(&res, "cache-control"), "no-cache");
+        assert_only_self(&res);
+        let page = res.text().await.unwrap();
+        assert!(page.contains("/watch/assets/league.mjs"), "{page}");
+        // The same bytes for every league: its script writes the name as text.
+        assert!(
+            !page.contains("<script>") && !page.contains("<img") && !page.contains("https://"),
+            "{page}"
+        );
+        pages.push(page);
+    }
+    assert_eq!(pages[0], pages[1]);
+    // What the page reads to say there is no such league.
+    assert_problem(
+        app.get(&format!("/v1/leagues/{unknown}")).await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_problem(app.get("/leagues/fives").await, 404, "not_found").await;
+    let head = app
+        .client
+        .head(app.url(&format!("/leagues/{unknown}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status().as_u16(), 200);
+    assert_only_self(&head);
+    assert!(head.bytes().await.unwrap().is_empty());
 }

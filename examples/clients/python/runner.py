@@ -22,7 +22,13 @@ Everything else is done here, the lichess-bot way (docs/bots.md, section 10):
   and plays every game it gives (`tournament_round` names them, `game_started` too), the
   standings printed as they change, until it is over (`tournament_finished`);
   `tournament create`: makes one (with built-in levels as entrants, say), enters it,
-  starts it with `--start`, and plays it the same way.
+  starts it with `--start`, and plays it the same way;
+- `league ID` (or `--league ID`): enters the league with the player's key (`409
+  already_entered`: it is in already, fine) and keeps its stream open, which is what makes
+  a pulling bot available to the league: the league pairs it whenever it has a free
+  place, and every game it is given is played, its line of the table printed as it
+  changes, until stopped (Ctrl-C: it is paired no more once its stream is closed; `--matches
+  N` exits after N more of its matches are counted).
 
 Every call that is answered `429 rate_limited` or `503` with `Retry-After` is sent again
 after that many seconds and up to as many again at random (at most 8 times; a line says
@@ -39,6 +45,8 @@ Usage:
   python runner.py URL --seek all_fives [--fallback greedy --fallback-after 15] \
       [--seats 2] [--clock '{"bank_secs": 120}'] [--rated]   # one game; exits when it ends
   python runner.py URL --tournament ID [--key KEY]          # enter it, play it; exits when it ends
+  python runner.py URL league ID [--matches N]              # enter it, play until stopped
+  python runner.py URL --league ID [--key KEY]              # the same
 (with the generated `domino_client` importable). Exits non-zero on any unexpected answer.
 """
 
@@ -62,6 +70,7 @@ from domino_client import AuthenticatedClient, Client
 from domino_client.api.challenges import (
     accept_challenge, cancel_challenge, cancel_seek, create_challenge, create_seek, get_challenge, get_seek,
     list_challenges)
+from domino_client.api.leagues import enter_league, get_league
 from domino_client.api.matches import create_match, get_match
 from domino_client.api.play import get_game, make_move
 from domino_client.api.players import create_player, my_games, my_profile
@@ -69,8 +78,8 @@ from domino_client.api.tournaments import create_tournament, get_tournament, joi
 from domino_client.models import (
     BotLevel, ChallengeList, ChallengeView, ChallengeViewStatus, ClockBody, CreateChallenge, CreateChallengePreset,
     CreateMatch, CreateMatchPreset, CreatePlayer, CreateSeek, CreateSeekPreset, CreateTournament,
-    CreateTournamentPreset, DrawMove, FallbackBody, GameStatus, GameView, JoinTournament, ListChallengesDirection,
-    MatchView, MoveResult, MugginsMove, MyGamesStatus, PassMove, PlayerGameList, PlayerKey, PlayerProfile, PlayMove,
+    CreateTournamentPreset, DrawMove, FallbackBody, GameStatus, GameView, JoinTournament, LeagueView,
+    ListChallengesDirection, MatchView, MoveResult, MugginsMove, MyGamesStatus, PassMove, PlayerGameList, PlayerKey, PlayerProfile, PlayMove,
     ResignMove, RulesOverrides, SeekView, SeekViewStatus, TournamentView)
 from domino_client.types import Response
 
@@ -455,6 +464,51 @@ def run_tournament(runner: Runner, args: argparse.Namespace, me: PlayerProfile, 
             fail(f"tournament {t.id} is {t.status}: {t.reason}")
 
 
+def league_line(lg: LeagueView, me: PlayerProfile) -> str:
+    mine = next((e for e in lg.entrants if e.id == me.id), None)
+    if mine is None:
+        return f"league {lg.id} ({lg.name}): we are not in it"
+    ci = f" (95% {mine.margin_ci95[0]:+.1f} to {mine.margin_ci95[1]:+.1f})" if mine.margin_ci95 else ""
+    return (f"league {lg.id}: {mine.rank}. of {len(lg.entrants)}, rating {mine.rating} ± {mine.deviation}, "
+            f"{mine.matches} {'match' if mine.matches == 1 else 'matches'} (won {mine.wins}, drawn {mine.draws}, lost {mine.losses}), "
+            f"margin {mine.margin_per_deal:+.1f} a deal{ci}; {'available' if mine.available else 'away'}")
+
+
+def run_league(runner: Runner, args: argparse.Namespace, me: PlayerProfile) -> None:
+    lid = UUID(args.league)
+    entered = enter_league.sync_detailed(lid, client=runner.client)
+    if entered.status_code == 409:
+        problem = json.loads(entered.content or b"{}")
+        if problem.get("code") != "already_entered":  # full, or a cap: nothing to play
+            fail(f"enter league {lid}: unexpected answer 409: {entered.content.decode()}")
+        lg = expect(200, LeagueView, get_league.sync_detailed(lid, client=runner.client), f"league {lid}")
+    else:
+        lg = expect(200, LeagueView, entered, f"enter league {lid}")
+    say(f"league {lg.id} ({lg.name}): {lg.preset}, {lg.deals_per_match} "
+        f"{'deal' if lg.deals_per_match == 1 else 'deals'} a match; "
+        f"watch it at {args.url.rstrip('/')}/leagues/{lg.id}")
+    # The open stream (runner.listen) is what makes us available: the league pairs us as
+    # it drives, and each game comes as game_started. Here only the table is read now and
+    # then, after a game ends or every 10 s.
+    first = next((e.matches for e in lg.entrants if e.id == me.id), 0)
+    last = ""
+    while True:
+        try:
+            runner.ended.get(timeout=10)
+        except queue.Empty:
+            pass
+        lg = expect(200, LeagueView, get_league.sync_detailed(lid, client=runner.client), f"league {lid}")
+        line = league_line(lg, me)
+        if line != last:
+            say(line)
+            last = line
+        played = next((e.matches for e in lg.entrants if e.id == me.id), first) - first
+        if args.matches and played >= args.matches:
+            say(f"league {lg.id}: {played} of our matches counted; stopping (our stream closes: "
+                f"we are paired no more)")
+            return
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="A bot account that plays every game it is given.")
     parser.add_argument("url", help="the server, e.g. http://127.0.0.1:8080")
@@ -472,6 +526,10 @@ def main() -> None:
     parser.add_argument("--rated", action="store_true", help="with --seek: a rated game")
     parser.add_argument("--tournament", metavar="ID",
                         help="enter tournament ID, play every game it gives, exit when it is over")
+    parser.add_argument("--league", metavar="ID",
+                        help="enter league ID and play every game it gives, until stopped")
+    parser.add_argument("--matches", metavar="N", type=int, default=0,
+                        help="with --league: exit once N more of our matches are counted (0: never)")
     levels = ", ".join(b.value for b in BotLevel)
     rules_help = "rules overrides as JSON, e.g. '{\"target\": null, \"rounds\": 1}'"
     sub = parser.add_subparsers(dest="command")
@@ -504,11 +562,18 @@ def main() -> None:
     tj = tsub.add_parser("join", help="enter a tournament and play it")
     tj.add_argument("id", metavar="ID")
     tj.add_argument("--key", default=argparse.SUPPRESS, help="as above")
+    lgp = sub.add_parser("league", help="enter a league and play every game it gives, until stopped")
+    lgp.add_argument("id", metavar="ID")
+    lgp.add_argument("--key", default=argparse.SUPPRESS, help="as above")
+    lgp.add_argument("--matches", metavar="N", type=int, default=argparse.SUPPRESS, help="as above")
     args = parser.parse_args()
-    if sum([args.command is not None, bool(args.seek), bool(args.tournament)]) > 1:
-        parser.error("match, challenge, tournament, --seek and --tournament are modes: one at a time")
+    if sum([args.command is not None, bool(args.seek), bool(args.tournament), bool(args.league)]) > 1:
+        parser.error("match, challenge, tournament, league, --seek, --tournament and --league are modes: "
+                     "one at a time")
     if args.command == "tournament" and args.action == "join":
         args.tournament = args.id
+    if args.command == "league":
+        args.league = args.id
 
     key: str | None = args.key
     if key is None:
@@ -525,7 +590,7 @@ def main() -> None:
 
     runner = Runner(client)
     threading.Thread(target=runner.listen, daemon=True).start()
-    if args.command is None and not args.seek and not args.tournament:
+    if args.command is None and not args.seek and not args.tournament and not args.league:
         threading.Event().wait()  # play for ever (Ctrl-C ends it)
     if not runner.connected.wait(timeout=30):  # the stream first: game_started is not replayed
         fail("events: not connected after 30 s")
@@ -538,6 +603,8 @@ def main() -> None:
         run_tournament(runner, args, me, args.start)
     elif args.tournament:
         run_tournament(runner, args, me, False)
+    elif args.league:
+        run_league(runner, args, me)
     else:
         run_match(runner, args)
 

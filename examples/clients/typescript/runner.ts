@@ -22,7 +22,13 @@
 //   key and plays every game it gives (`tournament_round` names them, `game_started` too),
 //   the standings printed as they change, until it is over (`tournament_finished`);
 //   `tournament create`: makes one (with built-in levels as entrants, say), enters it,
-//   starts it with `--start`, and plays it the same way.
+//   starts it with `--start`, and plays it the same way;
+// - `league ID` (or `--league ID`): enters the league with the player's key (`409
+//   already_entered`: it is in already, fine) and keeps its stream open, which is what
+//   makes a pulling bot available to the league: the league pairs it whenever it has a
+//   free place, and every game it is given is played, its line of the table printed as it
+//   changes, until stopped (Ctrl-C: it is paired no more once its stream is closed;
+//   `--matches N` exits after N more of its matches are counted).
 //
 // Every call answered `429 rate_limited` or `503` with `Retry-After` is sent again after
 // that many seconds and up to as many again at random (at most 8 times; a line says so),
@@ -39,6 +45,8 @@
 //   node dist/runner.js URL --seek all_fives [--fallback greedy --fallback-after 15] \
 //       [--seats 2] [--clock '{"bank_secs": 120}'] [--rated]  # one game; exits when it ends
 //   node dist/runner.js URL --tournament ID [--key KEY]        # enter it, play it; exits when it ends
+//   node dist/runner.js URL league ID [--matches N]            # enter it, play until stopped
+//   node dist/runner.js URL --league ID [--key KEY]            # the same
 // Exits non-zero on any answer it did not expect.
 import createClient from "openapi-fetch";
 import { randomUUID, randomBytes } from "node:crypto";
@@ -52,6 +60,7 @@ type Challenge = Schemas["ChallengeView"];
 type PlayerEvent = Schemas["PlayerEvent"];
 type MatchView = Schemas["MatchView"];
 type TournamentView = Schemas["TournamentView"];
+type LeagueView = Schemas["LeagueView"];
 type Preset = Schemas["CreateMatch"]["preset"];
 type Level = Schemas["BotLevel"];
 const presets: readonly Preset[] = ["classic", "block", "draw", "all_fives", "muggins", "penalty"];
@@ -131,14 +140,17 @@ const { values: opts, positionals } = parseArgs({
     seats: { type: "string" },
     clock: { type: "string" },
     tournament: { type: "string" },
+    league: { type: "string" },
+    matches: { type: "string", default: "0" },
   },
 });
 const [server, command, arg, id] = positionals;
-const modes = [command !== undefined, opts.seek !== undefined, opts.tournament !== undefined].filter(Boolean).length;
+const modes = [command !== undefined, opts.seek !== undefined, opts.tournament !== undefined, opts.league !== undefined].filter(Boolean).length;
 const known =
   command === undefined ||
   (command === "match" && arg === undefined) ||
   (command === "challenge" && arg !== undefined) ||
+  (command === "league" && arg !== undefined && id === undefined) ||
   (command === "tournament" && ((arg === "create" && opts.title !== undefined) || (arg === "join" && id !== undefined)));
 if (server === undefined || !known || modes > 1) {
   console.error(
@@ -149,6 +161,8 @@ if (server === undefined || !known || modes > 1) {
       "       runner.js URL tournament join ID [--key KEY]\n" +
       "       runner.js URL --seek PRESET [--key KEY] [--fallback LEVEL --fallback-after SECS] [--seats N] [--clock JSON] [--rated]\n" +
       "       runner.js URL --tournament ID [--key KEY]\n" +
+      "       runner.js URL league ID [--key KEY] [--matches N]\n" +
+      "       runner.js URL --league ID [--key KEY] [--matches N]\n" +
       `LEVEL: a built-in level, one of ${levels.join(", ")}`,
   );
   process.exit(2);
@@ -526,9 +540,71 @@ async function runTournament(id: string, myId: string, start: boolean): Promise<
   }
 }
 
+// ---- a league ----
+function leagueLine(l: LeagueView, myId: string): string {
+  const mine = l.entrants.find((e) => e.id === myId);
+  if (mine === undefined) return `league ${l.id} (${l.name}): we are not in it`;
+  const oneDecimal = (x: number): string => `${x < 0 ? "-" : "+"}${Math.abs(x).toFixed(1)}`;
+  const ci = mine.margin_ci95 ? ` (95% ${oneDecimal(mine.margin_ci95[0]!)} to ${oneDecimal(mine.margin_ci95[1]!)})` : "";
+  return (
+    `league ${l.id}: ${mine.rank}. of ${l.entrants.length}, rating ${mine.rating} ± ${mine.deviation}, ` +
+    `${mine.matches} ${mine.matches === 1 ? "match" : "matches"} (won ${mine.wins}, drawn ${mine.draws}, lost ${mine.losses}), ` +
+    `margin ${oneDecimal(mine.margin_per_deal)} a deal${ci}; ${mine.available ? "available" : "away"}`
+  );
+}
+
+async function runLeague(id: string, myId: string, stopAfter: number): Promise<void> {
+  const entered = await api.POST("/v1/leagues/{id}/entrants", { params: { path: { id } } });
+  let l: LeagueView;
+  if (entered.response.status === 409) {
+    // In it already (a runner started again?): play on. Full, or a cap: nothing to play.
+    if ((entered.error as { code?: string } | undefined)?.code !== "already_entered") fail(`enter league ${id}`, 409, entered.error);
+    const read = await api.GET("/v1/leagues/{id}", { params: { path: { id } } });
+    if (read.data === undefined || read.response.status !== 200) fail(`league ${id}`, read.response.status, read.error);
+    l = read.data;
+  } else {
+    if (entered.data === undefined || entered.response.status !== 200) fail(`enter league ${id}`, entered.response.status, entered.error);
+    l = entered.data;
+  }
+  console.log(
+    `league ${l.id} (${l.name}): ${l.preset}, ${l.deals_per_match} ${l.deals_per_match === 1 ? "deal" : "deals"} a match; ` +
+      `watch it at ${server!.replace(/\/$/, "")}/leagues/${l.id}`,
+  );
+  // The open stream (listen) is what makes us available: the league pairs us as it
+  // drives, and each game comes as game_started. Here only the table is read now and
+  // then, after a game starts or ends, or every 10 s.
+  const first = l.entrants.find((e) => e.id === myId)?.matches ?? 0;
+  let last = "";
+  for (;;) {
+    await nextNews(10_000);
+    const read = await api.GET("/v1/leagues/{id}", { params: { path: { id } } });
+    if (read.data === undefined || read.response.status !== 200) fail(`league ${id}`, read.response.status, read.error);
+    l = read.data;
+    const line = leagueLine(l, myId);
+    if (line !== last) console.log(line);
+    last = line;
+    const played = (l.entrants.find((e) => e.id === myId)?.matches ?? first) - first;
+    if (stopAfter > 0 && played >= stopAfter) {
+      console.log(`league ${l.id}: ${played} of our matches counted; stopping (our stream closes: we are paired no more)`);
+      return;
+    }
+  }
+}
+
 const connected = new Promise<void>((resolve) => {
   listen(resolve).catch((error: unknown) => fail(`events: ${String(error)}`));
 });
+const leagueId = command === "league" ? arg : opts.league;
+if (leagueId !== undefined) {
+  // The stream first: it is what makes us available, and game_started is not replayed.
+  const timeout = setTimeout(() => fail("events: not connected after 30 s"), 30_000);
+  await connected;
+  clearTimeout(timeout);
+  const stopAfter = Number(opts.matches);
+  if (!Number.isInteger(stopAfter) || stopAfter < 0) fail(`--matches ${opts.matches}: a whole number, 0 for no end`);
+  await runLeague(leagueId, me.data.id, stopAfter);
+  process.exit(0);
+}
 if (command === "match" || command === "challenge" || command === "tournament") {
   // The stream first: game_started is not replayed.
   const timeout = setTimeout(() => fail("events: not connected after 30 s"), 30_000);

@@ -204,3 +204,46 @@ export function followTournament(id, onTournament, onConnection) {
   source.onerror = () => onConnection?.(source.readyState === EventSource.CLOSED ? null : false);
   return () => source.close();
 }
+
+const leaguePath = (id) => `/v1/leagues/${encodeURIComponent(id)}`;
+
+/** A page of leagues, newest first. */
+export async function listLeagues(page = 1, perPage = 20) {
+  return answer(await fetch(`/v1/leagues?page=${page}&per_page=${perPage}`, { cache: 'no-store' }));
+}
+
+/** A league: its settings, its table in rank order, its matches in play, the latest counted. */
+export async function readLeague(id) {
+  return answer(await fetch(leaguePath(id), { cache: 'no-store' }));
+}
+
+/** A match: its players, its games (each a table to watch), its score and margin. */
+export async function readMatch(id) {
+  return answer(await fetch(`/v1/matches/${encodeURIComponent(id)}`, { cache: 'no-store' }));
+}
+
+/**
+ * Calls `onChange(type, data)` for each event of the league's stream (`standings` first,
+ * the league as it stands, then `match_started`, `match_finished`, and `standings` again
+ * after each count; `league` is taken as the whole league too), and `onConnection(up)` as it
+ * opens (true), drops and retries (false) or gives up for good (null: a server without
+ * the stream answers 404, which the browser never retries). Answers a function that
+ * stops it.
+ */
+export function followLeague(id, onChange, onConnection) {
+  const source = new EventSource(`${leaguePath(id)}/events`);
+  for (const type of ['league', 'match_started', 'match_finished', 'standings']) {
+    source.addEventListener(type, (e) => {
+      let data = null;
+      try {
+        data = JSON.parse(e.data);
+      } catch {
+        // The page reads the league again whatever the event carried.
+      }
+      onChange(type, data);
+    });
+  }
+  source.onopen = () => onConnection?.(true);
+  source.onerror = () => onConnection?.(source.readyState === EventSource.CLOSED ? null : false);
+  return () => source.close();
+}

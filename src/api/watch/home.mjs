@@ -1,10 +1,10 @@
 // The home page, `/`: games in play, the latest finished games (each opening its
-// replay), tournaments registering, running and just finished, and a link to every
-// preset's leaderboard. Read again every few seconds and when the lobby's stream says a
+// replay), tournaments registering, running and just finished, the latest leagues, and a
+// link to every preset's leaderboard. Read again every few seconds and when the lobby's stream says a
 // game started or finished.
 
-import { listFinishedGames, listPlayingGames, listPresets, listTournaments } from './api.mjs';
-import { gameItem, tournamentItem } from './lists.mjs';
+import { listFinishedGames, listLeagues, listPlayingGames, listPresets, listTournaments } from './api.mjs';
+import { gameItem, leagueItem, tournamentItem } from './lists.mjs';
 
 const $ = (id) => document.getElementById(id);
 const SHOWN = 8;
@@ -46,6 +46,16 @@ async function showTournaments() {
   }
 }
 
+async function showLeagues() {
+  try {
+    const list = await listLeagues(1, SHOWN);
+    $('leagues').replaceChildren(...list.leagues.map(leagueItem));
+    $('leagues-summary').textContent = list.leagues.length ? '' : 'No league yet.';
+  } catch (err) {
+    $('leagues-summary').textContent = `Could not list the leagues: ${err.message}`;
+  }
+}
+
 async function showBoards() {
   try {
     const presets = await listPresets();
@@ -61,7 +71,7 @@ async function showBoards() {
 }
 
 async function show() {
-  await Promise.all([showLive(), showFinished(), showTournaments()]);
+  await Promise.all([showLive(), showFinished(), showTournaments(), showLeagues()]);
   $('page').dataset.ready = 'true';
 }
 

@@ -1,4 +1,4 @@
-// What several pages list alike: a game with its players, a tournament.
+// What several pages list alike: a game with its players, a tournament, a league.
 
 import { nameNode } from './names.mjs';
 
@@ -76,5 +76,22 @@ export function tournamentItem(t) {
   li.append(a, span(what.join(' · '), 'when'));
   const winner = t.status === 'finished' ? (t.winner ?? t.players?.find((p) => p.rank === 1)?.name) : null;
   if (winner) li.append(span(`won by ${winner}`, 'winner'));
+  return li;
+}
+
+/** A league: its name linking to its page, its preset, how many are in it, matches counted. */
+export function leagueItem(l) {
+  const li = document.createElement('li');
+  li.dataset.league = l.id;
+  const a = document.createElement('a');
+  a.href = `/leagues/${encodeURIComponent(l.id)}`;
+  a.className = 'league-name';
+  a.textContent = l.name;
+  const what = [
+    presetName(l.preset),
+    `${l.entrants} ${l.entrants === 1 ? 'entrant' : 'entrants'}`,
+    `${l.matches_counted} ${l.matches_counted === 1 ? 'match' : 'matches'} counted`,
+  ];
+  li.append(a, span(what.join(' · '), 'when'));
   return li;
 }

@@ -1,7 +1,7 @@
 // A player's page: its ratings per preset, each with a chart of the rating over its
 // latest rated games (deviation as a band), its games a page at a time (`?page=N`) with
 // the opponents, its own score first and the rating change, each linking to its table or
-// its replay, and its matches.
+// its replay, the leagues it is in (each linking to its page), and its matches.
 
 import { readProfile, readRatingHistory, readPlayerGames, readPlayerMatches } from './api.mjs';
 import { drawChart } from './chart.mjs';
@@ -105,6 +105,18 @@ function matchItem(m, me) {
   return li;
 }
 
+/** A league the player is in, linking to its page. */
+function leagueLink(l) {
+  const li = document.createElement('li');
+  li.dataset.league = l.id;
+  const a = document.createElement('a');
+  a.href = `/leagues/${encodeURIComponent(l.id)}`;
+  a.className = 'league-name';
+  a.textContent = l.name;
+  li.append(a);
+  return li;
+}
+
 function pageLink(id, n) {
   const a = $(id);
   a.href = `/players/${encodeURIComponent(who)}${n > 1 ? `?page=${n}` : ''}`;
@@ -157,6 +169,8 @@ async function show() {
   $('summary').textContent = `${profile.games} ${profile.games === 1 ? 'game' : 'games'}${profile.created_ms ? ` · playing since ${when(profile.created_ms)}` : ''}`;
   if (profile.webhook) $('webhook').replaceChildren(webhookLine(profile.webhook));
   $('webhook').hidden = !profile.webhook;
+  $('leagues').replaceChildren(...(profile.leagues ?? []).map(leagueLink));
+  $('leagues-section').hidden = !profile.leagues?.length;
   const presets = Object.keys(profile.ratings);
   const histories = await Promise.all(presets.map((p) => readRatingHistory(profile.id, p).catch(() => [])));
   $('ratings').replaceChildren(...presets.map((p, i) => ratingSection(p, profile.ratings[p], histories[i], profile.created_ms)));

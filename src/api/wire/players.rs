@@ -68,6 +68,18 @@ pub struct PlayerProfile {
     /// How the server's calls to the player's webhook go, if it has one (its URL and why
     /// it is paused are the player's own: `GET /v1/players/me/webhook`).
     pub webhook: Option<WebhookSummary>,
+    /// The leagues it is in (entered and not left), by name: each one's page is
+    /// `/leagues/{id}`. Empty for a built-in level.
+    pub leagues: Vec<PlayerLeague>,
+}
+
+/// A league a player is in.
+#[derive(Serialize, ToSchema)]
+pub struct PlayerLeague {
+    #[schema(format = Uuid)]
+    pub id: String,
+    #[schema(example = "Fives around the clock")]
+    pub name: String,
 }
 
 impl PlayerProfile {
@@ -84,6 +96,14 @@ impl PlayerProfile {
                 .map(|(preset, r)| (preset.clone(), RatingView::of(r.rating, r.games)))
                 .collect(),
             webhook: p.webhook.as_ref().map(WebhookSummary::of),
+            leagues: p
+                .leagues
+                .iter()
+                .map(|l| PlayerLeague {
+                    id: l.id.clone(),
+                    name: l.name.clone(),
+                })
+                .collect(),
         }
     }
 }

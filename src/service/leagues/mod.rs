@@ -29,7 +29,7 @@ use super::idempotency::{self, Before, Create, RequestKey};
 use super::matches::Matches;
 use super::matchmaking::challenge::Party;
 use super::page::page_offset;
-use super::players::Players;
+use super::players::{Players, Profile, ProfileLeague};
 use super::shared::{Shared, now_ms};
 use record::{Entrant, League, MAX_CONCURRENT, MAX_DEALS_PER_MATCH};
 
@@ -202,6 +202,40 @@ impl Leagues {
             }
         }
         Ok(found)
+    }
+
+    /// `profile` with the leagues its player entered and has not left, by name (then id).
+    /// At most `MAX_LEAGUES_ENTERED` of them, each one read of the store; an entry whose
+    /// league is gone, or that the league no longer holds (a leave half done), is left
+    /// out. A built-in level is entered by each league's creator, never counted as an
+    /// entry: it lists none.
+    pub async fn with_leagues(&self, mut profile: Profile) -> Result<Profile, Error> {
+        let store = &self.ctx.store;
+        let ids = store.league_entries(&profile.id).await?;
+        let loaded = join_all(ids.iter().filter_map(|id| LeagueId::stored(id)).map(
+            |id| async move {
+                match self.load(id).await {
+                    Ok((_, league)) => Ok(Some(league)),
+                    Err(Error::LeagueNotFound) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            },
+        ))
+        .await;
+        let mut found = Vec::new();
+        for league in loaded {
+            if let Some(league) = league?
+                && league.entrant_of(&profile.id).is_some()
+            {
+                found.push(ProfileLeague {
+                    id: league.id.to_string(),
+                    name: league.name,
+                });
+            }
+        }
+        found.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
+        profile.leagues = found;
+        Ok(profile)
     }
 
     /// Enters the key's player: it is paired from the league's next drive on, whenever it

@@ -75,6 +75,16 @@ pub struct Profile {
     /// How its webhook's calls go, if it has one: the state less its URL and why it was
     /// paused (what anyone may see of how a bot answers).
     pub webhook: Option<WebhookState>,
+    /// The leagues it is in (entered, not left), by name: filled in by the leagues
+    /// aggregate (`Leagues::with_leagues`), above this one; empty until then.
+    pub leagues: Vec<ProfileLeague>,
+}
+
+/// A league a player is in, as its profile names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileLeague {
+    pub id: String,
+    pub name: String,
 }
 
 /// A profile with the player's key: the answer to creating a player or a new key.
@@ -128,6 +138,7 @@ fn level_profile(level: Level) -> Profile {
         games: 0,
         ratings: BTreeMap::new(),
         webhook: None,
+        leagues: Vec::new(),
     }
 }
 

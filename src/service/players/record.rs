@@ -142,6 +142,7 @@ impl PlayerRecord {
             games,
             ratings: self.ratings.clone(),
             webhook: self.webhook.as_ref().map(Webhook::state),
+            leagues: Vec::new(),
         }
     }
 
