@@ -17,6 +17,7 @@
 //! - [`sampling`], [`playout`]: the searchers' sampled worlds and leaf evaluation.
 //! - [`inference`]: how likely the master finds a sampled world, from the others' plays.
 //! - [`turns`]: the bots' turns at a table, played until a human must move.
+//! - [`recall`]: a seat's projection rebuilt from the views it is shown (a webhook bot's).
 //!
 //! Every level takes an opponent's unclaimed points (a `muggins` move) as soon as it may,
 //! in turn or out of it, and greedy, expert and master always claim their own points.
@@ -29,6 +30,7 @@ mod inference;
 pub mod master;
 pub(crate) mod playout;
 pub mod random;
+pub mod recall;
 pub(crate) mod sampling;
 pub mod think;
 mod tree;
