@@ -108,12 +108,10 @@ pub async fn create_player(
     ),
 )]
 pub async fn get_player(
-    players: web::Data<Players>,
     leagues: web::Data<Leagues>,
     who: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let profile = players.profile(&wire::who(&who)).await?;
-    let profile = leagues.with_leagues(profile).await?;
+    let profile = leagues.profile(&wire::who(&who)).await?;
     Ok(HttpResponse::Ok().json(PlayerProfile::of(&profile)))
 }
 
@@ -170,12 +168,10 @@ pub async fn rating_history(
     ),
 )]
 pub async fn my_profile(
-    players: web::Data<Players>,
     leagues: web::Data<Leagues>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    let profile = players.me(&caller).await?;
-    let profile = leagues.with_leagues(profile).await?;
+    let profile = leagues.my_profile(&caller).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(PlayerProfile::of(&profile)))
@@ -195,12 +191,10 @@ pub async fn my_profile(
     ),
 )]
 pub async fn rotate_key(
-    players: web::Data<Players>,
     leagues: web::Data<Leagues>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    let mut keyed = players.rotate_key(&caller).await?;
-    keyed.profile = leagues.with_leagues(keyed.profile).await?;
+    let keyed = leagues.rotate_key(&caller).await?;
     Ok(with_key(HttpResponse::Ok(), PlayerKey::of(keyed)))
 }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 
 use crate::bots::Level;
-use crate::domain::{Caller, LeagueId, visible_text};
+use crate::domain::{Caller, LeagueId, Who, visible_text};
 use crate::engine::{Preset, RulesPatch};
 use crate::store::SaveOutcome;
 use crate::store::leagues::LeagueStore;
@@ -29,7 +29,7 @@ use super::idempotency::{self, Before, Create, RequestKey};
 use super::matches::Matches;
 use super::matchmaking::challenge::Party;
 use super::page::page_offset;
-use super::players::{Players, Profile, ProfileLeague};
+use super::players::{Keyed, Players, Profile, ProfileLeague};
 use super::shared::{Shared, now_ms};
 use record::{Entrant, League, MAX_CONCURRENT, MAX_DEALS_PER_MATCH};
 
@@ -204,12 +204,32 @@ impl Leagues {
         Ok(found)
     }
 
+    /// The profile of a player by id or name ([`Players::profile`]), with its leagues.
+    pub async fn profile(&self, who: &Who) -> Result<Profile, Error> {
+        let profile = self.players.profile(who).await?;
+        self.with_leagues(profile).await
+    }
+
+    /// The key's player's profile ([`Players::me`]), with its leagues.
+    pub async fn my_profile(&self, caller: &Caller) -> Result<Profile, Error> {
+        let profile = self.players.me(caller).await?;
+        self.with_leagues(profile).await
+    }
+
+    /// A new key for the key's player ([`Players::rotate_key`]), its profile with its
+    /// leagues.
+    pub async fn rotate_key(&self, caller: &Caller) -> Result<Keyed, Error> {
+        let mut keyed = self.players.rotate_key(caller).await?;
+        keyed.profile = self.with_leagues(keyed.profile).await?;
+        Ok(keyed)
+    }
+
     /// `profile` with the leagues its player entered and has not left, by name (then id).
     /// At most `MAX_LEAGUES_ENTERED` of them, each one read of the store; an entry whose
     /// league is gone, or that the league no longer holds (a leave half done), is left
     /// out. A built-in level is entered by each league's creator, never counted as an
     /// entry: it lists none.
-    pub async fn with_leagues(&self, mut profile: Profile) -> Result<Profile, Error> {
+    async fn with_leagues(&self, mut profile: Profile) -> Result<Profile, Error> {
         let store = &self.ctx.store;
         let ids = store.league_entries(&profile.id).await?;
         let loaded = join_all(ids.iter().filter_map(|id| LeagueId::stored(id)).map(
