@@ -88,6 +88,12 @@ pub struct CapLabels {
     pub cap: &'static str,
 }
 
+/// Which stream's events: `lobby` or `spectator`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StreamLabels {
+    pub stream: &'static str,
+}
+
 type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
 
 /// Where bots moved: inside the request that a human's move or join made, or in the
@@ -190,6 +196,9 @@ pub struct Metrics {
     /// Tournament events rendered by those feeds, each once for all its followers
     /// (`domino_tournament_events_rendered_total`).
     pub tournament_events_rendered: Counter,
+    /// Stream events rendered once for all the followers of this process: the lobby's
+    /// news, a spectator's game events (`domino_stream_events_rendered_total{stream}`).
+    stream_events_rendered: Family<StreamLabels, Counter>,
     /// Event streams and waiting long polls open now (`domino_open_streams`).
     pub open_streams: Gauge,
     /// Streams and long polls refused by a cap (`domino_stream_refusals_total{cap}`).
@@ -386,6 +395,12 @@ impl Metrics {
             "Tournament events rendered, each once for all the followers of this process",
             tournament_events_rendered.clone(),
         );
+        let stream_events_rendered = Family::<StreamLabels, Counter>::default();
+        game.register(
+            "stream_events_rendered",
+            "Stream events rendered, each once for all the followers of this process (lobby, spectator)",
+            stream_events_rendered.clone(),
+        );
         let open_streams = Gauge::default();
         game.register(
             "open_streams",
@@ -480,6 +495,7 @@ impl Metrics {
             tournament_events_rendered,
             open_streams,
             stream_refusals,
+            stream_events_rendered,
             connection_refusals,
             heads_cut,
             bot_moves,
@@ -493,6 +509,12 @@ impl Metrics {
     }
 
     /// The refusal counter of one stream cap (`per_address` or `total`).
+    pub fn stream_events_rendered(&self, stream: &'static str) -> Counter {
+        self.stream_events_rendered
+            .get_or_create(&StreamLabels { stream })
+            .clone()
+    }
+
     pub fn stream_refusals(&self, cap: &'static str) -> Counter {
         self.stream_refusals
             .get_or_create(&CapLabels { cap })

@@ -390,6 +390,11 @@ fn serve(
         services.tournaments.clone(),
         metrics.clone(),
     )));
+    // The lobby's feed and the spectators' frames, shared by the workers of this process.
+    let fanout = web::Data::from(Arc::new(api::games::fanout::Fanout::new(
+        services.games.clone(),
+        metrics.clone(),
+    )));
     let slots = web::Data::new(api::streams::StreamSlots::new(
         settings.max_streams_per_ip,
         budget.max_streams,
@@ -437,6 +442,7 @@ fn serve(
             .app_data(tournaments.clone())
             .app_data(leagues.clone())
             .app_data(feeds.clone())
+            .app_data(fanout.clone())
             .app_data(metrics.clone())
             .app_data(limits.clone())
             .app_data(slots.clone())
