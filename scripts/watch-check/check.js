@@ -21,6 +21,7 @@
 // 12. a tournament's page follows a round robin of levels from its registration to its
 //     end: standings, every round with its games and byes, the crosstable, the name as text,
 //     a winner line once it is over, and every pairing card laid out alike at 390 px;
+//     then a level's page lists that tournament, linking to it, with who won;
 // 13. the home page (/) lists games in play, the latest finished games, tournaments and
 //     every leaderboard; /tournaments lists them by status, /leaderboard each preset's top;
 //     the list pages use the width they are given (up to a readable maximum) at 1200 px,
@@ -707,6 +708,26 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await tour.waitForSelector('#page[data-version]');
   check(/replay/i.test(await tour.locator('#status').textContent()), 'a crosstable cell opens its game\'s replay');
   await tour.close();
+  // A level's page lists the tournaments it was entered in, each linking to its page.
+  const levelPage = await open('/players/expert', 1200);
+  await levelPage.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const listedCups = await levelPage.evaluate(() => ({
+    shown: !document.getElementById('tournaments-section').hidden,
+    items: [...document.querySelectorAll('#tournaments li')].map((li) => ({
+      href: li.querySelector('a.tournament-name')?.getAttribute('href'),
+      name: li.querySelector('a.tournament-name')?.textContent,
+      winner: li.querySelector('.winner')?.textContent ?? null,
+    })),
+    injected: Boolean(window.pwned) || document.querySelectorAll('main img').length > 0,
+  }));
+  const cupItem = listedCups.items.find((i) => i.href === `/tournaments/${cup.id}`);
+  check(listedCups.shown && cupItem && cupItem.name === cupName && cupItem.winner === `won by ${done.players[0].name}` && !listedCups.injected,
+    `a player's page lists its tournaments, each linking to its page, with who won (${JSON.stringify(listedCups.items)})`);
+  for (const width of [390, 1200]) {
+    await levelPage.setViewportSize({ width, height: width < 500 ? 780 : 900 });
+    await levelPage.screenshot({ path: path.join(shots, `player-tournaments-${width}.png`), fullPage: true });
+  }
+  await levelPage.close();
   // ---- 13. the front door and the indexes ----
   const later = await api('POST', '/v1/tournaments', { name: 'Next week', preset: 'all_fives', format: 'swiss' }, tess.key);
   const finishedGames = await api('GET', '/v1/games?status=finished&per_page=8');
