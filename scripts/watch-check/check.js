@@ -720,8 +720,8 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
     })),
     injected: Boolean(window.pwned) || document.querySelectorAll('main img').length > 0,
   }));
-  const cupItem = listedCups.items.find((i) => i.href === `/tournaments/${cup.id}`);
-  check(listedCups.shown && cupItem && cupItem.name === cupName && cupItem.winner === `won by ${done.players[0].name}` && !listedCups.injected,
+  const listedCup = listedCups.items.find((i) => i.href === `/tournaments/${cup.id}`);
+  check(listedCups.shown && listedCup && listedCup.name === cupName && listedCup.winner === `won by ${done.players[0].name}` && !listedCups.injected,
     `a player's page lists its tournaments, each linking to its page, with who won (${JSON.stringify(listedCups.items)})`);
   for (const width of [390, 1200]) {
     await levelPage.setViewportSize({ width, height: width < 500 ? 780 : 900 });
