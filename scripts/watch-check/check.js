@@ -15,7 +15,7 @@
 // 8. at 390 px on a 1x screen every pip is at least 4 px wide;
 // 9. a player's page draws each rated preset's rating over its games with the deviation
 //    as a band, and lists its recent games with the opponent, result and rating change,
-//    each linking to its replay;
+//    each linking to its replay, every game reached a page at a time;
 // 10. the leaderboard lists the board in order, a provisional player marked;
 // 11. the lobby names each game's players (a player linking to its page), escaping them;
 // 12. a tournament's page follows a round robin of levels from its registration to its
@@ -591,6 +591,31 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await me.waitForSelector('#page[data-version]');
   check(/replay/i.test(await me.locator('#status').textContent()), 'a recent game\'s link opens its replay');
   await me.close();
+  // Every game a page at a time: 21 games are a page of 20 and one more, "Older" between.
+  const pager = await api('POST', '/v1/players', { name: 'pager' });
+  for (let i = 0; i < 21; i += 1) {
+    const g = await api('POST', '/v1/games', { preset: 'block', bots: [{ seat: 1, level: 'random' }] });
+    await api('POST', `/v1/games/${g.game_id}/seats`, {}, pager.key);
+  }
+  const paged = await open('/players/pager', 1200);
+  await paged.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const firstPage = await paged.evaluate(() => ({
+    items: document.querySelectorAll('#recent li').length,
+    where: document.getElementById('games-where').textContent,
+    older: document.getElementById('older').hidden ? null : document.getElementById('older').getAttribute('href'),
+  }));
+  await paged.click('#older');
+  await paged.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const secondPage = await paged.evaluate(() => ({
+    items: document.querySelectorAll('#recent li').length,
+    where: document.getElementById('games-where').textContent,
+    newer: document.getElementById('newer').hidden ? null : document.getElementById('newer').getAttribute('href'),
+    older: !document.getElementById('older').hidden,
+  }));
+  check(firstPage.items === 20 && firstPage.older === '/players/pager?page=2' && firstPage.where === 'games 1 to 20 of 21, newest first'
+    && secondPage.items === 1 && secondPage.where === 'games 21 to 21 of 21, newest first' && secondPage.newer === '/players/pager' && !secondPage.older,
+    `a player's page reaches every game a page at a time (${JSON.stringify([firstPage, secondPage])})`);
+  await paged.close();
 
   // ---- 10. the leaderboard: ranks, provisional players marked, names linking to pages ----
   const board = await api('GET', '/v1/leaderboard/block');
