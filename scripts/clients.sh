@@ -122,6 +122,15 @@ watch_link_opens "$work/ts-bot.out" "TypeScript bot"
 PYTHONPATH="$py_client" "$venv/bin/python" "$py_src/bot.py" "$url" | tee "$work/py-bot.out" \
     || { log "FAILED: the Python bot"; status=1; }
 watch_link_opens "$work/py-bot.out" "Python bot"
+# Each runner's help names every built-in level the server has (its OpenAPI `BotLevel`).
+levels=$(curl -fsS "$url/openapi.json" | python3 -c 'import json, sys; print(" ".join(json.load(sys.stdin)["components"]["schemas"]["BotLevel"]["enum"]))')
+ts_help=$(node "$ts/dist/runner.js" 2>&1 || true)
+py_help=$(PYTHONPATH="$py_client" "$venv/bin/python" "$py_src/runner.py" "$url" match --help 2>&1 || true)
+for level in $levels; do
+    grep -qw "$level" <<<"$ts_help" || { log "FAILED: the TypeScript runner's help leaves out $level"; status=1; }
+    grep -qw "$level" <<<"$py_help" || { log "FAILED: the Python runner's help leaves out $level"; status=1; }
+done
+[[ $levels == *master* ]] || { log "FAILED: no level list read from the server ($levels)"; status=1; }
 # The runners: a bot account each, a two-deal duplicate match of one round a game, two
 # games at a time; each exits 0 once its match is finished (timeout: a match that stalls).
 match_args=(match --opponent greedy --preset block --deals 2 --parallel 2 --rules '{"target":null,"rounds":1}'

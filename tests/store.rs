@@ -256,6 +256,7 @@ contract_tests!(
     a_tournament_is_created_once_and_saved_by_compare_and_set,
     tournaments_are_listed_by_status_newest_first,
     tournaments_due_are_listed_once_due_until_dropped,
+    a_players_tournaments_are_listed_newest_first_the_newest_kept,
     a_creators_claims_stop_at_the_cap_until_one_is_released,
     concurrent_claims_pass_the_cap_exactly,
     a_players_joins_stop_at_the_cap_apart_from_what_it_made,

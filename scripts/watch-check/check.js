@@ -15,12 +15,13 @@
 // 8. at 390 px on a 1x screen every pip is at least 4 px wide;
 // 9. a player's page draws each rated preset's rating over its games with the deviation
 //    as a band, and lists its recent games with the opponent, result and rating change,
-//    each linking to its replay;
+//    each linking to its replay, every game reached a page at a time;
 // 10. the leaderboard lists the board in order, a provisional player marked;
 // 11. the lobby names each game's players (a player linking to its page), escaping them;
 // 12. a tournament's page follows a round robin of levels from its registration to its
 //     end: standings, every round with its games and byes, the crosstable, the name as text,
 //     a winner line once it is over, and every pairing card laid out alike at 390 px;
+//     then a level's page lists that tournament, linking to it, with who won;
 // 13. the home page (/) lists games in play, the latest finished games, tournaments and
 //     every leaderboard; /tournaments lists them by status, /leaderboard each preset's top;
 //     the list pages use the width they are given (up to a readable maximum) at 1200 px,
@@ -590,6 +591,31 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await me.waitForSelector('#page[data-version]');
   check(/replay/i.test(await me.locator('#status').textContent()), 'a recent game\'s link opens its replay');
   await me.close();
+  // Every game a page at a time: 21 games are a page of 20 and one more, "Older" between.
+  const pager = await api('POST', '/v1/players', { name: 'pager' });
+  for (let i = 0; i < 21; i += 1) {
+    const g = await api('POST', '/v1/games', { preset: 'block', bots: [{ seat: 1, level: 'random' }] });
+    await api('POST', `/v1/games/${g.game_id}/seats`, {}, pager.key);
+  }
+  const paged = await open('/players/pager', 1200);
+  await paged.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const firstPage = await paged.evaluate(() => ({
+    items: document.querySelectorAll('#recent li').length,
+    where: document.getElementById('games-where').textContent,
+    older: document.getElementById('older').hidden ? null : document.getElementById('older').getAttribute('href'),
+  }));
+  await paged.click('#older');
+  await paged.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const secondPage = await paged.evaluate(() => ({
+    items: document.querySelectorAll('#recent li').length,
+    where: document.getElementById('games-where').textContent,
+    newer: document.getElementById('newer').hidden ? null : document.getElementById('newer').getAttribute('href'),
+    older: !document.getElementById('older').hidden,
+  }));
+  check(firstPage.items === 20 && firstPage.older === '/players/pager?page=2' && firstPage.where === 'games 1 to 20 of 21, newest first'
+    && secondPage.items === 1 && secondPage.where === 'games 21 to 21 of 21, newest first' && secondPage.newer === '/players/pager' && !secondPage.older,
+    `a player's page reaches every game a page at a time (${JSON.stringify([firstPage, secondPage])})`);
+  await paged.close();
 
   // ---- 10. the leaderboard: ranks, provisional players marked, names linking to pages ----
   const board = await api('GET', '/v1/leaderboard/block');
@@ -707,6 +733,26 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   await tour.waitForSelector('#page[data-version]');
   check(/replay/i.test(await tour.locator('#status').textContent()), 'a crosstable cell opens its game\'s replay');
   await tour.close();
+  // A level's page lists the tournaments it was entered in, each linking to its page.
+  const levelPage = await open('/players/expert', 1200);
+  await levelPage.waitForSelector('#page[data-ready]', { timeout: 10000 });
+  const listedCups = await levelPage.evaluate(() => ({
+    shown: !document.getElementById('tournaments-section').hidden,
+    items: [...document.querySelectorAll('#tournaments li')].map((li) => ({
+      href: li.querySelector('a.tournament-name')?.getAttribute('href'),
+      name: li.querySelector('a.tournament-name')?.textContent,
+      winner: li.querySelector('.winner')?.textContent ?? null,
+    })),
+    injected: Boolean(window.pwned) || document.querySelectorAll('main img').length > 0,
+  }));
+  const listedCup = listedCups.items.find((i) => i.href === `/tournaments/${cup.id}`);
+  check(listedCups.shown && listedCup && listedCup.name === cupName && listedCup.winner === `won by ${done.players[0].name}` && !listedCups.injected,
+    `a player's page lists its tournaments, each linking to its page, with who won (${JSON.stringify(listedCups.items)})`);
+  for (const width of [390, 1200]) {
+    await levelPage.setViewportSize({ width, height: width < 500 ? 780 : 900 });
+    await levelPage.screenshot({ path: path.join(shots, `player-tournaments-${width}.png`), fullPage: true });
+  }
+  await levelPage.close();
   // ---- 13. the front door and the indexes ----
   const later = await api('POST', '/v1/tournaments', { name: 'Next week', preset: 'all_fives', format: 'swiss' }, tess.key);
   const finishedGames = await api('GET', '/v1/games?status=finished&per_page=8');

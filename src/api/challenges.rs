@@ -9,6 +9,7 @@ use utoipa::IntoParams;
 use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
+use crate::api::numbers::Json;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{self, ChallengeList, ChallengeView, CreateChallenge};
 use crate::domain::Caller;
@@ -71,7 +72,7 @@ pub async fn create_challenge(
     req: HttpRequest,
     matchmaking: web::Data<Matchmaking>,
     limits: Option<web::Data<RateLimits>>,
-    body: web::Json<CreateChallenge>,
+    body: Json<CreateChallenge>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));

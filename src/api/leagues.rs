@@ -10,6 +10,7 @@ use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, problems};
 use crate::api::games::{KEEP_ALIVE, create_key, named_frame, sse_answer};
+use crate::api::numbers::Json;
 use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::streams::StreamSlots;
 use crate::api::wire::{
@@ -71,7 +72,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub async fn create_league(
     req: HttpRequest,
     leagues: web::Data<Leagues>,
-    body: web::Json<CreateLeague>,
+    body: Json<CreateLeague>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();

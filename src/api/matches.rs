@@ -7,6 +7,7 @@ use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
 use crate::api::headers::get_and_head;
+use crate::api::numbers::Json;
 use crate::api::paging::PageQuery;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{self, CreateMatch, MatchList, MatchView};
@@ -65,7 +66,7 @@ pub async fn create_match(
     req: HttpRequest,
     matches: web::Data<Matches>,
     limits: Option<web::Data<RateLimits>>,
-    body: web::Json<CreateMatch>,
+    body: Json<CreateMatch>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));

@@ -20,6 +20,7 @@ pub mod games;
 pub mod headers;
 pub mod leagues;
 pub mod matches;
+pub mod numbers;
 pub mod openapi;
 pub mod ops;
 pub mod paging;

@@ -62,7 +62,7 @@ pub const BEARER_SCHEME: &str = "bearer";
         challenges::accept_challenge, challenges::decline_challenge, challenges::cancel_challenge,
         seeks::create_seek, seeks::list_seeks, seeks::get_seek, seeks::cancel_seek,
         matches::create_match, matches::list_matches, matches::player_matches, matches::get_match, matches::cancel_match,
-        tournaments::create_tournament, tournaments::list_tournaments, tournaments::get_tournament,
+        tournaments::create_tournament, tournaments::list_tournaments, tournaments::player_tournaments, tournaments::get_tournament,
         tournaments::join_tournament, tournaments::withdraw_from_tournament,
         tournaments::start_tournament, tournaments::tournament_events,
         tournaments::cancel_tournament, tournaments::remove_tournament_player,

@@ -12,6 +12,7 @@ use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::{KEEP_ALIVE, idempotency_key, named_frame, sse_answer};
 use crate::api::headers::{UNCOMPRESSED, get_and_head};
+use crate::api::numbers::Json;
 use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
@@ -74,7 +75,7 @@ pub async fn create_player(
     req: HttpRequest,
     players: web::Data<Players>,
     limits: Option<web::Data<RateLimits>>,
-    body: web::Json<CreatePlayer>,
+    body: Json<CreatePlayer>,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
     // The same request is the same name and kind, however the JSON was spaced.

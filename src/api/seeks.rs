@@ -8,6 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::games::create_key;
+use crate::api::numbers::Json;
 use crate::api::paging::PageQuery;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{self, CreateSeek, SeekList, SeekView};
@@ -71,7 +72,7 @@ pub async fn create_seek(
     req: HttpRequest,
     matchmaking: web::Data<Matchmaking>,
     limits: Option<web::Data<RateLimits>>,
-    body: web::Json<CreateSeek>,
+    body: Json<CreateSeek>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();

@@ -13,7 +13,9 @@ use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::feeds::TournamentFeeds;
 use crate::api::games::{KEEP_ALIVE, create_key, sse_answer};
-use crate::api::paging::{DEFAULT_PER_PAGE, paging};
+use crate::api::headers::get_and_head;
+use crate::api::numbers::Json;
+use crate::api::paging::{DEFAULT_PER_PAGE, PageQuery, paging};
 use crate::api::ratelimit::RateLimits;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::{
@@ -39,6 +41,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::head().to(get_tournament))
             .route(web::delete().to(cancel_tournament)),
     )
+    .service(get_and_head(
+        "/v1/players/{who}/tournaments",
+        player_tournaments,
+    ))
     .service(web::resource("/v1/tournaments/{id}/players").route(web::post().to(join_tournament)))
     .service(
         web::resource("/v1/tournaments/{id}/players/me")
@@ -87,7 +93,7 @@ pub async fn create_tournament(
     req: HttpRequest,
     tournaments: web::Data<Tournaments>,
     limits: Option<web::Data<RateLimits>>,
-    body: web::Json<CreateTournament>,
+    body: Json<CreateTournament>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
@@ -182,6 +188,39 @@ pub async fn list_tournaments(
         })?;
     let (page, per_page) = paging(query.page, query.per_page, DEFAULT_PER_PAGE);
     let found = tournaments.list(status, page, per_page).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .json(TournamentList {
+            tournaments: found.iter().map(TournamentSummary::of).collect(),
+            page,
+            per_page,
+        }))
+}
+
+/// The tournaments a player (or a built-in level) entered, newest first, whatever their
+/// status: what its profile page lists. Each is kept a day after it ends.
+#[utoipa::path(
+    get,
+    path = "/v1/players/{who}/tournaments",
+    tag = "tournaments",
+    operation_id = "player_tournaments",
+    params(("who" = String, Path, description = "A player's id or name (ignoring case), or a built-in level"), PageQuery),
+    responses(
+        (status = 200, description = "A page of the player's tournaments.", body = TournamentList),
+        (status = 400, response = problems::BadRequest),
+        (status = 404, response = problems::NotFound),
+        (status = 503, response = problems::StoreUnavailable),
+    ),
+)]
+pub async fn player_tournaments(
+    tournaments: web::Data<Tournaments>,
+    who: web::Path<String>,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (page, per_page) = query.get();
+    let found = tournaments
+        .player_tournaments(&wire::who(&who), page, per_page)
+        .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(TournamentList {

@@ -6,6 +6,7 @@ use actix_web::{HttpResponse, web};
 
 use crate::api::error::{ApiError, problems};
 use crate::api::headers::{UNCOMPRESSED, get_and_head};
+use crate::api::numbers::Json;
 use crate::api::wire::{GameView, MoveBody, SetWebhook, WebhookSecret, WebhookView};
 use crate::domain::Caller;
 use crate::service::{CallWire, Games, MoveRequest, Players, View};
@@ -56,7 +57,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub async fn set_webhook(
     games: web::Data<Games>,
     caller: Caller,
-    body: web::Json<SetWebhook>,
+    body: Json<SetWebhook>,
 ) -> Result<HttpResponse, ApiError> {
     let set = games.set_webhook(&caller, &body.url).await?;
     // It carries a secret: never compressed beside text others chose, never cached.

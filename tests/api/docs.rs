@@ -628,3 +628,42 @@ fn every_file_the_docs_name_exists() {
         missing.join("\n")
     );
 }
+
+/// The shell snippets of the README, docs/ and the clients' README name the server as
+/// `$S`, set by `S=${S:-http://localhost:8080}` before its first use in the file, so a
+/// server on another port needs `S` exported and nothing edited; no command names the
+/// port itself (a comment may).
+#[test]
+fn every_snippet_names_the_server_as_s_with_8080_only_its_default() {
+    let mut files: Vec<String> = markdown_files()
+        .into_iter()
+        .filter(|f| f == "README.md" || f.starts_with("docs/"))
+        .collect();
+    files.push("examples/clients/README.md".to_owned());
+    let mut wrong = Vec::new();
+    for file in files {
+        let (mut fenced, mut set) = (false, false);
+        for (n, line) in repo_file(&file).lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            let command = line.split(" #").next().unwrap_or_default();
+            if !fenced || command.trim_start().starts_with('#') {
+                continue;
+            }
+            let defaulted = command.contains("${S:-http://");
+            set |= command.trim_start().starts_with("S=${S:-http://");
+            let port = command.contains("localhost:8080") || command.contains("127.0.0.1:8080");
+            if port && !defaulted {
+                wrong.push(format!("{file}:{}: names the port: {line}", n + 1));
+            }
+            let uses =
+                command.contains("$S/") || command.contains("\"$S\"") || command.contains("$S ");
+            if uses && !set {
+                wrong.push(format!("{file}:{}: $S before S=${{S:-...}}: {line}", n + 1));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

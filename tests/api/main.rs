@@ -30,6 +30,7 @@ mod lobby;
 mod logs;
 mod long_poll;
 mod matches;
+mod numbers;
 mod ops;
 mod player_seats;
 mod players;

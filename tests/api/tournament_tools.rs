@@ -21,6 +21,7 @@ on_both_stores!(
     a_player_cannot_take_the_id_of_a_level_copy_as_its_name,
     the_tournament_list_counts_the_entrants_and_the_tournament_lists_them,
     a_tournament_name_must_show_as_a_seat_name_must,
+    a_players_tournaments_are_listed_newest_first_without_those_it_left,
 );
 
 async fn create(app: &TestApp, key: &str, body: Value) -> Value {
@@ -481,4 +482,98 @@ async fn a_tournament_name_must_show_as_a_seat_name_must(app: TestApp) {
     );
     let fine = json!({"name": "Tết cup 🏆", "preset": "block", "format": "swiss"});
     create(&app, &org, fine).await;
+}
+
+/// `GET /v1/players/{who}/tournaments`, what a profile lists: the tournaments a player (or
+/// a level) entered, newest first, by id or name, a page at a time; one it left before the
+/// start or was removed from is not listed, one it withdrew from after the start is.
+async fn a_players_tournaments_are_listed_newest_first_without_those_it_left(app: TestApp) {
+    let (_, org) = app.new_player("org").await;
+    let (ann_id, ann) = app.new_player("ann").await;
+    let (_, bob) = app.new_player("bob").await;
+    let list = |who: String, query: &'static str| {
+        let app = &app;
+        async move {
+            let res = app
+                .get(&format!("/v1/players/{who}/tournaments{query}"))
+                .await;
+            assert_eq!(res.status().as_u16(), 200, "{who}");
+            let page: Value = res.json().await.unwrap();
+            let items = page["tournaments"].as_array().unwrap().clone();
+            items
+                .iter()
+                .map(|t| t["id"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    let first = registering(&app, &org, json!(["greedy"])).await;
+    let left = registering(&app, &org, json!([])).await;
+    let removed = registering(&app, &org, json!([])).await;
+    // Another creator: a player makes 3 at most at once.
+    let (_, other) = app.new_player("org2").await;
+    let last = registering(&app, &other, json!(["expert"])).await;
+    for id in [&first, &left, &removed, &last] {
+        joined(&app, id, &ann).await;
+    }
+    joined(&app, &first, &bob).await;
+    assert_eq!(
+        list("ann".into(), "").await,
+        newest_first(&app, &[&last, &removed, &left, &first]).await
+    );
+    let res = delete(&app, &format!("/v1/tournaments/{left}/players/me"), &ann).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let path = format!("/v1/tournaments/{removed}/players/{ann_id}");
+    assert_eq!(delete(&app, &path, &org).await.status().as_u16(), 200);
+    assert_eq!(
+        list("ANN".into(), "").await,
+        newest_first(&app, &[&last, &first]).await
+    );
+    let both = newest_first(&app, &[&last, &first]).await;
+    assert_eq!(list(ann_id.clone(), "?page=2&per_page=1").await, both[1..]);
+    assert!(list("ann".into(), "?page=3&per_page=1").await.is_empty());
+    assert_eq!(
+        list("bob".into(), "").await,
+        newest_first(&app, &[&first]).await
+    );
+    // A level lists the tournaments it was entered in, once however many copies.
+    assert_eq!(
+        list("greedy".into(), "").await,
+        newest_first(&app, &[&first]).await
+    );
+    assert_eq!(
+        list("expert".into(), "").await,
+        newest_first(&app, &[&last]).await
+    );
+    assert!(list("org".into(), "").await.is_empty());
+    // Withdrawn after the start: its games stand, so the tournament stays its.
+    start_now(&app, &first, &org).await;
+    let res = delete(&app, &format!("/v1/tournaments/{first}/players/me"), &bob).await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(
+        list("bob".into(), "").await,
+        newest_first(&app, &[&first]).await
+    );
+    let res = app.get("/v1/players/nobody/tournaments").await;
+    assert_problem(res, 404, "not_found").await;
+    let res = app.get("/v1/players/ann/tournaments?per_page=0").await;
+    assert_problem(res, 400, "bad_request").await;
+}
+
+async fn start_now(app: &TestApp, id: &str, key: &str) {
+    let res = app
+        .post_as(&format!("/v1/tournaments/{id}/start"), key, None)
+        .await;
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+}
+
+/// `ids` newest first as the lists order them: by creation time, then id, descending
+/// (tournaments made within one millisecond tie on the first).
+async fn newest_first(app: &TestApp, ids: &[&String]) -> Vec<String> {
+    let mut made = Vec::new();
+    for id in ids {
+        let created = tournament(app, id).await["created_ms"].as_u64().unwrap();
+        made.push((created, (*id).clone()));
+    }
+    made.sort_by(|a, b| b.cmp(a));
+    made.into_iter().map(|(_, id)| id).collect()
 }

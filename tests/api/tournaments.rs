@@ -32,6 +32,7 @@ mod both {
         bad_tournament_requests_are_refused_naming_the_field_and_change_nothing,
         a_duplicate_pairings_twin_is_sealed_while_the_other_game_is_played,
         a_rated_tournament_rates_each_game_with_a_player_in_it_once,
+        two_deals_a_pairing_make_four_games_each_deal_played_twice_seats_swapped,
     );
 }
 
@@ -847,4 +848,49 @@ async fn a_server_killed_mid_round_leaves_the_tournament_to_another_that_finishe
         assert_eq!(view["status"], "finished");
     }
     check_standings(&b, &t).await;
+}
+
+/// `deals_per_pairing: 2` in a duplicate tournament: each pairing four games, two deals,
+/// each dealt twice with the sides swapped; the standings still follow from the games.
+async fn two_deals_a_pairing_make_four_games_each_deal_played_twice_seats_swapped(app: TestApp) {
+    let (_, key) = app.new_player("org").await;
+    let body = json!({"name": "Two deals", "preset": "block", "rules": one_round(),
+        "format": "round_robin", "levels": ["random", "greedy"], "deals_per_pairing": 2});
+    let made = create(&app, &key, body).await;
+    assert_eq!(
+        (
+            made["deals_per_pairing"].as_u64(),
+            made["duplicate"].as_bool()
+        ),
+        (Some(2), Some(true))
+    );
+    let id = made["id"].as_str().unwrap();
+    start(&app, id, &key).await;
+    let t = play_to_the_end(&app, id, &[], Duration::from_secs(120)).await;
+    assert_eq!(t["status"], "finished", "{t}");
+    let pairings = t["pairings"].as_array().unwrap();
+    assert_eq!(pairings.len(), 1, "{t}");
+    let games: Vec<&str> = pairings[0]["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g.as_str().unwrap())
+        .collect();
+    assert_eq!(games.len(), 4, "two deals, each played twice: {t}");
+    let mut exports = Vec::new();
+    for game in &games {
+        let res = app.get(&format!("/v1/games/{game}/export")).await;
+        assert_eq!(res.status().as_u16(), 200);
+        exports.push(res.json::<Value>().await.unwrap());
+    }
+    let hands = |e: &Value| e["deals"][0]["hands"].clone();
+    let names = |e: &Value| e["names"].clone();
+    for twin in [0, 2] {
+        let (one, other) = (&exports[twin], &exports[twin + 1]);
+        assert_eq!(hands(one), hands(other), "one deal, dealt twice");
+        let swapped = json!([names(one)[1], names(one)[0]]);
+        assert_eq!(names(other), swapped, "the sides swapped");
+    }
+    assert_ne!(hands(&exports[0]), hands(&exports[2]), "two deals");
+    check_standings(&app, &t).await;
 }

@@ -2,7 +2,7 @@
 //! compare-and-set, its lists by status, the due index, each creator's running ones and
 //! its live channel.
 
-use domino_server::store::tournaments::TournamentStore;
+use domino_server::store::tournaments::{PLAYER_TOURNAMENTS_KEPT, TournamentStore};
 use domino_server::store::{SaveOutcome, StoreError, Stored, StoredEvent};
 use futures_util::StreamExt;
 
@@ -247,6 +247,64 @@ pub(crate) async fn concurrent_joins_pass_the_cap_exactly<B: Backend>() {
     let passed = futures_util::future::join_all(joins).await;
     assert_eq!(passed.iter().filter(|p| **p).count(), 3);
     assert_eq!(store.joined_tournaments(&player).await.unwrap().len(), 3);
+}
+
+/// A player's tournaments: newest first a page at a time with their count, each once,
+/// one taken out by id alone, and only the newest [`PLAYER_TOURNAMENTS_KEPT`] kept.
+pub(crate) async fn a_players_tournaments_are_listed_newest_first_the_newest_kept<B: Backend>() {
+    let store = B::open(LONG_TTL).await;
+    let (ann, bob) = (new_id(), new_id());
+    let ids: Vec<String> = (0..3).map(|_| new_id()).collect();
+    for (i, id) in ids.iter().enumerate() {
+        store
+            .index_player_tournament(&ann, id, 100 + i as u64, true)
+            .await
+            .unwrap();
+    }
+    // Entered again (a retried join): still once.
+    store
+        .index_player_tournament(&ann, &ids[0], 100, true)
+        .await
+        .unwrap();
+    let newest_first: Vec<String> = ids.iter().rev().cloned().collect();
+    let page = |player: String, offset: usize, limit: usize| {
+        let store = &store;
+        async move {
+            store
+                .player_tournaments(&player, offset, limit)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(page(ann.clone(), 0, 10).await, (newest_first.clone(), 3));
+    assert_eq!(page(ann.clone(), 1, 1).await, (vec![ids[1].clone()], 3));
+    assert_eq!(page(ann.clone(), 5, 10).await, (vec![], 3));
+    assert_eq!(page(ann.clone(), 0, 0).await, (vec![], 3));
+    assert_eq!(page(ann.clone(), usize::MAX, 10).await, (vec![], 3));
+    assert_eq!(page(bob.clone(), 0, 10).await, (vec![], 0));
+    store
+        .index_player_tournament(&ann, &ids[1], 0, false)
+        .await
+        .unwrap();
+    let left = vec![ids[2].clone(), ids[0].clone()];
+    assert_eq!(page(ann.clone(), 0, 10).await, (left, 2));
+    let many: Vec<String> = (0..PLAYER_TOURNAMENTS_KEPT + 2).map(|_| new_id()).collect();
+    for (i, id) in many.iter().enumerate() {
+        store
+            .index_player_tournament(&bob, id, 1_000 + i as u64, true)
+            .await
+            .unwrap();
+    }
+    let (newest, count) = page(bob.clone(), 0, 1).await;
+    assert_eq!(
+        (newest, count),
+        (
+            vec![many[many.len() - 1].clone()],
+            PLAYER_TOURNAMENTS_KEPT as u64
+        )
+    );
+    let (oldest, _) = page(bob.clone(), PLAYER_TOURNAMENTS_KEPT - 1, 10).await;
+    assert_eq!(oldest, vec![many[2].clone()]);
 }
 
 /// A tournament over is kept as long as told, then dropped: it loads no more, its list

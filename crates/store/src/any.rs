@@ -536,6 +536,25 @@ impl TournamentStore for AnyStore {
         delegate!(self, s => s.joined_tournaments(player))
     }
 
+    async fn index_player_tournament(
+        &self,
+        player: &str,
+        id: &str,
+        created_ms: u64,
+        entered: bool,
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.index_player_tournament(player, id, created_ms, entered))
+    }
+
+    async fn player_tournaments(
+        &self,
+        player: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<String>, u64), StoreError> {
+        delegate!(self, s => s.player_tournaments(player, offset, limit))
+    }
+
     async fn publish_tournament(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
         delegate!(self, s => s.publish_tournament(id, event))
     }

@@ -14,6 +14,10 @@ use std::time::Duration;
 
 use super::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent};
 
+/// Tournaments a player's index keeps: a profile lists them a page at a time, and more
+/// than this many at once is more than a person looks back through.
+pub const PLAYER_TOURNAMENTS_KEPT: usize = 500;
+
 /// The contract both stores keep for tournaments.
 pub trait TournamentStore: Send + Sync + 'static {
     /// Stores a new tournament under `id` at version 1 ([`StoreError::Exists`] if one is).
@@ -127,6 +131,28 @@ pub trait TournamentStore: Send + Sync + 'static {
         &self,
         player: &str,
     ) -> impl Future<Output = Result<Vec<(String, u64)>, StoreError>> + Send;
+
+    /// Adds tournament `id` (created at `created_ms`) to those `player` entered (with
+    /// `false`, takes it out, whatever `created_ms` says); the index keeps the newest [`PLAYER_TOURNAMENTS_KEPT`]. A
+    /// hint like the lists: a tournament gone (expired, or the player removed) may stay
+    /// named until the service, finding it so, takes it out.
+    fn index_player_tournament(
+        &self,
+        player: &str,
+        id: &str,
+        created_ms: u64,
+        entered: bool,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The tournaments [`index_player_tournament`](Self::index_player_tournament) holds for
+    /// `player`, newest first (ties: id descending): `limit` from `offset`; and how many
+    /// the index holds.
+    fn player_tournaments(
+        &self,
+        player: &str,
+        offset: usize,
+        limit: usize,
+    ) -> impl Future<Output = Result<(Vec<String>, u64), StoreError>> + Send;
 
     /// Tells tournament `id`'s live channel (best effort: nobody may be listening).
     fn publish_tournament(

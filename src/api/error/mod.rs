@@ -363,7 +363,10 @@ pub fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error
 }
 
 /// Refusals of a query string.
-pub fn query_error(err: QueryPayloadError, _req: &HttpRequest) -> actix_web::Error {
+pub fn query_error(err: QueryPayloadError, req: &HttpRequest) -> actix_web::Error {
+    if let Some(detail) = crate::api::numbers::query_refusal(req) {
+        return ApiError::bad_request(detail).into();
+    }
     let detail = match err {
         QueryPayloadError::Deserialize(e) => format!("bad query string: {e}"),
         other => format!("bad query string: {other}"),

@@ -7,6 +7,7 @@ use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, problems};
 use crate::api::headers::VARY_BY_TOKEN;
+use crate::api::numbers;
 use crate::api::wire::*;
 use crate::service::{self, Games};
 
@@ -28,15 +29,17 @@ pub struct LogQuery {
 }
 
 impl LogQuery {
-    /// `(after, limit)`; a refusal names the parameter.
-    fn parse(&self) -> Result<(u64, u64), ApiError> {
+    /// `(after, limit)`; a refusal names the parameter and its range, as every query's.
+    fn parse(&self, req: &HttpRequest) -> Result<(u64, u64), ApiError> {
         let number = |text: &Option<String>, name: &str, default: u64| match text {
             None => Ok(default),
             Some(text) => text.parse::<u64>().map_err(|_| {
-                ApiError::bad_request(format!(
-                    "{name}: a whole number, not {:?}",
-                    text.chars().take(24).collect::<String>()
-                ))
+                ApiError::bad_request(numbers::query_refusal(req).unwrap_or_else(|| {
+                    format!(
+                        "{name}: a whole number, not {:?}",
+                        text.chars().take(24).collect::<String>()
+                    )
+                }))
             }),
         };
         Ok((
@@ -70,8 +73,9 @@ pub async fn game_log(
     path: web::Path<uuid::Uuid>,
     query: web::Query<LogQuery>,
     caller: Caller,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let (after, limit) = query.parse()?;
+    let (after, limit) = query.parse(&req)?;
     let log = games
         .log(game_id(path.into_inner()), &caller, after, limit)
         .await?;

@@ -8,6 +8,7 @@ use utoipa::IntoParams;
 use crate::api::client::creator_of;
 use crate::api::error::{ApiError, problems};
 use crate::api::headers::UNCOMPRESSED;
+use crate::api::numbers::Json;
 use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::*;
@@ -52,7 +53,7 @@ pub async fn create_game(
     req: HttpRequest,
     games: web::Data<Games>,
     limits: Option<web::Data<RateLimits>>,
-    body: web::Json<CreateGame>,
+    body: Json<CreateGame>,
 ) -> Result<HttpResponse, ApiError> {
     let from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
     let body = body.into_inner();
@@ -177,7 +178,7 @@ pub async fn take_seat(
     games: web::Data<Games>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
-    body: web::Json<JoinGame>,
+    body: Json<JoinGame>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = game_id(path.into_inner());

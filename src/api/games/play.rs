@@ -10,6 +10,7 @@ use utoipa::IntoParams;
 use crate::api::client;
 use crate::api::error::{ApiError, ProblemCode, problems};
 use crate::api::headers::VARY_BY_TOKEN;
+use crate::api::numbers;
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
 use crate::service::{self, Games, RequestKey};
@@ -127,8 +128,10 @@ pub async fn make_move(
     let token = caller.bearer().ok_or_else(|| {
         ApiError::unauthorized("a move needs the seat's token: `Authorization: Bearer <token>`")
     })?;
-    let parsed: MoveBody = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("the body is not acceptable: {e}")))?;
+    let parsed: MoveBody = serde_json::from_slice(&body).map_err(|e| {
+        let detail = numbers::body_refusal(&request, &body);
+        ApiError::bad_request(detail.unwrap_or_else(|| format!("the body is not acceptable: {e}")))
+    })?;
     let hash = client::token_hash(&request, token);
     let request_headers = request.headers();
     let key = idempotency_key(request_headers, 1)?

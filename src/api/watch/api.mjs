@@ -131,6 +131,12 @@ export async function readPlayerMatches(who, page = 1, perPage = 10) {
   return answer(await fetch(path, { cache: 'no-store' }));
 }
 
+/** A page of the tournaments a player (or level) entered, newest first. */
+export async function readPlayerTournaments(who, page = 1, perPage = 10) {
+  const path = `/v1/players/${encodeURIComponent(who)}/tournaments?page=${page}&per_page=${perPage}`;
+  return answer(await fetch(path, { cache: 'no-store' }));
+}
+
 /** A page of a preset's leaderboard. */
 export async function readLeaderboard(preset, page = 1, perPage = 50) {
   const path = `/v1/leaderboard/${encodeURIComponent(preset)}?page=${page}&per_page=${perPage}`;

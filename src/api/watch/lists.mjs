@@ -72,6 +72,7 @@ export function tournamentItem(t) {
   const entrants = t.players_count ?? t.players?.length ?? 0;
   const what = [FORMATS[t.format] ?? t.format, presetName(t.preset), `${entrants} ${entrants === 1 ? 'player' : 'players'}`];
   if (t.status === 'running') what.push(`round ${t.round} of ${t.rounds}`);
+  if (t.status === 'canceled') what.push('canceled');
   if (t.status === 'registering') what.push(`starts ${new Date(t.starts_at_ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })}`);
   li.append(a, span(what.join(' · '), 'when'));
   const winner = t.status === 'finished' ? (t.winner ?? t.players?.find((p) => p.rank === 1)?.name) : null;

@@ -1,11 +1,12 @@
 // A player's page: its ratings per preset, each with a chart of the rating over its
 // latest rated games (deviation as a band), its games a page at a time (`?page=N`) with
 // the opponents, its own score first and the rating change, each linking to its table or
-// its replay, the leagues it is in (each linking to its page), and its matches.
+// its replay, the leagues it is in (each linking to its page), its matches, and the
+// tournaments it entered (each linking to its page).
 
-import { readProfile, readRatingHistory, readPlayerGames, readPlayerMatches } from './api.mjs';
+import { readProfile, readRatingHistory, readPlayerGames, readPlayerMatches, readPlayerTournaments } from './api.mjs';
 import { drawChart } from './chart.mjs';
-import { ownResult } from './lists.mjs';
+import { ownResult, tournamentItem } from './lists.mjs';
 import { nameNode } from './names.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -149,6 +150,16 @@ async function showMatches(profile) {
   }
 }
 
+async function showTournaments(profile) {
+  try {
+    const list = await readPlayerTournaments(profile.id);
+    $('tournaments').replaceChildren(...list.tournaments.map(tournamentItem));
+    $('tournaments-section').hidden = list.tournaments.length === 0;
+  } catch {
+    // The rest of the page stands without them.
+  }
+}
+
 async function show() {
   let profile;
   try {
@@ -175,7 +186,7 @@ async function show() {
   const histories = await Promise.all(presets.map((p) => readRatingHistory(profile.id, p).catch(() => [])));
   $('ratings').replaceChildren(...presets.map((p, i) => ratingSection(p, profile.ratings[p], histories[i], profile.created_ms)));
   $('no-ratings').hidden = presets.length > 0;
-  await Promise.all([showGames(profile), showMatches(profile)]);
+  await Promise.all([showGames(profile), showMatches(profile), showTournaments(profile)]);
   $('page').dataset.ready = 'true';
 }
 

@@ -127,8 +127,10 @@ pub struct CreateGame {
 #[schema(example = json!({"bank_secs": 120, "increment_secs": 5, "on_timeout": "bot", "timeout_bot": "greedy", "abandon_after": 3}))]
 pub struct ClockBody {
     /// Each human seat's bank of time, 1 to 86400 seconds.
+    #[schema(minimum = 1, maximum = 86400)]
     pub bank_secs: u64,
     /// Added to a seat's bank after each of its moves; 0 to 3600, default 0.
+    #[schema(minimum = 0, maximum = 3600)]
     pub increment_secs: Option<u64>,
     /// `bot` (default) or `forfeit` (two sides only).
     #[schema(value_type = Option<service::OnTimeout>)]
@@ -137,6 +139,7 @@ pub struct ClockBody {
     #[schema(value_type = Option<super::rules::BotLevelDoc>)]
     pub timeout_bot: Option<String>,
     /// Timeouts in a row after which the bot takes the seat over; 1 to 100, default 3.
+    #[schema(minimum = 1, maximum = 100)]
     pub abandon_after: Option<u64>,
 }
 

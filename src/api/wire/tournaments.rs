@@ -50,8 +50,8 @@ pub struct CreateTournament {
     /// sooner (`POST /v1/tournaments/{id}/start`).
     pub starts_at_ms: Option<u64>,
     /// 2 to `MAX_TOURNAMENT_PLAYERS` (default 64), at most 16 for a round robin; default
-    /// that most.
-    #[schema(minimum = 2)]
+    /// that most. (The maximum below is what is read at all; the server's cap is lower.)
+    #[schema(minimum = 2, maximum = 65535)]
     pub max_players: Option<u16>,
     /// Whether its games move ratings (the preset's rules as they stand; a game of two
     /// built-in levels never does); default false.

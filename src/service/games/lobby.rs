@@ -107,7 +107,7 @@ impl Games {
                     _ if free.is_empty() => return Err(Error::GameFull),
                     Some(s) if s.at() >= record.seats.len() => {
                         return Err(Error::BadRequest(format!(
-                            "seat: this game has seats 0 to {}",
+                            "seat: this game has seats 0 to {} (got {s})",
                             record.seats.len() - 1
                         )));
                     }

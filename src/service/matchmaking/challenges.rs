@@ -79,12 +79,6 @@ impl Matchmaking {
     ) -> Result<Challenge, Error> {
         let field = "opponents";
         let others = usize::from(new.seats.saturating_sub(1));
-        if new.opponents.len() != others {
-            return Err(Error::BadRequest(format!(
-                "opponents: one per seat after the challenger's: {others} for {} seats",
-                new.seats
-            )));
-        }
         let challenge = Challenge {
             id,
             status: ChallengeStatus::Open,
@@ -104,7 +98,14 @@ impl Matchmaking {
             declined_by: None,
             address: None,
         };
+        // The seats first: a count out of range is told as such, not as opponents missing.
         self.check_game(&challenge.new_game(), new.rated)?;
+        if new.opponents.len() != others {
+            return Err(Error::BadRequest(format!(
+                "opponents: one per seat after the challenger's: {others} for {} seats",
+                new.seats
+            )));
+        }
         let mut challenge = challenge;
         for who in &new.opponents {
             let opponent = self.opponent(field, who, &me).await?;

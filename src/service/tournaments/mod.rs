@@ -12,6 +12,7 @@
 
 mod creator;
 pub mod drive;
+mod entered;
 mod joined;
 pub mod record;
 pub mod stream;
@@ -25,7 +26,7 @@ use futures_util::future::join_all;
 
 use crate::address::AddressKey;
 use crate::bots::Level;
-use crate::domain::{Caller, TournamentId, visible_text};
+use crate::domain::{Caller, PlayerId, TournamentId, visible_text};
 use crate::engine::{Preset, RulesPatch};
 use crate::store::SaveOutcome;
 use crate::store::players::{PlayerAdmission, PlayerStore};
@@ -171,6 +172,7 @@ impl Tournaments {
                 .create_tournament(&id, tournament.encode())
                 .await?;
             self.listed(&tournament).await?;
+            self.index_levels(&tournament).await?;
             store
                 .index_tournament_due(&id, Some(tournament.starts_at_ms))
                 .await?;
@@ -375,8 +377,14 @@ impl Tournaments {
                 Ok(())
             })
             .await;
-        if joined.is_err() && joiner == Joiner::Me {
-            self.unclaim_join(&me.id, id).await?;
+        match (&joined, joiner) {
+            (Err(_), Joiner::Me) => self.unclaim_join(&me.id, id).await?,
+            (Ok(t), Joiner::Me) => self.index_entered(t, &me.id, true).await?,
+            (Ok(t), Joiner::Level(level)) => {
+                let level = PlayerId::of_level(level);
+                self.index_entered(t, &level, true).await?;
+            }
+            (Err(_), Joiner::Level(_)) => {}
         }
         joined
     }
@@ -409,6 +417,10 @@ impl Tournaments {
             .await?;
         let store = &self.ctx.store;
         store.release_joined_tournament(&me.id, &id).await?;
+        if withdrawn.status == TournamentStatus::Registering {
+            // Removed, not withdrawn: it was never in this tournament's games.
+            self.index_entered(&withdrawn, &me.id, false).await?;
+        }
         if withdrawn.status == TournamentStatus::Running {
             // With too few left it ends now, not at its next poll.
             self.poke(id).await;

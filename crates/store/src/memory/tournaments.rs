@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::versioned::save_versioned;
 use super::{MemoryStore, NewestFirst};
-use crate::tournaments::{TournamentStore, tournament_channel};
+use crate::tournaments::{PLAYER_TOURNAMENTS_KEPT, TournamentStore, tournament_channel};
 use crate::{EventStream, GameStore, SaveOutcome, StoreError, Stored, StoredEvent};
 
 #[derive(Default)]
@@ -24,6 +24,8 @@ pub(super) struct TournamentIndex {
     creators: Claims,
     /// Per player, the tournaments it joined that may still run, likewise.
     joined: Claims,
+    /// Per player, the tournaments it entered, newest first.
+    entered: HashMap<String, BTreeSet<NewestFirst>>,
     /// Per listed tournament, its status and creation time (its entry in `listed`).
     listed_as: HashMap<String, (String, u64)>,
     /// Tournaments over, by when they are dropped.
@@ -48,6 +50,10 @@ impl TournamentIndex {
             }
             claims.retain(|_, held| !held.is_empty());
         }
+        for held in self.entered.values_mut() {
+            held.retain(|(_, Reverse(held))| held != id);
+        }
+        self.entered.retain(|_, held| !held.is_empty());
         self.ends_at.remove(id);
         self.tournaments.remove(id).map_or(0, |t| t.bytes.len())
     }
@@ -295,6 +301,43 @@ impl TournamentStore for MemoryStore {
 
     async fn joined_tournaments(&self, player: &str) -> Result<Vec<(String, u64)>, StoreError> {
         Ok(held(&self.tournaments().joined, player))
+    }
+
+    async fn index_player_tournament(
+        &self,
+        player: &str,
+        id: &str,
+        created_ms: u64,
+        entered: bool,
+    ) -> Result<(), StoreError> {
+        let mut t = self.tournaments();
+        if entered {
+            let held = t.entered.entry(player.to_owned()).or_default();
+            held.insert((Reverse(created_ms), Reverse(id.to_owned())));
+            while held.len() > PLAYER_TOURNAMENTS_KEPT {
+                held.pop_last();
+            }
+        } else if let Some(held) = t.entered.get_mut(player) {
+            held.retain(|(_, Reverse(held))| held != id);
+            if held.is_empty() {
+                t.entered.remove(player);
+            }
+        }
+        Ok(())
+    }
+
+    async fn player_tournaments(
+        &self,
+        player: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<String>, u64), StoreError> {
+        let t = self.tournaments();
+        Ok(t.entered.get(player).map_or((Vec::new(), 0), |held| {
+            let page = held.iter().skip(offset).take(limit);
+            let page = page.map(|(_, Reverse(id))| id.clone()).collect();
+            (page, held.len() as u64)
+        }))
     }
 
     async fn publish_tournament(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {

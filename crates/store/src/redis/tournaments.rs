@@ -6,7 +6,8 @@
 //! a list trims from that list, and a listing from every list and the due index; a
 //! creator's tournaments that may still run a sorted set by claim time in the player's
 //! slot (`player:{id}:tournament-claims`), and those a player joined likewise
-//! (`player:{id}:tournament-joins`); news goes out on the tournament's
+//! (`player:{id}:tournament-joins`), and every tournament it entered, by creation time
+//! (`player:{id}:tournaments`, the newest kept); news goes out on the tournament's
 //! channel as a game's does.
 
 use std::time::Duration;
@@ -16,7 +17,7 @@ use super::connection::corrupt;
 use super::keys::Keys;
 use super::players::{SAVE_LUA, parse_versioned, versioned_value};
 use super::scripts::Lua;
-use crate::tournaments::{TournamentStore, tournament_channel};
+use crate::tournaments::{PLAYER_TOURNAMENTS_KEPT, TournamentStore, tournament_channel};
 use crate::{EventStream, SaveOutcome, StoreError, Stored, StoredEvent, now_ms};
 
 /// Expired tournaments one trim takes out of the lists at most.
@@ -61,6 +62,17 @@ for _, id in ipairs(gone) do redis.call('ZREM', KEYS[1], id) end
 return redis.call('ZREVRANGE', KEYS[1], ARGV[3], ARGV[4])
 ";
 
+/// KEYS: a player's tournaments. ARGV: created ms, tournament id, how many to keep.
+const ENTERED_LUA: &str = r"
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -1 - tonumber(ARGV[3]))
+";
+
+/// KEYS: a player's tournaments. ARGV: first rank, last rank. Returns {count, {ids}}.
+const ENTERED_PAGE_LUA: &str = r"
+return {redis.call('ZCARD', KEYS[1]), redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2])}
+";
+
 /// The scripts of versioned records kept beside the games (tournaments', and the leagues'
 /// that share `create`, `save`, `due` and `claim`).
 pub(super) struct TournamentScripts {
@@ -70,6 +82,8 @@ pub(super) struct TournamentScripts {
     pub(super) claim: Lua,
     trim: Lua,
     page: Lua,
+    entered: Lua,
+    entered_page: Lua,
 }
 
 impl TournamentScripts {
@@ -82,6 +96,8 @@ impl TournamentScripts {
             claim: lua(CLAIM_LUA),
             trim: lua(TRIM_LUA),
             page: lua(PAGE_LUA),
+            entered: lua(ENTERED_LUA),
+            entered_page: lua(ENTERED_PAGE_LUA),
         }
     }
 }
@@ -104,6 +120,9 @@ impl Keys {
     }
     fn joined_tournaments(&self, player: &str) -> String {
         format!("{}player:{{{player}}}:tournament-joins", self.prefix)
+    }
+    fn entered_tournaments(&self, player: &str) -> String {
+        format!("{}player:{{{player}}}:tournaments", self.prefix)
     }
 }
 
@@ -384,6 +403,68 @@ impl TournamentStore for RedisStore {
     async fn joined_tournaments(&self, player: &str) -> Result<Vec<(String, u64)>, StoreError> {
         let key = self.keys.joined_tournaments(player);
         self.claims_in("joined tournaments", &key).await
+    }
+
+    async fn index_player_tournament(
+        &self,
+        player: &str,
+        id: &str,
+        created_ms: u64,
+        entered: bool,
+    ) -> Result<(), StoreError> {
+        let key = self.keys.entered_tournaments(player);
+        if !entered {
+            return self.release_in("unindex player tournament", &key, id).await;
+        }
+        let mut conn = self.conns.writer()?;
+        let (created, keep) = (created_ms.to_string(), PLAYER_TOURNAMENTS_KEPT.to_string());
+        let args = [created.as_bytes(), id.as_bytes(), keep.as_bytes()];
+        let scripts = &self.tournament_scripts;
+        self.script_int(
+            &mut conn,
+            "index player tournament",
+            &scripts.entered,
+            &key,
+            &args,
+            false,
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn player_tournaments(
+        &self,
+        player: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<String>, u64), StoreError> {
+        // Ranks past the index are empty pages; Redis counts ranks in signed 64 bits.
+        let first = offset.min(PLAYER_TOURNAMENTS_KEPT);
+        let last = first
+            .saturating_add(limit)
+            .min(PLAYER_TOURNAMENTS_KEPT + 1)
+            .saturating_sub(1);
+        let key = self.keys.entered_tournaments(player);
+        let mut conn = self.conns.get()?;
+        let (reply, _) = self
+            .write(
+                &mut conn,
+                self.deadline(),
+                "player tournaments",
+                &self.tournament_scripts.entered_page,
+                |cmd| {
+                    cmd.arg(1).arg(&key).arg(first).arg(last);
+                },
+                false,
+            )
+            .await?;
+        let (count, ids): (u64, Vec<String>) =
+            redis::from_redis_value(reply).map_err(|_| corrupt("player tournaments reply"))?;
+        let ids = match limit == 0 || offset > PLAYER_TOURNAMENTS_KEPT {
+            true => Vec::new(),
+            false => ids,
+        };
+        Ok((ids, count))
     }
 
     async fn publish_tournament(&self, id: &str, event: StoredEvent) -> Result<(), StoreError> {
