@@ -83,6 +83,12 @@ pub struct RouteLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FeedLabels {
+    /// What the feeds follow: `tournament` or `league`.
+    pub of: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CapLabels {
     /// `per_address` or `total`.
     pub cap: &'static str,
@@ -184,12 +190,12 @@ pub struct Metrics {
     /// Tournament rounds that began to wait for games the admission refused
     /// (`domino_tournament_rounds_waiting_total`).
     pub tournament_rounds_waiting: Counter,
-    /// Tournaments this process feeds to followers now, one feed each however many follow
-    /// (`domino_tournament_feeds`).
-    pub tournament_feeds: Gauge,
-    /// Tournament events rendered by those feeds, each once for all its followers
-    /// (`domino_tournament_events_rendered_total`).
-    pub tournament_events_rendered: Counter,
+    /// Tournaments or leagues this process feeds to followers now, one feed each however
+    /// many follow (`domino_feeds{of}`).
+    pub feeds: Family<FeedLabels, Gauge>,
+    /// Events rendered by those feeds, each once for all its followers
+    /// (`domino_feed_events_rendered_total{of}`).
+    pub feed_events_rendered: Family<FeedLabels, Counter>,
     /// Event streams and waiting long polls open now (`domino_open_streams`).
     pub open_streams: Gauge,
     /// Streams and long polls refused by a cap (`domino_stream_refusals_total{cap}`).
@@ -374,17 +380,17 @@ impl Metrics {
             tournament_pairing.clone(),
         );
 
-        let tournament_feeds = Gauge::default();
+        let feeds = Family::<FeedLabels, Gauge>::default();
         game.register(
-            "tournament_feeds",
-            "Tournaments this process feeds to followers now, one feed each",
-            tournament_feeds.clone(),
+            "feeds",
+            "Tournaments or leagues (of) this process feeds to followers now, one feed each",
+            feeds.clone(),
         );
-        let tournament_events_rendered = Counter::default();
+        let feed_events_rendered = Family::<FeedLabels, Counter>::default();
         game.register(
-            "tournament_events_rendered",
-            "Tournament events rendered, each once for all the followers of this process",
-            tournament_events_rendered.clone(),
+            "feed_events_rendered",
+            "Feed events rendered, each once for all the followers of this process",
+            feed_events_rendered.clone(),
         );
         let open_streams = Gauge::default();
         game.register(
@@ -476,8 +482,8 @@ impl Metrics {
             tournament_rounds_paired,
             tournament_pairing,
             tournament_rounds_waiting,
-            tournament_feeds,
-            tournament_events_rendered,
+            feeds,
+            feed_events_rendered,
             open_streams,
             stream_refusals,
             connection_refusals,

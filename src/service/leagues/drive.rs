@@ -83,20 +83,26 @@ impl Leagues {
                     .map(|r| self.matches.league_outcome(r.match_id)),
             )
             .await;
-            let available = self.available(&league).await?;
+            let mut available = self.available(&league).await?;
             let now = now_ms();
+            let rest = self.ctx.lifetimes.league_rest.as_millis() as u64;
             let mut changed = false;
             let mut unmade = Vec::new();
             let mut told = Vec::new();
             let running = league.running.clone();
             for (r, outcome) in running.iter().zip(outcomes) {
+                let mut timed_out = [false; 2];
                 let counted = match outcome? {
                     LeagueOutcome::Running => continue,
                     LeagueOutcome::Finished {
                         points_diff,
                         margin_per_deal,
+                        timed_out: sides,
                         ..
-                    } => Some((points_diff, margin_per_deal)),
+                    } => {
+                        timed_out = sides;
+                        Some((points_diff, margin_per_deal))
+                    }
                     LeagueOutcome::Missing
                         if r.started_ms + MAKE_WITHIN.as_millis() as u64 > now =>
                     {
@@ -107,6 +113,11 @@ impl Leagues {
                 };
                 if league.count(r.match_id, counted, now) {
                     changed = true;
+                    for (entrant, _) in [r.a, r.b].iter().zip(timed_out).filter(|(_, t)| *t) {
+                        let e = &mut league.entrants[usize::from(*entrant)];
+                        e.rest_until_ms = now + rest;
+                        tracing::info!(league_id = %id, entrant = %e.id, "a league entrant stopped answering in a match: it rests");
+                    }
                     let result = if counted.is_some() { "played" } else { "void" };
                     self.ctx.metrics.league_match_counted(result);
                     told.push(Told::Finished {
@@ -117,6 +128,9 @@ impl Leagues {
                         at_ms: now,
                     });
                 }
+            }
+            for (i, available) in available.iter_mut().enumerate() {
+                *available &= !league.resting(i, now);
             }
             for (entrant, available) in league.entrants.iter_mut().zip(&available) {
                 changed |= entrant.available != *available;
