@@ -79,6 +79,9 @@ struct Run {
     apart: [bool; 3],
     ordered: bool,
     copies_within: usize,
+    /// Copies whose difference from their original is within its own interval,
+    /// ± 2 sqrt(dev_copy² + dev_original²).
+    copies_near: usize,
     calibration: f64,
     matches: u64,
 }
@@ -166,6 +169,13 @@ fn simulate((sigma, tau, level_dev): (f64, f64, Option<f64>), secs: u64, seed: u
             (r(i).rating - original.rating).abs() <= 2.0 * original.deviation
         })
         .count();
+    let copies_near = (4..16)
+        .filter(|&i| {
+            let original = r((i - 4) / 3);
+            let spread = 2.0 * (r(i).deviation.powi(2) + original.deviation.powi(2)).sqrt();
+            (r(i).rating - original.rating).abs() <= spread
+        })
+        .count();
     let (mut squares, mut pairs) = (0.0, 0.0);
     for i in 0..16 {
         for j in i + 1..16 {
@@ -202,6 +212,7 @@ fn simulate((sigma, tau, level_dev): (f64, f64, Option<f64>), secs: u64, seed: u
         apart,
         ordered,
         copies_within,
+        copies_near,
         calibration: (squares / pairs).sqrt(),
         matches: league.counted,
     }
@@ -232,9 +243,9 @@ fn main() {
         args.secs, args.seeds
     );
     println!(
-        "| σ | τ | levels' dev | matches | an entrant's, master / expert / greedy / random | dev master / expert / greedy / random | m>e apart | e>g apart | g>r apart | all apart | order | copies within (of 12) | calibration | highest σ |"
+        "| σ | τ | levels' dev | matches | an entrant's, master / expert / greedy / random | dev master / expert / greedy / random | m>e apart | e>g apart | g>r apart | all apart | order | copies within (of 12) | differences within | calibration | highest σ |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for model in models {
         let (sigma, tau, level_dev) = model;
         let runs: Vec<Run> = (1..=args.seeds)
@@ -250,7 +261,7 @@ fn main() {
             .map(|f| format!("{:.0}", mean(&|r: &Run| r.played[f])))
             .collect();
         println!(
-            "| {sigma} | {tau} | {} | {:.0} | {} | {} | {}/{} | {}/{} | {}/{} | {}/{} | {}/{} | {:.1} (min {}) | {:.2} | {:.4} |",
+            "| {sigma} | {tau} | {} | {:.0} | {} | {} | {}/{} | {}/{} | {}/{} | {}/{} | {}/{} | {:.1} (min {}) | {:.1} | {:.2} | {:.4} |",
             level_dev.unwrap_or(Entrant::level(Level::Greedy, 0).rating.deviation),
             mean(&|r: &Run| r.matches as f64),
             played.join(" / "),
@@ -267,6 +278,7 @@ fn main() {
             runs.len(),
             mean(&|r: &Run| r.copies_within as f64),
             runs.iter().map(|r| r.copies_within).min().unwrap_or(0),
+            mean(&|r: &Run| r.copies_near as f64),
             mean(&|r: &Run| r.calibration),
             runs.iter().map(|r| r.volatility).fold(0.0, f64::max),
         );

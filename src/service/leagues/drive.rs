@@ -101,7 +101,14 @@ impl Leagues {
                         ..
                     } => {
                         timed_out = sides;
-                        Some((points_diff, margin_per_deal))
+                        // One side stopped answering: its loss, whatever the points (a
+                        // game lost on time may score none for either side).
+                        let diff = match sides {
+                            [true, false] => -1,
+                            [false, true] => 1,
+                            _ => points_diff,
+                        };
+                        Some((diff, margin_per_deal))
                     }
                     LeagueOutcome::Missing
                         if r.started_ms + MAKE_WITHIN.as_millis() as u64 > now =>
