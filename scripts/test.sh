@@ -17,13 +17,14 @@
 # (`api` `failover`, ignored otherwise).
 #
 # Arguments are passed to `cargo test --all-targets` (e.g. `scripts/test.sh redis::`);
-# with none, four lanes run at once after the tests: the failover test; schemathesis
+# with none, everything is built first, then three lanes run beside the tests: schemathesis
 # against the OpenAPI document (scripts/schemathesis.sh), then Redocly's lint of it
 # (scripts/openapi-lint.sh); the example clients (scripts/clients.sh), then the webhook
 # starter kits without a server (scripts/webhook-kits-check.sh); a browser client on
 # another origin (scripts/cross-origin-check/run.sh), then the watch page
-# (scripts/watch-check/run.sh). Their packages install while cargo builds; each lane's
-# log is under target/ (lane-<name>.log) and printed at the end.
+# (scripts/watch-check/run.sh); and a fourth after the tests, the failover test. Their
+# packages install while cargo builds; each lane's log is under target/
+# (lane-<name>.log) and printed at the end.
 #
 # Knob (for testing this script itself): DOMINO_TEST_REDIS_PORT_PROBE=<port> probes that
 # port instead of 6379 in step 2; point it at a closed port to force step 3.
@@ -54,18 +55,22 @@ if [[ $# == 0 ]]; then
     installs=$!
 fi
 
-cargo test --workspace --all-targets "$@"
-cargo test --workspace --doc
-[[ $# == 0 ]] || exit 0
+if [[ $# != 0 ]]; then
+    cargo test --workspace --all-targets "$@"
+    cargo test --workspace --doc
+    exit 0
+fi
 
+# Unfiltered: everything is built first, then the checks that need no cluster run beside
+# the tests (each waits on servers, bots and browsers as much as it computes, so on 2
+# cores the two together take little longer than the tests alone), and the failover test
+# after them (it kills masters of the cluster the tests use).
+cargo test --workspace --all-targets --no-run
 wait "$installs" || { log "FAILED: installing the checks' packages:"; cat "$target_dir/check-installs.log" >&2; exit 1; }
 # The debug server the tests built, one binary for every check below.
 export DOMINO_SERVER_BIN="$target_dir/debug/domino-server"
 
-# Four lanes at once, each a log of its own, shown when all are done: on 2 cores the
-# checks wait on their servers, bots and browsers as much as they compute.
-# - The failover test kills a master of the cluster: nothing may use the cluster after it
-#   (the checks below use the memory store).
+# Four lanes, each a log of its own, shown when all are done.
 # - Schemathesis: generated requests against the committed OpenAPI document (PyPI's
 #   schemathesis, in a venv under target/): no 5xx, no answer outside the document; then
 #   Redocly's lint of the document as client generators read it: 0 errors, 0 warnings.
@@ -77,7 +82,9 @@ export DOMINO_SERVER_BIN="$target_dir/debug/domino-server"
 #   blocked without it (Debian's chromium and playwright-core); then the watch page draws
 #   a game, plays one by clicking and replays it, after its layout geometry's unit tests
 #   under `node --test` (scripts/watch-check/run.sh).
-lanes=(failover schemathesis clients browsers)
+# - The failover test kills a master of the cluster, then a whole shard: it starts once
+#   the tests, which use the cluster, are done.
+lanes=(schemathesis clients browsers failover)
 declare -A lane_pid
 lane() { # name command...
     local name=$1
@@ -91,13 +98,15 @@ lane() { # name command...
         >"$target_dir/lane-$name.log" 2>&1 &
     lane_pid[$name]=$!
 }
-# The only cargo among the lanes (the others run DOMINO_SERVER_BIN): nothing to build.
-lane failover cargo test --test api failover -- --ignored --nocapture
-# The other lanes' servers keep their games in memory: never on the cluster the failover
-# lane is killing (a server reads REDIS_CLUSTER_NODES from its environment).
+# Their servers keep their games in memory: never on the cluster the tests use and the
+# failover lane kills (a server reads REDIS_CLUSTER_NODES from its environment).
 lane schemathesis env -u REDIS_CLUSTER_NODES bash -c 'scripts/schemathesis.sh && scripts/openapi-lint.sh'
 lane clients env -u REDIS_CLUSTER_NODES bash -c 'scripts/clients.sh && scripts/webhook-kits-check.sh'
 lane browsers env -u REDIS_CLUSTER_NODES bash -c 'scripts/cross-origin-check/run.sh && scripts/watch-check/run.sh'
+tests_status=0
+cargo test --workspace --all-targets && cargo test --workspace --doc || tests_status=$?
+# Built already: nothing to compile.
+lane failover cargo test --test api failover -- --ignored --nocapture
 failed=()
 for name in "${lanes[@]}"; do
     wait "${lane_pid[$name]}" || failed+=("$name")
@@ -105,6 +114,7 @@ for name in "${lanes[@]}"; do
     cat "$target_dir/lane-$name.log"
 done
 stop_cluster
+(( tests_status == 0 )) || failed+=("cargo test (exit $tests_status)")
 if (( ${#failed[@]} )); then
     log "FAILED: ${failed[*]}"
     exit 1

@@ -83,15 +83,15 @@ pub struct RouteLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct FeedLabels {
-    /// What the feeds follow: `tournament` or `league`.
-    pub of: &'static str,
-}
-
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CapLabels {
     /// `per_address` or `total`.
     pub cap: &'static str,
+}
+
+/// Which stream's events: `lobby`, `spectator`, `tournament` or `league`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StreamLabels {
+    pub stream: &'static str,
 }
 
 type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
@@ -191,11 +191,12 @@ pub struct Metrics {
     /// (`domino_tournament_rounds_waiting_total`).
     pub tournament_rounds_waiting: Counter,
     /// Tournaments or leagues this process feeds to followers now, one feed each however
-    /// many follow (`domino_feeds{of}`).
-    pub feeds: Family<FeedLabels, Gauge>,
-    /// Events rendered by those feeds, each once for all its followers
-    /// (`domino_feed_events_rendered_total{of}`).
-    pub feed_events_rendered: Family<FeedLabels, Counter>,
+    /// many follow (`domino_feeds{stream}`).
+    pub feeds: Family<StreamLabels, Gauge>,
+    /// Stream events rendered once for all the followers of this process: the lobby's
+    /// news, a spectator's game events, a tournament's or a league's feed
+    /// (`domino_stream_events_rendered_total{stream}`).
+    stream_events_rendered: Family<StreamLabels, Counter>,
     /// Event streams and waiting long polls open now (`domino_open_streams`).
     pub open_streams: Gauge,
     /// Streams and long polls refused by a cap (`domino_stream_refusals_total{cap}`).
@@ -380,17 +381,17 @@ impl Metrics {
             tournament_pairing.clone(),
         );
 
-        let feeds = Family::<FeedLabels, Gauge>::default();
+        let feeds = Family::<StreamLabels, Gauge>::default();
         game.register(
             "feeds",
-            "Tournaments or leagues (of) this process feeds to followers now, one feed each",
+            "Tournaments or leagues (stream) this process feeds to followers now, one feed each",
             feeds.clone(),
         );
-        let feed_events_rendered = Family::<FeedLabels, Counter>::default();
+        let stream_events_rendered = Family::<StreamLabels, Counter>::default();
         game.register(
-            "feed_events_rendered",
-            "Feed events rendered, each once for all the followers of this process",
-            feed_events_rendered.clone(),
+            "stream_events_rendered",
+            "Stream events rendered, each once for all the followers of this process (lobby, spectator, tournament, league)",
+            stream_events_rendered.clone(),
         );
         let open_streams = Gauge::default();
         game.register(
@@ -483,9 +484,9 @@ impl Metrics {
             tournament_pairing,
             tournament_rounds_waiting,
             feeds,
-            feed_events_rendered,
             open_streams,
             stream_refusals,
+            stream_events_rendered,
             connection_refusals,
             heads_cut,
             bot_moves,
@@ -496,6 +497,13 @@ impl Metrics {
             league_matches_made,
             league_matches_counted,
         }
+    }
+
+    /// The counter of one stream's events rendered once for all its followers.
+    pub fn stream_events_rendered(&self, stream: &'static str) -> Counter {
+        self.stream_events_rendered
+            .get_or_create(&StreamLabels { stream })
+            .clone()
     }
 
     /// The refusal counter of one stream cap (`per_address` or `total`).

@@ -21,7 +21,7 @@ use crate::api::wire::{
     LeagueMatchView, LeagueResultView, LeagueView, TournamentEvent, TournamentPlayer,
 };
 use crate::domain::{LeagueId, TournamentId};
-use crate::metrics::{FeedLabels, Metrics};
+use crate::metrics::{Metrics, StreamLabels};
 use crate::service::leagues::record::League;
 use crate::service::leagues::stream::{Told, Update as LeagueUpdate};
 use crate::service::tournaments::record::Tournament;
@@ -43,7 +43,7 @@ pub trait Source: Send + Sync + 'static {
     /// What rendering a word keeps of the state before it.
     type Memory: Send + 'static;
     /// The metrics' label.
-    const OF: &'static str;
+    const STREAM: &'static str;
 
     fn items(
         &self,
@@ -106,11 +106,11 @@ impl<S: Source> Latest<S> {
 
 impl<S: Source> Feeds<S> {
     pub fn new(source: S, metrics: &Metrics) -> Feeds<S> {
-        let labels = FeedLabels { of: S::OF };
+        let labels = StreamLabels { stream: S::STREAM };
         Feeds {
             source,
             feeding: metrics.feeds.get_or_create(&labels).clone(),
-            rendered: metrics.feed_events_rendered.get_or_create(&labels).clone(),
+            rendered: metrics.stream_events_rendered(S::STREAM),
             feeds: Mutex::new(HashMap::new()),
         }
     }
@@ -276,7 +276,7 @@ impl Source for TournamentSource {
     type State = Tournament;
     /// The standings rows by player id, to tell which changed.
     type Memory = HashMap<String, TournamentPlayer>;
-    const OF: &'static str = "tournament";
+    const STREAM: &'static str = "tournament";
 
     async fn items(&self, id: TournamentId) -> Result<BoxStream<'static, Update>, Error> {
         self.0.clone().events(id).await
@@ -332,7 +332,7 @@ impl Source for LeagueSource {
     type Item = LeagueUpdate;
     type State = League;
     type Memory = ();
-    const OF: &'static str = "league";
+    const STREAM: &'static str = "league";
 
     async fn items(&self, id: LeagueId) -> Result<BoxStream<'static, LeagueUpdate>, Error> {
         self.0.clone().events(id).await

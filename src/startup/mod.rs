@@ -395,6 +395,11 @@ fn serve(
         api::feeds::LeagueSource(services.leagues.clone()),
         &metrics,
     )));
+    // The lobby's feed and the spectators' frames, shared by the workers of this process.
+    let fanout = web::Data::from(Arc::new(api::games::fanout::Fanout::new(
+        services.games.clone(),
+        metrics.clone(),
+    )));
     let slots = web::Data::new(api::streams::StreamSlots::new(
         settings.max_streams_per_ip,
         budget.max_streams,
@@ -443,6 +448,7 @@ fn serve(
             .app_data(leagues.clone())
             .app_data(feeds.clone())
             .app_data(league_feeds.clone())
+            .app_data(fanout.clone())
             .app_data(metrics.clone())
             .app_data(limits.clone())
             .app_data(slots.clone())

@@ -379,7 +379,7 @@ async fn followers_of_a_league_share_one_feed(app: TestApp) {
     let metrics = app.get("/metrics").await.text().await.unwrap();
     let rendered: usize = metrics
         .lines()
-        .find_map(|l| l.strip_prefix(r#"domino_feed_events_rendered_total{of="league"} "#))
+        .find_map(|l| l.strip_prefix(r#"domino_stream_events_rendered_total{stream="league"} "#))
         .expect("the league feeds' metric")
         .parse()
         .unwrap();

@@ -16,6 +16,7 @@ mod connections;
 mod docs;
 mod errors;
 mod failover;
+mod fanout;
 mod faults;
 mod helpers;
 mod history;

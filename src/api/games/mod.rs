@@ -7,6 +7,7 @@
 //! One file per resource; the handlers are re-exported here for the router and the
 //! document. What they share (the ETag, the keys) lives here; the token is [`crate::api::client`]'s.
 
+pub mod fanout;
 mod history;
 mod lobby;
 mod play;

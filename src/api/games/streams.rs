@@ -11,7 +11,10 @@ use crate::api::error::{ApiError, problems};
 use crate::api::headers::{UNCOMPRESSED, VARY_BY_TOKEN};
 use crate::api::streams::StreamSlots;
 use crate::api::wire::*;
+use crate::domain::GameId;
 use crate::service::{self, FeedEvent, Games};
+
+use super::fanout::Fanout;
 
 use super::*;
 
@@ -57,7 +60,16 @@ fn version_event_json() -> utoipa::openapi::Object {
         .build()
 }
 
-fn sse_frame(FeedEvent { event, view }: &FeedEvent) -> web::Bytes {
+/// A game's event as its stream sends it: a spectator's rendered once for all the game's
+/// spectators here, a seat's with its own view.
+fn sse_frame(id: GameId, fanout: &Fanout, watched: &FeedEvent) -> web::Bytes {
+    match watched.view {
+        None => fanout.spectator_frame(id, &watched.event, || render(watched)),
+        Some(_) => render(watched),
+    }
+}
+
+fn render(FeedEvent { event, view }: &FeedEvent) -> web::Bytes {
     let wire = VersionEvent {
         version: event.version,
         status: event.status,
@@ -96,6 +108,7 @@ fn sse_frame(FeedEvent { event, view }: &FeedEvent) -> web::Bytes {
 )]
 pub async fn game_events(
     games: web::Data<Games>,
+    fanout: web::Data<Fanout>,
     slots: web::Data<StreamSlots>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
@@ -117,14 +130,17 @@ pub async fn game_events(
     // A comment after 15 s without an event keeps proxies from closing the stream.
     // The slot travels with the feed: given back when the feed ends, or when actix drops
     // the body because the client went away.
-    let frames =
-        futures_util::stream::unfold((feed.events, slot), |(mut events, slot)| async move {
+    let fanout = fanout.into_inner();
+    let frames = futures_util::stream::unfold(
+        (feed.events, slot, fanout),
+        move |(mut events, slot, fanout)| async move {
             match tokio::time::timeout(Duration::from_secs(15), events.next()).await {
-                Ok(Some(event)) => Some((sse_frame(&event), (events, slot))),
+                Ok(Some(event)) => Some((sse_frame(id, &fanout, &event), (events, slot, fanout))),
                 Ok(None) => None,
-                Err(_) => Some((KEEP_ALIVE, (events, slot))),
+                Err(_) => Some((KEEP_ALIVE, (events, slot, fanout))),
             }
-        });
+        },
+    );
     let stream = futures_util::stream::once(async move { hello })
         .chain(frames)
         .map(Ok::<_, actix_web::Error>);
@@ -187,30 +203,19 @@ pub(in crate::api) fn sse_answer(
     ),
 )]
 pub async fn lobby_events(
-    games: web::Data<Games>,
+    fanout: web::Data<Fanout>,
     slots: web::Data<StreamSlots>,
     request: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let slot = slots.acquire_for(&request)?;
-    let news = games.lobby().await?;
+    let news = fanout.into_inner().lobby().await?;
     let hello = web::Bytes::from_static(b": lobby\n\n");
     // The slot travels with the stream, as for a game's.
     let frames = futures_util::stream::unfold((news, slot), |(mut news, slot)| async move {
-        loop {
-            match tokio::time::timeout(Duration::from_secs(15), news.next()).await {
-                Ok(Some(item)) => {
-                    let wire = match &item {
-                        service::LobbyItem::News(event) => match LobbyEventView::of(event) {
-                            Some(wire) => wire,
-                            None => continue,
-                        },
-                        service::LobbyItem::Resync => LobbyEventView::Resync {},
-                    };
-                    return Some((named_frame(wire.name(), &wire), (news, slot)));
-                }
-                Ok(None) => return None,
-                Err(_) => return Some((KEEP_ALIVE, (news, slot))),
-            }
+        match tokio::time::timeout(Duration::from_secs(15), news.next()).await {
+            Ok(Some(frame)) => Some((frame, (news, slot))),
+            Ok(None) => None,
+            Err(_) => Some((KEEP_ALIVE, (news, slot))),
         }
     });
     let stream = futures_util::stream::once(async move { hello })
