@@ -429,14 +429,21 @@ fn report_table(league: &Value, copies: &HashMap<String, Level>) -> bool {
     for r in rows.iter().filter(|r| r.copy) {
         let Some(orig) = level(r.level) else { continue };
         let within = (orig.low()..=orig.high()).contains(&r.rating);
+        // Two honest estimates of one skill differ by about sqrt(dev² + dev²): the
+        // difference's own interval, which holds 95% of the time (the check above, less).
+        let spread = 2.0 * (r.deviation.powi(2) + orig.deviation.powi(2)).sqrt();
+        let near = (r.rating - orig.rating).abs() <= spread;
         println!(
-            "{}: rating {:.0} {} {}'s interval [{:.0}, {:.0}]",
+            "{}: rating {:.0} {} {}'s interval [{:.0}, {:.0}]; the difference {:+.0} {} ± {:.0}",
             r.name,
             r.rating,
             if within { "within" } else { "OUTSIDE" },
             r.level.as_str(),
             orig.low(),
-            orig.high()
+            orig.high(),
+            r.rating - orig.rating,
+            if near { "within" } else { "OUTSIDE" },
+            spread,
         );
         held &= within;
     }

@@ -88,7 +88,7 @@ pub struct CapLabels {
     pub cap: &'static str,
 }
 
-/// Which stream's events: `lobby` or `spectator`.
+/// Which stream's events: `lobby`, `spectator`, `tournament` or `league`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StreamLabels {
     pub stream: &'static str,
@@ -190,14 +190,12 @@ pub struct Metrics {
     /// Tournament rounds that began to wait for games the admission refused
     /// (`domino_tournament_rounds_waiting_total`).
     pub tournament_rounds_waiting: Counter,
-    /// Tournaments this process feeds to followers now, one feed each however many follow
-    /// (`domino_tournament_feeds`).
-    pub tournament_feeds: Gauge,
-    /// Tournament events rendered by those feeds, each once for all its followers
-    /// (`domino_tournament_events_rendered_total`).
-    pub tournament_events_rendered: Counter,
+    /// Tournaments or leagues this process feeds to followers now, one feed each however
+    /// many follow (`domino_feeds{stream}`).
+    pub feeds: Family<StreamLabels, Gauge>,
     /// Stream events rendered once for all the followers of this process: the lobby's
-    /// news, a spectator's game events (`domino_stream_events_rendered_total{stream}`).
+    /// news, a spectator's game events, a tournament's or a league's feed
+    /// (`domino_stream_events_rendered_total{stream}`).
     stream_events_rendered: Family<StreamLabels, Counter>,
     /// Event streams and waiting long polls open now (`domino_open_streams`).
     pub open_streams: Gauge,
@@ -383,22 +381,16 @@ impl Metrics {
             tournament_pairing.clone(),
         );
 
-        let tournament_feeds = Gauge::default();
+        let feeds = Family::<StreamLabels, Gauge>::default();
         game.register(
-            "tournament_feeds",
-            "Tournaments this process feeds to followers now, one feed each",
-            tournament_feeds.clone(),
-        );
-        let tournament_events_rendered = Counter::default();
-        game.register(
-            "tournament_events_rendered",
-            "Tournament events rendered, each once for all the followers of this process",
-            tournament_events_rendered.clone(),
+            "feeds",
+            "Tournaments or leagues (stream) this process feeds to followers now, one feed each",
+            feeds.clone(),
         );
         let stream_events_rendered = Family::<StreamLabels, Counter>::default();
         game.register(
             "stream_events_rendered",
-            "Stream events rendered, each once for all the followers of this process (lobby, spectator)",
+            "Stream events rendered, each once for all the followers of this process (lobby, spectator, tournament, league)",
             stream_events_rendered.clone(),
         );
         let open_streams = Gauge::default();
@@ -491,8 +483,7 @@ impl Metrics {
             tournament_rounds_paired,
             tournament_pairing,
             tournament_rounds_waiting,
-            tournament_feeds,
-            tournament_events_rendered,
+            feeds,
             open_streams,
             stream_refusals,
             stream_events_rendered,
@@ -508,13 +499,14 @@ impl Metrics {
         }
     }
 
-    /// The refusal counter of one stream cap (`per_address` or `total`).
+    /// The counter of one stream's events rendered once for all its followers.
     pub fn stream_events_rendered(&self, stream: &'static str) -> Counter {
         self.stream_events_rendered
             .get_or_create(&StreamLabels { stream })
             .clone()
     }
 
+    /// The refusal counter of one stream cap (`per_address` or `total`).
     pub fn stream_refusals(&self, cap: &'static str) -> Counter {
         self.stream_refusals
             .get_or_create(&CapLabels { cap })

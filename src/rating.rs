@@ -79,6 +79,12 @@ fn expected(mu: f64, mu_j: f64, phi_j: f64) -> f64 {
 /// before the period, and the player's score against it). With no games only the
 /// deviation grows (step 6 of the paper alone).
 pub fn update(player: Rating, games: &[(Rating, Score)]) -> Rating {
+    update_with(player, games, TAU)
+}
+
+/// [`update`] under a system constant `tau` of the caller's (a league's: its bots' skill
+/// changes less than people's).
+pub fn update_with(player: Rating, games: &[(Rating, Score)], tau: f64) -> Rating {
     let (mu, phi, sigma) = (player.mu(), player.phi(), player.volatility);
     if games.is_empty() {
         return Rating {
@@ -97,7 +103,7 @@ pub fn update(player: Rating, games: &[(Rating, Score)]) -> Rating {
     }
     let v = 1.0 / inverse_v;
     let delta = v * sum;
-    let sigma = new_volatility(phi, sigma, v, delta);
+    let sigma = new_volatility(phi, sigma, v, delta, tau);
     // Steps 6 to 8.
     let phi_star = (phi * phi + sigma * sigma).sqrt();
     let phi = 1.0 / (1.0 / (phi_star * phi_star) + 1.0 / v).sqrt();
@@ -110,22 +116,22 @@ pub fn update(player: Rating, games: &[(Rating, Score)]) -> Rating {
 }
 
 /// Step 5: the new volatility, by the paper's Illinois iteration.
-fn new_volatility(phi: f64, sigma: f64, v: f64, delta: f64) -> f64 {
+fn new_volatility(phi: f64, sigma: f64, v: f64, delta: f64, tau: f64) -> f64 {
     let a = (sigma * sigma).ln();
     let f = |x: f64| {
         let ex = x.exp();
         ex * (delta * delta - phi * phi - v - ex) / (2.0 * (phi * phi + v + ex).powi(2))
-            - (x - a) / (TAU * TAU)
+            - (x - a) / (tau * tau)
     };
     let mut big_a = a;
     let mut big_b = if delta * delta > phi * phi + v {
         (delta * delta - phi * phi - v).ln()
     } else {
         let mut k = 1.0;
-        while f(a - k * TAU) < 0.0 {
+        while f(a - k * tau) < 0.0 {
             k += 1.0;
         }
-        a - k * TAU
+        a - k * tau
     };
     let (mut f_a, mut f_b) = (f(big_a), f(big_b));
     while (big_b - big_a).abs() > EPSILON {

@@ -9,18 +9,16 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, problems};
-use crate::api::games::{KEEP_ALIVE, create_key, named_frame, sse_answer};
+use crate::api::feeds::LeagueFeeds;
+use crate::api::games::{KEEP_ALIVE, create_key, sse_answer};
 use crate::api::numbers::Json;
 use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::streams::StreamSlots;
-use crate::api::wire::{
-    self, CreateLeague, LeagueList, LeagueMatchView, LeagueResultView, LeagueSummary, LeagueView,
-};
+use crate::api::wire::{self, CreateLeague, LeagueList, LeagueSummary, LeagueView};
 use crate::bots::Level;
 use crate::domain::Caller;
 use crate::service::leagues::NewLeague;
 use crate::service::leagues::record::League;
-use crate::service::leagues::stream::{Told, Update};
 use crate::service::{Create, Error, Leagues};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -242,51 +240,14 @@ pub async fn leave_league(
     ),
 )]
 pub async fn league_events(
-    leagues: web::Data<Leagues>,
+    feeds: web::Data<LeagueFeeds>,
     slots: web::Data<StreamSlots>,
     request: HttpRequest,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::league_id(&id)?;
-    let updates = leagues.into_inner().events(id).await?;
+    let events = feeds.into_inner().follow(id).await?;
     let slot = slots.acquire_for(&request)?;
-    let mut first = true;
-    let events = updates.map(move |update| match update {
-        Update::League(league) => {
-            let mut view = LeagueView::of(&league);
-            // The first is whole; the later ones are the standings, without the charts.
-            if !std::mem::take(&mut first) {
-                for entrant in &mut view.entrants {
-                    entrant.history.clear();
-                }
-            }
-            named_frame("standings", &view)
-        }
-        Update::Told(Told::Started {
-            match_id,
-            a,
-            b,
-            at_ms,
-        }) => named_frame(
-            "match_started",
-            &LeagueMatchView {
-                match_id: match_id.to_string(),
-                a,
-                b,
-                started_ms: at_ms,
-            },
-        ),
-        Update::Told(Told::Finished {
-            match_id,
-            a,
-            b,
-            result,
-            at_ms,
-        }) => named_frame(
-            "match_finished",
-            &LeagueResultView::of(match_id, a, b, result, at_ms),
-        ),
-    });
     let hello = web::Bytes::from_static(b": league\n\n");
     let frames = futures_util::stream::unfold((events, slot), |(mut events, slot)| async move {
         match tokio::time::timeout(Duration::from_secs(15), events.next()).await {

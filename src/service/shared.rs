@@ -71,6 +71,9 @@ pub struct Lifetimes {
     pub player_unplayed: Option<Duration>,
     /// How long a finished or canceled tournament is kept (`TOURNAMENT_KEPT_SECS`).
     pub tournament: Duration,
+    /// How long a league entrant that stopped answering in a match is not paired
+    /// (`LEAGUE_TIMEOUT_REST_SECS`; zero: none).
+    pub league_rest: Duration,
 }
 
 /// Faults a test injects to play a crash: never part of the settings, and all off in a

@@ -128,6 +128,8 @@ pub struct Settings {
     pub seek_ttl: Duration,
     /// How long a finished or canceled tournament is kept.
     pub tournament_kept: Duration,
+    /// How long a league entrant that stopped answering in a match is not paired.
+    pub league_rest: Duration,
     /// Tables of bots alone this process plays at once.
     pub bot_tables: usize,
     /// Games the memory store holds at most (`None`: no cap).
@@ -288,6 +290,7 @@ impl Default for Settings {
             // As long as a finished game is kept: its games, which its page links, are gone
             // by then.
             tournament_kept: Duration::from_secs(86_400),
+            league_rest: Duration::from_secs(600),
             bot_tables: 16,
             memory_max_games: Some(100_000),
             // 256 MiB of records, events and keys: with MEMORY_MAX_GAMES's overhead, the
@@ -524,6 +527,9 @@ impl Settings {
                 positive(s).map(Duration::from_secs)
             })?,
             tournament_kept: env.parse("TOURNAMENT_KEPT_SECS", defaults.tournament_kept, |s| {
+                positive(s).map(Duration::from_secs)
+            })?,
+            league_rest: env.parse("LEAGUE_TIMEOUT_REST_SECS", defaults.league_rest, |s| {
                 positive(s).map(Duration::from_secs)
             })?,
             bot_tables: env.parse("BOT_TABLES", defaults.bot_tables, |s| {

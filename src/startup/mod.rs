@@ -359,6 +359,7 @@ fn serve(
                 challenge: settings.challenge_ttl,
                 seek: settings.seek_ttl,
                 tournament: settings.tournament_kept,
+                league_rest: settings.league_rest,
                 player_unplayed: settings.player_unplayed_ttl,
             },
             game_cache: settings.game_cache_games,
@@ -387,8 +388,12 @@ fn serve(
     let leagues = web::Data::from(services.leagues.clone());
     // One feed per tournament followed, shared by the workers of this process.
     let feeds = web::Data::from(Arc::new(api::feeds::TournamentFeeds::new(
-        services.tournaments.clone(),
-        metrics.clone(),
+        api::feeds::TournamentSource(services.tournaments.clone()),
+        &metrics,
+    )));
+    let league_feeds = web::Data::from(Arc::new(api::feeds::LeagueFeeds::new(
+        api::feeds::LeagueSource(services.leagues.clone()),
+        &metrics,
     )));
     // The lobby's feed and the spectators' frames, shared by the workers of this process.
     let fanout = web::Data::from(Arc::new(api::games::fanout::Fanout::new(
@@ -442,6 +447,7 @@ fn serve(
             .app_data(tournaments.clone())
             .app_data(leagues.clone())
             .app_data(feeds.clone())
+            .app_data(league_feeds.clone())
             .app_data(fanout.clone())
             .app_data(metrics.clone())
             .app_data(limits.clone())

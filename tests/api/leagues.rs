@@ -6,20 +6,38 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use domino_server::settings::Settings;
 use serde_json::{Value, json};
 
 use crate::child::ChildServer;
 use crate::helpers::{
     EventStream, TestApp, assert_problem, spawn_app_with, test_settings, unique_prefix,
 };
+use crate::proxy::redis_url;
 use crate::webhooks::{Answers, hooked, register, spawn_redis_under, start_bot};
 
+/// How long an entrant that stopped answering rests in these tests' leagues.
+const REST: Duration = Duration::from_secs(4);
+
+fn league_settings(settings: Settings) -> Settings {
+    Settings {
+        league_rest: REST,
+        ..hooked(settings)
+    }
+}
+
 async fn spawn_memory() -> TestApp {
-    spawn_app_with(hooked(test_settings())).await
+    spawn_app_with(league_settings(test_settings())).await
 }
 
 async fn spawn_redis() -> TestApp {
-    spawn_redis_under(&unique_prefix()).await
+    spawn_app_with(league_settings(Settings {
+        redis_url: Some(redis_url()),
+        redis_key_prefix: unique_prefix(),
+        game_idle_ttl: Duration::from_secs(600),
+        ..test_settings()
+    }))
+    .await
 }
 
 macro_rules! on_both_stores_hooked {
@@ -47,6 +65,8 @@ on_both_stores_hooked!(
     a_webhook_bot_plays_the_levels_and_the_table_agrees_with_the_games,
     a_pulling_bot_is_paired_only_while_its_stream_is_open,
     a_league_refuses_what_it_cannot_hold,
+    an_entrant_that_lost_on_time_rests_then_is_paired_again,
+    followers_of_a_league_share_one_feed,
 );
 
 async fn create_league(app: &TestApp, key: &str, body: Value) -> Value {
@@ -263,6 +283,123 @@ async fn a_pulling_bot_is_paired_only_while_its_stream_is_open(app: TestApp) {
         }
     }
     assert!(told, "the stream never told of the league's game");
+}
+
+/// A pulling bot whose stream is open but which never moves loses its games on time (a
+/// one-second bank, forfeit): the drive that counts that match marks it unavailable and
+/// pairs it with nobody, though the level it played is free; `REST` later it is paired
+/// again.
+async fn an_entrant_that_lost_on_time_rests_then_is_paired_again(app: TestApp) {
+    let (_, owner) = app.new_player("owner").await;
+    let made = create_league(
+        &app,
+        &owner,
+        json!({"name": "Clocked", "preset": "block", "deals_per_match": 1,
+            "max_concurrent": 1, "levels": ["greedy"],
+            "clock": {"bank_secs": 1, "on_timeout": "forfeit"}}),
+    )
+    .await;
+    let id = made["id"].as_str().unwrap().to_owned();
+    let (sleeper, key) = app.new_player("sleeper").await;
+    let _stream = app.player_stream(&key).await;
+    let res = app
+        .post_as(&format!("/v1/leagues/{id}/entrants"), &key, None)
+        .await;
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    let first = league_until(&app, &id, |l| !l["running"].as_array().unwrap().is_empty()).await;
+    let match_id = first["running"][0]["match_id"].clone();
+    // Counted and not paired again, in one save: the same drive would have paired it.
+    let counted = league_until(&app, &id, |l| l["matches_counted"] == 1).await;
+    let counted_at = Instant::now();
+    assert_eq!(counted["recent"][0]["match_id"], match_id, "{counted}");
+    assert_eq!(
+        counted["recent"][0]["result"], "b",
+        "lost on time: {counted}"
+    );
+    assert_eq!(row(&counted, &sleeper)["available"], false, "{counted}");
+    assert_eq!(row(&counted, "greedy")["available"], true, "{counted}");
+    assert!(
+        counted["running"].as_array().unwrap().is_empty(),
+        "paired while it rests: {counted}"
+    );
+    // Its stream still open, it is paired again once its rest is over.
+    let again = league_until(&app, &id, |l| !l["running"].as_array().unwrap().is_empty()).await;
+    assert!(
+        counted_at.elapsed() >= REST - Duration::from_secs(1),
+        "{again}"
+    );
+    assert_eq!(row(&again, &sleeper)["available"], true, "{again}");
+    assert_ne!(again["running"][0]["match_id"], match_id);
+}
+
+/// Followers of one league on one process read the same events, rendered once: a webhook
+/// bot plays two levels until two matches are counted and leaves; then each of four
+/// followers reads as many events as the feed rendered, and they are the same.
+async fn followers_of_a_league_share_one_feed(app: TestApp) {
+    let (_, owner) = app.new_player("owner").await;
+    let made = create_league(
+        &app,
+        &owner,
+        json!({"name": "Followed", "preset": "all_fives", "deals_per_match": 1,
+            "max_concurrent": 1, "levels": ["random", "greedy"]}),
+    )
+    .await;
+    let id = made["id"].as_str().unwrap().to_owned();
+    let mut followers = Vec::new();
+    for _ in 0..4 {
+        let mut follower = EventStream::of(app.get(&format!("/v1/leagues/{id}/events")).await);
+        let whole = follower
+            .next(Duration::from_secs(10))
+            .await
+            .expect("standings");
+        assert_eq!(whole.event.as_deref(), Some("standings"));
+        assert!(whole.data["entrants"].is_array(), "{}", whole.data);
+        followers.push((
+            follower,
+            vec![json!({"event": whole.event, "data": whole.data})],
+        ));
+    }
+    let (_, key) = app.new_player("hooky").await;
+    let (url, bot) = start_bot(Answers::First);
+    register(&app, &key, &url, &bot).await;
+    let res = app
+        .post_as(&format!("/v1/leagues/{id}/entrants"), &key, None)
+        .await;
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    league_until(&app, &id, |l| l["matches_counted"].as_u64() >= Some(2)).await;
+    let res = app
+        .client
+        .delete(app.url(&format!("/v1/leagues/{id}/entrants/me")))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    league_until(&app, &id, |l| l["running"].as_array().unwrap().is_empty()).await;
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    let rendered: usize = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(r#"domino_stream_events_rendered_total{stream="league"} "#))
+        .expect("the league feeds' metric")
+        .parse()
+        .unwrap();
+    // At least each of two matches started, finished, and the standings after it.
+    assert!(rendered >= 6, "{rendered} events rendered");
+    for (follower, events) in &mut followers {
+        while events.len() < rendered + 1 {
+            let event = follower.next(Duration::from_secs(10)).await;
+            let event = event.unwrap_or_else(|| panic!("{} of {rendered} read", events.len() - 1));
+            events.push(json!({"event": event.event, "data": event.data}));
+        }
+    }
+    let events = &followers[0].1;
+    assert!(
+        followers.iter().all(|(_, e)| e == events),
+        "every follower reads the same events"
+    );
+    let kinds = |kind: &str| events.iter().filter(|e| e["event"] == kind).count();
+    assert!(kinds("match_finished") >= 2, "{events:?}");
+    assert!(kinds("standings") > kinds("match_finished"), "{events:?}");
 }
 
 /// Unknown leagues, bad settings, a second entry, a leave by one not in it, a full

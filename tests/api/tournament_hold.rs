@@ -375,7 +375,9 @@ async fn followers_share_one_feed_whose_events_say_only_what_changed(app: TestAp
     let metrics = app.get("/metrics").await.text().await.unwrap();
     let rendered: usize = metrics
         .lines()
-        .find_map(|l| l.strip_prefix("domino_tournament_events_rendered_total "))
+        .find_map(|l| {
+            l.strip_prefix(r#"domino_stream_events_rendered_total{stream="tournament"} "#)
+        })
         .expect("the feeds' metric")
         .parse()
         .unwrap();

@@ -164,6 +164,9 @@ impl Games {
                     outcome,
                     end,
                     scores: record.game.scores().to_vec(),
+                    abandoned: (0..record.game.seats())
+                        .filter(|&s| record.game.abandoned(s))
+                        .fold(0, |bits, s| bits | 1 << s),
                 },
                 _ => Progress::InPlay,
             },
@@ -245,11 +248,13 @@ pub enum Progress {
     Gone,
     /// Waiting for players, or in play.
     InPlay,
-    /// Over: how, why, and the points per side.
+    /// Over: how, why, the points per side, and the seats abandoned to a bot on the way
+    /// (bit `s`: seat `s`, after running out of time too often in a row).
     Ended {
         outcome: Outcome,
         end: MatchEnd,
         scores: Vec<i32>,
+        abandoned: u8,
     },
 }
 

@@ -83,20 +83,32 @@ impl Leagues {
                     .map(|r| self.matches.league_outcome(r.match_id)),
             )
             .await;
-            let available = self.available(&league).await?;
             let now = now_ms();
+            let rest = self.ctx.lifetimes.league_rest.as_millis() as u64;
             let mut changed = false;
             let mut unmade = Vec::new();
             let mut told = Vec::new();
             let running = league.running.clone();
             for (r, outcome) in running.iter().zip(outcomes) {
+                let mut timed_out = [false; 2];
                 let counted = match outcome? {
                     LeagueOutcome::Running => continue,
                     LeagueOutcome::Finished {
                         points_diff,
                         margin_per_deal,
+                        timed_out: sides,
                         ..
-                    } => Some((points_diff, margin_per_deal)),
+                    } => {
+                        timed_out = sides;
+                        // One side stopped answering: its loss, whatever the points (a
+                        // game lost on time may score none for either side).
+                        let diff = match sides {
+                            [true, false] => -1,
+                            [false, true] => 1,
+                            _ => points_diff,
+                        };
+                        Some((diff, margin_per_deal))
+                    }
                     LeagueOutcome::Missing
                         if r.started_ms + MAKE_WITHIN.as_millis() as u64 > now =>
                     {
@@ -107,6 +119,11 @@ impl Leagues {
                 };
                 if league.count(r.match_id, counted, now) {
                     changed = true;
+                    for (entrant, _) in [r.a, r.b].iter().zip(timed_out).filter(|(_, t)| *t) {
+                        let e = &mut league.entrants[usize::from(*entrant)];
+                        e.rest_until_ms = now + rest;
+                        tracing::info!(league_id = %id, entrant = %e.id, "a league entrant stopped answering in a match: it rests");
+                    }
                     let result = if counted.is_some() { "played" } else { "void" };
                     self.ctx.metrics.league_match_counted(result);
                     told.push(Told::Finished {
@@ -118,11 +135,12 @@ impl Leagues {
                     });
                 }
             }
+            let per_hour = self.ctx.caps.league_matches_per_hour.unwrap_or(usize::MAX);
+            let available = self.available(&league, per_hour, now).await?;
             for (entrant, available) in league.entrants.iter_mut().zip(&available) {
                 changed |= entrant.available != *available;
                 entrant.available = *available;
             }
-            let per_hour = self.ctx.caps.league_matches_per_hour.unwrap_or(usize::MAX);
             let pairs = league.pairings(&available, per_hour, now);
             for pair in &pairs {
                 league.start(MatchId::random(), *pair, now);
@@ -168,15 +186,27 @@ impl Leagues {
         ))
     }
 
-    /// Who can be paired now, by entrant: a level always; a player that has not left,
-    /// with an active webhook or a stream open.
-    async fn available(&self, league: &League) -> Result<Vec<bool>, Error> {
-        let looked = join_all(league.entrants.iter().map(|e| async move {
-            if e.left {
+    /// Who can be paired now, by entrant: a level always; a player that has not left and
+    /// does not rest, with an active webhook or a stream open. Only a player that could
+    /// be paired now is looked at (its webhook, then its presence: one or two reads); one
+    /// playing all the matches it may at once, or at its hourly cap, keeps what its row
+    /// said, unread.
+    async fn available(
+        &self,
+        league: &League,
+        per_hour: usize,
+        now: u64,
+    ) -> Result<Vec<bool>, Error> {
+        let most = usize::from(league.max_concurrent);
+        let looked = join_all(league.entrants.iter().enumerate().map(|(i, e)| async move {
+            if e.left || league.resting(i, now) {
                 return Ok(false);
             }
             if e.level.is_some() {
                 return Ok(true);
+            }
+            if league.busy(i) >= most || e.started_within_hour(now) >= per_hour {
+                return Ok(e.available);
             }
             let id = crate::domain::PlayerId::stored(e.id.clone());
             if self.players.hook_of(&id).await?.is_some() {

@@ -16,9 +16,13 @@ use crate::service::games::clock::ClockSettings;
 use crate::service::matchmaking::challenge::Party;
 use crate::service::ratings::reference_rating;
 
-/// The record's format byte, then postcard. Leagues last: a later format keeps a reader
-/// for this one until a migration has rewritten every record.
-const FORMAT: u8 = 1;
+/// The record's format byte, then postcard: the league, then (since format 2) each
+/// entrant's `rest_until_ms`, kept out of [`Entrant`]'s serialised fields so that format 1,
+/// without them, reads with the same structs. Leagues last: a later format keeps a reader
+/// for the earlier ones until a migration has rewritten every record.
+const FORMAT: u8 = 2;
+/// Before entrants rested after a match they stopped answering in.
+const FORMAT_V1: u8 = 1;
 
 /// Counted matches the record keeps, newest last.
 pub const RECENT_KEPT: usize = 50;
@@ -31,6 +35,13 @@ pub const MAX_CONCURRENT: u8 = 8;
 /// How much a pair that met in the latest match counts against meeting again, in rating
 /// points; it fades by a fifth with each match they did not play since.
 const MET_PENALTY: f64 = 300.0;
+/// An entrant's starting volatility, a sixth of a person's: a bot is a fixed program whose
+/// skill does not drift between matches, and the deviation's floor (about 26 points, not
+/// 61) lets ratings 100 points apart be told apart (docs/leagues.md, "Ratings").
+pub const VOLATILITY: f64 = 0.01;
+/// The league's Glicko-2 system constant: the server's. With a match a rating period the
+/// volatility hardly moves under any τ (`examples/league_sim.rs`: 0.2 and 0.5 alike).
+pub const TAU: f64 = rating::TAU;
 
 /// One entrant's row, as counted so far.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,6 +70,10 @@ pub struct Entrant {
     /// When its latest matches were made (the last hour's, for the cap per hour).
     pub started: Vec<u64>,
     pub entered_ms: u64,
+    /// Not paired before this (epoch ms; 0: never held back): it stopped answering in a
+    /// match (lost a game on time, or a bot took its seat). Stored after the league.
+    #[serde(skip)]
+    pub rest_until_ms: u64,
 }
 
 /// An entrant's rating right after a match counted.
@@ -115,7 +130,10 @@ impl Entrant {
     /// A built-in level, starting from its reference rating (the scale's anchor).
     pub fn level(level: Level, now: u64) -> Entrant {
         Entrant {
-            rating: reference_rating(level),
+            rating: Rating {
+                volatility: VOLATILITY,
+                ..reference_rating(level)
+            },
             level: Some(level),
             bot: true,
             available: true,
@@ -137,7 +155,10 @@ impl Entrant {
             name: party.name,
             bot,
             level: None,
-            rating: Rating::default(),
+            rating: Rating {
+                volatility: VOLATILITY,
+                ..Rating::default()
+            },
             matches: 0,
             wins: 0,
             draws: 0,
@@ -149,6 +170,7 @@ impl Entrant {
             available: false,
             started: Vec::new(),
             entered_ms: now,
+            rest_until_ms: 0,
         }
     }
 
@@ -184,14 +206,28 @@ impl Entrant {
 
 impl League {
     pub(crate) fn encode(&self) -> Vec<u8> {
-        codec::encode(FORMAT, self)
+        let rests: Vec<u64> = self.entrants.iter().map(|e| e.rest_until_ms).collect();
+        codec::Encoder::new(FORMAT, self).then(&rests).finish()
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<League, Error> {
         match codec::open("league", bytes)? {
-            (FORMAT, body) => body.last(),
+            (FORMAT, mut body) => {
+                let mut league: League = body.next()?;
+                let rests: Vec<u64> = body.last()?;
+                for (e, rest) in league.entrants.iter_mut().zip(rests) {
+                    e.rest_until_ms = rest;
+                }
+                Ok(league)
+            }
+            (FORMAT_V1, body) => body.last(),
             (other, body) => Err(body.unknown(other)),
         }
+    }
+
+    /// Whether entrant `i` is held back at `now` after a match it stopped answering in.
+    pub fn resting(&self, i: usize, now: u64) -> bool {
+        self.entrants[i].rest_until_ms > now
     }
 
     /// Entrant `player`'s index, if it entered (and did not leave).
@@ -298,6 +334,17 @@ impl League {
     /// not played out. Both ratings move from where they stood before it (Glicko-2, the
     /// match one game). Returns false, changing nothing, if it is not in play.
     pub fn count(&mut self, match_id: MatchId, outcome: Option<(i64, f64)>, now: u64) -> bool {
+        self.count_with(match_id, outcome, now, TAU)
+    }
+
+    /// [`League::count`] under the system constant `tau` (a simulation's choice).
+    pub fn count_with(
+        &mut self,
+        match_id: MatchId,
+        outcome: Option<(i64, f64)>,
+        now: u64,
+        tau: f64,
+    ) -> bool {
         let Some(at) = self.running.iter().position(|r| r.match_id == match_id) else {
             return false;
         };
@@ -314,10 +361,15 @@ impl League {
             let (ia, ib) = (usize::from(a), usize::from(b));
             let (ra, rb) = (self.entrants[ia].rating, self.entrants[ib].rating);
             for (i, rating, score, margin) in [
-                (ia, rating::update(ra, &[(rb, score)]), score, margin),
+                (
+                    ia,
+                    rating::update_with(ra, &[(rb, score)], tau),
+                    score,
+                    margin,
+                ),
                 (
                     ib,
-                    rating::update(rb, &[(ra, 1.0 - score)]),
+                    rating::update_with(rb, &[(ra, 1.0 - score)], tau),
                     1.0 - score,
                     -margin,
                 ),
@@ -487,6 +539,26 @@ mod tests {
     fn a_league_reads_back_as_it_was_saved() {
         let mut l = league(&[Level::Random], 2);
         l.start(MatchId::random(), (1, 0), 3);
+        l.entrants[2].rest_until_ms = 99;
         assert_eq!(League::decode(&l.encode()).unwrap(), l);
+    }
+
+    #[test]
+    fn a_league_of_format_1_reads_with_nobody_resting_and_its_ratings_kept() {
+        let mut l = league(&[Level::Random], 1);
+        // Entered before leagues had a volatility of their own.
+        l.entrants[1].rating = Rating::default();
+        let v1 = codec::encode(FORMAT_V1, &l);
+        let read = League::decode(&v1).unwrap();
+        assert_eq!(read, l);
+        assert_eq!(read.entrants[1].rating.volatility, 0.06);
+        assert!(read.entrants.iter().all(|e| e.rest_until_ms == 0));
+    }
+
+    #[test]
+    fn an_entrant_rests_until_its_time_and_no_longer() {
+        let mut l = league(&[], 2);
+        l.entrants[0].rest_until_ms = 1_000;
+        assert!(l.resting(0, 999) && !l.resting(0, 1_000) && !l.resting(1, 0));
     }
 }

@@ -4,11 +4,12 @@
 //! each once. The league reads back how each ended.
 
 use crate::domain::MatchId;
-use crate::engine::{Preset, RulesPatch};
+use crate::engine::{MatchEnd, Outcome, Preset, RulesPatch};
 
 use super::series::{MatchStatus, Series};
 use super::{Match, Matches};
 use crate::service::error::Error;
+use crate::service::games::Progress;
 use crate::service::games::clock::ClockSettings;
 use crate::service::matchmaking::challenge::{ChallengeStatus, Opponent, Party};
 use crate::service::shared::now_ms;
@@ -36,11 +37,14 @@ pub enum LeagueOutcome {
     /// Being played.
     Running,
     /// Over: the challenger's points less the opponent's over every deal (the other way
-    /// round when points are penalties), and its margin a deal.
+    /// round when points are penalties), and its margin a deal; and whether the
+    /// challenger, then the opponent, stopped answering in one of its games (lost it on
+    /// time, or ran out of time so often that a bot took its seat).
     Finished {
         points_diff: i64,
         margin_per_deal: f64,
         deals: usize,
+        timed_out: [bool; 2],
     },
     /// Canceled: it will never be played out.
     Void,
@@ -108,10 +112,40 @@ impl Matches {
                     points_diff: if penalty { -diff } else { diff },
                     margin_per_deal: margin.per_deal_mean,
                     deals: margin.deals_done,
+                    timed_out: self.timed_out(&found).await?,
                 }
             }
             MatchStatus::Canceled => LeagueOutcome::Void,
             MatchStatus::Waiting | MatchStatus::Running => LeagueOutcome::Running,
         })
+    }
+
+    /// Whether the challenger, then the opponent, of finished match `found` lost a game on
+    /// time or had its seat abandoned. Without a clock nobody runs out of time: no game is
+    /// read.
+    async fn timed_out(&self, found: &Match) -> Result<[bool; 2], Error> {
+        let mut timed_out = [false; 2];
+        if found.clock.is_none() {
+            return Ok(timed_out);
+        }
+        for game in &found.series.games {
+            let Progress::Ended {
+                outcome,
+                end,
+                abandoned,
+                ..
+            } = self.games.progress(game.game_id).await?
+            else {
+                continue;
+            };
+            for seat in 0..2u8 {
+                let lost_on_time =
+                    end == MatchEnd::Timeout && outcome == Outcome::Won { side: 1 - seat };
+                if lost_on_time || abandoned & (1 << seat) != 0 {
+                    timed_out[usize::from(seat != game.seat)] = true;
+                }
+            }
+        }
+        Ok(timed_out)
     }
 }

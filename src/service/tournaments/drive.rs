@@ -242,6 +242,7 @@ impl Tournaments {
                         outcome,
                         end,
                         scores,
+                        ..
                     } => {
                         let (a, b) = (usize::from(game.a_seat), 1 - usize::from(game.a_seat));
                         let a_result = match outcome {
