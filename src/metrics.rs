@@ -121,15 +121,10 @@ pub struct BotLabels {
     pub r#where: BotPlace,
 }
 
-/// What befell a challenge: `made`, `accepted`, `declined`, `canceled` or `expired`.
+/// What befell a challenge (`made`, `accepted`, `declined`, `canceled`, `expired`) or a
+/// seek (`made`, `matched`, `fell_back`, `canceled`, `expired`).
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ChallengeLabels {
-    pub event: &'static str,
-}
-
-/// What befell a seek: `made`, `matched`, `fell_back`, `canceled` or `expired`.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct SeekLabels {
+pub struct EventLabels {
     pub event: &'static str,
 }
 
@@ -163,11 +158,11 @@ pub struct Metrics {
     /// Challenges made and closed by this process, by what befell them
     /// (`domino_challenges_total{event}`): the open ones are those made less those
     /// closed, summed over the processes.
-    pub challenges: Family<ChallengeLabels, Counter>,
+    pub challenges: Family<EventLabels, Counter>,
     /// Seeks made and closed by this process, by what befell them
     /// (`domino_seeks_total{event}`): the waiting ones are those made less those closed,
     /// summed over the processes.
-    pub seeks: Family<SeekLabels, Counter>,
+    pub seeks: Family<EventLabels, Counter>,
     /// How long each seek waited for its game (`domino_seek_wait_seconds`).
     pub seek_waits: Histogram,
     /// Seek pools this process's sweep paired (`domino_seek_pools_swept_total`): only the
@@ -239,14 +234,11 @@ pub struct WebhookLabels {
 }
 
 impl Metrics {
-    /// Counts one challenge `event` (see [`ChallengeLabels`]).
+    /// Counts one challenge `event` (see [`EventLabels`]).
     pub fn challenge(&self, event: &'static str) {
-        self.challenges
-            .get_or_create(&ChallengeLabels { event })
-            .inc();
+        self.challenges.get_or_create(&EventLabels { event }).inc();
     }
 
-    /// Counts one webhook call that ended as `outcome` (see [`WebhookLabels`]).
     /// Counts one league match counted, `played` or `void`.
     pub fn league_match_counted(&self, result: &'static str) {
         self.league_matches_counted
@@ -254,15 +246,16 @@ impl Metrics {
             .inc();
     }
 
+    /// Counts one webhook call that ended as `outcome` (see [`WebhookLabels`]).
     pub fn webhook_call(&self, outcome: &'static str) {
         self.webhook_calls
             .get_or_create(&WebhookLabels { outcome })
             .inc();
     }
 
-    /// Counts one seek `event` (see [`SeekLabels`]).
+    /// Counts one seek `event` (see [`EventLabels`]).
     pub fn seek(&self, event: &'static str) {
-        self.seeks.get_or_create(&SeekLabels { event }).inc();
+        self.seeks.get_or_create(&EventLabels { event }).inc();
     }
 }
 
@@ -294,8 +287,8 @@ impl Metrics {
         let players_created = Counter::default();
         let moves_applied = Counter::default();
         let rated_games = Counter::default();
-        let challenges = Family::<ChallengeLabels, Counter>::default();
-        let seeks = Family::<SeekLabels, Counter>::default();
+        let challenges = Family::<EventLabels, Counter>::default();
+        let seeks = Family::<EventLabels, Counter>::default();
         let seek_waits = Histogram::new(SEEK_WAIT_BUCKETS);
         let seek_pools_swept = Counter::default();
         let store_conflicts = Counter::default();

@@ -506,7 +506,25 @@ async fn a_league_refuses_what_it_cannot_hold(app: TestApp) {
     );
     let listed: Value = app.get("/v1/leagues").await.json().await.unwrap();
     assert_eq!(listed["leagues"].as_array().unwrap().len(), 3, "{listed}");
-    assert_eq!(listed["leagues"][2]["id"], id, "newest first: {listed}");
+    // Newest first; two made in the same millisecond may come in either order.
+    let leagues = listed["leagues"].as_array().unwrap();
+    let made: Vec<u64> = leagues
+        .iter()
+        .map(|l| l["created_ms"].as_u64().unwrap())
+        .collect();
+    assert!(
+        made.windows(2).all(|w| w[0] >= w[1]),
+        "newest first: {listed}"
+    );
+    let first = leagues
+        .iter()
+        .find(|l| l["id"] == id)
+        .expect("the first league");
+    assert_eq!(
+        first["created_ms"].as_u64(),
+        made.last().copied(),
+        "{listed}"
+    );
 }
 
 /// A pulling bot of the test's: keeps its player's stream open (which is what makes it
