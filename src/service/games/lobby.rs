@@ -14,11 +14,12 @@ use crate::service::page::page_offset;
 use crate::store::{GameStore, StoreError};
 
 use super::admit::{Admission, NewGame};
+use super::bot_work::BotWork;
 use super::idempotency::RequestKey;
 use super::record::{Record, Status, TokenHash};
 use super::seats::held_by;
 use super::view::{NewSeat, View};
-use super::write::{BotWork, Change, Decision, Written};
+use super::write::{Change, Decision, Written};
 use super::{Error, Games};
 
 impl Games {

@@ -7,6 +7,7 @@
 //! in the background through [`due::Drive`], never called from here.
 
 pub mod admit;
+mod bot_work;
 mod cache;
 mod called;
 mod calls;

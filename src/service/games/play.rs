@@ -10,10 +10,11 @@ use crate::domain::{Caller, GameId, Seat};
 use crate::engine::{Event, Game, Move, MoveError};
 use crate::metrics::BotPlace;
 
+use super::bot_work::BotWork;
 use super::idempotency::RequestKey;
 use super::record::{Record, Status, TokenHash};
 use super::view::{AfterMove, View};
-use super::write::{BotWork, Change, Decision, Written};
+use super::write::{Change, Decision, Written};
 use super::{Error, Games, seat_of, viewer_of};
 
 /// A move request after parsing.
