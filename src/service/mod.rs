@@ -11,8 +11,9 @@
 //!   background, the lobby, a game's events and history; the stored game and its one
 //!   write path, and the one admission path every game made goes through.
 //! - [`players`]: players (identities that outlive a game), their keys, a player's stream.
-//! - [`matchmaking`]: how players meet. Challenges, a player's invitation, which becomes
-//!   exactly one game; seeks, matchmaking by pool, decided by the store in one step.
+//! - [`matchmaking`]: how players meet, two types: [`Challenges`], a player's invitation,
+//!   which becomes exactly one game; [`Seeks`], matchmaking by pool, decided by the store
+//!   in one step.
 //! - [`matches`](mod@matches): the duplicate arena: a match, its own stored record (its
 //!   invitation, kept under a challenge's key and answered by the challenges' rules, and
 //!   its series of games), driven from its record.
@@ -74,9 +75,9 @@ pub use games::{CallWire, Games, MoveRequest};
 pub use idempotency::{Create, MIN_JOIN_KEY, MIN_KEY_DISTINCT, RequestKey, strong_key};
 pub use leagues::Leagues;
 pub use matches::{Match, Matches};
-pub use matchmaking::Matchmaking;
 pub use matchmaking::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};
 pub use matchmaking::seek::{NewSeek, Seek, Wish};
+pub use matchmaking::{Challenges, Seeks};
 pub use news::{PlayerItem, PlayerNews};
 pub use offers::{Offer, Offers};
 pub use page::MAX_PER_PAGE;
@@ -94,7 +95,8 @@ use shared::Shared;
 pub struct Services {
     pub games: Arc<Games>,
     pub players: Arc<Players>,
-    pub matchmaking: Arc<Matchmaking>,
+    pub challenges: Arc<Challenges>,
+    pub seeks: Arc<Seeks>,
     pub matches: Arc<Matches>,
     pub offers: Arc<Offers>,
     pub ratings: Arc<Ratings>,
@@ -164,14 +166,15 @@ impl Services {
         );
         let driver = Driver::new(ctx.clone(), games.clone(), options.bots.tables);
         let ratings = Ratings::new(ctx.clone(), players.clone());
-        let matchmaking = Matchmaking::new(ctx.clone(), players.clone(), games.clone());
+        let challenges = Challenges::new(ctx.clone(), players.clone(), games.clone());
+        let seeks = Seeks::new(ctx.clone(), players.clone(), games.clone());
         let matches = Matches::new(
             ctx.clone(),
             players.clone(),
             games.clone(),
-            matchmaking.clone(),
+            challenges.clone(),
         );
-        let offers = Offers::new(ctx.clone(), matchmaking.clone(), matches.clone());
+        let offers = Offers::new(ctx.clone(), challenges.clone(), matches.clone());
         let tournaments = Tournaments::new(ctx.clone(), players.clone(), games.clone());
         let leagues = Leagues::new(ctx.clone(), players.clone(), matches.clone());
         let dispatcher = Arc::new(Dispatcher {
@@ -185,7 +188,8 @@ impl Services {
         let reactions: Arc<dyn games::saved::SaveReactions> = dispatcher.clone();
         games.react_with(Arc::downgrade(&reactions));
         let matchmade: Arc<dyn matchmaking::MatchmakingReactions> = dispatcher.clone();
-        matchmaking.react_with(Arc::downgrade(&matchmade));
+        challenges.react_with(Arc::downgrade(&matchmade));
+        seeks.react_with(Arc::downgrade(&matchmade));
         let matched: Arc<dyn matches::MatchReactions> = dispatcher.clone();
         matches.react_with(Arc::downgrade(&matched));
         let drive: Arc<dyn games::due::Drive> = driver.clone();
@@ -193,7 +197,8 @@ impl Services {
         Arc::new(Services {
             games,
             players,
-            matchmaking,
+            challenges,
+            seeks,
             matches,
             offers,
             ratings,
@@ -280,8 +285,8 @@ impl Services {
         // delays no tournament's start).
         let (games, challenges, seeks, tournaments, leagues) = tokio::join!(
             self.driver.sweep(),
-            self.matchmaking.sweep_challenges(),
-            self.matchmaking.sweep_seeks(),
+            self.challenges.sweep_challenges(),
+            self.seeks.sweep_seeks(),
             self.tournaments.sweep_tournaments(),
             self.leagues.sweep_leagues(),
         );

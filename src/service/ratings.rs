@@ -364,7 +364,7 @@ mod tests {
             .await
             .unwrap();
         let challenge = service
-            .matchmaking
+            .challenges
             .challenge(
                 &Caller::of(Some(&ann.key)),
                 NewChallenge {
@@ -381,7 +381,7 @@ mod tests {
             .await
             .unwrap();
         let accepted = service
-            .matchmaking
+            .challenges
             .accept(
                 &Caller::of(Some(&bob.key)),
                 challenge.id.parse::<ChallengeId>().unwrap(),

@@ -379,7 +379,8 @@ fn serve(
     // Each aggregate is app state of its own: a handler takes the one it calls.
     let games = web::Data::from(services.games.clone());
     let players = web::Data::from(services.players.clone());
-    let matchmaking = web::Data::from(services.matchmaking.clone());
+    let challenges = web::Data::from(services.challenges.clone());
+    let seeks = web::Data::from(services.seeks.clone());
     let matches = web::Data::from(services.matches.clone());
     let offers = web::Data::from(services.offers.clone());
     let ratings = web::Data::from(services.ratings.clone());
@@ -430,7 +431,8 @@ fn serve(
             .app_data(services.clone())
             .app_data(games.clone())
             .app_data(players.clone())
-            .app_data(matchmaking.clone())
+            .app_data(challenges.clone())
+            .app_data(seeks.clone())
             .app_data(matches.clone())
             .app_data(offers.clone())
             .app_data(ratings.clone())

@@ -8,20 +8,23 @@
 //! accepted also names its game's id: a challenge becomes exactly one game, created by the
 //! request that completed it, or (if that process died in between) by a sweep.
 
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::address::AddressKey;
+use crate::domain::MatchId;
 use crate::domain::{Caller, ChallengeId, GameId, Who};
 use crate::engine::RulesPatch;
+use crate::service::games::Games;
 use crate::service::games::admit::{Admission, NewGame};
 use crate::service::idempotency::{self, Before, Create, RequestKey};
-use crate::service::players::PlayerRecord;
-use crate::service::shared::now_ms;
+use crate::service::players::{PlayerRecord, Players};
+use crate::service::shared::{Port, Shared, now_ms};
 use crate::store::SaveOutcome;
 use crate::store::challenges::{ChallengeStore, Parties};
 
 use super::challenge::{Answer, Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
-use super::{Error, Matchmaking, Notice};
+use super::{Error, MatchmakingReactions, Notice};
 
 /// How long a challenge waits for its answers, unless `CHALLENGE_TTL_SECS` says otherwise.
 pub const CHALLENGE_TTL: Duration = Duration::from_secs(600);
@@ -39,7 +42,48 @@ const SWEEP_BATCH: usize = 64;
 /// came in meanwhile; a handful of opponents cannot race for long).
 pub(super) const ATTEMPTS: usize = 8;
 
-impl Matchmaking {
+/// The challenges: made, answered, expired, each becoming at most one game.
+pub struct Challenges {
+    pub(super) ctx: Arc<Shared>,
+    pub(super) players: Arc<Players>,
+    pub(super) games: Arc<Games>,
+    reactions: Port<dyn MatchmakingReactions>,
+}
+
+impl Challenges {
+    pub(in crate::service) fn new(
+        ctx: Arc<Shared>,
+        players: Arc<Players>,
+        games: Arc<Games>,
+    ) -> Arc<Challenges> {
+        Arc::new(Challenges {
+            ctx,
+            players,
+            games,
+            reactions: Port::new(),
+        })
+    }
+
+    /// Where what follows a change is handed up; set once, by `Services::new`.
+    pub(in crate::service) fn react_with(&self, reactions: Weak<dyn MatchmakingReactions>) {
+        self.reactions.set(reactions);
+    }
+
+    /// Tends match `id`, unless the services are gone (stopping).
+    async fn tend_match(&self, id: MatchId) -> Result<(), Error> {
+        match self.reactions.get() {
+            Some(reactions) => reactions.tend_match(id).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Tells `players` of `notice` (best effort, as all news).
+    pub(super) async fn tell(&self, players: &[String], notice: Notice<'_>) {
+        if let Some(reactions) = self.reactions.get() {
+            reactions.tell(players, notice).await;
+        }
+    }
+
     /// Makes a challenge for the key's player. One of built-in levels only is accepted at
     /// once: its game is created in this request (counted against `from`'s games).
     /// With `request` (its `Idempotency-Key`) a retry answers the same challenge, made once.

@@ -15,6 +15,7 @@
 //! kept apart, again every [`POOL_RETRY`]), so its cost follows the pools due, not the
 //! pools: ten thousand pools of one waiting seek each cost it nothing.
 
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use rand::SeedableRng;
@@ -24,16 +25,17 @@ use rand_chacha::ChaCha8Rng;
 use crate::bots::Level;
 use crate::domain::{Caller, GameId, SeekId};
 use crate::engine::RulesPatch;
+use crate::service::games::Games;
 use crate::service::games::admit::Admission;
 use crate::service::games::admit::NewGame;
 use crate::service::idempotency::{self, Before, Create, RequestKey};
 use crate::service::page::page_offset;
-use crate::service::players::PlayerRecord;
-use crate::service::shared::now_ms;
+use crate::service::players::{PlayerRecord, Players};
+use crate::service::shared::{Port, Shared, now_ms};
 use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 
 use super::seek::{NewSeek, Seek, Wish};
-use super::{Error, Matchmaking, Notice};
+use super::{Error, MatchmakingReactions, Notice};
 
 /// How long a seek waits, unless `SEEK_TTL_SECS` says otherwise.
 pub const SEEK_TTL: Duration = Duration::from_secs(300);
@@ -76,7 +78,40 @@ impl idempotency::Answered for (Seek, bool) {
     }
 }
 
-impl Matchmaking {
+/// The seeks: waiting in their pools, paired, expired.
+pub struct Seeks {
+    ctx: Arc<Shared>,
+    players: Arc<Players>,
+    games: Arc<Games>,
+    reactions: Port<dyn MatchmakingReactions>,
+}
+
+impl Seeks {
+    pub(in crate::service) fn new(
+        ctx: Arc<Shared>,
+        players: Arc<Players>,
+        games: Arc<Games>,
+    ) -> Arc<Seeks> {
+        Arc::new(Seeks {
+            ctx,
+            players,
+            games,
+            reactions: Port::new(),
+        })
+    }
+
+    /// Where what follows a change is handed up; set once, by `Services::new`.
+    pub(in crate::service) fn react_with(&self, reactions: Weak<dyn MatchmakingReactions>) {
+        self.reactions.set(reactions);
+    }
+
+    /// Tells `players` of `notice` (best effort, as all news).
+    async fn tell(&self, players: &[String], notice: Notice<'_>) {
+        if let Some(reactions) = self.reactions.get() {
+            reactions.tell(players, notice).await;
+        }
+    }
+
     /// Makes a seek for the key's player and pairs its pool at once: the answer says
     /// `Matched` when this seek completed a game. A player already waiting in the pool is
     /// answered that seek, with `false` (nothing made): a pool pairs a player once anyway.
@@ -527,14 +562,14 @@ mod tests {
                     from: None,
                 };
                 let seek = service
-                    .matchmaking
+                    .seeks
                     .seek(&Caller::of(Some(&player.key)), new, None)
                     .await
                     .unwrap();
                 assert_eq!(seek.0.state, SeekState::Waiting);
             }
         }
-        service.matchmaking.sweep_seeks().await.unwrap();
+        service.seeks.sweep_seeks().await.unwrap();
         assert_eq!(swept(), 0, "each pool was paired where its seek arrived");
         // Two rated seeks too far apart to pair yet, stored without their requests'
         // pairing (as if their process had died): their pool alone is due, at once, then
@@ -560,9 +595,9 @@ mod tests {
             };
             service.ctx.store.add_seek(&entry, 5, now).await.unwrap();
         }
-        assert_eq!(service.matchmaking.sweep_seeks().await.unwrap(), 0);
+        assert_eq!(service.seeks.sweep_seeks().await.unwrap(), 0);
         assert_eq!(swept(), 1);
-        service.matchmaking.sweep_seeks().await.unwrap();
+        service.seeks.sweep_seeks().await.unwrap();
         assert_eq!(swept(), 1, "not due again before {POOL_RETRY:?}");
         let due = service
             .ctx
