@@ -71,7 +71,7 @@ pub use games::events::{Feed, FeedEvent, LobbyEvent, LobbyItem, LobbyNews, Publi
 pub use games::log::{Export, ExportPart, Log, LoggedMove, MAX_LOG_PAGE};
 pub use games::record::{Aborted, Occupant, Record, Status, TokenHash};
 pub use games::view::{AfterMove, ClockState, NewSeat, View};
-pub use games::{CallWire, Games, MoveRequest};
+pub use games::{CallWire, Calls, GameQueries, Games, MoveRequest};
 pub use idempotency::{Create, MIN_JOIN_KEY, MIN_KEY_DISTINCT, RequestKey, strong_key};
 pub use leagues::Leagues;
 pub use matches::{Match, Matches};
@@ -94,6 +94,8 @@ use shared::Shared;
 /// The aggregates, as the app state holds them: a handler calls one use case of one.
 pub struct Services {
     pub games: Arc<Games>,
+    pub queries: Arc<GameQueries>,
+    pub calls: Arc<Calls>,
     pub players: Arc<Players>,
     pub challenges: Arc<Challenges>,
     pub seeks: Arc<Seeks>,
@@ -158,13 +160,15 @@ impl Services {
             },
         });
         let players = Players::new(ctx.clone());
-        let games = Games::new(
+        let games = Games::new(ctx.clone(), players.clone(), options.game_cache);
+        let queries = GameQueries::new(games.clone());
+        let calls = Calls::new(games.clone(), options.wire);
+        let driver = Driver::new(
             ctx.clone(),
-            players.clone(),
-            options.game_cache,
-            options.wire,
+            games.clone(),
+            calls.clone(),
+            options.bots.tables,
         );
-        let driver = Driver::new(ctx.clone(), games.clone(), options.bots.tables);
         let ratings = Ratings::new(ctx.clone(), players.clone());
         let challenges = Challenges::new(ctx.clone(), players.clone(), games.clone());
         let seeks = Seeks::new(ctx.clone(), players.clone(), games.clone());
@@ -196,6 +200,8 @@ impl Services {
         games.drive_with(Arc::downgrade(&drive));
         Arc::new(Services {
             games,
+            queries,
+            calls,
             players,
             challenges,
             seeks,

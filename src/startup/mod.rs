@@ -378,6 +378,8 @@ fn serve(
     );
     // Each aggregate is app state of its own: a handler takes the one it calls.
     let games = web::Data::from(services.games.clone());
+    let queries = web::Data::from(services.queries.clone());
+    let calls = web::Data::from(services.calls.clone());
     let players = web::Data::from(services.players.clone());
     let challenges = web::Data::from(services.challenges.clone());
     let seeks = web::Data::from(services.seeks.clone());
@@ -430,6 +432,8 @@ fn serve(
             .app_data(settings.clone())
             .app_data(services.clone())
             .app_data(games.clone())
+            .app_data(queries.clone())
+            .app_data(calls.clone())
             .app_data(players.clone())
             .app_data(challenges.clone())
             .app_data(seeks.clone())

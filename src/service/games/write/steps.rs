@@ -17,10 +17,10 @@ use crate::store::{
 
 use super::super::bot_work::BotWork;
 use super::super::events::PublicEvent;
-use super::super::idempotency::{Earlier, Receipt, RequestKey, StoredReceipt};
+use super::super::idempotency::{Earlier, Receipt, RequestKey, StoredReceipt, earlier};
 use super::super::record::{Record, Status};
 use super::super::{Bearer, Error, Games, load_kept, viewer_of};
-use super::{Change, Decision, Written};
+use super::{Change, Decision, Written, due_for_settling};
 
 /// What one step of an attempt at a write decided.
 // As large as the `Written` the write answers by value anyway: boxing it would cost every
@@ -174,11 +174,7 @@ impl<'a> Writing<'a> {
         };
         let name = key.stored_name(seat);
         if self.key_first {
-            match self
-                .games
-                .earlier(self.id, taken.version, key, &name)
-                .await?
-            {
+            match earlier(&self.games.ctx.store, self.id, taken.version, key, &name).await? {
                 Earlier::Made(stored) => {
                     let repeated = self.repeated(&name, stored, taken.version, taken.record);
                     return Ok(Step::Answer(Box::pin(repeated).await?));
@@ -357,7 +353,7 @@ impl<'a> Writing<'a> {
         if rated_end {
             // Due a little later, before the save: should this process stop after it,
             // a sweep settles the ratings (the dispatcher drops the entry once done).
-            Box::pin(self.games.due_for_settling(id, version + 1)).await;
+            Box::pin(due_for_settling(&self.games.ctx.store, id, version + 1)).await;
         }
         // Boxed: the store's save future is large, and actix copies a move's future
         // whole as it boxes it (a copy past 8 KB also counts a byte an instruction
