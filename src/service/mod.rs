@@ -235,7 +235,7 @@ impl Services {
                     master: crate::bots::Budget::Work(1_000),
                 },
                 caps: Caps::default(),
-                lifetimes: Lifetimes::default(),
+                lifetimes: Lifetimes::of(&crate::settings::Settings::default()),
                 game_cache: 0,
                 faults: Faults::default(),
                 deal_seed: None,

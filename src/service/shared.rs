@@ -59,18 +59,31 @@ pub struct Caps {
     pub league_matches_per_hour: Option<usize>,
 }
 
-/// How long what waits for a player is kept waiting, and a player that never played.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How long what waits for a player is kept waiting, and a player that never played. No
+/// default of its own: the settings own every default ([`Lifetimes::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lifetimes {
-    /// How long a challenge may stay open (`CHALLENGE_TTL_SECS`; zero: the default).
+    /// How long a challenge may stay open (`CHALLENGE_TTL_SECS`).
     pub challenge: Duration,
-    /// How long a seek may wait (`SEEK_TTL_SECS`; zero: the default).
+    /// How long a seek may wait (`SEEK_TTL_SECS`).
     pub seek: Duration,
     /// How long a player never seated in a game is kept (`PLAYER_UNPLAYED_TTL_SECS`;
     /// `None`: for ever).
     pub player_unplayed: Option<Duration>,
     /// How long a finished or canceled tournament is kept (`TOURNAMENT_KEPT_SECS`).
     pub tournament: Duration,
+}
+
+impl Lifetimes {
+    /// The lifetimes `settings` say.
+    pub fn of(settings: &crate::settings::Settings) -> Lifetimes {
+        Lifetimes {
+            challenge: settings.challenge_ttl,
+            seek: settings.seek_ttl,
+            tournament: settings.tournament_kept,
+            player_unplayed: settings.player_unplayed_ttl,
+        }
+    }
 }
 
 /// Faults a test injects to play a crash: never part of the settings, and all off in a

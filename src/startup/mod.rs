@@ -355,12 +355,7 @@ fn serve(
                 league_entrants: Some(settings.max_league_entrants),
                 league_matches_per_hour: Some(settings.league_matches_per_hour),
             },
-            lifetimes: crate::service::Lifetimes {
-                challenge: settings.challenge_ttl,
-                seek: settings.seek_ttl,
-                tournament: settings.tournament_kept,
-                player_unplayed: settings.player_unplayed_ttl,
-            },
+            lifetimes: crate::service::Lifetimes::of(&settings),
             game_cache: settings.game_cache_games,
             faults,
             deal_seed,

@@ -217,7 +217,7 @@ impl Matches {
             clock: new.clock,
             rated: new.rated,
             created_ms: now,
-            expires_ms: now + self.challenges.challenge_ttl().as_millis() as u64,
+            expires_ms: now + self.ctx.lifetimes.challenge.as_millis() as u64,
             declined_by: None,
             // Its games count against its maker's address.
             address: from,

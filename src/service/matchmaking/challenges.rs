@@ -1,6 +1,6 @@
 //! Challenges: a player invites players or built-in levels to a game. Each human opponent
 //! accepts or declines; the challenger may cancel; an open challenge expires after
-//! [`CHALLENGE_TTL`] (`CHALLENGE_TTL_SECS`). When every opponent has accepted (levels accept at once), the game
+//! `CHALLENGE_TTL_SECS`. When every opponent has accepted (levels accept at once), the game
 //! is created with every seat bound, and starts.
 //!
 //! All of it is in the store, so any process can answer what another received. Every
@@ -26,13 +26,8 @@ use crate::store::challenges::{ChallengeStore, Parties};
 use super::challenge::{Answer, Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
 use super::{Error, MatchmakingReactions, Notice};
 
-/// How long a challenge waits for its answers, unless `CHALLENGE_TTL_SECS` says otherwise.
-pub const CHALLENGE_TTL: Duration = Duration::from_secs(600);
 /// Open challenges a player may have made at once.
 pub const MAX_OPEN_CHALLENGES: usize = 20;
-/// Open challenges a player may have received at once, unless `MAX_CHALLENGES_TO_PLAYER`
-/// says otherwise.
-pub const MAX_CHALLENGES_TO_PLAYER: usize = 20;
 /// How long after its acceptance a sweep makes sure a challenge's game exists (the
 /// accepting request creates it at once; this is for a process that died in between).
 const RECOVER_AFTER: Duration = Duration::from_secs(10);
@@ -143,7 +138,7 @@ impl Challenges {
             clock: new.clock,
             rated: new.rated,
             created_ms: now_ms(),
-            expires_ms: now_ms() + self.challenge_ttl().as_millis() as u64,
+            expires_ms: now_ms() + self.ctx.lifetimes.challenge.as_millis() as u64,
             game_id: None,
             declined_by: None,
             address: None,
@@ -473,14 +468,6 @@ impl Challenges {
             ));
         }
         Ok(())
-    }
-
-    /// How long an invitation waits for its answers.
-    pub(in crate::service) fn challenge_ttl(&self) -> Duration {
-        match self.ctx.lifetimes.challenge {
-            Duration::ZERO => CHALLENGE_TTL,
-            ttl => ttl,
-        }
     }
 
     /// Challenge `text` names, as a create's claim holds it: only ids this server made

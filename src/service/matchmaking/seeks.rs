@@ -6,7 +6,7 @@
 //! pool at once, and every process's sweep pairs every pool, so no seek waits on a request.
 //!
 //! A seek with a `fallback` that waited `after_secs` gets a table with built-in levels in
-//! the missing seats; a seek lives [`SEEK_TTL`], then expires (`seek_expired` on the
+//! the missing seats; a seek lives `SEEK_TTL_SECS`, then expires (`seek_expired` on the
 //! player's stream). A rated pool pairs close ratings first ([`RATED_GAP`]); others,
 //! first come first served.
 //!
@@ -37,8 +37,6 @@ use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 use super::seek::{NewSeek, Seek, Wish};
 use super::{Error, MatchmakingReactions, Notice};
 
-/// How long a seek waits, unless `SEEK_TTL_SECS` says otherwise.
-pub const SEEK_TTL: Duration = Duration::from_secs(300);
 /// Waiting seeks a player may have at once.
 pub const MAX_OPEN_SEEKS: usize = 5;
 /// A fallback waits this long at most.
@@ -174,7 +172,7 @@ impl Seeks {
             player: me.id.to_string(),
             pool: wish.pool(),
             created_ms: now,
-            expires_ms: now + self.seek_ttl().as_millis() as u64,
+            expires_ms: now + self.ctx.lifetimes.seek.as_millis() as u64,
             rating: me.rating_in(wish.preset.name()).rating,
             fallback_ms: new
                 .fallback
@@ -441,13 +439,6 @@ impl Seeks {
             acted += 1;
         }
         Ok(acted)
-    }
-
-    fn seek_ttl(&self) -> Duration {
-        match self.ctx.lifetimes.seek {
-            Duration::ZERO => SEEK_TTL,
-            ttl => ttl,
-        }
     }
 }
 
