@@ -34,7 +34,7 @@ use crate::service::players::{PlayerRecord, Players};
 use crate::service::shared::{Port, Shared, now_ms};
 use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 
-use super::seek::{NewSeek, Seek, Wish};
+use super::seek::{NewSeek, Pool, Seek, Wish};
 use super::{Error, MatchmakingReactions, Notice};
 
 /// Waiting seeks a player may have at once.
@@ -170,7 +170,7 @@ impl Seeks {
         let entry = SeekEntry {
             id: id.to_string(),
             player: me.id.to_string(),
-            pool: wish.pool(),
+            pool: wish.pool().into_name(),
             created_ms: now,
             expires_ms: now + self.ctx.lifetimes.seek.as_millis() as u64,
             rating: me.rating_in(wish.preset.name()).rating,
@@ -193,7 +193,7 @@ impl Seeks {
         }
         self.ctx.metrics.seek("made");
         tracing::info!(seek_id = %entry.id, player_id = %me.id, pool = %entry.pool, "seek made");
-        match self.pair(&entry.pool, wish.seats, Some(&entry.id)).await {
+        match self.pair(&wish.pool(), Some(&entry.id)).await {
             Ok(_) => {}
             Err(e) if e.refuses_a_game() => return Err(e),
             Err(e) => {
@@ -277,8 +277,9 @@ impl Seeks {
     /// Matches games out of `pool` while it holds enough seeks; returns how many. A game
     /// refused because of seek `arriving` (its address's cap) ends the pairing with that
     /// refusal: the request that made the seek answers it.
-    async fn pair(&self, pool: &str, seats: u8, arriving: Option<&str>) -> Result<usize, Error> {
-        let gap = pool_rated(pool).then_some(RATED_GAP);
+    async fn pair(&self, pool: &Pool, arriving: Option<&str>) -> Result<usize, Error> {
+        let gap = pool.rated().then_some(RATED_GAP);
+        let (name, seats) = (pool.name(), usize::from(pool.seats()));
         let mut made = 0;
         while made < PAIRINGS_AT_ONCE {
             let game = GameId::random();
@@ -288,7 +289,7 @@ impl Seeks {
             let ids = self
                 .ctx
                 .store
-                .pair_seeks(pool, usize::from(seats), &game, now, recover, retry, gap)
+                .pair_seeks(name, seats, &game, now, recover, retry, gap)
                 .await?;
             if ids.is_empty() {
                 break;
@@ -384,7 +385,7 @@ impl Seeks {
         self.ctx
             .metrics
             .seek(if fell_back { "fell_back" } else { "matched" });
-        tracing::info!(game_id = %game, pool = %wish.pool(), players = seeks.len(), fell_back, "game created for seeks");
+        tracing::info!(game_id = %game, pool = %wish.pool().name(), players = seeks.len(), fell_back, "game created for seeks");
         Ok(None)
     }
 
@@ -393,12 +394,12 @@ impl Seeks {
     /// before creating them created. Returns how many it acted on.
     pub async fn sweep_seeks(&self) -> Result<usize, Error> {
         let mut acted = 0;
-        for pool in self.ctx.store.pools_due(now_ms(), SWEEP_BATCH).await? {
+        for name in self.ctx.store.pools_due(now_ms(), SWEEP_BATCH).await? {
             self.ctx.metrics.seek_pools_swept.inc();
-            let Some(seats) = pool_seats(&pool) else {
+            let Some(pool) = Pool::parse(&name) else {
                 continue;
             };
-            acted += self.pair(&pool, seats, None).await?;
+            acted += self.pair(&pool, None).await?;
         }
         let now = now_ms();
         for id in self.ctx.store.due_seeks(now, SWEEP_BATCH).await? {
@@ -442,16 +443,6 @@ impl Seeks {
     }
 }
 
-/// Whether a pool's games are rated, read back from its name.
-fn pool_rated(pool: &str) -> bool {
-    pool.ends_with(":rated")
-}
-
-/// The seats of a pool's games, read back from its name.
-fn pool_seats(pool: &str) -> Option<u8> {
-    pool.split(':').nth(1)?.parse().ok()
-}
-
 /// The game a wish asks for, with `bots` seated.
 fn wish_game(wish: &Wish, bots: Vec<(u8, Level)>) -> NewGame {
     NewGame {
@@ -481,8 +472,9 @@ mod tests {
             rated: true,
         };
         assert_eq!(wish.pool(), wish.clone().pool());
-        assert_eq!(pool_seats(&wish.pool()), Some(2));
-        assert!(pool_rated(&wish.pool()));
+        let read = Pool::parse(wish.pool().name()).expect("a wish's pool reads back");
+        assert_eq!(read, wish.pool());
+        assert_eq!((read.seats(), read.rated()), (2, true));
         let others = [
             Wish {
                 rated: false,
@@ -576,7 +568,7 @@ mod tests {
             let entry = SeekEntry {
                 id: uuid::Uuid::new_v4().to_string(),
                 player: player.into(),
-                pool: wish.pool(),
+                pool: wish.pool().into_name(),
                 created_ms: now,
                 expires_ms: now + 60_000,
                 rating,
@@ -596,6 +588,6 @@ mod tests {
             .pools_due(now + POOL_RETRY.as_millis() as u64 + 1_000, 10)
             .await
             .unwrap();
-        assert_eq!(due, [wish.pool()]);
+        assert_eq!(due, [wish.pool().into_name()]);
     }
 }
