@@ -12,7 +12,7 @@
 //! - [`service`]: the one place that joins engine, bots and store, by aggregate, each with
 //!   its use cases and stored types: `games` (tables: the stored game, its one write
 //!   path and one admission path, clocks, bots, lobby, events, history), `players`
-//!   (players, keys, a player's stream), `matchmaking` (challenges, seeks), `matches` (the
+//!   (players, keys, a player's stream), `matchmaking` (`Challenges`, `Seeks`), `matches` (the
 //!   duplicate arena: a match's own record, its series, its invitation and drive),
 //!   `offers` (the challenge routes, for a challenge or a match's invitation), `ratings`
 //!   (ratings, leaderboards); `dispatch` runs what follows a save, each reaction its

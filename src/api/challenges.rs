@@ -13,7 +13,7 @@ use crate::api::numbers::Json;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{self, ChallengeList, ChallengeView, CreateChallenge};
 use crate::domain::Caller;
-use crate::service::{Create, MAX_PER_PAGE, Matchmaking, NewChallenge, Offer, Offers};
+use crate::service::{Challenges, Create, MAX_PER_PAGE, NewChallenge, Offer, Offers};
 use crate::store::challenges::Direction;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -70,7 +70,7 @@ fn answer(offer: &Offer) -> HttpResponse {
 )]
 pub async fn create_challenge(
     req: HttpRequest,
-    matchmaking: web::Data<Matchmaking>,
+    challenges: web::Data<Challenges>,
     limits: Option<web::Data<RateLimits>>,
     body: Json<CreateChallenge>,
     caller: Caller,
@@ -87,7 +87,7 @@ pub async fn create_challenge(
         rated: body.rated,
     };
     let key = create_key(req.headers(), Create::Challenge, &new)?;
-    let challenge = matchmaking
+    let challenge = challenges
         .challenge(&caller, new, from, key.as_ref())
         .await?;
     Ok(HttpResponse::Created()

@@ -22,7 +22,7 @@ use crate::api::wire::{
 };
 use crate::domain::Caller;
 use crate::service::{
-    self, Create, Games, Leagues, PlayerNews, Players, Ratings, RequestKey, Status,
+    self, Create, GameQueries, Leagues, PlayerNews, Players, Ratings, RequestKey, Status,
 };
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -135,14 +135,14 @@ pub async fn get_player(
     ),
 )]
 pub async fn rating_history(
-    games: web::Data<Games>,
+    queries: web::Data<GameQueries>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (who, preset) = path.into_inner();
     let preset: crate::engine::Preset = preset
         .parse()
         .map_err(|_| ApiError::not_found(format!("no preset named {preset:?}")))?;
-    let points = games
+    let points = queries
         .rating_history(&wire::who(&who), preset.name())
         .await?;
     Ok(HttpResponse::Ok()
@@ -250,13 +250,13 @@ fn playing_or_finished() -> utoipa::openapi::Object {
     ),
 )]
 pub async fn my_games(
-    games: web::Data<Games>,
+    queries: web::Data<GameQueries>,
     query: web::Query<GamesQuery>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let status = query.status()?;
     let (page, per_page) = paging(query.page, query.per_page, DEFAULT_PER_PAGE);
-    let found = games.my_games(&caller, status, page, per_page).await?;
+    let found = queries.my_games(&caller, status, page, per_page).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(PlayerGameList {
@@ -284,13 +284,13 @@ pub async fn my_games(
     ),
 )]
 pub async fn player_games(
-    games: web::Data<Games>,
+    queries: web::Data<GameQueries>,
     who: web::Path<String>,
     query: web::Query<GamesQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let status = query.status()?;
     let (page, per_page) = paging(query.page, query.per_page, DEFAULT_PER_PAGE);
-    let found = games
+    let found = queries
         .player_games(&wire::who(&who), status, page, per_page)
         .await?;
     Ok(HttpResponse::Ok()

@@ -13,7 +13,7 @@ use crate::api::paging::PageQuery;
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::{self, CreateSeek, SeekList, SeekView};
 use crate::domain::Caller;
-use crate::service::{Create, Matchmaking, NewSeek, Wish};
+use crate::service::{Create, NewSeek, Seeks, Wish};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -70,7 +70,7 @@ fn answer(seek: &crate::service::Seek) -> HttpResponse {
 )]
 pub async fn create_seek(
     req: HttpRequest,
-    matchmaking: web::Data<Matchmaking>,
+    seeks: web::Data<Seeks>,
     limits: Option<web::Data<RateLimits>>,
     body: Json<CreateSeek>,
     caller: Caller,
@@ -92,7 +92,7 @@ pub async fn create_seek(
     // The same request retried from another address is the same request.
     let key = create_key(req.headers(), Create::Seek, &new)?;
     new.from = creator_of(&req, limits.as_ref().map_or(0, |l| l.proxy_hops()));
-    let (seek, made) = matchmaking.seek(&caller, new, key.as_ref()).await?;
+    let (seek, made) = seeks.seek(&caller, new, key.as_ref()).await?;
     let mut answer = if made {
         HttpResponse::Created()
     } else {
@@ -120,12 +120,12 @@ pub async fn create_seek(
     ),
 )]
 pub async fn list_seeks(
-    matchmaking: web::Data<Matchmaking>,
+    seeks: web::Data<Seeks>,
     query: web::Query<PageQuery>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let (page, per_page) = query.get();
-    let seeks = matchmaking.my_seeks(&caller, page, per_page).await?;
+    let seeks = seeks.my_seeks(&caller, page, per_page).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(SeekList {
@@ -152,12 +152,12 @@ pub async fn list_seeks(
     ),
 )]
 pub async fn get_seek(
-    matchmaking: web::Data<Matchmaking>,
+    seeks: web::Data<Seeks>,
     id: web::Path<String>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::seek_id(&id)?;
-    let seek = matchmaking.my_seek(&caller, id).await?;
+    let seek = seeks.my_seek(&caller, id).await?;
     Ok(answer(&seek))
 }
 
@@ -179,11 +179,11 @@ pub async fn get_seek(
     ),
 )]
 pub async fn cancel_seek(
-    matchmaking: web::Data<Matchmaking>,
+    seeks: web::Data<Seeks>,
     id: web::Path<String>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let id = wire::seek_id(&id)?;
-    let seek = matchmaking.cancel_seek(&caller, id).await?;
+    let seek = seeks.cancel_seek(&caller, id).await?;
     Ok(answer(&seek))
 }

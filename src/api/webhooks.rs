@@ -9,7 +9,7 @@ use crate::api::headers::{UNCOMPRESSED, get_and_head};
 use crate::api::numbers::Json;
 use crate::api::wire::{GameView, MoveBody, SetWebhook, WebhookSecret, WebhookView};
 use crate::domain::Caller;
-use crate::service::{CallWire, Games, MoveRequest, Players, View};
+use crate::service::{CallWire, Calls, MoveRequest, Players, View};
 
 /// The api's wire for webhook calls: a seat's view written as `GET /v1/games/{id}` writes
 /// it, a move read as `POST /v1/games/{id}/moves` reads its body.
@@ -55,11 +55,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     ),
 )]
 pub async fn set_webhook(
-    games: web::Data<Games>,
+    calls: web::Data<Calls>,
     caller: Caller,
     body: Json<SetWebhook>,
 ) -> Result<HttpResponse, ApiError> {
-    let set = games.set_webhook(&caller, &body.url).await?;
+    let set = calls.set_webhook(&caller, &body.url).await?;
     // It carries a secret: never compressed beside text others chose, never cached.
     Ok(HttpResponse::Ok()
         .insert_header(UNCOMPRESSED)

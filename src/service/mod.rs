@@ -11,8 +11,9 @@
 //!   background, the lobby, a game's events and history; the stored game and its one
 //!   write path, and the one admission path every game made goes through.
 //! - [`players`]: players (identities that outlive a game), their keys, a player's stream.
-//! - [`matchmaking`]: how players meet. Challenges, a player's invitation, which becomes
-//!   exactly one game; seeks, matchmaking by pool, decided by the store in one step.
+//! - [`matchmaking`]: how players meet, two types: [`Challenges`], a player's invitation,
+//!   which becomes exactly one game; [`Seeks`], matchmaking by pool, decided by the store
+//!   in one step.
 //! - [`matches`](mod@matches): the duplicate arena: a match, its own stored record (its
 //!   invitation, kept under a challenge's key and answered by the challenges' rules, and
 //!   its series of games), driven from its record.
@@ -70,13 +71,13 @@ pub use games::events::{Feed, FeedEvent, LobbyEvent, LobbyItem, LobbyNews, Publi
 pub use games::log::{Export, ExportPart, Log, LoggedMove, MAX_LOG_PAGE};
 pub use games::record::{Aborted, Occupant, Record, Status, TokenHash};
 pub use games::view::{AfterMove, ClockState, NewSeat, View};
-pub use games::{CallWire, Games, MoveRequest};
+pub use games::{CallWire, Calls, GameQueries, Games, MoveRequest};
 pub use idempotency::{Create, MIN_JOIN_KEY, MIN_KEY_DISTINCT, RequestKey, strong_key};
 pub use leagues::Leagues;
 pub use matches::{Match, Matches};
-pub use matchmaking::Matchmaking;
 pub use matchmaking::challenge::{Challenge, ChallengeStatus, NewChallenge, Opponent};
 pub use matchmaking::seek::{NewSeek, Seek, Wish};
+pub use matchmaking::{Challenges, Seeks};
 pub use news::{PlayerItem, PlayerNews};
 pub use offers::{Offer, Offers};
 pub use page::MAX_PER_PAGE;
@@ -93,8 +94,11 @@ use shared::Shared;
 /// The aggregates, as the app state holds them: a handler calls one use case of one.
 pub struct Services {
     pub games: Arc<Games>,
+    pub queries: Arc<GameQueries>,
+    pub calls: Arc<Calls>,
     pub players: Arc<Players>,
-    pub matchmaking: Arc<Matchmaking>,
+    pub challenges: Arc<Challenges>,
+    pub seeks: Arc<Seeks>,
     pub matches: Arc<Matches>,
     pub offers: Arc<Offers>,
     pub ratings: Arc<Ratings>,
@@ -156,22 +160,25 @@ impl Services {
             },
         });
         let players = Players::new(ctx.clone());
-        let games = Games::new(
+        let games = Games::new(ctx.clone(), players.clone(), options.game_cache);
+        let queries = GameQueries::new(games.clone());
+        let calls = Calls::new(games.clone(), options.wire);
+        let driver = Driver::new(
             ctx.clone(),
-            players.clone(),
-            options.game_cache,
-            options.wire,
+            games.clone(),
+            calls.clone(),
+            options.bots.tables,
         );
-        let driver = Driver::new(ctx.clone(), games.clone(), options.bots.tables);
         let ratings = Ratings::new(ctx.clone(), players.clone());
-        let matchmaking = Matchmaking::new(ctx.clone(), players.clone(), games.clone());
+        let challenges = Challenges::new(ctx.clone(), players.clone(), games.clone());
+        let seeks = Seeks::new(ctx.clone(), players.clone(), games.clone());
         let matches = Matches::new(
             ctx.clone(),
             players.clone(),
             games.clone(),
-            matchmaking.clone(),
+            challenges.clone(),
         );
-        let offers = Offers::new(ctx.clone(), matchmaking.clone(), matches.clone());
+        let offers = Offers::new(ctx.clone(), challenges.clone(), matches.clone());
         let tournaments = Tournaments::new(ctx.clone(), players.clone(), games.clone());
         let leagues = Leagues::new(ctx.clone(), players.clone(), matches.clone());
         let dispatcher = Arc::new(Dispatcher {
@@ -185,15 +192,19 @@ impl Services {
         let reactions: Arc<dyn games::saved::SaveReactions> = dispatcher.clone();
         games.react_with(Arc::downgrade(&reactions));
         let matchmade: Arc<dyn matchmaking::MatchmakingReactions> = dispatcher.clone();
-        matchmaking.react_with(Arc::downgrade(&matchmade));
+        challenges.react_with(Arc::downgrade(&matchmade));
+        seeks.react_with(Arc::downgrade(&matchmade));
         let matched: Arc<dyn matches::MatchReactions> = dispatcher.clone();
         matches.react_with(Arc::downgrade(&matched));
         let drive: Arc<dyn games::due::Drive> = driver.clone();
         games.drive_with(Arc::downgrade(&drive));
         Arc::new(Services {
             games,
+            queries,
+            calls,
             players,
-            matchmaking,
+            challenges,
+            seeks,
             matches,
             offers,
             ratings,
@@ -224,7 +235,7 @@ impl Services {
                     master: crate::bots::Budget::Work(1_000),
                 },
                 caps: Caps::default(),
-                lifetimes: Lifetimes::default(),
+                lifetimes: Lifetimes::of(&crate::settings::Settings::default()),
                 game_cache: 0,
                 faults: Faults::default(),
                 deal_seed: None,
@@ -280,8 +291,8 @@ impl Services {
         // delays no tournament's start).
         let (games, challenges, seeks, tournaments, leagues) = tokio::join!(
             self.driver.sweep(),
-            self.matchmaking.sweep_challenges(),
-            self.matchmaking.sweep_seeks(),
+            self.challenges.sweep_challenges(),
+            self.seeks.sweep_seeks(),
             self.tournaments.sweep_tournaments(),
             self.leagues.sweep_leagues(),
         );

@@ -13,7 +13,7 @@ use crate::store::challenges::{ChallengeStore, Direction};
 
 use super::Error;
 use super::matches::{Match, Matches};
-use super::matchmaking::Matchmaking;
+use super::matchmaking::Challenges;
 use super::matchmaking::challenge::{Answer, Challenge, ChallengeStatus};
 use super::shared::Shared;
 
@@ -26,19 +26,19 @@ pub enum Offer {
 
 pub struct Offers {
     ctx: Arc<Shared>,
-    matchmaking: Arc<Matchmaking>,
+    challenges: Arc<Challenges>,
     matches: Arc<Matches>,
 }
 
 impl Offers {
     pub(super) fn new(
         ctx: Arc<Shared>,
-        matchmaking: Arc<Matchmaking>,
+        challenges: Arc<Challenges>,
         matches: Arc<Matches>,
     ) -> Arc<Offers> {
         Arc::new(Offers {
             ctx,
-            matchmaking,
+            challenges,
             matches,
         })
     }
@@ -53,7 +53,7 @@ impl Offers {
         per_page: usize,
     ) -> Result<Vec<Offer>, Error> {
         let (now, ids) = self
-            .matchmaking
+            .challenges
             .open_ids(caller, direction, page, per_page)
             .await?;
         let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
@@ -78,7 +78,7 @@ impl Offers {
 
     /// An invitation, for one of its players.
     pub async fn get(&self, caller: &Caller, id: ChallengeId) -> Result<Offer, Error> {
-        match self.matchmaking.challenge_of(caller, id).await {
+        match self.challenges.challenge_of(caller, id).await {
             Err(Error::ChallengeNotFound) => {
                 let found = self.matches.invitation_of(caller, id).await;
                 Ok(Offer::Match(not_found_as_challenge(found)?))
@@ -87,26 +87,26 @@ impl Offers {
         }
     }
 
-    /// An opponent accepts (see [`Matchmaking::accept`]); a match's acceptance starts it.
+    /// An opponent accepts (see [`Challenges::accept`]); a match's acceptance starts it.
     pub async fn accept(
         &self,
         caller: &Caller,
         id: ChallengeId,
         from: Option<AddressKey>,
     ) -> Result<Offer, Error> {
-        let answered = self.matchmaking.accept(caller, id, from).await;
+        let answered = self.challenges.accept(caller, id, from).await;
         self.or_match(caller, id, Answer::Accept, answered).await
     }
 
     /// An opponent declines: the invitation is closed for everyone.
     pub async fn decline(&self, caller: &Caller, id: ChallengeId) -> Result<Offer, Error> {
-        let answered = self.matchmaking.decline(caller, id).await;
+        let answered = self.challenges.decline(caller, id).await;
         self.or_match(caller, id, Answer::Decline, answered).await
     }
 
     /// The challenger takes its invitation back.
     pub async fn cancel(&self, caller: &Caller, id: ChallengeId) -> Result<Offer, Error> {
-        let answered = self.matchmaking.cancel_challenge(caller, id).await;
+        let answered = self.challenges.cancel_challenge(caller, id).await;
         self.or_match(caller, id, Answer::Cancel, answered).await
     }
 

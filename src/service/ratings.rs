@@ -364,7 +364,7 @@ mod tests {
             .await
             .unwrap();
         let challenge = service
-            .matchmaking
+            .challenges
             .challenge(
                 &Caller::of(Some(&ann.key)),
                 NewChallenge {
@@ -381,7 +381,7 @@ mod tests {
             .await
             .unwrap();
         let accepted = service
-            .matchmaking
+            .challenges
             .accept(
                 &Caller::of(Some(&bob.key)),
                 challenge.id.parse::<ChallengeId>().unwrap(),
@@ -480,7 +480,7 @@ mod tests {
             .create_by(&other, record.encode(), None, None)
             .await
             .unwrap();
-        service.games.due_for_settling(other, 1).await;
+        crate::service::games::due_for_settling(&service.ctx.store, other, 1).await;
         assert_eq!(block_rating(&service, &bob).await.unwrap().1, 1);
         // The sweep finds it due once the recovery delay passed; here it is told so.
         service

@@ -273,9 +273,7 @@ impl Default for Settings {
             // A week: time to come back and play; a name claimed and never used is freed.
             player_unplayed_ttl: Some(Duration::from_secs(7 * 24 * 3600)),
             // A real challenge is not buried: a crowd's challenges wait for a place.
-            max_challenges_to_player: Some(
-                crate::service::matchmaking::challenges::MAX_CHALLENGES_TO_PLAYER,
-            ),
+            max_challenges_to_player: Some(20),
             max_tournaments_per_player: Some(
                 crate::service::tournaments::MAX_TOURNAMENTS_PER_PLAYER,
             ),

@@ -355,13 +355,7 @@ fn serve(
                 league_entrants: Some(settings.max_league_entrants),
                 league_matches_per_hour: Some(settings.league_matches_per_hour),
             },
-            lifetimes: crate::service::Lifetimes {
-                challenge: settings.challenge_ttl,
-                seek: settings.seek_ttl,
-                tournament: settings.tournament_kept,
-                league_rest: settings.league_rest,
-                player_unplayed: settings.player_unplayed_ttl,
-            },
+            lifetimes: crate::service::Lifetimes::of(&settings),
             game_cache: settings.game_cache_games,
             faults,
             deal_seed,
@@ -379,8 +373,11 @@ fn serve(
     );
     // Each aggregate is app state of its own: a handler takes the one it calls.
     let games = web::Data::from(services.games.clone());
+    let queries = web::Data::from(services.queries.clone());
+    let calls = web::Data::from(services.calls.clone());
     let players = web::Data::from(services.players.clone());
-    let matchmaking = web::Data::from(services.matchmaking.clone());
+    let challenges = web::Data::from(services.challenges.clone());
+    let seeks = web::Data::from(services.seeks.clone());
     let matches = web::Data::from(services.matches.clone());
     let offers = web::Data::from(services.offers.clone());
     let ratings = web::Data::from(services.ratings.clone());
@@ -439,8 +436,11 @@ fn serve(
             .app_data(settings.clone())
             .app_data(services.clone())
             .app_data(games.clone())
+            .app_data(queries.clone())
+            .app_data(calls.clone())
             .app_data(players.clone())
-            .app_data(matchmaking.clone())
+            .app_data(challenges.clone())
+            .app_data(seeks.clone())
             .app_data(matches.clone())
             .app_data(offers.clone())
             .app_data(ratings.clone())

@@ -9,7 +9,7 @@ use crate::api::error::{ApiError, problems};
 use crate::api::headers::VARY_BY_TOKEN;
 use crate::api::numbers;
 use crate::api::wire::*;
-use crate::service::{self, Games};
+use crate::service::{self, GameQueries};
 
 use super::*;
 
@@ -69,14 +69,14 @@ impl LogQuery {
     ),
 )]
 pub async fn game_log(
-    games: web::Data<Games>,
+    queries: web::Data<GameQueries>,
     path: web::Path<uuid::Uuid>,
     query: web::Query<LogQuery>,
     caller: Caller,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (after, limit) = query.parse(&req)?;
-    let log = games
+    let log = queries
         .log(game_id(path.into_inner()), &caller, after, limit)
         .await?;
     let mut res = view_response(&log.view, GameLog::of(&log));
@@ -100,12 +100,12 @@ pub async fn game_log(
     ),
 )]
 pub async fn export_game(
-    games: web::Data<Games>,
+    queries: web::Data<GameQueries>,
     request: HttpRequest,
     path: web::Path<uuid::Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let id = game_id(path.into_inner());
-    let export = games.export(id).await?;
+    let export = queries.export(id).await?;
     let mut answer = HttpResponse::Ok();
     answer
         .insert_header((header::ETAG, etag(&export.view)))

@@ -13,7 +13,7 @@ use crate::api::paging::{DEFAULT_PER_PAGE, paging};
 use crate::api::ratelimit::RateLimits;
 use crate::api::wire::*;
 use crate::engine::{Preset, Seed};
-use crate::service::{self, Games, NewGame, RequestKey};
+use crate::service::{self, GameQueries, Games, NewGame, RequestKey};
 
 use super::*;
 
@@ -131,14 +131,14 @@ fn list_status() -> utoipa::openapi::Object {
     ),
 )]
 pub async fn list_games(
-    games: web::Data<Games>,
+    queries: web::Data<GameQueries>,
     query: web::Query<GameListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (page, per_page) = paging(query.page, query.per_page, DEFAULT_PER_PAGE);
     let found = match query.status.as_deref() {
-        None | Some("waiting") => games.list_open(page, per_page).await?,
-        Some("playing") => games.list_playing(page, per_page).await?,
-        Some("finished") => games.list_finished(page, per_page).await?,
+        None | Some("waiting") => queries.list_open(page, per_page).await?,
+        Some("playing") => queries.list_playing(page, per_page).await?,
+        Some("finished") => queries.list_finished(page, per_page).await?,
         Some(_) => {
             return Err(ApiError::bad_request(
                 "status: `waiting`, `playing` or `finished`",

@@ -21,9 +21,9 @@ use crate::domain::GameId;
 use crate::store::{GameStore, QUEUE_END};
 
 use super::Error;
-use super::games::Games;
 use super::games::due::{Drive, SweepOutcome};
 use super::games::record::Record;
+use super::games::{Calls, Games};
 use super::shared::{Shared, now_ms};
 
 /// Games a sweep acts on at most, and how many at once.
@@ -33,6 +33,7 @@ const SWEEP_CONCURRENCY: usize = 16;
 pub(super) struct Driver {
     ctx: Arc<Shared>,
     games: Arc<Games>,
+    calls: Arc<Calls>,
     /// Tables of bots alone this process plays at once, at most (`BOT_TABLES`).
     tables: usize,
     /// Games whose bots this process is playing in the background now (so its sweep
@@ -70,10 +71,16 @@ impl Due {
 }
 
 impl Driver {
-    pub(super) fn new(ctx: Arc<Shared>, games: Arc<Games>, tables: usize) -> Arc<Driver> {
+    pub(super) fn new(
+        ctx: Arc<Shared>,
+        games: Arc<Games>,
+        calls: Arc<Calls>,
+        tables: usize,
+    ) -> Arc<Driver> {
         Arc::new_cyclic(|me| Driver {
             ctx,
             games,
+            calls,
             tables: tables.max(1),
             driving: Mutex::new(HashMap::new()),
             holder: uuid::Uuid::new_v4().to_string(),

@@ -183,7 +183,7 @@ impl Driver {
         // the game each).
         let table = self.driving().get(&id).copied().unwrap_or(false);
         if !table {
-            let (more, held) = self.renewing(id, self.games.call_turn(id)).await;
+            let (more, held) = self.renewing(id, self.calls.call_turn(id)).await;
             if more? {
                 return Ok(held);
             }

@@ -5,6 +5,7 @@
 //! allows; then the seat's clock decides, as for an absent player (a game without a clock
 //! calls again a little later). Failures in a row pause the webhook.
 
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,7 +18,9 @@ use crate::service::players::{Counted, Hook, WebhookSet};
 use crate::service::shared::now_ms;
 use crate::store::players::PlayerStore;
 
-use super::play::MoveRequest;
+use crate::metrics::BotPlace;
+
+use super::play::{MoveRequest, seat_moves};
 use super::record::{Record, Status};
 use super::view::View;
 use super::write::{Change, Decision, Written};
@@ -31,6 +34,23 @@ pub trait CallWire: Send + Sync + 'static {
     fn view_json(&self, view: &View) -> String;
     /// A move body, or why it is not one.
     fn read_move(&self, body: &[u8]) -> Result<MoveRequest, String>;
+}
+
+/// Webhook seats played: their calls, and the answers played. Apart from [`Games`], whose
+/// write path it plays the answers through.
+pub struct Calls {
+    games: Arc<Games>,
+    /// How webhook calls are written and their answers read (the api's wire).
+    wire: Option<Arc<dyn CallWire>>,
+}
+
+impl Calls {
+    pub(in crate::service) fn new(
+        games: Arc<Games>,
+        wire: Option<Arc<dyn CallWire>>,
+    ) -> Arc<Calls> {
+        Arc::new(Calls { games, wire })
+    }
 }
 
 /// Below this much budget left, no call is made: nobody answers in less.
@@ -70,7 +90,7 @@ enum Called {
     Failed(&'static str, String),
 }
 
-impl Games {
+impl Calls {
     /// The wire the calls are written in, if the server has one (a unit test's services
     /// have none: their webhook seats are played by pulling).
     fn wire(&self) -> Option<&Arc<dyn CallWire>> {
@@ -81,11 +101,12 @@ impl Games {
     /// and has the server call its seats in the games it is playing already, those of a
     /// webhook paused before too: each from its next turn, a turn owed now at once.
     pub async fn set_webhook(&self, caller: &Caller, url: &str) -> Result<WebhookSet, Error> {
-        let set = self.players.set_webhook(caller, url).await?;
+        let set = self.games.players.set_webhook(caller, url).await?;
         let (mut offset, mut hooked) = (0, 0);
         // The player's index is capped (PLAYER_GAMES_KEPT): a bounded walk.
         loop {
             let (ids, _) = self
+                .games
                 .ctx
                 .store
                 .player_games(set.player.as_str(), offset, MAX_PER_PAGE)
@@ -106,6 +127,7 @@ impl Games {
     /// hooked yet: whether it did.
     async fn hook_player_seat(&self, id: GameId, player: &PlayerId) -> Result<bool, Error> {
         let written = self
+            .games
             .update(id, None, |_, _, record| {
                 let seat = record.seat_of_player(player.as_str());
                 match seat
@@ -131,7 +153,7 @@ impl Games {
     /// Calls the webhook of game `id`'s seat to move, if a call is owed now, and plays its
     /// answer. Returns whether more is owed at once (bots to move, or a seat to call).
     pub(crate) async fn call_turn(&self, id: GameId) -> Result<bool, Error> {
-        let (version, record) = self.load(id).await?;
+        let (version, record) = self.games.load(id).await?;
         let now = now_ms();
         let Some(seat) = record.call_owed(now) else {
             return Ok(false);
@@ -142,14 +164,15 @@ impl Games {
                 .ok_or_else(|| Error::Internal("a webhook seat bound to no player".into()))?
                 .to_owned(),
         );
-        let (Some(hook), Some(wire)) = (self.players.hook_of(&player).await?, self.wire()) else {
+        let (Some(hook), Some(wire)) = (self.games.players.hook_of(&player).await?, self.wire())
+        else {
             // Removed or paused since the seat was bound: it plays by pulling.
             self.change_calls(id, version, |record| record.unhook_seat(seat))
                 .await?;
             tracing::info!(game_id = %id, seat, player_id = %player, "webhook seat unhooked: no active webhook");
             return Ok(false);
         };
-        let settings = &self.ctx.webhooks;
+        let settings = &self.games.ctx.webhooks;
         // Each call's budget: the webhook's own, never past the seat's clock.
         let began = Instant::now();
         let clock_left = record
@@ -188,23 +211,29 @@ impl Games {
                 Called::Moot => return Ok(false),
                 Called::Failed(kind, why) => (*kind, Err(why.clone())),
             };
-            self.ctx.metrics.webhook_call(outcome);
+            self.games.ctx.metrics.webhook_call(outcome);
             match &counted {
-                Ok(took) => self.ctx.metrics.webhook_latency.observe(took.as_secs_f64()),
+                Ok(took) => self
+                    .games
+                    .ctx
+                    .metrics
+                    .webhook_latency
+                    .observe(took.as_secs_f64()),
                 Err(why) => {
                     tracing::info!(game_id = %id, seat, player_id = %player, attempt, failure = outcome, reason = %why, "webhook call failed");
                     last_failure = why.clone();
                 }
             }
             match self
+                .games
                 .players
                 .count_call(&player, &hook.secret, counted)
                 .await?
             {
                 Counted::Paused(reason) => {
-                    self.ctx.metrics.webhooks_paused.inc();
+                    self.games.ctx.metrics.webhooks_paused.inc();
                     tracing::info!(player_id = %player, %reason, "webhook paused");
-                    if let Some(reactions) = self.reactions.get() {
+                    if let Some(reactions) = self.games.reactions.get() {
                         reactions.webhook_paused(&player, &reason).await;
                     }
                     // Its seats are played as absent players' are from now on.
@@ -249,6 +278,7 @@ impl Games {
         })
         .map_err(|e| Error::Internal(format!("a call does not serialize: {e}")))?;
         let answer = match self
+            .games
             .ctx
             .webhooks
             .client
@@ -301,6 +331,7 @@ impl Games {
         change: impl Fn(&mut Record),
     ) -> Result<(), Error> {
         let updated = self
+            .games
             .update(id, None, |at, _, record| {
                 if at != version {
                     return Ok(Decision::Leave(()));
@@ -313,5 +344,32 @@ impl Games {
             tracing::debug!(game_id = %id, "the game moved on before its webhook seats changed");
         }
         Ok(())
+    }
+
+    /// Plays `request` for seat `seat` of game `id`, as its webhook answered it at
+    /// `version` (the view it was sent): through the same checks as a seat's own move, and
+    /// only at that version, so an answer that comes twice moves once. Returns the record
+    /// after it (bots that follow moved in the same write).
+    pub(super) async fn play_called(
+        &self,
+        id: GameId,
+        seat: u8,
+        version: u64,
+        request: MoveRequest,
+    ) -> Result<Record, Error> {
+        let request = MoveRequest {
+            expected_version: Some(request.expected_version.unwrap_or(version)),
+            ..request
+        };
+        let updated = self
+            .games
+            .update::<_, Infallible>(id, None, |version, _, record| {
+                seat_moves(version, record, seat, request, BotPlace::Background)
+            })
+            .await?;
+        match updated {
+            Written::Saved { record, .. } => Ok(record),
+            Written::Repeated { record, .. } => Ok(record),
+        }
     }
 }

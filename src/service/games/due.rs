@@ -11,11 +11,12 @@ use crate::store::GameStore;
 
 use crate::service::shared::now_ms;
 
+use super::bot_work::{BotWork, Think, bots_play};
 use super::clock::ClockSettings;
 use super::clock::OnTimeout;
 use super::record::Record;
 use super::saved::Saved;
-use super::write::{BotWork, Change, Decision, Think, Written, bots_play};
+use super::write::{Change, Decision, Written};
 use super::{Error, Games};
 
 /// What [`Games::play_due`] did with a game the sweep found due.
@@ -41,13 +42,8 @@ impl Games {
             .update(id, None, |_, now, record| {
                 if record.bots_to_move() {
                     return Ok(Decision::Store(Change {
-                        value: None,
-                        mover: None,
-                        moves: Vec::new(),
-                        seat: None,
-                        unlist: false,
-                        relist: false,
                         think: BotWork::bots(record, BotPlace::Background),
+                        ..Change::quiet(None)
                     }));
                 }
                 let Some(clock) = record.clock.as_mut() else {
@@ -73,16 +69,12 @@ impl Games {
                     )
                 });
                 Ok(Decision::Store(Change {
-                    value: Some((seat, in_row)),
-                    mover: None,
                     moves: vec![(seat, played)],
-                    seat: None,
-                    unlist: false,
-                    relist: false,
                     think: Some(BotWork {
                         place: BotPlace::Background,
                         think,
                     }),
+                    ..Change::quiet(Some((seat, in_row)))
                 }))
             })
             .await?;

@@ -21,12 +21,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Error;
 use super::record::Record;
-use super::{Error, Games};
 use crate::domain::GameId;
 use crate::engine::{Event, Replay};
 use crate::service::codec;
 pub use crate::service::idempotency::{MIN_JOIN_KEY, RequestKey};
+use crate::store::any::AnyStore;
 use crate::store::{GameStore, IdempotencyRecord};
 
 /// What the store keeps under an idempotency key: one format byte, then postcard, about
@@ -115,28 +116,26 @@ pub(super) enum Earlier {
     AfterLoad,
 }
 
-impl Games {
-    /// Looked up after the load, never before: the receipt is saved with the game, so a
-    /// copy of this request stored in a state at or before the one loaded (`version`) is
-    /// seen, and a retry never meets the game it already changed. `name`: the key as
-    /// stored ([`RequestKey::stored_name`]).
-    pub(super) async fn earlier(
-        &self,
-        id: GameId,
-        version: u64,
-        key: &RequestKey,
-        name: &str,
-    ) -> Result<Earlier, Error> {
-        let Some(record) = self.ctx.store.idempotency(&id, name).await? else {
-            return Ok(Earlier::None);
-        };
-        let stored = key.receipt_in(&record)?;
-        Ok(if stored.receipt.version > version {
-            Earlier::AfterLoad
-        } else {
-            Earlier::Made(stored)
-        })
-    }
+/// Looked up after the load, never before: the receipt is saved with the game, so a
+/// copy of this request stored in a state at or before the one loaded (`version`) is
+/// seen, and a retry never meets the game it already changed. `name`: the key as
+/// stored ([`RequestKey::stored_name`]).
+pub(super) async fn earlier(
+    store: &AnyStore,
+    id: GameId,
+    version: u64,
+    key: &RequestKey,
+    name: &str,
+) -> Result<Earlier, Error> {
+    let Some(record) = store.idempotency(&id, name).await? else {
+        return Ok(Earlier::None);
+    };
+    let stored = key.receipt_in(&record)?;
+    Ok(if stored.receipt.version > version {
+        Earlier::AfterLoad
+    } else {
+        Earlier::Made(stored)
+    })
 }
 
 impl RequestKey {

@@ -14,12 +14,13 @@ use crate::service::page::page_offset;
 use crate::store::{GameStore, StoreError};
 
 use super::admit::{Admission, NewGame};
+use super::bot_work::BotWork;
 use super::idempotency::RequestKey;
 use super::record::{Record, Status, TokenHash};
 use super::seats::held_by;
 use super::view::{NewSeat, View};
-use super::write::{BotWork, Change, Decision, Written};
-use super::{Error, Games};
+use super::write::{Change, Decision, Written};
+use super::{Error, GameQueries, Games};
 
 impl Games {
     /// Creates a game; a game of bots only is stored with its bots to move, and they play
@@ -180,11 +181,13 @@ impl Games {
             view: View::of(id, version, &record, Some(seat.index())),
         })
     }
+}
 
+impl GameQueries {
     /// A page of open games, newest first (pages from 1).
     pub async fn list_open(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page, "per_page")?;
-        let listed = self.ctx.store.list_open(offset, per_page).await?;
+        let listed = self.games.ctx.store.list_open(offset, per_page).await?;
         let mut out = Vec::with_capacity(listed.len());
         for (id, stored) in listed {
             // A game may have filled since its entry was written (the store's lobby is an
@@ -208,7 +211,7 @@ impl Games {
     /// its entry was written is left out, so a page may hold fewer than `per_page`.
     pub async fn list_playing(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page, "per_page")?;
-        let ids = self.ctx.store.list_playing(offset, per_page).await?;
+        let ids = self.games.ctx.store.list_playing(offset, per_page).await?;
         self.views_in(&ids, Status::Playing).await
     }
 
@@ -217,7 +220,7 @@ impl Games {
     /// expired since is left out.
     pub async fn list_finished(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page, "per_page")?;
-        let ids = self.ctx.store.list_finished(offset, per_page).await?;
+        let ids = self.games.ctx.store.list_finished(offset, per_page).await?;
         self.views_in(&ids, Status::Finished).await
     }
 
@@ -226,7 +229,8 @@ impl Games {
         // Entries that are no id of a game are no game.
         let ids: Vec<GameId> = ids.iter().filter_map(|id| GameId::stored(id)).collect();
         let loaded =
-            futures_util::future::join_all(ids.iter().map(|id| self.ctx.store.load(id))).await;
+            futures_util::future::join_all(ids.iter().map(|id| self.games.ctx.store.load(id)))
+                .await;
         let mut out = Vec::with_capacity(ids.len());
         for (&id, loaded) in ids.iter().zip(loaded) {
             let Some(stored) = loaded? else { continue };

@@ -19,7 +19,7 @@ use crate::engine::{Deal, Event, Game, Move, Replay, Seed};
 
 use super::record::Status;
 use super::view::View;
-use super::{Error, Games};
+use super::{Error, GameQueries};
 
 /// Moves a log page holds at most (and by default).
 pub const MAX_LOG_PAGE: usize = 1000;
@@ -179,7 +179,7 @@ fn page(
     Ok((start, entries))
 }
 
-impl Games {
+impl GameQueries {
     /// A page of the move history as `caller`'s seat (or a spectator) may see it: the
     /// moves after index `after` (0: from the start), at most `limit` (1 to
     /// [`MAX_LOG_PAGE`]).
@@ -195,7 +195,7 @@ impl Games {
                 "limit: 1 to {MAX_LOG_PAGE} moves a page"
             )));
         }
-        let (version, record, viewer) = self.load_as(id, caller).await?;
+        let (version, record, viewer) = self.games.load_as(id, caller).await?;
         let total = record.game.move_count();
         let after = usize::try_from(after)
             .ok()
@@ -225,11 +225,11 @@ impl Games {
     /// The finished game's whole record (rules, seed, deals and moves), its deals and
     /// moves made as they are read.
     pub async fn export(&self, id: GameId) -> Result<Export, Error> {
-        let (version, record) = self.load(id).await?;
+        let (version, record) = self.games.load(id).await?;
         if record.status() != Status::Finished {
             return Err(Error::NotFinished);
         }
-        self.unsealed(&record, None, true).await?;
+        self.games.unsealed(&record, None, true).await?;
         Ok(Export {
             view: View::of(id, version, &record, None),
             seed: record.game.seed(),

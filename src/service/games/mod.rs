@@ -4,9 +4,12 @@
 //! a game's events ([`events`]), the history ([`log`]); the one write path ([`write`]) and
 //! the one admission path ([`Games::admit`]) every game made goes through. What follows a
 //! save is handed up through [`saved::SaveReactions`], and a game whose bots are to move
-//! in the background through [`due::Drive`], never called from here.
+//! in the background through [`due::Drive`], never called from here. Three types:
+//! [`Games`], the use cases that change games; [`GameQueries`], the games as read (lists,
+//! a player's games, log, export); [`Calls`], webhook seats called and their answers played.
 
 pub mod admit;
+mod bot_work;
 mod cache;
 mod called;
 mod calls;
@@ -39,8 +42,11 @@ use record::{Record, Status, TokenHash};
 use saved::{SaveReactions, Saved};
 use write::{Decision, Written};
 
-pub use calls::CallWire;
+pub use calls::{CallWire, Calls};
 pub use play::MoveRequest;
+/// For the ratings' tests, which play a process stopped right after a rated end.
+#[cfg(test)]
+pub(crate) use write::due_for_settling;
 
 pub struct Games {
     ctx: Arc<Shared>,
@@ -53,20 +59,24 @@ pub struct Games {
     driver: Port<dyn Drive>,
     /// Itself, for the event streams it hands out.
     me: Weak<Games>,
-    /// How webhook calls are written and their answers read (the api's wire).
-    wire: Option<Arc<dyn CallWire>>,
+}
+
+/// The games as read, never written: the lobby's lists, a player's games and rating
+/// history, a game's log and export. Apart from [`Games`], whose use cases change games.
+pub struct GameQueries {
+    games: Arc<Games>,
+}
+
+impl GameQueries {
+    pub(super) fn new(games: Arc<Games>) -> Arc<GameQueries> {
+        Arc::new(GameQueries { games })
+    }
 }
 
 impl Games {
-    pub(super) fn new(
-        ctx: Arc<Shared>,
-        players: Arc<Players>,
-        game_cache: usize,
-        wire: Option<Arc<dyn CallWire>>,
-    ) -> Arc<Games> {
+    pub(super) fn new(ctx: Arc<Shared>, players: Arc<Players>, game_cache: usize) -> Arc<Games> {
         Arc::new_cyclic(|me| Games {
             cache: cache::GameCache::new(game_cache),
-            wire,
             ctx,
             players,
             reactions: Port::new(),

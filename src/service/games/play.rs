@@ -10,10 +10,11 @@ use crate::domain::{Caller, GameId, Seat};
 use crate::engine::{Event, Game, Move, MoveError};
 use crate::metrics::BotPlace;
 
+use super::bot_work::BotWork;
 use super::idempotency::RequestKey;
 use super::record::{Record, Status, TokenHash};
 use super::view::{AfterMove, View};
-use super::write::{BotWork, Change, Decision, Written};
+use super::write::{Change, Decision, Written};
 use super::{Error, Games, seat_of, viewer_of};
 
 /// A move request after parsing.
@@ -120,37 +121,9 @@ impl Games {
     }
 }
 
-impl Games {
-    /// Plays `request` for seat `seat` of game `id`, as its webhook answered it at
-    /// `version` (the view it was sent): through the same checks as a seat's own move, and
-    /// only at that version, so an answer that comes twice moves once. Returns the record
-    /// after it (bots that follow moved in the same write).
-    pub(super) async fn play_called(
-        &self,
-        id: GameId,
-        seat: u8,
-        version: u64,
-        request: MoveRequest,
-    ) -> Result<Record, Error> {
-        let request = MoveRequest {
-            expected_version: Some(request.expected_version.unwrap_or(version)),
-            ..request
-        };
-        let updated = self
-            .update::<_, Infallible>(id, None, |version, _, record| {
-                seat_moves(version, record, seat, request, BotPlace::Background)
-            })
-            .await?;
-        match updated {
-            Written::Saved { record, .. } => Ok(record),
-            Written::Repeated { record, .. } => Ok(record),
-        }
-    }
-}
-
 /// Seat `seat`'s move `request` on `record` at `version`: the change to store, or why it
 /// is refused (the game changes not).
-fn seat_moves(
+pub(super) fn seat_moves(
     version: u64,
     record: &mut Record,
     seat: u8,

@@ -469,7 +469,7 @@ mod tests {
             runs -= 1;
             runs > 0
         };
-        let played = super::super::write::bots_play(
+        let played = super::super::bot_work::bots_play(
             &mut table,
             &mut Vec::new(),
             &mut keep_going,

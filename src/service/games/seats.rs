@@ -12,7 +12,7 @@ use crate::store::players::PlayerStore;
 
 use super::record::{Record, Status};
 use super::view::View;
-use super::{Error, Games};
+use super::{Error, GameQueries, Games};
 
 impl Games {
     /// The player a key opens, about to take a seat of game `game_id`. The game goes into
@@ -42,7 +42,28 @@ impl Games {
         }
         Ok(player)
     }
+}
 
+/// Whether [`Games::unsealed`] refused: the game is sealed.
+fn is_sealed(unsealed: Result<(), Error>) -> Result<bool, Error> {
+    match unsealed {
+        Ok(()) => Ok(false),
+        Err(Error::Sealed(_)) => Ok(true),
+        Err(e) => Err(e),
+    }
+}
+
+/// Refuses a seat to a player holding one in this game already.
+pub(super) fn held_by(record: &Record, player: &PlayerRecord) -> Result<(), Error> {
+    match record.seat_of_player(&player.id) {
+        Some(seat) => Err(Error::SeatTaken(format!(
+            "this player holds seat {seat} of this game already"
+        ))),
+        None => Ok(()),
+    }
+}
+
+impl GameQueries {
     /// The key's player's games, newest first, each as its seat sees it: a page (from 1)
     /// of those with `status` (any without), `waiting` counted as playing.
     pub async fn my_games(
@@ -53,13 +74,13 @@ impl Games {
         per_page: usize,
     ) -> Result<Vec<View>, Error> {
         let skip = page_offset(page, per_page, "per_page")?;
-        let (_, player) = self.players.authenticate(caller).await?;
+        let (_, player) = self.games.players.authenticate(caller).await?;
         // Its own seats: a sealed game reads as it was played.
         self.games_of(&player.id, status, skip, per_page, true)
             .await
     }
 
-    /// The games of a player by id or name, as [`Games::my_games`] lists them: anyone may
+    /// The games of a player by id or name, as [`GameQueries::my_games`] lists them: anyone may
     /// read them (a game is public, its hands are not in the list), as a profile shows. A
     /// sealed game ([`Games::unsealed`]) shows as it was made, in play, telling nothing of
     /// how it went.
@@ -72,11 +93,12 @@ impl Games {
     ) -> Result<Vec<View>, Error> {
         let skip = page_offset(page, per_page, "per_page")?;
         let id = self
+            .games
             .players
             .id_of(who)
             .await?
             .ok_or(Error::PlayerNotFound)?;
-        if self.players.player_record(&id).await?.is_none() && !id.is_level() {
+        if self.games.players.player_record(&id).await?.is_none() && !id.is_level() {
             return Err(Error::PlayerNotFound);
         }
         self.games_of(&id, status, skip, per_page, false).await
@@ -87,7 +109,7 @@ impl Games {
     /// ([`Games::unsealed`]): while a twin is in play, its game's rating moved is not told
     /// (a rating that moved tells how it went).
     pub async fn rating_history(&self, who: &Who, preset: &str) -> Result<Vec<RatingMoved>, Error> {
-        let points = self.players.rating_history(who, preset).await?;
+        let points = self.games.players.rating_history(who, preset).await?;
         let sealed = join_all(points.iter().map(|p| self.sealed_to_all(p.game_id))).await;
         let mut told = Vec::with_capacity(points.len());
         for (point, sealed) in points.into_iter().zip(sealed) {
@@ -100,11 +122,11 @@ impl Games {
 
     /// Whether game `id` is sealed to all but its own seats now; a game gone is not.
     async fn sealed_to_all(&self, id: GameId) -> Result<bool, Error> {
-        let Some(stored) = self.ctx.store.load(&id).await? else {
+        let Some(stored) = self.games.ctx.store.load(&id).await? else {
             return Ok(false);
         };
         let record = Record::decode(&stored.bytes)?;
-        is_sealed(self.unsealed(&record, None, false).await)
+        is_sealed(self.games.unsealed(&record, None, false).await)
     }
 
     /// Player `player`'s games with `status`, newest first, from the `skip`th; `own`: as
@@ -122,6 +144,7 @@ impl Games {
         // games; expired ones and seats never taken are skipped.
         loop {
             let (ids, _) = self
+                .games
                 .ctx
                 .store
                 .player_games(player, offset, MAX_PER_PAGE)
@@ -131,7 +154,7 @@ impl Games {
             }
             offset += ids.len();
             for id in ids.iter().filter_map(|id| GameId::stored(id)) {
-                let Some(stored) = self.ctx.store.load(&id).await? else {
+                let Some(stored) = self.games.ctx.store.load(&id).await? else {
                     continue;
                 };
                 let record = Record::decode(&stored.bytes)?;
@@ -139,7 +162,7 @@ impl Games {
                     continue;
                 };
                 let mut view = View::of(id, stored.version, &record, Some(seat));
-                if !own && is_sealed(self.unsealed(&record, None, false).await)? {
+                if !own && is_sealed(self.games.unsealed(&record, None, false).await)? {
                     view = view.shown_as_made();
                 }
                 let wanted = match (status, view.status) {
@@ -159,24 +182,5 @@ impl Games {
                 }
             }
         }
-    }
-}
-
-/// Whether [`Games::unsealed`] refused: the game is sealed.
-fn is_sealed(unsealed: Result<(), Error>) -> Result<bool, Error> {
-    match unsealed {
-        Ok(()) => Ok(false),
-        Err(Error::Sealed(_)) => Ok(true),
-        Err(e) => Err(e),
-    }
-}
-
-/// Refuses a seat to a player holding one in this game already.
-pub(super) fn held_by(record: &Record, player: &PlayerRecord) -> Result<(), Error> {
-    match record.seat_of_player(&player.id) {
-        Some(seat) => Err(Error::SeatTaken(format!(
-            "this player holds seat {seat} of this game already"
-        ))),
-        None => Ok(()),
     }
 }

@@ -72,9 +72,7 @@ impl Matches {
     /// After a change of match `m`'s invitation made by player `by`: accepted, it starts
     /// (a sweep starts it should that fail); closed otherwise, its other players are told.
     async fn closed(&self, m: &Match, by: &str) {
-        self.matchmaking
-            .closed_in_store(m.counted(), m.status)
-            .await;
+        self.challenges.closed_in_store(m.counted(), m.status).await;
         let due = match m.status {
             ChallengeStatus::Open => return,
             ChallengeStatus::Accepted => Some(now_ms()),

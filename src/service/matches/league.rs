@@ -75,7 +75,7 @@ impl Matches {
             series: Series::new(new.deals, true, PARALLEL, None, self.ctx.dealer.secret()),
         };
         // The rules, seats and clock are checked as any game's are.
-        self.matchmaking.check_game(&made.new_game(), false)?;
+        self.challenges.check_game(&made.new_game(), false)?;
         let opponents = made.opponent_ids();
         let parties = Parties {
             challenger: &made.challenger.id,

@@ -39,7 +39,7 @@ use super::Error;
 use super::games::Games;
 use super::games::clock::ClockSettings;
 use super::idempotency::{self, Before, Create, RequestKey};
-use super::matchmaking::Matchmaking;
+use super::matchmaking::Challenges;
 use super::matchmaking::challenge::{Answer, ChallengeStatus, Opponent, Party};
 use super::page::page_offset;
 use super::players::{PlayerRecord, Players};
@@ -102,7 +102,7 @@ pub struct Matches {
     ctx: Arc<Shared>,
     players: Arc<Players>,
     games: Arc<Games>,
-    matchmaking: Arc<Matchmaking>,
+    challenges: Arc<Challenges>,
     reactions: Port<dyn MatchReactions>,
 }
 
@@ -111,13 +111,13 @@ impl Matches {
         ctx: Arc<Shared>,
         players: Arc<Players>,
         games: Arc<Games>,
-        matchmaking: Arc<Matchmaking>,
+        challenges: Arc<Challenges>,
     ) -> Arc<Matches> {
         Arc::new(Matches {
             ctx,
             players,
             games,
-            matchmaking,
+            challenges,
             reactions: Port::new(),
         })
     }
@@ -217,7 +217,7 @@ impl Matches {
             clock: new.clock,
             rated: new.rated,
             created_ms: now,
-            expires_ms: now + self.matchmaking.challenge_ttl().as_millis() as u64,
+            expires_ms: now + self.ctx.lifetimes.challenge.as_millis() as u64,
             declined_by: None,
             // Its games count against its maker's address.
             address: from,
@@ -231,19 +231,19 @@ impl Matches {
             opponents.extend([partner.clone(), partner]);
         }
         // The rules, seats and clock are checked as a game's are.
-        self.matchmaking.check_game(&made.new_game(), new.rated)?;
+        self.challenges.check_game(&made.new_game(), new.rated)?;
         for who in &opponents {
             made.opponents
-                .push(self.matchmaking.opponent("opponent", who, &me).await?);
+                .push(self.challenges.opponent("opponent", who, &me).await?);
         }
         too_many?;
         if made.opponents.iter().all(Opponent::accepted) {
             made.status = ChallengeStatus::Accepted;
             self.store_new(&made, Some(now_ms())).await?;
         } else {
-            self.matchmaking.count_open(made.counted()).await?;
+            self.challenges.count_open(made.counted()).await?;
             if let Err(e) = self.store_new(&made, Some(made.expires_ms)).await {
-                self.matchmaking.uncount_open(made.counted()).await;
+                self.challenges.uncount_open(made.counted()).await;
                 return Err(e);
             }
             self.tell(&made.opponent_ids(), MatchNotice::Offered(&made))

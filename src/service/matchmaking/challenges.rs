@@ -1,6 +1,6 @@
 //! Challenges: a player invites players or built-in levels to a game. Each human opponent
 //! accepts or declines; the challenger may cancel; an open challenge expires after
-//! [`CHALLENGE_TTL`] (`CHALLENGE_TTL_SECS`). When every opponent has accepted (levels accept at once), the game
+//! `CHALLENGE_TTL_SECS`. When every opponent has accepted (levels accept at once), the game
 //! is created with every seat bound, and starts.
 //!
 //! All of it is in the store, so any process can answer what another received. Every
@@ -8,28 +8,26 @@
 //! accepted also names its game's id: a challenge becomes exactly one game, created by the
 //! request that completed it, or (if that process died in between) by a sweep.
 
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::address::AddressKey;
+use crate::domain::MatchId;
 use crate::domain::{Caller, ChallengeId, GameId, Who};
 use crate::engine::RulesPatch;
+use crate::service::games::Games;
 use crate::service::games::admit::{Admission, NewGame};
 use crate::service::idempotency::{self, Before, Create, RequestKey};
-use crate::service::players::PlayerRecord;
-use crate::service::shared::now_ms;
+use crate::service::players::{PlayerRecord, Players};
+use crate::service::shared::{Port, Shared, now_ms};
 use crate::store::SaveOutcome;
 use crate::store::challenges::{ChallengeStore, Parties};
 
 use super::challenge::{Answer, Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
-use super::{Error, Matchmaking, Notice};
+use super::{Error, MatchmakingReactions, Notice};
 
-/// How long a challenge waits for its answers, unless `CHALLENGE_TTL_SECS` says otherwise.
-pub const CHALLENGE_TTL: Duration = Duration::from_secs(600);
 /// Open challenges a player may have made at once.
 pub const MAX_OPEN_CHALLENGES: usize = 20;
-/// Open challenges a player may have received at once, unless `MAX_CHALLENGES_TO_PLAYER`
-/// says otherwise.
-pub const MAX_CHALLENGES_TO_PLAYER: usize = 20;
 /// How long after its acceptance a sweep makes sure a challenge's game exists (the
 /// accepting request creates it at once; this is for a process that died in between).
 const RECOVER_AFTER: Duration = Duration::from_secs(10);
@@ -39,7 +37,48 @@ const SWEEP_BATCH: usize = 64;
 /// came in meanwhile; a handful of opponents cannot race for long).
 pub(super) const ATTEMPTS: usize = 8;
 
-impl Matchmaking {
+/// The challenges: made, answered, expired, each becoming at most one game.
+pub struct Challenges {
+    pub(super) ctx: Arc<Shared>,
+    pub(super) players: Arc<Players>,
+    pub(super) games: Arc<Games>,
+    reactions: Port<dyn MatchmakingReactions>,
+}
+
+impl Challenges {
+    pub(in crate::service) fn new(
+        ctx: Arc<Shared>,
+        players: Arc<Players>,
+        games: Arc<Games>,
+    ) -> Arc<Challenges> {
+        Arc::new(Challenges {
+            ctx,
+            players,
+            games,
+            reactions: Port::new(),
+        })
+    }
+
+    /// Where what follows a change is handed up; set once, by `Services::new`.
+    pub(in crate::service) fn react_with(&self, reactions: Weak<dyn MatchmakingReactions>) {
+        self.reactions.set(reactions);
+    }
+
+    /// Tends match `id`, unless the services are gone (stopping).
+    async fn tend_match(&self, id: MatchId) -> Result<(), Error> {
+        match self.reactions.get() {
+            Some(reactions) => reactions.tend_match(id).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Tells `players` of `notice` (best effort, as all news).
+    pub(super) async fn tell(&self, players: &[String], notice: Notice<'_>) {
+        if let Some(reactions) = self.reactions.get() {
+            reactions.tell(players, notice).await;
+        }
+    }
+
     /// Makes a challenge for the key's player. One of built-in levels only is accepted at
     /// once: its game is created in this request (counted against `from`'s games).
     /// With `request` (its `Idempotency-Key`) a retry answers the same challenge, made once.
@@ -93,7 +132,7 @@ impl Matchmaking {
             clock: new.clock,
             rated: new.rated,
             created_ms: now_ms(),
-            expires_ms: now_ms() + self.challenge_ttl().as_millis() as u64,
+            expires_ms: now_ms() + self.ctx.lifetimes.challenge.as_millis() as u64,
             game_id: None,
             declined_by: None,
             address: None,
@@ -430,14 +469,6 @@ impl Matchmaking {
             ));
         }
         Ok(())
-    }
-
-    /// How long an invitation waits for its answers.
-    pub(in crate::service) fn challenge_ttl(&self) -> Duration {
-        match self.ctx.lifetimes.challenge {
-            Duration::ZERO => CHALLENGE_TTL,
-            ttl => ttl,
-        }
     }
 
     /// Challenge `text` names, as a create's claim holds it: only ids this server made

@@ -14,9 +14,9 @@ use crate::store::challenges::{
 
 use super::challenge::{Challenge, ChallengeStatus, Counted, Opponent};
 use super::challenges::{ATTEMPTS, MAX_OPEN_CHALLENGES};
-use super::{Error, Matchmaking};
+use super::{Challenges, Error};
 
-impl Matchmaking {
+impl Challenges {
     /// A page (from 1) of the ids of the key's player's open invitations in `direction`
     /// (challenges, and matches waiting for an answer), newest first, and when it was
     /// read: the index is a hint, so the caller keeps those it finds open then.
@@ -133,7 +133,7 @@ impl Matchmaking {
     }
 }
 
-impl Matchmaking {
+impl Challenges {
     /// Undoes the acceptance by `by` that made `accepted` accepted, its game refused: the
     /// challenge is open again (until its expiry, as before), as though `by` had not
     /// answered, unless something else changed it meanwhile.

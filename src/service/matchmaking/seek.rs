@@ -32,8 +32,8 @@ pub struct Wish {
 }
 
 impl Wish {
-    /// The pool's name: every field of the wish, so equal wishes share it.
-    pub(super) fn pool(&self) -> String {
+    /// Its pool: equal wishes share one.
+    pub(super) fn pool(&self) -> Pool {
         let clock = match &self.clock {
             None => "none".to_owned(),
             Some(c) => format!(
@@ -48,13 +48,65 @@ impl Wish {
                 c.abandon_after
             ),
         };
-        format!(
-            "{}:{}:{}:{}",
-            self.preset.name(),
-            self.seats,
-            clock,
-            if self.rated { "rated" } else { "casual" }
-        )
+        Pool {
+            name: format!(
+                "{}:{}:{}:{}",
+                self.preset.name(),
+                self.seats,
+                clock,
+                if self.rated { "rated" } else { "casual" }
+            ),
+            seats: self.seats,
+            rated: self.rated,
+        }
+    }
+}
+
+/// A pool: the seeks of one wish, which may play each other. The store holds it by its
+/// name, every field of the wish; what the pairing needs of it (its seats, rated or not)
+/// is read back from that name here, where the name is made, and nowhere else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Pool {
+    name: String,
+    seats: u8,
+    rated: bool,
+}
+
+impl Pool {
+    /// The pool the store names `name`; `None` for a name no wish makes.
+    pub(super) fn parse(name: &str) -> Option<Pool> {
+        let parts: Vec<&str> = name.split(':').collect();
+        let [_preset, seats, _clock, rated] = parts[..] else {
+            return None;
+        };
+        let rated = match rated {
+            "rated" => true,
+            "casual" => false,
+            _ => return None,
+        };
+        Some(Pool {
+            name: name.to_owned(),
+            seats: seats.parse().ok()?,
+            rated,
+        })
+    }
+
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(super) fn into_name(self) -> String {
+        self.name
+    }
+
+    /// The seats of its games.
+    pub(super) fn seats(&self) -> u8 {
+        self.seats
+    }
+
+    /// Whether its games are rated.
+    pub(super) fn rated(&self) -> bool {
+        self.rated
     }
 }
 

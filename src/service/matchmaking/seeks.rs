@@ -6,7 +6,7 @@
 //! pool at once, and every process's sweep pairs every pool, so no seek waits on a request.
 //!
 //! A seek with a `fallback` that waited `after_secs` gets a table with built-in levels in
-//! the missing seats; a seek lives [`SEEK_TTL`], then expires (`seek_expired` on the
+//! the missing seats; a seek lives `SEEK_TTL_SECS`, then expires (`seek_expired` on the
 //! player's stream). A rated pool pairs close ratings first ([`RATED_GAP`]); others,
 //! first come first served.
 //!
@@ -15,6 +15,7 @@
 //! kept apart, again every [`POOL_RETRY`]), so its cost follows the pools due, not the
 //! pools: ten thousand pools of one waiting seek each cost it nothing.
 
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use rand::SeedableRng;
@@ -24,19 +25,18 @@ use rand_chacha::ChaCha8Rng;
 use crate::bots::Level;
 use crate::domain::{Caller, GameId, SeekId};
 use crate::engine::RulesPatch;
+use crate::service::games::Games;
 use crate::service::games::admit::Admission;
 use crate::service::games::admit::NewGame;
 use crate::service::idempotency::{self, Before, Create, RequestKey};
 use crate::service::page::page_offset;
-use crate::service::players::PlayerRecord;
-use crate::service::shared::now_ms;
+use crate::service::players::{PlayerRecord, Players};
+use crate::service::shared::{Port, Shared, now_ms};
 use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 
-use super::seek::{NewSeek, Seek, Wish};
-use super::{Error, Matchmaking, Notice};
+use super::seek::{NewSeek, Pool, Seek, Wish};
+use super::{Error, MatchmakingReactions, Notice};
 
-/// How long a seek waits, unless `SEEK_TTL_SECS` says otherwise.
-pub const SEEK_TTL: Duration = Duration::from_secs(300);
 /// Waiting seeks a player may have at once.
 pub const MAX_OPEN_SEEKS: usize = 5;
 /// A fallback waits this long at most.
@@ -76,7 +76,40 @@ impl idempotency::Answered for (Seek, bool) {
     }
 }
 
-impl Matchmaking {
+/// The seeks: waiting in their pools, paired, expired.
+pub struct Seeks {
+    ctx: Arc<Shared>,
+    players: Arc<Players>,
+    games: Arc<Games>,
+    reactions: Port<dyn MatchmakingReactions>,
+}
+
+impl Seeks {
+    pub(in crate::service) fn new(
+        ctx: Arc<Shared>,
+        players: Arc<Players>,
+        games: Arc<Games>,
+    ) -> Arc<Seeks> {
+        Arc::new(Seeks {
+            ctx,
+            players,
+            games,
+            reactions: Port::new(),
+        })
+    }
+
+    /// Where what follows a change is handed up; set once, by `Services::new`.
+    pub(in crate::service) fn react_with(&self, reactions: Weak<dyn MatchmakingReactions>) {
+        self.reactions.set(reactions);
+    }
+
+    /// Tells `players` of `notice` (best effort, as all news).
+    async fn tell(&self, players: &[String], notice: Notice<'_>) {
+        if let Some(reactions) = self.reactions.get() {
+            reactions.tell(players, notice).await;
+        }
+    }
+
     /// Makes a seek for the key's player and pairs its pool at once: the answer says
     /// `Matched` when this seek completed a game. A player already waiting in the pool is
     /// answered that seek, with `false` (nothing made): a pool pairs a player once anyway.
@@ -137,9 +170,9 @@ impl Matchmaking {
         let entry = SeekEntry {
             id: id.to_string(),
             player: me.id.to_string(),
-            pool: wish.pool(),
+            pool: wish.pool().into_name(),
             created_ms: now,
-            expires_ms: now + self.seek_ttl().as_millis() as u64,
+            expires_ms: now + self.ctx.lifetimes.seek.as_millis() as u64,
             rating: me.rating_in(wish.preset.name()).rating,
             fallback_ms: new
                 .fallback
@@ -160,7 +193,7 @@ impl Matchmaking {
         }
         self.ctx.metrics.seek("made");
         tracing::info!(seek_id = %entry.id, player_id = %me.id, pool = %entry.pool, "seek made");
-        match self.pair(&entry.pool, wish.seats, Some(&entry.id)).await {
+        match self.pair(&wish.pool(), Some(&entry.id)).await {
             Ok(_) => {}
             Err(e) if e.refuses_a_game() => return Err(e),
             Err(e) => {
@@ -244,8 +277,9 @@ impl Matchmaking {
     /// Matches games out of `pool` while it holds enough seeks; returns how many. A game
     /// refused because of seek `arriving` (its address's cap) ends the pairing with that
     /// refusal: the request that made the seek answers it.
-    async fn pair(&self, pool: &str, seats: u8, arriving: Option<&str>) -> Result<usize, Error> {
-        let gap = pool_rated(pool).then_some(RATED_GAP);
+    async fn pair(&self, pool: &Pool, arriving: Option<&str>) -> Result<usize, Error> {
+        let gap = pool.rated().then_some(RATED_GAP);
+        let (name, seats) = (pool.name(), usize::from(pool.seats()));
         let mut made = 0;
         while made < PAIRINGS_AT_ONCE {
             let game = GameId::random();
@@ -255,7 +289,7 @@ impl Matchmaking {
             let ids = self
                 .ctx
                 .store
-                .pair_seeks(pool, usize::from(seats), &game, now, recover, retry, gap)
+                .pair_seeks(name, seats, &game, now, recover, retry, gap)
                 .await?;
             if ids.is_empty() {
                 break;
@@ -351,7 +385,7 @@ impl Matchmaking {
         self.ctx
             .metrics
             .seek(if fell_back { "fell_back" } else { "matched" });
-        tracing::info!(game_id = %game, pool = %wish.pool(), players = seeks.len(), fell_back, "game created for seeks");
+        tracing::info!(game_id = %game, pool = %wish.pool().name(), players = seeks.len(), fell_back, "game created for seeks");
         Ok(None)
     }
 
@@ -360,12 +394,12 @@ impl Matchmaking {
     /// before creating them created. Returns how many it acted on.
     pub async fn sweep_seeks(&self) -> Result<usize, Error> {
         let mut acted = 0;
-        for pool in self.ctx.store.pools_due(now_ms(), SWEEP_BATCH).await? {
+        for name in self.ctx.store.pools_due(now_ms(), SWEEP_BATCH).await? {
             self.ctx.metrics.seek_pools_swept.inc();
-            let Some(seats) = pool_seats(&pool) else {
+            let Some(pool) = Pool::parse(&name) else {
                 continue;
             };
-            acted += self.pair(&pool, seats, None).await?;
+            acted += self.pair(&pool, None).await?;
         }
         let now = now_ms();
         for id in self.ctx.store.due_seeks(now, SWEEP_BATCH).await? {
@@ -407,23 +441,6 @@ impl Matchmaking {
         }
         Ok(acted)
     }
-
-    fn seek_ttl(&self) -> Duration {
-        match self.ctx.lifetimes.seek {
-            Duration::ZERO => SEEK_TTL,
-            ttl => ttl,
-        }
-    }
-}
-
-/// Whether a pool's games are rated, read back from its name.
-fn pool_rated(pool: &str) -> bool {
-    pool.ends_with(":rated")
-}
-
-/// The seats of a pool's games, read back from its name.
-fn pool_seats(pool: &str) -> Option<u8> {
-    pool.split(':').nth(1)?.parse().ok()
 }
 
 /// The game a wish asks for, with `bots` seated.
@@ -455,8 +472,9 @@ mod tests {
             rated: true,
         };
         assert_eq!(wish.pool(), wish.clone().pool());
-        assert_eq!(pool_seats(&wish.pool()), Some(2));
-        assert!(pool_rated(&wish.pool()));
+        let read = Pool::parse(wish.pool().name()).expect("a wish's pool reads back");
+        assert_eq!(read, wish.pool());
+        assert_eq!((read.seats(), read.rated()), (2, true));
         let others = [
             Wish {
                 rated: false,
@@ -527,14 +545,14 @@ mod tests {
                     from: None,
                 };
                 let seek = service
-                    .matchmaking
+                    .seeks
                     .seek(&Caller::of(Some(&player.key)), new, None)
                     .await
                     .unwrap();
                 assert_eq!(seek.0.state, SeekState::Waiting);
             }
         }
-        service.matchmaking.sweep_seeks().await.unwrap();
+        service.seeks.sweep_seeks().await.unwrap();
         assert_eq!(swept(), 0, "each pool was paired where its seek arrived");
         // Two rated seeks too far apart to pair yet, stored without their requests'
         // pairing (as if their process had died): their pool alone is due, at once, then
@@ -550,7 +568,7 @@ mod tests {
             let entry = SeekEntry {
                 id: uuid::Uuid::new_v4().to_string(),
                 player: player.into(),
-                pool: wish.pool(),
+                pool: wish.pool().into_name(),
                 created_ms: now,
                 expires_ms: now + 60_000,
                 rating,
@@ -560,9 +578,9 @@ mod tests {
             };
             service.ctx.store.add_seek(&entry, 5, now).await.unwrap();
         }
-        assert_eq!(service.matchmaking.sweep_seeks().await.unwrap(), 0);
+        assert_eq!(service.seeks.sweep_seeks().await.unwrap(), 0);
         assert_eq!(swept(), 1);
-        service.matchmaking.sweep_seeks().await.unwrap();
+        service.seeks.sweep_seeks().await.unwrap();
         assert_eq!(swept(), 1, "not due again before {POOL_RETRY:?}");
         let due = service
             .ctx
@@ -570,6 +588,6 @@ mod tests {
             .pools_due(now + POOL_RETRY.as_millis() as u64 + 1_000, 10)
             .await
             .unwrap();
-        assert_eq!(due, [wish.pool()]);
+        assert_eq!(due, [wish.pool().into_name()]);
     }
 }

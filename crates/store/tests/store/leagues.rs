@@ -2,8 +2,8 @@
 //! compare-and-set, listed newest first, the due index, each creator's and entrant's
 //! claims and its live channel.
 
-use domino_server::store::leagues::LeagueStore;
-use domino_server::store::{SaveOutcome, StoreError, Stored, StoredEvent};
+use domino_store::leagues::LeagueStore;
+use domino_store::{SaveOutcome, StoreError, Stored, StoredEvent};
 use futures_util::StreamExt;
 
 use super::{Backend, LONG_TTL, PROMPTLY, new_id};

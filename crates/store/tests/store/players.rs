@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use domino_server::store::players::{Created, PlayerAdmission, PlayerStore};
-use domino_server::store::{SaveOutcome, Stored};
+use domino_store::players::{Created, PlayerAdmission, PlayerStore};
+use domino_store::{SaveOutcome, Stored};
 
 use super::{Backend, LONG_TTL, PROMPTLY, new_id};
 
@@ -204,8 +204,8 @@ pub(crate) async fn an_unplayed_player_expires_with_its_name_and_one_seated_last
 pub(crate) async fn a_key_is_claimed_once_kept_with_its_new_record_and_free_again_once_released<
     B: Backend,
 >() {
-    use domino_server::store::IdempotencyRecord;
-    use domino_server::store::claims::ClaimStore;
+    use domino_store::IdempotencyRecord;
+    use domino_store::claims::ClaimStore;
     let store = B::open(LONG_TTL).await;
     let record = |response: &[u8]| IdempotencyRecord {
         key: format!("k-{}", new_id()),

@@ -17,9 +17,9 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use domino_server::store::memory::MemoryStore;
-use domino_server::store::redis::{RedisStore, RedisTarget};
-use domino_server::store::{
+use domino_store::memory::MemoryStore;
+use domino_store::redis::{RedisStore, RedisTarget};
+use domino_store::{
     Creator, Deadline, EventStream, Evidence, GameNow, GameStore, History, IDEMPOTENCY_WINDOW,
     IdempotencyRecord, Listing, QUEUE_END, Save, SaveOutcome, StoreError, StoredEvent, StoredGame,
     queue_place,
@@ -41,7 +41,7 @@ use seeks::*;
 #[path = "store/tournaments.rs"]
 mod tournaments;
 use tournaments::*;
-#[path = "support/proxy.rs"]
+#[path = "../../../tests/support/proxy.rs"]
 mod proxy;
 use proxy::{Proxy, redis_url};
 
@@ -54,12 +54,12 @@ const PROMPTLY: Duration = Duration::from_secs(5);
 
 trait Backend {
     type Store: GameStore
-        + domino_server::store::players::PlayerStore
-        + domino_server::store::challenges::ChallengeStore
-        + domino_server::store::seeks::SeekStore
-        + domino_server::store::claims::ClaimStore
-        + domino_server::store::tournaments::TournamentStore
-        + domino_server::store::leagues::LeagueStore;
+        + domino_store::players::PlayerStore
+        + domino_store::challenges::ChallengeStore
+        + domino_store::seeks::SeekStore
+        + domino_store::claims::ClaimStore
+        + domino_store::tournaments::TournamentStore
+        + domino_store::leagues::LeagueStore;
     async fn open(idle_ttl: Duration) -> Self::Store;
 }
 
@@ -757,7 +757,7 @@ async fn idempotency_record_only_with_a_save_and_first_writer_wins<B: Backend>()
 }
 
 async fn events_since_is_ordered_and_capped<B: Backend>() {
-    const CAP: usize = domino_server::store::EVENT_HISTORY;
+    const CAP: usize = domino_store::EVENT_HISTORY;
     let store = B::open(LONG_TTL).await;
     let id = new_id();
     store.create(&id, b"v1".to_vec(), None).await.unwrap();
@@ -808,7 +808,7 @@ async fn events_since_is_ordered_and_capped<B: Backend>() {
 /// `Save::history_after`) saves in one step, and the game keeps exactly the events a save
 /// without it keeps; a history that is not the game's is refused like a stale version.
 async fn a_save_from_the_history_it_was_handed_keeps_the_same_events<B: Backend>() {
-    const CAP: usize = domino_server::store::EVENT_HISTORY;
+    const CAP: usize = domino_store::EVENT_HISTORY;
     let store = B::open(LONG_TTL).await;
     let (handed, read) = (new_id(), new_id());
     for id in [&handed, &read] {
@@ -1088,7 +1088,7 @@ async fn games_in_play_are_listed_latest_started_first_until_their_match_is_over
 /// The save that finishes a match lists the game among the latest finished; a refused
 /// one does not; only the newest [`FINISHED_KEPT`] stay.
 async fn finished_games_are_listed_latest_first_the_newest_hundred_kept<B: Backend>() {
-    const KEPT: usize = domino_server::store::FINISHED_KEPT;
+    const KEPT: usize = domino_store::FINISHED_KEPT;
     let store = B::open(LONG_TTL).await;
     let finished = |offset, limit| {
         let store = &store;

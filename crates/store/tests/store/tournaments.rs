@@ -2,8 +2,8 @@
 //! compare-and-set, its lists by status, the due index, each creator's running ones and
 //! its live channel.
 
-use domino_server::store::tournaments::{PLAYER_TOURNAMENTS_KEPT, TournamentStore};
-use domino_server::store::{SaveOutcome, StoreError, Stored, StoredEvent};
+use domino_store::tournaments::{PLAYER_TOURNAMENTS_KEPT, TournamentStore};
+use domino_store::{SaveOutcome, StoreError, Stored, StoredEvent};
 use futures_util::StreamExt;
 
 use super::{Backend, LONG_TTL, new_id};
@@ -356,8 +356,8 @@ pub(crate) async fn a_tournament_over_is_dropped_with_its_entries_once_its_time_
 /// would pass it is refused, and a game has no room left by them either.
 #[tokio::test]
 async fn tournaments_count_in_the_memory_stores_bytes() {
-    use domino_server::store::GameStore;
-    use domino_server::store::memory::MemoryStore;
+    use domino_store::GameStore;
+    use domino_store::memory::MemoryStore;
     let store = MemoryStore::new(LONG_TTL).with_max_bytes(1000);
     store
         .create_tournament(&new_id(), vec![0; 600])

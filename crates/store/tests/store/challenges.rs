@@ -2,8 +2,8 @@
 //! compare-and-set, each player's index in and out (older entries dropped as it is read),
 //! and the index of due challenges.
 
-use domino_server::store::challenges::{CapReached, ChallengeStore, Direction, OpenCaps, Parties};
-use domino_server::store::{SaveOutcome, StoreError, Stored};
+use domino_store::challenges::{CapReached, ChallengeStore, Direction, OpenCaps, Parties};
+use domino_store::{SaveOutcome, StoreError, Stored};
 
 use super::{Backend, LONG_TTL, new_id};
 

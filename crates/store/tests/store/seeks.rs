@@ -2,7 +2,7 @@
 //! one pool, oldest first, once; a player's cap; cancel; a due seek expires or falls back;
 //! games matched stay starting until said created.
 
-use domino_server::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
+use domino_store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
 
 use super::{Backend, LONG_TTL, new_id};
 
