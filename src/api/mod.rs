@@ -64,7 +64,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     )
     // For handlers that read raw bytes or text: the same limit.
     .app_data(web::PayloadConfig::new(max_body_bytes))
-    .app_data(web::QueryConfig::default().error_handler(error::query_error))
+    .app_data(web::QueryConfig::default().error_handler(numbers::query_error))
     .app_data(web::PathConfig::default().error_handler(error::path_error))
     // The games first, the move's route at their head (see `games::configure`).
     .configure(games::configure)

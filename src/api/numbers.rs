@@ -8,9 +8,10 @@
 //! type refuses is walked against the route's schema to name the number at fault. A
 //! query string its type refuses is walked likewise ([`query_refusal`]).
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 use actix_web::dev::Payload;
+use actix_web::error::QueryPayloadError;
 use actix_web::{FromRequest, HttpRequest, web};
 use futures_util::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
@@ -18,7 +19,16 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::ApiError;
-use super::openapi::document;
+
+/// The OpenAPI document as JSON, handed over once by the startup (which knows both the
+/// document and the routes): read here, it would make the handlers that use [`Json`]
+/// depend on the document that names them.
+static DOC: OnceLock<Value> = OnceLock::new();
+
+/// Takes the ranges of every number from `document` (the OpenAPI document's text).
+pub fn read_ranges(document: &str) {
+    DOC.get_or_init(|| serde_json::from_str(document).expect("the document is JSON"));
+}
 
 /// A JSON body of type `T`, its numbers refused in words.
 pub struct Json<T>(pub T);
@@ -62,6 +72,18 @@ pub fn body_refusal(req: &HttpRequest, text: &[u8]) -> Option<String> {
     refusal(&value, body_schema(req)?, "")
 }
 
+/// Refusals of a query string: the number at fault named with its range, if one is.
+pub fn query_error(err: QueryPayloadError, req: &HttpRequest) -> actix_web::Error {
+    if let Some(detail) = query_refusal(req) {
+        return ApiError::bad_request(detail).into();
+    }
+    let detail = match err {
+        QueryPayloadError::Deserialize(e) => format!("bad query string: {e}"),
+        other => format!("bad query string: {other}"),
+    };
+    ApiError::bad_request(detail).into()
+}
+
 /// The refusal of a query string its type refused, naming the number at fault, if one is.
 pub fn query_refusal(req: &HttpRequest) -> Option<String> {
     let pairs = web::Query::<Vec<(String, String)>>::from_query(req.query_string()).ok()?;
@@ -85,18 +107,11 @@ pub fn query_refusal(req: &HttpRequest) -> Option<String> {
     })
 }
 
-/// The OpenAPI document as JSON, read once.
-fn doc() -> &'static Value {
-    static DOC: LazyLock<Value> =
-        LazyLock::new(|| serde_json::from_str(document()).expect("the document is JSON"));
-    &DOC
-}
-
 /// The document's operation for the route `req` matched.
 fn operation(req: &HttpRequest) -> Option<&'static Value> {
     let pattern = req.match_pattern()?;
     let method = req.method().as_str().to_ascii_lowercase();
-    doc().get("paths")?.get(pattern.as_str())?.get(method)
+    DOC.get()?.get("paths")?.get(pattern.as_str())?.get(method)
 }
 
 fn body_schema(req: &HttpRequest) -> Option<&'static Value> {
@@ -113,7 +128,8 @@ fn resolve(mut schema: &'static Value) -> &'static Value {
         else {
             break;
         };
-        schema = &doc()["components"]["schemas"][name];
+        let Some(doc) = DOC.get() else { break };
+        schema = &doc["components"]["schemas"][name];
     }
     schema
 }

@@ -235,7 +235,14 @@ impl Services {
                     master: crate::bots::Budget::Work(1_000),
                 },
                 caps: Caps::default(),
-                lifetimes: Lifetimes::of(&crate::settings::Settings::default()),
+                // A test's own (the settings' defaults, which the service does not read).
+                lifetimes: Lifetimes {
+                    challenge: Duration::from_secs(600),
+                    seek: Duration::from_secs(300),
+                    tournament: Duration::from_secs(86_400),
+                    league_rest: Duration::from_secs(600),
+                    player_unplayed: Some(Duration::from_secs(7 * 24 * 3600)),
+                },
                 game_cache: 0,
                 faults: Faults::default(),
                 deal_seed: None,

@@ -60,7 +60,7 @@ pub struct Caps {
 }
 
 /// How long what waits for a player is kept waiting, and a player that never played. No
-/// default of its own: the settings own every default ([`Lifetimes::of`]).
+/// default of its own: the settings own every default (`startup::lifetimes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lifetimes {
     /// How long a challenge may stay open (`CHALLENGE_TTL_SECS`).
@@ -75,19 +75,6 @@ pub struct Lifetimes {
     /// How long a league entrant that stopped answering in a match is not paired
     /// (`LEAGUE_TIMEOUT_REST_SECS`; zero: none).
     pub league_rest: Duration,
-}
-
-impl Lifetimes {
-    /// The lifetimes `settings` say.
-    pub fn of(settings: &crate::settings::Settings) -> Lifetimes {
-        Lifetimes {
-            challenge: settings.challenge_ttl,
-            seek: settings.seek_ttl,
-            tournament: settings.tournament_kept,
-            league_rest: settings.league_rest,
-            player_unplayed: settings.player_unplayed_ttl,
-        }
-    }
 }
 
 /// Faults a test injects to play a crash: never part of the settings, and all off in a

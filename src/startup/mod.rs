@@ -355,7 +355,7 @@ fn serve(
                 league_entrants: Some(settings.max_league_entrants),
                 league_matches_per_hour: Some(settings.league_matches_per_hour),
             },
-            lifetimes: crate::service::Lifetimes::of(&settings),
+            lifetimes: lifetimes(&settings),
             game_cache: settings.game_cache_games,
             faults,
             deal_seed,
@@ -413,6 +413,8 @@ fn serve(
     let settings = web::Data::new(settings);
     let metrics = web::Data::from(metrics);
     let stopper = drain.clone().into_inner();
+    // The numbers a client sends are refused with the ranges the document states.
+    api::numbers::read_ranges(api::openapi::document());
     let app = move || {
         let cors = api::headers::cors(&settings.cors_origins);
         App::new()
@@ -519,6 +521,17 @@ async fn sweep_clocks(
         if let Err(e) = services.sweep().await {
             tracing::warn!(error = %e, "the clock sweep could not read the deadlines");
         }
+    }
+}
+
+/// The lifetimes the settings say.
+fn lifetimes(settings: &Settings) -> crate::service::Lifetimes {
+    crate::service::Lifetimes {
+        challenge: settings.challenge_ttl,
+        seek: settings.seek_ttl,
+        tournament: settings.tournament_kept,
+        league_rest: settings.league_rest,
+        player_unplayed: settings.player_unplayed_ttl,
     }
 }
 

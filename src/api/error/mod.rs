@@ -28,9 +28,7 @@ use std::borrow::Cow;
 use actix_cors::CorsError;
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::error::{
-    InternalError, JsonPayloadError, PathError, PayloadError, QueryPayloadError,
-};
+use actix_web::error::{InternalError, JsonPayloadError, PathError, PayloadError};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::middleware::Next;
@@ -360,18 +358,6 @@ pub fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error
         other => ApiError::bad_request(format!("the body could not be read: {other}")),
     };
     api.into()
-}
-
-/// Refusals of a query string.
-pub fn query_error(err: QueryPayloadError, req: &HttpRequest) -> actix_web::Error {
-    if let Some(detail) = crate::api::numbers::query_refusal(req) {
-        return ApiError::bad_request(detail).into();
-    }
-    let detail = match err {
-        QueryPayloadError::Deserialize(e) => format!("bad query string: {e}"),
-        other => format!("bad query string: {other}"),
-    };
-    ApiError::bad_request(detail).into()
 }
 
 /// A path that matched a route's shape but not its types (say, an id that is not a UUID)
