@@ -310,7 +310,6 @@ async fn an_entrant_that_lost_on_time_rests_then_is_paired_again(app: TestApp) {
     let match_id = first["running"][0]["match_id"].clone();
     // Counted and not paired again, in one save: the same drive would have paired it.
     let counted = league_until(&app, &id, |l| l["matches_counted"] == 1).await;
-    let counted_at = Instant::now();
     assert_eq!(counted["recent"][0]["match_id"], match_id, "{counted}");
     assert_eq!(
         counted["recent"][0]["result"], "b",
@@ -324,9 +323,12 @@ async fn an_entrant_that_lost_on_time_rests_then_is_paired_again(app: TestApp) {
     );
     // Its stream still open, it is paired again once its rest is over.
     let again = league_until(&app, &id, |l| !l["running"].as_array().unwrap().is_empty()).await;
+    // By the server's clock: the rest runs from the count to the next pairing.
+    let rested = again["running"][0]["started_ms"].as_u64().unwrap()
+        - counted["recent"][0]["ended_ms"].as_u64().unwrap();
     assert!(
-        counted_at.elapsed() >= REST - Duration::from_secs(1),
-        "{again}"
+        rested >= REST.as_millis() as u64,
+        "rested {rested} ms: {again}"
     );
     assert_eq!(row(&again, &sleeper)["available"], true, "{again}");
     assert_ne!(again["running"][0]["match_id"], match_id);

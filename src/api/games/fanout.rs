@@ -112,12 +112,14 @@ impl Fanout {
         render: impl FnOnce() -> web::Bytes,
     ) -> web::Bytes {
         let key = (id, event.version, event.moves.len());
-        if let Some(frame) = self.frames.lock().expect("frames lock").get(&key) {
+        // Rendered under the lock (a few microseconds): spectators reading the same event
+        // at once would each render it otherwise.
+        let mut frames = self.frames.lock().expect("frames lock");
+        if let Some(frame) = frames.get(&key) {
             return frame.clone();
         }
         let frame = render();
         self.metrics.stream_events_rendered("spectator").inc();
-        let mut frames = self.frames.lock().expect("frames lock");
         if frames.len() >= FRAMES_KEPT {
             frames.clear();
         }

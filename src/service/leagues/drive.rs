@@ -136,7 +136,7 @@ impl Leagues {
                 }
             }
             let per_hour = self.ctx.caps.league_matches_per_hour.unwrap_or(usize::MAX);
-            let available = self.available(&league, per_hour, now).await?;
+            let available = self.available(&league, now).await?;
             for (entrant, available) in league.entrants.iter_mut().zip(&available) {
                 changed |= entrant.available != *available;
                 entrant.available = *available;
@@ -187,26 +187,16 @@ impl Leagues {
     }
 
     /// Who can be paired now, by entrant: a level always; a player that has not left and
-    /// does not rest, with an active webhook or a stream open. Only a player that could
-    /// be paired now is looked at (its webhook, then its presence: one or two reads); one
-    /// playing all the matches it may at once, or at its hourly cap, keeps what its row
-    /// said, unread.
-    async fn available(
-        &self,
-        league: &League,
-        per_hour: usize,
-        now: u64,
-    ) -> Result<Vec<bool>, Error> {
-        let most = usize::from(league.max_concurrent);
+    /// does not rest, with an active webhook or a stream open (one or two reads). A player
+    /// playing all the matches it may at once is looked at too: its row says whether it
+    /// still answers (a closed stream is away, whatever it is in).
+    async fn available(&self, league: &League, now: u64) -> Result<Vec<bool>, Error> {
         let looked = join_all(league.entrants.iter().enumerate().map(|(i, e)| async move {
             if e.left || league.resting(i, now) {
                 return Ok(false);
             }
             if e.level.is_some() {
                 return Ok(true);
-            }
-            if league.busy(i) >= most || e.started_within_hour(now) >= per_hour {
-                return Ok(e.available);
             }
             let id = crate::domain::PlayerId::stored(e.id.clone());
             if self.players.hook_of(&id).await?.is_some() {
