@@ -17,18 +17,6 @@ on_both_stores!(
 const WITHIN: Duration = Duration::from_secs(5);
 const FOLLOWERS: usize = 5;
 
-/// How many events of `stream` this server rendered, from its metrics.
-async fn rendered(app: &TestApp, stream: &str) -> usize {
-    let metrics = app.get("/metrics").await.text().await.unwrap();
-    let line = format!("domino_stream_events_rendered_total{{stream=\"{stream}\"}} ");
-    metrics
-        .lines()
-        .find_map(|l| l.strip_prefix(line.as_str()))
-        .unwrap_or_else(|| panic!("no {line} in the metrics"))
-        .parse()
-        .unwrap()
-}
-
 /// Each event of `stream` (name and data) until the one for which `last` is true.
 async fn read_until(stream: &mut EventStream, last: impl Fn(&str, &Value) -> bool) -> Vec<Value> {
     let mut read = Vec::new();
@@ -69,7 +57,7 @@ async fn five_lobby_followers_read_the_same_news_rendered_once(app: TestApp) {
     // Three opened, one filled, one finished: the same five events, in the same order.
     assert_eq!(seen[0].len(), 5, "{:?}", seen[0]);
     assert!(seen.iter().all(|s| *s == seen[0]), "{seen:?}");
-    let rendered = rendered(&app, "lobby").await;
+    let rendered = app.events_rendered("lobby").await;
     assert!(
         rendered <= seen[0].len(),
         "{rendered} lobby events rendered for {FOLLOWERS} followers of {}",
@@ -95,7 +83,7 @@ async fn five_spectators_read_the_same_events_each_rendered_once(app: TestApp) {
     }
     assert!(seen[0].len() >= 2, "{:?}", seen[0]);
     assert!(seen.iter().all(|s| *s == seen[0]), "{seen:?}");
-    let rendered = rendered(&app, "spectator").await;
+    let rendered = app.events_rendered("spectator").await;
     assert!(
         rendered <= seen[0].len(),
         "{rendered} spectator events rendered for {FOLLOWERS} spectators of {}",

@@ -89,6 +89,19 @@ impl TestApp {
             .await
             .expect("the request is answered")
     }
+
+    /// Events of `stream` (`lobby`, `spectator`, `tournament`, `league`) this server
+    /// rendered for its followers, from its metrics.
+    pub async fn events_rendered(&self, stream: &str) -> usize {
+        let metrics = self.get("/metrics").await.text().await.unwrap();
+        let line = format!("domino_stream_events_rendered_total{{stream=\"{stream}\"}} ");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(line.as_str()))
+            .unwrap_or_else(|| panic!("no {line} in the metrics"))
+            .parse()
+            .unwrap()
+    }
 }
 
 impl TestApp {

@@ -75,6 +75,24 @@ async fn create_league(app: &TestApp, key: &str, body: Value) -> Value {
     res.json().await.unwrap()
 }
 
+/// Enters the league `id` as the player of `key`.
+async fn enter(app: &TestApp, id: &str, key: &str) {
+    let res = app
+        .post_as(&format!("/v1/leagues/{id}/entrants"), key, None)
+        .await;
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+}
+
+/// `DELETE /v1/leagues/{id}/entrants/me` as the player of `key`.
+async fn leave(app: &TestApp, id: &str, key: &str) -> reqwest::Response {
+    app.client
+        .delete(app.url(&format!("/v1/leagues/{id}/entrants/me")))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+}
+
 async fn league(app: &TestApp, id: &str) -> Value {
     let res = app.get(&format!("/v1/leagues/{id}")).await;
     assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
@@ -122,18 +140,9 @@ async fn a_webhook_bot_plays_the_levels_and_the_table_agrees_with_the_games(app:
     let (hooky, key) = app.new_player("hooky").await;
     let (url, bot) = start_bot(Answers::First);
     register(&app, &key, &url, &bot).await;
-    let res = app
-        .post_as(&format!("/v1/leagues/{id}/entrants"), &key, None)
-        .await;
-    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    enter(&app, &id, &key).await;
     league_until(&app, &id, |l| l["matches_counted"].as_u64() >= Some(3)).await;
-    let res = app
-        .client
-        .delete(app.url(&format!("/v1/leagues/{id}/entrants/me")))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let res = leave(&app, &id, &key).await;
     assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
     // What it was playing when it left finishes and counts; nothing new starts.
     let table = league_until(&app, &id, |l| l["running"].as_array().unwrap().is_empty()).await;
@@ -261,10 +270,7 @@ async fn a_pulling_bot_is_paired_only_while_its_stream_is_open(app: TestApp) {
     .await;
     let id = made["id"].as_str().unwrap().to_owned();
     let (puller, key) = app.new_player("puller").await;
-    let res = app
-        .post_as(&format!("/v1/leagues/{id}/entrants"), &key, None)
-        .await;
-    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    enter(&app, &id, &key).await;
     // Driven (its row looked at) and still not paired: nothing shows it is there.
     let looked = league_until(&app, &id, |l| {
         l["entrants"].as_array().unwrap().len() == 2 && row(l, "greedy")["available"] == true
@@ -302,10 +308,7 @@ async fn an_entrant_that_lost_on_time_rests_then_is_paired_again(app: TestApp) {
     let id = made["id"].as_str().unwrap().to_owned();
     let (sleeper, key) = app.new_player("sleeper").await;
     let _stream = app.player_stream(&key).await;
-    let res = app
-        .post_as(&format!("/v1/leagues/{id}/entrants"), &key, None)
-        .await;
-    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    enter(&app, &id, &key).await;
     let first = league_until(&app, &id, |l| !l["running"].as_array().unwrap().is_empty()).await;
     let match_id = first["running"][0]["match_id"].clone();
     // Counted and not paired again, in one save: the same drive would have paired it.
@@ -364,27 +367,12 @@ async fn followers_of_a_league_share_one_feed(app: TestApp) {
     let (_, key) = app.new_player("hooky").await;
     let (url, bot) = start_bot(Answers::First);
     register(&app, &key, &url, &bot).await;
-    let res = app
-        .post_as(&format!("/v1/leagues/{id}/entrants"), &key, None)
-        .await;
-    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    enter(&app, &id, &key).await;
     league_until(&app, &id, |l| l["matches_counted"].as_u64() >= Some(2)).await;
-    let res = app
-        .client
-        .delete(app.url(&format!("/v1/leagues/{id}/entrants/me")))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let res = leave(&app, &id, &key).await;
     assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
     league_until(&app, &id, |l| l["running"].as_array().unwrap().is_empty()).await;
-    let metrics = app.get("/metrics").await.text().await.unwrap();
-    let rendered: usize = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix(r#"domino_stream_events_rendered_total{stream="league"} "#))
-        .expect("the league feeds' metric")
-        .parse()
-        .unwrap();
+    let rendered = app.events_rendered("league").await;
     // At least each of two matches started, finished, and the standings after it.
     assert!(rendered >= 6, "{rendered} events rendered");
     for (follower, events) in &mut followers {
@@ -475,13 +463,7 @@ async fn a_league_refuses_what_it_cannot_hold(app: TestApp) {
     )
     .await;
     let (_, stranger) = app.new_player("stranger").await;
-    let res = app
-        .client
-        .delete(app.url(&format!("/v1/leagues/{id}/entrants/me")))
-        .bearer_auth(&stranger)
-        .send()
-        .await
-        .unwrap();
+    let res = leave(&app, id, &stranger).await;
     assert_problem(res, 403, "forbidden").await;
     for n in 2..=3 {
         create_league(
@@ -603,10 +585,7 @@ async fn a_league_on_two_processes_survives_one_killed_and_counts_every_match_on
     let mut bots = Vec::new();
     for name in ["ann", "bob"] {
         let (player, key) = app.new_player(name).await;
-        let res = app
-            .post_as(&format!("/v1/leagues/{id}/entrants"), &key, None)
-            .await;
-        assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+        enter(&app, &id, &key).await;
         tokio::spawn(pulling_bot(app.url(""), key.clone(), stop.clone()));
         bots.push((player, key));
     }
@@ -618,14 +597,7 @@ async fn a_league_on_two_processes_survives_one_killed_and_counts_every_match_on
     child.kill();
     league_until(&app, &id, |l| l["matches_counted"].as_u64() >= Some(6)).await;
     for (_, key) in &bots {
-        let res = app
-            .client
-            .delete(app.url(&format!("/v1/leagues/{id}/entrants/me")))
-            .bearer_auth(key)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status().as_u16(), 200);
+        assert_eq!(leave(&app, &id, key).await.status().as_u16(), 200);
     }
     let table = league_until(&app, &id, |l| l["running"].as_array().unwrap().is_empty()).await;
     stop.store(true, Ordering::SeqCst);

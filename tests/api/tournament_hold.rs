@@ -372,15 +372,7 @@ async fn followers_share_one_feed_whose_events_say_only_what_changed(app: TestAp
     assert_eq!(lines(&t), lines(&end));
     assert_eq!(t["pairings"], end["pairings"]);
     // Rendered once for the five: no more events rendered than one follower read.
-    let metrics = app.get("/metrics").await.text().await.unwrap();
-    let rendered: usize = metrics
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix(r#"domino_stream_events_rendered_total{stream="tournament"} "#)
-        })
-        .expect("the feeds' metric")
-        .parse()
-        .unwrap();
+    let rendered = app.events_rendered("tournament").await;
     assert!(
         rendered <= events.len(),
         "{rendered} events rendered for 5 followers of {} events",

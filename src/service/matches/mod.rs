@@ -281,14 +281,7 @@ impl Matches {
         page: usize,
         per_page: usize,
     ) -> Result<Vec<Match>, Error> {
-        let id = self
-            .players
-            .id_of(who)
-            .await?
-            .ok_or(Error::PlayerNotFound)?;
-        if !id.is_level() && self.players.player_record(&id).await?.is_none() {
-            return Err(Error::PlayerNotFound);
-        }
+        let id = self.players.known(who).await?;
         self.matches_of(&id, page, per_page).await
     }
 

@@ -309,6 +309,15 @@ impl Players {
         }
     }
 
+    /// The id of a player that exists, named by id or name, or of a built-in level.
+    pub(in crate::service) async fn known(&self, who: &Who) -> Result<PlayerId, Error> {
+        let id = self.id_of(who).await?.ok_or(Error::PlayerNotFound)?;
+        if !id.is_level() && self.player_record(&id).await?.is_none() {
+            return Err(Error::PlayerNotFound);
+        }
+        Ok(id)
+    }
+
     /// The id of a player named by id or name, or of a built-in level (its name).
     pub(in crate::service) async fn id_of(&self, who: &Who) -> Result<Option<PlayerId>, Error> {
         Ok(match who.named() {

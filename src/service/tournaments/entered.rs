@@ -55,14 +55,7 @@ impl Tournaments {
         per_page: usize,
     ) -> Result<Vec<Tournament>, Error> {
         let skip = page_offset(page, per_page, "per_page")?;
-        let id = self
-            .players
-            .id_of(who)
-            .await?
-            .ok_or(Error::PlayerNotFound)?;
-        if !id.is_level() && self.players.player_record(&id).await?.is_none() {
-            return Err(Error::PlayerNotFound);
-        }
+        let id = self.players.known(who).await?;
         let store = &self.ctx.store;
         let (ids, _) = store.player_tournaments(&id, skip, per_page).await?;
         let loaded = join_all(ids.iter().map(|t| self.load_listed(t))).await;
