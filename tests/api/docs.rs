@@ -667,3 +667,108 @@ fn every_snippet_names_the_server_as_s_with_8080_only_its_default() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+fn is_presets_table(table: &Table) -> bool {
+    starts(table, "field", "`classic`")
+}
+
+/// A cell of the presets table as JSON: its emphasis (a rule that differs from the others)
+/// and "(unused)" notes are the reader's, not the rule's.
+fn preset_cell(cell: &str) -> serde_json::Value {
+    let bare = cell.replace("**", "");
+    let bare = bare.trim_end_matches("(unused)").trim();
+    serde_json::from_str(bare).unwrap_or_else(|_| serde_json::Value::String(bare.to_owned()))
+}
+
+#[tokio::test]
+async fn the_presets_table_of_the_docs_is_every_rule_of_every_preset_served() {
+    let app = spawn_app().await;
+    let served: Vec<serde_json::Value> = app.get("/v1/presets").await.json().await.unwrap();
+    let table = the_table("docs/rules.md", is_presets_table);
+    let columns: Vec<&str> = table.header[1..]
+        .iter()
+        .map(|name| code_spans(name)[0])
+        .collect();
+    let names: Vec<&str> = served.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        columns, names,
+        "docs/rules.md's presets, in the served order"
+    );
+
+    let mut wrong = Vec::new();
+    let mut fields = BTreeSet::new();
+    for row in &table.rows {
+        let field = code_spans(&row[0])[0];
+        fields.insert(field.to_owned());
+        for (preset, cell) in served.iter().zip(&row[1..]) {
+            let rule = &preset["rules"][field];
+            if *rule != preset_cell(cell) {
+                wrong.push(format!(
+                    "{} {field}: the docs say {cell}, served {rule}",
+                    preset["name"]
+                ));
+            }
+        }
+    }
+    for preset in &served {
+        for field in preset["rules"].as_object().unwrap().keys() {
+            if !fields.contains(field) {
+                wrong.push(format!("{field} is served but not in the table"));
+            }
+        }
+    }
+    wrong.dedup();
+    assert!(
+        wrong.is_empty(),
+        "docs/rules.md's presets table against GET /v1/presets:\n{}",
+        wrong.join("\n")
+    );
+}
+
+fn is_strength_table(table: &Table) -> bool {
+    starts(table, "level", "against") && table.header.iter().any(|h| h.starts_with("wins"))
+}
+
+/// The bots' strength is measured once, in BENCHMARKS.md, where each run's command is;
+/// docs/bots.md's table is the reader's copy of it, and the README names no figure.
+#[test]
+fn the_bots_strength_in_the_docs_is_the_one_measured_in_the_benchmarks() {
+    let table = the_table("docs/bots.md", is_strength_table);
+    let wins = table
+        .header
+        .iter()
+        .position(|h| h.starts_with("wins"))
+        .unwrap();
+    let margin = table
+        .header
+        .iter()
+        .position(|h| h.starts_with("margin"))
+        .unwrap();
+    let benchmarks = repo_file("BENCHMARKS.md");
+    let mut wrong = Vec::new();
+    for row in &table.rows {
+        for figure in [&row[wins], &row[margin]] {
+            // "+62.3 [+55.3, +69.3] (400 games)": the figure, without the reader's note.
+            let figure = figure.split(" (").next().unwrap().trim();
+            if figure != "not measured" && !benchmarks.contains(figure) {
+                wrong.push(format!(
+                    "{} against {} ({}): {figure}",
+                    row[0], row[1], row[2]
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/bots.md's strength figures not found in BENCHMARKS.md:\n{}",
+        wrong.join("\n")
+    );
+    let readme = repo_file("README.md");
+    for row in &table.rows {
+        let share = row[wins].split('%').next().unwrap();
+        assert!(
+            !readme.contains(&format!("{share}%")),
+            "README.md repeats {share}%: it sends the reader to docs/bots.md instead"
+        );
+    }
+}

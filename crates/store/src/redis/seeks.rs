@@ -1,7 +1,7 @@
 //! Seeks on Redis. Every seek key is in one slot (`{seeks}`), so one script commits a
 //! pairing: it takes the seeks [`pick`] chose from the pool out of it and marks them
 //! matched, only if each is still waiting, and no other process can take them too. Each seek is a hash (`{seeks}:seek:<id>`: player, pool,
-//! created, expires, fallback, state, game, the service's blob), kept [`SEEK_KEPT`]; a
+//! created, expires, fallback, due, state, game, the service's blob), kept [`SEEK_KEPT`]; a
 //! pool is a sorted set of its waiting seeks by creation (`{seeks}:pool:<pool>`), the
 //! pools with waiting seeks a set (`{seeks}:pools`), a player's waiting seeks a set
 //! (`{seeks}:player:<id>`), the waiting seeks by due time a sorted set (`{seeks}:due`),
@@ -47,7 +47,7 @@ if open >= tonumber(ARGV[8]) then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('HSET', KEYS[1], 'player', ARGV[2], 'pool', ARGV[3], 'created', ARGV[4],
   'expires', ARGV[5], 'fallback', ARGV[6], 'state', 'waiting', 'game', '', 'blob', ARGV[7],
-  'rating', ARGV[13])
+  'rating', ARGV[13], 'due', ARGV[10])
 redis.call('PEXPIRE', KEYS[1], ARGV[9])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[3])
@@ -170,13 +170,15 @@ return 1
 ";
 
 /// KEYS: starting, the game's list. ARGV: game, refused seek, now, the [`Keys::seek_tail`]
-/// and the pools due. Undoes a match ([`SeekStore::unmatch`]); returns the seeks back.
+/// and the pools due. Undoes a match ([`SeekStore::unmatch`]); returns the seeks back, due
+/// again at the time [`SeekEntry::due_ms`] gave when they were added (a seek stored before
+/// its hash kept `due` comes back due at its expiry).
 const UNMATCH_LUA: &str = r"
 local P_SEEK, P_POOL, P_PLAYER, POOLS, DUE, POOLS_DUE = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 local now, back = tonumber(ARGV[3]), {}
 for _, sid in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
   local key = P_SEEK .. sid
-  local f = redis.call('HMGET', key, 'state', 'game', 'expires', 'pool', 'player', 'created', 'fallback')
+  local f = redis.call('HMGET', key, 'state', 'game', 'expires', 'pool', 'player', 'created', 'due')
   if f[1] == 'matched' and f[2] == ARGV[1] then
     if sid == ARGV[2] then
       redis.call('HSET', key, 'state', 'canceled', 'game', '')
@@ -187,9 +189,7 @@ for _, sid in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
       redis.call('ZADD', P_POOL .. f[4], f[6], sid)
       redis.call('SADD', POOLS, f[4])
       redis.call('SADD', P_PLAYER .. f[5], sid)
-      local due = tonumber(f[3])
-      if f[7] ~= '' and tonumber(f[7]) < due then due = tonumber(f[7]) end
-      redis.call('ZADD', DUE, due, sid)
+      redis.call('ZADD', DUE, tonumber(f[7]) or tonumber(f[3]), sid)
       redis.call('ZADD', POOLS_DUE, now, f[4])
       back[#back + 1] = sid
     end

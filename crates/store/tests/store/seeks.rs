@@ -303,7 +303,9 @@ pub(crate) async fn a_refused_match_cancels_its_refused_seek_and_puts_the_others
     let store = B::open(LONG_TTL).await;
     let (ann, bob, cat) = (new_id(), new_id(), new_id());
     let pool = format!("block:2:{}", new_id());
-    let (a, b) = (entry(&ann, &pool, 1), entry(&bob, &pool, 2));
+    let (mut a, b) = (entry(&ann, &pool, 1), entry(&bob, &pool, 2));
+    // Ann's seek has a fallback: back in the pool, it is due then, as when it was added.
+    a.fallback_ms = Some(4_000);
     for seek in [&a, &b] {
         assert_eq!(store.add_seek(seek, 5, 0).await.unwrap(), Added::Added);
     }
@@ -324,6 +326,12 @@ pub(crate) async fn a_refused_match_cancels_its_refused_seek_and_puts_the_others
     assert_eq!(state(b.id.clone()).await, SeekState::Canceled);
     assert!(store.starting_due(10_000, 10).await.unwrap().is_empty());
     assert!(store.pools_due(200, 1000).await.unwrap().contains(&pool));
+    let due = |at: u64| {
+        let store = &store;
+        async move { store.due_seeks(at, 1000).await.unwrap() }
+    };
+    assert!(!due(3_999).await.contains(&a.id), "due before its fallback");
+    assert!(due(4_000).await.contains(&a.id), "not due at its fallback");
     // Ann waits again: she pairs with the next seek, once.
     let c = entry(&cat, &pool, 3);
     assert_eq!(store.add_seek(&c, 5, 300).await.unwrap(), Added::Added);
