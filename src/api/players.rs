@@ -142,9 +142,7 @@ pub async fn rating_history(
     let preset: crate::engine::Preset = preset
         .parse()
         .map_err(|_| ApiError::not_found(format!("no preset named {preset:?}")))?;
-    let points = queries
-        .rating_history(&wire::who(&who), preset.name())
-        .await?;
+    let points = queries.rating_history(&wire::who(&who), preset).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(

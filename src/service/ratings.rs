@@ -30,7 +30,6 @@ use crate::domain::{GameId, PlayerId, Seat};
 use crate::engine::Outcome;
 use crate::rating::{self, Rating};
 use crate::store::SaveOutcome;
-use crate::store::players::PlayerStore;
 use crate::store::ratings::RatingStore;
 
 use super::Error;
@@ -38,7 +37,7 @@ use super::codec;
 use super::games::record::Record;
 use super::news::{PlayerNews, RatingChange};
 use super::page::page_offset;
-use super::players::{PlayerRecord, Players};
+use super::players::Players;
 use super::shared::Shared;
 /// Compare-and-set attempts on one record before giving up (the sweep tries again).
 const ATTEMPTS: usize = 8;
@@ -194,11 +193,27 @@ impl Ratings {
                     .map(|o| o.before)
                     .collect();
                 let opponent = Rating::mean_of(&opponents);
-                if let Some(change) = self
-                    .rate_one(&rated.who, id, preset, opponent, rated.score)
+                let who = PlayerId::stored(rated.who.clone());
+                let level = who.parse::<Level>().ok();
+                let rate = |before| match level {
+                    Some(level) => reference_rating(level),
+                    None => rating::update(before, &[(opponent, rated.score)]),
+                };
+                let Some((before, after)) = self
+                    .players
+                    .apply_rating(&who, id, record.preset(), rate)
                     .await?
-                    && rated.who.parse::<Level>().is_err()
-                {
+                else {
+                    continue;
+                };
+                let place = if after.provisional() {
+                    after.rating - PROVISIONAL_PENALTY
+                } else {
+                    after.rating
+                };
+                self.ctx.store.rank(preset, &who, place).await?;
+                if level.is_none() {
+                    let change = RatingChange { before, after };
                     self.tell_finished(id, record, &rated.who, change).await;
                 }
             }
@@ -223,68 +238,6 @@ impl Ratings {
             }
         }
         Ok(())
-    }
-
-    /// Moves `who`'s rating in `preset` for game `game`, unless that game moved it already
-    /// (then `None`), and sets its place on the leaderboard.
-    async fn rate_one(
-        &self,
-        who: &str,
-        game: GameId,
-        preset: &str,
-        opponent: Rating,
-        score: f64,
-    ) -> Result<Option<RatingChange>, Error> {
-        for _ in 0..ATTEMPTS {
-            let who_id = PlayerId::stored(who.to_owned());
-            let (version, mut player) = match self.players.player_record(&who_id).await? {
-                Some(found) => found,
-                None => match who.parse::<Level>() {
-                    Ok(level) => {
-                        let record = PlayerRecord::level(level);
-                        // Another process may create it first: either way it exists now.
-                        let _ = self
-                            .ctx
-                            .store
-                            .create_player(who, who, record.encode_record(), None)
-                            .await;
-                        continue;
-                    }
-                    // A player that is no more has no rating to move.
-                    Err(_) => return Ok(None),
-                },
-            };
-            if player.rated(game) {
-                return Ok(None);
-            }
-            let before = player.rating_in(preset);
-            let after = match who.parse::<Level>() {
-                Ok(level) => reference_rating(level),
-                Err(_) => rating::update(before, &[(opponent, score)]),
-            };
-            player.rate(game, preset, after, super::shared::now_ms());
-            match self
-                .ctx
-                .store
-                .save_player(who, version, player.encode_record())
-                .await?
-            {
-                SaveOutcome::Saved { .. } => {
-                    let place = if after.provisional() {
-                        after.rating - PROVISIONAL_PENALTY
-                    } else {
-                        after.rating
-                    };
-                    self.ctx.store.rank(preset, who, place).await?;
-                    return Ok(Some(RatingChange { before, after }));
-                }
-                SaveOutcome::Conflict { .. } => continue,
-                SaveOutcome::Missing => return Ok(None),
-            }
-        }
-        Err(Error::Internal(format!(
-            "player {who}'s record kept changing while its rating moved"
-        )))
     }
 
     /// Tells `player` that game `id` finished, with its rating's change.

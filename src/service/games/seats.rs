@@ -5,6 +5,7 @@
 use futures_util::future::join_all;
 
 use crate::domain::{Caller, GameId, NameKey, PlayerKey, Who};
+use crate::engine::Preset;
 use crate::service::page::{MAX_PER_PAGE, page_offset};
 use crate::service::players::{PlayerRecord, RatingMoved};
 use crate::store::GameStore;
@@ -108,7 +109,11 @@ impl GameQueries {
     /// ([`crate::service::Players::rating_history`]), less the points of games sealed
     /// ([`Games::unsealed`]): while a twin is in play, its game's rating moved is not told
     /// (a rating that moved tells how it went).
-    pub async fn rating_history(&self, who: &Who, preset: &str) -> Result<Vec<RatingMoved>, Error> {
+    pub async fn rating_history(
+        &self,
+        who: &Who,
+        preset: Preset,
+    ) -> Result<Vec<RatingMoved>, Error> {
         let points = self.games.players.rating_history(who, preset).await?;
         let sealed = join_all(points.iter().map(|p| self.sealed_to_all(p.game_id))).await;
         let mut told = Vec::with_capacity(points.len());

@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::domain::{Caller, GameId, Named, PlayerId, PlayerKey, PlayerName, Who};
+use crate::engine::Preset;
 use crate::rating::Rating;
 use crate::store::SaveOutcome;
 use crate::store::players::{Created, PlayerAdmission, PlayerStore};
@@ -28,6 +29,7 @@ use super::Error;
 use super::idempotency::{self, Before, Create, RequestKey};
 use super::shared::{Shared, now_ms};
 
+mod rated;
 mod record;
 mod stream;
 mod webhook;
@@ -299,10 +301,14 @@ impl Players {
 
     /// The rating history in `preset` of a player by id or name (or a built-in level),
     /// oldest first: its rating after each of its latest rated games there.
-    pub async fn rating_history(&self, who: &Who, preset: &str) -> Result<Vec<RatingMoved>, Error> {
+    pub async fn rating_history(
+        &self,
+        who: &Who,
+        preset: Preset,
+    ) -> Result<Vec<RatingMoved>, Error> {
         let id = self.id_of(who).await?.ok_or(Error::PlayerNotFound)?;
         match self.player_record(&id).await? {
-            Some((_, record)) => Ok(record.history_in(preset)),
+            Some((_, record)) => Ok(record.history_in(preset.name())),
             // A level before its first rated game has no record, and no history.
             None if who.level().is_some() => Ok(Vec::new()),
             None => Err(Error::PlayerNotFound),
