@@ -267,7 +267,8 @@ pub async fn my_games(
 /// A player's games, newest first, each with the player's seat and how it ended for it:
 /// what its profile page lists. Anyone may read them, as anyone may watch a game; a game
 /// of a duplicate deal whose twin is in play shows as made (in play, version 1, nothing
-/// of how it went) until the deal is done.
+/// of how it went) until the deal is done. A built-in level's games are not indexed: its
+/// list is empty (and its profile's `games` null); its matches and tournaments are listed.
 #[utoipa::path(
     get,
     path = "/v1/players/{who}/games",

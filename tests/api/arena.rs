@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use crate::helpers::{
     TestApp, assert_problem, on_every_store, spawn_app_to_be_left, spawn_app_with,
 };
+use crate::proxy::redis_url;
 
 on_every_store!(
     a_duplicate_match_against_a_level_plays_each_deal_twice_with_the_sides_swapped,
@@ -555,6 +556,80 @@ async fn a_match_left_by_a_stopped_server_is_played_to_its_end_by_another() {
     let done = wait_over(&second, &id).await;
     assert_eq!(done["games"].as_array().unwrap().len(), 6, "{done}");
     assert_eq!(done["margin"]["deals_done"], 3);
+}
+
+/// A match left by a server that stops between two of its writes: right after the
+/// match's record is stored (before it is due in the sweeps' index), or right after its
+/// first game is (before that game's bots are queued). Either way another server plays
+/// it to its end, each game made once.
+#[tokio::test]
+async fn a_match_left_right_after_its_record_was_stored_is_played_by_another() {
+    left_right_after_storing("challenge:").await;
+}
+
+#[tokio::test]
+async fn a_match_left_right_after_its_first_game_was_stored_is_played_by_another() {
+    left_right_after_storing("game:").await;
+}
+
+/// The first server reaches Redis through a proxy that answers its scripts late: the
+/// test sees the first key starting with `stored` (under the prefix) in Redis while that
+/// server still waits for the answer, and takes Redis from it then. It writes nothing
+/// more, as if killed at that point.
+async fn left_right_after_storing(stored: &str) {
+    let (first, proxy, settings) = spawn_app_to_be_left().await;
+    let ann = player(&first, "ann").await;
+    let prefix = settings.redis_key_prefix.clone();
+    let mut redis = ::redis::Client::open(redis_url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    proxy.delay_scripts(Duration::from_secs(1));
+    let making = first
+        .client
+        .post(first.url("/v1/matches"))
+        .bearer_auth(&ann)
+        .json(
+            &json!({"opponent": "greedy", "play_as": "random", "preset": "block",
+            "rules": one_round(), "deals": 1, "parallel": 2, "seed": "left midway"}),
+        )
+        .send();
+    // Answered or cut short when Redis is taken away: either way, what counts is what
+    // the store holds.
+    let making = tokio::spawn(making);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let keys: Vec<String> = ::redis::cmd("KEYS")
+            .arg(format!("{prefix}{stored}*"))
+            .query_async(&mut redis)
+            .await
+            .unwrap();
+        if !keys.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "nothing stored at {stored}");
+        // A poll of the store, far shorter than the answer held back.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    proxy.stop();
+    let _ = making.await;
+    first.stop().await;
+    let keys: Vec<String> = ::redis::cmd("KEYS")
+        .arg(format!("{prefix}challenge:*"))
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    let id = keys[0]
+        .split(['{', '}'])
+        .nth(1)
+        .expect("a challenge's key holds its id")
+        .to_owned();
+    let second = spawn_app_with(settings).await;
+    let done = wait_over(&second, &id).await;
+    assert_eq!(done["games"].as_array().unwrap().len(), 2, "{done}");
+    assert_eq!(done["margin"]["deals_done"], 1, "{done}");
 }
 
 /// At 4 seats in teams each side is its player and a partner level (the same on both

@@ -101,15 +101,94 @@ async fn league(app: &TestApp, id: &str) -> Value {
 
 /// Polls league `id` until `check` holds, for 90 s at most.
 async fn league_until(app: &TestApp, id: &str, check: impl Fn(&Value) -> bool) -> Value {
+    league_until_on(app, id, None, check).await
+}
+
+/// [`league_until`] on a Redis store under `prefix` (if given): a failure also says when
+/// the store has each running match, and each of its games, due.
+async fn league_until_on(
+    app: &TestApp,
+    id: &str,
+    prefix: Option<&str>,
+    check: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         let found = league(app, id).await;
         if check(&found) {
             return found;
         }
-        assert!(Instant::now() < deadline, "never: {found}");
+        if Instant::now() >= deadline {
+            let running = running_described(app, &found, prefix).await;
+            panic!("never: {found}\nits running matches now:\n{running}");
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// What league `found`'s running matches are doing, for a failure's message: each one's
+/// status and due time, and each of its games' status, version, seat to move and due
+/// time (the due times from the store's indexes under `prefix`, on Redis).
+async fn running_described(app: &TestApp, found: &Value, prefix: Option<&str>) -> String {
+    let mut redis = match prefix {
+        Some(_) => Some(
+            ::redis::Client::open(redis_url())
+                .unwrap()
+                .get_multiplexed_async_connection()
+                .await
+                .unwrap(),
+        ),
+        None => None,
+    };
+    let mut due = async |index: &str, member: &str| -> String {
+        let (Some(redis), Some(prefix)) = (redis.as_mut(), prefix) else {
+            return "(not on Redis)".into();
+        };
+        let score: Option<u64> = ::redis::cmd("ZSCORE")
+            .arg(format!("{prefix}{index}"))
+            .arg(member)
+            .query_async(redis)
+            .await
+            .unwrap();
+        match score {
+            Some(ms) => format!("due at {ms} ms"),
+            None => "not due".into(),
+        }
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let mut told = format!("(now {now} ms)\n");
+    for running in found["running"].as_array().into_iter().flatten() {
+        let match_id = running["match_id"].as_str().unwrap_or_default();
+        let m: Value = app
+            .get(&format!("/v1/matches/{match_id}"))
+            .await
+            .json()
+            .await
+            .unwrap_or_default();
+        let match_due = due("{challenges}:due", match_id).await;
+        told += &format!(
+            "match {match_id} ({} against {}): {}, {match_due}\n",
+            running["a"], running["b"], m["status"]
+        );
+        for game in m["games"].as_array().into_iter().flatten() {
+            let game_id = game["game_id"].as_str().unwrap_or_default();
+            let view: Value = app
+                .get(&format!("/v1/games/{game_id}"))
+                .await
+                .json()
+                .await
+                .unwrap_or_default();
+            let game_due = due("{deadlines}", game_id).await;
+            told += &format!(
+                "  game {game_id} (seats {}): {}, version {}, seat to move {}, {game_due}\n",
+                game["seats"], view["status"], view["version"], view["round"]["turn"]
+            );
+        }
+    }
+    told
 }
 
 fn row<'a>(league: &'a Value, id: &str) -> &'a Value {
@@ -595,11 +674,15 @@ async fn a_league_on_two_processes_survives_one_killed_and_counts_every_match_on
     })
     .await;
     child.kill();
-    league_until(&app, &id, |l| l["matches_counted"].as_u64() >= Some(6)).await;
+    let on = Some(prefix.as_str());
+    league_until_on(&app, &id, on, |l| l["matches_counted"].as_u64() >= Some(6)).await;
     for (_, key) in &bots {
         assert_eq!(leave(&app, &id, key).await.status().as_u16(), 200);
     }
-    let table = league_until(&app, &id, |l| l["running"].as_array().unwrap().is_empty()).await;
+    let table = league_until_on(&app, &id, on, |l| {
+        l["running"].as_array().unwrap().is_empty()
+    })
+    .await;
     stop.store(true, Ordering::SeqCst);
 
     let recent = table["recent"].as_array().unwrap();

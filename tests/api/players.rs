@@ -18,6 +18,7 @@ on_every_store!(
     a_new_key_stops_the_old_one_at_once,
     an_unknown_player_is_not_found,
     a_profile_lists_the_leagues_its_player_is_in_until_it_leaves,
+    a_levels_profile_says_its_games_are_not_counted_and_a_players_counts_its_own,
 );
 
 /// `POST /v1/players`, answered 201; returns the answer's body.
@@ -174,6 +175,34 @@ async fn reserved_names_are_refused_and_the_levels_are_served_as_bot_players(app
         assert_eq!(profile["id"], level);
         assert_eq!(profile["bot"], true);
     }
+}
+
+/// A built-in level's games are not indexed (it sits at any table that asks for it): its
+/// profile says `games: null`, never the 0 it once said after a game, and its list of
+/// games is empty; the player beside it at the table counts the game.
+async fn a_levels_profile_says_its_games_are_not_counted_and_a_players_counts_its_own(
+    app: TestApp,
+) {
+    let (_, key) = app.new_player("tess").await;
+    let (game, _) = app
+        .create_game(json!({"preset": "block", "seed": "a level seated",
+            "bots": [{"seat": 1, "level": "greedy"}]}))
+        .await;
+    let res = app
+        .post_as(&format!("/v1/games/{game}/seats"), &key, Some(&json!({})))
+        .await;
+    assert_eq!(res.status().as_u16(), 201);
+    let level: Value = app.get("/v1/players/greedy").await.json().await.unwrap();
+    assert_eq!(level["games"], Value::Null, "{level}");
+    let listed: Value = app
+        .get("/v1/players/greedy/games")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["games"], json!([]), "{listed}");
+    let player: Value = app.get("/v1/players/tess").await.json().await.unwrap();
+    assert_eq!(player["games"], 1, "{player}");
 }
 
 async fn the_key_opens_its_own_player_and_nothing_else_does(app: TestApp) {

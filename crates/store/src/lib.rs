@@ -154,6 +154,14 @@ pub struct Creator {
 /// clock that ran out.
 pub const QUEUE_END: u64 = 100_000_000_000;
 
+/// How long after its due entry is written a new record (a game, a challenge or a match)
+/// is stored at the latest. A record is made due before it is made, for a process that
+/// stops right after making it; the entry is written this far ahead, so that another
+/// process's sweep does not find it before the record exists and drop it as stale (a
+/// store call is bounded by far less). Once the record is made, the entry is set to
+/// when it is really due.
+pub const MADE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A table of bots alone's place in the queue of due games: the moves it has made, so
 /// the table that has moved least is played next, and a table just made waits for no
 /// table under way however many there are (a table under way gives its place up to one
@@ -459,6 +467,8 @@ pub trait GameStore: Send + Sync + 'static {
     /// Sets game `id`'s entry in the index of deadlines to `deadline` (`None`: drops it),
     /// as the game stood at `version`: for the sweep, which found an entry early or the
     /// game gone. Ignored if the entry was written for a later version of the game.
+    /// Version 0 is a game about to be made ([`MADE_WITHIN`]): a store whose create
+    /// cannot index it in the same step keeps the entry, and one that can ignores it.
     fn index_deadline(
         &self,
         id: &GameKey,

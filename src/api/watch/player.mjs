@@ -125,6 +125,11 @@ function pageLink(id, n) {
 }
 
 async function showGames(profile) {
+  if ((profile.games ?? null) === null) {
+    $('no-games').textContent = 'Not listed for a built-in level: its matches and tournaments are, when it has any.';
+    $('no-games').hidden = false;
+    return;
+  }
   try {
     const list = await readPlayerGames(profile.id, page, PER_PAGE);
     $('recent').replaceChildren(...list.games.map(gameItem));
@@ -177,7 +182,11 @@ async function show() {
     $('kind').textContent = 'bot';
     $('kind').hidden = false;
   }
-  $('summary').textContent = `${profile.games} ${profile.games === 1 ? 'game' : 'games'}${profile.created_ms ? ` · playing since ${when(profile.created_ms)}` : ''}`;
+  // A built-in level's games are not counted (it sits at any table that asks for it).
+  const counted = profile.games ?? null;
+  $('summary').textContent = counted === null
+    ? 'A built-in level: it plays at any table that asks for it, and its games are not counted'
+    : `${counted} ${counted === 1 ? 'game' : 'games'}${profile.created_ms ? ` · playing since ${when(profile.created_ms)}` : ''}`;
   if (profile.webhook) $('webhook').replaceChildren(webhookLine(profile.webhook));
   $('webhook').hidden = !profile.webhook;
   $('leagues').replaceChildren(...(profile.leagues ?? []).map(leagueLink));

@@ -61,8 +61,11 @@ pub struct PlayerProfile {
     pub bot: bool,
     /// When the player was created (epoch ms; 0 for a built-in level).
     pub created_ms: u64,
-    /// Games the player was seated in.
-    pub games: u64,
+    /// Games the player was seated in; null for a built-in level, whose games are not
+    /// counted (it sits at any table that asks for it): its matches and tournaments are
+    /// listed (`GET /v1/players/{id or name}/matches`, `.../tournaments`).
+    #[schema(required = true)]
+    pub games: Option<u64>,
     /// Per preset, the player's rating there: none until rated games are played.
     pub ratings: BTreeMap<String, RatingView>,
     /// How the server's calls to the player's webhook go, if it has one (its URL and why

@@ -9,7 +9,7 @@ use crate::bots::Level;
 use crate::domain::{GameId, MatchId, NameKey, PlayerId, Seat, TournamentId};
 use crate::engine::{Deal, Game, Preset, RulesPatch, Seed};
 use crate::store::players::PlayerStore;
-use crate::store::{Creator, GameStore, History, Listing, StoreError};
+use crate::store::{Creator, GameStore, History, Listing, MADE_WITHIN, StoreError};
 
 use super::clock::{ClockSettings, OnTimeout};
 use super::record::{Record, Status};
@@ -172,6 +172,13 @@ impl Games {
                 max: caps.games.unwrap_or(usize::MAX),
                 kept: caps.kept.unwrap_or(usize::MAX),
             });
+        // Due before it exists (for no version yet, so an entry of a game already made
+        // under this id stands): a process that stops between the create and the due
+        // entry below leaves its bots or its clock to the other processes' sweeps.
+        if record.due(now_ms()).is_some() {
+            let ahead = now_ms() + MADE_WITHIN.as_millis() as u64;
+            self.ctx.store.index_deadline(&id, 0, Some(ahead)).await?;
+        }
         match self
             .ctx
             .store

@@ -70,8 +70,10 @@ pub struct Profile {
     pub name: String,
     pub bot: bool,
     pub created_ms: u64,
-    /// Games the player was seated in (as far as the store's index of them goes).
-    pub games: u64,
+    /// Games the player was seated in (as far as the store's index of them goes); none
+    /// for a built-in level, whose games are not indexed: it sits at any table that asks
+    /// for it, so its index would be written by a good share of every game made.
+    pub games: Option<u64>,
     /// Per preset (by name), its rating there: only presets with rated games.
     pub ratings: BTreeMap<String, PresetRating>,
     /// How its webhook's calls go, if it has one: the state less its URL and why it was
@@ -137,7 +139,7 @@ fn level_profile(level: Level) -> Profile {
         name: level.as_str().to_owned(),
         bot: true,
         created_ms: 0,
-        games: 0,
+        games: None,
         ratings: BTreeMap::new(),
         webhook: None,
         leagues: Vec::new(),

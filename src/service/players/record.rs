@@ -139,7 +139,7 @@ impl PlayerRecord {
             name: self.name.clone(),
             bot: self.bot,
             created_ms: self.created_ms,
-            games,
+            games: Some(games),
             ratings: self.ratings.clone(),
             webhook: self.webhook.as_ref().map(Webhook::state),
             leagues: Vec::new(),

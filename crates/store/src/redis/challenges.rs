@@ -18,7 +18,7 @@ use super::keys::Keys;
 use super::players::{CREATE_LUA, SAVE_LUA, millis, parse_versioned, versioned_value};
 use super::scripts::Lua;
 use crate::challenges::{CHALLENGE_KEPT, CapReached, ChallengeStore, Direction, OpenCaps, Parties};
-use crate::{SaveOutcome, StoreError, Stored};
+use crate::{MADE_WITHIN, SaveOutcome, StoreError, Stored, now_ms};
 
 /// Entries a player's index keeps at most, newest first.
 const INDEX_KEPT: usize = 1000;
@@ -152,6 +152,14 @@ impl ChallengeStore for RedisStore {
         parties: Parties<'_>,
         due_ms: Option<u64>,
     ) -> Result<(), StoreError> {
+        // Due before it exists: a process that stops right after the create leaves it
+        // due all the same (the index lives in another slot, so it cannot join the
+        // create's script).
+        let ahead = now_ms() + millis(MADE_WITHIN);
+        let early = due_ms.map(|due| due.max(ahead));
+        if early.is_some() {
+            self.index_challenge_due(id, early).await?;
+        }
         let mut conn = self.conns.writer()?;
         let value = versioned_value(1, &bytes);
         let kept = millis(CHALLENGE_KEPT).to_string();
@@ -192,7 +200,7 @@ impl ChallengeStore for RedisStore {
             )
             .await?;
         }
-        if due_ms.is_some() {
+        if due_ms != early {
             self.index_challenge_due(id, due_ms).await?;
         }
         Ok(())
