@@ -333,3 +333,61 @@ async fn moves_alternating_between_two_servers_start_from_stale_copies_and_are_a
         assert_eq!(counter(server, "domino_store_conflicts_total").await, 0);
     }
 }
+
+/// A server stops right after it stored a human's move, before it wrote anything else
+/// (as if killed there): the bot whose turn follows is played by another server's sweep.
+/// The first server answers moves without waiting for bots (its bot budget is 0) and
+/// reaches Redis through a proxy that holds its scripts' answers back; the test takes
+/// Redis from it as soon as the move is in the store.
+#[tokio::test]
+async fn a_move_stored_by_a_server_that_stops_at_once_still_gets_its_bots_reply() {
+    let (first, proxy, settings) = crate::helpers::spawn_app_to_be_left().await;
+    let (id, _) = first
+        .create_game(json!({"preset": "block", "seed": "left after a move",
+            "bots": [{"seat": 1, "level": "greedy"}]}))
+        .await;
+    let ann = first.take_seat(&id, "ann").await;
+    first.until_bots_replied(&id, &ann.token).await;
+    let before = first.view(&id, Some(&ann.token)).await;
+    let game_key = format!("{}game:{{{id}}}", settings.redis_key_prefix);
+    let mut redis = ::redis::Client::open(crate::proxy::redis_url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let stored = |redis: &mut ::redis::aio::MultiplexedConnection| {
+        let cmd = ::redis::cmd("GET").arg(&game_key).clone();
+        let mut redis = redis.clone();
+        async move { cmd.query_async::<Vec<u8>>(&mut redis).await.unwrap() }
+    };
+    let unmoved = stored(&mut redis).await;
+    proxy.delay_scripts(Duration::from_secs(1));
+    let moving = tokio::spawn({
+        let app = TestApp::at(first.address.clone());
+        let (id, token) = (id.clone(), ann.token.clone());
+        let body = before["legal_moves"][0].clone();
+        // Answered or cut short when Redis is taken away: what counts is the store.
+        async move { app.post_move(&id, &token, &body).await }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stored(&mut redis).await == unmoved {
+        assert!(Instant::now() < deadline, "the move was never stored");
+        // A poll of the store, far shorter than the answer held back.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    proxy.stop();
+    let _ = moving.await;
+    first.stop().await;
+    let moved = before["version"].as_u64().unwrap() + 1;
+    let second = crate::helpers::spawn_app_with(settings).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let view = second.view(&id, Some(&ann.token)).await;
+        if view["version"].as_u64().unwrap() > moved || view["status"] == "finished" {
+            break;
+        }
+        assert_eq!(view["version"], moved, "the move was stored: {view}");
+        assert!(Instant::now() < deadline, "the bot never replied: {view}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -369,7 +369,9 @@ pub trait GameStore: Send + Sync + 'static {
     /// Compare-and-set on the version; also refreshes the game's idle expiry. Nothing is
     /// written when the version is not the stored one, or when a record is stored under
     /// the save's idempotency key already (a request is made once); either way the answer
-    /// holds the game as it is ([`GameNow`]).
+    /// holds the game as it is ([`GameNow`]). A deadline that comes sooner is in the index
+    /// once the save is (a store that cannot write both in one step writes the index
+    /// first, only sooner, so a refused save may leave the entry early, never late).
     fn save(
         &self,
         id: &GameKey,

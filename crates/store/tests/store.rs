@@ -539,9 +539,12 @@ async fn deadlines_are_indexed_with_the_save_and_listed_once_due<B: Backend>() {
         vec![b.clone(), a.clone()]
     );
     assert_eq!(store.due(5_000, 1).await.unwrap(), vec![b.clone()]);
-    // A save that loses its race changes nothing, the index included.
+    // A save that loses its race stores nothing; its sooner deadline, indexed before the
+    // save (Redis), may leave the entry early, never late, until the sweep says the truth.
     let stale = store.save(&a, at(1, Some(2_000), Some(10))).await.unwrap();
     assert!(matches!(stale, SaveOutcome::Conflict { .. }));
+    assert!(store.due(1_500, 10).await.unwrap().contains(&b));
+    store.index_deadline(&a, 2, Some(2_000)).await.unwrap();
     assert_eq!(store.due(1_500, 10).await.unwrap(), vec![b.clone()]);
     // A sooner deadline is indexed at once.
     store.save(&a, at(2, Some(2_000), Some(500))).await.unwrap();

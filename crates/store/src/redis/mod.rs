@@ -155,6 +155,7 @@ impl RedisStore {
         id: &str,
         version: u64,
         at: Option<u64>,
+        only_sooner: bool,
     ) -> Result<(), StoreError> {
         let (index, versions) = (self.keys.deadlines(), self.keys.deadline_versions());
         let at = at.map(|ms| ms.to_string()).unwrap_or_default();
@@ -169,7 +170,8 @@ impl RedisStore {
                     .arg(&versions)
                     .arg(id)
                     .arg(version)
-                    .arg(&at);
+                    .arg(&at)
+                    .arg(if only_sooner { "1" } else { "" });
             },
             false,
         )
@@ -266,6 +268,16 @@ impl GameStore for RedisStore {
         let version = save.expected + 1;
         let deadline = self.deadline();
         let mut conn = self.conns.writer()?;
+        // A deadline that comes sooner (bots to move, a clock) is indexed before the save
+        // (the index is in another slot: not one script): should this process stop right
+        // after the save, the other processes' sweeps still find the game. Only sooner:
+        // should the save lose its race, the winner's deadline may be later, and an early
+        // entry costs a sweep one look that corrects it, where a late one leaves the game
+        // waiting.
+        if let Some(at) = save.deadline.and_then(|d| d.sooner()) {
+            self.write_deadline(&mut conn, deadline, id, version, Some(at), true)
+                .await?;
+        }
         // Without the history the caller loaded, the game's own, read first: the save
         // still compares the version, so a game that moved on meanwhile is refused.
         // (Boxed, the rare read: a move's future, which actix copies whole, keeps its size.)
@@ -340,18 +352,8 @@ impl GameStore for RedisStore {
             [Value::Int(-1), _] => SaveOutcome::Missing,
             _ => return Err(corrupt("save reply")),
         };
-        // Only a deadline that comes sooner is indexed: one that moves later (most moves)
-        // leaves the earlier entry, which the sweep corrects when it comes due.
-        if let (SaveOutcome::Saved { version }, Some(at)) =
-            (&outcome, save.deadline.and_then(|d| d.sooner()))
-        {
-            let written = self
-                .write_deadline(&mut conn, deadline, id, *version, Some(at))
-                .await;
-            if let Err(e) = written {
-                tracing::warn!(game_id = %id, error = %e, "saved, but could not index the game's clock deadline");
-            }
-        }
+        // A deadline that moves later (most moves) leaves the earlier entry, which the
+        // sweep corrects when it comes due.
         if matches!(outcome, SaveOutcome::Saved { .. }) {
             self.confirmed("save", acked)?;
         }
@@ -457,7 +459,7 @@ impl GameStore for RedisStore {
         at: Option<u64>,
     ) -> Result<(), StoreError> {
         let mut conn = self.conns.get()?;
-        self.write_deadline(&mut conn, self.deadline(), id, version, at)
+        self.write_deadline(&mut conn, self.deadline(), id, version, at, false)
             .await
     }
 

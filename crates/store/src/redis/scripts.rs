@@ -19,7 +19,8 @@ use crate::value::{HEADER, VERSION_DIGITS};
 const TRY_AGAIN_AFTER: Duration = Duration::from_millis(20);
 
 /// KEYS: the deadline index, its versions. ARGV: game id, version saved, deadline in ms
-/// ('' for none). Writes only if no later version of the game was indexed.
+/// ('' for none), '1' to move an entry only sooner. Writes only if no later version of
+/// the game was indexed.
 const DEADLINE_LUA: &str = r"
 local seen = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 if seen > tonumber(ARGV[2]) then return 0 end
@@ -27,7 +28,10 @@ if ARGV[3] == '' then
   redis.call('ZREM', KEYS[1], ARGV[1])
   redis.call('HDEL', KEYS[2], ARGV[1])
 else
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  local now = redis.call('ZSCORE', KEYS[1], ARGV[1])
+  if ARGV[4] ~= '1' or not now or tonumber(ARGV[3]) < tonumber(now) then
+    redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  end
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 end
 return 1
