@@ -202,7 +202,7 @@ impl Leagues {
             if self.players.hook_of(&id).await?.is_some() {
                 return Ok(true);
             }
-            self.players.is_present(&e.id).await
+            self.players.is_present(&id).await
         }))
         .await;
         looked.into_iter().collect()

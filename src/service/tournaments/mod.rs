@@ -18,7 +18,6 @@ pub mod record;
 pub mod stream;
 
 pub use creator::CANCELED_BY_CREATOR;
-pub use joined::MAX_TOURNAMENTS_JOINED;
 
 use std::sync::Arc;
 
@@ -43,11 +42,6 @@ use super::players::{CREATION_WINDOW, Players};
 use super::shared::{Shared, now_ms};
 use record::{EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Tournament, TournamentStatus};
 
-/// Tournaments one player may have registering or running at once, unless
-/// `MAX_TOURNAMENTS_PER_PLAYER` says otherwise.
-pub const MAX_TOURNAMENTS_PER_PLAYER: usize = 3;
-/// Players one tournament may hold, unless `MAX_TOURNAMENT_PLAYERS` says otherwise.
-pub const MAX_TOURNAMENT_PLAYERS: usize = 64;
 /// A creator's claim on a tournament not stored this long after is a create that failed.
 const CLAIM_MADE_WITHIN_MS: u64 = 60_000;
 /// A tournament name: 1 to this many characters.
@@ -111,10 +105,7 @@ impl Tournaments {
     }
 
     fn max_players(&self) -> usize {
-        self.ctx
-            .caps
-            .tournament_players
-            .unwrap_or(MAX_TOURNAMENT_PLAYERS)
+        self.ctx.caps.tournament_players.unwrap_or(usize::MAX)
     }
 
     /// Makes a tournament for the key's player, open for registration until it starts.
