@@ -23,7 +23,7 @@ use domino_server::bots::Level;
 use domino_server::domain::{LeagueId, MatchId};
 use domino_server::engine::{Preset, RulesPatch};
 use domino_server::service::leagues::record::{Entrant, League};
-use domino_server::service::matchmaking::challenge::Party;
+use domino_server::service::matchmaking::invitation::Party;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

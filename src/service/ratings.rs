@@ -339,7 +339,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use crate::domain::{Caller, ChallengeId, GameId, PlayerName, Who};
+    use crate::domain::{Caller, GameId, PlayerName, Who};
     use crate::engine::{Move, Preset, RulesPatch};
 
     use crate::service::shared::now_ms;
@@ -382,14 +382,10 @@ mod tests {
             .unwrap();
         let accepted = service
             .challenges
-            .accept(
-                &Caller::of(Some(&bob.key)),
-                challenge.id.parse::<ChallengeId>().unwrap(),
-                None,
-            )
+            .accept(&Caller::of(Some(&bob.key)), challenge.id(), None)
             .await
             .unwrap();
-        let game = GameId::stored(&accepted.game_id.unwrap()).unwrap();
+        let game = accepted.game_id().unwrap();
         // Each side moves first: a game resigned at once is aborted, not rated.
         loop {
             let (_, record) = service.games.load(game).await.unwrap();

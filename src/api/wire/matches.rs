@@ -142,7 +142,7 @@ pub struct MatchView {
 
 impl MatchView {
     pub fn of(c: &Match) -> MatchView {
-        let series = &c.series;
+        let (series, invitation) = (c.series(), c.invitation());
         let challenge = ChallengeView::of_match(c);
         let status = match c.status_now() {
             ChallengeStatus::Open => "waiting",
@@ -164,14 +164,14 @@ impl MatchView {
         let tally = series.tally();
         let margin = series.margin(c.penalty_scoring());
         MatchView {
-            id: c.id.to_string(),
+            id: c.id().to_string(),
             status,
-            preset: c.preset.name(),
+            preset: invitation.preset().name(),
             rules: challenge.rules,
             deals: series.deals,
             duplicate: series.duplicate,
             parallel: series.parallel,
-            rated: c.rated,
+            rated: invitation.rated(),
             seeded: series.seeded,
             seed: series.revealed_seed(c.status_now() == ChallengeStatus::Accepted),
             games: series
@@ -179,7 +179,7 @@ impl MatchView {
                 .iter()
                 .map(|g| {
                     // Seat i plays for side i % 2; the challenger's side is its seat's.
-                    let seats = (0..usize::from(c.seats))
+                    let seats = (0..usize::from(invitation.seats()))
                         .map(|i| {
                             let other = usize::from(i % 2 != usize::from(g.seat));
                             names[other + 2 * (i / 2)].clone()

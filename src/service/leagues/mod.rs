@@ -27,7 +27,7 @@ use super::Error;
 use super::games::clock::ClockSettings;
 use super::idempotency::{self, Before, Create, RequestKey};
 use super::matches::Matches;
-use super::matchmaking::challenge::Party;
+use super::matchmaking::invitation::Party;
 use super::page::page_offset;
 use super::players::{Keyed, Players, Profile, ProfileLeague};
 use super::shared::{Shared, now_ms};

@@ -13,7 +13,7 @@ use crate::rating::{self, Rating};
 use crate::service::Error;
 use crate::service::codec;
 use crate::service::games::clock::ClockSettings;
-use crate::service::matchmaking::challenge::Party;
+use crate::service::matchmaking::invitation::Party;
 use crate::service::ratings::reference_rating;
 
 /// The record's format byte, then postcard: the league, then (since format 2) each
@@ -114,7 +114,7 @@ pub struct League {
     pub creator: Party,
     pub created_ms: u64,
     pub preset: Preset,
-    #[serde(with = "crate::service::matchmaking::challenge::patch_as_json")]
+    #[serde(with = "crate::service::matchmaking::invitation::patch_as_json")]
     pub overrides: RulesPatch,
     pub clock: Option<ClockSettings>,
     pub deals_per_match: u16,

@@ -40,7 +40,7 @@ use super::games::Games;
 use super::games::clock::ClockSettings;
 use super::idempotency::{self, Before, Create, RequestKey};
 use super::matchmaking::Challenges;
-use super::matchmaking::challenge::{Answer, ChallengeStatus, Opponent, Party};
+use super::matchmaking::invitation::{Answer, ChallengeStatus, Invitation, Party, Terms};
 use super::page::page_offset;
 use super::players::{PlayerRecord, Players};
 use super::shared::{Port, Shared, now_ms};
@@ -152,7 +152,7 @@ impl Matches {
         let (caller, id) = (me.id.clone(), MatchId::random());
         let make = async {
             let made = self.make(me, id, new, from, too_many).await?;
-            self.index_running(&caller, made.id, true).await?;
+            self.index_running(&caller, made.id(), true).await?;
             Ok(made)
         };
         let again = |before: Before| async move {
@@ -174,10 +174,10 @@ impl Matches {
         )
         .await?;
         // A match against a level is accepted at once: it starts now.
-        if made.status == ChallengeStatus::Accepted
-            && let Err(e) = self.drive_series(made.id).await
+        if made.invitation().saved_status() == ChallengeStatus::Accepted
+            && let Err(e) = self.drive_series(made.id()).await
         {
-            tracing::warn!(match_id = %made.id, error = %e, "a match did not start; a sweep starts it");
+            tracing::warn!(match_id = %made.id(), error = %e, "a match did not start; a sweep starts it");
         }
         Ok(made)
     }
@@ -203,26 +203,21 @@ impl Matches {
         );
         series.stand_in = new.play_as;
         let now = now_ms();
-        let mut made = Match {
-            id,
-            status: ChallengeStatus::Open,
-            challenger: Party {
-                id: me.id.to_string(),
-                name: me.name.clone(),
-            },
-            opponents: Vec::new(),
+        let challenger = Party {
+            id: me.id.to_string(),
+            name: me.name.clone(),
+        };
+        let terms = Terms {
             preset: new.preset,
             overrides: new.overrides,
             seats: new.seats,
             clock: new.clock,
             rated: new.rated,
-            created_ms: now,
-            expires_ms: now + self.ctx.lifetimes.challenge.as_millis() as u64,
-            declined_by: None,
-            // Its games count against its maker's address.
-            address: from,
-            series,
         };
+        let expires_ms = now + self.ctx.lifetimes.challenge.as_millis() as u64;
+        let mut invitation = Invitation::new(challenger, terms, now, expires_ms);
+        // Its games count against its maker's address.
+        invitation.set_address(from);
         // At 4 seats each side's second seat is played by the same level, so the margin
         // still measures the two players.
         let mut opponents = vec![new.opponent];
@@ -231,26 +226,31 @@ impl Matches {
             opponents.extend([partner.clone(), partner]);
         }
         // The rules, seats and clock are checked as a game's are.
-        self.challenges.check_game(&made.new_game(), new.rated)?;
+        self.challenges
+            .check_game(&invitation.new_game(), new.rated)?;
         for who in &opponents {
-            made.opponents
-                .push(self.challenges.opponent("opponent", who, &me).await?);
+            invitation.add_opponent(self.challenges.opponent("opponent", who, &me).await?);
         }
         too_many?;
-        if made.opponents.iter().all(Opponent::accepted) {
-            made.status = ChallengeStatus::Accepted;
+        let accepted = invitation.all_accepted();
+        if accepted {
+            invitation.accept_at_once();
+        }
+        let made = Match::new(id, invitation, series);
+        if accepted {
             self.store_new(&made, Some(now_ms())).await?;
         } else {
             self.challenges.count_open(made.counted()).await?;
-            if let Err(e) = self.store_new(&made, Some(made.expires_ms)).await {
+            if let Err(e) = self.store_new(&made, Some(expires_ms)).await {
                 self.challenges.uncount_open(made.counted()).await;
                 return Err(e);
             }
-            self.tell(&made.opponent_ids(), MatchNotice::Offered(&made))
-                .await;
+            let opponents = made.invitation().opponent_ids();
+            self.tell(&opponents, MatchNotice::Offered(&made)).await;
         }
         self.ctx.metrics.challenge("made");
-        tracing::info!(match_id = %made.id, challenger = %me.id, status = made.status.as_str(), "match made");
+        let status = made.invitation().saved_status().as_str();
+        tracing::info!(match_id = %id, challenger = %me.id, status, "match made");
         Ok(made)
     }
 
@@ -304,11 +304,12 @@ impl Matches {
         let mut found = Vec::new();
         for stored in loaded {
             match stored? {
-                Some((_, m)) if m.has_player(player) => found.push(m),
+                Some((_, m)) if m.invitation().has_player(player) => found.push(m),
                 _ => {}
             }
         }
-        found.sort_by(|a, b| (b.created_ms, &b.id).cmp(&(a.created_ms, &a.id)));
+        let newest = |m: &Match| (m.invitation().created_ms(), m.id());
+        found.sort_by_key(|m| std::cmp::Reverse(newest(m)));
         Ok(found.into_iter().skip(skip).take(per_page).collect())
     }
 
@@ -319,7 +320,7 @@ impl Matches {
         let (_, me) = self.players.authenticate(caller).await?;
         let (_, found) = self.load(id).await?;
         if found.status_now() == ChallengeStatus::Open {
-            let answer = match found.challenger.id == me.id.as_str() {
+            let answer = match found.invitation().challenger().id == me.id.as_str() {
                 true => Answer::Cancel,
                 false => Answer::Decline,
             };
@@ -327,16 +328,16 @@ impl Matches {
         }
         for _ in 0..ATTEMPTS {
             let (version, mut found) = self.load(id).await?;
-            if !found.has_player(&me.id) {
+            if !found.invitation().has_player(&me.id) {
                 return Err(Error::Forbidden(
                     "this match is between other players".into(),
                 ));
             }
             let accepted = found.status_now() == ChallengeStatus::Accepted;
-            if found.series.canceled || !accepted {
+            if found.series().canceled || !accepted {
                 return Ok(found);
             }
-            found.series.canceled = true;
+            found.series_mut().cancel();
             match self.save(id, version, &found).await? {
                 SaveOutcome::Saved { .. } => {
                     tracing::info!(match_id = %id, player_id = %me.id, "match canceled");

@@ -118,6 +118,11 @@ pub struct Tally {
 }
 
 impl Series {
+    /// Starts no game from now on (those in play go on).
+    pub(super) fn cancel(&mut self) {
+        self.canceled = true;
+    }
+
     /// A series on one made from `seed` text, else on the server's `secret`.
     pub(crate) fn new(
         deals: u32,

@@ -17,14 +17,16 @@ impl Matches {
     /// Stores new match `m` at version 1, indexed under its players as a challenge is,
     /// and due at `due_ms` (if any).
     pub(super) async fn store_new(&self, m: &Match, due_ms: Option<u64>) -> Result<(), Error> {
-        let opponents = m.opponent_ids();
+        let invitation = m.invitation();
+        let opponents = invitation.opponent_ids();
         let parties = Parties {
-            challenger: &m.challenger.id,
+            challenger: &invitation.challenger().id,
             opponents: &opponents,
         };
+        let created_ms = invitation.created_ms();
         self.ctx
             .store
-            .create_challenge(&m.id, m.encode(), m.created_ms, parties, due_ms)
+            .create_challenge(&m.id(), m.encode(), created_ms, parties, due_ms)
             .await?;
         Ok(())
     }

@@ -14,7 +14,7 @@ use crate::service::games::clock::{ClockSettings, OnTimeout};
 use crate::service::shared::now_ms;
 use crate::store::seeks::{SeekEntry, SeekState};
 
-use super::challenge::Party;
+use super::invitation::Party;
 
 /// The seek's blob's format byte, then postcard: the blob, then the address its game is to
 /// count against (appended apart, so format 1, without it, reads with the same struct).

@@ -36,7 +36,7 @@ use super::Error;
 use super::games::Games;
 use super::games::clock::{ClockSettings, OnTimeout};
 use super::idempotency::{self, Before, Create, RequestKey};
-use super::matchmaking::challenge::Party;
+use super::matchmaking::invitation::Party;
 use super::page::page_offset;
 use super::players::{CREATION_WINDOW, Players};
 use super::shared::{Shared, now_ms};

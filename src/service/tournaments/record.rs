@@ -13,7 +13,7 @@ use crate::engine::{Preset, RulesPatch, Seed, rules::Scoring};
 use crate::service::Error;
 use crate::service::codec;
 use crate::service::games::clock::ClockSettings;
-use crate::service::matchmaking::challenge::Party;
+use crate::service::matchmaking::invitation::Party;
 use crate::tournament::{self, Bye, Entrant, History, Played, Standing, Winner};
 
 /// The record's format byte, then postcard. Tournaments last: a later format keeps a
@@ -241,7 +241,7 @@ pub struct Tournament {
     pub creator: Party,
     pub created_ms: u64,
     pub preset: Preset,
-    #[serde(with = "crate::service::matchmaking::challenge::patch_as_json")]
+    #[serde(with = "crate::service::matchmaking::invitation::patch_as_json")]
     pub overrides: RulesPatch,
     pub format: Format,
     /// Rounds it plays: at the start, a Swiss's default is worked out from its entrants,
