@@ -31,7 +31,7 @@ impl Matches {
     /// `parallel`, and the games it named but nobody made. Returns whether it is done.
     pub(crate) async fn drive_series(&self, id: MatchId) -> Result<bool, Error> {
         for _ in 0..ATTEMPTS {
-            let (version, mut found) = self.load(id).await?;
+            let (version, mut found) = self.records.load(id).await?;
             if found.status_now() != ChallengeStatus::Accepted {
                 return Ok(true);
             }
@@ -93,7 +93,7 @@ impl Matches {
             let renew = now_ms().saturating_sub(series.saved_ms) >= RENEW.as_millis() as u64;
             if changed || !named.is_empty() || renew {
                 series.saved_ms = now_ms();
-                match self.save(id, version, &found).await? {
+                match self.records.save(id, version, &found).await? {
                     SaveOutcome::Saved { .. } => {}
                     SaveOutcome::Conflict { .. } => continue,
                     SaveOutcome::Missing => return Err(Error::MatchNotFound),
@@ -114,7 +114,7 @@ impl Matches {
                 self.unname(id, &refused).await?;
             }
             let next = (!done).then(|| now_ms() + POLL.as_millis() as u64);
-            self.index_due(id, next).await?;
+            self.records.index_due(id, next).await?;
             if done {
                 tracing::info!(match_id = %id, "match over");
             }
@@ -128,7 +128,7 @@ impl Matches {
     /// with a made one after it stays named and is made (or void) as any missing game.
     async fn unname(&self, id: MatchId, refused: &[u32]) -> Result<(), Error> {
         for _ in 0..ATTEMPTS {
-            let (version, mut found) = self.load(id).await?;
+            let (version, mut found) = self.records.load(id).await?;
             let series = found.series_mut();
             let before = series.games.len();
             while let Some(game) = series.games.last()
@@ -142,7 +142,7 @@ impl Matches {
             if series.games.len() == before {
                 return Ok(());
             }
-            match self.save(id, version, &found).await? {
+            match self.records.save(id, version, &found).await? {
                 SaveOutcome::Saved { .. } => return Ok(()),
                 SaveOutcome::Conflict { .. } => continue,
                 SaveOutcome::Missing => return Err(Error::MatchNotFound),

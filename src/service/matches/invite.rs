@@ -20,7 +20,7 @@ impl Matches {
         id: ChallengeId,
     ) -> Result<Match, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (_, found) = self.load(id.as_match()).await?;
+        let (_, found) = self.records.load(id.as_match()).await?;
         if !found.invitation().has_player(&me.id) {
             return Err(Error::Forbidden(
                 "this challenge is between other players".into(),
@@ -48,11 +48,11 @@ impl Matches {
         answer: Answer,
     ) -> Result<Match, Error> {
         for _ in 0..ATTEMPTS {
-            let (version, mut found) = self.load(id).await?;
+            let (version, mut found) = self.records.load(id).await?;
             if !found.invitation_mut().answer(answer, &me.id, now_ms())? {
                 return Ok(found);
             }
-            match self.save(id, version, &found).await? {
+            match self.records.save(id, version, &found).await? {
                 SaveOutcome::Saved { .. } => {}
                 SaveOutcome::Conflict { .. } => continue,
                 SaveOutcome::Missing => return Err(Error::MatchNotFound),
@@ -82,7 +82,7 @@ impl Matches {
                 None
             }
         };
-        if let Err(e) = self.index_due(id, due).await {
+        if let Err(e) = self.records.index_due(id, due).await {
             tracing::warn!(match_id = %id, error = %e, "could not index a match's next step");
         }
         if status == ChallengeStatus::Accepted {
@@ -104,12 +104,12 @@ impl Matches {
     /// told, once: the winner of the compare-and-set), driven once accepted.
     pub(crate) async fn tend(&self, id: MatchId) -> Result<(), Error> {
         let now = now_ms();
-        let Some((version, mut found)) = self.find(id).await? else {
-            return self.index_due(id, None).await;
+        let Some((version, mut found)) = self.records.find(id).await? else {
+            return self.records.index_due(id, None).await;
         };
         if found.invitation_mut().expire(now) {
             // Answered meanwhile (a conflict): the next sweep sees what it became.
-            if let SaveOutcome::Saved { .. } = self.save(id, version, &found).await? {
+            if let SaveOutcome::Saved { .. } = self.records.save(id, version, &found).await? {
                 tracing::info!(match_id = %id, "match expired unanswered");
                 self.ctx.metrics.challenge("expired");
                 self.closed(&found, "").await;
@@ -118,9 +118,13 @@ impl Matches {
         }
         let invitation = found.invitation();
         match invitation.saved_status() {
-            ChallengeStatus::Open => self.index_due(id, Some(invitation.expires_ms())).await,
+            ChallengeStatus::Open => {
+                self.records
+                    .index_due(id, Some(invitation.expires_ms()))
+                    .await
+            }
             ChallengeStatus::Accepted => self.drive_series(id).await.map(|_done| ()),
-            _ => self.index_due(id, None).await,
+            _ => self.records.index_due(id, None).await,
         }
     }
 }

@@ -98,7 +98,7 @@ impl Matches {
 
     /// How league match `id` stands now.
     pub(crate) async fn league_outcome(&self, id: MatchId) -> Result<LeagueOutcome, Error> {
-        let Some((_, found)) = self.find(id).await? else {
+        let Some((_, found)) = self.records.find(id).await? else {
             return Ok(LeagueOutcome::Missing);
         };
         let series = found.series();

@@ -5,8 +5,8 @@
 //!
 //! A match is an aggregate of its own: [`record`] (the stored [`Match`], and the reader of
 //! one stored the old way, as a challenge with a series), [`series`] (its games, seed,
-//! score and margin), `stored` (where it is kept: under a challenge's key, through the
-//! challenge store), `invite` (its invitation, answered at the challenge routes by the
+//! score and margin), `stored` (`MatchRecords`: where it is kept, under a challenge's
+//! key, through the challenge store), `invite` (its invitation, answered at the challenge routes by the
 //! rules matchmaking owns, and its due entry tended) and `drive` (its games made and
 //! counted). Once accepted the sweep drives it: every change to it is a compare-and-set
 //! on its record, which names each game before it is created, so two processes driving
@@ -46,6 +46,7 @@ use super::players::{PlayerRecord, Players};
 use super::shared::{Port, Shared, now_ms};
 pub use record::Match;
 use series::Series;
+use stored::MatchRecords;
 
 /// Deals a match plays at most.
 pub const MAX_DEALS: u32 = 500;
@@ -103,6 +104,7 @@ pub struct Matches {
     players: Arc<Players>,
     games: Arc<Games>,
     challenges: Arc<Challenges>,
+    records: MatchRecords,
     reactions: Port<dyn MatchReactions>,
 }
 
@@ -114,6 +116,7 @@ impl Matches {
         challenges: Arc<Challenges>,
     ) -> Arc<Matches> {
         Arc::new(Matches {
+            records: MatchRecords::new(Arc::clone(&ctx)),
             ctx,
             players,
             games,
@@ -152,7 +155,7 @@ impl Matches {
         let (caller, id) = (me.id.clone(), MatchId::random());
         let make = async {
             let made = self.make(me, id, new, from, too_many).await?;
-            self.index_running(&caller, made.id(), true).await?;
+            self.records.index_running(&caller, made.id(), true).await?;
             Ok(made)
         };
         let again = |before: Before| async move {
@@ -238,10 +241,10 @@ impl Matches {
         }
         let made = Match::new(id, invitation, series);
         if accepted {
-            self.store_new(&made, Some(now_ms())).await?;
+            self.records.store_new(&made, Some(now_ms())).await?;
         } else {
             self.challenges.count_open(made.counted()).await?;
-            if let Err(e) = self.store_new(&made, Some(expires_ms)).await {
+            if let Err(e) = self.records.store_new(&made, Some(expires_ms)).await {
                 self.challenges.uncount_open(made.counted()).await;
                 return Err(e);
             }
@@ -256,7 +259,7 @@ impl Matches {
 
     /// A match by id: anyone may read one.
     pub async fn get_match(&self, id: MatchId) -> Result<Match, Error> {
-        let (_, found) = self.load(id).await?;
+        let (_, found) = self.records.load(id).await?;
         Ok(found)
     }
 
@@ -294,13 +297,13 @@ impl Matches {
         let skip = page_offset(page, per_page, "per_page")?;
         let mut ids = Vec::new();
         for direction in [Direction::Out, Direction::In] {
-            ids.extend(self.listed(player, direction, LISTED).await?);
+            ids.extend(self.records.listed(player, direction, LISTED).await?);
         }
         // Challenges' and matches' ids, as the store's index lists them.
         let mut ids: Vec<MatchId> = ids.iter().filter_map(|id| MatchId::stored(id)).collect();
         ids.sort();
         ids.dedup();
-        let loaded = join_all(ids.iter().map(|&id| self.find(id))).await;
+        let loaded = join_all(ids.iter().map(|&id| self.records.find(id))).await;
         let mut found = Vec::new();
         for stored in loaded {
             match stored? {
@@ -318,7 +321,7 @@ impl Matches {
     /// starting games (those in play go on).
     pub async fn cancel_match(&self, caller: &Caller, id: MatchId) -> Result<Match, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (_, found) = self.load(id).await?;
+        let (_, found) = self.records.load(id).await?;
         if found.status_now() == ChallengeStatus::Open {
             let answer = match found.invitation().challenger().id == me.id.as_str() {
                 true => Answer::Cancel,
@@ -327,7 +330,7 @@ impl Matches {
             return self.answer_as(&me, id, answer).await;
         }
         for _ in 0..ATTEMPTS {
-            let (version, mut found) = self.load(id).await?;
+            let (version, mut found) = self.records.load(id).await?;
             if !found.invitation().has_player(&me.id) {
                 return Err(Error::Forbidden(
                     "this match is between other players".into(),
@@ -338,7 +341,7 @@ impl Matches {
                 return Ok(found);
             }
             found.series_mut().cancel();
-            match self.save(id, version, &found).await? {
+            match self.records.save(id, version, &found).await? {
                 SaveOutcome::Saved { .. } => {
                     tracing::info!(match_id = %id, player_id = %me.id, "match canceled");
                     return Ok(found);
@@ -356,15 +359,15 @@ impl Matches {
     /// store's set of its matches that may still run, whose entries for matches found
     /// over (or gone) are dropped on the way.
     pub(super) async fn running_matches(&self, player: &str) -> Result<usize, Error> {
-        let ids = self.running_ids(player).await?;
-        let loaded = join_all(ids.iter().map(|&id| self.find(id))).await;
+        let ids = self.records.running_ids(player).await?;
+        let loaded = join_all(ids.iter().map(|&id| self.records.find(id))).await;
         let mut running = 0;
         for (&id, stored) in ids.iter().zip(loaded) {
             match stored?.map(|(_, m)| m) {
                 Some(m) if m.running() => running += 1,
                 // Not yet answered: it may still run.
                 Some(m) if m.status_now() == ChallengeStatus::Open => {}
-                _ => self.index_running(player, id, false).await?,
+                _ => self.records.index_running(player, id, false).await?,
             }
         }
         Ok(running)

@@ -9,11 +9,24 @@
 use crate::store::challenges::{ChallengeStore, Direction, Parties};
 use crate::store::{SaveOutcome, Stored};
 
-use super::{Match, Matches};
+use std::sync::Arc;
+
+use super::Match;
 use crate::domain::MatchId;
 use crate::service::error::Error;
+use crate::service::shared::Shared;
 
-impl Matches {
+/// Where the matches are kept: their records, and the indexes they share with the
+/// challenges.
+pub(super) struct MatchRecords {
+    ctx: Arc<Shared>,
+}
+
+impl MatchRecords {
+    pub(super) fn new(ctx: Arc<Shared>) -> MatchRecords {
+        MatchRecords { ctx }
+    }
+
     /// Stores new match `m` at version 1, indexed under its players as a challenge is,
     /// and due at `due_ms` (if any).
     pub(super) async fn store_new(&self, m: &Match, due_ms: Option<u64>) -> Result<(), Error> {
@@ -33,7 +46,7 @@ impl Matches {
 
     /// Match `id` with its version; `None` when there is none, or the record there is a
     /// plain challenge's.
-    pub(crate) async fn find(&self, id: MatchId) -> Result<Option<(u64, Match)>, Error> {
+    pub(super) async fn find(&self, id: MatchId) -> Result<Option<(u64, Match)>, Error> {
         let Some(Stored { version, bytes }) = self.ctx.store.load_challenge(&id).await? else {
             return Ok(None);
         };

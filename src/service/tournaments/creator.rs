@@ -77,7 +77,7 @@ impl Tournaments {
                 .store
                 .release_joined_tournament(player, &id)
                 .await?;
-            self.index_entered(&removed, player, false).await?;
+            self.records.index_entered(&removed, player, false).await?;
         }
         Ok(removed)
     }

@@ -113,7 +113,7 @@ impl Tournaments {
     async fn drive_once(&self, id: TournamentId, start: bool) -> Result<Option<u64>, Error> {
         let poll = || Some(now_ms() + POLL.as_millis() as u64);
         for _ in 0..ATTEMPTS {
-            let (version, mut t) = self.load(id).await?;
+            let (version, mut t) = self.records.load(id).await?;
             let now = now_ms();
             let mut changes = Changes::default();
             let mut missing = Vec::new();
@@ -359,14 +359,14 @@ impl Tournaments {
     /// What follows a saved change: the lists, the creator's index, the news.
     async fn after(&self, t: &Tournament, changes: &Changes) -> Result<(), Error> {
         if changes.started || changes.ended {
-            self.listed(t).await?;
+            self.records.listed(t).await?;
         }
         if changes.ended {
             self.ctx
                 .store
                 .release_creator_tournament(&t.creator.id, &t.id)
                 .await?;
-            self.release_joins(t).await?;
+            self.records.release_joins(t).await?;
             // Kept a while for its page (TOURNAMENT_KEPT_SECS), then gone with its entries.
             self.ctx
                 .store

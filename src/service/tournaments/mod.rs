@@ -2,7 +2,9 @@
 //! round after round by their standings (Swiss or round robin, [`crate::tournament`]),
 //! each pairing a duplicate deal by default.
 //!
-//! A tournament is its own stored record ([`record`]), changed only by compare-and-set.
+//! A tournament is its own stored record ([`record`]), changed only by compare-and-set,
+//! kept with its indexes (by status, and each player's places) by `kept`'s
+//! `TournamentRecords`.
 //! The driver ([`drive`]) moves it on: it names a round's pairings and games in one save
 //! before making any game (each game's id derived from the tournament, the round and the
 //! board), so two processes driving one tournament never make a game twice, and a game a
@@ -14,6 +16,7 @@ mod creator;
 pub mod drive;
 mod entered;
 mod joined;
+mod kept;
 pub mod record;
 pub mod stream;
 
@@ -40,6 +43,7 @@ use super::matchmaking::invitation::Party;
 use super::page::page_offset;
 use super::players::{CREATION_WINDOW, Players};
 use super::shared::{Shared, now_ms};
+use kept::TournamentRecords;
 use record::{EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Tournament, TournamentStatus};
 
 /// A creator's claim on a tournament not stored this long after is a create that failed.
@@ -93,11 +97,13 @@ pub struct Tournaments {
     ctx: Arc<Shared>,
     players: Arc<Players>,
     games: Arc<Games>,
+    records: TournamentRecords,
 }
 
 impl Tournaments {
     pub(super) fn new(ctx: Arc<Shared>, players: Arc<Players>, games: Arc<Games>) -> Arc<Self> {
         Arc::new(Tournaments {
+            records: TournamentRecords::new(Arc::clone(&ctx)),
             ctx,
             players,
             games,
@@ -128,7 +134,7 @@ impl Tournaments {
         let make = async {
             let max = self.ctx.caps.tournaments_per_player;
             if max.is_some() {
-                self.release_over(&me.id, now).await?;
+                self.records.release_over(&me.id, now).await?;
             }
             let store = &self.ctx.store;
             // Counted per address in the store's window of creations, as players are (a
@@ -162,8 +168,8 @@ impl Tournaments {
                 .store
                 .create_tournament(&id, tournament.encode())
                 .await?;
-            self.listed(&tournament).await?;
-            self.index_levels(&tournament).await?;
+            self.records.listed(&tournament).await?;
+            self.records.index_levels(&tournament).await?;
             store
                 .index_tournament_due(&id, Some(tournament.starts_at_ms))
                 .await?;
@@ -171,7 +177,7 @@ impl Tournaments {
             Ok(tournament)
         };
         let again = |before: Before| async move {
-            before.found(self.load_listed(&before.id).await.map(|(_, t)| t))
+            before.found(self.records.load_listed(&before.id).await.map(|(_, t)| t))
         };
         let caller = me.id.clone();
         idempotency::once(
@@ -290,7 +296,7 @@ impl Tournaments {
 
     /// A tournament by id: anyone may read one.
     pub async fn get(&self, id: TournamentId) -> Result<Tournament, Error> {
-        Ok(self.load(id).await?.1)
+        Ok(self.records.load(id).await?.1)
     }
 
     /// The tournaments of `status`, newest first: page `page` (from 1).
@@ -306,7 +312,7 @@ impl Tournaments {
             .store
             .tournaments(status.as_str(), skip, per_page)
             .await?;
-        let loaded = join_all(ids.iter().map(|id| self.load_listed(id))).await;
+        let loaded = join_all(ids.iter().map(|id| self.records.load_listed(id))).await;
         let mut found = Vec::new();
         for loaded in loaded {
             match loaded {
@@ -328,7 +334,7 @@ impl Tournaments {
     ) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         if joiner == Joiner::Me {
-            self.claim_join(&me.id, id).await?;
+            self.records.claim_join(&me.id, id).await?;
         }
         let joined = self
             .change(id, |t| {
@@ -369,11 +375,11 @@ impl Tournaments {
             })
             .await;
         match (&joined, joiner) {
-            (Err(_), Joiner::Me) => self.unclaim_join(&me.id, id).await?,
-            (Ok(t), Joiner::Me) => self.index_entered(t, &me.id, true).await?,
+            (Err(_), Joiner::Me) => self.records.unclaim_join(&me.id, id).await?,
+            (Ok(t), Joiner::Me) => self.records.index_entered(t, &me.id, true).await?,
             (Ok(t), Joiner::Level(level)) => {
                 let level = PlayerId::of_level(level);
-                self.index_entered(t, &level, true).await?;
+                self.records.index_entered(t, &level, true).await?;
             }
             (Err(_), Joiner::Level(_)) => {}
         }
@@ -410,7 +416,9 @@ impl Tournaments {
         store.release_joined_tournament(&me.id, &id).await?;
         if withdrawn.status == TournamentStatus::Registering {
             // Removed, not withdrawn: it was never in this tournament's games.
-            self.index_entered(&withdrawn, &me.id, false).await?;
+            self.records
+                .index_entered(&withdrawn, &me.id, false)
+                .await?;
         }
         if withdrawn.status == TournamentStatus::Running {
             // With too few left it ends now, not at its next poll.
@@ -422,7 +430,7 @@ impl Tournaments {
     /// Starts the tournament now (its creator), as its start time would.
     pub async fn start(&self, caller: &Caller, id: TournamentId) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (_, t) = self.load(id).await?;
+        let (_, t) = self.records.load(id).await?;
         if t.creator.id != me.id.as_str() {
             return Err(Error::Forbidden(
                 "only the tournament's creator starts it".into(),
@@ -448,7 +456,7 @@ impl Tournaments {
         change: impl Fn(&mut Tournament) -> Result<(), Error>,
     ) -> Result<Tournament, Error> {
         for _ in 0..ATTEMPTS {
-            let (version, mut t) = self.load(id).await?;
+            let (version, mut t) = self.records.load(id).await?;
             change(&mut t)?;
             t.saved_ms = now_ms();
             match self
@@ -465,49 +473,6 @@ impl Tournaments {
         Err(Error::Internal(
             "a tournament kept changing under a change".into(),
         ))
-    }
-
-    /// Tournament `text` names, as a store's index (or a create's claim) holds it: only
-    /// ids this server made are held, so any other names none.
-    async fn load_listed(&self, text: &str) -> Result<(u64, Tournament), Error> {
-        let id = TournamentId::stored(text).ok_or(Error::TournamentNotFound)?;
-        self.load(id).await
-    }
-
-    pub(super) async fn load(&self, id: TournamentId) -> Result<(u64, Tournament), Error> {
-        match self.ctx.store.load_tournament(&id).await? {
-            Some(stored) => Ok((stored.version, Tournament::decode(&stored.bytes)?)),
-            None => Err(Error::TournamentNotFound),
-        }
-    }
-
-    /// Lists `t` under its status (and under no other).
-    async fn listed(&self, t: &Tournament) -> Result<(), Error> {
-        let statuses = TournamentStatus::ALL.map(TournamentStatus::as_str);
-        self.ctx
-            .store
-            .list_tournament(&t.id, t.created_ms, t.status.as_str(), &statuses)
-            .await?;
-        Ok(())
-    }
-
-    /// Releases `player`'s claims on tournaments that are over, and on those never made
-    /// (a create that failed after its claim; one in the making is given a minute).
-    async fn release_over(&self, player: &str, now: u64) -> Result<(), Error> {
-        for (id, claimed_ms) in self.ctx.store.creator_tournaments(player).await? {
-            let over = match self.load_listed(&id).await {
-                Ok((_, t)) => t.status.over(),
-                Err(Error::TournamentNotFound) => claimed_ms + CLAIM_MADE_WITHIN_MS < now,
-                Err(e) => return Err(e),
-            };
-            if over {
-                self.ctx
-                    .store
-                    .release_creator_tournament(player, &id)
-                    .await?;
-            }
-        }
-        Ok(())
     }
 }
 
