@@ -116,7 +116,12 @@ impl PlayerNews {
             seat: seat.index(),
             preset: record.preset(),
             rated: record.rated(),
-            players: record.occupants().iter().map(|s| s.name.clone()).collect(),
+            players: record
+                .seating()
+                .occupants()
+                .iter()
+                .map(|s| s.name.clone())
+                .collect(),
         }
     }
 

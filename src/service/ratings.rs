@@ -144,11 +144,11 @@ impl Ratings {
             return Ok(());
         };
         let rules = *record.game().rules();
-        let mut seats = Vec::with_capacity(record.occupants().len());
-        for seat in 0..record.occupants().len() as u8 {
+        let mut seats = Vec::with_capacity(record.seating().occupants().len());
+        for seat in 0..record.seating().occupants().len() as u8 {
             let who = match (
-                record.player_at(Seat::new(seat)),
-                record.occupants()[seat as usize].bot,
+                record.seating().player_at(Seat::new(seat)),
+                record.seating().occupants()[seat as usize].bot,
             ) {
                 (Some(player), _) => player.to_owned(),
                 (None, Some(level)) => level.as_str().to_owned(),
@@ -394,7 +394,7 @@ mod tests {
             }
             let turn = record.game().turn().unwrap();
             let mv = record.game().project(Some(turn)).legal_moves[0].mv;
-            let key = if record.seat_of_player(&ann.profile.id) == Some(turn) {
+            let key = if record.seating().seat_of_player(&ann.profile.id) == Some(turn) {
                 &ann.key
             } else {
                 &bob.key

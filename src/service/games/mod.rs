@@ -22,6 +22,7 @@ pub mod log;
 mod play;
 pub mod record;
 pub mod saved;
+mod seating;
 mod seats;
 pub mod view;
 mod write;
@@ -300,8 +301,8 @@ fn viewer_of(record: &Record, bearer: Option<&Bearer>) -> Result<Option<u8>, Err
 /// The seat `bearer` holds: a token's own, or the one bound to the key's player.
 fn seat_of(record: &Record, bearer: &Bearer) -> Result<u8, Error> {
     match bearer {
-        Bearer::Token(hash) => record.seat_of(hash).ok_or(UNKNOWN_TOKEN),
-        Bearer::Player(player) => record.seat_of_player(player).ok_or_else(|| {
+        Bearer::Token(hash) => record.seating().seat_of(hash).ok_or(UNKNOWN_TOKEN),
+        Bearer::Player(player) => record.seating().seat_of_player(player).ok_or_else(|| {
             Error::Forbidden("no seat of this game is bound to the key's player".into())
         }),
     }

@@ -29,7 +29,9 @@ impl Games {
     ) -> Result<PlayerRecord, Error> {
         let (_, player) = self.players.open(key).await?;
         let (_, record) = self.load(game_id).await?;
-        if record.seat_of_player(&player.id).is_none() && !record.free_seats().is_empty() {
+        if record.seating().seat_of_player(&player.id).is_none()
+            && !record.seating().free_seats().is_empty()
+        {
             self.ctx
                 .store
                 .add_player_game(
@@ -55,7 +57,7 @@ fn is_sealed(unsealed: Result<(), Error>) -> Result<bool, Error> {
 
 /// Refuses a seat to a player holding one in this game already.
 pub(super) fn held_by(record: &Record, player: &PlayerRecord) -> Result<(), Error> {
-    match record.seat_of_player(&player.id) {
+    match record.seating().seat_of_player(&player.id) {
         Some(seat) => Err(Error::SeatTaken(format!(
             "this player holds seat {seat} of this game already"
         ))),
@@ -158,7 +160,7 @@ impl GameQueries {
                     continue;
                 };
                 let record = Record::decode(&stored.bytes)?;
-                let Some(seat) = record.seat_of_player(player) else {
+                let Some(seat) = record.seating().seat_of_player(player) else {
                     continue;
                 };
                 let mut view = View::of(id, stored.version, &record, Some(seat));
