@@ -2,8 +2,6 @@
 //! byte format.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 
 use crate::bots::Level;
 use crate::domain::{GameId, MatchId, Seat, TournamentId};
@@ -44,13 +42,6 @@ pub enum Aborted {
     /// It ended before every side made a move of its own (lichess aborts such games too):
     /// a game resigned, timed out or abandoned at once would let two accounts farm ratings.
     NoMove,
-}
-
-/// One seat as everyone may see it: who sits there. A free seat has neither.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Occupant {
-    pub name: Option<String>,
-    pub bot: Option<Level>,
 }
 
 /// A game as stored. Its fields are the games aggregate's to write (another aggregate's
@@ -350,30 +341,11 @@ impl Record {
     }
 }
 
-/// What a record keeps of a seat's token: the first 128 bits of its SHA-256. Computed once
-/// a request (the rate limit counts a token by it too), so a move hashes its token once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TokenHash([u8; 16]);
-
-impl TokenHash {
-    pub fn of(token: &str) -> TokenHash {
-        let digest = Sha256::digest(token.as_bytes());
-        let mut hash = [0; 16];
-        hash.copy_from_slice(&digest[..16]);
-        TokenHash(hash)
-    }
-
-    /// Whether it is `other`, compared in constant time.
-    pub(super) fn same_as(&self, other: &TokenHash) -> bool {
-        bool::from(self.0.ct_eq(&other.0))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::Seed;
+    use crate::service::games::seating::TokenHash;
 
     fn record() -> Record {
         let game = Game::new(Preset::Draw.rules(), 2, Seed::from_text("r1"), None).unwrap();

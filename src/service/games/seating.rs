@@ -4,12 +4,20 @@
 //! changed only by the games (a join, an admission).
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 
 use crate::bots::Level;
 use crate::domain::Seat;
 
 use super::Error;
-use super::record::{Occupant, TokenHash};
+
+/// One seat as everyone may see it: who sits there. A free seat has neither.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Occupant {
+    pub name: Option<String>,
+    pub bot: Option<Level>,
+}
 
 /// A game's seats, as its record keeps them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -118,11 +126,26 @@ impl Seating {
         let mut found = None;
         for (i, seat) in self.tokens.iter().enumerate() {
             if let Some(h) = seat
-                && h.same_as(hash)
+                && bool::from(h.0.ct_eq(&hash.0))
             {
                 found = Some(i as u8);
             }
         }
         found
+    }
+}
+
+/// What a record keeps of a seat's token: the first 128 bits of its SHA-256. Computed once
+/// a request (the rate limit counts a token by it too), so a move hashes its token once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TokenHash([u8; 16]);
+
+impl TokenHash {
+    pub fn of(token: &str) -> TokenHash {
+        let digest = Sha256::digest(token.as_bytes());
+        let mut hash = [0; 16];
+        hash.copy_from_slice(&digest[..16]);
+        TokenHash(hash)
     }
 }

@@ -5,7 +5,8 @@ use crate::domain::{GameId, Seat};
 use crate::engine::{Event, Preset, Projection, Rules};
 
 use super::clock::ClockSettings;
-use super::record::{Aborted, Occupant, Record, Status};
+use super::record::{Aborted, Record, Status};
+use super::seating::Occupant;
 
 /// A game as one caller (a seat, or a spectator) may see it.
 #[derive(Clone, Debug)]
