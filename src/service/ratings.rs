@@ -319,12 +319,12 @@ impl Ratings {
             let Some((_, player)) = self.players.player_record(&id).await? else {
                 continue;
             };
-            let Some(rated) = player.ratings.get(preset.name()) else {
+            let Some(rated) = player.ratings().get(preset.name()) else {
                 continue;
             };
             out.push(Placing {
-                id: player.id.to_string(),
-                name: player.name.clone(),
+                id: player.id().to_string(),
+                name: player.name().to_owned(),
                 bot: id.is_level() || player.is_bot(),
                 rating: rated.rating,
                 games: rated.games,

@@ -82,7 +82,7 @@ impl Games {
             None => None,
         };
         let name = match (&player, name) {
-            (Some(player), _) => player.name.as_str(),
+            (Some(player), _) => player.name(),
             (None, Some(name)) => name.as_str(),
             (None, None) => {
                 return Err(Error::BadRequest(
@@ -123,7 +123,7 @@ impl Games {
                     Some(player) => {
                         record
                             .seating_mut()
-                            .seat_bound(seat, name, &token, &player.id);
+                            .seat_bound(seat, name, &token, player.id());
                         if player.calls_hook() {
                             record.called_mut().hook(seat.index());
                         }

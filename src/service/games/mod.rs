@@ -244,7 +244,7 @@ impl Games {
         match caller {
             Caller::Player(key) => {
                 let (_, player) = self.players.open(key).await?;
-                Ok(Some(Bearer::Player(player.id.to_string())))
+                Ok(Some(Bearer::Player(player.id().to_string())))
             }
             Caller::Seat(token) => Ok(Some(Bearer::Token(
                 hash.unwrap_or_else(|| TokenHash::of(token.as_str())),

@@ -21,7 +21,7 @@ impl Matches {
     ) -> Result<Match, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         let (_, found) = self.records.load(id.as_match()).await?;
-        if !found.invitation().has_player(&me.id) {
+        if !found.invitation().has_player(me.id()) {
             return Err(Error::Forbidden(
                 "this challenge is between other players".into(),
             ));
@@ -49,7 +49,7 @@ impl Matches {
     ) -> Result<Match, Error> {
         for _ in 0..ATTEMPTS {
             let (version, mut found) = self.records.load(id).await?;
-            if !found.invitation_mut().answer(answer, &me.id, now_ms())? {
+            if !found.invitation_mut().answer(answer, me.id(), now_ms())? {
                 return Ok(found);
             }
             match self.records.save(id, version, &found).await? {
@@ -58,8 +58,8 @@ impl Matches {
                 SaveOutcome::Missing => return Err(Error::MatchNotFound),
             }
             let status = found.invitation().saved_status();
-            tracing::info!(match_id = %id, player_id = %me.id, ?answer, status = status.as_str(), "match answered");
-            self.closed(&found, &me.id).await;
+            tracing::info!(match_id = %id, player_id = %me.id(), ?answer, status = status.as_str(), "match answered");
+            self.closed(&found, me.id()).await;
             if status != ChallengeStatus::Open {
                 self.ctx.metrics.challenge(status.as_str());
             }

@@ -148,11 +148,11 @@ impl Matches {
     ) -> Result<Match, Error> {
         check(&new, self.ctx.allow_prearranged)?;
         let (_, me) = self.players.authenticate(caller).await?;
-        let too_many = match self.running_matches(&me.id).await? {
+        let too_many = match self.running_matches(me.id()).await? {
             running if running >= MAX_RUNNING => Err(Error::TooManyMatches { max: MAX_RUNNING }),
             _ => Ok(()),
         };
-        let (caller, id) = (me.id.clone(), MatchId::random());
+        let (caller, id) = (me.id().clone(), MatchId::random());
         let make = async {
             let made = self.make(me, id, new, from, too_many).await?;
             self.records.index_running(&caller, made.id(), true).await?;
@@ -207,8 +207,8 @@ impl Matches {
         series.stand_in = new.play_as;
         let now = now_ms();
         let challenger = Party {
-            id: me.id.to_string(),
-            name: me.name.clone(),
+            id: me.id().to_string(),
+            name: me.name().to_owned(),
         };
         let terms = Terms {
             preset: new.preset,
@@ -253,7 +253,7 @@ impl Matches {
         }
         self.ctx.metrics.challenge("made");
         let status = made.invitation().saved_status().as_str();
-        tracing::info!(match_id = %id, challenger = %me.id, status, "match made");
+        tracing::info!(match_id = %id, challenger = %me.id(), status, "match made");
         Ok(made)
     }
 
@@ -273,7 +273,7 @@ impl Matches {
         per_page: usize,
     ) -> Result<Vec<Match>, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        self.matches_of(&me.id, page, per_page).await
+        self.matches_of(me.id(), page, per_page).await
     }
 
     /// A player's matches (by id, name or level), listed as [`Self::my_matches`] lists
@@ -323,7 +323,7 @@ impl Matches {
         let (_, me) = self.players.authenticate(caller).await?;
         let (_, found) = self.records.load(id).await?;
         if found.status_now() == ChallengeStatus::Open {
-            let answer = match found.invitation().challenger().id == me.id.as_str() {
+            let answer = match found.invitation().challenger().id == me.id().as_str() {
                 true => Answer::Cancel,
                 false => Answer::Decline,
             };
@@ -331,7 +331,7 @@ impl Matches {
         }
         for _ in 0..ATTEMPTS {
             let (version, mut found) = self.records.load(id).await?;
-            if !found.invitation().has_player(&me.id) {
+            if !found.invitation().has_player(me.id()) {
                 return Err(Error::Forbidden(
                     "this match is between other players".into(),
                 ));
@@ -343,7 +343,7 @@ impl Matches {
             found.series_mut().cancel();
             match self.records.save(id, version, &found).await? {
                 SaveOutcome::Saved { .. } => {
-                    tracing::info!(match_id = %id, player_id = %me.id, "match canceled");
+                    tracing::info!(match_id = %id, player_id = %me.id(), "match canceled");
                     return Ok(found);
                 }
                 SaveOutcome::Conflict { .. } => continue,

@@ -91,7 +91,7 @@ impl Challenges {
         request: Option<&RequestKey>,
     ) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (caller, id) = (me.id.clone(), ChallengeId::random());
+        let (caller, id) = (me.id().clone(), ChallengeId::random());
         let make = self.make(me, id, new, from);
         idempotency::once(
             &self.ctx.store,
@@ -120,8 +120,8 @@ impl Challenges {
         let field = "opponents";
         let others = usize::from(new.seats.saturating_sub(1));
         let challenger = Party {
-            id: me.id.to_string(),
-            name: me.name.clone(),
+            id: me.id().to_string(),
+            name: me.name().to_owned(),
         };
         let terms = Terms {
             preset: new.preset,
@@ -160,7 +160,7 @@ impl Challenges {
         let mut challenge = Challenge::new(id, invitation);
         let opponents = challenge.invitation().opponent_ids();
         let parties = Parties {
-            challenger: &me.id,
+            challenger: me.id(),
             opponents: &opponents,
         };
         if challenge.invitation().all_accepted() {
@@ -193,7 +193,7 @@ impl Challenges {
         }
         self.ctx.metrics.challenge("made");
         let status = challenge.invitation().saved_status().as_str();
-        tracing::info!(challenge_id = %id, challenger = %me.id, status, game_id = ?challenge.game_id(), "challenge made");
+        tracing::info!(challenge_id = %id, challenger = %me.id(), status, game_id = ?challenge.game_id(), "challenge made");
         Ok(challenge)
     }
 
@@ -201,7 +201,7 @@ impl Challenges {
     pub async fn challenge_of(&self, caller: &Caller, id: ChallengeId) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         let (_, challenge) = self.load_challenge(id).await?;
-        if !challenge.invitation().has_player(me.id.as_str()) {
+        if !challenge.invitation().has_player(me.id().as_str()) {
             return Err(Error::Forbidden(
                 "this challenge is between other players".into(),
             ));
@@ -247,7 +247,7 @@ impl Challenges {
         for _ in 0..ATTEMPTS {
             let (version, mut challenge) = self.load_challenge(id).await?;
             let invitation = challenge.invitation_mut();
-            if !invitation.answer(answer, &me.id, now_ms())? {
+            if !invitation.answer(answer, me.id(), now_ms())? {
                 return Ok(challenge);
             }
             if invitation.saved_status() == ChallengeStatus::Accepted {
@@ -265,9 +265,9 @@ impl Challenges {
                 SaveOutcome::Missing => return Err(Error::ChallengeNotFound),
             }
             let status = challenge.invitation().saved_status();
-            tracing::info!(challenge_id = %id, player_id = %me.id, ?answer, status = status.as_str(), "challenge answered");
-            if let Err(refused) = self.closed(&challenge, &me.id).await {
-                self.reopen(&challenge, &me.id).await;
+            tracing::info!(challenge_id = %id, player_id = %me.id(), ?answer, status = status.as_str(), "challenge answered");
+            if let Err(refused) = self.closed(&challenge, me.id()).await {
+                self.reopen(&challenge, me.id()).await;
                 return Err(refused);
             }
             // Counted once it stands: an acceptance whose game was refused is undone.
@@ -500,15 +500,15 @@ impl Challenges {
         };
         let player =
             player.ok_or_else(|| Error::OpponentNotFound(format!("{field}: no player {who:?}")))?;
-        if player.id == me.id {
+        if player.id() == me.id() {
             return Err(Error::BadRequest(format!(
                 "{field}: a player cannot challenge itself"
             )));
         }
         Ok(Opponent::Player {
             party: Party {
-                id: player.id.to_string(),
-                name: player.name.clone(),
+                id: player.id().to_string(),
+                name: player.name().to_owned(),
             },
             accepted: false,
         })

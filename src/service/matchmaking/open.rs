@@ -34,7 +34,7 @@ impl Challenges {
         let ids = self
             .ctx
             .store
-            .open_challenges(&me.id, direction, now, offset, per_page)
+            .open_challenges(me.id(), direction, now, offset, per_page)
             .await?;
         Ok((now, ids))
     }

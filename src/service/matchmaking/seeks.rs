@@ -121,7 +121,7 @@ impl Seeks {
         request: Option<&RequestKey>,
     ) -> Result<(Seek, bool), Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (caller, id) = (me.id.clone(), SeekId::random());
+        let (caller, id) = (me.id().clone(), SeekId::random());
         let make = self.seek_as(me, id, new);
         let caller = caller.as_str();
         idempotency::once_answered(
@@ -169,7 +169,7 @@ impl Seeks {
         let now = now_ms();
         let entry = SeekEntry {
             id: id.to_string(),
-            player: me.id.to_string(),
+            player: me.id().to_string(),
             pool: wish.pool().into_name(),
             created_ms: now,
             expires_ms: now + self.ctx.lifetimes.seek.as_millis() as u64,
@@ -178,12 +178,12 @@ impl Seeks {
                 .fallback
                 .map(|(after, _)| now + after.as_millis() as u64),
             state: SeekState::Waiting,
-            bytes: Seek::blob(&me.name, &wish, new.fallback, new.from),
+            bytes: Seek::blob(me.name(), &wish, new.fallback, new.from),
         };
         match self.ctx.store.add_seek(&entry, MAX_OPEN_SEEKS, now).await? {
             Added::Added => {}
             Added::Waiting(waiting) => {
-                return Ok((self.seek_listed(&me.id, &waiting).await?, false));
+                return Ok((self.seek_listed(me.id(), &waiting).await?, false));
             }
             Added::TooMany => {
                 return Err(Error::TooManySeeks {
@@ -192,7 +192,7 @@ impl Seeks {
             }
         }
         self.ctx.metrics.seek("made");
-        tracing::info!(seek_id = %entry.id, player_id = %me.id, pool = %entry.pool, "seek made");
+        tracing::info!(seek_id = %entry.id, player_id = %me.id(), pool = %entry.pool, "seek made");
         match self.pair(&wish.pool(), Some(&entry.id)).await {
             Ok(_) => {}
             Err(e) if e.refuses_a_game() => return Err(e),
@@ -200,7 +200,7 @@ impl Seeks {
                 tracing::warn!(pool = %entry.pool, error = %e, "a pool could not be paired; the sweep pairs it");
             }
         }
-        Ok((self.seek_of(&me.id, id).await?, true))
+        Ok((self.seek_of(me.id(), id).await?, true))
     }
 
     /// The key's player's waiting seeks, newest first: a page (from 1) of them.
@@ -214,12 +214,12 @@ impl Seeks {
         let (_, me) = self.players.authenticate(caller).await?;
         let mut waiting = Vec::new();
         // A player has at most MAX_OPEN_SEEKS waiting (and a few stale ids): few loads.
-        for id in self.ctx.store.player_seeks(&me.id).await? {
+        for id in self.ctx.store.player_seeks(me.id()).await? {
             let Some(entry) = self.ctx.store.load_seek(&id).await? else {
                 continue;
             };
             let seek = Seek::of(entry)?;
-            if seek.player.id == me.id.as_str() && seek.state_now() == SeekState::Waiting {
+            if seek.player.id == me.id().as_str() && seek.state_now() == SeekState::Waiting {
                 waiting.push(seek);
             }
         }
@@ -230,13 +230,13 @@ impl Seeks {
     /// A seek, for its player.
     pub async fn my_seek(&self, caller: &Caller, id: SeekId) -> Result<Seek, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        self.seek_of(&me.id, id).await
+        self.seek_of(me.id(), id).await
     }
 
     /// Cancels the key's player's seek if it still waits; answers it as it is after.
     pub async fn cancel_seek(&self, caller: &Caller, id: SeekId) -> Result<Seek, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let seek = self.seek_of(&me.id, id).await?;
+        let seek = self.seek_of(me.id(), id).await?;
         if seek.state != SeekState::Waiting {
             return Ok(seek);
         }

@@ -127,14 +127,14 @@ impl Tournaments {
         let tournament = self.checked(new, now)?;
         let (_, me) = self.players.authenticate(caller).await?;
         let creator = Party {
-            id: me.id.to_string(),
-            name: me.name.clone(),
+            id: me.id().to_string(),
+            name: me.name().to_owned(),
         };
         let id = TournamentId::random();
         let make = async {
             let max = self.ctx.caps.tournaments_per_player;
             if max.is_some() {
-                self.records.release_over(&me.id, now).await?;
+                self.records.release_over(me.id(), now).await?;
             }
             let store = &self.ctx.store;
             // Counted per address in the store's window of creations, as players are (a
@@ -148,7 +148,7 @@ impl Tournaments {
                 return Err(Error::TooManyTournamentsMade { max, frees_in });
             }
             if !store
-                .claim_creator_tournament(&me.id, &id, now, max)
+                .claim_creator_tournament(me.id(), &id, now, max)
                 .await?
             {
                 let max = max.unwrap_or_default();
@@ -173,13 +173,13 @@ impl Tournaments {
             store
                 .index_tournament_due(&id, Some(tournament.starts_at_ms))
                 .await?;
-            tracing::info!(tournament_id = %id, player_id = %me.id, format = tournament.format.as_str(), "tournament created");
+            tracing::info!(tournament_id = %id, player_id = %me.id(), format = tournament.format.as_str(), "tournament created");
             Ok(tournament)
         };
         let again = |before: Before| async move {
             before.found(self.records.load_listed(&before.id).await.map(|(_, t)| t))
         };
-        let caller = me.id.clone();
+        let caller = me.id().clone();
         idempotency::once(
             &self.ctx.store,
             request,
@@ -334,7 +334,7 @@ impl Tournaments {
     ) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         if joiner == Joiner::Me {
-            self.records.claim_join(&me.id, id).await?;
+            self.records.claim_join(me.id(), id).await?;
         }
         let joined = self
             .change(id, |t| {
@@ -342,12 +342,12 @@ impl Tournaments {
                 let entry = match joiner {
                     Joiner::Me => Entry::Player {
                         party: Party {
-                            id: me.id.to_string(),
-                            name: me.name.clone(),
+                            id: me.id().to_string(),
+                            name: me.name().to_owned(),
                         },
-                        bot: me.bot,
+                        bot: me.is_bot(),
                     },
-                    Joiner::Level(level) if t.creator.id == me.id.as_str() => {
+                    Joiner::Level(level) if t.creator.id == me.id().as_str() => {
                         Entry::next_level(&t.entrants, level)
                     }
                     Joiner::Level(_) => {
@@ -375,8 +375,8 @@ impl Tournaments {
             })
             .await;
         match (&joined, joiner) {
-            (Err(_), Joiner::Me) => self.records.unclaim_join(&me.id, id).await?,
-            (Ok(t), Joiner::Me) => self.records.index_entered(t, &me.id, true).await?,
+            (Err(_), Joiner::Me) => self.records.unclaim_join(me.id(), id).await?,
+            (Ok(t), Joiner::Me) => self.records.index_entered(t, me.id(), true).await?,
             (Ok(t), Joiner::Level(level)) => {
                 let level = PlayerId::of_level(level);
                 self.records.index_entered(t, &level, true).await?;
@@ -398,7 +398,7 @@ impl Tournaments {
                         t.status.as_str()
                     )));
                 }
-                let Some(entrant) = t.entrant_of(&me.id) else {
+                let Some(entrant) = t.entrant_of(me.id()) else {
                     return Err(Error::Forbidden(
                         "this player has not entered this tournament".into(),
                     ));
@@ -413,11 +413,11 @@ impl Tournaments {
             })
             .await?;
         let store = &self.ctx.store;
-        store.release_joined_tournament(&me.id, &id).await?;
+        store.release_joined_tournament(me.id(), &id).await?;
         if withdrawn.status == TournamentStatus::Registering {
             // Removed, not withdrawn: it was never in this tournament's games.
             self.records
-                .index_entered(&withdrawn, &me.id, false)
+                .index_entered(&withdrawn, me.id(), false)
                 .await?;
         }
         if withdrawn.status == TournamentStatus::Running {
@@ -431,7 +431,7 @@ impl Tournaments {
     pub async fn start(&self, caller: &Caller, id: TournamentId) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         let (_, t) = self.records.load(id).await?;
-        if t.creator.id != me.id.as_str() {
+        if t.creator.id != me.id().as_str() {
             return Err(Error::Forbidden(
                 "only the tournament's creator starts it".into(),
             ));
