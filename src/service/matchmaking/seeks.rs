@@ -72,7 +72,7 @@ struct Refused {
 /// player's waiting seek, which a retry answers again.
 impl idempotency::Answered for (Seek, bool) {
     fn existing(&self) -> Option<&str> {
-        (!self.1).then_some(self.0.id.as_str())
+        (!self.1).then_some(self.0.id())
     }
 }
 
@@ -219,11 +219,11 @@ impl Seeks {
                 continue;
             };
             let seek = Seek::of(entry)?;
-            if seek.player.id == me.id().as_str() && seek.state_now() == SeekState::Waiting {
+            if seek.player().id == me.id().as_str() && seek.state_now() == SeekState::Waiting {
                 waiting.push(seek);
             }
         }
-        waiting.sort_by(|a, b| (b.created_ms, &b.id).cmp(&(a.created_ms, &a.id)));
+        waiting.sort_by(|a, b| (b.created_ms(), &b.id()).cmp(&(a.created_ms(), &a.id())));
         Ok(waiting.into_iter().skip(skip).take(per_page).collect())
     }
 
@@ -237,7 +237,7 @@ impl Seeks {
     pub async fn cancel_seek(&self, caller: &Caller, id: SeekId) -> Result<Seek, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         let seek = self.seek_of(me.id(), id).await?;
-        if seek.state != SeekState::Waiting {
+        if *seek.state() != SeekState::Waiting {
             return Ok(seek);
         }
         let entry = self
@@ -247,7 +247,7 @@ impl Seeks {
             .await?
             .ok_or(Error::SeekNotFound)?;
         let seek = Seek::of(entry)?;
-        if seek.state == SeekState::Canceled {
+        if *seek.state() == SeekState::Canceled {
             self.ctx.metrics.seek("canceled");
             tracing::info!(seek_id = %id, "seek canceled");
         }
@@ -328,18 +328,22 @@ impl Seeks {
             self.ctx.store.started(&game).await?;
             return Ok(None);
         };
-        let wish = first.wish.clone();
+        let wish = first.wish().clone();
         let mut seats: Vec<u8> = (0..wish.seats).collect();
         seats.shuffle(&mut ChaCha8Rng::from_seed(self.ctx.dealer.secret()));
-        let level = first.fallback.map_or(Level::Greedy, |(_, level)| level);
+        let level = first.fallback().map_or(Level::Greedy, |(_, level)| level);
         let bots: Vec<(u8, Level)> = seats[seeks.len()..].iter().map(|&s| (s, level)).collect();
         let record = self.games.new_record(&wish_game(&wish, bots))?;
         // The game counts against the address of the seek that completed it: the one whose
         // request paired it, else the newest.
         let newest = seeks
             .iter()
-            .find(|seek| Some(seek.id.as_str()) == arriving)
-            .or_else(|| seeks.iter().max_by_key(|seek| (seek.created_ms, &seek.id)))
+            .find(|seek| Some(seek.id()) == arriving)
+            .or_else(|| {
+                seeks
+                    .iter()
+                    .max_by_key(|seek| (seek.created_ms(), seek.id()))
+            })
             .expect("one seek at least");
         let admission = Admission {
             id: game,
@@ -350,9 +354,9 @@ impl Seeks {
             players: seeks
                 .iter()
                 .zip(&seats)
-                .map(|(seek, &seat)| (seat, seek.player.id.as_str(), seek.player.name.as_str()))
+                .map(|(seek, &seat)| (seat, seek.player().id.as_str(), seek.player().name.as_str()))
                 .collect(),
-            from: newest.address,
+            from: newest.address(),
         };
         match self.games.admit(admission).await {
             Ok(Some(_)) => {}
@@ -363,11 +367,11 @@ impl Seeks {
             // Refused: nothing is promised. The seek it was to count against is canceled,
             // the others wait again, and nobody tries this game again.
             Err(e) if e.refuses_a_game() => {
-                let back = self.ctx.store.unmatch(&game, &newest.id, now_ms()).await?;
-                tracing::info!(game_id = %game, seek_id = %newest.id, waiting_again = back.len(), error = %e, "a matched game was refused: its seeks unmatched");
+                let back = self.ctx.store.unmatch(&game, newest.id(), now_ms()).await?;
+                tracing::info!(game_id = %game, seek_id = %newest.id(), waiting_again = back.len(), error = %e, "a matched game was refused: its seeks unmatched");
                 self.ctx.metrics.seek("refused");
                 return Ok(Some(Refused {
-                    seek: newest.id.clone(),
+                    seek: newest.id().to_owned(),
                     why: e,
                 }));
             }
@@ -379,7 +383,7 @@ impl Seeks {
             self.ctx
                 .metrics
                 .seek_waits
-                .observe(now.saturating_sub(seek.created_ms) as f64 / 1000.0);
+                .observe(now.saturating_sub(seek.created_ms()) as f64 / 1000.0);
         }
         let fell_back = seeks.len() < usize::from(wish.seats);
         self.ctx
@@ -413,7 +417,7 @@ impl Seeks {
                     if let Some(entry) = self.ctx.store.load_seek(&id).await? {
                         let seek = Seek::of(entry)?;
                         tracing::info!(seek_id = %id, "seek expired");
-                        let player = [seek.player.id.clone()];
+                        let player = [seek.player().id.clone()];
                         self.tell(&player, Notice::SeekExpired(&seek)).await;
                     }
                 }
@@ -549,7 +553,7 @@ mod tests {
                     .seek(&Caller::of(Some(&player.key)), new, None)
                     .await
                     .unwrap();
-                assert_eq!(seek.0.state, SeekState::Waiting);
+                assert_eq!(*seek.0.state(), SeekState::Waiting);
             }
         }
         service.seeks.sweep_seeks().await.unwrap();
