@@ -20,7 +20,7 @@ impl Tournaments {
         let (_, me) = self.players.authenticate(caller).await?;
         let canceled = self
             .change(id, |t| {
-                if t.creator.id != me.id().as_str() {
+                if t.terms.creator.id != me.id().as_str() {
                     return Err(Error::Forbidden(
                         "only the tournament's creator cancels it".into(),
                     ));
@@ -59,7 +59,7 @@ impl Tournaments {
         };
         let removed = self
             .change(id, |t| {
-                if t.creator.id != me.id().as_str() {
+                if t.terms.creator.id != me.id().as_str() {
                     return Err(Error::Forbidden(
                         "only the tournament's creator removes an entrant (a player \
                          withdraws itself: DELETE /v1/tournaments/{id}/players/me)"

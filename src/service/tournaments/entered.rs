@@ -24,7 +24,7 @@ impl TournamentRecords {
     ) -> Result<(), Error> {
         let store = &self.ctx.store;
         store
-            .index_player_tournament(player, &t.id, t.created_ms, entered)
+            .index_player_tournament(player, &t.id, t.terms.created_ms, entered)
             .await?;
         Ok(())
     }

@@ -42,7 +42,7 @@ impl TournamentRecords {
         let statuses = TournamentStatus::ALL.map(TournamentStatus::as_str);
         self.ctx
             .store
-            .list_tournament(&t.id, t.created_ms, t.status.as_str(), &statuses)
+            .list_tournament(&t.id, t.terms.created_ms, t.status.as_str(), &statuses)
             .await?;
         Ok(())
     }

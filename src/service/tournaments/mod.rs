@@ -19,6 +19,7 @@ mod joined;
 mod kept;
 pub mod record;
 pub mod stream;
+pub mod terms;
 
 pub use creator::CANCELED_BY_CREATOR;
 
@@ -44,7 +45,9 @@ use super::page::page_offset;
 use super::players::{CREATION_WINDOW, Players};
 use super::shared::{Shared, now_ms};
 use kept::TournamentRecords;
-use record::{EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Tournament, TournamentStatus};
+use record::{
+    EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Terms, Tournament, TournamentStatus,
+};
 
 /// A creator's claim on a tournament not stored this long after is a create that failed.
 const CLAIM_MADE_WITHIN_MS: u64 = 60_000;
@@ -155,10 +158,11 @@ impl Tournaments {
                 return Err(Error::TooManyTournaments { max });
             }
             let seed = self.ctx.dealer.secret();
+            let mut tournament = tournament;
+            tournament.terms.creator = creator;
+            tournament.terms.created_ms = now;
             let tournament = Tournament {
                 id,
-                creator,
-                created_ms: now,
                 seed,
                 address: from,
                 saved_ms: now,
@@ -171,9 +175,9 @@ impl Tournaments {
             self.records.listed(&tournament).await?;
             self.records.index_levels(&tournament).await?;
             store
-                .index_tournament_due(&id, Some(tournament.starts_at_ms))
+                .index_tournament_due(&id, Some(tournament.terms.starts_at_ms))
                 .await?;
-            tracing::info!(tournament_id = %id, player_id = %me.id(), format = tournament.format.as_str(), "tournament created");
+            tracing::info!(tournament_id = %id, player_id = %me.id(), format = tournament.terms.format.as_str(), "tournament created");
             Ok(tournament)
         };
         let again = |before: Before| async move {
@@ -264,22 +268,24 @@ impl Tournaments {
         }
         Ok(Tournament {
             id: TournamentId::from(uuid::Uuid::nil()),
-            name: new.name,
-            creator: Party {
-                id: String::new(),
-                name: String::new(),
+            terms: Terms {
+                name: new.name,
+                creator: Party {
+                    id: String::new(),
+                    name: String::new(),
+                },
+                created_ms: now,
+                preset: new.preset,
+                overrides: new.overrides,
+                format: new.format,
+                rounds: rounds.unwrap_or(0),
+                rounds_asked: rounds,
+                duplicate: new.duplicate,
+                clock,
+                starts_at_ms,
+                max_players: max_players as u16,
+                rated: new.rated,
             },
-            created_ms: now,
-            preset: new.preset,
-            overrides: new.overrides,
-            format: new.format,
-            rounds: rounds.unwrap_or(0),
-            rounds_asked: rounds,
-            duplicate: new.duplicate,
-            clock,
-            starts_at_ms,
-            max_players: max_players as u16,
-            rated: new.rated,
             status: TournamentStatus::Registering,
             reason: None,
             entrants,
@@ -347,7 +353,7 @@ impl Tournaments {
                         },
                         bot: me.is_bot(),
                     },
-                    Joiner::Level(level) if t.creator.id == me.id().as_str() => {
+                    Joiner::Level(level) if t.terms.creator.id == me.id().as_str() => {
                         Entry::next_level(&t.entrants, level)
                     }
                     Joiner::Level(_) => {
@@ -361,9 +367,9 @@ impl Tournaments {
                         "this player has entered this tournament already".into(),
                     ));
                 }
-                if t.entrants.len() >= usize::from(t.max_players) {
+                if t.entrants.len() >= usize::from(t.terms.max_players) {
                     return Err(Error::TournamentFull {
-                        max: usize::from(t.max_players),
+                        max: usize::from(t.terms.max_players),
                     });
                 }
                 t.entrants.push(EntrantRecord {
@@ -431,17 +437,17 @@ impl Tournaments {
     pub async fn start(&self, caller: &Caller, id: TournamentId) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         let (_, t) = self.records.load(id).await?;
-        if t.creator.id != me.id().as_str() {
+        if t.terms.creator.id != me.id().as_str() {
             return Err(Error::Forbidden(
                 "only the tournament's creator starts it".into(),
             ));
         }
         registering(&t, "started")?;
-        let least = least_players(t.format);
+        let least = least_players(t.terms.format);
         if t.entrants.len() < least {
             return Err(Error::InvalidRules(format!(
                 "players: a {} tournament starts with at least {least} (it has {})",
-                t.format.as_str(),
+                t.terms.format.as_str(),
                 t.entrants.len()
             )));
         }
