@@ -10,6 +10,7 @@
 //! every few seconds.
 
 pub mod drive;
+pub mod entrant;
 pub mod record;
 pub mod stream;
 
@@ -157,24 +158,19 @@ impl Leagues {
         {
             return invalid(format!("levels: more than the league's {max} entrants"));
         }
-        Ok(League {
-            id: LeagueId::from(uuid::Uuid::nil()),
-            name: new.name,
-            creator: Party {
-                id: String::new(),
-                name: String::new(),
-            },
-            created_ms: now,
-            preset: new.preset,
-            overrides: new.overrides,
-            clock: new.clock,
-            deals_per_match,
-            max_concurrent,
-            entrants: levels.into_iter().map(|l| Entrant::level(l, now)).collect(),
-            running: Vec::new(),
-            recent: Vec::new(),
-            counted: 0,
-        })
+        let nobody = Party {
+            id: String::new(),
+            name: String::new(),
+        };
+        Ok(League::new(
+            LeagueId::from(uuid::Uuid::nil()),
+            new.name,
+            nobody,
+            now,
+            (new.preset, new.overrides, new.clock),
+            (deals_per_match, max_concurrent),
+            levels.into_iter().map(|l| Entrant::level(l, now)).collect(),
+        ))
     }
 
     /// A league by id: anyone may read one.
