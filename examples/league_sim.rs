@@ -23,7 +23,7 @@ use domino_server::bots::Level;
 use domino_server::domain::{LeagueId, MatchId};
 use domino_server::engine::{Preset, RulesPatch};
 use domino_server::service::leagues::record::{Entrant, League};
-use domino_server::service::matchmaking::challenge::Party;
+use domino_server::service::matchmaking::invitation::Party;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -91,12 +91,13 @@ fn simulate((sigma, tau, level_dev): (f64, f64, Option<f64>), secs: u64, seed: u
     let mut entrants = Vec::new();
     let mut family = Vec::new();
     for &(level, _) in &FAMILIES {
-        let mut e = Entrant::level(level, 0);
-        e.rating.volatility = sigma;
+        let e = Entrant::level(level, 0);
+        let mut rating = *e.rating();
+        rating.volatility = sigma;
         if let Some(dev) = level_dev {
-            e.rating.deviation = dev;
+            rating.deviation = dev;
         }
-        entrants.push(e);
+        entrants.push(e.starting_at(rating));
         family.push(level);
     }
     for &(level, _) in &FAMILIES {
@@ -105,32 +106,29 @@ fn simulate((sigma, tau, level_dev): (f64, f64, Option<f64>), secs: u64, seed: u
                 id: format!("{}-{copy}", level.as_str()),
                 name: format!("{} copy {copy}", level.as_str()),
             };
-            let mut e = Entrant::player(party, true, 0);
-            e.rating.volatility = sigma;
-            entrants.push(e);
+            let e = Entrant::player(party, true, 0);
+            let mut rating = *e.rating();
+            rating.volatility = sigma;
+            entrants.push(e.starting_at(rating));
             family.push(level);
         }
     }
     let truth = |i: usize| FAMILIES.iter().find(|f| f.0 == family[i]).unwrap().1;
-    let mut league = League {
-        id: LeagueId::random(),
+    let sim = Party {
+        id: "sim".into(),
         name: "sim".into(),
-        creator: Party {
-            id: "sim".into(),
-            name: "sim".into(),
-        },
-        created_ms: 0,
-        preset: Preset::Block,
-        overrides: RulesPatch::default(),
-        clock: None,
-        deals_per_match: 2,
-        max_concurrent: 2,
-        entrants,
-        running: Vec::new(),
-        recent: Vec::new(),
-        counted: 0,
     };
-    let available = vec![true; league.entrants.len()];
+    let game = (Preset::Block, RulesPatch::default(), None);
+    let mut league = League::new(
+        LeagueId::random(),
+        "sim".into(),
+        sim,
+        0,
+        game,
+        (2, 2),
+        entrants,
+    );
+    let available = vec![true; league.entrants().len()];
     // Matches in play: their end (ms) and `a`'s result, drawn when made.
     let mut ends: Vec<(u64, MatchId, i64)> = Vec::new();
     let mut now = 0;
@@ -159,7 +157,7 @@ fn simulate((sigma, tau, level_dev): (f64, f64, Option<f64>), secs: u64, seed: u
         }
         now += 2000;
     }
-    let r = |i: usize| league.entrants[i].rating;
+    let r = |i: usize| league.entrants()[i].rating();
     let apart = [0, 1, 2]
         .map(|f| r(f).rating - 2.0 * r(f).deviation > r(f + 1).rating + 2.0 * r(f + 1).deviation);
     let ordered = (0..3).all(|f| r(f).rating > r(f + 1).rating);
@@ -195,15 +193,15 @@ fn simulate((sigma, tau, level_dev): (f64, f64, Option<f64>), secs: u64, seed: u
             let members = [f, 4 + 3 * f, 5 + 3 * f, 6 + 3 * f];
             members
                 .iter()
-                .map(|&i| f64::from(league.entrants[i].matches))
+                .map(|&i| f64::from(league.entrants()[i].matches()))
                 .sum::<f64>()
                 / 4.0
         })
         .collect();
     let volatility = league
-        .entrants
+        .entrants()
         .iter()
-        .map(|e| e.rating.volatility)
+        .map(|e| e.rating().volatility)
         .fold(0.0, f64::max);
     Run {
         volatility,
@@ -214,7 +212,7 @@ fn simulate((sigma, tau, level_dev): (f64, f64, Option<f64>), secs: u64, seed: u
         copies_within,
         copies_near,
         calibration: (squares / pairs).sqrt(),
-        matches: league.counted,
+        matches: league.counted(),
     }
 }
 
@@ -262,7 +260,7 @@ fn main() {
             .collect();
         println!(
             "| {sigma} | {tau} | {} | {:.0} | {} | {} | {}/{} | {}/{} | {}/{} | {}/{} | {}/{} | {:.1} (min {}) | {:.1} | {:.2} | {:.4} |",
-            level_dev.unwrap_or(Entrant::level(Level::Greedy, 0).rating.deviation),
+            level_dev.unwrap_or(Entrant::level(Level::Greedy, 0).rating().deviation),
             mean(&|r: &Run| r.matches as f64),
             played.join(" / "),
             devs.join(" / "),

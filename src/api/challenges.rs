@@ -91,7 +91,10 @@ pub async fn create_challenge(
         .challenge(&caller, new, from, key.as_ref())
         .await?;
     Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/challenges/{}", challenge.id)))
+        .insert_header((
+            header::LOCATION,
+            format!("/v1/challenges/{}", challenge.id()),
+        ))
         .json(ChallengeView::of(&challenge)))
 }
 

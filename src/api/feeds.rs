@@ -310,7 +310,7 @@ impl Source for TournamentSource {
     }
 
     fn over(t: &Tournament) -> bool {
-        t.status.over()
+        t.status().over()
     }
 
     fn last(frame: &[u8]) -> bool {

@@ -95,7 +95,7 @@ pub async fn create_league(
     let key = create_key(req.headers(), Create::League, &new)?;
     let made = leagues.create(&caller, new, key.as_ref()).await?;
     Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/leagues/{}", made.id)))
+        .insert_header((header::LOCATION, format!("/v1/leagues/{}", made.id())))
         .json(LeagueView::of(&made)))
 }
 

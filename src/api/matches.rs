@@ -91,7 +91,7 @@ pub async fn create_match(
         .create_match(&caller, new, from, key.as_ref())
         .await?;
     Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/matches/{}", made.id)))
+        .insert_header((header::LOCATION, format!("/v1/matches/{}", made.id())))
         .json(MatchView::of(&made)))
 }
 

@@ -99,7 +99,7 @@ pub async fn create_seek(
         HttpResponse::Ok()
     };
     Ok(answer
-        .insert_header((header::LOCATION, format!("/v1/seeks/{}", seek.id)))
+        .insert_header((header::LOCATION, format!("/v1/seeks/{}", seek.id())))
         .json(SeekView::of(&seek)))
 }
 

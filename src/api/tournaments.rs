@@ -130,7 +130,7 @@ pub async fn create_tournament(
     let key = create_key(req.headers(), Create::Tournament, &new)?;
     let made = tournaments.create(&caller, new, from, key.as_ref()).await?;
     Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/tournaments/{}", made.id)))
+        .insert_header((header::LOCATION, format!("/v1/tournaments/{}", made.id())))
         .json(TournamentView::of(&made)))
 }
 

@@ -54,7 +54,7 @@ impl Dispatcher {
         }
         // The players bound to its seats. A rated game's end is told with each rating's
         // change, once it moved (by the ratings).
-        for (seat, player) in record.bound_players() {
+        for (seat, player) in record.seating().bound_players() {
             if saved.started {
                 let news = PlayerNews::started(id, record, Seat::new(seat));
                 self.players.tell(player, &news).await;

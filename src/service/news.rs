@@ -13,7 +13,8 @@ use super::games::record::Record;
 use super::matches::MatchNotice;
 use super::matches::record::Match;
 use super::matchmaking::Notice;
-use super::matchmaking::challenge::{Challenge, ChallengeStatus};
+use super::matchmaking::challenge::Challenge;
+use super::matchmaking::invitation::ChallengeStatus;
 use super::matchmaking::seek::Seek;
 
 /// News for one player.
@@ -89,7 +90,7 @@ impl PlayerNews {
     pub(super) fn of_notice(notice: Notice<'_>) -> Option<PlayerNews> {
         Some(match notice {
             Notice::Challenged(c) => PlayerNews::Challenge(Box::new(c.clone())),
-            Notice::Closed(c) => match c.status {
+            Notice::Closed(c) => match c.invitation().saved_status() {
                 ChallengeStatus::Declined => PlayerNews::ChallengeDeclined(Box::new(c.clone())),
                 ChallengeStatus::Canceled => PlayerNews::ChallengeCanceled(Box::new(c.clone())),
                 ChallengeStatus::Expired => PlayerNews::ChallengeExpired(Box::new(c.clone())),
@@ -115,7 +116,12 @@ impl PlayerNews {
             seat: seat.index(),
             preset: record.preset(),
             rated: record.rated(),
-            players: record.occupants().iter().map(|s| s.name.clone()).collect(),
+            players: record
+                .seating()
+                .occupants()
+                .iter()
+                .map(|s| s.name.clone())
+                .collect(),
         }
     }
 

@@ -14,7 +14,8 @@ use crate::store::challenges::{ChallengeStore, Direction};
 use super::Error;
 use super::matches::{Match, Matches};
 use super::matchmaking::Challenges;
-use super::matchmaking::challenge::{Answer, Challenge, ChallengeStatus};
+use super::matchmaking::challenge::Challenge;
+use super::matchmaking::invitation::{Answer, ChallengeStatus};
 use super::shared::Shared;
 
 /// An invitation as the challenge routes answer it.
@@ -61,7 +62,7 @@ impl Offers {
         for stored in loaded {
             let Some(stored) = stored? else { continue };
             let (status, offer) = match Challenge::read(&stored.bytes)? {
-                Some(c) => (c.status_at(now), Offer::Challenge(c)),
+                Some(c) => (c.invitation().status_at(now), Offer::Challenge(c)),
                 None => match Match::read(&stored.bytes)? {
                     Some(m) => (m.status_at(now), Offer::Match(m)),
                     None => continue,

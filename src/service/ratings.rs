@@ -143,11 +143,11 @@ impl Ratings {
             return Ok(());
         };
         let rules = *record.game().rules();
-        let mut seats = Vec::with_capacity(record.occupants().len());
-        for seat in 0..record.occupants().len() as u8 {
+        let mut seats = Vec::with_capacity(record.seating().occupants().len());
+        for seat in 0..record.seating().occupants().len() as u8 {
             let who = match (
-                record.player_at(Seat::new(seat)),
-                record.occupants()[seat as usize].bot,
+                record.seating().player_at(Seat::new(seat)),
+                record.seating().occupants()[seat as usize].bot,
             ) {
                 (Some(player), _) => player.to_owned(),
                 (None, Some(level)) => level.as_str().to_owned(),
@@ -272,12 +272,12 @@ impl Ratings {
             let Some((_, player)) = self.players.player_record(&id).await? else {
                 continue;
             };
-            let Some(rated) = player.ratings.get(preset.name()) else {
+            let Some(rated) = player.ratings().get(preset.name()) else {
                 continue;
             };
             out.push(Placing {
-                id: player.id.to_string(),
-                name: player.name.clone(),
+                id: player.id().to_string(),
+                name: player.name().to_owned(),
                 bot: id.is_level() || player.is_bot(),
                 rating: rated.rating,
                 games: rated.games,
@@ -292,7 +292,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use crate::domain::{Caller, ChallengeId, GameId, PlayerName, Who};
+    use crate::domain::{Caller, GameId, PlayerName, Who};
     use crate::engine::{Move, Preset, RulesPatch};
 
     use crate::service::shared::now_ms;
@@ -335,14 +335,10 @@ mod tests {
             .unwrap();
         let accepted = service
             .challenges
-            .accept(
-                &Caller::of(Some(&bob.key)),
-                challenge.id.parse::<ChallengeId>().unwrap(),
-                None,
-            )
+            .accept(&Caller::of(Some(&bob.key)), challenge.id(), None)
             .await
             .unwrap();
-        let game = GameId::stored(&accepted.game_id.unwrap()).unwrap();
+        let game = accepted.game_id().unwrap();
         // Each side moves first: a game resigned at once is aborted, not rated.
         loop {
             let (_, record) = service.games.load(game).await.unwrap();
@@ -351,7 +347,7 @@ mod tests {
             }
             let turn = record.game().turn().unwrap();
             let mv = record.game().project(Some(turn)).legal_moves[0].mv;
-            let key = if record.seat_of_player(&ann.profile.id) == Some(turn) {
+            let key = if record.seating().seat_of_player(&ann.profile.id) == Some(turn) {
                 &ann.key
             } else {
                 &bob.key

@@ -45,7 +45,7 @@ pub struct Caps {
     /// Tournaments one player may have joined that are registering or running
     /// (`MAX_TOURNAMENTS_JOINED`; `None`: no cap).
     pub tournaments_joined: Option<usize>,
-    /// Players one tournament may hold (`MAX_TOURNAMENT_PLAYERS`; `None`: the default).
+    /// Players one tournament may hold (`MAX_TOURNAMENT_PLAYERS`; `None`: no cap).
     pub tournament_players: Option<usize>,
     /// Leagues one player may make (`MAX_LEAGUES_PER_PLAYER`; `None`: no cap).
     pub leagues_per_player: Option<usize>,

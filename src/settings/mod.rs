@@ -274,11 +274,12 @@ impl Default for Settings {
             player_unplayed_ttl: Some(Duration::from_secs(7 * 24 * 3600)),
             // A real challenge is not buried: a crowd's challenges wait for a place.
             max_challenges_to_player: Some(20),
-            max_tournaments_per_player: Some(
-                crate::service::tournaments::MAX_TOURNAMENTS_PER_PLAYER,
-            ),
-            max_tournaments_joined: Some(crate::service::tournaments::MAX_TOURNAMENTS_JOINED),
-            max_tournament_players: crate::service::tournaments::MAX_TOURNAMENT_PLAYERS,
+            // A person's few events at once; a place frees when one ends.
+            max_tournaments_per_player: Some(3),
+            // More than a person plays at once or a bot account keeps registered for the
+            // days ahead, fewer than an account needs to sit in every open tournament.
+            max_tournaments_joined: Some(10),
+            max_tournament_players: 64,
             max_leagues_per_player: Some(3),
             max_leagues_entered: Some(5),
             max_league_entrants: 64,

@@ -7,9 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use domino_server::service::tournaments::{
-    CANCELED_BY_CREATOR, MAX_TOURNAMENTS_JOINED, MAX_TOURNAMENTS_PER_PLAYER,
-};
+use domino_server::service::tournaments::CANCELED_BY_CREATOR;
+use domino_server::settings::Settings;
 
 use crate::helpers::{EventStream, TestApp, assert_problem, on_both_stores};
 
@@ -121,12 +120,23 @@ async fn until_event(stream: &mut EventStream, name: &str, within: Duration) -> 
     }
 }
 
+/// The caps the tests' servers keep: the settings' defaults.
+fn per_player_and_joined() -> (usize, usize) {
+    let defaults = Settings::default();
+    let cap = |c: Option<usize>| c.expect("capped by default");
+    (
+        cap(defaults.max_tournaments_per_player),
+        cap(defaults.max_tournaments_joined),
+    )
+}
+
 async fn the_creator_cancels_a_registering_tournament_and_frees_its_place(app: TestApp) {
+    let (per_player, _) = per_player_and_joined();
     let (_, org) = app.new_player("org").await;
     let (_, ann) = app.new_player("ann").await;
     let made: Vec<String> = {
         let mut made = Vec::new();
-        for _ in 0..MAX_TOURNAMENTS_PER_PLAYER {
+        for _ in 0..per_player {
             made.push(registering(&app, &org, json!(["greedy"])).await);
         }
         made
@@ -309,23 +319,24 @@ async fn the_creator_removes_an_entrant_by_player_or_level_id_before_the_start_o
 }
 
 async fn a_player_joins_a_capped_number_of_tournaments_and_each_end_frees_a_place(app: TestApp) {
+    let (per_player, joined_cap) = per_player_and_joined();
     // Enough tournaments for the cap and one more for each way a place frees.
-    let wanted = MAX_TOURNAMENTS_JOINED + 4;
+    let wanted = joined_cap + 4;
     let mut creators = Vec::new();
     let mut open = Vec::new();
     while open.len() < wanted {
         let (_, key) = app.new_player(&format!("org{}", creators.len())).await;
-        for _ in 0..MAX_TOURNAMENTS_PER_PLAYER.min(wanted - open.len()) {
+        for _ in 0..per_player.min(wanted - open.len()) {
             open.push((registering(&app, &key, json!([])).await, key.clone()));
         }
         creators.push(key);
     }
     let (ann_id, ann) = app.new_player("ann").await;
     let (_, bob) = app.new_player("bob").await;
-    for (id, _) in &open[..MAX_TOURNAMENTS_JOINED] {
+    for (id, _) in &open[..joined_cap] {
         joined(&app, id, &ann).await;
     }
-    let mut next = MAX_TOURNAMENTS_JOINED;
+    let mut next = joined_cap;
     let res = join(&app, &open[next].0, &ann).await;
     assert_tournament_cap(res, "MAX_TOURNAMENTS_JOINED").await;
     assert!(!player_ids(&tournament(&app, &open[next].0).await).contains(&ann_id.as_str()));

@@ -5,7 +5,7 @@ use utoipa::ToSchema;
 
 use crate::bots::Level;
 use crate::engine::{Rules, RulesPatch};
-use crate::service::{self, Challenge, Match, Offer, Opponent};
+use crate::service::{self, Challenge, Invitation, Match, Offer, Opponent};
 
 use super::*;
 
@@ -116,40 +116,14 @@ fn challenge_status_schema() -> utoipa::openapi::Object {
 impl ChallengeView {
     pub fn of(c: &Challenge) -> ChallengeView {
         ChallengeView {
-            game_id: c.game_id.map(|id| id.to_string()),
-            ..ChallengeView::invitation(Invited {
-                id: &c.id,
-                status: c.status_now(),
-                challenger: &c.challenger,
-                opponents: &c.opponents,
-                preset: c.preset,
-                overrides: &c.overrides,
-                seats: c.seats,
-                clock: c.clock.as_ref(),
-                rated: c.rated,
-                created_ms: c.created_ms,
-                expires_ms: c.expires_ms,
-                declined_by: c.declined_by.as_deref(),
-            })
+            game_id: c.game_id().map(|id| id.to_string()),
+            ..ChallengeView::invitation(&c.id(), c.invitation())
         }
     }
 
     /// A match's invitation, as a challenge's (it makes no one game: no `game_id`).
     pub fn of_match(m: &Match) -> ChallengeView {
-        ChallengeView::invitation(Invited {
-            id: &m.id,
-            status: m.status_now(),
-            challenger: &m.challenger,
-            opponents: &m.opponents,
-            preset: m.preset,
-            overrides: &m.overrides,
-            seats: m.seats,
-            clock: m.clock.as_ref(),
-            rated: m.rated,
-            created_ms: m.created_ms,
-            expires_ms: m.expires_ms,
-            declined_by: m.declined_by.as_deref(),
-        })
+        ChallengeView::invitation(&m.id(), m.invitation())
     }
 
     pub fn of_offer(offer: &Offer) -> ChallengeView {
@@ -159,7 +133,8 @@ impl ChallengeView {
         }
     }
 
-    fn invitation(i: Invited<'_>) -> ChallengeView {
+    /// What a challenge and a match's invitation both show.
+    fn invitation(id: &str, i: &Invitation) -> ChallengeView {
         let opponent = |o: &Opponent| match o {
             Opponent::Player { party, accepted } => ChallengePlayer {
                 id: party.id.clone(),
@@ -175,42 +150,26 @@ impl ChallengeView {
             },
         };
         ChallengeView {
-            id: i.id.to_owned(),
-            status: i.status.as_str(),
+            id: id.to_owned(),
+            status: i.status_now().as_str(),
             challenger: ChallengePlayer {
-                id: i.challenger.id.clone(),
-                name: i.challenger.name.clone(),
+                id: i.challenger().id.clone(),
+                name: i.challenger().name.clone(),
                 bot: false,
                 accepted: true,
             },
-            opponents: i.opponents.iter().map(opponent).collect(),
-            preset: i.preset.name(),
-            rules: i.preset.rules().with(i.overrides),
-            seats: i.seats,
-            clock: i.clock.map(ClockSettingsView::of),
-            rated: i.rated,
-            created_ms: i.created_ms,
-            expires_ms: i.expires_ms,
+            opponents: i.opponents().iter().map(opponent).collect(),
+            preset: i.preset().name(),
+            rules: i.preset().rules().with(i.overrides()),
+            seats: i.seats(),
+            clock: i.clock().map(ClockSettingsView::of),
+            rated: i.rated(),
+            created_ms: i.created_ms(),
+            expires_ms: i.expires_ms(),
             game_id: None,
-            declined_by: i.declined_by.map(str::to_owned),
+            declined_by: i.declined_by().map(str::to_owned),
         }
     }
-}
-
-/// What a challenge and a match's invitation both show.
-struct Invited<'a> {
-    id: &'a str,
-    status: service::ChallengeStatus,
-    challenger: &'a service::matchmaking::challenge::Party,
-    opponents: &'a [Opponent],
-    preset: crate::engine::Preset,
-    overrides: &'a crate::engine::RulesPatch,
-    seats: u8,
-    clock: Option<&'a service::ClockSettings>,
-    rated: bool,
-    created_ms: u64,
-    expires_ms: u64,
-    declined_by: Option<&'a str>,
 }
 
 /// A player's open challenges, newest first.

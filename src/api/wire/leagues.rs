@@ -157,27 +157,27 @@ impl LeagueEntrantView {
     fn of(e: &Entrant, rank: usize) -> LeagueEntrantView {
         let (margin, ci) = e.margin();
         LeagueEntrantView {
-            id: e.id.clone(),
-            name: e.name.clone(),
-            bot: e.bot,
+            id: e.id().to_owned(),
+            name: e.name().to_owned(),
+            bot: e.bot(),
             rank,
-            rating: whole(e.rating.rating),
-            deviation: whole(e.rating.deviation),
-            matches: e.matches,
-            wins: e.wins,
-            draws: e.draws,
-            losses: e.losses,
+            rating: whole(e.rating().rating),
+            deviation: whole(e.rating().deviation),
+            matches: e.matches(),
+            wins: e.wins(),
+            draws: e.draws(),
+            losses: e.losses(),
             margin_per_deal: margin,
             margin_ci95: ci.map(|(low, high)| [low, high]),
-            available: e.available && !e.left,
-            left: e.left,
+            available: e.available() && !e.left(),
+            left: e.left(),
             history: e
-                .history
+                .history()
                 .iter()
                 .map(|p| LeagueRatingPoint {
-                    at_ms: p.at_ms,
-                    rating: whole(p.rating),
-                    deviation: whole(p.deviation),
+                    at_ms: p.at_ms(),
+                    rating: whole(p.rating()),
+                    deviation: whole(p.deviation()),
                 })
                 .collect(),
         }
@@ -186,40 +186,46 @@ impl LeagueEntrantView {
 
 impl LeagueView {
     pub fn of(l: &League) -> LeagueView {
-        let id_of = |i: u16| l.entrants[usize::from(i)].id.clone();
+        let id_of = |i: u16| l.entrants()[usize::from(i)].id().to_owned();
         LeagueView {
-            id: l.id.to_string(),
-            name: l.name.clone(),
-            preset: l.preset.name(),
-            rules: l.preset.rules().with(&l.overrides),
-            clock: l.clock.as_ref().map(ClockSettingsView::of),
-            deals_per_match: l.deals_per_match,
-            max_concurrent: l.max_concurrent,
-            creator: l.creator.id.clone(),
-            created_ms: l.created_ms,
-            matches_counted: l.counted,
+            id: l.id().to_string(),
+            name: l.name().to_owned(),
+            preset: l.preset().name(),
+            rules: l.preset().rules().with(l.overrides()),
+            clock: l.clock().map(ClockSettingsView::of),
+            deals_per_match: l.deals_per_match(),
+            max_concurrent: l.max_concurrent(),
+            creator: l.creator().id.clone(),
+            created_ms: l.created_ms(),
+            matches_counted: l.counted(),
             entrants: l
                 .ranked()
                 .into_iter()
                 .enumerate()
-                .map(|(rank, i)| LeagueEntrantView::of(&l.entrants[i], rank + 1))
+                .map(|(rank, i)| LeagueEntrantView::of(&l.entrants()[i], rank + 1))
                 .collect(),
             running: l
-                .running
+                .running()
                 .iter()
                 .map(|r| LeagueMatchView {
-                    match_id: r.match_id.to_string(),
-                    a: id_of(r.a),
-                    b: id_of(r.b),
-                    started_ms: r.started_ms,
+                    match_id: r.match_id().to_string(),
+                    a: id_of(r.a()),
+                    b: id_of(r.b()),
+                    started_ms: r.started_ms(),
                 })
                 .collect(),
             recent: l
-                .recent
+                .recent()
                 .iter()
                 .rev()
                 .map(|c| {
-                    LeagueResultView::of(c.match_id, id_of(c.a), id_of(c.b), c.result, c.ended_ms)
+                    LeagueResultView::of(
+                        c.match_id(),
+                        id_of(c.a()),
+                        id_of(c.b()),
+                        c.result(),
+                        c.ended_ms(),
+                    )
                 })
                 .collect(),
         }
@@ -255,12 +261,12 @@ impl LeagueResultView {
 impl LeagueSummary {
     pub fn of(l: &League) -> LeagueSummary {
         LeagueSummary {
-            id: l.id.to_string(),
-            name: l.name.clone(),
-            preset: l.preset.name(),
-            entrants: l.entrants.iter().filter(|e| !e.left).count(),
-            matches_counted: l.counted,
-            created_ms: l.created_ms,
+            id: l.id().to_string(),
+            name: l.name().to_owned(),
+            preset: l.preset().name(),
+            entrants: l.entrants().iter().filter(|e| !e.left()).count(),
+            matches_counted: l.counted(),
+            created_ms: l.created_ms(),
         }
     }
 }

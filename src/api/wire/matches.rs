@@ -142,14 +142,14 @@ pub struct MatchView {
 
 impl MatchView {
     pub fn of(c: &Match) -> MatchView {
-        let series = &c.series;
+        let (series, invitation) = (c.series(), c.invitation());
         let challenge = ChallengeView::of_match(c);
         let status = match c.status_now() {
             ChallengeStatus::Open => "waiting",
             ChallengeStatus::Accepted => series.status(true).as_str(),
             _ => "canceled",
         };
-        let challenger = match series.stand_in {
+        let challenger = match series.stand_in() {
             Some(level) => ChallengePlayer {
                 id: level.as_str().to_owned(),
                 name: level.as_str().to_owned(),
@@ -164,37 +164,37 @@ impl MatchView {
         let tally = series.tally();
         let margin = series.margin(c.penalty_scoring());
         MatchView {
-            id: c.id.to_string(),
+            id: c.id().to_string(),
             status,
-            preset: c.preset.name(),
+            preset: invitation.preset().name(),
             rules: challenge.rules,
-            deals: series.deals,
-            duplicate: series.duplicate,
-            parallel: series.parallel,
-            rated: c.rated,
-            seeded: series.seeded,
+            deals: series.deals(),
+            duplicate: series.duplicate(),
+            parallel: series.parallel(),
+            rated: invitation.rated(),
+            seeded: series.seeded(),
             seed: series.revealed_seed(c.status_now() == ChallengeStatus::Accepted),
             games: series
-                .games
+                .games()
                 .iter()
                 .map(|g| {
                     // Seat i plays for side i % 2; the challenger's side is its seat's.
-                    let seats = (0..usize::from(c.seats))
+                    let seats = (0..usize::from(invitation.seats()))
                         .map(|i| {
-                            let other = usize::from(i % 2 != usize::from(g.seat));
+                            let other = usize::from(i % 2 != usize::from(g.seat()));
                             names[other + 2 * (i / 2)].clone()
                         })
                         .collect();
                     MatchGameView {
-                        deal: series.deal_of(g.index),
-                        game_id: g.game_id.to_string(),
+                        deal: series.deal_of(g.index()),
+                        game_id: g.game_id().to_string(),
                         seats,
-                        status: if g.result.is_some() {
+                        status: if g.result().is_some() {
                             "finished"
                         } else {
                             "playing"
                         },
-                        result: g.result.map(|(points_for, points_against, result)| {
+                        result: g.result().map(|(points_for, points_against, result)| {
                             MatchGameResult {
                                 outcome: match result {
                                     VOID => "void",

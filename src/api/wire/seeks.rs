@@ -79,18 +79,18 @@ impl SeekView {
             SeekState::Expired => ("expired", None),
         };
         SeekView {
-            id: s.id.clone(),
+            id: s.id().to_owned(),
             status,
-            preset: s.wish.preset.name(),
-            seats: s.wish.seats,
-            clock: s.wish.clock.map(|c| ClockSettingsView::of(&c)),
-            rated: s.wish.rated,
-            fallback: s.fallback.map(|(after, level)| FallbackBody {
+            preset: s.wish().preset.name(),
+            seats: s.wish().seats,
+            clock: s.wish().clock.map(|c| ClockSettingsView::of(&c)),
+            rated: s.wish().rated,
+            fallback: s.fallback().map(|(after, level)| FallbackBody {
                 after_secs: after.as_secs(),
                 level,
             }),
-            created_ms: s.created_ms,
-            expires_ms: s.expires_ms,
+            created_ms: s.created_ms(),
+            expires_ms: s.expires_ms(),
             game_id,
         }
     }

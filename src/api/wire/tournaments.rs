@@ -186,40 +186,40 @@ pub struct TournamentView {
 
 impl TournamentView {
     pub fn of(t: &Tournament) -> TournamentView {
-        let id_of = |entrant: u16| t.entrants[usize::from(entrant)].id();
+        let id_of = |entrant: u16| t.entrants()[usize::from(entrant)].id();
         let penalty = t.penalty();
         TournamentView {
-            id: t.id.to_string(),
-            name: t.name.clone(),
-            status: t.status.as_str(),
-            reason: t.reason.clone(),
-            format: t.format.as_str(),
-            preset: t.preset.name(),
-            rules: t.preset.rules().with(&t.overrides),
-            duplicate: t.duplicate,
-            deals_per_pairing: t.deals_per_pairing,
-            rounds: t.rounds,
-            round: t.round,
-            rated: t.rated,
-            clock: ClockSettingsView::of(&t.clock),
-            starts_at_ms: t.starts_at_ms,
-            max_players: t.max_players,
-            creator: t.creator.id.clone(),
-            created_ms: t.created_ms,
+            id: t.id().to_string(),
+            name: t.terms().name().to_owned(),
+            status: t.status().as_str(),
+            reason: t.reason().map(str::to_owned),
+            format: t.terms().format().as_str(),
+            preset: t.terms().preset().name(),
+            rules: t.terms().preset().rules().with(t.terms().overrides()),
+            duplicate: t.terms().duplicate(),
+            deals_per_pairing: t.deals_per_pairing(),
+            rounds: t.terms().rounds(),
+            round: t.round(),
+            rated: t.terms().rated(),
+            clock: ClockSettingsView::of(t.terms().clock()),
+            starts_at_ms: t.terms().starts_at_ms(),
+            max_players: t.terms().max_players(),
+            creator: t.terms().creator().id.clone(),
+            created_ms: t.terms().created_ms(),
             seed: t.revealed_seed(),
             waiting: TournamentWaiting::of(t),
             players: TournamentPlayer::rows(t),
             pairings: t
-                .pairings
+                .pairings()
                 .iter()
                 .map(|p| TournamentPairing::of(p, penalty, &id_of))
                 .collect(),
             byes: t
-                .byes
+                .byes()
                 .iter()
                 .map(|b| TournamentBye {
-                    round: b.round,
-                    player: id_of(b.entrant),
+                    round: b.round(),
+                    player: id_of(b.entrant()),
                 })
                 .collect(),
         }
@@ -229,10 +229,10 @@ impl TournamentView {
 impl TournamentPairing {
     fn of(p: &Pairing, penalty: bool, id_of: &impl Fn(u16) -> String) -> TournamentPairing {
         TournamentPairing {
-            round: p.round,
-            a: id_of(p.a),
-            b: id_of(p.b),
-            games: p.games.iter().map(|g| g.game_id.to_string()).collect(),
+            round: p.round(),
+            a: id_of(p.a()),
+            b: id_of(p.b()),
+            games: p.games().iter().map(|g| g.game_id().to_string()).collect(),
             result: p.winner(penalty).map(|w| match w {
                 Winner::A => "a",
                 Winner::B => "b",
@@ -282,28 +282,28 @@ pub struct TournamentSummary {
 impl TournamentSummary {
     pub fn of(t: &Tournament) -> TournamentSummary {
         TournamentSummary {
-            id: t.id.to_string(),
-            name: t.name.clone(),
-            status: t.status.as_str(),
-            reason: t.reason.clone(),
-            format: t.format.as_str(),
-            preset: t.preset.name(),
-            duplicate: t.duplicate,
-            rounds: t.rounds,
-            round: t.round,
-            rated: t.rated,
-            starts_at_ms: t.starts_at_ms,
-            max_players: t.max_players,
-            players_count: t.entrants.len(),
-            winner: (t.status == TournamentStatus::Finished)
+            id: t.id().to_string(),
+            name: t.terms().name().to_owned(),
+            status: t.status().as_str(),
+            reason: t.reason().map(str::to_owned),
+            format: t.terms().format().as_str(),
+            preset: t.terms().preset().name(),
+            duplicate: t.terms().duplicate(),
+            rounds: t.terms().rounds(),
+            round: t.round(),
+            rated: t.terms().rated(),
+            starts_at_ms: t.terms().starts_at_ms(),
+            max_players: t.terms().max_players(),
+            players_count: t.entrants().len(),
+            winner: (t.status() == TournamentStatus::Finished)
                 .then(|| {
                     t.standings()
                         .first()
-                        .map(|s| t.entrants[usize::from(s.entrant)].name())
+                        .map(|s| t.entrants()[usize::from(s.entrant)].name())
                 })
                 .flatten(),
-            creator: t.creator.id.clone(),
-            created_ms: t.created_ms,
+            creator: t.terms().creator().id.clone(),
+            created_ms: t.terms().created_ms(),
         }
     }
 }
@@ -362,7 +362,7 @@ impl TournamentPlayer {
         t.standings()
             .iter()
             .map(|s| {
-                let e = &t.entrants[usize::from(s.entrant)];
+                let e = &t.entrants()[usize::from(s.entrant)];
                 TournamentPlayer {
                     id: e.id(),
                     name: e.name(),
@@ -371,7 +371,7 @@ impl TournamentPlayer {
                     buchholz: s.buchholz(),
                     sonneborn_berger: s.sonneborn_berger(),
                     margin: s.margin(),
-                    withdrawn: e.withdrawn,
+                    withdrawn: e.withdrawn(),
                     rank: s.rank,
                     entry: s.entrant,
                 }
@@ -404,8 +404,8 @@ impl TournamentEvent {
     fn bare(kind: &'static str, t: &Tournament) -> TournamentEvent {
         TournamentEvent {
             kind,
-            status: t.status.as_str(),
-            round: t.round,
+            status: t.status().as_str(),
+            round: t.round(),
             waiting: TournamentWaiting::of(t),
             tournament: None,
             pairing: None,
@@ -417,7 +417,7 @@ impl TournamentEvent {
 
     /// The whole of `t`: a stream's first event (`tournament_finished` once it is over).
     pub fn whole(t: &Tournament) -> TournamentEvent {
-        let kind = if t.status.over() {
+        let kind = if t.status().over() {
             "tournament_finished"
         } else {
             "standings"
@@ -441,32 +441,32 @@ impl TournamentEvent {
             return TournamentEvent::whole(t);
         }
         let mut event = TournamentEvent::bare(TournamentEvent::of_kind(update.told), t);
-        let id_of = |entrant: u16| t.entrants[usize::from(entrant)].id();
+        let id_of = |entrant: u16| t.entrants()[usize::from(entrant)].id();
         let penalty = t.penalty();
         // Every pairing new or newly decided since the last event: a word lost between
         // (a subscription made again) loses nothing.
         event.pairings = t
-            .pairings
+            .pairings()
             .iter()
             .enumerate()
             .filter(|&(i, p)| {
                 before
-                    .pairings
+                    .pairings()
                     .get(i)
                     .is_none_or(|b| b.winner(penalty) != p.winner(penalty))
             })
             .map(|(_, p)| TournamentPairing::of(p, penalty, &id_of))
             .collect();
-        event.byes = t.byes[before.byes.len().min(t.byes.len())..]
+        event.byes = t.byes()[before.byes().len().min(t.byes().len())..]
             .iter()
             .map(|b| TournamentBye {
-                round: b.round,
-                player: id_of(b.entrant),
+                round: b.round(),
+                player: id_of(b.entrant()),
             })
             .collect();
         if let Told::PairingFinished { pairing } = update.told {
             event.pairing = t
-                .pairings
+                .pairings()
                 .get(pairing)
                 .map(|p| TournamentPairing::of(p, penalty, &id_of));
         }
@@ -483,9 +483,9 @@ impl TournamentEvent {
 
 impl TournamentWaiting {
     fn of(t: &Tournament) -> Option<TournamentWaiting> {
-        t.waiting.as_ref().map(|w| TournamentWaiting {
-            since_ms: w.since_ms,
-            reason: w.reason.clone(),
+        t.waiting().map(|w| TournamentWaiting {
+            since_ms: w.since_ms(),
+            reason: w.reason().to_owned(),
         })
     }
 }

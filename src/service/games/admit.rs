@@ -97,19 +97,7 @@ impl Games {
         let game = Game::new(rules, new.seats, seed, new.deal.clone())?;
         let mut record = Record::new(now_ms(), new.preset, prearranged, new.clock, game);
         for &(seat, level) in &new.bots {
-            let slot = record.seats.get_mut(seat as usize).ok_or_else(|| {
-                Error::InvalidRules(format!(
-                    "bots: there is no seat {seat} in a {}-seat game",
-                    new.seats
-                ))
-            })?;
-            if slot.bot.is_some() {
-                return Err(Error::InvalidRules(format!(
-                    "bots: seat {seat} is given two bots"
-                )));
-            }
-            slot.bot = Some(level);
-            slot.name = Some(level.seat_name());
+            record.seating_mut().seat_bot(seat, level, new.seats)?;
         }
         Ok(record)
     }
@@ -136,14 +124,16 @@ impl Games {
         }
         record.twins = twins;
         for (seat, player, name) in players {
-            record.seat_bound(Seat::new(seat), name, &unseen_token(), player);
+            record
+                .seating_mut()
+                .seat_bound(Seat::new(seat), name, &unseen_token(), player);
             if self
                 .players
                 .hook_of(&PlayerId::stored(player.to_owned()))
                 .await?
                 .is_some()
             {
-                record.hook_seat(seat);
+                record.called_mut().hook(seat);
             }
             self.ctx
                 .store

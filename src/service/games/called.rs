@@ -18,9 +18,12 @@ pub struct Called {
 impl Called {
     /// Seat `seat` is called from now on, this turn too (a webhook put again after its
     /// pause is called at once).
-    pub fn hook(&mut self, seat: u8, seats: usize) {
-        self.seats.resize(seats, false);
-        self.seats[seat as usize] = true;
+    pub fn hook(&mut self, seat: u8) {
+        let at = usize::from(seat);
+        if self.seats.len() <= at {
+            self.seats.resize(at + 1, false);
+        }
+        self.seats[at] = true;
         self.failed = None;
     }
 
@@ -57,7 +60,7 @@ mod tests {
     fn a_failed_turn_waits_for_its_retry_and_the_next_turn_is_called_at_once() {
         let mut called = Called::default();
         assert!(!called.is_hooked(1));
-        called.hook(1, 2);
+        called.hook(1);
         assert!(called.is_hooked(1) && !called.is_hooked(0));
         assert_eq!(called.due(7, 100), Some(100));
         called.failed(7, Some(1_100));

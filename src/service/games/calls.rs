@@ -129,12 +129,12 @@ impl Calls {
         let written = self
             .games
             .update(id, None, |_, _, record| {
-                let seat = record.seat_of_player(player.as_str());
-                match seat
-                    .filter(|&s| record.status() != Status::Finished && !record.seat_hooked(s))
-                {
+                let seat = record.seating().seat_of_player(player.as_str());
+                match seat.filter(|&s| {
+                    record.status() != Status::Finished && !record.called().is_hooked(s)
+                }) {
                     Some(seat) => {
-                        record.hook_seat(seat);
+                        record.called_mut().hook(seat);
                         Ok(Decision::Store(Change::quiet(())))
                     }
                     None => Ok(Decision::Leave(())),
@@ -160,6 +160,7 @@ impl Calls {
         };
         let player = PlayerId::stored(
             record
+                .seating()
                 .player_at(Seat::new(seat))
                 .ok_or_else(|| Error::Internal("a webhook seat bound to no player".into()))?
                 .to_owned(),
@@ -167,7 +168,7 @@ impl Calls {
         let (Some(hook), Some(wire)) = (self.games.players.hook_of(&player).await?, self.wire())
         else {
             // Removed or paused since the seat was bound: it plays by pulling.
-            self.change_calls(id, version, |record| record.unhook_seat(seat))
+            self.change_calls(id, version, |record| record.called_mut().unhook(seat))
                 .await?;
             tracing::info!(game_id = %id, seat, player_id = %player, "webhook seat unhooked: no active webhook");
             return Ok(false);
@@ -238,7 +239,7 @@ impl Calls {
                     }
                     // Its seats are played as absent players' are from now on.
                     if !matches!(called, Called::Played(..)) {
-                        self.change_calls(id, version, |record| record.unhook_seat(seat))
+                        self.change_calls(id, version, |record| record.called_mut().unhook(seat))
                             .await?;
                         return Ok(false);
                     }

@@ -16,7 +16,8 @@ use crate::store::{GameStore, StoreError};
 use super::admit::{Admission, NewGame};
 use super::bot_work::BotWork;
 use super::idempotency::RequestKey;
-use super::record::{Record, Status, TokenHash};
+use super::record::{Record, Status};
+use super::seating::TokenHash;
 use super::seats::held_by;
 use super::view::{NewSeat, View};
 use super::write::{Change, Decision, Written};
@@ -81,7 +82,7 @@ impl Games {
             None => None,
         };
         let name = match (&player, name) {
-            (Some(player), _) => player.name.as_str(),
+            (Some(player), _) => player.name(),
             (None, Some(name)) => name.as_str(),
             (None, None) => {
                 return Err(Error::BadRequest(
@@ -103,13 +104,13 @@ impl Games {
                 if let Some(player) = &player {
                     held_by(record, player)?;
                 }
-                let free = record.free_seats();
+                let free = record.seating().free_seats();
                 let seat = match wanted {
                     _ if free.is_empty() => return Err(Error::GameFull),
-                    Some(s) if s.at() >= record.seats.len() => {
+                    Some(s) if s.at() >= record.seating().occupants().len() => {
                         return Err(Error::BadRequest(format!(
                             "seat: this game has seats 0 to {} (got {s})",
-                            record.seats.len() - 1
+                            record.seating().occupants().len() - 1
                         )));
                     }
                     Some(s) if !free.contains(&s.index()) => {
@@ -120,12 +121,14 @@ impl Games {
                 };
                 match &player {
                     Some(player) => {
-                        record.seat_bound(seat, name, &token, &player.id);
+                        record
+                            .seating_mut()
+                            .seat_bound(seat, name, &token, player.id());
                         if player.calls_hook() {
-                            record.hook_seat(seat.index());
+                            record.called_mut().hook(seat.index());
                         }
                     }
-                    None => record.seat_player(seat, name, &token),
+                    None => record.seating_mut().seat_player(seat, name, &token),
                 }
                 let started = record.status() != Status::Waiting;
                 Ok(Decision::Store(Change {
@@ -159,7 +162,7 @@ impl Games {
                     .ok_or_else(|| Error::Internal("a join's receipt has no token".into()))?;
                 let seat = Seat::new(stored.receipt.seat);
                 // The token must open its seat: a damaged receipt answers no seat.
-                if record.seat_of(&TokenHash::of(&token)) != Some(seat.index()) {
+                if record.seating().seat_of(&TokenHash::of(&token)) != Some(seat.index()) {
                     return Err(Error::Internal(
                         "a join's receipt does not open its seat".into(),
                     ));

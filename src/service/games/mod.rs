@@ -22,6 +22,7 @@ pub mod log;
 mod play;
 pub mod record;
 pub mod saved;
+pub mod seating;
 mod seats;
 pub mod view;
 mod write;
@@ -38,8 +39,9 @@ use super::players::Players;
 use super::shared::{Port, Shared};
 use due::Drive;
 use idempotency::RequestKey;
-use record::{Record, Status, TokenHash};
+use record::{Record, Status};
 use saved::{SaveReactions, Saved};
+use seating::TokenHash;
 use write::{Decision, Written};
 
 pub use calls::{CallWire, Calls};
@@ -242,7 +244,7 @@ impl Games {
         match caller {
             Caller::Player(key) => {
                 let (_, player) = self.players.open(key).await?;
-                Ok(Some(Bearer::Player(player.id.to_string())))
+                Ok(Some(Bearer::Player(player.id().to_string())))
             }
             Caller::Seat(token) => Ok(Some(Bearer::Token(
                 hash.unwrap_or_else(|| TokenHash::of(token.as_str())),
@@ -300,8 +302,8 @@ fn viewer_of(record: &Record, bearer: Option<&Bearer>) -> Result<Option<u8>, Err
 /// The seat `bearer` holds: a token's own, or the one bound to the key's player.
 fn seat_of(record: &Record, bearer: &Bearer) -> Result<u8, Error> {
     match bearer {
-        Bearer::Token(hash) => record.seat_of(hash).ok_or(UNKNOWN_TOKEN),
-        Bearer::Player(player) => record.seat_of_player(player).ok_or_else(|| {
+        Bearer::Token(hash) => record.seating().seat_of(hash).ok_or(UNKNOWN_TOKEN),
+        Bearer::Player(player) => record.seating().seat_of_player(player).ok_or_else(|| {
             Error::Forbidden("no seat of this game is bound to the key's player".into())
         }),
     }

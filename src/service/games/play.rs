@@ -12,7 +12,8 @@ use crate::metrics::BotPlace;
 
 use super::bot_work::BotWork;
 use super::idempotency::RequestKey;
-use super::record::{Record, Status, TokenHash};
+use super::record::{Record, Status};
+use super::seating::TokenHash;
 use super::view::{AfterMove, View};
 use super::write::{Change, Decision, Written};
 use super::{Error, Games, seat_of, viewer_of};

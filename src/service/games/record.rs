@@ -2,8 +2,6 @@
 //! byte format.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 
 use crate::bots::Level;
 use crate::domain::{GameId, MatchId, Seat, TournamentId};
@@ -12,6 +10,7 @@ use crate::engine::{Game, Preset};
 use super::Error;
 use super::called::Called;
 use super::clock::{ClockSettings, GameClock};
+use super::seating::Seating;
 use crate::service::codec::{self, Encoder};
 
 /// The record's format byte, then postcard: the record, then its twins, then its
@@ -45,13 +44,6 @@ pub enum Aborted {
     NoMove,
 }
 
-/// One seat as everyone may see it: who sits there. A free seat has neither.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Occupant {
-    pub name: Option<String>,
-    pub bot: Option<Level>,
-}
-
 /// A game as stored. Its fields are the games aggregate's to write (another aggregate's
 /// part goes in through its admission): read outside through the methods below.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -64,14 +56,8 @@ pub struct Record {
     pub(super) rated: bool,
     /// The match (duplicate arena) it is a game of, by its id: its end moves the match on.
     pub(super) series: Option<MatchId>,
-    pub(super) seats: Vec<Occupant>,
-    /// Per seat, the first 128 bits of its token's SHA-256 (the token itself is never
-    /// stored). Tokens are 256 random bits, so finding another token with these 128 bits
-    /// is out of reach, and every stored game is smaller than with the whole hash.
-    tokens: Vec<Option<TokenHash>>,
-    /// Per seat, the id of the player it is bound to (taken with a player's key): that
-    /// player's key opens it as its token does.
-    players: Vec<Option<String>>,
+    /// Who sits where (stored in its place: the same bytes as its fields were inline).
+    seating: Seating,
     pub(super) clock: Option<GameClock>,
     pub(super) game: Game,
     /// In a duplicate match, the other games of its deal (the same hands): while one of
@@ -124,9 +110,13 @@ impl Record {
         &self.twins
     }
 
-    /// Who sits at each seat.
-    pub fn occupants(&self) -> &[Occupant] {
-        &self.seats
+    /// Who sits where.
+    pub fn seating(&self) -> &Seating {
+        &self.seating
+    }
+
+    pub(super) fn seating_mut(&mut self) -> &mut Seating {
+        &mut self.seating
     }
 
     pub fn clock(&self) -> Option<&GameClock> {
@@ -158,15 +148,7 @@ impl Record {
             prearranged,
             rated: false,
             series: None,
-            seats: vec![
-                Occupant {
-                    name: None,
-                    bot: None
-                };
-                seats
-            ],
-            tokens: vec![None; seats],
-            players: vec![None; seats],
+            seating: Seating::free(seats),
             clock: clock.map(|c| GameClock::new(c, game.seats())),
             game,
             twins: Vec::new(),
@@ -183,9 +165,7 @@ impl Record {
             prearranged: self.prearranged,
             rated: self.rated,
             series: self.series,
-            seats: self.seats.clone(),
-            tokens: self.tokens.clone(),
-            players: self.players.clone(),
+            seating: self.seating.clone(),
             clock: self.clock.clone(),
             game,
             twins: self.twins.clone(),
@@ -194,19 +174,9 @@ impl Record {
         }
     }
 
-    pub fn is_taken(&self, seat: Seat) -> bool {
-        self.tokens[seat.at()].is_some() || self.seats[seat.at()].bot.is_some()
-    }
-
-    /// The seats nobody has taken yet, lowest first.
-    pub fn free_seats(&self) -> Vec<u8> {
-        (0..self.seats.len() as u8)
-            .filter(|&s| !self.is_taken(Seat::new(s)))
-            .collect()
-    }
-
     pub fn status(&self) -> Status {
-        if (0..self.seats.len() as u8).any(|s| !self.is_taken(Seat::new(s))) {
+        let seats = self.seating.occupants().len() as u8;
+        if (0..seats).any(|s| !self.seating.is_taken(Seat::new(s))) {
             Status::Waiting
         } else if self.game.is_over() {
             Status::Finished
@@ -233,56 +203,6 @@ impl Record {
         self.rated && self.status() == Status::Finished && self.aborted().is_none()
     }
 
-    /// Seats a player holding `token`.
-    pub fn seat_player(&mut self, seat: Seat, name: &str, token: &str) {
-        self.seats[seat.at()] = Occupant {
-            name: Some(name.to_string()),
-            bot: None,
-        };
-        self.tokens[seat.at()] = Some(TokenHash::of(token));
-    }
-
-    /// Seats player `player` (its id) holding `token`: its key opens the seat too.
-    pub fn seat_bound(&mut self, seat: Seat, name: &str, token: &str, player: &str) {
-        self.seat_player(seat, name, token);
-        self.players[seat.at()] = Some(player.to_owned());
-    }
-
-    /// Every seat bound to a player, with the player's id.
-    pub fn bound_players(&self) -> impl Iterator<Item = (u8, &str)> {
-        self.players
-            .iter()
-            .enumerate()
-            .filter_map(|(seat, p)| Some((seat as u8, p.as_deref()?)))
-    }
-
-    /// The id of the player seat `seat` is bound to, if any.
-    pub fn player_at(&self, seat: Seat) -> Option<&str> {
-        self.players.get(seat.at())?.as_deref()
-    }
-
-    /// The seat bound to player `player` (its id), if any.
-    pub fn seat_of_player(&self, player: &str) -> Option<u8> {
-        self.players
-            .iter()
-            .position(|p| p.as_deref() == Some(player))
-            .map(|seat| seat as u8)
-    }
-
-    /// The seat whose token hashes to `hash` ([`TokenHash::of`]). Every seat's hash is
-    /// compared, in constant time, so the answer's timing says nothing about the token.
-    pub fn seat_of(&self, hash: &TokenHash) -> Option<u8> {
-        let mut found = None;
-        for (i, seat) in self.tokens.iter().enumerate() {
-            if let Some(h) = seat
-                && bool::from(h.0.ct_eq(&hash.0))
-            {
-                found = Some(i as u8);
-            }
-        }
-        found
-    }
-
     /// Per seat, the bot that plays it: its own, or for a seat abandoned by its player
     /// the clock's `timeout_bot` (greedy without a clock). `None` for a human.
     pub fn bots(&self) -> Vec<Option<Level>> {
@@ -290,7 +210,8 @@ impl Record {
             .clock
             .as_ref()
             .map_or(Level::Greedy, |c| c.settings.timeout_bot);
-        self.seats
+        self.seating
+            .occupants()
             .iter()
             .enumerate()
             .map(|(i, s)| s.bot.or(self.game.abandoned(i as u8).then_some(stand_in)))
@@ -303,7 +224,8 @@ impl Record {
             return None;
         }
         let turn = self.game.turn()?;
-        (self.seats[turn as usize].bot.is_none() && !self.game.abandoned(turn)).then_some(turn)
+        let bot = self.seating.occupants()[turn as usize].bot;
+        (bot.is_none() && !self.game.abandoned(turn)).then_some(turn)
     }
 
     /// A bot may move now (the game is in play and a bot seat is to move, or may take
@@ -315,7 +237,8 @@ impl Record {
 
     /// No human plays this game any more: every seat is a bot's, or abandoned to one.
     pub fn bots_alone(&self) -> bool {
-        (0..self.seats.len()).all(|s| self.seats[s].bot.is_some() || self.game.abandoned(s as u8))
+        let seats = self.seating.occupants();
+        (0..seats.len()).all(|s| seats[s].bot.is_some() || self.game.abandoned(s as u8))
     }
 
     /// When the sweep must next act on this game (epoch ms): `now` while bots are to move
@@ -356,19 +279,14 @@ impl Record {
         self.called.due(self.game.move_count() as u32, now)
     }
 
-    /// Whether the server calls seat `seat`'s player's webhook.
-    pub(super) fn seat_hooked(&self, seat: u8) -> bool {
-        self.called.is_hooked(seat)
+    /// Its webhook seats (whose players' webhooks the server calls), and where the turn's
+    /// calls stand.
+    pub(super) fn called(&self) -> &Called {
+        &self.called
     }
 
-    /// The server calls seat `seat`'s player's webhook from now on.
-    pub(super) fn hook_seat(&mut self, seat: u8) {
-        self.called.hook(seat, self.seats.len());
-    }
-
-    /// The server calls seat `seat`'s player no more: it plays by pulling.
-    pub(super) fn unhook_seat(&mut self, seat: u8) {
-        self.called.unhook(seat);
+    pub(super) fn called_mut(&mut self) -> &mut Called {
+        &mut self.called
     }
 
     /// This turn's calls failed: called again at `retry`, or never (its clock decides).
@@ -410,10 +328,7 @@ impl Record {
             (other, body) => return Err(body.unknown(other)),
         };
         let seats = record.game.seats() as usize;
-        if record.seats.len() != seats
-            || record.tokens.len() != seats
-            || record.players.len() != seats
-        {
+        if record.seating.counts() != [seats; 3] {
             return Err(Error::Internal(
                 "stored game unreadable: its seats do not match its game".into(),
             ));
@@ -426,37 +341,23 @@ impl Record {
     }
 }
 
-/// What a record keeps of a seat's token: the first 128 bits of its SHA-256. Computed once
-/// a request (the rate limit counts a token by it too), so a move hashes its token once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TokenHash([u8; 16]);
-
-impl TokenHash {
-    pub fn of(token: &str) -> TokenHash {
-        let digest = Sha256::digest(token.as_bytes());
-        let mut hash = [0; 16];
-        hash.copy_from_slice(&digest[..16]);
-        TokenHash(hash)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::Seed;
+    use crate::service::games::seating::TokenHash;
 
     fn record() -> Record {
         let game = Game::new(Preset::Draw.rules(), 2, Seed::from_text("r1"), None).unwrap();
         let mut record = Record::new(7, Preset::Draw, false, None, game);
-        record.seats[1].bot = Some(Level::Greedy);
+        record.seating.seat_bot(1, Level::Greedy, 2).unwrap();
         record
     }
 
     #[test]
     fn a_table_of_bots_alone_waits_in_the_queue_behind_the_tables_that_moved_less() {
         let mut table = record();
-        table.seats[0].bot = Some(Level::Greedy);
+        table.seating.seat_bot(0, Level::Greedy, 2).unwrap();
         assert!(table.bots_alone() && table.bots_to_move());
         let now = 1_800_000_000_000;
         assert_eq!(
@@ -489,27 +390,58 @@ mod tests {
     fn a_record_reads_back_and_its_tokens_match_only_their_seat() {
         let mut record = record();
         assert_eq!(record.status(), Status::Waiting);
-        assert_eq!(record.free_seats(), vec![0]);
-        record.seat_player(Seat::new(0), "ann", "token-a");
+        assert_eq!(record.seating.free_seats(), vec![0]);
+        record.seating.seat_player(Seat::new(0), "ann", "token-a");
         assert_eq!(record.status(), Status::Playing);
         let again = Record::decode(&record.encode()).unwrap();
         assert_eq!(again.game, record.game);
-        assert_eq!(again.seats, record.seats);
-        assert_eq!(again.seat_of(&TokenHash::of("token-a")), Some(0));
-        assert_eq!(again.seat_of(&TokenHash::of("token-b")), None);
-        assert!(again.free_seats().is_empty());
-        assert_eq!(again.seat_of_player("p1"), None);
+        assert_eq!(again.seating.occupants(), record.seating.occupants());
+        assert_eq!(again.seating.seat_of(&TokenHash::of("token-a")), Some(0));
+        assert_eq!(again.seating.seat_of(&TokenHash::of("token-b")), None);
+        assert!(again.seating.free_seats().is_empty());
+        assert_eq!(again.seating.seat_of_player("p1"), None);
+    }
+
+    #[test]
+    fn the_seating_is_stored_where_its_fields_stood_so_format_10_is_unchanged() {
+        let mut record = record();
+        record
+            .seating
+            .seat_bound(Seat::new(0), "ann", "token-a", "p1");
+        let r = &record;
+        // The fields in their order as `Record` held them before `Seating` (commit
+        // 45671cc): postcard writes a struct as its fields, a tuple alike.
+        let (seats, tokens, players) = (
+            r.seating.occupants().to_vec(),
+            vec![Some(TokenHash::of("token-a")), None],
+            vec![Some("p1".to_owned()), None::<String>],
+        );
+        let flat = (
+            r.created_ms,
+            r.preset,
+            r.prearranged,
+            r.rated,
+            r.series,
+            seats,
+        );
+        let flat = (flat, tokens, players, &r.clock, &r.game);
+        assert_eq!(
+            postcard::to_allocvec(&flat).unwrap(),
+            postcard::to_allocvec(r).unwrap()
+        );
     }
 
     #[test]
     fn a_bound_seat_reads_back_with_its_player_and_its_token() {
         let mut record = record();
-        record.seat_bound(Seat::new(0), "ann", "token-a", "p1");
+        record
+            .seating
+            .seat_bound(Seat::new(0), "ann", "token-a", "p1");
         let again = Record::decode(&record.encode()).unwrap();
-        assert_eq!(again.seat_of_player("p1"), Some(0));
-        assert_eq!(again.seat_of_player("p2"), None);
-        assert_eq!(again.seat_of(&TokenHash::of("token-a")), Some(0));
-        assert_eq!(again.seats[0].name.as_deref(), Some("ann"));
+        assert_eq!(again.seating.seat_of_player("p1"), Some(0));
+        assert_eq!(again.seating.seat_of_player("p2"), None);
+        assert_eq!(again.seating.seat_of(&TokenHash::of("token-a")), Some(0));
+        assert_eq!(again.seating.occupants()[0].name.as_deref(), Some("ann"));
     }
 
     #[test]
@@ -553,10 +485,7 @@ mod tests {
         bytes[0] = FORMAT + 1;
         assert!(Record::decode(&bytes).is_err());
         let mut odd = record();
-        odd.seats.push(Occupant {
-            name: None,
-            bot: None,
-        });
+        odd.seating = Seating::free(3);
         assert!(Record::decode(&odd.encode()).is_err());
         assert!(Record::decode(&[]).is_err());
     }

@@ -30,12 +30,14 @@ impl Games {
     ) -> Result<PlayerRecord, Error> {
         let (_, player) = self.players.open(key).await?;
         let (_, record) = self.load(game_id).await?;
-        if record.seat_of_player(&player.id).is_none() && !record.free_seats().is_empty() {
+        if record.seating().seat_of_player(player.id()).is_none()
+            && !record.seating().free_seats().is_empty()
+        {
             self.ctx
                 .store
                 .add_player_game(
-                    &player.id,
-                    NameKey::of(&player.name).as_str(),
+                    player.id(),
+                    NameKey::of(player.name()).as_str(),
                     &game_id,
                     record.created_ms,
                 )
@@ -56,7 +58,7 @@ fn is_sealed(unsealed: Result<(), Error>) -> Result<bool, Error> {
 
 /// Refuses a seat to a player holding one in this game already.
 pub(super) fn held_by(record: &Record, player: &PlayerRecord) -> Result<(), Error> {
-    match record.seat_of_player(&player.id) {
+    match record.seating().seat_of_player(player.id()) {
         Some(seat) => Err(Error::SeatTaken(format!(
             "this player holds seat {seat} of this game already"
         ))),
@@ -77,7 +79,7 @@ impl GameQueries {
         let skip = page_offset(page, per_page, "per_page")?;
         let (_, player) = self.games.players.authenticate(caller).await?;
         // Its own seats: a sealed game reads as it was played.
-        self.games_of(&player.id, status, skip, per_page, true)
+        self.games_of(player.id(), status, skip, per_page, true)
             .await
     }
 
@@ -163,7 +165,7 @@ impl GameQueries {
                     continue;
                 };
                 let record = Record::decode(&stored.bytes)?;
-                let Some(seat) = record.seat_of_player(player) else {
+                let Some(seat) = record.seating().seat_of_player(player) else {
                     continue;
                 };
                 let mut view = View::of(id, stored.version, &record, Some(seat));

@@ -5,7 +5,8 @@ use crate::domain::{GameId, Seat};
 use crate::engine::{Event, Preset, Projection, Rules};
 
 use super::clock::ClockSettings;
-use super::record::{Aborted, Occupant, Record, Status};
+use super::record::{Aborted, Record, Status};
+use super::seating::Occupant;
 
 /// A game as one caller (a seat, or a spectator) may see it.
 #[derive(Clone, Debug)]
@@ -60,11 +61,16 @@ impl View {
             rules: *record.game.rules(),
             prearranged: record.prearranged,
             created_ms: record.created_ms,
-            seats: record.seats.clone(),
-            players: (0..record.seats.len() as u8)
-                .map(|seat| record.player_at(Seat::new(seat)).map(str::to_owned))
+            seats: record.seating().occupants().to_vec(),
+            players: (0..record.seating().occupants().len() as u8)
+                .map(|seat| {
+                    record
+                        .seating()
+                        .player_at(Seat::new(seat))
+                        .map(str::to_owned)
+                })
                 .collect(),
-            free_seats: record.free_seats(),
+            free_seats: record.seating().free_seats(),
             viewer,
             rated: record.rated && aborted.is_none(),
             aborted,
@@ -82,7 +88,7 @@ impl View {
                 let bots = record.bots();
                 ClockState {
                     settings: clock.settings,
-                    banks_ms: (0..record.seats.len() as u8)
+                    banks_ms: (0..record.seating().occupants().len() as u8)
                         .map(Seat::new)
                         .map(|s| bots[s.at()].is_none().then(|| clock.bank_at(s, now)))
                         .collect(),

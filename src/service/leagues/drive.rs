@@ -18,7 +18,7 @@ use super::stream::Told;
 use super::{ATTEMPTS, Leagues};
 use crate::service::Error;
 use crate::service::matches::league::{LeagueMatch, LeagueOutcome};
-use crate::service::matchmaking::challenge::{Opponent, Party};
+use crate::service::matchmaking::invitation::{Opponent, Party};
 use crate::service::shared::now_ms;
 
 /// A league is driven this often.
@@ -202,7 +202,7 @@ impl Leagues {
             if self.players.hook_of(&id).await?.is_some() {
                 return Ok(true);
             }
-            self.players.is_present(&e.id).await
+            self.players.is_present(&id).await
         }))
         .await;
         looked.into_iter().collect()

@@ -10,6 +10,7 @@
 //! every few seconds.
 
 pub mod drive;
+pub mod entrant;
 pub mod record;
 pub mod stream;
 
@@ -27,7 +28,7 @@ use super::Error;
 use super::games::clock::ClockSettings;
 use super::idempotency::{self, Before, Create, RequestKey};
 use super::matches::Matches;
-use super::matchmaking::challenge::Party;
+use super::matchmaking::invitation::Party;
 use super::page::page_offset;
 use super::players::{Keyed, Players, Profile, ProfileLeague};
 use super::shared::{Shared, now_ms};
@@ -82,26 +83,26 @@ impl Leagues {
         let mut league = self.checked(new, now)?;
         let (_, me) = self.players.authenticate(caller).await?;
         let id = LeagueId::random();
-        let caller = me.id.clone();
+        let caller = me.id().clone();
         let make = async move {
             let max = self.ctx.caps.leagues_per_player;
             let store = &self.ctx.store;
-            if !store.claim_creator_league(&me.id, &id, now, max).await? {
+            if !store.claim_creator_league(me.id(), &id, now, max).await? {
                 return Err(Error::TooManyLeagues {
                     max: max.unwrap_or_default(),
                 });
             }
             league.id = id;
             league.creator = Party {
-                id: me.id.to_string(),
-                name: me.name.clone(),
+                id: me.id().to_string(),
+                name: me.name().to_owned(),
             };
             if let Err(e) = store.create_league(&id, now, league.encode()).await {
-                store.release_creator_league(&me.id, &id).await?;
+                store.release_creator_league(me.id(), &id).await?;
                 return Err(e.into());
             }
             store.index_league_due(&id, Some(now)).await?;
-            tracing::info!(league_id = %id, player_id = %me.id, "league created");
+            tracing::info!(league_id = %id, player_id = %me.id(), "league created");
             Ok(league)
         };
         let again = |before: Before| async move {
@@ -157,24 +158,19 @@ impl Leagues {
         {
             return invalid(format!("levels: more than the league's {max} entrants"));
         }
-        Ok(League {
-            id: LeagueId::from(uuid::Uuid::nil()),
-            name: new.name,
-            creator: Party {
-                id: String::new(),
-                name: String::new(),
-            },
-            created_ms: now,
-            preset: new.preset,
-            overrides: new.overrides,
-            clock: new.clock,
-            deals_per_match,
-            max_concurrent,
-            entrants: levels.into_iter().map(|l| Entrant::level(l, now)).collect(),
-            running: Vec::new(),
-            recent: Vec::new(),
-            counted: 0,
-        })
+        let nobody = Party {
+            id: String::new(),
+            name: String::new(),
+        };
+        Ok(League::new(
+            LeagueId::from(uuid::Uuid::nil()),
+            new.name,
+            nobody,
+            now,
+            (new.preset, new.overrides, new.clock),
+            (deals_per_match, max_concurrent),
+            levels.into_iter().map(|l| Entrant::level(l, now)).collect(),
+        ))
     }
 
     /// A league by id: anyone may read one.
@@ -264,7 +260,10 @@ impl Leagues {
         let (_, me) = self.players.authenticate(caller).await?;
         let max = self.ctx.caps.leagues_entered;
         let store = &self.ctx.store;
-        if !store.claim_league_entry(&me.id, &id, now_ms(), max).await? {
+        if !store
+            .claim_league_entry(me.id(), &id, now_ms(), max)
+            .await?
+        {
             return Err(Error::TooManyLeaguesEntered {
                 max: max.unwrap_or_default(),
             });
@@ -272,7 +271,7 @@ impl Leagues {
         let most = self.ctx.caps.league_entrants;
         let entered = self
             .change(id, |league| {
-                if league.entrant_of(&me.id).is_some() {
+                if league.entrant_of(me.id()).is_some() {
                     return Err(Error::AlreadyEntered(
                         "this player has entered this league already".into(),
                     ));
@@ -284,27 +283,27 @@ impl Leagues {
                     return Err(Error::LeagueFull { max });
                 }
                 let party = Party {
-                    id: me.id.to_string(),
-                    name: me.name.clone(),
+                    id: me.id().to_string(),
+                    name: me.name().to_owned(),
                 };
                 // One that left and comes back takes up its row again, its rating kept.
                 match league.entrants.iter().position(|e| e.id == party.id) {
                     Some(row) => league.entrants[row].left = false,
                     None => league
                         .entrants
-                        .push(Entrant::player(party, me.bot, now_ms())),
+                        .push(Entrant::player(party, me.is_bot(), now_ms())),
                 }
                 Ok(())
             })
             .await;
         match entered {
             Ok(league) => {
-                tracing::info!(league_id = %id, player_id = %me.id, "league entered");
+                tracing::info!(league_id = %id, player_id = %me.id(), "league entered");
                 Ok(league)
             }
             Err(e) => {
                 if !matches!(e, Error::AlreadyEntered(_)) {
-                    store.release_league_entry(&me.id, &id).await?;
+                    store.release_league_entry(me.id(), &id).await?;
                 }
                 Err(e)
             }
@@ -317,7 +316,7 @@ impl Leagues {
         let (_, me) = self.players.authenticate(caller).await?;
         let left = self
             .change(id, |league| {
-                let Some(row) = league.entrant_of(&me.id) else {
+                let Some(row) = league.entrant_of(me.id()) else {
                     return Err(Error::Forbidden(
                         "this player has not entered this league".into(),
                     ));
@@ -327,8 +326,8 @@ impl Leagues {
                 Ok(())
             })
             .await?;
-        self.ctx.store.release_league_entry(&me.id, &id).await?;
-        tracing::info!(league_id = %id, player_id = %me.id, "league left");
+        self.ctx.store.release_league_entry(me.id(), &id).await?;
+        tracing::info!(league_id = %id, player_id = %me.id(), "league left");
         Ok(left)
     }
 

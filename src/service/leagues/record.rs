@@ -6,15 +6,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bots::Level;
 use crate::domain::{LeagueId, MatchId};
 use crate::engine::{Preset, RulesPatch};
-use crate::rating::{self, Rating};
+use crate::rating;
 use crate::service::Error;
 use crate::service::codec;
 use crate::service::games::clock::ClockSettings;
-use crate::service::matchmaking::challenge::Party;
-use crate::service::ratings::reference_rating;
+use crate::service::matchmaking::invitation::Party;
+
+pub use super::entrant::{Entrant, RatingPoint, VOLATILITY};
 
 /// The record's format byte, then postcard: the league, then (since format 2) each
 /// entrant's `rest_until_ms`, kept out of [`Entrant`]'s serialised fields so that format 1,
@@ -35,176 +35,175 @@ pub const MAX_CONCURRENT: u8 = 8;
 /// How much a pair that met in the latest match counts against meeting again, in rating
 /// points; it fades by a fifth with each match they did not play since.
 const MET_PENALTY: f64 = 300.0;
-/// An entrant's starting volatility, a sixth of a person's: a bot is a fixed program whose
-/// skill does not drift between matches, and the deviation's floor (about 26 points, not
-/// 61) lets ratings 100 points apart be told apart (docs/leagues.md, "Ratings").
-pub const VOLATILITY: f64 = 0.01;
 /// The league's Glicko-2 system constant: the server's. With a match a rating period the
 /// volatility hardly moves under any τ (`examples/league_sim.rs`: 0.2 and 0.5 alike).
 pub const TAU: f64 = rating::TAU;
 
-/// One entrant's row, as counted so far.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Entrant {
-    /// A player's id, or a built-in level's name.
-    pub id: String,
-    pub name: String,
-    pub bot: bool,
-    pub level: Option<Level>,
-    pub rating: Rating,
-    pub matches: u32,
-    pub wins: u32,
-    pub draws: u32,
-    pub losses: u32,
-    /// Over its matches: the sum of each one's margin a deal, and of their squares (its
-    /// mean and interval follow: [`Entrant::margin`]).
-    pub margin_sum: f64,
-    pub margin_squares: f64,
-    /// Its rating after each match counted, newest last.
-    pub history: Vec<RatingPoint>,
-    /// It left: never paired again; its row stays.
-    pub left: bool,
-    /// Whether it could be paired when the league was last driven (a level always; a
-    /// player with an active webhook or an open stream).
-    pub available: bool,
-    /// When its latest matches were made (the last hour's, for the cap per hour).
-    pub started: Vec<u64>,
-    pub entered_ms: u64,
-    /// Not paired before this (epoch ms; 0: never held back): it stopped answering in a
-    /// match (lost a game on time, or a bot took its seat). Stored after the league.
-    #[serde(skip)]
-    pub rest_until_ms: u64,
-}
-
-/// An entrant's rating right after a match counted.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RatingPoint {
-    pub at_ms: u64,
-    pub rating: f64,
-    pub deviation: f64,
-}
-
 /// A match in play, named before it was made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Running {
-    pub match_id: MatchId,
+    pub(super) match_id: MatchId,
     /// The entrants (by index): `a` is the match's challenger.
-    pub a: u16,
-    pub b: u16,
-    pub started_ms: u64,
+    pub(super) a: u16,
+    pub(super) b: u16,
+    pub(super) started_ms: u64,
 }
 
 /// A match counted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Counted {
-    pub match_id: MatchId,
-    pub a: u16,
-    pub b: u16,
+    pub(super) match_id: MatchId,
+    pub(super) a: u16,
+    pub(super) b: u16,
     /// `a`'s score (1 a win, 0.5 a draw, 0 a loss on the match's points), and its margin a
     /// deal; `None` for a match that was not played out (it moved no rating).
-    pub result: Option<(f64, f64)>,
-    pub ended_ms: u64,
+    pub(super) result: Option<(f64, f64)>,
+    pub(super) ended_ms: u64,
 }
 
 /// A league, as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct League {
-    pub id: LeagueId,
-    pub name: String,
-    pub creator: Party,
-    pub created_ms: u64,
-    pub preset: Preset,
-    #[serde(with = "crate::service::matchmaking::challenge::patch_as_json")]
-    pub overrides: RulesPatch,
-    pub clock: Option<ClockSettings>,
-    pub deals_per_match: u16,
-    pub max_concurrent: u8,
-    pub entrants: Vec<Entrant>,
-    pub running: Vec<Running>,
-    pub recent: Vec<Counted>,
+    pub(super) id: LeagueId,
+    pub(super) name: String,
+    pub(super) creator: Party,
+    pub(super) created_ms: u64,
+    pub(super) preset: Preset,
+    #[serde(with = "crate::service::matchmaking::invitation::patch_as_json")]
+    pub(super) overrides: RulesPatch,
+    pub(super) clock: Option<ClockSettings>,
+    pub(super) deals_per_match: u16,
+    pub(super) max_concurrent: u8,
+    pub(super) entrants: Vec<Entrant>,
+    pub(super) running: Vec<Running>,
+    pub(super) recent: Vec<Counted>,
     /// Matches counted since it was made.
-    pub counted: u64,
+    pub(super) counted: u64,
 }
 
-impl Entrant {
-    /// A built-in level, starting from its reference rating (the scale's anchor).
-    pub fn level(level: Level, now: u64) -> Entrant {
-        Entrant {
-            rating: Rating {
-                volatility: VOLATILITY,
-                ..reference_rating(level)
-            },
-            level: Some(level),
-            bot: true,
-            available: true,
-            ..Entrant::player(
-                Party {
-                    id: level.as_str().to_owned(),
-                    name: level.as_str().to_owned(),
-                },
-                true,
-                now,
-            )
-        }
+impl Running {
+    pub fn match_id(&self) -> MatchId {
+        self.match_id
     }
 
-    /// A player, starting as a newcomer does.
-    pub fn player(party: Party, bot: bool, now: u64) -> Entrant {
-        Entrant {
-            id: party.id,
-            name: party.name,
-            bot,
-            level: None,
-            rating: Rating {
-                volatility: VOLATILITY,
-                ..Rating::default()
-            },
-            matches: 0,
-            wins: 0,
-            draws: 0,
-            losses: 0,
-            margin_sum: 0.0,
-            margin_squares: 0.0,
-            history: Vec::new(),
-            left: false,
-            available: false,
-            started: Vec::new(),
-            entered_ms: now,
-            rest_until_ms: 0,
-        }
+    /// The entrants (by index): `a` is the match's challenger.
+    pub fn a(&self) -> u16 {
+        self.a
     }
 
-    /// Its margin a deal over its matches (each match's a sample), with a 95% interval
-    /// once two matches are counted.
-    pub fn margin(&self) -> (f64, Option<(f64, f64)>) {
-        let n = f64::from(self.played());
-        if n == 0.0 {
-            return (0.0, None);
-        }
-        let mean = self.margin_sum / n;
-        if n < 2.0 {
-            return (mean, None);
-        }
-        let variance = ((self.margin_squares - n * mean * mean) / (n - 1.0)).max(0.0);
-        let half = 1.96 * (variance / n).sqrt();
-        (mean, Some((mean - half, mean + half)))
+    pub fn b(&self) -> u16 {
+        self.b
     }
 
-    /// Matches counted with a result.
-    fn played(&self) -> u32 {
-        self.wins + self.draws + self.losses
+    pub fn started_ms(&self) -> u64 {
+        self.started_ms
+    }
+}
+
+impl Counted {
+    pub fn match_id(&self) -> MatchId {
+        self.match_id
     }
 
-    /// Matches it made within the hour before `now`.
-    pub fn started_within_hour(&self, now: u64) -> usize {
-        self.started
-            .iter()
-            .filter(|&&at| at + 3_600_000 > now)
-            .count()
+    pub fn a(&self) -> u16 {
+        self.a
+    }
+
+    pub fn b(&self) -> u16 {
+        self.b
+    }
+
+    /// `a`'s score and its margin a deal; `None` for a match not played out.
+    pub fn result(&self) -> Option<(f64, f64)> {
+        self.result
+    }
+
+    pub fn ended_ms(&self) -> u64 {
+        self.ended_ms
     }
 }
 
 impl League {
+    /// A new league: its rules (`game`: preset, overrides, clock), its sizes (deals a
+    /// match, matches an entrant plays at once) and its first entrants, nothing played.
+    pub fn new(
+        id: LeagueId,
+        name: String,
+        creator: Party,
+        created_ms: u64,
+        (preset, overrides, clock): (Preset, RulesPatch, Option<ClockSettings>),
+        (deals_per_match, max_concurrent): (u16, u8),
+        entrants: Vec<Entrant>,
+    ) -> League {
+        League {
+            id,
+            name,
+            creator,
+            created_ms,
+            preset,
+            overrides,
+            clock,
+            deals_per_match,
+            max_concurrent,
+            entrants,
+            running: Vec::new(),
+            recent: Vec::new(),
+            counted: 0,
+        }
+    }
+
+    pub fn id(&self) -> LeagueId {
+        self.id
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn creator(&self) -> &Party {
+        &self.creator
+    }
+
+    pub fn created_ms(&self) -> u64 {
+        self.created_ms
+    }
+
+    pub fn preset(&self) -> Preset {
+        self.preset
+    }
+
+    pub fn overrides(&self) -> &RulesPatch {
+        &self.overrides
+    }
+
+    pub fn clock(&self) -> Option<&ClockSettings> {
+        self.clock.as_ref()
+    }
+
+    pub fn deals_per_match(&self) -> u16 {
+        self.deals_per_match
+    }
+
+    pub fn max_concurrent(&self) -> u8 {
+        self.max_concurrent
+    }
+
+    pub fn entrants(&self) -> &[Entrant] {
+        &self.entrants
+    }
+
+    pub fn running(&self) -> &[Running] {
+        &self.running
+    }
+
+    pub fn recent(&self) -> &[Counted] {
+        &self.recent
+    }
+
+    pub fn counted(&self) -> u64 {
+        self.counted
+    }
+
     pub(crate) fn encode(&self) -> Vec<u8> {
         let rests: Vec<u64> = self.entrants.iter().map(|e| e.rest_until_ms).collect();
         codec::Encoder::new(FORMAT, self).then(&rests).finish()
@@ -425,6 +424,8 @@ impl League {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bots::Level;
+    use crate::rating::Rating;
 
     fn league(levels: &[Level], players: usize) -> League {
         let mut entrants: Vec<Entrant> = levels.iter().map(|&l| Entrant::level(l, 0)).collect();

@@ -13,7 +13,7 @@ use super::{ATTEMPTS, Match, MatchNotice, Matches};
 use crate::service::error::Error;
 use crate::service::games::Progress;
 use crate::service::games::admit::{Admission, Parent};
-use crate::service::matchmaking::challenge::{ChallengeStatus, Opponent};
+use crate::service::matchmaking::invitation::{ChallengeStatus, Opponent};
 use crate::service::shared::now_ms;
 
 /// A running match is looked at this often at least (a game's end pokes it sooner).
@@ -31,11 +31,11 @@ impl Matches {
     /// `parallel`, and the games it named but nobody made. Returns whether it is done.
     pub(crate) async fn drive_series(&self, id: MatchId) -> Result<bool, Error> {
         for _ in 0..ATTEMPTS {
-            let (version, mut found) = self.load(id).await?;
+            let (version, mut found) = self.records.load(id).await?;
             if found.status_now() != ChallengeStatus::Accepted {
                 return Ok(true);
             }
-            let series = &mut found.series;
+            let series = found.series_mut();
             let mut changed = false;
             let mut missing = Vec::new();
             for game in series.games.iter_mut().filter(|g| g.result.is_none()) {
@@ -93,13 +93,13 @@ impl Matches {
             let renew = now_ms().saturating_sub(series.saved_ms) >= RENEW.as_millis() as u64;
             if changed || !named.is_empty() || renew {
                 series.saved_ms = now_ms();
-                match self.save(id, version, &found).await? {
+                match self.records.save(id, version, &found).await? {
                     SaveOutcome::Saved { .. } => {}
                     SaveOutcome::Conflict { .. } => continue,
                     SaveOutcome::Missing => return Err(Error::MatchNotFound),
                 }
-                self.tell(&found.player_ids(), MatchNotice::Updated(&found))
-                    .await;
+                let players = found.invitation().player_ids();
+                self.tell(&players, MatchNotice::Updated(&found)).await;
             }
             let mut refused = Vec::new();
             for index in missing.into_iter().chain(named) {
@@ -114,7 +114,7 @@ impl Matches {
                 self.unname(id, &refused).await?;
             }
             let next = (!done).then(|| now_ms() + POLL.as_millis() as u64);
-            self.index_due(id, next).await?;
+            self.records.index_due(id, next).await?;
             if done {
                 tracing::info!(match_id = %id, "match over");
             }
@@ -128,8 +128,8 @@ impl Matches {
     /// with a made one after it stays named and is made (or void) as any missing game.
     async fn unname(&self, id: MatchId, refused: &[u32]) -> Result<(), Error> {
         for _ in 0..ATTEMPTS {
-            let (version, mut found) = self.load(id).await?;
-            let series = &mut found.series;
+            let (version, mut found) = self.records.load(id).await?;
+            let series = found.series_mut();
             let before = series.games.len();
             while let Some(game) = series.games.last()
                 && game.result.is_none()
@@ -142,7 +142,7 @@ impl Matches {
             if series.games.len() == before {
                 return Ok(());
             }
-            match self.save(id, version, &found).await? {
+            match self.records.save(id, version, &found).await? {
                 SaveOutcome::Saved { .. } => return Ok(()),
                 SaveOutcome::Conflict { .. } => continue,
                 SaveOutcome::Missing => return Err(Error::MatchNotFound),
@@ -155,18 +155,18 @@ impl Matches {
     /// challenger at its seat, the opponent (a player or a level) at the other; at 4
     /// seats, the partner level two seats on from each.
     async fn start_series_game(&self, m: &Match, index: u32) -> Result<(), Error> {
-        let series = &m.series;
+        let (id, series, invitation) = (m.id(), m.series(), m.invitation());
         let game = &series.games[index as usize];
         let seat = game.seat;
-        let mut new = m.new_game();
+        let mut new = invitation.new_game();
         new.bots.clear();
-        if let Some(Opponent::Level(level)) = m.opponents.first() {
+        if let Some(Opponent::Level(level)) = invitation.opponents().first() {
             new.bots.push((1 - seat, *level));
         }
         if let Some(level) = series.stand_in {
             new.bots.push((seat, level));
         }
-        if let Some(Opponent::Level(partner)) = m.opponents.get(1) {
+        if let Some(Opponent::Level(partner)) = invitation.opponents().get(1) {
             new.bots
                 .extend([(seat + 2, *partner), (3 - seat, *partner)]);
         }
@@ -181,26 +181,26 @@ impl Matches {
         let record = self.games.record_from(&new, server_seed)?;
         let mut players = Vec::new();
         if series.stand_in.is_none() {
-            players.push((seat, &m.challenger));
+            players.push((seat, invitation.challenger()));
         }
-        if let Some(Opponent::Player { party, .. }) = m.opponents.first() {
+        if let Some(Opponent::Player { party, .. }) = invitation.opponents().first() {
             players.push((1 - seat, party));
         }
         let admission = Admission {
             id: game.game_id,
             record,
-            rated: m.rated,
-            parent: Some(Parent::Match(m.id)),
-            twins: series.twins_of(m.id, index),
+            rated: invitation.rated(),
+            parent: Some(Parent::Match(id)),
+            twins: series.twins_of(id, index),
             players: players
                 .into_iter()
                 .map(|(seat, party)| (seat, party.id.as_str(), party.name.as_str()))
                 .collect(),
             // Counted against its maker's address, as any table it made.
-            from: m.address,
+            from: m.address(),
         };
         if self.games.admit(admission).await?.is_some() {
-            tracing::info!(game_id = %game.game_id, match_id = %m.id, index, "match game created");
+            tracing::info!(game_id = %game.game_id, match_id = %id, index, "match game created");
         }
         Ok(())
     }

@@ -8,7 +8,7 @@ use crate::store::SaveOutcome;
 
 use super::{ATTEMPTS, Match, MatchNotice, Matches};
 use crate::service::error::Error;
-use crate::service::matchmaking::challenge::{Answer, ChallengeStatus};
+use crate::service::matchmaking::invitation::{Answer, ChallengeStatus};
 use crate::service::players::PlayerRecord;
 use crate::service::shared::now_ms;
 
@@ -20,8 +20,8 @@ impl Matches {
         id: ChallengeId,
     ) -> Result<Match, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (_, found) = self.load(id.as_match()).await?;
-        if !found.has_player(&me.id) {
+        let (_, found) = self.records.load(id.as_match()).await?;
+        if !found.invitation().has_player(me.id()) {
             return Err(Error::Forbidden(
                 "this challenge is between other players".into(),
             ));
@@ -48,19 +48,20 @@ impl Matches {
         answer: Answer,
     ) -> Result<Match, Error> {
         for _ in 0..ATTEMPTS {
-            let (version, mut found) = self.load(id).await?;
-            if !found.invitation().answer(answer, &me.id, now_ms())? {
+            let (version, mut found) = self.records.load(id).await?;
+            if !found.invitation_mut().answer(answer, me.id(), now_ms())? {
                 return Ok(found);
             }
-            match self.save(id, version, &found).await? {
+            match self.records.save(id, version, &found).await? {
                 SaveOutcome::Saved { .. } => {}
                 SaveOutcome::Conflict { .. } => continue,
                 SaveOutcome::Missing => return Err(Error::MatchNotFound),
             }
-            tracing::info!(match_id = %id, player_id = %me.id, ?answer, status = found.status.as_str(), "match answered");
-            self.closed(&found, &me.id).await;
-            if found.status != ChallengeStatus::Open {
-                self.ctx.metrics.challenge(found.status.as_str());
+            let status = found.invitation().saved_status();
+            tracing::info!(match_id = %id, player_id = %me.id(), ?answer, status = status.as_str(), "match answered");
+            self.closed(&found, me.id()).await;
+            if status != ChallengeStatus::Open {
+                self.ctx.metrics.challenge(status.as_str());
             }
             return Ok(found);
         }
@@ -72,24 +73,26 @@ impl Matches {
     /// After a change of match `m`'s invitation made by player `by`: accepted, it starts
     /// (a sweep starts it should that fail); closed otherwise, its other players are told.
     async fn closed(&self, m: &Match, by: &str) {
-        self.challenges.closed_in_store(m.counted(), m.status).await;
-        let due = match m.status {
+        let (id, status) = (m.id(), m.invitation().saved_status());
+        self.challenges.closed_in_store(m.counted(), status).await;
+        let due = match status {
             ChallengeStatus::Open => return,
             ChallengeStatus::Accepted => Some(now_ms()),
             ChallengeStatus::Declined | ChallengeStatus::Canceled | ChallengeStatus::Expired => {
                 None
             }
         };
-        if let Err(e) = self.index_due(m.id, due).await {
-            tracing::warn!(match_id = %m.id, error = %e, "could not index a match's next step");
+        if let Err(e) = self.records.index_due(id, due).await {
+            tracing::warn!(match_id = %id, error = %e, "could not index a match's next step");
         }
-        if m.status == ChallengeStatus::Accepted {
-            if let Err(e) = self.drive_series(m.id).await {
-                tracing::warn!(match_id = %m.id, error = %e, "a match did not start; a sweep starts it");
+        if status == ChallengeStatus::Accepted {
+            if let Err(e) = self.drive_series(id).await {
+                tracing::warn!(match_id = %id, error = %e, "a match did not start; a sweep starts it");
             }
             return;
         }
         let others: Vec<String> = m
+            .invitation()
             .player_ids()
             .into_iter()
             .filter(|player| player != by)
@@ -101,23 +104,27 @@ impl Matches {
     /// told, once: the winner of the compare-and-set), driven once accepted.
     pub(crate) async fn tend(&self, id: MatchId) -> Result<(), Error> {
         let now = now_ms();
-        let Some((version, mut found)) = self.find(id).await? else {
-            return self.index_due(id, None).await;
+        let Some((version, mut found)) = self.records.find(id).await? else {
+            return self.records.index_due(id, None).await;
         };
-        match (found.status, found.status_at(now)) {
-            (ChallengeStatus::Open, ChallengeStatus::Expired) => {
-                found.status = ChallengeStatus::Expired;
-                // Answered meanwhile (a conflict): the next sweep sees what it became.
-                if let SaveOutcome::Saved { .. } = self.save(id, version, &found).await? {
-                    tracing::info!(match_id = %id, "match expired unanswered");
-                    self.ctx.metrics.challenge("expired");
-                    self.closed(&found, "").await;
-                }
-                Ok(())
+        if found.invitation_mut().expire(now) {
+            // Answered meanwhile (a conflict): the next sweep sees what it became.
+            if let SaveOutcome::Saved { .. } = self.records.save(id, version, &found).await? {
+                tracing::info!(match_id = %id, "match expired unanswered");
+                self.ctx.metrics.challenge("expired");
+                self.closed(&found, "").await;
             }
-            (ChallengeStatus::Open, _) => self.index_due(id, Some(found.expires_ms)).await,
-            (ChallengeStatus::Accepted, _) => self.drive_series(id).await.map(|_done| ()),
-            _ => self.index_due(id, None).await,
+            return Ok(());
+        }
+        let invitation = found.invitation();
+        match invitation.saved_status() {
+            ChallengeStatus::Open => {
+                self.records
+                    .index_due(id, Some(invitation.expires_ms()))
+                    .await
+            }
+            ChallengeStatus::Accepted => self.drive_series(id).await.map(|_done| ()),
+            _ => self.records.index_due(id, None).await,
         }
     }
 }

@@ -11,7 +11,7 @@ use super::{Match, Matches};
 use crate::service::error::Error;
 use crate::service::games::Progress;
 use crate::service::games::clock::ClockSettings;
-use crate::service::matchmaking::challenge::{ChallengeStatus, Opponent, Party};
+use crate::service::matchmaking::invitation::{Invitation, Opponent, Party, Terms};
 use crate::service::shared::now_ms;
 use crate::store::StoreError;
 use crate::store::challenges::{ChallengeStore, Parties};
@@ -57,28 +57,27 @@ impl Matches {
     /// Makes match `id` for a league unless it exists, and starts it.
     pub(crate) async fn make_for_league(&self, id: MatchId, new: LeagueMatch) -> Result<(), Error> {
         let now = now_ms();
-        let made = Match {
-            id,
-            status: ChallengeStatus::Accepted,
-            challenger: new.challenger,
-            opponents: vec![new.opponent],
+        let terms = Terms {
             preset: new.preset,
             overrides: new.overrides,
             seats: 2,
             clock: new.clock,
             rated: false,
-            created_ms: now,
-            expires_ms: now,
-            declined_by: None,
-            // Counted against no address: the league's caps bound what it plays.
-            address: None,
-            series: Series::new(new.deals, true, PARALLEL, None, self.ctx.dealer.secret()),
         };
+        // Counted against no address: the league's caps bound what it plays.
+        let mut invitation = Invitation::new(new.challenger, terms, now, now);
+        invitation.add_opponent(new.opponent);
+        invitation.accept_at_once();
         // The rules, seats and clock are checked as any game's are.
-        self.challenges.check_game(&made.new_game(), false)?;
-        let opponents = made.opponent_ids();
+        self.challenges.check_game(&invitation.new_game(), false)?;
+        let series = Series::new(new.deals, true, PARALLEL, None, self.ctx.dealer.secret());
+        let made = Match::new(id, invitation, series);
+        let (challenger, opponents) = (
+            made.invitation().challenger(),
+            made.invitation().opponent_ids(),
+        );
         let parties = Parties {
-            challenger: &made.challenger.id,
+            challenger: &challenger.id,
             opponents: &opponents,
         };
         match self
@@ -88,7 +87,7 @@ impl Matches {
             .await
         {
             Ok(()) => {
-                tracing::info!(match_id = %id, challenger = %made.challenger.id, "league match made");
+                tracing::info!(match_id = %id, challenger = %challenger.id, "league match made");
             }
             // Made before, by this league's drive on another process or before a crash.
             Err(StoreError::Exists) => {}
@@ -99,15 +98,16 @@ impl Matches {
 
     /// How league match `id` stands now.
     pub(crate) async fn league_outcome(&self, id: MatchId) -> Result<LeagueOutcome, Error> {
-        let Some((_, found)) = self.find(id).await? else {
+        let Some((_, found)) = self.records.find(id).await? else {
             return Ok(LeagueOutcome::Missing);
         };
-        Ok(match found.series.status(true) {
+        let series = found.series();
+        Ok(match series.status(true) {
             MatchStatus::Finished => {
                 let penalty = found.penalty_scoring();
-                let tally = found.series.tally();
+                let tally = series.tally();
                 let diff = tally.points_for - tally.points_against;
-                let margin = found.series.margin(penalty);
+                let margin = series.margin(penalty);
                 LeagueOutcome::Finished {
                     points_diff: if penalty { -diff } else { diff },
                     margin_per_deal: margin.per_deal_mean,
@@ -125,10 +125,10 @@ impl Matches {
     /// read.
     async fn timed_out(&self, found: &Match) -> Result<[bool; 2], Error> {
         let mut timed_out = [false; 2];
-        if found.clock.is_none() {
+        if found.invitation().clock().is_none() {
             return Ok(timed_out);
         }
-        for game in &found.series.games {
+        for game in &found.series().games {
             let Progress::Ended {
                 outcome,
                 end,

@@ -5,8 +5,8 @@
 //!
 //! A match is an aggregate of its own: [`record`] (the stored [`Match`], and the reader of
 //! one stored the old way, as a challenge with a series), [`series`] (its games, seed,
-//! score and margin), `stored` (where it is kept: under a challenge's key, through the
-//! challenge store), `invite` (its invitation, answered at the challenge routes by the
+//! score and margin), `stored` (`MatchRecords`: where it is kept, under a challenge's
+//! key, through the challenge store), `invite` (its invitation, answered at the challenge routes by the
 //! rules matchmaking owns, and its due entry tended) and `drive` (its games made and
 //! counted). Once accepted the sweep drives it: every change to it is a compare-and-set
 //! on its record, which names each game before it is created, so two processes driving
@@ -40,12 +40,13 @@ use super::games::Games;
 use super::games::clock::ClockSettings;
 use super::idempotency::{self, Before, Create, RequestKey};
 use super::matchmaking::Challenges;
-use super::matchmaking::challenge::{Answer, ChallengeStatus, Opponent, Party};
+use super::matchmaking::invitation::{Answer, ChallengeStatus, Invitation, Party, Terms};
 use super::page::page_offset;
 use super::players::{PlayerRecord, Players};
 use super::shared::{Port, Shared, now_ms};
 pub use record::Match;
 use series::Series;
+use stored::MatchRecords;
 
 /// Deals a match plays at most.
 pub const MAX_DEALS: u32 = 500;
@@ -103,6 +104,7 @@ pub struct Matches {
     players: Arc<Players>,
     games: Arc<Games>,
     challenges: Arc<Challenges>,
+    records: MatchRecords,
     reactions: Port<dyn MatchReactions>,
 }
 
@@ -114,6 +116,7 @@ impl Matches {
         challenges: Arc<Challenges>,
     ) -> Arc<Matches> {
         Arc::new(Matches {
+            records: MatchRecords::new(Arc::clone(&ctx)),
             ctx,
             players,
             games,
@@ -145,14 +148,14 @@ impl Matches {
     ) -> Result<Match, Error> {
         check(&new, self.ctx.allow_prearranged)?;
         let (_, me) = self.players.authenticate(caller).await?;
-        let too_many = match self.running_matches(&me.id).await? {
+        let too_many = match self.running_matches(me.id()).await? {
             running if running >= MAX_RUNNING => Err(Error::TooManyMatches { max: MAX_RUNNING }),
             _ => Ok(()),
         };
-        let (caller, id) = (me.id.clone(), MatchId::random());
+        let (caller, id) = (me.id().clone(), MatchId::random());
         let make = async {
             let made = self.make(me, id, new, from, too_many).await?;
-            self.index_running(&caller, made.id, true).await?;
+            self.records.index_running(&caller, made.id(), true).await?;
             Ok(made)
         };
         let again = |before: Before| async move {
@@ -174,10 +177,10 @@ impl Matches {
         )
         .await?;
         // A match against a level is accepted at once: it starts now.
-        if made.status == ChallengeStatus::Accepted
-            && let Err(e) = self.drive_series(made.id).await
+        if made.invitation().saved_status() == ChallengeStatus::Accepted
+            && let Err(e) = self.drive_series(made.id()).await
         {
-            tracing::warn!(match_id = %made.id, error = %e, "a match did not start; a sweep starts it");
+            tracing::warn!(match_id = %made.id(), error = %e, "a match did not start; a sweep starts it");
         }
         Ok(made)
     }
@@ -203,26 +206,21 @@ impl Matches {
         );
         series.stand_in = new.play_as;
         let now = now_ms();
-        let mut made = Match {
-            id,
-            status: ChallengeStatus::Open,
-            challenger: Party {
-                id: me.id.to_string(),
-                name: me.name.clone(),
-            },
-            opponents: Vec::new(),
+        let challenger = Party {
+            id: me.id().to_string(),
+            name: me.name().to_owned(),
+        };
+        let terms = Terms {
             preset: new.preset,
             overrides: new.overrides,
             seats: new.seats,
             clock: new.clock,
             rated: new.rated,
-            created_ms: now,
-            expires_ms: now + self.ctx.lifetimes.challenge.as_millis() as u64,
-            declined_by: None,
-            // Its games count against its maker's address.
-            address: from,
-            series,
         };
+        let expires_ms = now + self.ctx.lifetimes.challenge.as_millis() as u64;
+        let mut invitation = Invitation::new(challenger, terms, now, expires_ms);
+        // Its games count against its maker's address.
+        invitation.set_address(from);
         // At 4 seats each side's second seat is played by the same level, so the margin
         // still measures the two players.
         let mut opponents = vec![new.opponent];
@@ -231,32 +229,37 @@ impl Matches {
             opponents.extend([partner.clone(), partner]);
         }
         // The rules, seats and clock are checked as a game's are.
-        self.challenges.check_game(&made.new_game(), new.rated)?;
+        self.challenges
+            .check_game(&invitation.new_game(), new.rated)?;
         for who in &opponents {
-            made.opponents
-                .push(self.challenges.opponent("opponent", who, &me).await?);
+            invitation.add_opponent(self.challenges.opponent("opponent", who, &me).await?);
         }
         too_many?;
-        if made.opponents.iter().all(Opponent::accepted) {
-            made.status = ChallengeStatus::Accepted;
-            self.store_new(&made, Some(now_ms())).await?;
+        let accepted = invitation.all_accepted();
+        if accepted {
+            invitation.accept_at_once();
+        }
+        let made = Match::new(id, invitation, series);
+        if accepted {
+            self.records.store_new(&made, Some(now_ms())).await?;
         } else {
             self.challenges.count_open(made.counted()).await?;
-            if let Err(e) = self.store_new(&made, Some(made.expires_ms)).await {
+            if let Err(e) = self.records.store_new(&made, Some(expires_ms)).await {
                 self.challenges.uncount_open(made.counted()).await;
                 return Err(e);
             }
-            self.tell(&made.opponent_ids(), MatchNotice::Offered(&made))
-                .await;
+            let opponents = made.invitation().opponent_ids();
+            self.tell(&opponents, MatchNotice::Offered(&made)).await;
         }
         self.ctx.metrics.challenge("made");
-        tracing::info!(match_id = %made.id, challenger = %me.id, status = made.status.as_str(), "match made");
+        let status = made.invitation().saved_status().as_str();
+        tracing::info!(match_id = %id, challenger = %me.id(), status, "match made");
         Ok(made)
     }
 
     /// A match by id: anyone may read one.
     pub async fn get_match(&self, id: MatchId) -> Result<Match, Error> {
-        let (_, found) = self.load(id).await?;
+        let (_, found) = self.records.load(id).await?;
         Ok(found)
     }
 
@@ -270,7 +273,7 @@ impl Matches {
         per_page: usize,
     ) -> Result<Vec<Match>, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        self.matches_of(&me.id, page, per_page).await
+        self.matches_of(me.id(), page, per_page).await
     }
 
     /// A player's matches (by id, name or level), listed as [`Self::my_matches`] lists
@@ -294,21 +297,22 @@ impl Matches {
         let skip = page_offset(page, per_page, "per_page")?;
         let mut ids = Vec::new();
         for direction in [Direction::Out, Direction::In] {
-            ids.extend(self.listed(player, direction, LISTED).await?);
+            ids.extend(self.records.listed(player, direction, LISTED).await?);
         }
         // Challenges' and matches' ids, as the store's index lists them.
         let mut ids: Vec<MatchId> = ids.iter().filter_map(|id| MatchId::stored(id)).collect();
         ids.sort();
         ids.dedup();
-        let loaded = join_all(ids.iter().map(|&id| self.find(id))).await;
+        let loaded = join_all(ids.iter().map(|&id| self.records.find(id))).await;
         let mut found = Vec::new();
         for stored in loaded {
             match stored? {
-                Some((_, m)) if m.has_player(player) => found.push(m),
+                Some((_, m)) if m.invitation().has_player(player) => found.push(m),
                 _ => {}
             }
         }
-        found.sort_by(|a, b| (b.created_ms, &b.id).cmp(&(a.created_ms, &a.id)));
+        let newest = |m: &Match| (m.invitation().created_ms(), m.id());
+        found.sort_by_key(|m| std::cmp::Reverse(newest(m)));
         Ok(found.into_iter().skip(skip).take(per_page).collect())
     }
 
@@ -317,29 +321,29 @@ impl Matches {
     /// starting games (those in play go on).
     pub async fn cancel_match(&self, caller: &Caller, id: MatchId) -> Result<Match, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (_, found) = self.load(id).await?;
+        let (_, found) = self.records.load(id).await?;
         if found.status_now() == ChallengeStatus::Open {
-            let answer = match found.challenger.id == me.id.as_str() {
+            let answer = match found.invitation().challenger().id == me.id().as_str() {
                 true => Answer::Cancel,
                 false => Answer::Decline,
             };
             return self.answer_as(&me, id, answer).await;
         }
         for _ in 0..ATTEMPTS {
-            let (version, mut found) = self.load(id).await?;
-            if !found.has_player(&me.id) {
+            let (version, mut found) = self.records.load(id).await?;
+            if !found.invitation().has_player(me.id()) {
                 return Err(Error::Forbidden(
                     "this match is between other players".into(),
                 ));
             }
             let accepted = found.status_now() == ChallengeStatus::Accepted;
-            if found.series.canceled || !accepted {
+            if found.series().canceled || !accepted {
                 return Ok(found);
             }
-            found.series.canceled = true;
-            match self.save(id, version, &found).await? {
+            found.series_mut().cancel();
+            match self.records.save(id, version, &found).await? {
                 SaveOutcome::Saved { .. } => {
-                    tracing::info!(match_id = %id, player_id = %me.id, "match canceled");
+                    tracing::info!(match_id = %id, player_id = %me.id(), "match canceled");
                     return Ok(found);
                 }
                 SaveOutcome::Conflict { .. } => continue,
@@ -355,15 +359,15 @@ impl Matches {
     /// store's set of its matches that may still run, whose entries for matches found
     /// over (or gone) are dropped on the way.
     pub(super) async fn running_matches(&self, player: &str) -> Result<usize, Error> {
-        let ids = self.running_ids(player).await?;
-        let loaded = join_all(ids.iter().map(|&id| self.find(id))).await;
+        let ids = self.records.running_ids(player).await?;
+        let loaded = join_all(ids.iter().map(|&id| self.records.find(id))).await;
         let mut running = 0;
         for (&id, stored) in ids.iter().zip(loaded) {
             match stored?.map(|(_, m)| m) {
                 Some(m) if m.running() => running += 1,
                 // Not yet answered: it may still run.
                 Some(m) if m.status_now() == ChallengeStatus::Open => {}
-                _ => self.index_running(player, id, false).await?,
+                _ => self.records.index_running(player, id, false).await?,
             }
         }
         Ok(running)

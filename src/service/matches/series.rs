@@ -17,16 +17,16 @@ use crate::service::shared::now_ms;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeriesGame {
     /// Its place in the series, from 0.
-    pub index: u32,
-    pub game_id: GameId,
+    pub(super) index: u32,
+    pub(super) game_id: GameId,
     /// The challenger's seat (the opponent holds the other).
-    pub seat: u8,
+    pub(super) seat: u8,
     /// Once the game is over: the challenger's final points, the opponent's, and the
     /// challenger's result (1 a win, 0.5 a draw, 0 a loss, as a tenth to stay exact; or
     /// [`VOID`]).
-    pub result: Option<(i32, i32, u8)>,
+    pub(super) result: Option<(i32, i32, u8)>,
     /// When it was named (epoch ms): a game gone long after that expired unfinished.
-    pub named_ms: u64,
+    pub(super) named_ms: u64,
 }
 
 /// The result of a game that expired unfinished (nobody moved for the idle ttl): it
@@ -36,25 +36,25 @@ pub const VOID: u8 = u8::MAX;
 /// A match's games and how to make them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Series {
-    pub deals: u32,
-    pub duplicate: bool,
-    pub parallel: u8,
+    pub(super) deals: u32,
+    pub(super) duplicate: bool,
+    pub(super) parallel: u8,
     /// What every deal's seed is made from: a secret, so nobody may know the deals,
     /// unless `seeded`.
     seed: [u8; 32],
     /// Made from the challenger's seed text: its deals are known (its games are
     /// prearranged, so unrated) and the same text plays the same deals again.
-    pub seeded: bool,
+    pub(super) seeded: bool,
     /// A built-in level that plays the challenger's side: a match between two levels,
     /// which its challenger owns (reads and cancels) without playing.
-    pub stand_in: Option<Level>,
+    pub(super) stand_in: Option<Level>,
     /// Named before they are made, in order.
-    pub games: Vec<SeriesGame>,
+    pub(super) games: Vec<SeriesGame>,
     /// No game is started after a cancel; those in play go on.
-    pub canceled: bool,
+    pub(super) canceled: bool,
     /// When it was last saved (epoch ms): a running match is saved at least hourly (see
     /// [`crate::service::matches`]), and each save keeps it (`CHALLENGE_KEPT`) however long it runs.
-    pub saved_ms: u64,
+    pub(super) saved_ms: u64,
 }
 
 /// A series as a challenge of format 3 held it, before seeded matches, stand-ins and renewed
@@ -62,13 +62,13 @@ pub struct Series {
 /// drive saves it again, which keeps it).
 #[derive(Deserialize)]
 #[cfg_attr(test, derive(Serialize))]
-pub(crate) struct SeriesV3 {
-    pub(crate) deals: u32,
-    pub(crate) duplicate: bool,
-    pub(crate) parallel: u8,
-    pub(crate) seed: [u8; 32],
-    pub(crate) games: Vec<SeriesGame>,
-    pub(crate) canceled: bool,
+pub(super) struct SeriesV3 {
+    pub(super) deals: u32,
+    pub(super) duplicate: bool,
+    pub(super) parallel: u8,
+    pub(super) seed: [u8; 32],
+    pub(super) games: Vec<SeriesGame>,
+    pub(super) canceled: bool,
 }
 
 impl From<SeriesV3> for Series {
@@ -117,7 +117,60 @@ pub struct Tally {
     pub points_against: i64,
 }
 
+impl SeriesGame {
+    /// Its place in the series, from 0.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    pub fn game_id(&self) -> GameId {
+        self.game_id
+    }
+
+    /// The challenger's seat.
+    pub fn seat(&self) -> u8 {
+        self.seat
+    }
+
+    /// Once over: the challenger's points, the opponent's, and the challenger's result.
+    pub fn result(&self) -> Option<(i32, i32, u8)> {
+        self.result
+    }
+}
+
 impl Series {
+    pub fn deals(&self) -> u32 {
+        self.deals
+    }
+
+    pub fn duplicate(&self) -> bool {
+        self.duplicate
+    }
+
+    pub fn parallel(&self) -> u8 {
+        self.parallel
+    }
+
+    /// Made from the challenger's seed text: its deals are known.
+    pub fn seeded(&self) -> bool {
+        self.seeded
+    }
+
+    /// The level that plays the challenger's side, if any.
+    pub fn stand_in(&self) -> Option<Level> {
+        self.stand_in
+    }
+
+    /// Its games named so far, in order.
+    pub fn games(&self) -> &[SeriesGame] {
+        &self.games
+    }
+
+    /// Starts no game from now on (those in play go on).
+    pub(super) fn cancel(&mut self) {
+        self.canceled = true;
+    }
+
     /// A series on one made from `seed` text, else on the server's `secret`.
     pub(crate) fn new(
         deals: u32,

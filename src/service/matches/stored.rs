@@ -9,29 +9,44 @@
 use crate::store::challenges::{ChallengeStore, Direction, Parties};
 use crate::store::{SaveOutcome, Stored};
 
-use super::{Match, Matches};
+use std::sync::Arc;
+
+use super::Match;
 use crate::domain::MatchId;
 use crate::service::error::Error;
+use crate::service::shared::Shared;
 
-impl Matches {
+/// Where the matches are kept: their records, and the indexes they share with the
+/// challenges.
+pub(super) struct MatchRecords {
+    ctx: Arc<Shared>,
+}
+
+impl MatchRecords {
+    pub(super) fn new(ctx: Arc<Shared>) -> MatchRecords {
+        MatchRecords { ctx }
+    }
+
     /// Stores new match `m` at version 1, indexed under its players as a challenge is,
     /// and due at `due_ms` (if any).
     pub(super) async fn store_new(&self, m: &Match, due_ms: Option<u64>) -> Result<(), Error> {
-        let opponents = m.opponent_ids();
+        let invitation = m.invitation();
+        let opponents = invitation.opponent_ids();
         let parties = Parties {
-            challenger: &m.challenger.id,
+            challenger: &invitation.challenger().id,
             opponents: &opponents,
         };
+        let created_ms = invitation.created_ms();
         self.ctx
             .store
-            .create_challenge(&m.id, m.encode(), m.created_ms, parties, due_ms)
+            .create_challenge(&m.id(), m.encode(), created_ms, parties, due_ms)
             .await?;
         Ok(())
     }
 
     /// Match `id` with its version; `None` when there is none, or the record there is a
     /// plain challenge's.
-    pub(crate) async fn find(&self, id: MatchId) -> Result<Option<(u64, Match)>, Error> {
+    pub(super) async fn find(&self, id: MatchId) -> Result<Option<(u64, Match)>, Error> {
         let Some(Stored { version, bytes }) = self.ctx.store.load_challenge(&id).await? else {
             return Ok(None);
         };

@@ -6,7 +6,9 @@ use std::time::Duration;
 use crate::bots::Level;
 use crate::domain::{Caller, MatchId, PlayerName};
 use crate::engine::{Preset, RulesPatch};
-use crate::service::matchmaking::challenge::{ChallengeStatus, Opponent, Party};
+use crate::service::matchmaking::invitation::{
+    ChallengeStatus, Invitation, Opponent, Party, Terms,
+};
 use crate::service::shared::now_ms;
 use crate::service::{Keyed, Offer, Services};
 use crate::store::challenges::{ChallengeStore, Direction, OpenCaps, Parties};
@@ -24,14 +26,11 @@ async fn player(services: &Services, name: &str) -> Keyed {
 
 /// A two-deal duplicate match of one-round block games by `ann`, as `status`.
 fn old_match(ann: &Keyed, opponent: Opponent, status: ChallengeStatus) -> Match {
-    Match {
-        id: MatchId::random(),
-        status,
-        challenger: Party {
-            id: ann.profile.id.clone(),
-            name: ann.profile.name.clone(),
-        },
-        opponents: vec![opponent],
+    let challenger = Party {
+        id: ann.profile.id.clone(),
+        name: ann.profile.name.clone(),
+    };
+    let terms = Terms {
         preset: Preset::Block,
         overrides: RulesPatch {
             rounds: Some(Some(1)),
@@ -41,40 +40,50 @@ fn old_match(ann: &Keyed, opponent: Opponent, status: ChallengeStatus) -> Match 
         seats: 2,
         clock: None,
         rated: false,
-        created_ms: now_ms(),
-        expires_ms: now_ms() + 600_000,
-        declined_by: None,
-        address: None,
-        series: Series::new(2, true, 2, Some("stored before"), [0; 32]),
+    };
+    let mut invitation = Invitation::new(challenger, terms, now_ms(), now_ms() + 600_000);
+    invitation.add_opponent(opponent);
+    if status == ChallengeStatus::Accepted {
+        invitation.accept_at_once();
     }
+    assert_eq!(invitation.saved_status(), status);
+    let series = Series::new(2, true, 2, Some("stored before"), [0; 32]);
+    Match::new(MatchId::random(), invitation, series)
 }
 
 /// Writes `m` through the store as the server before the upgrade did: a challenge record
 /// with a series, indexed under its players and due now.
 async fn store_the_old_way(services: &Services, m: &Match) {
-    let opponents = m.opponent_ids();
+    let invitation = m.invitation();
+    let opponents = invitation.opponent_ids();
     let parties = Parties {
-        challenger: &m.challenger.id,
+        challenger: &invitation.challenger().id,
         opponents: &opponents,
     };
     let store = &services.ctx.store;
     store
         .create_challenge(
-            &m.id,
+            &m.id(),
             m.stored_as_challenge(),
-            m.created_ms,
+            invitation.created_ms(),
             parties.clone(),
             Some(now_ms()),
         )
         .await
         .unwrap();
-    if m.status == ChallengeStatus::Open {
+    if invitation.saved_status() == ChallengeStatus::Open {
         let uncapped = OpenCaps {
             out: usize::MAX,
             into: usize::MAX,
         };
         store
-            .open_challenge(&m.id, parties, m.expires_ms, now_ms(), uncapped)
+            .open_challenge(
+                &m.id(),
+                parties,
+                invitation.expires_ms(),
+                now_ms(),
+                uncapped,
+            )
             .await
             .unwrap()
             .unwrap();
@@ -90,9 +99,9 @@ async fn a_match_stored_as_a_challenge_with_a_series_is_read_listed_and_played_t
         Opponent::Level(Level::Greedy),
         ChallengeStatus::Accepted,
     );
-    old.series.stand_in = Some(Level::Random);
+    old.series_mut().stand_in = Some(Level::Random);
     store_the_old_way(&services, &old).await;
-    let id: MatchId = old.id.parse().unwrap();
+    let id = old.id();
     let read = services.matches.get_match(id).await.unwrap();
     assert_eq!(read, old);
     let listed = services
@@ -106,16 +115,16 @@ async fn a_match_stored_as_a_challenge_with_a_series_is_read_listed_and_played_t
     let done = loop {
         services.sweep().await.unwrap();
         let now = services.matches.get_match(id).await.unwrap();
-        if now.series.status(true) == MatchStatus::Finished {
+        if now.series().status(true) == MatchStatus::Finished {
             break now;
         }
         assert!(tokio::time::Instant::now() < deadline, "{now:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert_eq!(done.series.games.len(), 4);
-    assert_eq!(done.series.margin(false).deals_done, 2);
+    assert_eq!(done.series().games.len(), 4);
+    assert_eq!(done.series().margin(false).deals_done, 2);
     // Saved by its drive: in the match's own format from then on.
-    let stored = services.ctx.store.load_challenge(&old.id).await.unwrap();
+    let stored = services.ctx.store.load_challenge(&id).await.unwrap();
     assert!(stored.unwrap().bytes[0] >= 128);
 }
 
@@ -148,21 +157,20 @@ async fn an_open_match_stored_as_a_challenge_is_listed_and_accepted_at_the_chall
     );
     let answered = services
         .offers
-        .accept(&Caller::of(Some(&bob.key)), old.id.parse().unwrap(), None)
+        .accept(&Caller::of(Some(&bob.key)), old.id().parse().unwrap(), None)
         .await
         .unwrap();
     let Offer::Match(accepted) = answered else {
         panic!("a match answered as a challenge: {answered:?}");
     };
-    assert_eq!(accepted.status, ChallengeStatus::Accepted);
-    let running = services
-        .matches
-        .get_match(old.id.parse().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(running.series.status(true), MatchStatus::Running);
     assert_eq!(
-        running.series.games.len(),
+        accepted.invitation().saved_status(),
+        ChallengeStatus::Accepted
+    );
+    let running = services.matches.get_match(old.id()).await.unwrap();
+    assert_eq!(running.series().status(true), MatchStatus::Running);
+    assert_eq!(
+        running.series().games.len(),
         2,
         "a duplicate deal's two games"
     );

@@ -23,7 +23,8 @@ use crate::service::shared::{Port, Shared, now_ms};
 use crate::store::SaveOutcome;
 use crate::store::challenges::{ChallengeStore, Parties};
 
-use super::challenge::{Answer, Challenge, ChallengeStatus, NewChallenge, Opponent, Party};
+use super::challenge::{Challenge, NewChallenge};
+use super::invitation::{Answer, ChallengeStatus, Invitation, Opponent, Party, Terms};
 use super::{Error, MatchmakingReactions, Notice};
 
 /// Open challenges a player may have made at once.
@@ -90,7 +91,7 @@ impl Challenges {
         request: Option<&RequestKey>,
     ) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (caller, id) = (me.id.clone(), ChallengeId::random());
+        let (caller, id) = (me.id().clone(), ChallengeId::random());
         let make = self.make(me, id, new, from);
         idempotency::once(
             &self.ctx.store,
@@ -118,69 +119,58 @@ impl Challenges {
     ) -> Result<Challenge, Error> {
         let field = "opponents";
         let others = usize::from(new.seats.saturating_sub(1));
-        let challenge = Challenge {
-            id,
-            status: ChallengeStatus::Open,
-            challenger: Party {
-                id: me.id.to_string(),
-                name: me.name.clone(),
-            },
-            opponents: Vec::new(),
+        let challenger = Party {
+            id: me.id().to_string(),
+            name: me.name().to_owned(),
+        };
+        let terms = Terms {
             preset: new.preset,
             overrides: new.overrides,
             seats: new.seats,
             clock: new.clock,
             rated: new.rated,
-            created_ms: now_ms(),
-            expires_ms: now_ms() + self.ctx.lifetimes.challenge.as_millis() as u64,
-            game_id: None,
-            declined_by: None,
-            address: None,
         };
+        let now = now_ms();
+        let expires_ms = now + self.ctx.lifetimes.challenge.as_millis() as u64;
+        let mut invitation = Invitation::new(challenger, terms, now, expires_ms);
         // The seats first: a count out of range is told as such, not as opponents missing.
-        self.check_game(&challenge.new_game(), new.rated)?;
+        self.check_game(&invitation.new_game(), new.rated)?;
         if new.opponents.len() != others {
             return Err(Error::BadRequest(format!(
                 "opponents: one per seat after the challenger's: {others} for {} seats",
                 new.seats
             )));
         }
-        let mut challenge = challenge;
         for who in &new.opponents {
             let opponent = self.opponent(field, who, &me).await?;
             if let Some(party) = opponent.player()
-                && challenge.opponent_ids().contains(&party.id)
+                && invitation.opponent_ids().contains(&party.id)
             {
                 return Err(Error::BadRequest(format!(
                     "{field}: {who:?} is named twice; a player sits once"
                 )));
             }
-            challenge.opponents.push(opponent);
+            invitation.add_opponent(opponent);
         }
         // A challenge accepted at once (levels only) has its game made by this request.
-        if challenge.all_accepted() {
-            challenge.address = from;
+        if invitation.all_accepted() {
+            invitation.set_address(from);
+            invitation.accept_at_once();
         }
-        let opponents = challenge.opponent_ids();
+        let mut challenge = Challenge::new(id, invitation);
+        let opponents = challenge.invitation().opponent_ids();
         let parties = Parties {
-            challenger: &me.id,
+            challenger: me.id(),
             opponents: &opponents,
         };
-        if challenge.all_accepted() {
+        if challenge.invitation().all_accepted() {
             // Levels only: the game first (it may be refused by the address's cap), then
             // the challenge that names it.
-            challenge.status = ChallengeStatus::Accepted;
-            challenge.game_id = Some(GameId::random());
+            challenge.set_game(Some(GameId::random()));
             self.start(&challenge).await?;
             self.ctx
                 .store
-                .create_challenge(
-                    &challenge.id,
-                    challenge.encode(),
-                    challenge.created_ms,
-                    parties,
-                    None,
-                )
+                .create_challenge(&id, challenge.encode(), now, parties, None)
                 .await?;
         } else {
             self.count_open(challenge.counted()).await?;
@@ -188,11 +178,11 @@ impl Challenges {
                 .ctx
                 .store
                 .create_challenge(
-                    &challenge.id,
+                    &id,
                     challenge.encode(),
-                    challenge.created_ms,
+                    now,
                     parties.clone(),
-                    Some(challenge.expires_ms),
+                    Some(expires_ms),
                 )
                 .await;
             if let Err(e) = created {
@@ -202,7 +192,8 @@ impl Challenges {
             self.tell(&opponents, Notice::Challenged(&challenge)).await;
         }
         self.ctx.metrics.challenge("made");
-        tracing::info!(challenge_id = %challenge.id, challenger = %me.id, status = challenge.status.as_str(), game_id = ?challenge.game_id, "challenge made");
+        let status = challenge.invitation().saved_status().as_str();
+        tracing::info!(challenge_id = %id, challenger = %me.id(), status, game_id = ?challenge.game_id(), "challenge made");
         Ok(challenge)
     }
 
@@ -210,7 +201,7 @@ impl Challenges {
     pub async fn challenge_of(&self, caller: &Caller, id: ChallengeId) -> Result<Challenge, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         let (_, challenge) = self.load_challenge(id).await?;
-        if !challenge.player_ids().contains(&me.id.to_string()) {
+        if !challenge.invitation().has_player(me.id().as_str()) {
             return Err(Error::Forbidden(
                 "this challenge is between other players".into(),
             ));
@@ -255,12 +246,13 @@ impl Challenges {
         let (_, me) = self.players.authenticate(caller).await?;
         for _ in 0..ATTEMPTS {
             let (version, mut challenge) = self.load_challenge(id).await?;
-            if !challenge.invitation().answer(answer, &me.id, now_ms())? {
+            let invitation = challenge.invitation_mut();
+            if !invitation.answer(answer, me.id(), now_ms())? {
                 return Ok(challenge);
             }
-            if challenge.status == ChallengeStatus::Accepted {
-                challenge.game_id = Some(GameId::random());
-                challenge.address = from;
+            if invitation.saved_status() == ChallengeStatus::Accepted {
+                invitation.set_address(from);
+                challenge.set_game(Some(GameId::random()));
             }
             match self
                 .ctx
@@ -272,14 +264,15 @@ impl Challenges {
                 SaveOutcome::Conflict { .. } => continue,
                 SaveOutcome::Missing => return Err(Error::ChallengeNotFound),
             }
-            tracing::info!(challenge_id = %id, player_id = %me.id, ?answer, status = challenge.status.as_str(), "challenge answered");
-            if let Err(refused) = self.closed(&challenge, &me.id).await {
-                self.reopen(&challenge, &me.id).await;
+            let status = challenge.invitation().saved_status();
+            tracing::info!(challenge_id = %id, player_id = %me.id(), ?answer, status = status.as_str(), "challenge answered");
+            if let Err(refused) = self.closed(&challenge, me.id()).await {
+                self.reopen(&challenge, me.id()).await;
                 return Err(refused);
             }
             // Counted once it stands: an acceptance whose game was refused is undone.
-            if challenge.status != ChallengeStatus::Open {
-                self.ctx.metrics.challenge(challenge.status.as_str());
+            if status != ChallengeStatus::Open {
+                self.ctx.metrics.challenge(status.as_str());
             }
             return Ok(challenge);
         }
@@ -293,27 +286,29 @@ impl Challenges {
     /// set to what is left to do. The error is the refusal of an accepted challenge's
     /// game ([`Error::refuses_a_game`]): nothing was made, and the caller reopens it.
     async fn closed(&self, challenge: &Challenge, by: &str) -> Result<(), Error> {
-        self.closed_in_store(challenge.counted(), challenge.status)
-            .await;
-        match challenge.status {
+        let status = challenge.invitation().saved_status();
+        self.closed_in_store(challenge.counted(), status).await;
+        let id = challenge.id();
+        match status {
             ChallengeStatus::Open => return Ok(()),
             ChallengeStatus::Accepted => {
                 // Should this process stop before the game is created, a sweep creates it.
                 let recover = Some(now_ms() + RECOVER_AFTER.as_millis() as u64);
-                self.set_challenge_due(challenge.id, recover).await;
+                self.set_challenge_due(id, recover).await;
                 match self.start(challenge).await {
-                    Ok(()) => self.set_challenge_due(challenge.id, None).await,
+                    Ok(()) => self.set_challenge_due(id, None).await,
                     Err(e) if e.refuses_a_game() => return Err(e),
                     Err(e) => {
-                        tracing::warn!(challenge_id = %challenge.id, error = %e, "an accepted challenge's game was not created; a sweep creates it");
+                        tracing::warn!(challenge_id = %id, error = %e, "an accepted challenge's game was not created; a sweep creates it");
                     }
                 }
                 return Ok(());
             }
             ChallengeStatus::Declined | ChallengeStatus::Canceled | ChallengeStatus::Expired => {}
         }
-        self.set_challenge_due(challenge.id, None).await;
+        self.set_challenge_due(id, None).await;
         let others: Vec<String> = challenge
+            .invitation()
             .player_ids()
             .into_iter()
             .filter(|player| player != by)
@@ -326,13 +321,14 @@ impl Challenges {
     /// counted against its address; then tells its players it started.
     async fn start(&self, challenge: &Challenge) -> Result<(), Error> {
         let game_id = challenge
-            .game_id
+            .game_id()
             .ok_or_else(|| Error::Internal("an accepted challenge names no game".into()))?;
-        let record = self.games.new_record(&challenge.new_game())?;
-        let players = std::iter::once((0u8, &challenge.challenger))
+        let invitation = challenge.invitation();
+        let record = self.games.new_record(&invitation.new_game())?;
+        let players = std::iter::once((0u8, invitation.challenger()))
             .chain(
-                challenge
-                    .opponents
+                invitation
+                    .opponents()
                     .iter()
                     .enumerate()
                     .filter_map(|(i, o)| Some((i as u8 + 1, o.player()?))),
@@ -342,16 +338,16 @@ impl Challenges {
         let admission = Admission {
             id: game_id,
             record,
-            rated: challenge.rated,
+            rated: invitation.rated(),
             parent: None,
             twins: Vec::new(),
             players,
-            from: challenge.address,
+            from: invitation.address(),
         };
         let Some(record) = self.games.admit(admission).await? else {
             return Ok(());
         };
-        tracing::info!(game_id = %game_id, challenge_id = %challenge.id, preset = challenge.preset.name(), rated = record.rated(), "game created for a challenge");
+        tracing::info!(game_id = %game_id, challenge_id = %challenge.id(), preset = invitation.preset().name(), rated = record.rated(), "game created for a challenge");
         Ok(())
     }
 
@@ -390,43 +386,47 @@ impl Challenges {
             return Ok(true);
         };
         let version = stored.version;
-        match (challenge.status, challenge.status_at(now)) {
-            (ChallengeStatus::Open, ChallengeStatus::Expired) => {
-                challenge.status = ChallengeStatus::Expired;
-                match self
-                    .ctx
-                    .store
-                    .save_challenge(&id, version, challenge.encode())
-                    .await?
-                {
-                    // The winner of the compare-and-set tells, exactly once.
-                    SaveOutcome::Saved { .. } => {
-                        tracing::info!(challenge_id = %id, "challenge expired");
-                        self.ctx.metrics.challenge("expired");
-                        self.closed(&challenge, "").await?;
-                        Ok(true)
-                    }
-                    // Answered meanwhile: the next sweep sees what it became.
-                    SaveOutcome::Conflict { .. } => Ok(false),
-                    SaveOutcome::Missing => Ok(false),
+        if challenge.invitation_mut().expire(now) {
+            return match self
+                .ctx
+                .store
+                .save_challenge(&id, version, challenge.encode())
+                .await?
+            {
+                // The winner of the compare-and-set tells, exactly once.
+                SaveOutcome::Saved { .. } => {
+                    tracing::info!(challenge_id = %id, "challenge expired");
+                    self.ctx.metrics.challenge("expired");
+                    self.closed(&challenge, "").await?;
+                    Ok(true)
                 }
-            }
-            (ChallengeStatus::Open, _) => {
-                self.set_challenge_due(id, Some(challenge.expires_ms)).await;
+                // Answered meanwhile: the next sweep sees what it became.
+                SaveOutcome::Conflict { .. } => Ok(false),
+                SaveOutcome::Missing => Ok(false),
+            };
+        }
+        match challenge.invitation().saved_status() {
+            ChallengeStatus::Open => {
+                let expires_ms = challenge.invitation().expires_ms();
+                self.set_challenge_due(id, Some(expires_ms)).await;
                 Ok(false)
             }
-            (ChallengeStatus::Accepted, _) => {
-                let made = match challenge.game_id {
+            ChallengeStatus::Accepted => {
+                let made = match challenge.game_id() {
                     Some(game_id) => self.games.exists(game_id).await?,
                     None => false,
                 };
                 if !made {
-                    tracing::warn!(challenge_id = %id, game_id = ?challenge.game_id, "an accepted challenge had no game: creating it");
+                    tracing::warn!(challenge_id = %id, game_id = ?challenge.game_id(), "an accepted challenge had no game: creating it");
                     match self.start(&challenge).await {
                         Ok(()) => {}
                         // Refused now: open again rather than tried for ever.
                         Err(e) if e.refuses_a_game() => {
-                            let by = challenge.opponent_ids().pop().unwrap_or_default();
+                            let by = challenge
+                                .invitation()
+                                .opponent_ids()
+                                .pop()
+                                .unwrap_or_default();
                             self.reopen(&challenge, &by).await;
                             return Ok(true);
                         }
@@ -500,15 +500,15 @@ impl Challenges {
         };
         let player =
             player.ok_or_else(|| Error::OpponentNotFound(format!("{field}: no player {who:?}")))?;
-        if player.id == me.id {
+        if player.id() == me.id() {
             return Err(Error::BadRequest(format!(
                 "{field}: a player cannot challenge itself"
             )));
         }
         Ok(Opponent::Player {
             party: Party {
-                id: player.id.to_string(),
-                name: player.name.clone(),
+                id: player.id().to_string(),
+                name: player.name().to_owned(),
             },
             accepted: false,
         })

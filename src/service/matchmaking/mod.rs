@@ -1,16 +1,17 @@
 //! The matchmaking aggregate: how players meet, two ways, each its own type. The
-//! challenges ([`Challenges`]: [`challenge`], the stored one, and how an answer to an
-//! invitation is judged; [`challenges`], make, answer, expire; `open`, the caps on open
-//! invitations and their lists) and the seeks ([`Seeks`]: [`seek`], [`seeks`], pools
-//! paired by the store in one step). A match is no challenge: it is the
-//! matches aggregate's, stored under a challenge's key and answered by the same rules,
-//! which it borrows from here. Every game it makes goes through the games aggregate's one
+//! challenges ([`Challenges`]: [`challenge`], the stored one; [`invitation`], what a
+//! challenge and a match both hold and how an answer to it is judged; [`challenges`],
+//! make, answer, expire; `open`, the caps on open invitations and their lists) and the
+//! seeks ([`Seeks`]: [`seek`], [`seeks`], pools paired by the store in one step). A match
+//! is no challenge: it is the matches aggregate's, stored under a challenge's key and
+//! answered by the same rules, whose invitation it holds from here. Every game it makes goes through the games aggregate's one
 //! admission path. What follows its changes (the players hear of a challenge made or
 //! closed, a seek expired; a match's entry in the due index is handed on) goes up through
 //! [`MatchmakingReactions`] to the dispatcher.
 
 pub mod challenge;
 pub mod challenges;
+pub mod invitation;
 mod open;
 pub mod seek;
 pub mod seeks;

@@ -12,8 +12,9 @@ use crate::store::challenges::{
     CLOSED_CHALLENGE_KEPT, CapReached, ChallengeStore, Direction, OpenCaps, Parties,
 };
 
-use super::challenge::{Challenge, ChallengeStatus, Counted, Opponent};
+use super::challenge::Challenge;
 use super::challenges::{ATTEMPTS, MAX_OPEN_CHALLENGES};
+use super::invitation::{ChallengeStatus, Counted, Opponent};
 use super::{Challenges, Error};
 
 impl Challenges {
@@ -33,7 +34,7 @@ impl Challenges {
         let ids = self
             .ctx
             .store
-            .open_challenges(&me.id, direction, now, offset, per_page)
+            .open_challenges(me.id(), direction, now, offset, per_page)
             .await?;
         Ok((now, ids))
     }
@@ -47,13 +48,13 @@ impl Challenges {
         };
         let opponents = open.opponent_ids();
         let parties = Parties {
-            challenger: &open.challenger.id,
+            challenger: &open.challenger().id,
             opponents: &opponents,
         };
         match self
             .ctx
             .store
-            .open_challenge(open.id, parties, open.expires_ms, now_ms(), caps)
+            .open_challenge(open.id, parties, open.expires_ms(), now_ms(), caps)
             .await?
         {
             Ok(()) => Ok(()),
@@ -62,7 +63,8 @@ impl Challenges {
             }),
             Err(CapReached::Opponent(i)) => Err(Error::TooManyChallengesTo {
                 name: open
-                    .opponents
+                    .invitation
+                    .opponents()
                     .iter()
                     .filter_map(Opponent::player)
                     .nth(i)
@@ -100,16 +102,17 @@ impl Challenges {
     /// Counts `challenge`, reopened (its acceptance undone), as open again: it held its
     /// place until accepted, so no cap refuses it. Best effort, as uncounting is.
     pub(super) async fn recount_open(&self, challenge: &Challenge) {
-        let opponents = challenge.opponent_ids();
+        let invitation = challenge.invitation();
+        let opponents = invitation.opponent_ids();
         let parties = Parties {
-            challenger: &challenge.challenger.id,
+            challenger: &invitation.challenger().id,
             opponents: &opponents,
         };
         let uncapped = OpenCaps {
             out: usize::MAX,
             into: usize::MAX,
         };
-        let (id, expires) = (&challenge.id, challenge.expires_ms);
+        let (id, expires) = (&challenge.id(), invitation.expires_ms());
         let store = &self.ctx.store;
         if let Err(e) = store
             .open_challenge(id, parties, expires, now_ms(), uncapped)
@@ -124,7 +127,7 @@ impl Challenges {
     pub(in crate::service) async fn uncount_open(&self, open: Counted<'_>) {
         let opponents = open.opponent_ids();
         let parties = Parties {
-            challenger: &open.challenger.id,
+            challenger: &open.challenger().id,
             opponents: &opponents,
         };
         if let Err(e) = self.ctx.store.close_challenge(open.id, parties).await {
@@ -139,34 +142,27 @@ impl Challenges {
     /// answered, unless something else changed it meanwhile.
     pub(super) async fn reopen(&self, accepted: &Challenge, by: &str) {
         for _ in 0..ATTEMPTS {
-            let Ok((version, mut challenge)) = self.load_challenge(accepted.id).await else {
+            let Ok((version, mut challenge)) = self.load_challenge(accepted.id()).await else {
                 break;
             };
-            if challenge.status != ChallengeStatus::Accepted
-                || challenge.game_id != accepted.game_id
+            if challenge.invitation().saved_status() != ChallengeStatus::Accepted
+                || challenge.game_id() != accepted.game_id()
             {
                 return;
             }
-            challenge.status = ChallengeStatus::Open;
-            challenge.game_id = None;
-            challenge.address = None;
-            for opponent in &mut challenge.opponents {
-                if let Opponent::Player { party, accepted } = opponent
-                    && party.id == by
-                {
-                    *accepted = false;
-                }
-            }
+            challenge.invitation_mut().reopen(by);
+            challenge.set_game(None);
             match self
                 .ctx
                 .store
-                .save_challenge(&challenge.id, version, challenge.encode())
+                .save_challenge(&challenge.id(), version, challenge.encode())
                 .await
             {
                 Ok(SaveOutcome::Saved { .. }) => {
-                    tracing::info!(challenge_id = %challenge.id, player_id = by, "an acceptance undone: its game was refused");
+                    tracing::info!(challenge_id = %challenge.id(), player_id = by, "an acceptance undone: its game was refused");
                     self.recount_open(&challenge).await;
-                    self.set_challenge_due(challenge.id, Some(challenge.expires_ms))
+                    let expires_ms = challenge.invitation().expires_ms();
+                    self.set_challenge_due(challenge.id(), Some(expires_ms))
                         .await;
                     return;
                 }
@@ -175,6 +171,6 @@ impl Challenges {
             }
         }
         // Left accepted: the sweep finds no game and tries once more, then reopens it.
-        tracing::warn!(challenge_id = %accepted.id, "a refused acceptance could not be undone yet");
+        tracing::warn!(challenge_id = %accepted.id(), "a refused acceptance could not be undone yet");
     }
 }

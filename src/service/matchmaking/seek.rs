@@ -14,7 +14,7 @@ use crate::service::games::clock::{ClockSettings, OnTimeout};
 use crate::service::shared::now_ms;
 use crate::store::seeks::{SeekEntry, SeekState};
 
-use super::challenge::Party;
+use super::invitation::Party;
 
 /// The seek's blob's format byte, then postcard: the blob, then the address its game is to
 /// count against (appended apart, so format 1, without it, reads with the same struct).
@@ -113,16 +113,16 @@ impl Pool {
 /// A seek, as its player sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Seek {
-    pub id: String,
-    pub player: Party,
-    pub wish: Wish,
+    id: String,
+    player: Party,
+    wish: Wish,
     /// After how long, and with which level, the missing seats are filled.
-    pub fallback: Option<(Duration, Level)>,
-    pub created_ms: u64,
-    pub expires_ms: u64,
-    pub state: SeekState,
+    fallback: Option<(Duration, Level)>,
+    created_ms: u64,
+    expires_ms: u64,
+    state: SeekState,
     /// The address that made it: a game it completes counts against it.
-    pub(crate) address: Option<AddressKey>,
+    address: Option<AddressKey>,
 }
 
 /// What the service keeps in the store's blob: the rest is the store's own fields.
@@ -134,6 +134,43 @@ struct Blob {
 }
 
 impl Seek {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Who seeks.
+    pub fn player(&self) -> &Party {
+        &self.player
+    }
+
+    /// What it asks for.
+    pub fn wish(&self) -> &Wish {
+        &self.wish
+    }
+
+    /// After how long, and with which level, the missing seats are filled.
+    pub fn fallback(&self) -> Option<(Duration, Level)> {
+        self.fallback
+    }
+
+    pub fn created_ms(&self) -> u64 {
+        self.created_ms
+    }
+
+    pub fn expires_ms(&self) -> u64 {
+        self.expires_ms
+    }
+
+    /// Its state as stored ([`Seek::state_now`]: as of now).
+    pub fn state(&self) -> &SeekState {
+        &self.state
+    }
+
+    /// The address that made it: a game it completes counts against it.
+    pub(crate) fn address(&self) -> Option<AddressKey> {
+        self.address
+    }
+
     /// The blob stored with a new seek.
     pub(super) fn blob(
         name: &str,

@@ -72,7 +72,7 @@ struct Refused {
 /// player's waiting seek, which a retry answers again.
 impl idempotency::Answered for (Seek, bool) {
     fn existing(&self) -> Option<&str> {
-        (!self.1).then_some(self.0.id.as_str())
+        (!self.1).then_some(self.0.id())
     }
 }
 
@@ -121,7 +121,7 @@ impl Seeks {
         request: Option<&RequestKey>,
     ) -> Result<(Seek, bool), Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (caller, id) = (me.id.clone(), SeekId::random());
+        let (caller, id) = (me.id().clone(), SeekId::random());
         let make = self.seek_as(me, id, new);
         let caller = caller.as_str();
         idempotency::once_answered(
@@ -169,7 +169,7 @@ impl Seeks {
         let now = now_ms();
         let entry = SeekEntry {
             id: id.to_string(),
-            player: me.id.to_string(),
+            player: me.id().to_string(),
             pool: wish.pool().into_name(),
             created_ms: now,
             expires_ms: now + self.ctx.lifetimes.seek.as_millis() as u64,
@@ -178,12 +178,12 @@ impl Seeks {
                 .fallback
                 .map(|(after, _)| now + after.as_millis() as u64),
             state: SeekState::Waiting,
-            bytes: Seek::blob(&me.name, &wish, new.fallback, new.from),
+            bytes: Seek::blob(me.name(), &wish, new.fallback, new.from),
         };
         match self.ctx.store.add_seek(&entry, MAX_OPEN_SEEKS, now).await? {
             Added::Added => {}
             Added::Waiting(waiting) => {
-                return Ok((self.seek_listed(&me.id, &waiting).await?, false));
+                return Ok((self.seek_listed(me.id(), &waiting).await?, false));
             }
             Added::TooMany => {
                 return Err(Error::TooManySeeks {
@@ -192,7 +192,7 @@ impl Seeks {
             }
         }
         self.ctx.metrics.seek("made");
-        tracing::info!(seek_id = %entry.id, player_id = %me.id, pool = %entry.pool, "seek made");
+        tracing::info!(seek_id = %entry.id, player_id = %me.id(), pool = %entry.pool, "seek made");
         match self.pair(&wish.pool(), Some(&entry.id)).await {
             Ok(_) => {}
             Err(e) if e.refuses_a_game() => return Err(e),
@@ -200,7 +200,7 @@ impl Seeks {
                 tracing::warn!(pool = %entry.pool, error = %e, "a pool could not be paired; the sweep pairs it");
             }
         }
-        Ok((self.seek_of(&me.id, id).await?, true))
+        Ok((self.seek_of(me.id(), id).await?, true))
     }
 
     /// The key's player's waiting seeks, newest first: a page (from 1) of them.
@@ -214,30 +214,30 @@ impl Seeks {
         let (_, me) = self.players.authenticate(caller).await?;
         let mut waiting = Vec::new();
         // A player has at most MAX_OPEN_SEEKS waiting (and a few stale ids): few loads.
-        for id in self.ctx.store.player_seeks(&me.id).await? {
+        for id in self.ctx.store.player_seeks(me.id()).await? {
             let Some(entry) = self.ctx.store.load_seek(&id).await? else {
                 continue;
             };
             let seek = Seek::of(entry)?;
-            if seek.player.id == me.id.as_str() && seek.state_now() == SeekState::Waiting {
+            if seek.player().id == me.id().as_str() && seek.state_now() == SeekState::Waiting {
                 waiting.push(seek);
             }
         }
-        waiting.sort_by(|a, b| (b.created_ms, &b.id).cmp(&(a.created_ms, &a.id)));
+        waiting.sort_by(|a, b| (b.created_ms(), &b.id()).cmp(&(a.created_ms(), &a.id())));
         Ok(waiting.into_iter().skip(skip).take(per_page).collect())
     }
 
     /// A seek, for its player.
     pub async fn my_seek(&self, caller: &Caller, id: SeekId) -> Result<Seek, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        self.seek_of(&me.id, id).await
+        self.seek_of(me.id(), id).await
     }
 
     /// Cancels the key's player's seek if it still waits; answers it as it is after.
     pub async fn cancel_seek(&self, caller: &Caller, id: SeekId) -> Result<Seek, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let seek = self.seek_of(&me.id, id).await?;
-        if seek.state != SeekState::Waiting {
+        let seek = self.seek_of(me.id(), id).await?;
+        if *seek.state() != SeekState::Waiting {
             return Ok(seek);
         }
         let entry = self
@@ -247,7 +247,7 @@ impl Seeks {
             .await?
             .ok_or(Error::SeekNotFound)?;
         let seek = Seek::of(entry)?;
-        if seek.state == SeekState::Canceled {
+        if *seek.state() == SeekState::Canceled {
             self.ctx.metrics.seek("canceled");
             tracing::info!(seek_id = %id, "seek canceled");
         }
@@ -328,18 +328,22 @@ impl Seeks {
             self.ctx.store.started(&game).await?;
             return Ok(None);
         };
-        let wish = first.wish.clone();
+        let wish = first.wish().clone();
         let mut seats: Vec<u8> = (0..wish.seats).collect();
         seats.shuffle(&mut ChaCha8Rng::from_seed(self.ctx.dealer.secret()));
-        let level = first.fallback.map_or(Level::Greedy, |(_, level)| level);
+        let level = first.fallback().map_or(Level::Greedy, |(_, level)| level);
         let bots: Vec<(u8, Level)> = seats[seeks.len()..].iter().map(|&s| (s, level)).collect();
         let record = self.games.new_record(&wish_game(&wish, bots))?;
         // The game counts against the address of the seek that completed it: the one whose
         // request paired it, else the newest.
         let newest = seeks
             .iter()
-            .find(|seek| Some(seek.id.as_str()) == arriving)
-            .or_else(|| seeks.iter().max_by_key(|seek| (seek.created_ms, &seek.id)))
+            .find(|seek| Some(seek.id()) == arriving)
+            .or_else(|| {
+                seeks
+                    .iter()
+                    .max_by_key(|seek| (seek.created_ms(), seek.id()))
+            })
             .expect("one seek at least");
         let admission = Admission {
             id: game,
@@ -350,9 +354,9 @@ impl Seeks {
             players: seeks
                 .iter()
                 .zip(&seats)
-                .map(|(seek, &seat)| (seat, seek.player.id.as_str(), seek.player.name.as_str()))
+                .map(|(seek, &seat)| (seat, seek.player().id.as_str(), seek.player().name.as_str()))
                 .collect(),
-            from: newest.address,
+            from: newest.address(),
         };
         match self.games.admit(admission).await {
             Ok(Some(_)) => {}
@@ -363,11 +367,11 @@ impl Seeks {
             // Refused: nothing is promised. The seek it was to count against is canceled,
             // the others wait again, and nobody tries this game again.
             Err(e) if e.refuses_a_game() => {
-                let back = self.ctx.store.unmatch(&game, &newest.id, now_ms()).await?;
-                tracing::info!(game_id = %game, seek_id = %newest.id, waiting_again = back.len(), error = %e, "a matched game was refused: its seeks unmatched");
+                let back = self.ctx.store.unmatch(&game, newest.id(), now_ms()).await?;
+                tracing::info!(game_id = %game, seek_id = %newest.id(), waiting_again = back.len(), error = %e, "a matched game was refused: its seeks unmatched");
                 self.ctx.metrics.seek("refused");
                 return Ok(Some(Refused {
-                    seek: newest.id.clone(),
+                    seek: newest.id().to_owned(),
                     why: e,
                 }));
             }
@@ -379,7 +383,7 @@ impl Seeks {
             self.ctx
                 .metrics
                 .seek_waits
-                .observe(now.saturating_sub(seek.created_ms) as f64 / 1000.0);
+                .observe(now.saturating_sub(seek.created_ms()) as f64 / 1000.0);
         }
         let fell_back = seeks.len() < usize::from(wish.seats);
         self.ctx
@@ -413,7 +417,7 @@ impl Seeks {
                     if let Some(entry) = self.ctx.store.load_seek(&id).await? {
                         let seek = Seek::of(entry)?;
                         tracing::info!(seek_id = %id, "seek expired");
-                        let player = [seek.player.id.clone()];
+                        let player = [seek.player().id.clone()];
                         self.tell(&player, Notice::SeekExpired(&seek)).await;
                     }
                 }
@@ -549,7 +553,7 @@ mod tests {
                     .seek(&Caller::of(Some(&player.key)), new, None)
                     .await
                     .unwrap();
-                assert_eq!(seek.0.state, SeekState::Waiting);
+                assert_eq!(*seek.0.state(), SeekState::Waiting);
             }
         }
         service.seeks.sweep_seeks().await.unwrap();

@@ -35,14 +35,14 @@ const RATED_GAMES_KEPT: usize = 64;
 /// A player as stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(in crate::service) struct PlayerRecord {
-    pub(in crate::service) id: PlayerId,
-    pub(in crate::service) name: String,
-    pub(in crate::service) bot: bool,
+    pub(super) id: PlayerId,
+    pub(super) name: String,
+    pub(super) bot: bool,
     pub(super) created_ms: u64,
     /// SHA-256 of the whole key.
     pub(super) key_hash: [u8; 32],
     /// Per preset (by name), the player's rating there.
-    pub(in crate::service) ratings: BTreeMap<String, PresetRating>,
+    pub(super) ratings: BTreeMap<String, PresetRating>,
     /// The rated games whose result moved these ratings lately, oldest first.
     pub(super) rated_games: Vec<GameId>,
     /// Per preset, its rating after each of its latest rated games, oldest first (at
@@ -111,6 +111,19 @@ impl From<PlayerRecordV1> for PlayerRecord {
 }
 
 impl PlayerRecord {
+    pub(in crate::service) fn id(&self) -> &PlayerId {
+        &self.id
+    }
+
+    pub(in crate::service) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Per preset (by name), the player's rating there.
+    pub(in crate::service) fn ratings(&self) -> &BTreeMap<String, PresetRating> {
+        &self.ratings
+    }
+
     pub(super) fn encode(&self) -> Vec<u8> {
         Encoder::new(FORMAT, self).then(&self.webhook).finish()
     }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Error, PlayerRecord, Players};
-use crate::domain::{Caller, PlayerKey};
+use crate::domain::{Caller, PlayerId, PlayerKey};
 use crate::service::codec;
 use crate::service::shared::now_ms;
 use crate::store::StoredEvent;
@@ -46,8 +46,8 @@ pub enum NewsItem<N> {
 impl Players {
     /// Whether player `id` has a stream open now, on any process (marked within
     /// `PRESENT_FOR`).
-    pub(in crate::service) async fn is_present(&self, id: &str) -> Result<bool, Error> {
-        Ok(self.ctx.store.is_present(id).await?)
+    pub(in crate::service) async fn is_present(&self, id: &PlayerId) -> Result<bool, Error> {
+        Ok(self.ctx.store.is_present(id.as_str()).await?)
     }
 
     /// Publishes `news` on player `player`'s channel; a failure is logged (news is a

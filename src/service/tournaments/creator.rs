@@ -20,7 +20,7 @@ impl Tournaments {
         let (_, me) = self.players.authenticate(caller).await?;
         let canceled = self
             .change(id, |t| {
-                if t.creator.id != me.id.as_str() {
+                if t.terms.creator.id != me.id().as_str() {
                     return Err(Error::Forbidden(
                         "only the tournament's creator cancels it".into(),
                     ));
@@ -38,7 +38,7 @@ impl Tournaments {
             .await?;
         self.ctx.store.index_tournament_due(&id, None).await?;
         self.after_end(&canceled).await?;
-        tracing::info!(tournament_id = %id, player_id = %me.id, "tournament canceled by its creator");
+        tracing::info!(tournament_id = %id, player_id = %me.id(), "tournament canceled by its creator");
         Ok(canceled)
     }
 
@@ -59,7 +59,7 @@ impl Tournaments {
         };
         let removed = self
             .change(id, |t| {
-                if t.creator.id != me.id.as_str() {
+                if t.terms.creator.id != me.id().as_str() {
                     return Err(Error::Forbidden(
                         "only the tournament's creator removes an entrant (a player \
                          withdraws itself: DELETE /v1/tournaments/{id}/players/me)"
@@ -77,7 +77,7 @@ impl Tournaments {
                 .store
                 .release_joined_tournament(player, &id)
                 .await?;
-            self.index_entered(&removed, player, false).await?;
+            self.records.index_entered(&removed, player, false).await?;
         }
         Ok(removed)
     }

@@ -113,15 +113,15 @@ impl Tournaments {
     async fn drive_once(&self, id: TournamentId, start: bool) -> Result<Option<u64>, Error> {
         let poll = || Some(now_ms() + POLL.as_millis() as u64);
         for _ in 0..ATTEMPTS {
-            let (version, mut t) = self.load(id).await?;
+            let (version, mut t) = self.records.load(id).await?;
             let now = now_ms();
             let mut changes = Changes::default();
             let mut missing = Vec::new();
             match t.status {
-                TournamentStatus::Registering if start || now >= t.starts_at_ms => {
+                TournamentStatus::Registering if start || now >= t.terms.starts_at_ms => {
                     begin(&mut t, &mut changes);
                 }
-                TournamentStatus::Registering => return Ok(Some(t.starts_at_ms)),
+                TournamentStatus::Registering => return Ok(Some(t.terms.starts_at_ms)),
                 TournamentStatus::Running => {
                     missing = self.results(&mut t, &mut changes).await?;
                     if missing.is_empty() && t.in_play() == 0 {
@@ -293,13 +293,13 @@ impl Tournaments {
             .filter(|q| q.round == p.round)
             .count();
         let mut new = NewGame {
-            preset: t.preset,
-            overrides: t.overrides,
+            preset: t.terms.preset,
+            overrides: t.terms.overrides,
             seats: 2,
             bots: Vec::new(),
             seed: None,
             deal: None,
-            clock: Some(t.clock),
+            clock: Some(t.terms.clock),
         };
         let mut players = Vec::new();
         for (entrant, seat) in [(p.a, g.a_seat), (p.b, 1 - g.a_seat)] {
@@ -327,7 +327,7 @@ impl Tournaments {
             record,
             // A game of two levels would only move the levels' reference ratings, which no
             // game moves.
-            rated: t.rated && !players.is_empty(),
+            rated: t.terms.rated && !players.is_empty(),
             parent: Some(Parent::Tournament(t.id)),
             twins,
             players,
@@ -359,14 +359,14 @@ impl Tournaments {
     /// What follows a saved change: the lists, the creator's index, the news.
     async fn after(&self, t: &Tournament, changes: &Changes) -> Result<(), Error> {
         if changes.started || changes.ended {
-            self.listed(t).await?;
+            self.records.listed(t).await?;
         }
         if changes.ended {
             self.ctx
                 .store
-                .release_creator_tournament(&t.creator.id, &t.id)
+                .release_creator_tournament(&t.terms.creator.id, &t.id)
                 .await?;
-            self.release_joins(t).await?;
+            self.records.release_joins(t).await?;
             // Kept a while for its page (TOURNAMENT_KEPT_SECS), then gone with its entries.
             self.ctx
                 .store
@@ -432,20 +432,21 @@ impl Tournaments {
 
 /// Starts `t`, or cancels it when too few entered.
 fn begin(t: &mut Tournament, changes: &mut Changes) {
-    let least = least_players(t.format);
+    let least = least_players(t.terms.format);
     let entered = t.entrants.len();
     if entered < least {
         t.status = TournamentStatus::Canceled;
         t.reason = Some(format!(
             "too few players: {entered} entered, a {} tournament needs {least}",
-            t.format.as_str()
+            t.terms.format.as_str()
         ));
         changes.ended = true;
         return;
     }
     let n = entered as u16;
-    t.rounds = match t.format {
+    t.terms.rounds = match t.terms.format {
         Format::Swiss => t
+            .terms
             .rounds_asked
             .unwrap_or_else(|| default_swiss_rounds(n))
             .min(n.saturating_sub(1).max(1)),
@@ -460,7 +461,7 @@ fn begin(t: &mut Tournament, changes: &mut Changes) {
 /// round played, too few left to pair, or no pairing left without a repeat.
 fn next_round(t: &mut Tournament, changes: &mut Changes, now: u64) {
     let active = t.entrants.iter().filter(|e| !e.withdrawn).count();
-    let end = if t.round >= t.rounds {
+    let end = if t.round >= t.terms.rounds {
         Some(None)
     } else if active < 2 {
         Some(Some("fewer than two players are left".to_owned()))

@@ -9,11 +9,12 @@ use crate::domain::{PlayerId, Who};
 use crate::store::tournaments::TournamentStore;
 
 use super::Tournaments;
+use super::kept::TournamentRecords;
 use super::record::{Entry, Tournament};
 use crate::service::Error;
 use crate::service::page::page_offset;
 
-impl Tournaments {
+impl TournamentRecords {
     /// Names `t` among `player`'s tournaments (with `false`, no more).
     pub(super) async fn index_entered(
         &self,
@@ -23,7 +24,7 @@ impl Tournaments {
     ) -> Result<(), Error> {
         let store = &self.ctx.store;
         store
-            .index_player_tournament(player, &t.id, t.created_ms, entered)
+            .index_player_tournament(player, &t.id, t.terms.created_ms, entered)
             .await?;
         Ok(())
     }
@@ -45,7 +46,9 @@ impl Tournaments {
         }
         Ok(())
     }
+}
 
+impl Tournaments {
     /// The tournaments a player (by id, name or level) entered, newest first: page `page`
     /// (from 1). Anyone may read a tournament, so anyone may list these.
     pub async fn player_tournaments(
@@ -58,7 +61,7 @@ impl Tournaments {
         let id = self.players.known(who).await?;
         let store = &self.ctx.store;
         let (ids, _) = store.player_tournaments(&id, skip, per_page).await?;
-        let loaded = join_all(ids.iter().map(|t| self.load_listed(t))).await;
+        let loaded = join_all(ids.iter().map(|t| self.records.load_listed(t))).await;
         let mut found = Vec::new();
         for (listed, loaded) in ids.iter().zip(loaded) {
             match loaded {

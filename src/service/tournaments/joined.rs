@@ -6,18 +6,13 @@
 use crate::domain::{PlayerId, TournamentId};
 use crate::store::tournaments::TournamentStore;
 
+use super::CLAIM_MADE_WITHIN_MS;
+use super::kept::TournamentRecords;
 use super::record::Tournament;
-use super::{CLAIM_MADE_WITHIN_MS, Tournaments};
 use crate::service::Error;
 use crate::service::shared::now_ms;
 
-/// Tournaments one player may have joined that are registering or running, unless
-/// `MAX_TOURNAMENTS_JOINED` says otherwise: more than a person plays at once or a bot
-/// account keeps registered for the days ahead, fewer than an account needs to sit in
-/// every open tournament.
-pub const MAX_TOURNAMENTS_JOINED: usize = 10;
-
-impl Tournaments {
+impl TournamentRecords {
     /// Claims a place among the tournaments `player` joined for tournament `id`, or
     /// refuses the join at the cap. Places left by what is over are released first.
     pub(super) async fn claim_join(

@@ -2,7 +2,9 @@
 //! round after round by their standings (Swiss or round robin, [`crate::tournament`]),
 //! each pairing a duplicate deal by default.
 //!
-//! A tournament is its own stored record ([`record`]), changed only by compare-and-set.
+//! A tournament is its own stored record ([`record`]), changed only by compare-and-set,
+//! kept with its indexes (by status, and each player's places) by `kept`'s
+//! `TournamentRecords`.
 //! The driver ([`drive`]) moves it on: it names a round's pairings and games in one save
 //! before making any game (each game's id derived from the tournament, the round and the
 //! board), so two processes driving one tournament never make a game twice, and a game a
@@ -14,11 +16,12 @@ mod creator;
 pub mod drive;
 mod entered;
 mod joined;
+mod kept;
 pub mod record;
 pub mod stream;
+pub mod terms;
 
 pub use creator::CANCELED_BY_CREATOR;
-pub use joined::MAX_TOURNAMENTS_JOINED;
 
 use std::sync::Arc;
 
@@ -37,17 +40,15 @@ use super::Error;
 use super::games::Games;
 use super::games::clock::{ClockSettings, OnTimeout};
 use super::idempotency::{self, Before, Create, RequestKey};
-use super::matchmaking::challenge::Party;
+use super::matchmaking::invitation::Party;
 use super::page::page_offset;
 use super::players::{CREATION_WINDOW, Players};
 use super::shared::{Shared, now_ms};
-use record::{EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Tournament, TournamentStatus};
+use kept::TournamentRecords;
+use record::{
+    EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Terms, Tournament, TournamentStatus,
+};
 
-/// Tournaments one player may have registering or running at once, unless
-/// `MAX_TOURNAMENTS_PER_PLAYER` says otherwise.
-pub const MAX_TOURNAMENTS_PER_PLAYER: usize = 3;
-/// Players one tournament may hold, unless `MAX_TOURNAMENT_PLAYERS` says otherwise.
-pub const MAX_TOURNAMENT_PLAYERS: usize = 64;
 /// A creator's claim on a tournament not stored this long after is a create that failed.
 const CLAIM_MADE_WITHIN_MS: u64 = 60_000;
 /// A tournament name: 1 to this many characters.
@@ -99,11 +100,13 @@ pub struct Tournaments {
     ctx: Arc<Shared>,
     players: Arc<Players>,
     games: Arc<Games>,
+    records: TournamentRecords,
 }
 
 impl Tournaments {
     pub(super) fn new(ctx: Arc<Shared>, players: Arc<Players>, games: Arc<Games>) -> Arc<Self> {
         Arc::new(Tournaments {
+            records: TournamentRecords::new(Arc::clone(&ctx)),
             ctx,
             players,
             games,
@@ -111,10 +114,7 @@ impl Tournaments {
     }
 
     fn max_players(&self) -> usize {
-        self.ctx
-            .caps
-            .tournament_players
-            .unwrap_or(MAX_TOURNAMENT_PLAYERS)
+        self.ctx.caps.tournament_players.unwrap_or(usize::MAX)
     }
 
     /// Makes a tournament for the key's player, open for registration until it starts.
@@ -130,14 +130,14 @@ impl Tournaments {
         let tournament = self.checked(new, now)?;
         let (_, me) = self.players.authenticate(caller).await?;
         let creator = Party {
-            id: me.id.to_string(),
-            name: me.name.clone(),
+            id: me.id().to_string(),
+            name: me.name().to_owned(),
         };
         let id = TournamentId::random();
         let make = async {
             let max = self.ctx.caps.tournaments_per_player;
             if max.is_some() {
-                self.release_over(&me.id, now).await?;
+                self.records.release_over(me.id(), now).await?;
             }
             let store = &self.ctx.store;
             // Counted per address in the store's window of creations, as players are (a
@@ -151,17 +151,18 @@ impl Tournaments {
                 return Err(Error::TooManyTournamentsMade { max, frees_in });
             }
             if !store
-                .claim_creator_tournament(&me.id, &id, now, max)
+                .claim_creator_tournament(me.id(), &id, now, max)
                 .await?
             {
                 let max = max.unwrap_or_default();
                 return Err(Error::TooManyTournaments { max });
             }
             let seed = self.ctx.dealer.secret();
+            let mut tournament = tournament;
+            tournament.terms.creator = creator;
+            tournament.terms.created_ms = now;
             let tournament = Tournament {
                 id,
-                creator,
-                created_ms: now,
                 seed,
                 address: from,
                 saved_ms: now,
@@ -171,18 +172,18 @@ impl Tournaments {
                 .store
                 .create_tournament(&id, tournament.encode())
                 .await?;
-            self.listed(&tournament).await?;
-            self.index_levels(&tournament).await?;
+            self.records.listed(&tournament).await?;
+            self.records.index_levels(&tournament).await?;
             store
-                .index_tournament_due(&id, Some(tournament.starts_at_ms))
+                .index_tournament_due(&id, Some(tournament.terms.starts_at_ms))
                 .await?;
-            tracing::info!(tournament_id = %id, player_id = %me.id, format = tournament.format.as_str(), "tournament created");
+            tracing::info!(tournament_id = %id, player_id = %me.id(), format = tournament.terms.format.as_str(), "tournament created");
             Ok(tournament)
         };
         let again = |before: Before| async move {
-            before.found(self.load_listed(&before.id).await.map(|(_, t)| t))
+            before.found(self.records.load_listed(&before.id).await.map(|(_, t)| t))
         };
-        let caller = me.id.clone();
+        let caller = me.id().clone();
         idempotency::once(
             &self.ctx.store,
             request,
@@ -267,22 +268,24 @@ impl Tournaments {
         }
         Ok(Tournament {
             id: TournamentId::from(uuid::Uuid::nil()),
-            name: new.name,
-            creator: Party {
-                id: String::new(),
-                name: String::new(),
+            terms: Terms {
+                name: new.name,
+                creator: Party {
+                    id: String::new(),
+                    name: String::new(),
+                },
+                created_ms: now,
+                preset: new.preset,
+                overrides: new.overrides,
+                format: new.format,
+                rounds: rounds.unwrap_or(0),
+                rounds_asked: rounds,
+                duplicate: new.duplicate,
+                clock,
+                starts_at_ms,
+                max_players: max_players as u16,
+                rated: new.rated,
             },
-            created_ms: now,
-            preset: new.preset,
-            overrides: new.overrides,
-            format: new.format,
-            rounds: rounds.unwrap_or(0),
-            rounds_asked: rounds,
-            duplicate: new.duplicate,
-            clock,
-            starts_at_ms,
-            max_players: max_players as u16,
-            rated: new.rated,
             status: TournamentStatus::Registering,
             reason: None,
             entrants,
@@ -299,7 +302,7 @@ impl Tournaments {
 
     /// A tournament by id: anyone may read one.
     pub async fn get(&self, id: TournamentId) -> Result<Tournament, Error> {
-        Ok(self.load(id).await?.1)
+        Ok(self.records.load(id).await?.1)
     }
 
     /// The tournaments of `status`, newest first: page `page` (from 1).
@@ -315,7 +318,7 @@ impl Tournaments {
             .store
             .tournaments(status.as_str(), skip, per_page)
             .await?;
-        let loaded = join_all(ids.iter().map(|id| self.load_listed(id))).await;
+        let loaded = join_all(ids.iter().map(|id| self.records.load_listed(id))).await;
         let mut found = Vec::new();
         for loaded in loaded {
             match loaded {
@@ -337,7 +340,7 @@ impl Tournaments {
     ) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
         if joiner == Joiner::Me {
-            self.claim_join(&me.id, id).await?;
+            self.records.claim_join(me.id(), id).await?;
         }
         let joined = self
             .change(id, |t| {
@@ -345,12 +348,12 @@ impl Tournaments {
                 let entry = match joiner {
                     Joiner::Me => Entry::Player {
                         party: Party {
-                            id: me.id.to_string(),
-                            name: me.name.clone(),
+                            id: me.id().to_string(),
+                            name: me.name().to_owned(),
                         },
-                        bot: me.bot,
+                        bot: me.is_bot(),
                     },
-                    Joiner::Level(level) if t.creator.id == me.id.as_str() => {
+                    Joiner::Level(level) if t.terms.creator.id == me.id().as_str() => {
                         Entry::next_level(&t.entrants, level)
                     }
                     Joiner::Level(_) => {
@@ -364,9 +367,9 @@ impl Tournaments {
                         "this player has entered this tournament already".into(),
                     ));
                 }
-                if t.entrants.len() >= usize::from(t.max_players) {
+                if t.entrants.len() >= usize::from(t.terms.max_players) {
                     return Err(Error::TournamentFull {
-                        max: usize::from(t.max_players),
+                        max: usize::from(t.terms.max_players),
                     });
                 }
                 t.entrants.push(EntrantRecord {
@@ -378,11 +381,11 @@ impl Tournaments {
             })
             .await;
         match (&joined, joiner) {
-            (Err(_), Joiner::Me) => self.unclaim_join(&me.id, id).await?,
-            (Ok(t), Joiner::Me) => self.index_entered(t, &me.id, true).await?,
+            (Err(_), Joiner::Me) => self.records.unclaim_join(me.id(), id).await?,
+            (Ok(t), Joiner::Me) => self.records.index_entered(t, me.id(), true).await?,
             (Ok(t), Joiner::Level(level)) => {
                 let level = PlayerId::of_level(level);
-                self.index_entered(t, &level, true).await?;
+                self.records.index_entered(t, &level, true).await?;
             }
             (Err(_), Joiner::Level(_)) => {}
         }
@@ -401,7 +404,7 @@ impl Tournaments {
                         t.status.as_str()
                     )));
                 }
-                let Some(entrant) = t.entrant_of(&me.id) else {
+                let Some(entrant) = t.entrant_of(me.id()) else {
                     return Err(Error::Forbidden(
                         "this player has not entered this tournament".into(),
                     ));
@@ -416,10 +419,12 @@ impl Tournaments {
             })
             .await?;
         let store = &self.ctx.store;
-        store.release_joined_tournament(&me.id, &id).await?;
+        store.release_joined_tournament(me.id(), &id).await?;
         if withdrawn.status == TournamentStatus::Registering {
             // Removed, not withdrawn: it was never in this tournament's games.
-            self.index_entered(&withdrawn, &me.id, false).await?;
+            self.records
+                .index_entered(&withdrawn, me.id(), false)
+                .await?;
         }
         if withdrawn.status == TournamentStatus::Running {
             // With too few left it ends now, not at its next poll.
@@ -431,18 +436,18 @@ impl Tournaments {
     /// Starts the tournament now (its creator), as its start time would.
     pub async fn start(&self, caller: &Caller, id: TournamentId) -> Result<Tournament, Error> {
         let (_, me) = self.players.authenticate(caller).await?;
-        let (_, t) = self.load(id).await?;
-        if t.creator.id != me.id.as_str() {
+        let (_, t) = self.records.load(id).await?;
+        if t.terms.creator.id != me.id().as_str() {
             return Err(Error::Forbidden(
                 "only the tournament's creator starts it".into(),
             ));
         }
         registering(&t, "started")?;
-        let least = least_players(t.format);
+        let least = least_players(t.terms.format);
         if t.entrants.len() < least {
             return Err(Error::InvalidRules(format!(
                 "players: a {} tournament starts with at least {least} (it has {})",
-                t.format.as_str(),
+                t.terms.format.as_str(),
                 t.entrants.len()
             )));
         }
@@ -457,7 +462,7 @@ impl Tournaments {
         change: impl Fn(&mut Tournament) -> Result<(), Error>,
     ) -> Result<Tournament, Error> {
         for _ in 0..ATTEMPTS {
-            let (version, mut t) = self.load(id).await?;
+            let (version, mut t) = self.records.load(id).await?;
             change(&mut t)?;
             t.saved_ms = now_ms();
             match self
@@ -474,49 +479,6 @@ impl Tournaments {
         Err(Error::Internal(
             "a tournament kept changing under a change".into(),
         ))
-    }
-
-    /// Tournament `text` names, as a store's index (or a create's claim) holds it: only
-    /// ids this server made are held, so any other names none.
-    async fn load_listed(&self, text: &str) -> Result<(u64, Tournament), Error> {
-        let id = TournamentId::stored(text).ok_or(Error::TournamentNotFound)?;
-        self.load(id).await
-    }
-
-    pub(super) async fn load(&self, id: TournamentId) -> Result<(u64, Tournament), Error> {
-        match self.ctx.store.load_tournament(&id).await? {
-            Some(stored) => Ok((stored.version, Tournament::decode(&stored.bytes)?)),
-            None => Err(Error::TournamentNotFound),
-        }
-    }
-
-    /// Lists `t` under its status (and under no other).
-    async fn listed(&self, t: &Tournament) -> Result<(), Error> {
-        let statuses = TournamentStatus::ALL.map(TournamentStatus::as_str);
-        self.ctx
-            .store
-            .list_tournament(&t.id, t.created_ms, t.status.as_str(), &statuses)
-            .await?;
-        Ok(())
-    }
-
-    /// Releases `player`'s claims on tournaments that are over, and on those never made
-    /// (a create that failed after its claim; one in the making is given a minute).
-    async fn release_over(&self, player: &str, now: u64) -> Result<(), Error> {
-        for (id, claimed_ms) in self.ctx.store.creator_tournaments(player).await? {
-            let over = match self.load_listed(&id).await {
-                Ok((_, t)) => t.status.over(),
-                Err(Error::TournamentNotFound) => claimed_ms + CLAIM_MADE_WITHIN_MS < now,
-                Err(e) => return Err(e),
-            };
-            if over {
-                self.ctx
-                    .store
-                    .release_creator_tournament(player, &id)
-                    .await?;
-            }
-        }
-        Ok(())
     }
 }
 

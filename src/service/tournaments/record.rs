@@ -9,12 +9,13 @@ use sha2::{Digest, Sha256};
 use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::domain::{EntrantId, GameId, PlayerId, TournamentId};
-use crate::engine::{Preset, RulesPatch, Seed, rules::Scoring};
+use crate::engine::{Seed, rules::Scoring};
 use crate::service::Error;
 use crate::service::codec;
-use crate::service::games::clock::ClockSettings;
-use crate::service::matchmaking::challenge::Party;
+use crate::service::matchmaking::invitation::Party;
 use crate::tournament::{self, Bye, Entrant, History, Played, Standing, Winner};
+
+pub use super::terms::{Format, Terms};
 
 /// The record's format byte, then postcard. Tournaments last: a later format keeps a
 /// reader for the one before until a migration has rewritten every record. Format 2
@@ -30,24 +31,6 @@ pub const VOID: u8 = u8::MAX;
 
 /// The most deals a pairing may play.
 pub const MAX_DEALS_PER_PAIRING: u16 = 10;
-
-/// How a tournament pairs its players.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Format {
-    Swiss,
-    RoundRobin,
-}
-
-impl Format {
-    pub const ALL: [Format; 2] = [Format::Swiss, Format::RoundRobin];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Swiss => "swiss",
-            Format::RoundRobin => "round_robin",
-        }
-    }
-}
 
 /// Where a tournament stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,14 +95,19 @@ impl Entry {
 /// One entrant, in entry order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntrantRecord {
-    pub entry: Entry,
+    pub(super) entry: Entry,
     /// Withdrawn (by itself, or after too many losses on time): paired no more.
-    pub withdrawn: bool,
+    pub(super) withdrawn: bool,
     /// Games it lost on time.
-    pub timeouts: u8,
+    pub(super) timeouts: u8,
 }
 
 impl EntrantRecord {
+    /// Withdrawn (by itself, or after too many losses on time): paired no more.
+    pub fn withdrawn(&self) -> bool {
+        self.withdrawn
+    }
+
     /// Its id as the API shows it: the player's id, or the level's name (`greedy`; a
     /// later copy's with its number, `greedy-2`).
     pub fn id(&self) -> String {
@@ -157,26 +145,42 @@ impl EntrantRecord {
 /// One game of a pairing, named before it is made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PairingGame {
-    pub game_id: GameId,
+    pub(super) game_id: GameId,
     /// The seat of the pairing's `a` (`b` holds the other).
-    pub a_seat: u8,
+    pub(super) a_seat: u8,
     /// Once over: a's final points, b's, and a's result in tenths (10 a win, 5 a draw,
     /// 0 a loss) or [`VOID`].
-    pub result: Option<(i32, i32, u8)>,
+    pub(super) result: Option<(i32, i32, u8)>,
     /// When it was named (epoch ms): a game gone long after that expired unfinished.
-    pub named_ms: u64,
+    pub(super) named_ms: u64,
 }
 
 /// Two entrants of one round, and their games.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pairing {
-    pub round: u16,
-    pub a: Entrant,
-    pub b: Entrant,
-    pub games: Vec<PairingGame>,
+    pub(super) round: u16,
+    pub(super) a: Entrant,
+    pub(super) b: Entrant,
+    pub(super) games: Vec<PairingGame>,
 }
 
 impl Pairing {
+    pub fn round(&self) -> u16 {
+        self.round
+    }
+
+    pub fn a(&self) -> Entrant {
+        self.a
+    }
+
+    pub fn b(&self) -> Entrant {
+        self.b
+    }
+
+    pub fn games(&self) -> &[PairingGame] {
+        &self.games
+    }
+
     /// Every game over.
     pub fn over(&self) -> bool {
         self.games.iter().all(|g| g.result.is_some())
@@ -229,58 +233,79 @@ impl Pairing {
 /// A round an entrant was not paired in, scored as a win.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ByeRecord {
-    pub round: u16,
-    pub entrant: Entrant,
+    pub(super) round: u16,
+    pub(super) entrant: Entrant,
 }
 
-/// A tournament, as stored and as everyone sees it.
+/// A tournament, as stored. Only the tournaments change it; everyone reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tournament {
-    pub id: TournamentId,
-    pub name: String,
-    pub creator: Party,
-    pub created_ms: u64,
-    pub preset: Preset,
-    #[serde(with = "crate::service::matchmaking::challenge::patch_as_json")]
-    pub overrides: RulesPatch,
-    pub format: Format,
-    /// Rounds it plays: at the start, a Swiss's default is worked out from its entrants,
-    /// and a round robin's is implied.
-    pub rounds: u16,
-    /// The rounds the creator asked for, if any.
-    pub rounds_asked: Option<u16>,
-    pub duplicate: bool,
-    pub clock: ClockSettings,
-    pub starts_at_ms: u64,
-    pub max_players: u16,
-    pub rated: bool,
-    pub status: TournamentStatus,
+    pub(super) id: TournamentId,
+    /// What it was made to be: its fields stood here, inline, before it had a type.
+    pub(super) terms: Terms,
+    pub(super) status: TournamentStatus,
     /// Why it was canceled (or ended early).
-    pub reason: Option<String>,
-    pub entrants: Vec<EntrantRecord>,
+    pub(super) reason: Option<String>,
+    pub(super) entrants: Vec<EntrantRecord>,
     /// The round in play (or last played); 0 before the start.
-    pub round: u16,
-    pub pairings: Vec<Pairing>,
-    pub byes: Vec<ByeRecord>,
+    pub(super) round: u16,
+    pub(super) pairings: Vec<Pairing>,
+    pub(super) byes: Vec<ByeRecord>,
     /// What every deal's seed is made from: a secret, shown once it is over.
-    pub(crate) seed: [u8; 32],
+    pub(super) seed: [u8; 32],
     /// The address its games count against (its creator's, from its making).
-    pub(crate) address: Option<AddressKey>,
-    pub saved_ms: u64,
+    pub(super) address: Option<AddressKey>,
+    pub(super) saved_ms: u64,
     /// Deals each pairing plays (each twice, the seats swapped, when duplicate); format 2.
     #[serde(skip)]
-    pub deals_per_pairing: u16,
+    pub(super) deals_per_pairing: u16,
     /// Why the round in play waits for games not yet made (the admission refused them:
     /// its creator's address at its cap, a full store), and since when; format 2.
     #[serde(skip)]
-    pub waiting: Option<Waiting>,
+    pub(super) waiting: Option<Waiting>,
+}
+
+impl ByeRecord {
+    pub fn round(&self) -> u16 {
+        self.round
+    }
+
+    pub fn entrant(&self) -> Entrant {
+        self.entrant
+    }
+}
+
+impl PairingGame {
+    pub fn game_id(&self) -> GameId {
+        self.game_id
+    }
+
+    /// The seat of the pairing's `a`.
+    pub fn a_seat(&self) -> u8 {
+        self.a_seat
+    }
+
+    /// Once over: a's final points, b's, and a's result in tenths.
+    pub fn result(&self) -> Option<(i32, i32, u8)> {
+        self.result
+    }
+}
+
+impl Waiting {
+    pub fn since_ms(&self) -> u64 {
+        self.since_ms
+    }
+
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
 }
 
 /// Why a round waits for some of its games to be made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Waiting {
-    pub since_ms: u64,
-    pub reason: String,
+    pub(super) since_ms: u64,
+    pub(super) reason: String,
 }
 
 /// What format 2 appends to the record.
@@ -291,6 +316,52 @@ struct Extras {
 }
 
 impl Tournament {
+    pub fn id(&self) -> TournamentId {
+        self.id
+    }
+
+    /// What it was made to be.
+    pub fn terms(&self) -> &Terms {
+        &self.terms
+    }
+
+    pub fn status(&self) -> TournamentStatus {
+        self.status
+    }
+
+    /// Why it was canceled (or ended early).
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+
+    /// Its entrants, in entry order.
+    pub fn entrants(&self) -> &[EntrantRecord] {
+        &self.entrants
+    }
+
+    /// The round in play (or last played); 0 before the start.
+    pub fn round(&self) -> u16 {
+        self.round
+    }
+
+    pub fn pairings(&self) -> &[Pairing] {
+        &self.pairings
+    }
+
+    pub fn byes(&self) -> &[ByeRecord] {
+        &self.byes
+    }
+
+    /// Deals each pairing plays.
+    pub fn deals_per_pairing(&self) -> u16 {
+        self.deals_per_pairing
+    }
+
+    /// Why the round in play waits for games not yet made, and since when.
+    pub fn waiting(&self) -> Option<&Waiting> {
+        self.waiting.as_ref()
+    }
+
     pub(crate) fn encode(&self) -> Vec<u8> {
         let extras = Extras {
             deals_per_pairing: self.deals_per_pairing,
@@ -319,16 +390,21 @@ impl Tournament {
 
     /// Games a pairing plays: its deals, each twice when duplicate.
     pub fn games_per_pairing(&self) -> usize {
-        usize::from(self.deals_per_pairing.max(1)) * if self.duplicate { 2 } else { 1 }
+        usize::from(self.deals_per_pairing.max(1)) * if self.terms.duplicate { 2 } else { 1 }
     }
 
     /// The deal game `game` of a pairing plays (from 0).
     pub fn deal_of(&self, game: usize) -> u32 {
-        (if self.duplicate { game / 2 } else { game }) as u32
+        (if self.terms.duplicate { game / 2 } else { game }) as u32
     }
 
     pub fn penalty(&self) -> bool {
-        self.preset.rules().with(&self.overrides).scoring == Scoring::Penalty
+        self.terms
+            .preset
+            .rules()
+            .with(&self.terms.overrides)
+            .scoring
+            == Scoring::Penalty
     }
 
     /// The pairings' results as the pairing crate reads them.
@@ -380,7 +456,7 @@ impl Tournament {
             played: &played,
             byes: &byes,
         };
-        match self.format {
+        match self.terms.format {
             Format::Swiss => tournament::swiss(&history, round),
             Format::RoundRobin => Some(tournament::round_robin(&history, round)),
         }

@@ -62,7 +62,7 @@ impl Tournaments {
         self: &std::sync::Arc<Self>,
         id: TournamentId,
     ) -> Result<BoxStream<'static, Update>, Error> {
-        let (_, first) = self.load(id).await?;
+        let (_, first) = self.records.load(id).await?;
         let live = self.ctx.store.subscribe_tournament(&id).await?;
         let this = self.clone();
         let first = Update {
@@ -103,7 +103,7 @@ impl Tournaments {
                         }
                     }
                 };
-                let tournament = match this.load(id).await {
+                let tournament = match this.records.load(id).await {
                     Ok((_, t)) => t,
                     Err(_) => return None,
                 };
