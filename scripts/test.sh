@@ -55,6 +55,11 @@ if [[ $# == 0 ]]; then
     installs=$!
 fi
 
+# Four tests at once in each test binary, not one a core: most of a test's time is spent
+# waiting on its servers, bots, Redis and deadlines, so on 2 cores the api tests take
+# 125 s this way against 220 s (session 32, 660 tests; BENCHMARKS.md, "Building").
+export RUST_TEST_THREADS=${RUST_TEST_THREADS:-4}
+
 if [[ $# != 0 ]]; then
     cargo test --workspace --all-targets "$@"
     cargo test --workspace --doc
