@@ -418,10 +418,14 @@ async fn a_later_head_that_stalls_on_a_kept_alive_connection_is_cut_after_the_he
     assert_eq!(conn.get(&poll).await, "HTTP/1.1 200 OK");
     // Idle for longer than the head timeout: an idle connection is the keep-alive's (5 s).
     tokio::time::sleep(HEAD_TIMEOUT * 3).await;
+    // The cut is timed from before anything that could start the server's timer: a test
+    // held up between its writes (four run at once) must not see it early.
+    let asked = Instant::now();
     assert_eq!(conn.get("/healthz").await, "HTTP/1.1 200 OK");
     // One byte of the next head, then nothing: it held the connection for ever.
     conn.send("G").await;
-    let took = conn.closed_within(Duration::from_secs(4)).await;
+    conn.closed_within(Duration::from_secs(4)).await;
+    let took = asked.elapsed();
     assert!(
         took >= HEAD_TIMEOUT - Duration::from_millis(100),
         "{took:?}"
@@ -468,10 +472,13 @@ async fn a_head_begun_along_with_an_answered_request_and_left_unfinished_is_cut_
 #[tokio::test]
 async fn a_first_head_that_stalls_is_answered_408_after_the_head_timeout() {
     let app = with_head_timeout().await;
+    // Timed from before the connection: the server's timer starts once it is accepted.
+    let opened = Instant::now();
     let mut conn = Conn::open(&app, "127.0.0.1").await;
     conn.send("GET /heal").await;
     // actix's own timer, set from HEAD_TIMEOUT_MS (its default is 5 s).
-    let took = conn.closed_within(Duration::from_secs(4)).await;
+    conn.closed_within(Duration::from_secs(4)).await;
+    let took = opened.elapsed();
     assert!(
         took >= HEAD_TIMEOUT - Duration::from_millis(100),
         "{took:?}"
