@@ -105,7 +105,8 @@ async fn a_long_poll_after_an_older_version_answers_at_once(app: TestApp) {
     ] {
         let started = Instant::now();
         let res = app.get_as(&format!("/v1/games/{id}?{query}"), token).await;
-        assert!(started.elapsed() < Duration::from_secs(1), "{query}");
+        // Well under the 5 s a wait would take, generous for a loaded machine.
+        assert!(started.elapsed() < Duration::from_secs(3), "{query}");
         assert_eq!(res.status().as_u16(), 200);
         assert_eq!(res.json::<Value>().await.unwrap(), view, "{query}");
     }
