@@ -262,13 +262,17 @@ pub async fn spawn_app_to_be_left() -> (TestApp, Proxy, Settings) {
 /// sets to a local cluster whose masters each have a replica) under a key prefix the caller
 /// chooses; writes wait for one replica (the cluster default).
 pub async fn spawn_app_with_cluster_prefix(prefix: &str) -> TestApp {
-    spawn_app_with(Settings {
+    spawn_app_with(cluster_settings(prefix)).await
+}
+
+/// The settings of [`spawn_app_with_cluster_prefix`]'s server.
+pub fn cluster_settings(prefix: &str) -> Settings {
+    Settings {
         redis_cluster_nodes: cluster_nodes(),
         redis_key_prefix: prefix.to_owned(),
         game_idle_ttl: Duration::from_secs(600),
         ..test_settings()
-    })
-    .await
+    }
 }
 
 /// The real server on a Redis Cluster, with a key prefix of its own.
