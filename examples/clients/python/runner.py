@@ -32,7 +32,8 @@ Everything else is done here, the lichess-bot way (docs/bots.md, section 10):
 
 Every call that is answered `429 rate_limited` or `503` with `Retry-After` is sent again
 after that many seconds and up to as many again at random (at most 8 times; a line says
-so), as docs/bots.md asks.
+so), as docs/bots.md asks. A read, or a move with its Idempotency-Key, that gets no answer
+at all (its connection closed under it) is sent again too, after a second.
 
 Usage:
   python runner.py URL [--key KEY] [--name NAME]            # play whatever comes, forever
@@ -129,14 +130,32 @@ RETRIES = 8  # sends of one call after its first, each after the Retry-After ask
 LONGEST_WAIT = 60.0  # seconds: a Retry-After above it is cut to it
 
 
+# Under the server's keep-alive (5 s), so this side drops an idle connection first: at the
+# same 5 s (httpx's default), a call could go out on a connection the server was closing.
+KEEPALIVE_EXPIRY = 4.0
+
+
 class Retrying(httpx.HTTPTransport):
     """Sends a call again after `Retry-After` when it is answered 429 (a rate limit) or 503
-    (the store did not answer): docs/bots.md's table. A move carries its Idempotency-Key,
-    so sending it again cannot play it twice."""
+    (the store did not answer), and after a second when it got no answer at all:
+    docs/bots.md's table. A move carries its Idempotency-Key, so sending it again cannot
+    play it twice; a call that is neither a read nor keyed is never sent twice."""
+
+    def __init__(self) -> None:
+        super().__init__(limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY))
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        safe = request.method == "GET" or "idempotency-key" in request.headers
         for attempt in range(RETRIES + 1):
-            response = super().handle_request(request)
+            try:
+                response = super().handle_request(request)
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as error:
+                if not safe or attempt == RETRIES:
+                    raise
+                say(f"retry: {request.method} {request.url.path} got no answer ({error!r}); "
+                    f"again in 1 s ({attempt + 1} of {RETRIES})")
+                time.sleep(1.0)
+                continue
             wait = response.headers.get("retry-after")
             if response.status_code not in (429, 503) or wait is None or attempt == RETRIES:
                 return response

@@ -32,7 +32,8 @@
 //
 // Every call answered `429 rate_limited` or `503` with `Retry-After` is sent again after
 // that many seconds and up to as many again at random (at most 8 times; a line says so),
-// as docs/bots.md asks.
+// as docs/bots.md asks. A read, or a move with its Idempotency-Key, that gets no answer at
+// all (its connection closed under it) is sent again too, after a second.
 //
 // Usage:
 //   node dist/runner.js URL [--key KEY] [--name NAME]          # play whatever comes, forever
@@ -92,11 +93,25 @@ const RETRIES = 8; // sends of one call after its first, each after the Retry-Af
 const LONGEST_WAIT = 60; // seconds: a Retry-After above it is cut to it
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-// 429 (a rate limit) and 503 (the store did not answer) with Retry-After: docs/bots.md's
-// table. A move carries its Idempotency-Key, so sending it again cannot play it twice.
+// 429 (a rate limit) and 503 (the store did not answer) with Retry-After, and no answer at
+// all: docs/bots.md's table. A move carries its Idempotency-Key, so sending it again cannot
+// play it twice; a call that is neither a read nor keyed is never sent twice.
 async function retrying(request: Request): Promise<Response> {
+  const safe = request.method === "GET" || request.headers.has("idempotency-key");
   for (let attempt = 0; ; attempt++) {
-    const response = await fetch(request.clone());
+    let response: Response;
+    try {
+      response = await fetch(request.clone());
+    } catch (error) {
+      // fetch rejects with a TypeError when the connection fails (a closed socket, a reset).
+      if (!safe || attempt === RETRIES || !(error instanceof TypeError)) throw error;
+      console.log(
+        `retry: ${request.method} ${new URL(request.url).pathname} got no answer (${String(error.cause ?? error)}); ` +
+          `again in 1 s (${attempt + 1} of ${RETRIES})`,
+      );
+      await sleep(1000);
+      continue;
+    }
     const wait = response.headers.get("retry-after");
     if ((response.status !== 429 && response.status !== 503) || wait === null || attempt === RETRIES) return response;
     const problem = (await response.json().catch(() => null)) as { detail?: string } | null;
