@@ -5,7 +5,10 @@
 //! the write path, and no aggregate below calls up into another. Matchmaking hands up its
 //! changes the same way ([`MatchmakingReactions`]): a match's due entry is handed to the
 //! matches, and the players hear of challenges and seeks; so do the matches
-//! ([`MatchReactions`]): the players hear of a match offered, closed or moved on.
+//! ([`MatchReactions`]): the players hear of a match offered, closed or moved on; the
+//! tournaments ([`TournamentReactions`]: a round started, a tournament over) and the
+//! ratings ([`RatingReactions`]: a rated game's end, with the rating's change) too. Every
+//! piece of player news is told from here.
 //!
 //! What must happen exactly once goes through the store: a rated game's end is indexed as
 //! due before its save (by the games' write path), so a crash between the save and
@@ -19,15 +22,16 @@ use futures_util::future::BoxFuture;
 use super::Error;
 use super::games::Games;
 use super::games::events::LobbyNews;
+use super::games::record::Record;
 use super::games::record::Status;
 use super::games::saved::{SaveReactions, Saved};
 use super::matches::{MatchNotice, MatchReactions, Matches};
 use super::matchmaking::{MatchmakingReactions, Notice};
 use super::news::PlayerNews;
 use super::players::Players;
-use super::ratings::Ratings;
-use super::tournaments::Tournaments;
-use crate::domain::{MatchId, Seat};
+use super::ratings::{RatingChange, RatingReactions, Ratings};
+use super::tournaments::{TournamentNotice, TournamentReactions, Tournaments};
+use crate::domain::{GameId, MatchId, Seat};
 
 pub(super) struct Dispatcher {
     pub(super) games: Arc<Games>,
@@ -133,6 +137,31 @@ impl MatchReactions for Dispatcher {
         Box::pin(async move {
             let news = PlayerNews::of_match_notice(notice);
             for player in players {
+                self.players.tell(player, &news).await;
+            }
+        })
+    }
+}
+
+impl TournamentReactions for Dispatcher {
+    fn tell<'a>(&'a self, player: &'a str, notice: TournamentNotice) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let news = PlayerNews::of_tournament_notice(notice);
+            self.players.tell(player, &news).await;
+        })
+    }
+}
+
+impl RatingReactions for Dispatcher {
+    fn rated<'a>(
+        &'a self,
+        id: GameId,
+        record: &'a Record,
+        player: &'a str,
+        change: RatingChange,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(news) = PlayerNews::finished(id, record, Some(change)) {
                 self.players.tell(player, &news).await;
             }
         })

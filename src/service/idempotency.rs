@@ -14,8 +14,8 @@ use sha2::{Digest, Sha256};
 
 use super::{Error, codec};
 use crate::domain::{GameId, Id};
+use crate::service::shared::Stores;
 use crate::store::IdempotencyRecord;
-use crate::store::any::AnyStore;
 use crate::store::claims::ClaimStore;
 
 /// Characters an `Idempotency-Key` of a join has at least: it unlocks the seat's token.
@@ -322,7 +322,7 @@ impl Before {
 /// of a request made before gets `again` of what that made, as it is now.
 #[allow(clippy::too_many_arguments)] // each is one fact of the create
 pub(super) async fn once<T, Again>(
-    store: &AnyStore,
+    store: &Stores,
     request: Option<&RequestKey>,
     kind: Create,
     caller: Option<&str>,
@@ -342,7 +342,7 @@ where
 /// key then keeps that thing's id, for a retry to answer it again.
 #[allow(clippy::too_many_arguments)] // as `once`
 pub(super) async fn once_answered<T: Answered, Again>(
-    store: &AnyStore,
+    store: &Stores,
     request: Option<&RequestKey>,
     kind: Create,
     caller: Option<&str>,
@@ -360,7 +360,7 @@ where
 }
 
 async fn once_noting<T, Again>(
-    store: &AnyStore,
+    store: &Stores,
     (request, kind, caller): (Option<&RequestKey>, Create, Option<&str>),
     id: &impl Id,
     secret: Option<&[u8; 32]>,
@@ -389,7 +389,7 @@ where
 /// a player's key's, sealed). An earlier copy's claim answers [`Claim::Before`]; another
 /// request's under the same key is refused.
 async fn claim(
-    store: &AnyStore,
+    store: &Stores,
     key: &RequestKey,
     kind: Create,
     caller: Option<&str>,
@@ -405,6 +405,7 @@ async fn claim(
         existing: false,
     };
     let Some(held) = store
+        .claims()
         .claim_key(&receipt.record(&key.fingerprint, &name))
         .await?
     else {
@@ -433,7 +434,7 @@ impl Fresh {
     /// answer the store did not give leaves the claim to lapse (a retry meanwhile waits).
     async fn settle<T>(
         mut self,
-        store: &AnyStore,
+        store: &Stores,
         made: &Result<T, Error>,
         existing: Option<String>,
     ) {
@@ -446,7 +447,7 @@ impl Fresh {
                 }
                 self.receipt.made = true;
                 let record = self.receipt.record(&self.fingerprint, &self.name);
-                store.keep_key(&record, CREATE_KEY_KEPT).await
+                store.claims().keep_key(&record, CREATE_KEY_KEPT).await
             }
             Err(
                 Error::StoreUnavailable(_)
@@ -454,7 +455,7 @@ impl Fresh {
                 | Error::Unsettled { .. }
                 | Error::Internal(_),
             ) => return,
-            Err(_) => store.release_key(&self.name).await,
+            Err(_) => store.claims().release_key(&self.name).await,
         };
         if let Err(e) = done {
             tracing::warn!(error = %e, "an idempotency key's claim could not be settled");

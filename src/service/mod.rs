@@ -31,7 +31,8 @@
 //!   match, the cache), run from one place, each reaction its aggregate's.
 //! - [`news`]: what players are told on their stream, the aggregates' shared vocabulary.
 //! - Shared plumbing: [`shared`] (the store, metrics, settings, shutdown token and bots'
-//!   pool every aggregate holds), [`thinking`] (where bots think: a bounded pool off the
+//!   pool every aggregate holds; the store only as narrow views, each record kind's open
+//!   to its owner alone), [`thinking`] (where bots think: a bounded pool off the
 //!   async workers, games with a human first), [`error`] (the one error type), [`page`]
 //!   (the bounds of a page of a list), [`idempotency`] (what makes two requests the same,
 //!   and the claims that make a create happen once), [`codec`] (the bytes of every stored
@@ -145,7 +146,7 @@ impl Services {
         options: Options,
     ) -> Arc<Services> {
         let ctx = Arc::new(Shared {
-            store,
+            store: shared::Stores::new(store),
             pool: thinking::Pool::new(options.bots, metrics.clone()),
             metrics,
             long_poll_max: options.long_poll_max,
@@ -198,6 +199,10 @@ impl Services {
         seeks.react_with(Arc::downgrade(&matchmade));
         let matched: Arc<dyn matches::MatchReactions> = dispatcher.clone();
         matches.react_with(Arc::downgrade(&matched));
+        let toured: Arc<dyn tournaments::TournamentReactions> = dispatcher.clone();
+        tournaments.react_with(Arc::downgrade(&toured));
+        let rated: Arc<dyn ratings::RatingReactions> = dispatcher.clone();
+        ratings.react_with(Arc::downgrade(&rated));
         let drive: Arc<dyn games::due::Drive> = driver.clone();
         games.drive_with(Arc::downgrade(&drive));
         Arc::new(Services {
@@ -268,7 +273,7 @@ impl Services {
     /// bound holds even if one misbehaves, so a probe's answer time never exceeds what the
     /// orchestrator was promised.
     pub async fn ready(&self, within: Duration) -> Result<Health, Error> {
-        match tokio::time::timeout(within, self.ctx.store.ping()).await {
+        match tokio::time::timeout(within, self.ctx.store.games().ping()).await {
             Ok(Ok(health)) => Ok(health),
             // Readiness is for operators: the cause is the answer.
             Ok(Err(StoreError::Unavailable(cause))) => Err(Error::StoreNotReady(cause)),

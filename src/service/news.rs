@@ -1,13 +1,12 @@
 //! The news players are told on their stream ([`super::players`] carries it without
-//! reading it): the vocabulary the aggregates share, in one file of its own so that none
-//! of them imports another for it. Matchmaking and the matches hand theirs up as notices,
-//! made news here (by the dispatcher), so this file stands above both.
+//! reading it), made here from what each aggregate hands up to the dispatcher (a game's
+//! save, matchmaking's and the matches' and tournaments' notices, a rating's change): one
+//! way for every piece of news, and this file stands above every aggregate it hears.
 
 use serde::{Deserialize, Serialize};
 
 use crate::domain::{GameId, Seat};
 use crate::engine::{MatchEnd, Outcome, Preset};
-use crate::rating::Rating;
 
 use super::games::record::Record;
 use super::matches::MatchNotice;
@@ -16,6 +15,8 @@ use super::matchmaking::Notice;
 use super::matchmaking::challenge::Challenge;
 use super::matchmaking::invitation::ChallengeStatus;
 use super::matchmaking::seek::Seek;
+pub use super::ratings::RatingChange;
+use super::tournaments::TournamentNotice;
 
 /// News for one player.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -75,13 +76,6 @@ pub enum PlayerNews {
     WebhookPaused { reason: String },
 }
 
-/// A rating's change, as a player's stream tells it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RatingChange {
-    pub before: Rating,
-    pub after: Rating,
-}
-
 /// What a player's stream carries.
 pub type PlayerItem = super::players::NewsItem<PlayerNews>;
 
@@ -106,6 +100,32 @@ impl PlayerNews {
             MatchNotice::Offered(m) => PlayerNews::MatchOffered(Box::new(m.clone())),
             MatchNotice::Closed(m) => PlayerNews::MatchClosed(Box::new(m.clone())),
             MatchNotice::Updated(m) => PlayerNews::MatchUpdated(Box::new(m.clone())),
+        }
+    }
+
+    /// What the players hear of a tournament's change.
+    pub(super) fn of_tournament_notice(notice: TournamentNotice) -> PlayerNews {
+        match notice {
+            TournamentNotice::Round {
+                tournament,
+                round,
+                game_ids,
+            } => PlayerNews::TournamentRound {
+                tournament_id: tournament.to_string(),
+                round,
+                game_ids,
+            },
+            TournamentNotice::Finished {
+                tournament,
+                status,
+                rank,
+                score,
+            } => PlayerNews::TournamentFinished {
+                tournament_id: tournament.to_string(),
+                status: status.to_owned(),
+                rank,
+                score,
+            },
         }
     }
 

@@ -57,7 +57,11 @@ impl Offers {
             .challenges
             .open_ids(caller, direction, page, per_page)
             .await?;
-        let loaded = join_all(ids.iter().map(|id| self.ctx.store.load_challenge(id))).await;
+        let loaded = join_all(
+            ids.iter()
+                .map(|id| self.ctx.store.challenges().load_challenge(id)),
+        )
+        .await;
         let mut open = Vec::new();
         for stored in loaded {
             let Some(stored) = stored? else { continue };

@@ -21,7 +21,9 @@
 //! rating by losing to it on purpose. A level's record (under its name, created on its
 //! first rated game) counts its rated games and places it on the leaderboard.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+
+use futures_util::future::BoxFuture;
 
 use serde::{Deserialize, Serialize};
 
@@ -35,10 +37,9 @@ use crate::store::ratings::RatingStore;
 use super::Error;
 use super::codec;
 use super::games::record::Record;
-use super::news::{PlayerNews, RatingChange};
 use super::page::page_offset;
 use super::players::Players;
-use super::shared::Shared;
+use super::shared::{Port, Shared};
 /// Compare-and-set attempts on one record before giving up (the sweep tries again).
 const ATTEMPTS: usize = 8;
 /// A provisional rating's place on a leaderboard is its rating less this: after every
@@ -114,16 +115,45 @@ pub struct Placing {
     pub games: u64,
 }
 
+/// A rating's change, as a player hears of it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RatingChange {
+    pub before: Rating,
+    pub after: Rating,
+}
+
+/// The reactions to a player's rating moving, run by the dispatcher.
+pub trait RatingReactions: Send + Sync {
+    /// Tells `player` that game `id` (as `record`) finished, with its rating's `change`.
+    fn rated<'a>(
+        &'a self,
+        id: GameId,
+        record: &'a Record,
+        player: &'a str,
+        change: RatingChange,
+    ) -> BoxFuture<'a, ()>;
+}
+
 /// The ratings aggregate: the rating records of rated games, the moves of players'
 /// ratings, and the leaderboards.
 pub struct Ratings {
     ctx: Arc<Shared>,
     players: Arc<Players>,
+    reactions: Port<dyn RatingReactions>,
 }
 
 impl Ratings {
     pub(super) fn new(ctx: Arc<Shared>, players: Arc<Players>) -> Arc<Ratings> {
-        Arc::new(Ratings { ctx, players })
+        Arc::new(Ratings {
+            ctx,
+            players,
+            reactions: Port::new(),
+        })
+    }
+
+    /// Where a rating's move is handed up; set once, by `Services::new`.
+    pub(super) fn react_with(&self, reactions: Weak<dyn RatingReactions>) {
+        self.reactions.set(reactions);
     }
 
     /// The test-only fault hook: the process that finishes a rated game leaves its
@@ -179,8 +209,7 @@ impl Ratings {
             });
         }
         let claimed = Job { seats, done: false };
-        let stored = self.ctx.store.claim_ratings(&id, claimed.encode()).await?;
-        let (mut job_version, mut job) = (stored.version, Job::decode(&stored.bytes)?);
+        let (mut job_version, mut job) = self.claim(id, &claimed).await?;
         for _ in 0..ATTEMPTS {
             if job.done {
                 break;
@@ -211,10 +240,12 @@ impl Ratings {
                 } else {
                     after.rating
                 };
-                self.ctx.store.rank(preset, &who, place).await?;
-                if level.is_none() {
+                self.ctx.store.ratings().rank(preset, &who, place).await?;
+                if level.is_none()
+                    && let Some(reactions) = self.reactions.get()
+                {
                     let change = RatingChange { before, after };
-                    self.tell_finished(id, record, &rated.who, change).await;
+                    reactions.rated(id, record, &rated.who, change).await;
                 }
             }
             let mut finished = job.clone();
@@ -222,6 +253,7 @@ impl Ratings {
             match self
                 .ctx
                 .store
+                .ratings()
                 .save_ratings(&id, job_version, finished.encode())
                 .await?
             {
@@ -231,8 +263,7 @@ impl Ratings {
                     break;
                 }
                 SaveOutcome::Conflict { .. } => {
-                    let stored = self.ctx.store.claim_ratings(&id, claimed.encode()).await?;
-                    (job_version, job) = (stored.version, Job::decode(&stored.bytes)?);
+                    (job_version, job) = self.claim(id, &claimed).await?
                 }
                 SaveOutcome::Missing => break,
             }
@@ -240,11 +271,12 @@ impl Ratings {
         Ok(())
     }
 
-    /// Tells `player` that game `id` finished, with its rating's change.
-    async fn tell_finished(&self, id: GameId, record: &Record, player: &str, rating: RatingChange) {
-        if let Some(news) = PlayerNews::finished(id, record, Some(rating)) {
-            self.players.tell(player, &news).await;
-        }
+    /// Game `id`'s rating record, `claimed` unless one is stored already: its version and
+    /// the record as stored.
+    async fn claim(&self, id: GameId, claimed: &Job) -> Result<(u64, Job), Error> {
+        let store = self.ctx.store.ratings();
+        let stored = store.claim_ratings(&id, claimed.encode()).await?;
+        Ok((stored.version, Job::decode(&stored.bytes)?))
     }
 
     /// A page (from 1) of `preset`'s leaderboard: players with a rated game there, highest
@@ -264,6 +296,7 @@ impl Ratings {
         let places = self
             .ctx
             .store
+            .ratings()
             .leaderboard(preset.name(), offset, per_page)
             .await?;
         let mut out = Vec::with_capacity(places.len());
@@ -426,6 +459,7 @@ mod tests {
         service
             .ctx
             .store
+            .games()
             .create_by(&other, record.encode(), None, None)
             .await
             .unwrap();
@@ -435,6 +469,7 @@ mod tests {
         service
             .ctx
             .store
+            .games()
             .index_deadline(&other, 1, Some(now_ms()))
             .await
             .unwrap();

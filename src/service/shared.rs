@@ -12,6 +12,14 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::Seed;
 use crate::metrics::Metrics;
 use crate::store::any::AnyStore;
+use crate::store::challenges::ChallengeStore;
+use crate::store::claims::ClaimStore;
+use crate::store::leagues::LeagueStore;
+use crate::store::players::{PlayerAdmission, PlayerStore};
+use crate::store::ratings::RatingStore;
+use crate::store::seeks::SeekStore;
+use crate::store::tournaments::TournamentStore;
+use crate::store::{GameStore, StoreError};
 
 use super::thinking::Pool;
 
@@ -119,9 +127,108 @@ impl Dealer {
     }
 }
 
+/// The store, never reached whole by an aggregate: each kind of record through its own
+/// narrow view (its store trait), and each view of records one aggregate owns opened by
+/// that aggregate alone: a player's record by the players, a seek by matchmaking, a
+/// league by the leagues, a tournament by the tournaments, a rating by the ratings (Rust
+/// cannot open a method to one sibling module, so a test below holds the owners).
+#[derive(Clone)]
+pub(super) struct Stores(Arc<AnyStore>);
+
+impl Stores {
+    pub(super) fn new(store: Arc<AnyStore>) -> Stores {
+        Stores(store)
+    }
+
+    /// `memory`, `redis` or `redis-cluster`.
+    pub(super) fn kind(&self) -> &'static str {
+        self.0.kind()
+    }
+
+    /// Games, their events, the lobby and the deadlines: the games aggregate's, and its
+    /// driver's, which plays them (the readiness probe pings through it).
+    pub(super) fn games(&self) -> &impl GameStore {
+        &*self.0
+    }
+
+    /// Challenges, and the matches kept beside them (a match's record is an invitation
+    /// too): matchmaking's and the matches'.
+    pub(super) fn challenges(&self) -> &impl ChallengeStore {
+        &*self.0
+    }
+
+    /// Requests' idempotency claims.
+    pub(super) fn claims(&self) -> &impl ClaimStore {
+        &*self.0
+    }
+
+    pub(super) fn players(&self) -> &impl PlayerStore {
+        &*self.0
+    }
+
+    /// What others may do with the players' part of the store without touching a
+    /// player's record: index a game under its player, and count creations by address.
+    pub(super) fn player_index(&self) -> PlayerIndex<'_> {
+        PlayerIndex(&self.0)
+    }
+
+    pub(super) fn seeks(&self) -> &impl SeekStore {
+        &*self.0
+    }
+
+    pub(super) fn ratings(&self) -> &impl RatingStore {
+        &*self.0
+    }
+
+    pub(super) fn tournaments(&self) -> &impl TournamentStore {
+        &*self.0
+    }
+
+    pub(super) fn leagues(&self) -> &impl LeagueStore {
+        &*self.0
+    }
+}
+
+/// The players' index of each player's games, and the windows of creations per address,
+/// for the aggregates that seat players or count creations (see [`Stores::player_index`]).
+pub(super) struct PlayerIndex<'a>(&'a AnyStore);
+
+impl PlayerIndex<'_> {
+    /// [`PlayerStore::add_player_game`].
+    pub(super) async fn add_player_game(
+        &self,
+        id: &str,
+        name: &str,
+        game: &str,
+        created_ms: u64,
+    ) -> Result<(), StoreError> {
+        self.0.add_player_game(id, name, game, created_ms).await
+    }
+
+    /// [`PlayerStore::player_games`].
+    pub(super) async fn player_games(
+        &self,
+        id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<String>, u64), StoreError> {
+        self.0.player_games(id, offset, limit).await
+    }
+
+    /// [`PlayerStore::admit_player`]: a creation counted in `key`'s window.
+    pub(super) async fn admit(
+        &self,
+        key: &str,
+        max: usize,
+        window: Duration,
+    ) -> Result<PlayerAdmission, StoreError> {
+        self.0.admit_player(key, max, window).await
+    }
+}
+
 /// The shared context each aggregate holds.
 pub(super) struct Shared {
-    pub(super) store: Arc<AnyStore>,
+    pub(super) store: Stores,
     pub(super) metrics: Arc<Metrics>,
     pub(super) long_poll_max: Duration,
     /// `ALLOW_PREARRANGED`: whether a game may be created with a seed or a deal.
@@ -176,5 +283,64 @@ impl<T: ?Sized> Port<T> {
     /// What it points to, unless the services are gone (the server stopped).
     pub(super) fn get(&self) -> Option<Arc<T>> {
         self.0.get().and_then(Weak::upgrade)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    /// Every `.rs` file under `dir`, as (path from the package root, its text).
+    fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+                let name = path.strip_prefix(root).unwrap().to_string_lossy();
+                out.push((name.replace('\\', "/"), text));
+            }
+        }
+    }
+
+    /// Rust cannot open a method to one sibling module alone, so the owners of the store's
+    /// views are held here: each kind of record is reached only from the aggregate that
+    /// owns it, and no aggregate names the whole store.
+    #[test]
+    fn each_view_of_the_store_is_opened_only_by_the_aggregate_that_owns_its_records() {
+        let owners = [
+            ("players", "src/service/players/"),
+            ("seeks", "src/service/matchmaking/"),
+            ("ratings", "src/service/ratings.rs"),
+            ("tournaments", "src/service/tournaments/"),
+            ("leagues", "src/service/leagues/"),
+            ("claims", "src/service/idempotency.rs"),
+        ];
+        let mut files = Vec::new();
+        sources(
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut files,
+        );
+        assert!(files.len() > 100, "{} files", files.len());
+        let mut strays = Vec::new();
+        for (name, text) in &files {
+            // Calls are split over lines as rustfmt likes: compare without white space.
+            let flat: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            for (view, owner) in owners {
+                if flat.contains(&format!("store.{view}()")) && !name.starts_with(owner) {
+                    strays.push(format!("{name} opens the {view} view"));
+                }
+            }
+            let whole = ["src/service/shared.rs", "src/service/mod.rs"];
+            if name.starts_with("src/service/")
+                && !whole.contains(&name.as_str())
+                && flat.contains("AnyStore")
+            {
+                strays.push(format!("{name} names the whole store"));
+            }
+        }
+        assert!(strays.is_empty(), "{strays:#?}");
     }
 }

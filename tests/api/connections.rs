@@ -445,7 +445,17 @@ async fn an_event_stream_idle_for_longer_than_the_head_timeout_stays_open() {
     assert_eq!(first.data["version"], 1);
     // A stream being answered has no head to wait for, however long it is quiet.
     tokio::time::sleep(HEAD_TIMEOUT * 3).await;
-    fresh(&app).take_seat(&id, "ann").await;
+    // A move to see on the stream. On a busy machine a fresh connection's head can itself
+    // wait out the short head timeout (408, the server doing its job): not what is tested
+    // here, so that one join is sent again.
+    let mut joined = fresh(&app).join(&id, json!({ "name": "ann" })).await;
+    for _ in 0..4 {
+        if joined.status() != 408 {
+            break;
+        }
+        joined = fresh(&app).join(&id, json!({ "name": "ann" })).await;
+    }
+    assert_eq!(joined.status(), 201, "{}", joined.text().await.unwrap());
     let next = stream
         .next(Duration::from_secs(5))
         .await

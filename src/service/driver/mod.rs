@@ -100,7 +100,13 @@ impl Driver {
     /// Drops `entry` (a game's id, as the index holds it) from the index of due games: its
     /// game expired, or it names none this server made.
     async fn forget_due(&self, entry: &str) {
-        if let Err(e) = self.ctx.store.index_deadline(entry, u64::MAX, None).await {
+        if let Err(e) = self
+            .ctx
+            .store
+            .games()
+            .index_deadline(entry, u64::MAX, None)
+            .await
+        {
             tracing::warn!(game_id = %entry, error = %e, "could not drop an expired game's deadline");
         }
     }
@@ -113,6 +119,7 @@ impl Driver {
         let due = self
             .ctx
             .store
+            .games()
             .due_between(QUEUE_END, now_ms(), SWEEP_BATCH)
             .await?;
         let acted = futures_util::stream::iter(due)
@@ -156,6 +163,7 @@ impl Driver {
         let queued = self
             .ctx
             .store
+            .games()
             .due_between(0, QUEUE_END - 1, room + driven)
             .await?;
         let started = queued

@@ -87,7 +87,8 @@ impl Driver {
             }
             if let Some(driver) = me.upgrade() {
                 driver.driving().remove(&id);
-                if held && let Err(e) = driver.ctx.store.release(&id, &driver.holder).await {
+                if held && let Err(e) = driver.ctx.store.games().release(&id, &driver.holder).await
+                {
                     tracing::debug!(game_id = %id, error = %e, "could not give the bots' lease up; it expires");
                 }
             }
@@ -106,6 +107,7 @@ impl Driver {
             // A stale place in the queue would have tables give way to it for ever.
             self.ctx
                 .store
+                .games()
                 .index_deadline(&id, version, record.due(now_ms()))
                 .await?;
             return Ok(false);
@@ -124,11 +126,18 @@ impl Driver {
             // Back in the queue, for whichever process has room.
             self.ctx
                 .store
+                .games()
                 .index_deadline(&id, version, record.due(now_ms()))
                 .await?;
             return Ok(false);
         }
-        if !self.ctx.store.lease(&id, &self.holder, LEASE_TTL).await? {
+        if !self
+            .ctx
+            .store
+            .games()
+            .lease(&id, &self.holder, LEASE_TTL)
+            .await?
+        {
             return Ok(false);
         }
         // Out of the sweeps' sight until the lease would expire: a table of bots alone,
@@ -137,6 +146,7 @@ impl Driver {
             let expires = now_ms() + LEASE_TTL.as_millis() as u64;
             self.ctx
                 .store
+                .games()
                 .index_deadline(&id, version, Some(expires))
                 .await?;
         }
@@ -160,7 +170,12 @@ impl Driver {
             return Ok(false);
         };
         let driven = self.driving().len();
-        let ahead = self.ctx.store.due_between(0, place - 1, driven + 1).await?;
+        let ahead = self
+            .ctx
+            .store
+            .games()
+            .due_between(0, place - 1, driven + 1)
+            .await?;
         let driving = |other: &String| {
             GameId::stored(other).is_some_and(|other| self.driving().contains_key(&other))
         };
@@ -169,6 +184,7 @@ impl Driver {
         }
         self.ctx
             .store
+            .games()
             .index_deadline(&id, version, Some(place))
             .await?;
         Ok(true)
@@ -205,7 +221,7 @@ impl Driver {
             tokio::select! {
                 done = &mut work => return (done, held),
                 () = tokio::time::sleep(RENEW_EVERY) => {
-                    held &= self.ctx.store.lease(&id, &self.holder, LEASE_TTL).await.unwrap_or(false);
+                    held &= self.ctx.store.games().lease(&id, &self.holder, LEASE_TTL).await.unwrap_or(false);
                 }
             }
         }

@@ -8,7 +8,7 @@ use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::domain::{GameId, MatchId, NameKey, PlayerId, Seat, TournamentId};
 use crate::engine::{Deal, Game, Preset, RulesPatch, Seed};
-use crate::store::players::PlayerStore;
+
 use crate::store::{Creator, GameStore, History, Listing, MADE_WITHIN, StoreError};
 
 use super::clock::{ClockSettings, OnTimeout};
@@ -137,6 +137,7 @@ impl Games {
             }
             self.ctx
                 .store
+                .player_index()
                 .add_player_game(player, NameKey::of(name).as_str(), &id, record.created_ms)
                 .await?;
         }
@@ -167,11 +168,16 @@ impl Games {
         // entry below leaves its bots or its clock to the other processes' sweeps.
         if record.due(now_ms()).is_some() {
             let ahead = now_ms() + MADE_WITHIN.as_millis() as u64;
-            self.ctx.store.index_deadline(&id, 0, Some(ahead)).await?;
+            self.ctx
+                .store
+                .games()
+                .index_deadline(&id, 0, Some(ahead))
+                .await?;
         }
         match self
             .ctx
             .store
+            .games()
             .create_by(&id, record.encode(), listing, creator)
             .await
         {
@@ -196,7 +202,13 @@ impl Games {
             // Bots to move (a table of bots alone, or bots leading a full table): queued
             // at once, so whichever process has room plays them even if this one stops;
             // and this one starts at once if it has room. Else a clock's deadline.
-            if let Err(e) = self.ctx.store.index_deadline(&id, 1, Some(due)).await {
+            if let Err(e) = self
+                .ctx
+                .store
+                .games()
+                .index_deadline(&id, 1, Some(due))
+                .await
+            {
                 tracing::warn!(game_id = %id, error = %e, "created, but could not index its bots' turn or its clock");
             }
             if record.bots_to_move() || record.called_to_move().is_some() {

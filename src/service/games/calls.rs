@@ -16,7 +16,6 @@ use crate::domain::{Caller, GameId, PlayerId, Seat};
 use crate::service::page::MAX_PER_PAGE;
 use crate::service::players::{Counted, Hook, WebhookSet};
 use crate::service::shared::now_ms;
-use crate::store::players::PlayerStore;
 
 use crate::metrics::BotPlace;
 
@@ -109,6 +108,7 @@ impl Calls {
                 .games
                 .ctx
                 .store
+                .player_index()
                 .player_games(set.player.as_str(), offset, MAX_PER_PAGE)
                 .await?;
             if ids.is_empty() {

@@ -104,6 +104,7 @@ impl Games {
             } => {
                 self.ctx
                     .store
+                    .games()
                     .index_deadline(&id, version, record.due(now_ms()))
                     .await?;
                 Ok(SweepOutcome::Nothing)

@@ -77,7 +77,9 @@ impl Games {
         // The history holds versions up to the current one: nothing to read when the
         // client has them all.
         let backlog = match after {
-            Some(after) if after < version => self.ctx.store.events_since(&id, after).await?,
+            Some(after) if after < version => {
+                self.ctx.store.games().events_since(&id, after).await?
+            }
             _ => Vec::new(),
         };
         let Feed { current, events } = feed(live, backlog, version, &record, after);
@@ -146,7 +148,7 @@ impl Games {
     /// missed, and anything seen twice is skipped by version. For [`Games::events`]
     /// and long polls, which read the loaded game before they wait.
     pub(super) async fn watch(&self, id: GameId) -> Result<(EventStream, u64, Record), Error> {
-        let live = self.ctx.store.subscribe(&id).await?;
+        let live = self.ctx.store.games().subscribe(&id).await?;
         let (version, record) = self.load(id).await?;
         Ok((live, version, record))
     }
@@ -257,7 +259,7 @@ impl Games {
             version: now_ms(),
             payload,
         };
-        if let Err(e) = self.ctx.store.publish_lobby(event).await {
+        if let Err(e) = self.ctx.store.games().publish_lobby(event).await {
             tracing::warn!(game_id = %id, error = %e, ?news, "lobby news not published");
         }
     }
@@ -266,7 +268,7 @@ impl Games {
     /// after this returns, and nothing is missed in between). A stream that falls behind is
     /// not ended: it says [`LobbyItem::Resync`] (list again) and goes on.
     pub async fn lobby(&self) -> Result<BoxStream<'static, LobbyItem>, Error> {
-        let live = self.ctx.store.subscribe_lobby().await?;
+        let live = self.ctx.store.games().subscribe_lobby().await?;
         let store = self.ctx.store.clone();
         // The store ends a subscription that lags (or loses its connection): subscribe
         // again, and tell the client what it missed is lost.
@@ -279,7 +281,7 @@ impl Games {
                 if !gave {
                     tokio::time::sleep(RESUBSCRIBE_PAUSE).await;
                 }
-                match store.subscribe_lobby().await {
+                match store.games().subscribe_lobby().await {
                     Ok(news) => Some((None, (news, false, store))),
                     Err(e) => {
                         tracing::warn!(error = %e, "a lobby stream ends: it could not subscribe again");

@@ -27,7 +27,7 @@ use crate::domain::GameId;
 use crate::engine::{Event, Replay};
 use crate::service::codec;
 pub use crate::service::idempotency::{MIN_JOIN_KEY, RequestKey};
-use crate::store::any::AnyStore;
+use crate::service::shared::Stores;
 use crate::store::{GameStore, IdempotencyRecord};
 
 /// What the store keeps under an idempotency key: one format byte, then postcard, about
@@ -121,13 +121,13 @@ pub(super) enum Earlier {
 /// seen, and a retry never meets the game it already changed. `name`: the key as
 /// stored ([`RequestKey::stored_name`]).
 pub(super) async fn earlier(
-    store: &AnyStore,
+    store: &Stores,
     id: GameId,
     version: u64,
     key: &RequestKey,
     name: &str,
 ) -> Result<Earlier, Error> {
-    let Some(record) = store.idempotency(&id, name).await? else {
+    let Some(record) = store.games().idempotency(&id, name).await? else {
         return Ok(Earlier::None);
     };
     let stored = key.receipt_in(&record)?;

@@ -190,7 +190,13 @@ impl GameQueries {
     /// A page of open games, newest first (pages from 1).
     pub async fn list_open(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page, "per_page")?;
-        let listed = self.games.ctx.store.list_open(offset, per_page).await?;
+        let listed = self
+            .games
+            .ctx
+            .store
+            .games()
+            .list_open(offset, per_page)
+            .await?;
         let mut out = Vec::with_capacity(listed.len());
         for (id, stored) in listed {
             // A game may have filled since its entry was written (the store's lobby is an
@@ -214,7 +220,13 @@ impl GameQueries {
     /// its entry was written is left out, so a page may hold fewer than `per_page`.
     pub async fn list_playing(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page, "per_page")?;
-        let ids = self.games.ctx.store.list_playing(offset, per_page).await?;
+        let ids = self
+            .games
+            .ctx
+            .store
+            .games()
+            .list_playing(offset, per_page)
+            .await?;
         self.views_in(&ids, Status::Playing).await
     }
 
@@ -223,7 +235,13 @@ impl GameQueries {
     /// expired since is left out.
     pub async fn list_finished(&self, page: usize, per_page: usize) -> Result<Vec<View>, Error> {
         let offset = page_offset(page, per_page, "per_page")?;
-        let ids = self.games.ctx.store.list_finished(offset, per_page).await?;
+        let ids = self
+            .games
+            .ctx
+            .store
+            .games()
+            .list_finished(offset, per_page)
+            .await?;
         self.views_in(&ids, Status::Finished).await
     }
 
@@ -231,9 +249,10 @@ impl GameQueries {
     async fn views_in(&self, ids: &[String], status: Status) -> Result<Vec<View>, Error> {
         // Entries that are no id of a game are no game.
         let ids: Vec<GameId> = ids.iter().filter_map(|id| GameId::stored(id)).collect();
-        let loaded =
-            futures_util::future::join_all(ids.iter().map(|id| self.games.ctx.store.load(id)))
-                .await;
+        let loaded = futures_util::future::join_all(
+            ids.iter().map(|id| self.games.ctx.store.games().load(id)),
+        )
+        .await;
         let mut out = Vec::with_capacity(ids.len());
         for (&id, loaded) in ids.iter().zip(loaded) {
             let Some(stored) = loaded? else { continue };

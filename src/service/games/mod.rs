@@ -31,7 +31,7 @@ use std::sync::{Arc, Weak};
 
 use crate::domain::{Caller, GameId};
 use crate::engine::{MatchEnd, Outcome};
-use crate::store::any::AnyStore;
+use crate::service::shared::Stores;
 use crate::store::{GameStore, History};
 
 use super::Error;
@@ -48,7 +48,7 @@ pub use calls::{CallWire, Calls};
 pub use play::MoveRequest;
 /// For the ratings' tests, which play a process stopped right after a rated end.
 #[cfg(test)]
-pub(crate) use write::due_for_settling;
+pub(in crate::service) use write::due_for_settling;
 
 pub struct Games {
     ctx: Arc<Shared>,
@@ -150,19 +150,24 @@ impl Games {
     /// Drops finished game `id`'s due entry (at `version`): what had to follow its end
     /// once is done.
     pub(crate) async fn settled(&self, id: GameId, version: u64) -> Result<(), Error> {
-        Ok(self.ctx.store.index_deadline(&id, version, None).await?)
+        Ok(self
+            .ctx
+            .store
+            .games()
+            .index_deadline(&id, version, None)
+            .await?)
     }
 
     /// Whether game `id` is stored (made, and not expired).
     /// By the id another aggregate's record holds.
     pub(crate) async fn exists(&self, id: GameId) -> Result<bool, Error> {
-        Ok(self.ctx.store.load(&id).await?.is_some())
+        Ok(self.ctx.store.games().load(&id).await?.is_some())
     }
 
     /// How game `id` stands, for the aggregate that made it (a match counts its ends).
     /// By the id another aggregate's record holds (a match's game, a twin).
     pub(crate) async fn progress(&self, id: GameId) -> Result<Progress, Error> {
-        let Some(stored) = self.ctx.store.load(&id).await? else {
+        let Some(stored) = self.ctx.store.games().load(&id).await? else {
             return Ok(Progress::Gone);
         };
         let record = Record::decode(&stored.bytes)?;
@@ -279,14 +284,14 @@ enum Bearer {
 }
 
 /// Game `id`'s version and record, checked.
-async fn load(store: &AnyStore, id: GameId) -> Result<(u64, Record), Error> {
+async fn load(store: &Stores, id: GameId) -> Result<(u64, Record), Error> {
     let (version, record, _) = load_kept(store, id).await?;
     Ok((version, record))
 }
 
 /// [`load`], and the events the store keeps with that version.
-async fn load_kept(store: &AnyStore, id: GameId) -> Result<(u64, Record, History), Error> {
-    let stored = store.load(&id).await?.ok_or(Error::NotFound)?;
+async fn load_kept(store: &Stores, id: GameId) -> Result<(u64, Record, History), Error> {
+    let stored = store.games().load(&id).await?.ok_or(Error::NotFound)?;
     Ok((
         stored.version,
         Record::decode(&stored.bytes)?,

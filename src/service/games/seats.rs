@@ -9,7 +9,6 @@ use crate::engine::Preset;
 use crate::service::page::{MAX_PER_PAGE, page_offset};
 use crate::service::players::{PlayerRecord, RatingMoved};
 use crate::store::GameStore;
-use crate::store::players::PlayerStore;
 
 use super::record::{Record, Status};
 use super::view::View;
@@ -35,6 +34,7 @@ impl Games {
         {
             self.ctx
                 .store
+                .player_index()
                 .add_player_game(
                     player.id(),
                     NameKey::of(player.name()).as_str(),
@@ -129,7 +129,7 @@ impl GameQueries {
 
     /// Whether game `id` is sealed to all but its own seats now; a game gone is not.
     async fn sealed_to_all(&self, id: GameId) -> Result<bool, Error> {
-        let Some(stored) = self.games.ctx.store.load(&id).await? else {
+        let Some(stored) = self.games.ctx.store.games().load(&id).await? else {
             return Ok(false);
         };
         let record = Record::decode(&stored.bytes)?;
@@ -154,6 +154,7 @@ impl GameQueries {
                 .games
                 .ctx
                 .store
+                .player_index()
                 .player_games(player, offset, MAX_PER_PAGE)
                 .await?;
             if ids.is_empty() {
@@ -161,7 +162,7 @@ impl GameQueries {
             }
             offset += ids.len();
             for id in ids.iter().filter_map(|id| GameId::stored(id)) {
-                let Some(stored) = self.games.ctx.store.load(&id).await? else {
+                let Some(stored) = self.games.ctx.store.games().load(&id).await? else {
                     continue;
                 };
                 let record = Record::decode(&stored.bytes)?;

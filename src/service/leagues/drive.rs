@@ -41,7 +41,12 @@ impl Leagues {
         let began = Instant::now();
         let mut driven = 0;
         loop {
-            let due = self.ctx.store.leagues_due(now_ms(), SWEEP_BATCH).await?;
+            let due = self
+                .ctx
+                .store
+                .leagues()
+                .leagues_due(now_ms(), SWEEP_BATCH)
+                .await?;
             if due.is_empty() {
                 return Ok(driven);
             }
@@ -65,13 +70,14 @@ impl Leagues {
         let store = &self.ctx.store;
         // Due again first: a drive that fails midway is tried again, by any process.
         store
+            .leagues()
             .index_league_due(&id, Some(now_ms() + POLL.as_millis() as u64))
             .await?;
         for _ in 0..ATTEMPTS {
             let (version, mut league) = match self.load(id).await {
                 Ok(loaded) => loaded,
                 Err(Error::LeagueNotFound) => {
-                    store.index_league_due(&id, None).await?;
+                    store.leagues().index_league_due(&id, None).await?;
                     return Ok(());
                 }
                 Err(e) => return Err(e),
@@ -147,7 +153,11 @@ impl Leagues {
                 changed = true;
             }
             if changed {
-                match store.save_league(&id, version, league.encode()).await? {
+                match store
+                    .leagues()
+                    .save_league(&id, version, league.encode())
+                    .await?
+                {
                     SaveOutcome::Saved { .. } => {}
                     SaveOutcome::Conflict { .. } => continue,
                     SaveOutcome::Missing => return Ok(()),

@@ -87,7 +87,11 @@ impl Leagues {
         let make = async move {
             let max = self.ctx.caps.leagues_per_player;
             let store = &self.ctx.store;
-            if !store.claim_creator_league(me.id(), &id, now, max).await? {
+            if !store
+                .leagues()
+                .claim_creator_league(me.id(), &id, now, max)
+                .await?
+            {
                 return Err(Error::TooManyLeagues {
                     max: max.unwrap_or_default(),
                 });
@@ -97,11 +101,15 @@ impl Leagues {
                 id: me.id().to_string(),
                 name: me.name().to_owned(),
             };
-            if let Err(e) = store.create_league(&id, now, league.encode()).await {
-                store.release_creator_league(me.id(), &id).await?;
+            if let Err(e) = store
+                .leagues()
+                .create_league(&id, now, league.encode())
+                .await
+            {
+                store.leagues().release_creator_league(me.id(), &id).await?;
                 return Err(e.into());
             }
-            store.index_league_due(&id, Some(now)).await?;
+            store.leagues().index_league_due(&id, Some(now)).await?;
             tracing::info!(league_id = %id, player_id = %me.id(), "league created");
             Ok(league)
         };
@@ -181,7 +189,7 @@ impl Leagues {
     /// The leagues, newest first: page `page` (from 1).
     pub async fn list(&self, page: usize, per_page: usize) -> Result<Vec<League>, Error> {
         let skip = page_offset(page, per_page, "per_page")?;
-        let ids = self.ctx.store.leagues(skip, per_page).await?;
+        let ids = self.ctx.store.leagues().leagues(skip, per_page).await?;
         let loaded = join_all(ids.iter().map(|id| async move {
             match LeagueId::stored(id) {
                 Some(id) => self.load(id).await.map(|(_, l)| Some(l)),
@@ -227,7 +235,7 @@ impl Leagues {
     /// entry: it lists none.
     async fn with_leagues(&self, mut profile: Profile) -> Result<Profile, Error> {
         let store = &self.ctx.store;
-        let ids = store.league_entries(&profile.id).await?;
+        let ids = store.leagues().league_entries(&profile.id).await?;
         let loaded = join_all(ids.iter().filter_map(|id| LeagueId::stored(id)).map(
             |id| async move {
                 match self.load(id).await {
@@ -261,6 +269,7 @@ impl Leagues {
         let max = self.ctx.caps.leagues_entered;
         let store = &self.ctx.store;
         if !store
+            .leagues()
             .claim_league_entry(me.id(), &id, now_ms(), max)
             .await?
         {
@@ -303,7 +312,7 @@ impl Leagues {
             }
             Err(e) => {
                 if !matches!(e, Error::AlreadyEntered(_)) {
-                    store.release_league_entry(me.id(), &id).await?;
+                    store.leagues().release_league_entry(me.id(), &id).await?;
                 }
                 Err(e)
             }
@@ -326,7 +335,11 @@ impl Leagues {
                 Ok(())
             })
             .await?;
-        self.ctx.store.release_league_entry(me.id(), &id).await?;
+        self.ctx
+            .store
+            .leagues()
+            .release_league_entry(me.id(), &id)
+            .await?;
         tracing::info!(league_id = %id, player_id = %me.id(), "league left");
         Ok(left)
     }
@@ -344,6 +357,7 @@ impl Leagues {
             match self
                 .ctx
                 .store
+                .leagues()
                 .save_league(&id, version, league.encode())
                 .await?
             {
@@ -358,7 +372,7 @@ impl Leagues {
     }
 
     pub(super) async fn load(&self, id: LeagueId) -> Result<(u64, League), Error> {
-        match self.ctx.store.load_league(&id).await? {
+        match self.ctx.store.leagues().load_league(&id).await? {
             Some(stored) => Ok((stored.version, League::decode(&stored.bytes)?)),
             None => Err(Error::LeagueNotFound),
         }

@@ -58,7 +58,7 @@ impl Leagues {
             version: now_ms(),
             payload: codec::encode(FORMAT, told),
         };
-        if let Err(e) = self.ctx.store.publish_league(&id, event).await {
+        if let Err(e) = self.ctx.store.leagues().publish_league(&id, event).await {
             tracing::warn!(league_id = %id, error = %e, "league news not published");
         }
     }
@@ -71,7 +71,7 @@ impl Leagues {
         id: LeagueId,
     ) -> Result<BoxStream<'static, Update>, Error> {
         let (_, first) = self.load(id).await?;
-        let live = self.ctx.store.subscribe_league(&id).await?;
+        let live = self.ctx.store.leagues().subscribe_league(&id).await?;
         let this = self.clone();
         let words = stream::unfold((live, true, this, id), |(mut live, gave, this, id)| async move {
             loop {
@@ -91,7 +91,7 @@ impl Leagues {
                 if !gave {
                     tokio::time::sleep(RESUBSCRIBE_PAUSE).await;
                 }
-                let live = match this.ctx.store.subscribe_league(&id).await {
+                let live = match this.ctx.store.leagues().subscribe_league(&id).await {
                     Ok(live) => live,
                     Err(e) => {
                         tracing::warn!(error = %e, "a league's stream ends: it could not subscribe again");

@@ -83,6 +83,7 @@ impl Matches {
         match self
             .ctx
             .store
+            .challenges()
             .create_challenge(&id, made.encode(), now, parties, Some(now))
             .await
         {

@@ -39,6 +39,7 @@ impl MatchRecords {
         let created_ms = invitation.created_ms();
         self.ctx
             .store
+            .challenges()
             .create_challenge(&m.id(), m.encode(), created_ms, parties, due_ms)
             .await?;
         Ok(())
@@ -47,7 +48,9 @@ impl MatchRecords {
     /// Match `id` with its version; `None` when there is none, or the record there is a
     /// plain challenge's.
     pub(super) async fn find(&self, id: MatchId) -> Result<Option<(u64, Match)>, Error> {
-        let Some(Stored { version, bytes }) = self.ctx.store.load_challenge(&id).await? else {
+        let Some(Stored { version, bytes }) =
+            self.ctx.store.challenges().load_challenge(&id).await?
+        else {
             return Ok(None);
         };
         Ok(Match::read(&bytes)?.map(|m| (version, m)))
@@ -68,6 +71,7 @@ impl MatchRecords {
         Ok(self
             .ctx
             .store
+            .challenges()
             .save_challenge(&id, version, m.encode())
             .await?)
     }
@@ -75,7 +79,12 @@ impl MatchRecords {
     /// Sets (or with `None` drops) match `id`'s entry in the due index it shares with the
     /// challenges (whose sweep hands it on here).
     pub(super) async fn index_due(&self, id: MatchId, due_ms: Option<u64>) -> Result<(), Error> {
-        Ok(self.ctx.store.index_challenge_due(&id, due_ms).await?)
+        Ok(self
+            .ctx
+            .store
+            .challenges()
+            .index_challenge_due(&id, due_ms)
+            .await?)
     }
 
     /// Adds match `id` to (or with `false` takes it from) those `player` made that may
@@ -86,12 +95,17 @@ impl MatchRecords {
         id: MatchId,
         running: bool,
     ) -> Result<(), Error> {
-        Ok(self.ctx.store.index_match(player, &id, running).await?)
+        Ok(self
+            .ctx
+            .store
+            .challenges()
+            .index_match(player, &id, running)
+            .await?)
     }
 
     /// The matches `player` made that may still run, as indexed (a hint).
     pub(super) async fn running_ids(&self, player: &str) -> Result<Vec<MatchId>, Error> {
-        let ids = self.ctx.store.player_matches(player).await?;
+        let ids = self.ctx.store.challenges().player_matches(player).await?;
         // Only ids this server made are indexed.
         Ok(ids.iter().filter_map(|id| MatchId::stored(id)).collect())
     }
@@ -106,6 +120,7 @@ impl MatchRecords {
         Ok(self
             .ctx
             .store
+            .challenges()
             .player_challenges(player, direction, 0, limit)
             .await?)
     }

@@ -62,6 +62,7 @@ async fn store_the_old_way(services: &Services, m: &Match) {
     };
     let store = &services.ctx.store;
     store
+        .challenges()
         .create_challenge(
             &m.id(),
             m.stored_as_challenge(),
@@ -77,6 +78,7 @@ async fn store_the_old_way(services: &Services, m: &Match) {
             into: usize::MAX,
         };
         store
+            .challenges()
             .open_challenge(
                 &m.id(),
                 parties,
@@ -124,7 +126,13 @@ async fn a_match_stored_as_a_challenge_with_a_series_is_read_listed_and_played_t
     assert_eq!(done.series().games.len(), 4);
     assert_eq!(done.series().margin(false).deals_done, 2);
     // Saved by its drive: in the match's own format from then on.
-    let stored = services.ctx.store.load_challenge(&id).await.unwrap();
+    let stored = services
+        .ctx
+        .store
+        .challenges()
+        .load_challenge(&id)
+        .await
+        .unwrap();
     assert!(stored.unwrap().bytes[0] >= 128);
 }
 

@@ -170,6 +170,7 @@ impl Challenges {
             self.start(&challenge).await?;
             self.ctx
                 .store
+                .challenges()
                 .create_challenge(&id, challenge.encode(), now, parties, None)
                 .await?;
         } else {
@@ -177,6 +178,7 @@ impl Challenges {
             let created = self
                 .ctx
                 .store
+                .challenges()
                 .create_challenge(
                     &id,
                     challenge.encode(),
@@ -257,6 +259,7 @@ impl Challenges {
             match self
                 .ctx
                 .store
+                .challenges()
                 .save_challenge(&id, version, challenge.encode())
                 .await?
             {
@@ -357,7 +360,12 @@ impl Challenges {
     /// acted on.
     pub async fn sweep_challenges(&self) -> Result<usize, Error> {
         let now = now_ms();
-        let due = self.ctx.store.challenges_due(now, SWEEP_BATCH).await?;
+        let due = self
+            .ctx
+            .store
+            .challenges()
+            .challenges_due(now, SWEEP_BATCH)
+            .await?;
         let mut acted = 0;
         for id in due {
             // Only ids this server made are indexed.
@@ -376,7 +384,7 @@ impl Challenges {
     }
 
     async fn tend_challenge(&self, id: ChallengeId, now: u64) -> Result<bool, Error> {
-        let Some(stored) = self.ctx.store.load_challenge(&id).await? else {
+        let Some(stored) = self.ctx.store.challenges().load_challenge(&id).await? else {
             self.set_challenge_due(id, None).await;
             return Ok(false);
         };
@@ -390,6 +398,7 @@ impl Challenges {
             return match self
                 .ctx
                 .store
+                .challenges()
                 .save_challenge(&id, version, challenge.encode())
                 .await?
             {
@@ -449,6 +458,7 @@ impl Challenges {
         let stored = self
             .ctx
             .store
+            .challenges()
             .load_challenge(&id)
             .await?
             .ok_or(Error::ChallengeNotFound)?;
@@ -479,7 +489,13 @@ impl Challenges {
     }
 
     pub(in crate::service) async fn set_challenge_due(&self, id: ChallengeId, due: Option<u64>) {
-        if let Err(e) = self.ctx.store.index_challenge_due(&id, due).await {
+        if let Err(e) = self
+            .ctx
+            .store
+            .challenges()
+            .index_challenge_due(&id, due)
+            .await
+        {
             tracing::warn!(challenge_id = %id, error = %e, "could not index a challenge's next step");
         }
     }

@@ -34,6 +34,7 @@ impl Challenges {
         let ids = self
             .ctx
             .store
+            .challenges()
             .open_challenges(me.id(), direction, now, offset, per_page)
             .await?;
         Ok((now, ids))
@@ -54,6 +55,7 @@ impl Challenges {
         match self
             .ctx
             .store
+            .challenges()
             .open_challenge(open.id, parties, open.expires_ms(), now_ms(), caps)
             .await?
         {
@@ -91,6 +93,7 @@ impl Challenges {
             let kept = self
                 .ctx
                 .store
+                .challenges()
                 .keep_challenge(id, CLOSED_CHALLENGE_KEPT)
                 .await;
             if let Err(e) = kept {
@@ -115,6 +118,7 @@ impl Challenges {
         let (id, expires) = (&challenge.id(), invitation.expires_ms());
         let store = &self.ctx.store;
         if let Err(e) = store
+            .challenges()
             .open_challenge(id, parties, expires, now_ms(), uncapped)
             .await
         {
@@ -130,7 +134,13 @@ impl Challenges {
             challenger: &open.challenger().id,
             opponents: &opponents,
         };
-        if let Err(e) = self.ctx.store.close_challenge(open.id, parties).await {
+        if let Err(e) = self
+            .ctx
+            .store
+            .challenges()
+            .close_challenge(open.id, parties)
+            .await
+        {
             tracing::warn!(challenge_id = %open.id, error = %e, "a closed challenge still counts as open until it expires");
         }
     }
@@ -155,6 +165,7 @@ impl Challenges {
             match self
                 .ctx
                 .store
+                .challenges()
                 .save_challenge(&challenge.id(), version, challenge.encode())
                 .await
             {

@@ -180,7 +180,13 @@ impl Seeks {
             state: SeekState::Waiting,
             bytes: Seek::blob(me.name(), &wish, new.fallback, new.from),
         };
-        match self.ctx.store.add_seek(&entry, MAX_OPEN_SEEKS, now).await? {
+        match self
+            .ctx
+            .store
+            .seeks()
+            .add_seek(&entry, MAX_OPEN_SEEKS, now)
+            .await?
+        {
             Added::Added => {}
             Added::Waiting(waiting) => {
                 return Ok((self.seek_listed(me.id(), &waiting).await?, false));
@@ -214,8 +220,8 @@ impl Seeks {
         let (_, me) = self.players.authenticate(caller).await?;
         let mut waiting = Vec::new();
         // A player has at most MAX_OPEN_SEEKS waiting (and a few stale ids): few loads.
-        for id in self.ctx.store.player_seeks(me.id()).await? {
-            let Some(entry) = self.ctx.store.load_seek(&id).await? else {
+        for id in self.ctx.store.seeks().player_seeks(me.id()).await? {
+            let Some(entry) = self.ctx.store.seeks().load_seek(&id).await? else {
                 continue;
             };
             let seek = Seek::of(entry)?;
@@ -243,6 +249,7 @@ impl Seeks {
         let entry = self
             .ctx
             .store
+            .seeks()
             .cancel_seek(&id)
             .await?
             .ok_or(Error::SeekNotFound)?;
@@ -265,6 +272,7 @@ impl Seeks {
         let entry = self
             .ctx
             .store
+            .seeks()
             .load_seek(&id)
             .await?
             .ok_or(Error::SeekNotFound)?;
@@ -289,6 +297,7 @@ impl Seeks {
             let ids = self
                 .ctx
                 .store
+                .seeks()
                 .pair_seeks(name, seats, &game, now, recover, retry, gap)
                 .await?;
             if ids.is_empty() {
@@ -316,16 +325,16 @@ impl Seeks {
         game: GameId,
         arriving: Option<&str>,
     ) -> Result<Option<Refused>, Error> {
-        let ids = self.ctx.store.seeks_of_game(&game).await?;
+        let ids = self.ctx.store.seeks().seeks_of_game(&game).await?;
         let mut seeks = Vec::with_capacity(ids.len());
         for id in &ids {
-            if let Some(entry) = self.ctx.store.load_seek(id).await? {
+            if let Some(entry) = self.ctx.store.seeks().load_seek(id).await? {
                 seeks.push(Seek::of(entry)?);
             }
         }
         let Some(first) = seeks.first() else {
             // Its seeks are gone (no longer kept): nothing can be made of it.
-            self.ctx.store.started(&game).await?;
+            self.ctx.store.seeks().started(&game).await?;
             return Ok(None);
         };
         let wish = first.wish().clone();
@@ -361,13 +370,18 @@ impl Seeks {
         match self.games.admit(admission).await {
             Ok(Some(_)) => {}
             Ok(None) => {
-                self.ctx.store.started(&game).await?;
+                self.ctx.store.seeks().started(&game).await?;
                 return Ok(None);
             }
             // Refused: nothing is promised. The seek it was to count against is canceled,
             // the others wait again, and nobody tries this game again.
             Err(e) if e.refuses_a_game() => {
-                let back = self.ctx.store.unmatch(&game, newest.id(), now_ms()).await?;
+                let back = self
+                    .ctx
+                    .store
+                    .seeks()
+                    .unmatch(&game, newest.id(), now_ms())
+                    .await?;
                 tracing::info!(game_id = %game, seek_id = %newest.id(), waiting_again = back.len(), error = %e, "a matched game was refused: its seeks unmatched");
                 self.ctx.metrics.seek("refused");
                 return Ok(Some(Refused {
@@ -377,7 +391,7 @@ impl Seeks {
             }
             Err(e) => return Err(e),
         }
-        self.ctx.store.started(&game).await?;
+        self.ctx.store.seeks().started(&game).await?;
         let now = now_ms();
         for seek in &seeks {
             self.ctx
@@ -398,7 +412,13 @@ impl Seeks {
     /// before creating them created. Returns how many it acted on.
     pub async fn sweep_seeks(&self) -> Result<usize, Error> {
         let mut acted = 0;
-        for name in self.ctx.store.pools_due(now_ms(), SWEEP_BATCH).await? {
+        for name in self
+            .ctx
+            .store
+            .seeks()
+            .pools_due(now_ms(), SWEEP_BATCH)
+            .await?
+        {
             self.ctx.metrics.seek_pools_swept.inc();
             let Some(pool) = Pool::parse(&name) else {
                 continue;
@@ -406,15 +426,21 @@ impl Seeks {
             acted += self.pair(&pool, None).await?;
         }
         let now = now_ms();
-        for id in self.ctx.store.due_seeks(now, SWEEP_BATCH).await? {
+        for id in self.ctx.store.seeks().due_seeks(now, SWEEP_BATCH).await? {
             let game = GameId::random();
             let recover = now + RECOVER_AFTER.as_millis() as u64;
-            match self.ctx.store.settle_seek(&id, now, &game, recover).await? {
+            match self
+                .ctx
+                .store
+                .seeks()
+                .settle_seek(&id, now, &game, recover)
+                .await?
+            {
                 Settled::Nothing => {}
                 Settled::Expired => {
                     acted += 1;
                     self.ctx.metrics.seek("expired");
-                    if let Some(entry) = self.ctx.store.load_seek(&id).await? {
+                    if let Some(entry) = self.ctx.store.seeks().load_seek(&id).await? {
                         let seek = Seek::of(entry)?;
                         tracing::info!(seek_id = %id, "seek expired");
                         let player = [seek.player().id.clone()];
@@ -432,7 +458,13 @@ impl Seeks {
                 }
             }
         }
-        for text in self.ctx.store.starting_due(now, SWEEP_BATCH).await? {
+        for text in self
+            .ctx
+            .store
+            .seeks()
+            .starting_due(now, SWEEP_BATCH)
+            .await?
+        {
             let Some(game) = GameId::stored(&text) else {
                 tracing::warn!(game_id = %text, "matched seeks name no game id: left alone");
                 continue;
@@ -580,7 +612,13 @@ mod tests {
                 state: SeekState::Waiting,
                 bytes: Seek::blob(player, &wish, None, None),
             };
-            service.ctx.store.add_seek(&entry, 5, now).await.unwrap();
+            service
+                .ctx
+                .store
+                .seeks()
+                .add_seek(&entry, 5, now)
+                .await
+                .unwrap();
         }
         assert_eq!(service.seeks.sweep_seeks().await.unwrap(), 0);
         assert_eq!(swept(), 1);
@@ -589,6 +627,7 @@ mod tests {
         let due = service
             .ctx
             .store
+            .seeks()
             .pools_due(now + POOL_RETRY.as_millis() as u64 + 1_000, 10)
             .await
             .unwrap();

@@ -230,6 +230,7 @@ impl Players {
             && let PlayerAdmission::Refused { frees_in } = self
                 .ctx
                 .store
+                .players()
                 .admit_player(address, *max, CREATION_WINDOW)
                 .await?
         {
@@ -253,6 +254,7 @@ impl Players {
         let created = self
             .ctx
             .store
+            .players()
             .create_player(
                 id,
                 name_key.as_str(),
@@ -262,7 +264,7 @@ impl Players {
             .await;
         if !matches!(created, Ok(Created::Created))
             && let Some((address, _)) = &counted
-            && let Err(e) = self.ctx.store.unadmit_player(address).await
+            && let Err(e) = self.ctx.store.players().unadmit_player(address).await
         {
             tracing::warn!(error = %e, "could not take back a refused player's count");
         }
@@ -334,6 +336,7 @@ impl Players {
             Named::Name(name) => self
                 .ctx
                 .store
+                .players()
                 .player_named(name.as_str())
                 .await?
                 .map(PlayerId::stored),
@@ -357,6 +360,7 @@ impl Players {
             match self
                 .ctx
                 .store
+                .players()
                 .save_player(&record.id, version, record.encode())
                 .await?
             {
@@ -402,14 +406,19 @@ impl Players {
         &self,
         id: &PlayerId,
     ) -> Result<Option<(u64, PlayerRecord)>, Error> {
-        match self.ctx.store.load_player(id).await? {
+        match self.ctx.store.players().load_player(id).await? {
             Some(stored) => Ok(Some((stored.version, PlayerRecord::decode(&stored.bytes)?))),
             None => Ok(None),
         }
     }
 
     async fn profile_of(&self, record: &PlayerRecord) -> Result<Profile, Error> {
-        let (_, games) = self.ctx.store.player_games(&record.id, 0, 0).await?;
+        let (_, games) = self
+            .ctx
+            .store
+            .players()
+            .player_games(&record.id, 0, 0)
+            .await?;
         Ok(record.profile(games))
     }
 }

@@ -37,6 +37,7 @@ impl Players {
                         let _ = self
                             .ctx
                             .store
+                            .players()
                             .create_player(who, who, record.encode_record(), None)
                             .await;
                         continue;
@@ -54,6 +55,7 @@ impl Players {
             match self
                 .ctx
                 .store
+                .players()
                 .save_player(who, version, player.encode_record())
                 .await?
             {

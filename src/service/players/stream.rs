@@ -15,9 +15,9 @@ use serde::de::DeserializeOwned;
 use super::{Error, PlayerRecord, Players};
 use crate::domain::{Caller, PlayerId, PlayerKey};
 use crate::service::codec;
+use crate::service::shared::Stores;
 use crate::service::shared::now_ms;
 use crate::store::StoredEvent;
-use crate::store::any::AnyStore;
 use crate::store::players::PlayerStore;
 
 /// How long a mark of a player's presence lasts, and how often its open stream marks it.
@@ -47,7 +47,7 @@ impl Players {
     /// Whether player `id` has a stream open now, on any process (marked within
     /// `PRESENT_FOR`).
     pub(in crate::service) async fn is_present(&self, id: &PlayerId) -> Result<bool, Error> {
-        Ok(self.ctx.store.is_present(id.as_str()).await?)
+        Ok(self.ctx.store.players().is_present(id.as_str()).await?)
     }
 
     /// Publishes `news` on player `player`'s channel; a failure is logged (news is a
@@ -58,7 +58,7 @@ impl Players {
             version: now_ms(),
             payload,
         };
-        if let Err(e) = self.ctx.store.publish_player(player, event).await {
+        if let Err(e) = self.ctx.store.players().publish_player(player, event).await {
             tracing::warn!(player_id = %player, error = %e, "player news not published");
         }
     }
@@ -71,7 +71,7 @@ impl Players {
             version: now_ms(),
             payload: vec![KEY_CHANGED],
         };
-        if let Err(e) = self.ctx.store.publish_player(player, event).await {
+        if let Err(e) = self.ctx.store.players().publish_player(player, event).await {
             tracing::warn!(player_id = %player, error = %e, "word of a new key not published");
         }
     }
@@ -88,14 +88,14 @@ impl Players {
             let Some(id) = super::id_of_key(key).map(str::to_owned) else {
                 return;
             };
-            let opens = async |store: &AnyStore| match store.load_player(&id).await {
+            let opens = async |store: &Stores| match store.players().load_player(&id).await {
                 Ok(Some(stored)) => PlayerRecord::decode(&stored.bytes)
                     .map_or(true, |record| record.opens_with(key)),
                 Ok(None) => false,
                 Err(_) => true,
             };
             loop {
-                if let Ok(mut live) = store.subscribe_player(&id).await {
+                if let Ok(mut live) = store.players().subscribe_player(&id).await {
                     if !opens(&store).await {
                         return;
                     }
@@ -121,7 +121,7 @@ impl Players {
         // Opened, so a player's key: the one whose replacement ends the stream.
         let key = caller.player_key().cloned().ok_or(super::NO_KEY)?;
         let id = player.id;
-        let live = self.ctx.store.subscribe_player(&id).await?;
+        let live = self.ctx.store.players().subscribe_player(&id).await?;
         let store = self.ctx.store.clone();
         let mark = tokio::time::Instant::now();
         let raw = stream::unfold(
@@ -136,7 +136,7 @@ impl Players {
                             None => break,
                         },
                         () = tokio::time::sleep_until(mark) => {
-                            if let Err(e) = store.mark_present(&id, PRESENT_FOR).await {
+                            if let Err(e) = store.players().mark_present(&id, PRESENT_FOR).await {
                                 tracing::debug!(player_id = %id, error = %e, "a player's presence not marked");
                             }
                             mark = tokio::time::Instant::now() + MARK_EVERY;
@@ -146,7 +146,7 @@ impl Players {
                 if !gave {
                     tokio::time::sleep(RESUBSCRIBE_PAUSE).await;
                 }
-                match store.subscribe_player(&id).await {
+                match store.players().subscribe_player(&id).await {
                     Ok(news) => Some((None, (news, false, store, id, mark))),
                     Err(e) => {
                         tracing::warn!(error = %e, "a player's stream ends: it could not subscribe again");

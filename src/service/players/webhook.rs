@@ -270,6 +270,7 @@ impl Players {
             match self
                 .ctx
                 .store
+                .players()
                 .save_player(id, version, record.encode())
                 .await?
             {

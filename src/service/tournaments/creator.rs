@@ -36,7 +36,11 @@ impl Tournaments {
                 Ok(())
             })
             .await?;
-        self.ctx.store.index_tournament_due(&id, None).await?;
+        self.ctx
+            .store
+            .tournaments()
+            .index_tournament_due(&id, None)
+            .await?;
         self.after_end(&canceled).await?;
         tracing::info!(tournament_id = %id, player_id = %me.id(), "tournament canceled by its creator");
         Ok(canceled)
@@ -75,6 +79,7 @@ impl Tournaments {
         if let EntrantId::Player(player) = &who {
             self.ctx
                 .store
+                .tournaments()
                 .release_joined_tournament(player, &id)
                 .await?;
             self.records.index_entered(&removed, player, false).await?;

@@ -17,11 +17,10 @@ use super::record::{
     ByeRecord, Entry, Format, Pairing, PairingGame, Tournament, TournamentStatus, Waiting,
 };
 use super::stream::Told;
-use super::{ATTEMPTS, MAX_TIMEOUTS, Tournaments, least_players};
+use super::{ATTEMPTS, MAX_TIMEOUTS, TournamentNotice, Tournaments, least_players};
 use crate::service::Error;
 use crate::service::games::Progress;
 use crate::service::games::admit::{Admission, NewGame, Parent};
-use crate::service::news::PlayerNews;
 use crate::service::shared::now_ms;
 
 /// A running tournament is looked at this often at least (a game's end pokes it sooner).
@@ -59,6 +58,7 @@ impl Tournaments {
             let due = self
                 .ctx
                 .store
+                .tournaments()
                 .tournaments_due(now_ms(), SWEEP_BATCH)
                 .await?;
             looked += due.len();
@@ -94,18 +94,32 @@ impl Tournaments {
             Ok(next) => next,
             // Gone (expired, once over): nothing is left to drive.
             Err(Error::TournamentNotFound) => {
-                self.ctx.store.index_tournament_due(&id, None).await?;
+                self.ctx
+                    .store
+                    .tournaments()
+                    .index_tournament_due(&id, None)
+                    .await?;
                 return Err(Error::TournamentNotFound);
             }
             Err(e) => {
                 let again = now_ms() + POLL.as_millis() as u64;
-                if let Err(index) = self.ctx.store.index_tournament_due(&id, Some(again)).await {
+                if let Err(index) = self
+                    .ctx
+                    .store
+                    .tournaments()
+                    .index_tournament_due(&id, Some(again))
+                    .await
+                {
                     tracing::warn!(tournament_id = %id, error = %index, "a tournament that did not move on could not be indexed again");
                 }
                 return Err(e);
             }
         };
-        self.ctx.store.index_tournament_due(&id, next).await?;
+        self.ctx
+            .store
+            .tournaments()
+            .index_tournament_due(&id, next)
+            .await?;
         Ok(())
     }
 
@@ -137,6 +151,7 @@ impl Tournaments {
                 match self
                     .ctx
                     .store
+                    .tournaments()
                     .save_tournament(&id, version, t.encode())
                     .await?
                 {
@@ -364,12 +379,14 @@ impl Tournaments {
         if changes.ended {
             self.ctx
                 .store
+                .tournaments()
                 .release_creator_tournament(&t.terms.creator.id, &t.id)
                 .await?;
             self.records.release_joins(t).await?;
             // Kept a while for its page (TOURNAMENT_KEPT_SECS), then gone with its entries.
             self.ctx
                 .store
+                .tournaments()
                 .keep_tournament_for(&t.id, self.ctx.lifetimes.tournament)
                 .await?;
             tracing::info!(tournament_id = %t.id, status = t.status.as_str(), reason = t.reason.as_deref().unwrap_or(""), "tournament over");
@@ -402,12 +419,12 @@ impl Tournaments {
                     })
                     .flat_map(|p| p.games.iter().map(|g| g.game_id.to_string()))
                     .collect();
-                let news = PlayerNews::TournamentRound {
-                    tournament_id: t.id.to_string(),
+                let notice = TournamentNotice::Round {
+                    tournament: t.id,
                     round: t.round,
                     game_ids,
                 };
-                self.players.tell(player, &news).await;
+                self.tell(player, notice).await;
             }
         }
         if changes.ended {
@@ -417,13 +434,13 @@ impl Tournaments {
                 let Some(player) = t.entrants[usize::from(s.entrant)].player_id() else {
                     continue;
                 };
-                let news = PlayerNews::TournamentFinished {
-                    tournament_id: t.id.to_string(),
-                    status: t.status.as_str().to_owned(),
+                let notice = TournamentNotice::Finished {
+                    tournament: t.id,
+                    status: t.status.as_str(),
                     rank: s.rank,
                     score: s.score(),
                 };
-                self.players.tell(player, &news).await;
+                self.tell(player, notice).await;
             }
         }
         Ok(())

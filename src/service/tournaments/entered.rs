@@ -24,6 +24,7 @@ impl TournamentRecords {
     ) -> Result<(), Error> {
         let store = &self.ctx.store;
         store
+            .tournaments()
             .index_player_tournament(player, &t.id, t.terms.created_ms, entered)
             .await?;
         Ok(())
@@ -60,14 +61,20 @@ impl Tournaments {
         let skip = page_offset(page, per_page, "per_page")?;
         let id = self.players.known(who).await?;
         let store = &self.ctx.store;
-        let (ids, _) = store.player_tournaments(&id, skip, per_page).await?;
+        let (ids, _) = store
+            .tournaments()
+            .player_tournaments(&id, skip, per_page)
+            .await?;
         let loaded = join_all(ids.iter().map(|t| self.records.load_listed(t))).await;
         let mut found = Vec::new();
         for (listed, loaded) in ids.iter().zip(loaded) {
             match loaded {
                 Ok((_, t)) if holds(&t, &id) => found.push(t),
                 Ok(_) | Err(Error::TournamentNotFound) => {
-                    store.index_player_tournament(&id, listed, 0, false).await?;
+                    store
+                        .tournaments()
+                        .index_player_tournament(&id, listed, 0, false)
+                        .await?;
                 }
                 Err(e) => return Err(e),
             }

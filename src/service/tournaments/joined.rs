@@ -26,7 +26,11 @@ impl TournamentRecords {
             self.release_joins_over(player, now).await?;
         }
         let store = &self.ctx.store;
-        if !store.claim_joined_tournament(player, &id, now, max).await? {
+        if !store
+            .tournaments()
+            .claim_joined_tournament(player, &id, now, max)
+            .await?
+        {
             let max = max.unwrap_or_default();
             return Err(Error::TooManyTournamentsJoined { max });
         }
@@ -47,7 +51,10 @@ impl TournamentRecords {
         };
         if !entered {
             let store = &self.ctx.store;
-            store.release_joined_tournament(player, &id).await?;
+            store
+                .tournaments()
+                .release_joined_tournament(player, &id)
+                .await?;
         }
         Ok(())
     }
@@ -56,7 +63,10 @@ impl TournamentRecords {
     pub(super) async fn release_joins(&self, t: &Tournament) -> Result<(), Error> {
         for player in t.entrants.iter().filter_map(|e| e.player_id()) {
             let store = &self.ctx.store;
-            store.release_joined_tournament(player, &t.id).await?;
+            store
+                .tournaments()
+                .release_joined_tournament(player, &t.id)
+                .await?;
         }
         Ok(())
     }
@@ -65,7 +75,13 @@ impl TournamentRecords {
     /// not in (a join refused, or a process that died between the claim and the join; a
     /// claim younger than a minute may be a join under way).
     async fn release_joins_over(&self, player: &PlayerId, now: u64) -> Result<(), Error> {
-        for (id, claimed_ms) in self.ctx.store.joined_tournaments(player).await? {
+        for (id, claimed_ms) in self
+            .ctx
+            .store
+            .tournaments()
+            .joined_tournaments(player)
+            .await?
+        {
             let settled = claimed_ms + CLAIM_MADE_WITHIN_MS < now;
             let over = match self.load_listed(&id).await {
                 Ok((_, t)) => t.status.over() || (settled && t.entrant_of(player).is_none()),
@@ -75,6 +91,7 @@ impl TournamentRecords {
             if over {
                 self.ctx
                     .store
+                    .tournaments()
                     .release_joined_tournament(player, &id)
                     .await?;
             }

@@ -31,7 +31,7 @@ impl TournamentRecords {
     }
 
     pub(super) async fn load(&self, id: TournamentId) -> Result<(u64, Tournament), Error> {
-        match self.ctx.store.load_tournament(&id).await? {
+        match self.ctx.store.tournaments().load_tournament(&id).await? {
             Some(stored) => Ok((stored.version, Tournament::decode(&stored.bytes)?)),
             None => Err(Error::TournamentNotFound),
         }
@@ -42,6 +42,7 @@ impl TournamentRecords {
         let statuses = TournamentStatus::ALL.map(TournamentStatus::as_str);
         self.ctx
             .store
+            .tournaments()
             .list_tournament(&t.id, t.terms.created_ms, t.status.as_str(), &statuses)
             .await?;
         Ok(())
@@ -50,7 +51,13 @@ impl TournamentRecords {
     /// Releases `player`'s claims on tournaments that are over, and on those never made
     /// (a create that failed after its claim; one in the making is given a minute).
     pub(super) async fn release_over(&self, player: &str, now: u64) -> Result<(), Error> {
-        for (id, claimed_ms) in self.ctx.store.creator_tournaments(player).await? {
+        for (id, claimed_ms) in self
+            .ctx
+            .store
+            .tournaments()
+            .creator_tournaments(player)
+            .await?
+        {
             let over = match self.load_listed(&id).await {
                 Ok((_, t)) => t.status.over(),
                 Err(Error::TournamentNotFound) => claimed_ms + CLAIM_MADE_WITHIN_MS < now,
@@ -59,6 +66,7 @@ impl TournamentRecords {
             if over {
                 self.ctx
                     .store
+                    .tournaments()
                     .release_creator_tournament(player, &id)
                     .await?;
             }

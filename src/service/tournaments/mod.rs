@@ -23,16 +23,16 @@ pub mod terms;
 
 pub use creator::CANCELED_BY_CREATOR;
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
-use futures_util::future::join_all;
+use futures_util::future::{BoxFuture, join_all};
 
 use crate::address::AddressKey;
 use crate::bots::Level;
 use crate::domain::{Caller, PlayerId, TournamentId, visible_text};
 use crate::engine::{Preset, RulesPatch};
 use crate::store::SaveOutcome;
-use crate::store::players::{PlayerAdmission, PlayerStore};
+use crate::store::players::PlayerAdmission;
 use crate::store::tournaments::TournamentStore;
 use crate::tournament::{MAX_ROUND_ROBIN, MAX_ROUNDS};
 
@@ -43,7 +43,7 @@ use super::idempotency::{self, Before, Create, RequestKey};
 use super::matchmaking::invitation::Party;
 use super::page::page_offset;
 use super::players::{CREATION_WINDOW, Players};
-use super::shared::{Shared, now_ms};
+use super::shared::{Port, Shared, now_ms};
 use kept::TournamentRecords;
 use record::{
     EntrantRecord, Entry, Format, MAX_DEALS_PER_PAIRING, Terms, Tournament, TournamentStatus,
@@ -95,12 +95,36 @@ pub enum Joiner {
     Level(Level),
 }
 
+/// What a tournament's player hears of it: handed up, made news by the dispatcher.
+pub enum TournamentNotice {
+    /// A round started: the player's games in it (none: a bye).
+    Round {
+        tournament: TournamentId,
+        round: u16,
+        game_ids: Vec<String>,
+    },
+    /// It finished (or was canceled): where the player ended.
+    Finished {
+        tournament: TournamentId,
+        status: &'static str,
+        rank: u16,
+        score: f64,
+    },
+}
+
+/// The reactions to a tournament's changes, run by the dispatcher.
+pub trait TournamentReactions: Send + Sync {
+    /// Tells `player` of `notice`, on its stream.
+    fn tell<'a>(&'a self, player: &'a str, notice: TournamentNotice) -> BoxFuture<'a, ()>;
+}
+
 /// The tournaments aggregate: its use cases, and driving each one's rounds.
 pub struct Tournaments {
     ctx: Arc<Shared>,
     players: Arc<Players>,
     games: Arc<Games>,
     records: TournamentRecords,
+    reactions: Port<dyn TournamentReactions>,
 }
 
 impl Tournaments {
@@ -110,7 +134,20 @@ impl Tournaments {
             ctx,
             players,
             games,
+            reactions: Port::new(),
         })
+    }
+
+    /// Where what its players hear is handed up; set once, by `Services::new`.
+    pub(super) fn react_with(&self, reactions: Weak<dyn TournamentReactions>) {
+        self.reactions.set(reactions);
+    }
+
+    /// Tells `player` of `notice` (best effort, as all news).
+    async fn tell(&self, player: &str, notice: TournamentNotice) {
+        if let Some(reactions) = self.reactions.get() {
+            reactions.tell(player, notice).await;
+        }
     }
 
     fn max_players(&self) -> usize {
@@ -145,12 +182,14 @@ impl Tournaments {
             // cancel themselves would fill the store for a day).
             if let Some((address, max)) = from.zip(self.ctx.caps.tournaments_per_ip)
                 && let PlayerAdmission::Refused { frees_in } = store
-                    .admit_player(&format!("tournaments@{address}"), max, CREATION_WINDOW)
+                    .player_index()
+                    .admit(&format!("tournaments@{address}"), max, CREATION_WINDOW)
                     .await?
             {
                 return Err(Error::TooManyTournamentsMade { max, frees_in });
             }
             if !store
+                .tournaments()
                 .claim_creator_tournament(me.id(), &id, now, max)
                 .await?
             {
@@ -170,11 +209,13 @@ impl Tournaments {
             };
             self.ctx
                 .store
+                .tournaments()
                 .create_tournament(&id, tournament.encode())
                 .await?;
             self.records.listed(&tournament).await?;
             self.records.index_levels(&tournament).await?;
             store
+                .tournaments()
                 .index_tournament_due(&id, Some(tournament.terms.starts_at_ms))
                 .await?;
             tracing::info!(tournament_id = %id, player_id = %me.id(), format = tournament.terms.format.as_str(), "tournament created");
@@ -316,6 +357,7 @@ impl Tournaments {
         let ids = self
             .ctx
             .store
+            .tournaments()
             .tournaments(status.as_str(), skip, per_page)
             .await?;
         let loaded = join_all(ids.iter().map(|id| self.records.load_listed(id))).await;
@@ -419,7 +461,10 @@ impl Tournaments {
             })
             .await?;
         let store = &self.ctx.store;
-        store.release_joined_tournament(me.id(), &id).await?;
+        store
+            .tournaments()
+            .release_joined_tournament(me.id(), &id)
+            .await?;
         if withdrawn.status == TournamentStatus::Registering {
             // Removed, not withdrawn: it was never in this tournament's games.
             self.records
@@ -468,6 +513,7 @@ impl Tournaments {
             match self
                 .ctx
                 .store
+                .tournaments()
                 .save_tournament(&id, version, t.encode())
                 .await?
             {

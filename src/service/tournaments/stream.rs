@@ -50,7 +50,13 @@ impl Tournaments {
             version: now_ms(),
             payload,
         };
-        if let Err(e) = self.ctx.store.publish_tournament(&t.id, event).await {
+        if let Err(e) = self
+            .ctx
+            .store
+            .tournaments()
+            .publish_tournament(&t.id, event)
+            .await
+        {
             tracing::warn!(tournament_id = %t.id, error = %e, "tournament news not published");
         }
     }
@@ -63,7 +69,12 @@ impl Tournaments {
         id: TournamentId,
     ) -> Result<BoxStream<'static, Update>, Error> {
         let (_, first) = self.records.load(id).await?;
-        let live = self.ctx.store.subscribe_tournament(&id).await?;
+        let live = self
+            .ctx
+            .store
+            .tournaments()
+            .subscribe_tournament(&id)
+            .await?;
         let this = self.clone();
         let first = Update {
             told: if first.status.over() {
@@ -94,7 +105,7 @@ impl Tournaments {
                         if !gave {
                             tokio::time::sleep(RESUBSCRIBE_PAUSE).await;
                         }
-                        match this.ctx.store.subscribe_tournament(&id).await {
+                        match this.ctx.store.tournaments().subscribe_tournament(&id).await {
                             Ok(live) => (Told::Standings, live, false),
                             Err(e) => {
                                 tracing::warn!(error = %e, "a tournament's stream ends: it could not subscribe again");

@@ -8,7 +8,7 @@ mod steps;
 
 use crate::domain::GameId;
 use crate::engine::{Event, Move};
-use crate::store::any::AnyStore;
+use crate::service::shared::Stores;
 use crate::store::{GameStore, History};
 
 use crate::service::shared::now_ms;
@@ -146,9 +146,9 @@ impl Games {
 }
 
 /// Indexes game `id` (to be at `version`) in `store` as due [`SETTLE_WITHIN`] from now.
-pub(crate) async fn due_for_settling(store: &AnyStore, id: GameId, version: u64) {
+pub(in crate::service) async fn due_for_settling(store: &Stores, id: GameId, version: u64) {
     let due = now_ms() + SETTLE_WITHIN.as_millis() as u64;
-    if let Err(e) = store.index_deadline(&id, version, Some(due)).await {
+    if let Err(e) = store.games().index_deadline(&id, version, Some(due)).await {
         tracing::warn!(game_id = %id, error = %e, "could not index a rated game's settling");
     }
 }

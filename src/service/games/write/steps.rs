@@ -360,7 +360,7 @@ impl<'a> Writing<'a> {
         // Boxed: the store's save future is large, and actix copies a move's future
         // whole as it boxes it (a copy past 8 KB also counts a byte an instruction
         // under callgrind, which the benches read).
-        let outcome = match Box::pin(self.games.ctx.store.save(&id, save)).await {
+        let outcome = match Box::pin(self.games.ctx.store.games().save(&id, save)).await {
             Ok(outcome) => outcome,
             // Made, but not confirmed by replicas: a retry with the same key answers
             // once they are.
@@ -463,6 +463,7 @@ impl<'a> Writing<'a> {
         self.games
             .ctx
             .store
+            .games()
             .confirm(&self.id, Evidence::Record(name))
             .await
             .map_err(|cause| Error::Unsettled {
@@ -482,7 +483,7 @@ impl<'a> Writing<'a> {
     /// of `expected + 1` is this one. Each look is bounded by the store's own timeout.
     async fn fate_of(&self, expected: u64, bytes: &[u8], event: Option<Vec<u8>>) -> Fate {
         let (id, store) = (self.id, &self.games.ctx.store);
-        let stored = match store.load_after_writes(&id).await {
+        let stored = match store.games().load_after_writes(&id).await {
             Ok(Some(stored)) => stored,
             Ok(None) | Err(_) => return Fate::Unknown,
         };
@@ -491,7 +492,7 @@ impl<'a> Writing<'a> {
             v if v == expected + 1 && stored.bytes == bytes => Fate::Applied,
             v if v == expected + 1 => Fate::NotApplied,
             v if v < expected => Fate::Unknown,
-            _ => match store.events_since(&id, expected).await {
+            _ => match store.games().events_since(&id, expected).await {
                 Ok(events) => match events.iter().find(|e| e.version == expected + 1) {
                     Some(e) if Some(&e.payload) == event.as_ref() => Fate::Applied,
                     Some(_) => Fate::NotApplied,
@@ -506,7 +507,7 @@ impl<'a> Writing<'a> {
             bytes: &stored.bytes,
         };
         match fate {
-            Fate::Applied if store.confirm(&id, evidence).await.is_err() => Fate::Unknown,
+            Fate::Applied if store.games().confirm(&id, evidence).await.is_err() => Fate::Unknown,
             fate => fate,
         }
     }
