@@ -13,28 +13,26 @@
 //! A pool is paired where a seek arrives; the sweep pairs only the pools due (one whose
 //! seek's request did not pair it, or one holding enough seeks for a game that a rated gap
 //! kept apart, again every [`POOL_RETRY`]), so its cost follows the pools due, not the
-//! pools: ten thousand pools of one waiting seek each cost it nothing.
+//! pools: ten thousand pools of one waiting seek each cost it nothing. The pairing and the
+//! sweep are `pairing`'s; this file holds a seek's use cases.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
-
 use crate::bots::Level;
-use crate::domain::{Caller, GameId, SeekId};
+use crate::domain::{Caller, SeekId};
 use crate::engine::RulesPatch;
 use crate::service::games::Games;
-use crate::service::games::admit::Admission;
 use crate::service::games::admit::NewGame;
 use crate::service::idempotency::{self, Before, Create, RequestKey};
 use crate::service::page::page_offset;
 use crate::service::players::{PlayerRecord, Players};
 use crate::service::shared::{Port, Shared, now_ms};
-use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore, Settled};
+use crate::store::seeks::{Added, Gap, SeekEntry, SeekState, SeekStore};
 
-use super::seek::{NewSeek, Pool, Seek, Wish};
+use super::seek::{NewSeek, Seek, Wish};
+
+mod pairing;
 use super::{Error, MatchmakingReactions, Notice};
 
 /// Waiting seeks a player may have at once.
@@ -101,6 +99,11 @@ impl Seeks {
     /// Where what follows a change is handed up; set once, by `Services::new`.
     pub(in crate::service) fn react_with(&self, reactions: Weak<dyn MatchmakingReactions>) {
         self.reactions.set(reactions);
+    }
+
+    /// The seeks' part of the store.
+    fn store(&self) -> &impl SeekStore {
+        self.ctx.store.seeks()
     }
 
     /// Tells `players` of `notice` (best effort, as all news).
@@ -180,13 +183,7 @@ impl Seeks {
             state: SeekState::Waiting,
             bytes: Seek::blob(me.name(), &wish, new.fallback, new.from),
         };
-        match self
-            .ctx
-            .store
-            .seeks()
-            .add_seek(&entry, MAX_OPEN_SEEKS, now)
-            .await?
-        {
+        match self.store().add_seek(&entry, MAX_OPEN_SEEKS, now).await? {
             Added::Added => {}
             Added::Waiting(waiting) => {
                 return Ok((self.seek_listed(me.id(), &waiting).await?, false));
@@ -220,8 +217,8 @@ impl Seeks {
         let (_, me) = self.players.authenticate(caller).await?;
         let mut waiting = Vec::new();
         // A player has at most MAX_OPEN_SEEKS waiting (and a few stale ids): few loads.
-        for id in self.ctx.store.seeks().player_seeks(me.id()).await? {
-            let Some(entry) = self.ctx.store.seeks().load_seek(&id).await? else {
+        for id in self.store().player_seeks(me.id()).await? {
+            let Some(entry) = self.store().load_seek(&id).await? else {
                 continue;
             };
             let seek = Seek::of(entry)?;
@@ -247,9 +244,7 @@ impl Seeks {
             return Ok(seek);
         }
         let entry = self
-            .ctx
-            .store
-            .seeks()
+            .store()
             .cancel_seek(&id)
             .await?
             .ok_or(Error::SeekNotFound)?;
@@ -270,9 +265,7 @@ impl Seeks {
 
     async fn seek_of(&self, player: &str, id: SeekId) -> Result<Seek, Error> {
         let entry = self
-            .ctx
-            .store
-            .seeks()
+            .store()
             .load_seek(&id)
             .await?
             .ok_or(Error::SeekNotFound)?;
@@ -280,202 +273,6 @@ impl Seeks {
             return Err(Error::Forbidden("this seek is another player's".into()));
         }
         Seek::of(entry)
-    }
-
-    /// Matches games out of `pool` while it holds enough seeks; returns how many. A game
-    /// refused because of seek `arriving` (its address's cap) ends the pairing with that
-    /// refusal: the request that made the seek answers it.
-    async fn pair(&self, pool: &Pool, arriving: Option<&str>) -> Result<usize, Error> {
-        let gap = pool.rated().then_some(RATED_GAP);
-        let (name, seats) = (pool.name(), usize::from(pool.seats()));
-        let mut made = 0;
-        while made < PAIRINGS_AT_ONCE {
-            let game = GameId::random();
-            let now = now_ms();
-            let recover = now + RECOVER_AFTER.as_millis() as u64;
-            let retry = now + POOL_RETRY.as_millis() as u64;
-            let ids = self
-                .ctx
-                .store
-                .seeks()
-                .pair_seeks(name, seats, &game, now, recover, retry, gap)
-                .await?;
-            if ids.is_empty() {
-                break;
-            }
-            made += 1;
-            match self.start_matched(game, arriving).await {
-                Ok(Some(refused)) if Some(refused.seek.as_str()) == arriving => {
-                    return Err(refused.why);
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(game_id = %game, error = %e, "a matched game was not created; a sweep creates it");
-                }
-            }
-        }
-        Ok(made)
-    }
-
-    /// Creates matched game `game` from the seeks matched to it, unless it exists: their
-    /// players in seats drawn at random, built-in levels in the seats left (a fallback).
-    /// A game the admission refuses is [`Refused`], its seeks unmatched.
-    async fn start_matched(
-        &self,
-        game: GameId,
-        arriving: Option<&str>,
-    ) -> Result<Option<Refused>, Error> {
-        let ids = self.ctx.store.seeks().seeks_of_game(&game).await?;
-        let mut seeks = Vec::with_capacity(ids.len());
-        for id in &ids {
-            if let Some(entry) = self.ctx.store.seeks().load_seek(id).await? {
-                seeks.push(Seek::of(entry)?);
-            }
-        }
-        let Some(first) = seeks.first() else {
-            // Its seeks are gone (no longer kept): nothing can be made of it.
-            self.ctx.store.seeks().started(&game).await?;
-            return Ok(None);
-        };
-        let wish = first.wish().clone();
-        let mut seats: Vec<u8> = (0..wish.seats).collect();
-        seats.shuffle(&mut ChaCha8Rng::from_seed(self.ctx.dealer.secret()));
-        let level = first.fallback().map_or(Level::Greedy, |(_, level)| level);
-        let bots: Vec<(u8, Level)> = seats[seeks.len()..].iter().map(|&s| (s, level)).collect();
-        let record = self.games.new_record(&wish_game(&wish, bots))?;
-        // The game counts against the address of the seek that completed it: the one whose
-        // request paired it, else the newest.
-        let newest = seeks
-            .iter()
-            .find(|seek| Some(seek.id()) == arriving)
-            .or_else(|| {
-                seeks
-                    .iter()
-                    .max_by_key(|seek| (seek.created_ms(), seek.id()))
-            })
-            .expect("one seek at least");
-        let admission = Admission {
-            id: game,
-            record,
-            rated: wish.rated,
-            parent: None,
-            twins: Vec::new(),
-            players: seeks
-                .iter()
-                .zip(&seats)
-                .map(|(seek, &seat)| (seat, seek.player().id.as_str(), seek.player().name.as_str()))
-                .collect(),
-            from: newest.address(),
-        };
-        match self.games.admit(admission).await {
-            Ok(Some(_)) => {}
-            Ok(None) => {
-                self.ctx.store.seeks().started(&game).await?;
-                return Ok(None);
-            }
-            // Refused: nothing is promised. The seek it was to count against is canceled,
-            // the others wait again, and nobody tries this game again.
-            Err(e) if e.refuses_a_game() => {
-                let back = self
-                    .ctx
-                    .store
-                    .seeks()
-                    .unmatch(&game, newest.id(), now_ms())
-                    .await?;
-                tracing::info!(game_id = %game, seek_id = %newest.id(), waiting_again = back.len(), error = %e, "a matched game was refused: its seeks unmatched");
-                self.ctx.metrics.seek("refused");
-                return Ok(Some(Refused {
-                    seek: newest.id().to_owned(),
-                    why: e,
-                }));
-            }
-            Err(e) => return Err(e),
-        }
-        self.ctx.store.seeks().started(&game).await?;
-        let now = now_ms();
-        for seek in &seeks {
-            self.ctx
-                .metrics
-                .seek_waits
-                .observe(now.saturating_sub(seek.created_ms()) as f64 / 1000.0);
-        }
-        let fell_back = seeks.len() < usize::from(wish.seats);
-        self.ctx
-            .metrics
-            .seek(if fell_back { "fell_back" } else { "matched" });
-        tracing::info!(game_id = %game, pool = %wish.pool().name(), players = seeks.len(), fell_back, "game created for seeks");
-        Ok(None)
-    }
-
-    /// One pass over the seeks (run by every process's sweep): the pools due paired, due
-    /// seeks expired or given their fallback, and games matched by a process that died
-    /// before creating them created. Returns how many it acted on.
-    pub async fn sweep_seeks(&self) -> Result<usize, Error> {
-        let mut acted = 0;
-        for name in self
-            .ctx
-            .store
-            .seeks()
-            .pools_due(now_ms(), SWEEP_BATCH)
-            .await?
-        {
-            self.ctx.metrics.seek_pools_swept.inc();
-            let Some(pool) = Pool::parse(&name) else {
-                continue;
-            };
-            acted += self.pair(&pool, None).await?;
-        }
-        let now = now_ms();
-        for id in self.ctx.store.seeks().due_seeks(now, SWEEP_BATCH).await? {
-            let game = GameId::random();
-            let recover = now + RECOVER_AFTER.as_millis() as u64;
-            match self
-                .ctx
-                .store
-                .seeks()
-                .settle_seek(&id, now, &game, recover)
-                .await?
-            {
-                Settled::Nothing => {}
-                Settled::Expired => {
-                    acted += 1;
-                    self.ctx.metrics.seek("expired");
-                    if let Some(entry) = self.ctx.store.seeks().load_seek(&id).await? {
-                        let seek = Seek::of(entry)?;
-                        tracing::info!(seek_id = %id, "seek expired");
-                        let player = [seek.player().id.clone()];
-                        self.tell(&player, Notice::SeekExpired(&seek)).await;
-                    }
-                }
-                Settled::FellBack => {
-                    acted += 1;
-                    match self.start_matched(game, None).await {
-                        Ok(_) => {}
-                        Err(e) => {
-                            tracing::warn!(game_id = %game, error = %e, "a fallback game was not created; a sweep creates it");
-                        }
-                    }
-                }
-            }
-        }
-        for text in self
-            .ctx
-            .store
-            .seeks()
-            .starting_due(now, SWEEP_BATCH)
-            .await?
-        {
-            let Some(game) = GameId::stored(&text) else {
-                tracing::warn!(game_id = %text, "matched seeks name no game id: left alone");
-                continue;
-            };
-            if !self.games.exists(game).await? {
-                tracing::warn!(game_id = %game, "matched seeks had no game: creating it");
-            }
-            self.start_matched(game, None).await?;
-            acted += 1;
-        }
-        Ok(acted)
     }
 }
 
@@ -497,6 +294,7 @@ mod tests {
     use super::*;
     use crate::domain::PlayerName;
     use crate::engine::Preset;
+    use crate::service::matchmaking::seek::Pool;
     use crate::service::{ClockSettings, OnTimeout};
 
     #[test]
