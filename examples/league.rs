@@ -10,7 +10,8 @@
 //! rebuilds the seat's projection (the layout in the order it was laid, who laid which
 //! tile: the view shows the arms, not that), and [`domino_bots::choose_thinking`] chooses,
 //! as the server's bots do, the master with `--master-work` moves a decision (run the
-//! servers with the same `BOT_MASTER_WORK`: the two are then the same player). The rebuild
+//! servers with the same `BOT_MASTER_WORK`: the two are then the same player; a copy with
+//! one legal move plays it without searching, the same move sooner). The rebuild
 //! is exact where nobody draws and every turn is called (`--preset block`, the default);
 //! the bench counts the views where it had to guess an order.
 //!
@@ -221,8 +222,10 @@ struct Bots {
     recalls: Mutex<HashMap<(String, u8), Recall>>,
     answered: AtomicU64,
     failed: AtomicU64,
-    /// Thinking times (microseconds) by level.
+    /// Thinking times (microseconds) by level, of the decisions with a choice.
     times: Mutex<HashMap<Level, Vec<u64>>>,
+    /// Decisions with one legal move, played at once.
+    forced: AtomicU64,
     master_work: AtomicU64,
 }
 
@@ -275,17 +278,27 @@ fn choose(bots: &Bots, level: Level, call: &Value) -> Result<Value, String> {
     // gets the same move.
     let seed: [u8; 32] = Sha256::digest(call["call_id"].to_string().as_bytes()).into();
     let mut rng = ChaCha8Rng::from_seed(seed);
-    let began = Instant::now();
-    let work = bots.master_work.load(Ordering::Relaxed);
-    let mv = domino_bots::choose_thinking(level, &projection, Thinking::work(work), &mut rng)
-        .ok_or("no move to make")?;
-    let took = began.elapsed().as_micros() as u64;
-    bots.times
-        .lock()
-        .expect("not poisoned")
-        .entry(level)
-        .or_default()
-        .push(took);
+    // One legal move is every level's move: the server's searching levels think there
+    // anyway, so that their time does not tell the table how many tiles fit, but a copy's
+    // time tells nobody anything, and its search would only take the cores from the
+    // servers and the other copies (the arena's `--forced-at-once`: the same moves).
+    let mv = if let [only] = projection.legal_moves.as_slice() {
+        bots.forced.fetch_add(1, Ordering::Relaxed);
+        only.mv
+    } else {
+        let began = Instant::now();
+        let work = bots.master_work.load(Ordering::Relaxed);
+        let mv = domino_bots::choose_thinking(level, &projection, Thinking::work(work), &mut rng)
+            .ok_or("no move to make")?;
+        let took = began.elapsed().as_micros() as u64;
+        bots.times
+            .lock()
+            .expect("not poisoned")
+            .entry(level)
+            .or_default()
+            .push(took);
+        mv
+    };
     let entries = view["legal_moves"].as_array().ok_or("no legal moves")?;
     let entry = entries
         .iter()
@@ -614,10 +627,14 @@ async fn run(args: Args) -> Result<bool, String> {
         bots.answered.load(Ordering::Relaxed),
         bots.failed.load(Ordering::Relaxed)
     );
+    println!(
+        "  the copies' decisions with one legal move, played at once: {}",
+        bots.forced.load(Ordering::Relaxed)
+    );
     for (level, times) in bots.times.lock().expect("not poisoned").iter_mut() {
         times.sort_unstable();
         println!(
-            "  {} copies' thinking: {} decisions, p50 {:.2} ms, p99 {:.2} ms",
+            "  {} copies' thinking: {} decisions with a choice, p50 {:.2} ms, p99 {:.2} ms",
             level.as_str(),
             times.len(),
             quantile(times, 0.5) as f64 / 1000.0,
