@@ -31,8 +31,13 @@ pub(super) struct Searcher<'a> {
     too_big: bool,
     room: Room,
     /// Games and move lists for the plies, reused (a game copied over with `clone_from`
-    /// keeps its allocations): the exact endgame tries every move of every line.
-    games: Vec<Game>,
+    /// keeps its allocations): the exact endgame tries every move of every line. Boxed, so
+    /// that taking one from the pool and giving it back moves a pointer, not a game.
+    #[expect(
+        clippy::vec_box,
+        reason = "the games move in and out: 8 bytes a move instead of 608 (6% of a decision)"
+    )]
+    games: Vec<Box<Game>>,
     lists: Vec<Vec<Move>>,
 }
 
@@ -107,13 +112,13 @@ impl Searcher<'_> {
     }
 
     /// A copy of `g` in a game from the pool (give it back to `games`).
-    fn copy(&mut self, g: &Game) -> Game {
+    fn copy(&mut self, g: &Game) -> Box<Game> {
         match self.games.pop() {
             Some(mut copy) => {
-                copy.clone_from(g);
+                (*copy).clone_from(g);
                 copy
             }
-            None => g.clone(),
+            None => Box::new(g.clone()),
         }
     }
 
